@@ -1,0 +1,15 @@
+#pragma once
+// Where the bundled data lives: patches/, templates/ and the runtime sources.
+#include <filesystem>
+
+namespace apexnpu {
+
+// In order: $APEXNPU_DATA_DIR; <prefix>/share/apexnpu beside the installed binary; the source
+// tree the binary was built from. Throws when none has a patches/ folder.
+std::filesystem::path data_dir();
+std::filesystem::path bundled_patch_file();     // patches/npu.patch
+std::filesystem::path bundled_overlay_dir();    // patches/overlay
+std::filesystem::path templates_dir();          // templates
+std::filesystem::path runtime_source_dir();     // runtime/ when installed, src/runtime/ in source
+
+}  // namespace apexnpu

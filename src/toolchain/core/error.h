@@ -1,0 +1,29 @@
+#pragma once
+// Errors carry a message for the user; `main` catches them once and maps them to exit codes.
+#include <stdexcept>
+#include <string>
+
+namespace apexnpu {
+
+enum class ExitCode : int { ok = 0, failure = 1, usage = 2 };
+
+// The work failed (exit 1). `what()` says what is wrong and where; `hint()` what to do about it.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message, std::string hint = {})
+      : std::runtime_error(message), hint_(std::move(hint)) {}
+  const std::string& hint() const noexcept { return hint_; }
+  virtual ExitCode exit_code() const noexcept { return ExitCode::failure; }
+
+ private:
+  std::string hint_;
+};
+
+// The command line was wrong (exit 2).
+class UsageError : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const noexcept override { return ExitCode::usage; }
+};
+
+}  // namespace apexnpu

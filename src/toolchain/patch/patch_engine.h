@@ -1,0 +1,56 @@
+#pragma once
+// The patch engine's entry points. All pure: bytes and trees in, values out; nothing touches
+// the file system. Errors in the patch text throw apexnpu::Error naming the patch line.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/file_tree.h"
+#include "patch/patch_model.h"
+
+namespace apexnpu::patch {
+
+// Parses `diff -Nur` and `git diff` style patches. `strip` is patch's -p level. Validates every
+// stripped path (not absolute, not empty, no "." / ".." / ".git" component, no NUL) and every
+// hunk's counts before sizing anything from them. An empty patch gives an empty PatchSet; a
+// non-empty one with no diff in it is an error ("only garbage was found").
+PatchSet parse_patch(std::string_view bytes, std::string_view source_name, int strip = 1);
+
+enum class FileStatus { clean, offset, fuzz, failed };
+std::string_view to_string(FileStatus);
+
+struct HunkReport {
+  std::string header;         // "@@ -a,b +c,d @@"
+  std::size_t patch_line = 0;
+  FileStatus status = FileStatus::clean;
+  std::int64_t offset = 0;    // lines between where the hunk said and where it applied
+  int fuzz = 0;               // context lines dropped (0..2)
+  std::string reason;         // why it failed, when it did
+};
+
+struct FileReport {
+  std::string path;
+  FileOperation operation = FileOperation::modify;
+  FileStatus status = FileStatus::clean;  // the worst of its hunks
+  std::vector<HunkReport> hunks;
+};
+
+struct ApplyResult {
+  FileTree tree;                    // the input with every file patch applied (valid when ok)
+  std::vector<FileReport> files;    // one per file patch, in patch order
+  bool ok = true;                   // false when any hunk or file operation failed
+  std::string rejects;              // a .rej-style report of every failed hunk (empty when ok)
+};
+
+// Applies the patch to the tree with GNU `patch` semantics (exact, then nearest offset, then
+// fuzz 1 and 2). All or nothing: on any failure `ok` is false and `tree` must not be used.
+// Refuses to write through a symlink in the tree or to create one.
+ApplyResult apply_patch(const PatchSet& patch, const FileTree& input);
+
+// Renders the difference between two trees as a deterministic patch (sorted paths, no
+// timestamps, 3 lines of context) that GNU `patch -p1` and `git apply` both accept.
+// Only the paths in `paths` are diffed (each present in one or both trees).
+std::string write_patch(const FileTree& old_tree, const FileTree& new_tree,
+                        const std::vector<std::string>& paths);
+
+}  // namespace apexnpu::patch
