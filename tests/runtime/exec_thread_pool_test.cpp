@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "exec/chunking.h"
+#include "exec/error.h"
+#include "exec/thread_pool.h"
+
+namespace apexnpu::rt {
+namespace {
+
+TEST(Chunking, FixedSizeAlignedChunksCoverTheBuffer) {
+  EXPECT_EQ(chunk_count(0), 0u);
+  EXPECT_EQ(chunk_count(1), 1u);
+  EXPECT_EQ(chunk_count(kChunkElements), 1u);
+  EXPECT_EQ(chunk_count(kChunkElements + 1), 2u);
+  const std::size_t n = 3 * kChunkElements + 17;
+  std::size_t covered = 0;
+  for (std::size_t c = 0; c < chunk_count(n); ++c) {
+    const ChunkRange r = chunk_range(c, n);
+    EXPECT_EQ(r.begin, covered);
+    EXPECT_EQ(r.begin % kChunkAlignment, 0u);
+    covered = r.end;
+  }
+  EXPECT_EQ(covered, n);
+}
+
+TEST(ThreadPool, RunsEveryIndexOnceForAnyThreadCount) {
+  for (const std::size_t threads : {1u, 2u, 3u, 5u}) {
+    ScopedNumThreads scoped(threads);
+    EXPECT_EQ(num_threads(), threads);
+    for (const std::size_t count : {0u, 1u, 2u, 7u, 1000u}) {
+      std::vector<std::atomic<int>> hits(count);
+      parallel_for(count, [&](std::size_t i) { hits[i].fetch_add(1); });
+      for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+    }
+  }
+}
+
+TEST(ThreadPool, UsesSeveralThreads) {
+  ScopedNumThreads scoped(3);
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+  std::atomic<int> arrived{0};
+  // Each index waits until three have started, so three distinct threads must take part.
+  parallel_for(3, [&](std::size_t) {
+    arrived.fetch_add(1);
+    while (arrived.load() < 3) std::this_thread::yield();
+    std::lock_guard lock(mutex);
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(ids.size(), 3u);
+}
+
+TEST(ThreadPool, RethrowsTheBodysExceptionAndStaysUsable) {
+  ScopedNumThreads scoped(2);
+  EXPECT_THROW(parallel_for(100, [](std::size_t i) {
+                 if (i == 42) throw std::runtime_error("boom");
+               }),
+               std::runtime_error);
+  std::atomic<int> sum{0};
+  parallel_for(10, [&](std::size_t i) { sum += static_cast<int>(i); });
+  EXPECT_EQ(sum.load(), 45);
+}
+
+TEST(ThreadPool, NestedCallsRunInline) {
+  ScopedNumThreads scoped(2);
+  std::atomic<int> inner{0};
+  parallel_for(4, [&](std::size_t) { parallel_for(5, [&](std::size_t) { inner.fetch_add(1); }); });
+  EXPECT_EQ(inner.load(), 20);
+}
+
+TEST(ThreadPool, RejectsZeroThreads) {
+  EXPECT_THROW(set_num_threads(0), ArgumentError);
+  EXPECT_GE(num_threads(), 1u);
+}
+
+}  // namespace
+}  // namespace apexnpu::rt
