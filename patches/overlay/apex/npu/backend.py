@@ -1,0 +1,44 @@
+"""The one seam between a real Ascend NPU (``torch_npu``) and the emulated NPU on the CPU."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from typing import Optional
+
+_torch_npu = None  # the real torch_npu module once imported
+
+
+def _load_torch_npu() -> Optional[object]:
+    global _torch_npu
+    if _torch_npu is not None:
+        return _torch_npu
+    if os.environ.get("APEXNPU_FORCE_EMULATION") == "1":
+        return None
+    if importlib.util.find_spec("torch_npu") is None:
+        return None
+    _torch_npu = importlib.import_module("torch_npu")
+    return _torch_npu
+
+
+def is_real_npu() -> bool:
+    """True when torch_npu is importable: tensors live on the NPU and torch's own ops run."""
+    return _load_torch_npu() is not None
+
+
+def is_emulated_npu() -> bool:
+    """True when the NPU is emulated on the CPU (no torch_npu)."""
+    return not is_real_npu()
+
+
+def device_type() -> str:
+    """The torch device type that NPU tensors have: ``"npu"`` on a real NPU, ``"cpu"`` emulated."""
+    return "npu" if is_real_npu() else "cpu"
+
+
+def runtime():
+    """The compiled runtime module ``apex._apexnpu``, or None when it was not built."""
+    try:
+        return importlib.import_module("apex._apexnpu")
+    except ImportError:
+        return None
