@@ -1,0 +1,24 @@
+#include "optim/adadelta.h"
+
+#include "optim/kernel_args.h"
+
+namespace apexnpu::rt::optim {
+
+bool FusedAdadelta::step(const FusedBuffers& b, const State& state) {
+  detail::check_buffers("Adadelta", b);
+  detail::check_state("Adadelta", "square_avg", state.square_avg);
+  detail::check_state("Adadelta", "acc_delta", state.acc_delta);
+  const AdadeltaOptions& o = options_;
+  const AdadeltaArgs args{b.params, b.grads, state.square_avg, state.acc_delta, b.half_params,
+                          static_cast<float>(o.lr), static_cast<float>(o.rho),
+                          static_cast<float>(1.0 - o.rho), static_cast<float>(o.eps),
+                          static_cast<float>(o.weight_decay)};
+  auto* kernel = APEXNPU_ISA_SELECT(adadelta_range);
+  const bool bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
+    return kernel(args, begin, end);
+  });
+  ++steps_;
+  return detail::report(b, bad);
+}
+
+}  // namespace apexnpu::rt::optim

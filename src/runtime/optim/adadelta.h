@@ -1,0 +1,17 @@
+#pragma once
+// Fused Adadelta: torch.optim.Adadelta, one pass per step.
+#include "optim/fused_optimizer.h"
+
+namespace apexnpu::rt::optim {
+
+class FusedAdadelta : public FusedOptimizer<AdadeltaOptions> {
+ public:
+  struct State {
+    float* square_avg = nullptr;
+    float* acc_delta = nullptr;
+  };
+  explicit FusedAdadelta(const AdadeltaOptions& options) : FusedOptimizer(options) {}
+  bool step(const FusedBuffers& buffers, const State& state);
+};
+
+}  // namespace apexnpu::rt::optim

@@ -1,0 +1,60 @@
+#include "optim/bert_adam.h"
+
+#include <cmath>
+
+#include "optim/kernel_args.h"
+
+namespace apexnpu::rt::optim {
+
+FusedBertAdam::FusedBertAdam(const BertAdamOptions& options, SegmentTable segments)
+    : FusedOptimizer(options),
+      segments_(std::move(segments)),
+      plan_(segments_.segments()),
+      partials_(plan_.pieces().size()),
+      grad_scales_(segments_.size()) {}
+
+double FusedBertAdam::scheduled_lr() const {
+  const BertAdamOptions& o = options_;
+  if (o.t_total < 0.0) return o.lr;
+  return o.lr * warmup_factor(o.schedule, static_cast<double>(steps_) / o.t_total, o.warmup);
+}
+
+bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
+  detail::check_buffers("BertAdam", b);
+  detail::check_state("BertAdam", "exp_avg", state.exp_avg);
+  detail::check_state("BertAdam", "exp_avg_sq", state.exp_avg_sq);
+  detail::check_extent("BertAdam", b, segments_.extent());
+  const BertAdamOptions& o = options_;
+  const BertAdamArgs args{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params,
+                          static_cast<float>(scheduled_lr()),
+                          static_cast<float>(o.b1), static_cast<float>(1.0 - o.b1),
+                          static_cast<float>(o.b2), static_cast<float>(1.0 - o.b2),
+                          static_cast<float>(o.e),
+                          static_cast<float>(o.weight_decay > 0.0 ? o.weight_decay : 0.0)};
+  auto* kernel = APEXNPU_ISA_SELECT(bert_adam_range);
+  bool bad = false;
+  if (o.max_grad_norm > 0.0) {
+    auto* sum_squares = APEXNPU_ISA_SELECT(sum_squares_range);
+    detail::for_pieces(plan_, [&](std::size_t k, const WorkPiece& piece) {
+      partials_[k] = sum_squares(b.grads, piece.begin, piece.end);
+      return false;
+    });
+    for (std::size_t s = 0; s < segments_.size(); ++s) {
+      double sum = 0.0;
+      for (std::size_t k = plan_.group_first(s); k < plan_.group_first(s + 1); ++k) sum += partials_[k];
+      const double clip = o.max_grad_norm / (std::sqrt(sum) + 1e-6);  // clip_grad_norm_'s rule
+      grad_scales_[s] = static_cast<float>(clip < 1.0 ? clip : 1.0);
+    }
+    bad = detail::for_pieces(plan_, [&](std::size_t, const WorkPiece& piece) {
+      return kernel(args, grad_scales_[piece.group], piece.begin, piece.end);
+    });
+  } else {
+    bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
+      return kernel(args, 1.0f, begin, end);
+    });
+  }
+  ++steps_;
+  return detail::report(b, bad);
+}
+
+}  // namespace apexnpu::rt::optim

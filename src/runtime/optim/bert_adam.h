@@ -1,0 +1,34 @@
+#pragma once
+// Fused BertAdam: HuggingFace pytorch-pretrained-bert's BertAdam. No bias correction; weight
+// decay added to the update (update = m / (sqrt(v) + e) + weight_decay * p, when
+// weight_decay > 0); the learning rate follows the warmup schedule at progress step / t_total
+// (step counted from 0; t_total < 0: constant); max_grad_norm > 0 clips each tensor's gradient
+// as torch.nn.utils.clip_grad_norm_(p, max_grad_norm) does, per tensor of the segment table.
+// The clipped gradient is used for the update but not written back to the grads buffer.
+// One pass per step without clipping, two (a gradient-norm read, then the update) with it.
+#include <vector>
+
+#include "optim/fused_optimizer.h"
+#include "tensor/segment_table.h"
+
+namespace apexnpu::rt::optim {
+
+class FusedBertAdam : public FusedOptimizer<BertAdamOptions> {
+ public:
+  struct State {
+    float* exp_avg = nullptr;     // HuggingFace's next_m
+    float* exp_avg_sq = nullptr;  // HuggingFace's next_v
+  };
+  FusedBertAdam(const BertAdamOptions& options, SegmentTable segments);
+  bool step(const FusedBuffers& buffers, const State& state);
+  // The learning rate the next step uses (lr times the schedule's factor).
+  double scheduled_lr() const;
+
+ private:
+  SegmentTable segments_;
+  WorkPlan plan_;
+  std::vector<double> partials_;    // one per piece
+  std::vector<float> grad_scales_;  // one per segment
+};
+
+}  // namespace apexnpu::rt::optim

@@ -1,0 +1,92 @@
+#pragma once
+// What every fused optimizer shares: the buffers of one step, the hyper-parameters (checked on
+// construction and on every change), the step count, and the parallel drivers.
+//
+// Modes: fp32 params (half_params == nullptr), or fp16 model params with fp32 master params:
+// `params` is then the fp32 master copy, which the step updates, and `half_params` receives its
+// saturated fp16 copy in the same pass (overflow raises the float status). `grads` are fp32 in
+// both modes; in fp16 mode they are the fp32 master gradients the loss scaler's unscale wrote.
+// State buffers (exp_avg, ...) are fp32, numel long, owned by the caller (the Python side keeps
+// them in torch tensors for torch-compatible state_dicts) and initialised by it: zeros, except
+// RMSpropTF's square_avg (ones). No step allocates memory.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/device.h"
+#include "exec/chunking.h"
+#include "exec/half.h"
+#include "exec/thread_pool.h"
+#include "optim/options.h"
+#include "optim/work_plan.h"
+
+namespace apexnpu::rt::optim {
+
+struct FusedBuffers {
+  float* params = nullptr;            // fp32 params, or the fp32 master params in fp16 mode
+  const float* grads = nullptr;       // fp32 (master) gradients
+  half_bits* half_params = nullptr;   // fp16 mode: the fp16 model params; null in fp32 mode
+  std::size_t numel = 0;              // elements in every buffer (the combined buffer's length)
+  Device* device = nullptr;           // whose float status a step raises; null: device(0)
+};
+
+namespace detail {
+
+// ArgumentError unless params and grads are set and distinct from each other.
+void check_buffers(const char* optimizer, const FusedBuffers& buffers);
+// ArgumentError naming the state buffer when it is null.
+void check_state(const char* optimizer, const char* name, const float* state);
+// ArgumentError when the buffers are shorter than the segment table's extent.
+void check_extent(const char* optimizer, const FusedBuffers& buffers, std::size_t extent);
+// Raises the float status of the buffers' device when `bad`; returns `bad`.
+bool report(const FusedBuffers& buffers, bool bad);
+
+// fn(begin, end) -> bool over the fixed chunks of [0, n), in parallel; ORs the results.
+template <typename Fn>
+bool for_chunks(std::size_t n, Fn&& fn) {
+  std::atomic<bool> bad{false};
+  parallel_for(chunk_count(n), [&](std::size_t c) {
+    const ChunkRange r = chunk_range(c, n);
+    if (fn(r.begin, r.end)) bad.store(true, std::memory_order_relaxed);
+  });
+  return bad.load(std::memory_order_relaxed);
+}
+
+// fn(piece_index, piece) -> bool for every piece of the plan, unit by unit in parallel.
+template <typename Fn>
+bool for_pieces(const WorkPlan& plan, Fn&& fn) {
+  std::atomic<bool> bad{false};
+  parallel_for(plan.unit_count(), [&](std::size_t u) {
+    bool any = false;
+    for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) {
+      any |= fn(k, plan.pieces()[k]);
+    }
+    if (any) bad.store(true, std::memory_order_relaxed);
+  });
+  return bad.load(std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
+// Options and step count of one optimizer. Options is one of the structs of options.h.
+template <typename Options>
+class FusedOptimizer {
+ public:
+  explicit FusedOptimizer(const Options& options) : options_(options) { validate(options_); }
+
+  const Options& options() const noexcept { return options_; }
+  // New hyper-parameters (an lr schedule, load_state_dict); checked like the constructor's.
+  void set_options(const Options& options) {
+    validate(options);
+    options_ = options;
+  }
+  // Steps taken so far (torch's state['step']); the Python side restores it on load.
+  std::int64_t step_count() const noexcept { return steps_; }
+  void set_step_count(std::int64_t steps);
+
+ protected:
+  Options options_;
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace apexnpu::rt::optim

@@ -1,0 +1,26 @@
+#pragma once
+// Shared pieces of the optimizer kernel files (*.kernels.cpp only).
+//
+// Contraction of a*b+c into FMA is turned off for the whole kernel file that includes this
+// header first: gcc contracts in C++ whenever -mfma is on (the avx2/avx512 levels) and never at
+// the scalar level, and the optimizers promise bit-identical results at every level.
+#pragma GCC optimize("fp-contract=off")
+
+#include "optim/kernel_args.h"
+#include "optim/vec16.h"
+
+namespace apexnpu::rt::optim::APEXNPU_ISA_NS {
+
+using namespace ::apexnpu::rt::APEXNPU_ISA_NS::optim_simd;
+
+// Stores an updated parameter block: the fp32 value, its fp16 copy when there is one, and
+// whether it is finite.
+template <typename Lanes>
+inline void store_param(float* p, half_bits* p16, std::size_t i, V16 value, Lanes lanes,
+                        BadLanes& bad) {
+  store(p + i, value, lanes);
+  check_finite(live(value, lanes), bad);
+  if (p16 != nullptr) store_half(p16 + i, value, lanes, bad);
+}
+
+}  // namespace apexnpu::rt::optim::APEXNPU_ISA_NS

@@ -1,0 +1,40 @@
+#pragma once
+// Fused LAMB: Lamb and NpuFusedLamb of Ascend apex (the LAMB paper as in cybertronai's
+// pytorch-lamb): no bias correction; update = m / (sqrt(v) + eps) + weight_decay * p; per tensor
+// of the segment table trust_ratio = min(||p||, 10) / ||update|| (1 when either norm is 0, and
+// always 1 with adam=true); p -= lr * trust_ratio * update. use_global_grad_norm divides the
+// gradients by the global gradient norm when it exceeds 1 (grads buffer left untouched).
+// Two passes (moments + norms, then the update); one with adam=true; plus a gradient-norm read
+// with use_global_grad_norm.
+#include <span>
+#include <vector>
+
+#include "optim/fused_optimizer.h"
+#include "tensor/segment_table.h"
+
+namespace apexnpu::rt::optim {
+
+class FusedLamb : public FusedOptimizer<LambOptions> {
+ public:
+  struct State {
+    float* exp_avg = nullptr;
+    float* exp_avg_sq = nullptr;
+  };
+  FusedLamb(const LambOptions& options, SegmentTable segments);
+
+  // Sum of squared gradients over the segments: this buffer's share of the global norm when
+  // one optimizer spans several combined buffers.
+  double grad_sum_squares(const float* grads);
+  // global_grad_norm < 0: computed from this buffer (when use_global_grad_norm).
+  bool step(const FusedBuffers& buffers, const State& state, double global_grad_norm = -1.0);
+  // The trust ratio each tensor got in the last step.
+  std::span<const float> trust_ratios() const noexcept { return trust_ratios_; }
+
+ private:
+  SegmentTable segments_;
+  WorkPlan plan_;
+  std::vector<double> partials_;  // kLambSums per piece
+  std::vector<float> trust_ratios_;
+};
+
+}  // namespace apexnpu::rt::optim

@@ -1,0 +1,24 @@
+#include "optim/sgd.h"
+
+#include "optim/kernel_args.h"
+
+namespace apexnpu::rt::optim {
+
+bool FusedSgd::step(const FusedBuffers& b, const State& state) {
+  detail::check_buffers("SGD", b);
+  const SgdOptions& o = options_;
+  const bool has_momentum = o.momentum != 0.0;
+  if (has_momentum) detail::check_state("SGD", "momentum_buffer", state.momentum_buffer);
+  const SgdArgs args{b.params, b.grads, state.momentum_buffer, b.half_params,
+                     static_cast<float>(o.lr), static_cast<float>(o.momentum),
+                     static_cast<float>(1.0 - o.dampening), static_cast<float>(o.weight_decay),
+                     has_momentum, steps_ == 0, o.nesterov};
+  auto* kernel = APEXNPU_ISA_SELECT(sgd_range);
+  const bool bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
+    return kernel(args, begin, end);
+  });
+  ++steps_;
+  return detail::report(b, bad);
+}
+
+}  // namespace apexnpu::rt::optim

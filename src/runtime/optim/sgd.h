@@ -1,0 +1,18 @@
+#pragma once
+// Fused SGD: torch.optim.SGD (momentum, dampening, nesterov, weight decay), one pass per step.
+// The first step with momentum sets the momentum buffer to the gradient, as torch does.
+#include "optim/fused_optimizer.h"
+
+namespace apexnpu::rt::optim {
+
+class FusedSgd : public FusedOptimizer<SgdOptions> {
+ public:
+  struct State {
+    float* momentum_buffer = nullptr;  // needed when momentum != 0
+  };
+  explicit FusedSgd(const SgdOptions& options) : FusedOptimizer(options) {}
+  // One step; true if a non-finite param or an fp16 overflow raised the float status.
+  bool step(const FusedBuffers& buffers, const State& state);
+};
+
+}  // namespace apexnpu::rt::optim

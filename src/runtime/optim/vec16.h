@@ -1,0 +1,247 @@
+#pragma once
+// A 16-lane float vector for the optimizer kernel files (*.kernels.cpp): one __m512 at avx512,
+// two __m256 at avx2, a plain array at scalar. Kernels are written once against it, a block of
+// 16 elements at a time; every level computes each lane with the same IEEE operations in the
+// same order (no FMA: the kernel files turn contraction off), so the three levels give
+// bit-identical results, reductions included (16 double accumulators, lane k always takes the
+// elements k, k+16, ... of a range, and the lanes are added in a fixed order at the end).
+//
+//   for_blocks(begin, end, [&](std::size_t i, auto lanes) {   // lanes: Full or Tail
+//     V16 p = load(a.p + i, lanes);
+//     store(a.p + i, p * V16(2.0f), lanes);
+//   });
+#include <cstddef>
+#include <cstring>
+
+#include "exec/half_simd.h"
+#include "exec/isa.h"
+
+namespace apexnpu::rt::APEXNPU_ISA_NS::optim_simd {
+
+struct Full {
+  static constexpr unsigned count = 16;
+};
+struct Tail {
+  unsigned count;  // 1 .. 15 live lanes; the others load as 0 and are never stored
+};
+
+// Runs body(i, Full{}) for each whole block of 16 in [begin, end), then body(i, Tail{n}).
+template <typename Body>
+inline void for_blocks(std::size_t begin, std::size_t end, Body&& body) {
+  std::size_t i = begin;
+  for (; i + 16 <= end; i += 16) body(i, Full{});
+  if (i < end) body(i, Tail{static_cast<unsigned>(end - i)});
+}
+
+#if APEXNPU_ISA_LEVEL == 2
+
+struct V16 {
+  __m512 r;
+  V16() = default;
+  explicit V16(__m512 v) : r(v) {}
+  explicit V16(float s) : r(_mm512_set1_ps(s)) {}
+};
+inline __mmask16 lane_mask(Tail t) { return static_cast<__mmask16>((1u << t.count) - 1u); }
+inline V16 load(const float* p, Full) { return V16(_mm512_loadu_ps(p)); }
+inline V16 load(const float* p, Tail t) { return V16(_mm512_maskz_loadu_ps(lane_mask(t), p)); }
+inline void store(float* p, V16 v, Full) { _mm512_storeu_ps(p, v.r); }
+inline void store(float* p, V16 v, Tail t) { _mm512_mask_storeu_ps(p, lane_mask(t), v.r); }
+inline V16 operator+(V16 a, V16 b) { return V16(_mm512_add_ps(a.r, b.r)); }
+inline V16 operator-(V16 a, V16 b) { return V16(_mm512_sub_ps(a.r, b.r)); }
+inline V16 operator*(V16 a, V16 b) { return V16(_mm512_mul_ps(a.r, b.r)); }
+inline V16 operator/(V16 a, V16 b) { return V16(_mm512_div_ps(a.r, b.r)); }
+inline V16 sqrt(V16 a) { return V16(_mm512_sqrt_ps(a.r)); }
+// max(a, b) with torch.maximum's result for ordered values (a NaN in `a` yields b).
+inline V16 max(V16 a, V16 b) { return V16(_mm512_max_ps(a.r, b.r)); }
+inline V16 live(V16 v, Full) { return v; }
+inline V16 live(V16 v, Tail t) { return V16(_mm512_maskz_mov_ps(lane_mask(t), v.r)); }
+
+// Lanes holding inf or NaN, OR-accumulated.
+struct BadLanes {
+  __mmask16 m = 0;
+  bool any() const { return m != 0; }
+};
+inline void check_finite(V16 v, BadLanes& bad) {
+  bad.m |= _mm512_cmp_ps_mask(_mm512_abs_ps(v.r), _mm512_set1_ps(__builtin_inff()), _CMP_NLT_UQ);
+}
+inline void store_half(half_bits* p, V16 v, Full, BadLanes& bad) { store_half16(p, v.r, bad.m); }
+
+// 16 double accumulators.
+struct D16 {
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+};
+inline void add_product(D16& acc, V16 a, V16 b) {
+  const __m512d alo = _mm512_cvtps_pd(_mm512_castps512_ps256(a.r));
+  const __m512d ahi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a.r), 1)));
+  const __m512d blo = _mm512_cvtps_pd(_mm512_castps512_ps256(b.r));
+  const __m512d bhi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b.r), 1)));
+  acc.lo = _mm512_add_pd(acc.lo, _mm512_mul_pd(alo, blo));
+  acc.hi = _mm512_add_pd(acc.hi, _mm512_mul_pd(ahi, bhi));
+}
+inline void lanes_of(const D16& acc, double out[16]) {
+  _mm512_storeu_pd(out, acc.lo);
+  _mm512_storeu_pd(out + 8, acc.hi);
+}
+
+#elif APEXNPU_ISA_LEVEL == 1
+
+struct V16 {
+  __m256 lo, hi;
+  V16() = default;
+  V16(__m256 l, __m256 h) : lo(l), hi(h) {}
+  explicit V16(float s) : lo(_mm256_set1_ps(s)), hi(_mm256_set1_ps(s)) {}
+};
+// Lane masks for maskload/maskstore: lane k live when k < count.
+inline void lane_masks(Tail t, __m256i& lo, __m256i& hi) {
+  const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i count = _mm256_set1_epi32(static_cast<int>(t.count));
+  lo = _mm256_cmpgt_epi32(count, index);
+  hi = _mm256_cmpgt_epi32(count, _mm256_add_epi32(index, _mm256_set1_epi32(8)));
+}
+inline V16 load(const float* p, Full) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+inline V16 load(const float* p, Tail t) {
+  __m256i lo, hi;
+  lane_masks(t, lo, hi);
+  return {_mm256_maskload_ps(p, lo), _mm256_maskload_ps(p + 8, hi)};
+}
+inline void store(float* p, V16 v, Full) {
+  _mm256_storeu_ps(p, v.lo);
+  _mm256_storeu_ps(p + 8, v.hi);
+}
+inline void store(float* p, V16 v, Tail t) {
+  __m256i lo, hi;
+  lane_masks(t, lo, hi);
+  _mm256_maskstore_ps(p, lo, v.lo);
+  _mm256_maskstore_ps(p + 8, hi, v.hi);
+}
+inline V16 operator+(V16 a, V16 b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+inline V16 operator-(V16 a, V16 b) { return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)}; }
+inline V16 operator*(V16 a, V16 b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+inline V16 operator/(V16 a, V16 b) { return {_mm256_div_ps(a.lo, b.lo), _mm256_div_ps(a.hi, b.hi)}; }
+inline V16 sqrt(V16 a) { return {_mm256_sqrt_ps(a.lo), _mm256_sqrt_ps(a.hi)}; }
+inline V16 max(V16 a, V16 b) { return {_mm256_max_ps(a.lo, b.lo), _mm256_max_ps(a.hi, b.hi)}; }
+inline V16 live(V16 v, Full) { return v; }
+inline V16 live(V16 v, Tail t) {
+  __m256i lo, hi;
+  lane_masks(t, lo, hi);
+  return {_mm256_and_ps(v.lo, _mm256_castsi256_ps(lo)), _mm256_and_ps(v.hi, _mm256_castsi256_ps(hi))};
+}
+
+struct BadLanes {
+  __m256 m = _mm256_setzero_ps();
+  bool any() const { return _mm256_movemask_ps(m) != 0; }
+};
+inline void check_finite(V16 v, BadLanes& bad) {
+  const __m256 inf = _mm256_set1_ps(__builtin_inff());
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  bad.m = _mm256_or_ps(bad.m, _mm256_cmp_ps(_mm256_andnot_ps(sign, v.lo), inf, _CMP_NLT_UQ));
+  bad.m = _mm256_or_ps(bad.m, _mm256_cmp_ps(_mm256_andnot_ps(sign, v.hi), inf, _CMP_NLT_UQ));
+}
+inline void store_half(half_bits* p, V16 v, Full, BadLanes& bad) {
+  store_half8(p, v.lo, bad.m);
+  store_half8(p + 8, v.hi, bad.m);
+}
+
+struct D16 {
+  __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd(), c = _mm256_setzero_pd(),
+          d = _mm256_setzero_pd();
+};
+inline void add_product(D16& acc, V16 x, V16 y) {
+  acc.a = _mm256_add_pd(acc.a, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x.lo)),
+                                             _mm256_cvtps_pd(_mm256_castps256_ps128(y.lo))));
+  acc.b = _mm256_add_pd(acc.b, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x.lo, 1)),
+                                             _mm256_cvtps_pd(_mm256_extractf128_ps(y.lo, 1))));
+  acc.c = _mm256_add_pd(acc.c, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x.hi)),
+                                             _mm256_cvtps_pd(_mm256_castps256_ps128(y.hi))));
+  acc.d = _mm256_add_pd(acc.d, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x.hi, 1)),
+                                             _mm256_cvtps_pd(_mm256_extractf128_ps(y.hi, 1))));
+}
+inline void lanes_of(const D16& acc, double out[16]) {
+  _mm256_storeu_pd(out, acc.a);
+  _mm256_storeu_pd(out + 4, acc.b);
+  _mm256_storeu_pd(out + 8, acc.c);
+  _mm256_storeu_pd(out + 12, acc.d);
+}
+
+#else  // scalar
+
+struct V16 {
+  float x[16];
+  V16() = default;
+  explicit V16(float s) {
+    for (float& v : x) v = s;
+  }
+};
+inline V16 load(const float* p, Full) {
+  V16 v;
+  std::memcpy(v.x, p, sizeof v.x);
+  return v;
+}
+inline V16 load(const float* p, Tail t) {
+  V16 v(0.0f);
+  std::memcpy(v.x, p, t.count * sizeof(float));
+  return v;
+}
+inline void store(float* p, V16 v, Full) { std::memcpy(p, v.x, sizeof v.x); }
+inline void store(float* p, V16 v, Tail t) { std::memcpy(p, v.x, t.count * sizeof(float)); }
+template <typename Op>
+inline V16 lanewise(V16 a, V16 b, Op op) {
+  V16 r;
+  for (int k = 0; k < 16; ++k) r.x[k] = op(a.x[k], b.x[k]);
+  return r;
+}
+inline V16 operator+(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u + v; }); }
+inline V16 operator-(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u - v; }); }
+inline V16 operator*(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u * v; }); }
+inline V16 operator/(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u / v; }); }
+inline V16 sqrt(V16 a) {
+  for (float& v : a.x) v = __builtin_sqrtf(v);
+  return a;
+}
+// Same result as maxps: the second operand unless a > b.
+inline V16 max(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u > v ? u : v; }); }
+inline V16 live(V16 v, Full) { return v; }
+inline V16 live(V16 v, Tail t) {
+  for (unsigned k = t.count; k < 16; ++k) v.x[k] = 0.0f;
+  return v;
+}
+
+struct BadLanes {
+  bool m = false;
+  bool any() const { return m; }
+};
+inline void check_finite(V16 v, BadLanes& bad) {
+  for (float x : v.x) bad.m |= !(__builtin_fabsf(x) < __builtin_inff());
+}
+inline void store_half(half_bits* p, V16 v, Full, BadLanes& bad) {
+  for (int k = 0; k < 16; ++k) p[k] = float_to_half(v.x[k], bad.m);
+}
+
+struct D16 {
+  double x[16] = {};
+};
+inline void add_product(D16& acc, V16 a, V16 b) {
+  for (int k = 0; k < 16; ++k) acc.x[k] += static_cast<double>(a.x[k]) * static_cast<double>(b.x[k]);
+}
+inline void lanes_of(const D16& acc, double out[16]) { std::memcpy(out, acc.x, sizeof acc.x); }
+
+#endif
+
+// A tail's fp16 store goes through a whole-block staging area (lanes past the tail are not
+// written to memory, and their values, zeros, cannot raise the flag).
+inline void store_half(half_bits* p, V16 v, Tail t, BadLanes& bad) {
+  half_bits staged[16];
+  store_half(staged, live(v, t), Full{}, bad);
+  std::memcpy(p, staged, t.count * sizeof(half_bits));
+}
+
+// The lanes added in order 0..15: the same sum at every level.
+inline double total(const D16& acc) {
+  double lanes[16];
+  lanes_of(acc, lanes);
+  double sum = 0.0;
+  for (double v : lanes) sum += v;
+  return sum;
+}
+
+}  // namespace apexnpu::rt::APEXNPU_ISA_NS::optim_simd
