@@ -1,0 +1,52 @@
+// apexnpu build: compile the runtime + binding for one Python, lay out (and zip) the wheel.
+#include <memory>
+
+#include "cli/commands.h"
+#include "commands/build.h"
+
+namespace apexnpu::cli {
+
+void add_build_command(CLI::App& app, Console& console, CommandRunner& selected) {
+  auto opts = std::make_shared<commands::BuildOptions>();
+  auto tree = std::make_shared<std::string>();
+  auto cache = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("build", "Compile the runtime and binding for a Python and lay out the wheel");
+  cmd->add_option("--python", opts->python,
+                  "Target interpreter: 3.N (python3.N on PATH, then pyenv) or a path; default python3");
+  cmd->add_option("--tree", *tree, "An Apex tree written by `apexnpu gen`");
+  cmd->add_option("-o,--output", opts->output, "Output directory (default: dist)");
+  cmd->add_flag("--wheel", opts->wheel, "Also write the .whl file");
+  cmd->add_option("--version-label", opts->version_label,
+                  "Local version label: the wheel is 0.1+LABEL (default: ascend)");
+  cmd->add_option("-j,--jobs", opts->jobs, "Parallel compilations (default: number of cores)");
+  cmd->add_flag("--native", opts->native, "Compile with -march=native (not portable)");
+  cmd->add_flag("--debug", opts->debug, "Keep symbols and debug info (-g, not stripped)");
+  cmd->add_option("--cache-dir", *cache,
+                  "Object cache (default: $XDG_CACHE_HOME/apexnpu/objects)");
+  cmd->callback([&selected, &console, opts, tree, cache] {
+    selected.name = "build";
+    selected.run = [&console, opts, tree, cache] {
+      if (!tree->empty()) opts->tree = *tree;
+      if (!cache->empty()) opts->cache_dir = *cache;
+      opts->source_date_epoch = commands::epoch_from_env();
+      commands::BuildCallbacks cb;
+      cb.progress = [&console](std::size_t done, std::size_t total) {
+        console.progress("compiling", done, total);
+      };
+      cb.warn = [&console](const std::string& s) { console.warn("{}", s); };
+      cb.detail = [&console](const std::string& s) { console.detail("{}", s); };
+      auto result = commands::run_build(*opts, cb);
+      console.end_progress();
+      console.info("built apex {} for {} ({} of {} files compiled, {} from the cache)",
+                   result["version"].get<std::string>(), result["tag"].get<std::string>(),
+                   result["compiled"].get<std::size_t>(), result["total"].get<std::size_t>(),
+                   result["cached"].get<std::size_t>());
+      console.info("  layout:   {}", result["layout"].get<std::string>());
+      if (!result["wheel"].is_null()) console.info("  wheel:    {}", result["wheel"].get<std::string>());
+      console.info("  manifest: {}", result["manifest"].get<std::string>());
+      return result;
+    };
+  });
+}
+
+}  // namespace apexnpu::cli

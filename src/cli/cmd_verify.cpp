@@ -1,0 +1,24 @@
+// apexnpu verify: check a wheel or wheel layout against RECORD and the wheel format.
+#include <memory>
+
+#include "cli/commands.h"
+#include "commands/verify.h"
+
+namespace apexnpu::cli {
+
+void add_verify_command(CLI::App& app, Console& console, CommandRunner& selected) {
+  auto path = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("verify", "Check a .whl or wheel layout directory (RECORD hashes and sizes, names, tags)");
+  cmd->add_option("PATH", *path, "A .whl file or a wheel layout directory")->required();
+  cmd->callback([&selected, &console, path] {
+    selected.name = "verify";
+    selected.run = [&console, path] {
+      auto result = commands::run_verify(*path);
+      console.info("{}: ok ({} files, {})", *path, result["files"].get<std::size_t>(),
+                   result["dist_info"].get<std::string>());
+      return result;
+    };
+  });
+}
+
+}  // namespace apexnpu::cli

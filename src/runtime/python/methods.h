@@ -1,0 +1,15 @@
+#pragma once
+// The method tables of apex._apexnpu, one per binding file, each ending with a null entry.
+#include "python/binding.h"
+
+namespace apexnpu::py {
+
+extern PyMethodDef kCoreMethods[];   // bind_core.cpp: version, ISA, float status, fp16 conversion
+extern PyMethodDef kAmpMethods[];    // bind_amp.cpp: unscale, grad norms, loss scaler
+extern PyMethodDef kOptimMethods[];  // bind_optim.cpp: fused optimizer steps
+
+// Adds module-level constants (dtype codes ...) defined by the binding files.
+int add_core_constants(PyObject* module);
+int add_optim_constants(PyObject* module);
+
+}  // namespace apexnpu::py

@@ -1,0 +1,40 @@
+#pragma once
+// `apexnpu build`: target Python -> compiled runtime + binding -> wheel layout (+ .whl) +
+// compatibility manifest in -o, verified after writing. The CLI (src/cli/cmd_build.cpp) only
+// parses options into BuildOptions and prints the result.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace apexnpu::commands {
+
+struct BuildOptions {
+  std::string python;                          // --python: "", "3.N" or a path
+  std::optional<std::filesystem::path> tree;   // --tree: an Apex tree written by gen
+  std::filesystem::path output = "dist";       // -o
+  bool wheel = false;                          // --wheel: also write the .whl
+  std::string version_label = "ascend";        // --version-label
+  int jobs = 0;                                // -j; 0: number of cores
+  bool native = false;                         // --native: -march=native
+  bool debug = false;                          // --debug: keep symbols (-g, no -s)
+  std::optional<std::filesystem::path> cache_dir;  // --cache-dir
+  std::optional<std::int64_t> source_date_epoch;   // from the environment; see epoch_from_env
+};
+
+struct BuildCallbacks {
+  std::function<void(std::size_t done, std::size_t total)> progress;  // compilations
+  std::function<void(const std::string&)> warn;
+  std::function<void(const std::string&)> detail;                      // -v lines
+};
+
+// SOURCE_DATE_EPOCH parsed (UsageError when it is set but not a non-negative integer).
+std::optional<std::int64_t> epoch_from_env();
+
+// Throws Error / UsageError; on any failure nothing is left in options.output.
+// Returns the --json result: python, tag, compiled/cached/total/linked, layout, wheel, manifest.
+nlohmann::json run_build(const BuildOptions& options, const BuildCallbacks& callbacks = {});
+
+}  // namespace apexnpu::commands

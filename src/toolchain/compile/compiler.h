@@ -1,0 +1,17 @@
+#pragma once
+// The system C++ compiler: $CXX (may carry a launcher, e.g. "ccache g++"), else `c++`.
+#include <string>
+#include <vector>
+
+namespace apexnpu::compile {
+
+struct Compiler {
+  std::vector<std::string> command;  // argv prefix, e.g. {"c++"} or {"ccache", "g++"}
+  std::string version;               // first line of `--version`, read once
+};
+
+// Reads $CXX and runs `<cxx> --version` once. Throws Error when it cannot be run.
+Compiler detect_compiler();
+Compiler detect_compiler(const std::string& cxx);
+
+}  // namespace apexnpu::compile

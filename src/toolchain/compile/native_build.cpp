@@ -1,0 +1,197 @@
+#include "compile/native_build.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "compile/file_io.h"
+#include "compile/job_pool.h"
+#include "compile/object_cache.h"
+#include "compile/sha256.h"
+#include "compile/subprocess.h"
+#include "core/error.h"
+
+namespace apexnpu::compile {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Unit {
+  std::string source;              // relative to the runtime dir
+  std::vector<std::string> flags;  // beyond the common ones
+  std::string key_extra;           // extra cache-key material
+  std::string object_key;          // filled in by the build
+  fs::path object;                 // filled in by the build
+  bool compiled = false;
+};
+
+std::string join0(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& a : v) {
+    s += a;
+    s.push_back('\0');
+  }
+  return s;
+}
+
+std::string module_relative_path(const std::string& module, const std::string& ext_suffix) {
+  std::string path = module;
+  std::replace(path.begin(), path.end(), '.', '/');
+  return path + ext_suffix;
+}
+
+}  // namespace
+
+std::vector<std::string> base_compile_flags(const RuntimeBuildConfig& config, bool native,
+                                            bool debug) {
+  std::vector<std::string> f = {"-std=" + config.std, "-O3", "-fPIC", "-fvisibility=hidden",
+                                "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"};
+  if (native) f.push_back("-march=native");
+  if (debug) f.push_back("-g");
+  else f.push_back("-DNDEBUG");
+  f.push_back(fmt::format("-DAPEXNPU_RUNTIME_VERSION=\"{}\"", config.runtime_version));
+  return f;
+}
+
+std::vector<std::string> base_link_flags(bool native, bool debug) {
+  std::vector<std::string> f = {"-shared", "-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack",
+                                "-pthread"};
+  if (native) f.push_back("-march=native");
+  f.push_back(debug ? "-g" : "-s");
+  return f;
+}
+
+NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeBuildConfig& config,
+                               const Compiler& compiler, const TargetPython& python,
+                               const ProgressFn& progress) {
+  const fs::path runtime_dir = fs::absolute(options.runtime_dir).lexically_normal();
+  ObjectCache cache(options.cache_dir);
+  NativeBuildResult result;
+  result.compile_flags = base_compile_flags(config, options.native, options.debug);
+  result.link_flags = base_link_flags(options.native, options.debug);
+  for (const auto& l : config.isa_levels) result.isa_levels.push_back(l.name);
+
+  std::vector<std::string> common = result.compile_flags;
+  // Debug info and __FILE__ name sources relative to the runtime, wherever it is installed.
+  common.push_back(fmt::format("-ffile-prefix-map={}/=", runtime_dir.string()));
+  for (const auto& inc : config.include_dirs)
+    common.push_back("-I" + (runtime_dir / inc).lexically_normal().string());
+
+  const RuntimeSources sources = list_runtime_sources(runtime_dir, config);
+  std::vector<Unit> units;
+  for (const auto& s : sources.core) units.push_back({s, {}, {}, {}, {}, false});
+  const std::size_t runtime_units_end_core = units.size();
+  for (const auto& level : config.isa_levels)
+    for (const auto& s : sources.kernels) {
+      std::vector<std::string> flags = level.flags;
+      flags.push_back(fmt::format("-DAPEXNPU_ISA_LEVEL={}", level.level));
+      units.push_back({s, std::move(flags), {}, {}, {}, false});
+    }
+  const std::size_t runtime_units = units.size();
+  (void)runtime_units_end_core;
+  // Binding sources: the only ones that see Python.h, so only they are keyed on the Python.
+  std::vector<std::vector<std::size_t>> module_units(config.modules.size());
+  for (std::size_t m = 0; m < config.modules.size(); ++m)
+    for (const auto& s : config.modules[m].sources) {
+      module_units[m].push_back(units.size());
+      units.push_back({s, {"-I" + python.include_dir.string()},
+                       "python " + python.version + " " + python.include_dir.string(), {}, {},
+                       false});
+    }
+  result.total = units.size();
+
+  std::atomic<std::size_t> compiled{0};
+  auto compile_one = [&](std::size_t i) {
+    Unit& u = units[i];
+    const fs::path source = runtime_dir / u.source;
+    if (!fs::is_regular_file(source))
+      throw Error(fmt::format("runtime source {} is missing (named in {})", source.string(),
+                              (runtime_dir / "build.json").string()));
+    std::vector<std::string> argv = compiler.command;
+    argv.insert(argv.end(), common.begin(), common.end());
+    argv.insert(argv.end(), u.flags.begin(), u.flags.end());
+    argv.push_back("-c");
+    argv.push_back(source.string());
+    const std::string source_key =
+        sha256_hex(join0({"apexnpu-object-v1", compiler.version, join0(argv), u.key_extra,
+                          read_file(source)}));
+    if (auto hit = cache.lookup_object(source_key)) {
+      u.object = *hit;
+      u.object_key = ObjectCache::key_of(*hit);
+      return;
+    }
+    const fs::path object = cache.scratch_path(".o");
+    const fs::path depfile = cache.scratch_path(".d");
+    argv.insert(argv.end(), {"-MMD", "-MF", depfile.string(), "-o", object.string()});
+    const ProcessResult r = run_process(argv);
+    std::error_code ec;
+    if (!r.started || r.exit_code != 0) {
+      fs::remove(object, ec);
+      fs::remove(depfile, ec);
+      throw Error(fmt::format("compiling {} failed:\n{}\n  command: {}", u.source,
+                              r.started ? r.err : "cannot run the compiler: " + r.spawn_error,
+                              quote_command(argv)));
+    }
+    const std::string deps = read_file(depfile);
+    fs::remove(depfile, ec);
+    auto [key, stored] = cache.store_object(source_key, object, deps);
+    u.object_key = key;
+    u.object = stored;
+    u.compiled = true;
+    ++compiled;
+  };
+  const PoolOutcome outcome = run_pool(units.size(), options.jobs, compile_one, progress);
+  if (!outcome.failures.empty()) {
+    std::string message;
+    for (const auto& [i, what] : outcome.failures) message += (message.empty() ? "" : "\n") + what;
+    throw Error(message, "fix the source, or the compiler set in CXX; the command above "
+                         "reproduces the failure");
+  }
+  result.compiled = compiled;
+
+  for (std::size_t m = 0; m < config.modules.size(); ++m) {
+    const BindingModule& mod = config.modules[m];
+    std::vector<std::size_t> link_units = module_units[m];
+    if (mod.links_runtime)
+      for (std::size_t i = 0; i < runtime_units; ++i) link_units.push_back(i);
+    std::vector<std::string> argv = compiler.command;
+    argv.insert(argv.end(), result.link_flags.begin(), result.link_flags.end());
+    std::string key_material = join0({"apexnpu-module-v1", compiler.version, join0(argv)});
+    for (std::size_t i : link_units) key_material += units[i].object_key + '\0';
+    const std::string link_key = sha256_hex(key_material);
+
+    BuiltModule built;
+    built.name = mod.name;
+    built.relative_path = module_relative_path(mod.name, python.ext_suffix);
+    built.file = options.output_dir / built.relative_path;
+    std::optional<fs::path> cached = cache.lookup_module(link_key);
+    if (!cached) {
+      const fs::path out = cache.scratch_path(".so");
+      argv.push_back("-o");
+      argv.push_back(out.string());
+      for (std::size_t i : link_units) argv.push_back(units[i].object.string());
+      const ProcessResult r = run_process(argv);
+      if (!r.started || r.exit_code != 0) {
+        std::error_code ec;
+        fs::remove(out, ec);
+        throw Error(fmt::format("linking {} failed:\n{}\n  command: {}", mod.name,
+                                r.started ? r.err : "cannot run the compiler: " + r.spawn_error,
+                                quote_command(argv)),
+                    "a symbol is probably missing from the runtime sources");
+      }
+      cached = cache.store_module(link_key, out);
+      built.linked = true;
+      ++result.linked;
+    }
+    std::error_code ec;
+    fs::create_directories(built.file.parent_path(), ec);
+    fs::copy_file(*cached, built.file, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw Error(fmt::format("cannot write {}: {}", built.file.string(), ec.message()));
+    fs::permissions(built.file, fs::perms(0755), ec);
+    result.modules.push_back(std::move(built));
+  }
+  return result;
+}
+
+}  // namespace apexnpu::compile

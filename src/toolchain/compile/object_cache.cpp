@@ -1,0 +1,147 @@
+#include "compile/object_cache.h"
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "compile/file_io.h"
+#include "compile/sha256.h"
+#include "core/error.h"
+
+namespace apexnpu::compile {
+namespace fs = std::filesystem;
+
+fs::path default_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/')
+    return fs::path(x) / "apexnpu" / "objects";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return fs::path(home) / ".cache" / "apexnpu" / "objects";
+  return fs::temp_directory_path() / "apexnpu-cache" / "objects";
+}
+
+std::vector<std::string> parse_depfile(const std::string& text) {
+  std::vector<std::string> deps;
+  std::string word;
+  bool after_colon = false;
+  auto flush = [&] {
+    if (!word.empty() && after_colon) deps.push_back(word);
+    word.clear();
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      const char next = text[i + 1];
+      if (next == '\n') { flush(); ++i; continue; }
+      if (next == ' ' || next == '#' || next == '\\') { word += next; ++i; continue; }
+    }
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '$') { word += '$'; ++i; continue; }
+    if (!after_colon && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' ||
+                                     text[i + 1] == '\n')) {
+      word.clear();
+      after_colon = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      flush();
+      if (c == '\n') after_colon = false;  // a new rule (-MP phony targets) starts
+      continue;
+    }
+    word += c;
+  }
+  flush();
+  return deps;
+}
+
+ObjectCache::ObjectCache(fs::path root) : root_(std::move(root)) {
+  std::error_code ec;
+  for (const char* sub : {"o", "so", "manifests", "tmp"}) {
+    fs::create_directories(root_ / sub, ec);
+    if (ec)
+      throw Error(fmt::format("cannot create the object cache {}: {}", (root_ / sub).string(),
+                              ec.message()),
+                  "pass --cache-dir DIR, or set XDG_CACHE_HOME to a writable directory");
+  }
+}
+
+fs::path ObjectCache::scratch_path(const std::string& extension) const {
+  return root_ / "tmp" / (unique_suffix() + extension);
+}
+
+fs::path ObjectCache::object_path(const std::string& key) const {
+  return root_ / "o" / key.substr(0, 2) / (key + ".o");
+}
+
+fs::path ObjectCache::manifest_path(const std::string& key) const {
+  return root_ / "manifests" / key.substr(0, 2) / (key + ".json");
+}
+
+std::string ObjectCache::file_hash(const std::string& path) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = file_hashes_.find(path); it != file_hashes_.end()) return it->second;
+  }
+  const auto bytes = try_read_file(path);
+  const std::string h = bytes ? sha256_hex(*bytes) : std::string("missing");
+  std::lock_guard lock(mutex_);
+  file_hashes_[path] = h;
+  return h;
+}
+
+std::optional<fs::path> ObjectCache::lookup_object(const std::string& source_key) {
+  const auto text = try_read_file(manifest_path(source_key));
+  if (!text) return std::nullopt;
+  try {
+    const auto j = nlohmann::json::parse(*text);
+    for (const auto& dep : j.at("headers"))
+      if (file_hash(dep.at(0).get<std::string>()) != dep.at(1).get<std::string>())
+        return std::nullopt;
+    const fs::path object = object_path(j.at("object").get<std::string>());
+    std::error_code ec;
+    if (!fs::is_regular_file(object, ec)) return std::nullopt;
+    return object;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a damaged manifest is a miss, and is rewritten by the next store
+  }
+}
+
+std::pair<std::string, fs::path> ObjectCache::store_object(const std::string& source_key,
+                                                           const fs::path& object,
+                                                           const std::string& depfile_text) {
+  nlohmann::json headers = nlohmann::json::array();
+  Sha256 key;
+  key.update(source_key);
+  for (const auto& dep : parse_depfile(depfile_text)) {
+    const std::string h = file_hash(dep);
+    headers.push_back({dep, h});
+    key.update(dep).update(std::string_view("\0", 1)).update(h);
+  }
+  const std::string object_key = to_hex(key.finish());
+  const fs::path stored = object_path(object_key);
+  std::error_code ec;
+  fs::create_directories(stored.parent_path(), ec);
+  fs::rename(object, stored, ec);
+  if (ec) throw Error(fmt::format("cannot store {} in the cache: {}", stored.string(), ec.message()));
+  const fs::path manifest = manifest_path(source_key);
+  fs::create_directories(manifest.parent_path(), ec);
+  write_file_atomic(manifest, nlohmann::json{{"object", object_key}, {"headers", headers}}.dump());
+  return {object_key, stored};
+}
+
+std::optional<fs::path> ObjectCache::lookup_module(const std::string& link_key) const {
+  const fs::path p = root_ / "so" / link_key.substr(0, 2) / (link_key + ".so");
+  std::error_code ec;
+  if (fs::is_regular_file(p, ec)) return p;
+  return std::nullopt;
+}
+
+fs::path ObjectCache::store_module(const std::string& link_key, const fs::path& module) {
+  const fs::path p = root_ / "so" / link_key.substr(0, 2) / (link_key + ".so");
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  fs::rename(module, p, ec);
+  if (ec) throw Error(fmt::format("cannot store {} in the cache: {}", p.string(), ec.message()));
+  return p;
+}
+
+}  // namespace apexnpu::compile

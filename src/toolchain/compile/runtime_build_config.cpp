@@ -1,0 +1,68 @@
+#include "compile/runtime_build_config.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "compile/file_io.h"
+#include "core/error.h"
+
+namespace apexnpu::compile {
+namespace fs = std::filesystem;
+
+RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std::string& source) {
+  RuntimeBuildConfig c;
+  try {
+    const auto j = nlohmann::json::parse(text);
+    c.runtime_version = j.at("runtime_version").get<std::string>();
+    c.std = j.value("std", c.std);
+    c.include_dirs = j.value("include_dirs", std::vector<std::string>{"."});
+    c.kernel_suffix = j.value("kernel_suffix", c.kernel_suffix);
+    c.excluded_dirs = j.value("excluded_dirs", std::vector<std::string>{});
+    for (const auto& l : j.at("isa_levels")) {
+      c.isa_levels.push_back({l.at("name").get<std::string>(), l.at("level").get<int>(),
+                              l.value("flags", std::vector<std::string>{})});
+    }
+    for (const auto& m : j.at("binding").at("modules")) {
+      c.modules.push_back({m.at("name").get<std::string>(),
+                           m.at("sources").get<std::vector<std::string>>(),
+                           m.value("links_runtime", true)});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: {}", source, e.what()),
+                "build.json must have runtime_version, isa_levels and binding.modules");
+  }
+  if (c.isa_levels.empty()) throw Error(fmt::format("{}: isa_levels is empty", source));
+  return c;
+}
+
+RuntimeBuildConfig load_runtime_build_config(const fs::path& runtime_dir) {
+  const fs::path file = runtime_dir / "build.json";
+  return parse_runtime_build_config(read_file(file), file.string());
+}
+
+RuntimeSources list_runtime_sources(const fs::path& runtime_dir, const RuntimeBuildConfig& config) {
+  RuntimeSources s;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(runtime_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string rel = it->path().lexically_relative(runtime_dir).generic_string();
+    if (it->is_directory()) {
+      if (std::find(config.excluded_dirs.begin(), config.excluded_dirs.end(), rel) !=
+          config.excluded_dirs.end())
+        it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file() || it->path().extension() != ".cpp") continue;
+    const bool kernel = rel.size() > config.kernel_suffix.size() &&
+                        rel.ends_with(config.kernel_suffix);
+    (kernel ? s.kernels : s.core).push_back(rel);
+  }
+  if (ec) throw Error(fmt::format("cannot list {}: {}", runtime_dir.string(), ec.message()));
+  std::sort(s.core.begin(), s.core.end());
+  std::sort(s.kernels.begin(), s.kernels.end());
+  return s;
+}
+
+}  // namespace apexnpu::compile

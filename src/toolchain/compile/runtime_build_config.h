@@ -1,0 +1,45 @@
+#pragma once
+// src/runtime/build.json: how the bundled runtime is compiled. CMake reads the same file
+// (src/runtime/CMakeLists.txt), so `apexnpu build` and the CMake build compile it alike.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace apexnpu::compile {
+
+struct IsaLevel {
+  std::string name;  // "scalar", "avx2", "avx512"
+  int level = 0;     // -DAPEXNPU_ISA_LEVEL=<level>
+  std::vector<std::string> flags;
+};
+
+struct BindingModule {
+  std::string name;                  // "apex._apexnpu", "change_data_ptr"
+  std::vector<std::string> sources;  // relative to the runtime directory
+  bool links_runtime = true;         // whether the runtime objects are linked in
+};
+
+struct RuntimeBuildConfig {
+  std::string runtime_version;
+  std::string std = "c++20";
+  std::vector<std::string> include_dirs;   // relative to the runtime directory
+  std::string kernel_suffix = ".kernels.cpp";
+  std::vector<std::string> excluded_dirs;  // top-level folders that are not runtime sources
+  std::vector<IsaLevel> isa_levels;
+  std::vector<BindingModule> modules;
+};
+
+RuntimeBuildConfig parse_runtime_build_config(const std::string& json_text,
+                                              const std::string& source_name);
+RuntimeBuildConfig load_runtime_build_config(const std::filesystem::path& runtime_dir);
+
+// The runtime's sources, relative to runtime_dir and sorted: core (*.cpp that are not kernels)
+// and kernels (*<kernel_suffix>), both outside the excluded folders.
+struct RuntimeSources {
+  std::vector<std::string> core;
+  std::vector<std::string> kernels;
+};
+RuntimeSources list_runtime_sources(const std::filesystem::path& runtime_dir,
+                                    const RuntimeBuildConfig& config);
+
+}  // namespace apexnpu::compile

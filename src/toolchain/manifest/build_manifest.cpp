@@ -1,0 +1,70 @@
+#include "manifest/build_manifest.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "compile/file_io.h"
+#include "compile/sha256.h"
+
+namespace apexnpu::manifest {
+namespace fs = std::filesystem;
+
+namespace {
+nlohmann::json opt(const std::optional<std::string>& s) {
+  return s ? nlohmann::json(*s) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+nlohmann::json to_json(const BuildManifest& m) {
+  return {
+      {"schema_version", kManifestSchemaVersion},
+      {"apexnpu_version", m.apexnpu_version},
+      {"wheel", {{"name", m.wheel_name}, {"version", m.wheel_version}, {"file", m.wheel_file}}},
+      {"source",
+       {{"upstream_url", opt(m.upstream_url)},
+        {"upstream_commit", opt(m.upstream_commit)},
+        {"tree", m.tree_source},
+        {"patch_sha256", m.patch_sha256},
+        {"overlay_digest", m.overlay_digest}}},
+      {"python",
+       {{"version", m.python_version},
+        {"implementation", m.python_implementation},
+        {"python_tag", m.python_tag},
+        {"abi_tag", m.abi_tag},
+        {"platform_tag", m.platform_tag},
+        {"ext_suffix", m.ext_suffix}}},
+      {"compiler",
+       {{"command", m.compiler_command},
+        {"version", m.compiler_version},
+        {"compile_flags", m.compile_flags},
+        {"link_flags", m.link_flags}}},
+      {"runtime",
+       {{"version", m.runtime_version},
+        {"optimizers", m.optimizers},
+        {"isa_levels", m.isa_levels},
+        {"modules", m.modules}}},
+      {"build_time",
+       {{"unix_time", m.build_time},
+        {"from_source_date_epoch", m.build_time_from_source_date_epoch}}},
+      {"compatibility", m.compat_matrix},
+      {"tested_with", m.tested_with},
+  };
+}
+
+std::string directory_digest(const std::string& dir) {
+  std::map<std::string, fs::path> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file())
+      files[it->path().lexically_relative(dir).generic_string()] = it->path();
+  Sha256 h;
+  for (const auto& [rel, path] : files) {
+    const std::string bytes = read_file(path);
+    h.update(rel).update(std::string_view("\0", 1)).update(std::to_string(bytes.size()))
+        .update(std::string_view("\0", 1)).update(bytes);
+  }
+  return to_hex(h.finish());
+}
+
+}  // namespace apexnpu::manifest

@@ -1,0 +1,71 @@
+#include "wheel/package_files.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace apexnpu::wheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::array<std::string_view, 10> kExcludedDirs = {
+    "tests", "test", "csrc", "__pycache__", "build", "dist", ".git", ".hg", ".svn", ".tox"};
+constexpr std::array<std::string_view, 21> kExcludedSuffixes = {
+    ".pyc", ".pyo", ".so", ".o", ".a", ".dylib", ".pyd", ".c", ".cc", ".cpp", ".cxx", ".cu",
+    ".cuh", ".h", ".hpp", ".orig", ".rej", "~", ".swp", ".egg-info", ".DS_Store"};
+
+}  // namespace
+
+bool is_package_file(const std::string& rel) {
+  if (!rel.starts_with("apex/")) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t slash = rel.find('/', start);
+    const std::string_view part = std::string_view(rel).substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string::npos) {
+      for (auto s : kExcludedSuffixes)
+        if (part.ends_with(s)) return false;
+      return true;
+    }
+    if (std::find(kExcludedDirs.begin(), kExcludedDirs.end(), part) != kExcludedDirs.end() ||
+        part.ends_with(".egg-info"))
+      return false;
+    start = slash + 1;
+  }
+}
+
+PackageSelection select_package_files(const fs::path& tree) {
+  std::error_code ec;
+  if (!fs::is_directory(tree, ec))
+    throw Error(fmt::format("--tree {}: not a directory", tree.string()),
+                "pass the directory written by `apexnpu gen -o DIR`");
+  if (!fs::is_regular_file(tree / "apex" / "__init__.py", ec))
+    throw Error(fmt::format("--tree {}: no apex/ package in it (apex/__init__.py is missing)",
+                            tree.string()),
+                "pass the directory written by `apexnpu gen -o DIR` (the folder that contains apex/)");
+  PackageSelection sel;
+  for (fs::recursive_directory_iterator it(tree / "apex", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string rel = it->path().lexically_relative(tree).generic_string();
+    if (it->is_symlink()) {
+      if (is_package_file(rel)) sel.skipped_symlinks.push_back(rel);
+      continue;
+    }
+    if (it->is_directory()) {
+      if (!is_package_file(rel + "/x")) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && is_package_file(rel)) sel.files.push_back(rel);
+  }
+  if (ec) throw Error(fmt::format("cannot read {}: {}", (tree / "apex").string(), ec.message()));
+  std::sort(sel.files.begin(), sel.files.end());
+  return sel;
+}
+
+}  // namespace apexnpu::wheel

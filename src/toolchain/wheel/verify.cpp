@@ -1,0 +1,239 @@
+#include "wheel/verify.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "compile/file_io.h"
+#include "compile/sha256.h"
+#include "core/error.h"
+#include "wheel/metadata.h"
+#include "wheel/pep440.h"
+#include "wheel/zip_archive.h"
+
+namespace apexnpu::wheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool unsafe_path(const std::string& p) {
+  if (p.empty() || p.front() == '/' || p.find('\\') != std::string::npos) return true;
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    const std::size_t slash = std::min(p.find('/', start), p.size());
+    const std::string part = p.substr(start, slash - start);
+    if (part == ".." || part == "." || part.empty()) return true;
+    start = slash + 1;
+  }
+  return false;
+}
+
+void check_record(const WheelUnderCheck& w, const std::string& record_path, VerifyReport& r) {
+  auto v = [&](std::string s) { r.violations.push_back(std::move(s)); };
+  std::vector<RecordRow> rows;
+  try {
+    rows = parse_record(w.files.at(record_path));
+  } catch (const Error& e) {
+    v(fmt::format("{}: {}", record_path, e.what()));
+    return;
+  }
+  std::set<std::string> listed;
+  for (const auto& row : rows) {
+    const std::string where = fmt::format("RECORD line {} ({})", row.line, row.path);
+    if (!listed.insert(row.path).second) v(where + ": listed twice");
+    if (unsafe_path(row.path)) {
+      v(where + ": unsafe path (absolute, empty part, '.' or '..')");
+      continue;
+    }
+    if (row.path == record_path) {
+      if (!row.hash.empty() || !row.size.empty())
+        v(where + ": RECORD's own row must have empty hash and size");
+      continue;
+    }
+    const auto file = w.files.find(row.path);
+    if (file == w.files.end()) {
+      v(where + ": file listed in RECORD is missing from the wheel");
+      continue;
+    }
+    const auto eq = row.hash.find('=');
+    if (row.hash.empty() || eq == std::string::npos) {
+      v(where + ": no hash (expected sha256=<urlsafe base64>)");
+    } else {
+      const std::string algo = row.hash.substr(0, eq);
+      const std::string value = row.hash.substr(eq + 1);
+      if (algo == "md5" || algo == "sha1") {
+        v(fmt::format("{}: {} hash; the wheel format requires sha256 or stronger", where, algo));
+      } else if (algo != "sha256") {
+        v(fmt::format("{}: {} hash; apexnpu verifies sha256 only", where, algo));
+      } else if (value.find('=') != std::string::npos) {
+        v(where + ": base64 with '=' padding; RECORD hashes are unpadded urlsafe base64");
+      } else if (value.find_first_of("+/") != std::string::npos) {
+        v(where + ": base64 with '+' or '/'; RECORD hashes use the urlsafe alphabet ('-', '_')");
+      } else {
+        const auto decoded = urlsafe_b64_decode(value);
+        const auto actual = sha256(file->second);
+        if (!decoded || decoded->size() != actual.size()) {
+          v(where + ": hash is not a valid urlsafe base64 sha256 digest");
+        } else if (!std::equal(actual.begin(), actual.end(), decoded->begin(),
+                               [](std::uint8_t a, char b) { return a == static_cast<std::uint8_t>(b); })) {
+          v(fmt::format("{}: hash mismatch (RECORD {}, file has {})", where, row.hash,
+                        record_hash(file->second)));
+        }
+      }
+    }
+    if (row.size.empty() || row.size.find_first_not_of("0123456789") != std::string::npos) {
+      v(where + ": size is not a decimal number");
+    } else if (row.size != std::to_string(file->second.size())) {
+      v(fmt::format("{}: size mismatch (RECORD {}, file has {})", where, row.size,
+                    file->second.size()));
+    }
+  }
+  for (const auto& [path, bytes] : w.files) {
+    if (listed.count(path) || path == record_path) continue;
+    if (path == record_path + ".jws" || path == record_path + ".p7s") continue;
+    v(fmt::format("{}: file not listed in RECORD", path));
+  }
+}
+
+void check_extension_suffixes(const WheelUnderCheck& w, const std::vector<std::string>& tags,
+                              VerifyReport& r) {
+  std::set<std::string> allowed;  // accepted ".cpython-...-....so" / ".abi3.so" endings
+  for (const auto& t : tags) {
+    const auto a = t.find('-'), b = t.rfind('-');
+    if (a == std::string::npos || a == b) continue;
+    const std::string abi = t.substr(a + 1, b - a - 1), plat = t.substr(b + 1);
+    if (abi == "abi3") allowed.insert(".abi3.so");
+    if (const auto soabi = expected_soabi(abi, plat); !soabi.empty()) allowed.insert("." + soabi + ".so");
+  }
+  static const std::regex ext_re(R"(^[A-Za-z_][A-Za-z0-9_]*(\..+)?\.so$)");
+  for (const auto& [path, bytes] : w.files) {
+    if (!path.ends_with(".so")) continue;
+    const std::string base = path.substr(path.rfind('/') + 1);
+    const auto dot = base.find('.');
+    const std::string suffix = base.substr(dot);
+    if (!allowed.count(suffix))
+      r.violations.push_back(fmt::format(
+          "{}: extension suffix '{}' does not match the wheel tag{} {}", path, suffix,
+          tags.size() == 1 ? "" : "s",
+          tags.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(tags, ", "))));
+  }
+}
+
+}  // namespace
+
+std::string expected_soabi(const std::string& abi, const std::string& platform) {
+  static const std::regex abi_re(R"(cp(\d+[a-z]*))");
+  static const std::regex plat_re(R"((?:many)?linux(?:\d+|_\d+_\d+)?_(.+))");
+  std::smatch am, pm;
+  if (!std::regex_match(abi, am, abi_re) || !std::regex_match(platform, pm, plat_re)) return {};
+  std::string arch = pm[1].str();
+  return fmt::format("cpython-{}-{}-linux-gnu", am[1].str(), arch);
+}
+
+VerifyReport verify_wheel(const WheelUnderCheck& w) {
+  VerifyReport r;
+  r.files = w.files.size();
+  auto v = [&](std::string s) { r.violations.push_back(std::move(s)); };
+  for (const auto& [path, bytes] : w.files)
+    if (unsafe_path(path)) v(fmt::format("{}: unsafe path in the wheel", path));
+
+  std::set<std::string> dist_infos;
+  for (const auto& [path, bytes] : w.files) {
+    const auto slash = path.find('/');
+    if (slash != std::string::npos && path.substr(0, slash).ends_with(".dist-info"))
+      dist_infos.insert(path.substr(0, slash));
+  }
+  if (dist_infos.empty()) {
+    v("no .dist-info directory");
+    return r;
+  }
+  if (dist_infos.size() > 1) {
+    v(fmt::format("more than one .dist-info directory: {}", fmt::join(dist_infos, ", ")));
+    return r;
+  }
+  r.dist_info = *dist_infos.begin();
+  const std::string di = r.dist_info;
+  const std::string metadata_path = di + "/METADATA", wheel_path = di + "/WHEEL",
+                    record_path = di + "/RECORD";
+
+  if (!w.files.count(metadata_path)) {
+    v(metadata_path + ": missing");
+  } else {
+    const auto m = parse_header_fields(w.files.at(metadata_path));
+    for (const char* key : {"Metadata-Version", "Name", "Version"})
+      if (!m.first.count(key)) v(fmt::format("{}: no {} field", metadata_path, key));
+    if (m.first.count("Name") && m.first.count("Version")) {
+      const std::string expected = dist_info_dir(m.first.at("Name"), m.first.at("Version"));
+      // Names compare case-insensitively with '-', '_' and '.' alike (PEP 503).
+      auto norm = [](std::string s) {
+        for (auto& c : s) c = (c == '-' || c == '.') ? '_' : static_cast<char>(std::tolower(c));
+        return s;
+      };
+      if (norm(expected) != norm(di))
+        v(fmt::format("{}: .dist-info name does not match METADATA (Name {}, Version {}: expected "
+                      "{})", di, m.first.at("Name"), m.first.at("Version"), expected));
+    }
+  }
+  if (!w.files.count(wheel_path)) {
+    v(wheel_path + ": missing");
+  } else {
+    const auto h = parse_header_fields(w.files.at(wheel_path));
+    if (!h.first.count("Wheel-Version") || !h.first.at("Wheel-Version").starts_with("1."))
+      v(wheel_path + ": Wheel-Version missing or not 1.x");
+    if (!h.first.count("Root-Is-Purelib")) v(wheel_path + ": no Root-Is-Purelib field");
+    for (auto [it, end] = h.all.equal_range("Tag"); it != end; ++it) r.tags.push_back(it->second);
+    if (r.tags.empty()) v(wheel_path + ": no Tag field");
+  }
+  if (w.wheel_file_name) {
+    static const std::regex name_re(R"(([^-]+)-([^-]+)(-\d[^-]*)?-([^-]+)-([^-]+)-([^-]+)\.whl)");
+    std::smatch m;
+    if (!std::regex_match(*w.wheel_file_name, m, name_re)) {
+      v(fmt::format("{}: not a valid wheel file name (name-version-python-abi-platform.whl)",
+                    *w.wheel_file_name));
+    } else {
+      const std::string expected_di = m[1].str() + "-" + m[2].str() + ".dist-info";
+      if (expected_di != di)
+        v(fmt::format("{}: .dist-info name does not match the file name {} (expected {})", di,
+                      *w.wheel_file_name, expected_di));
+      const std::string file_tag = m[4].str() + "-" + m[5].str() + "-" + m[6].str();
+      if (!r.tags.empty() && std::find(r.tags.begin(), r.tags.end(), file_tag) == r.tags.end())
+        v(fmt::format("{}: file name tag {} is not among WHEEL's tags", *w.wheel_file_name, file_tag));
+    }
+  }
+  if (!w.files.count(record_path)) v(record_path + ": missing");
+  else check_record(w, record_path, r);
+  check_extension_suffixes(w, r.tags, r);
+  return r;
+}
+
+WheelUnderCheck load_wheel(const fs::path& path) {
+  WheelUnderCheck w;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_directory() && !it->is_symlink()) continue;
+      const std::string rel = it->path().lexically_relative(path).generic_string();
+      if (it->is_symlink() || !it->is_regular_file()) {
+        w.files[rel] = "";  // listed so RECORD checks name it; content unreadable by design
+        continue;
+      }
+      w.files[rel] = read_file(it->path());
+    }
+    if (ec) throw Error(fmt::format("cannot read {}: {}", path.string(), ec.message()));
+    return w;
+  }
+  if (!fs::is_regular_file(path, ec))
+    throw Error(fmt::format("{}: no such wheel or layout directory", path.string()),
+                "pass a .whl file or the wheel layout directory written by `apexnpu build`");
+  w.wheel_file_name = path.filename().string();
+  for (auto& e : read_zip(read_file(path), path.string())) {
+    if (e.name.ends_with("/")) continue;  // directory entries carry no file
+    w.files[e.name] = std::move(e.bytes);
+  }
+  return w;
+}
+
+}  // namespace apexnpu::wheel

@@ -1,0 +1,37 @@
+#pragma once
+// Checks a wheel (.whl) or wheel layout directory against the binary distribution format:
+// every RECORD row (sha256, urlsafe base64 without padding, size), every file listed, METADATA
+// and WHEEL present and agreeing with the .dist-info name and the wheel's file name, extension
+// module suffixes agreeing with the tag. pip checks none of this, so apexnpu checks its own
+// output with it, and `apexnpu verify` offers it for any wheel.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheel/record.h"
+
+namespace apexnpu::wheel {
+
+struct WheelUnderCheck {
+  WheelFiles files;                            // path inside the wheel -> bytes
+  std::optional<std::string> wheel_file_name;  // for a .whl: its file name
+};
+
+struct VerifyReport {
+  std::vector<std::string> violations;  // empty: the wheel is valid
+  std::string dist_info;                // "apex-0.1+ascend.dist-info" when found
+  std::vector<std::string> tags;        // from WHEEL
+  std::size_t files = 0;
+  bool ok() const { return violations.empty(); }
+};
+
+VerifyReport verify_wheel(const WheelUnderCheck& wheel);
+
+// Loads a .whl file or a layout directory (throws Error when neither can be read).
+WheelUnderCheck load_wheel(const std::filesystem::path& path);
+
+// "cpython-311-x86_64-linux-gnu" for abi "cp311" on "linux_x86_64" (empty if not derivable).
+std::string expected_soabi(const std::string& abi_tag, const std::string& platform_tag);
+
+}  // namespace apexnpu::wheel
