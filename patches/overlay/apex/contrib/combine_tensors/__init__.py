@@ -1,0 +1,109 @@
+"""Tensor fusion: many tensors re-pointed into one combined buffer that shares their memory.
+
+Each tensor takes ``ceil(numel/16)*16 + 32`` elements of the combined buffer (the layout of the
+NPU build), so every tensor starts aligned and a fused kernel can run over the whole buffer; the
+gaps stay zero. After ``combine_npu`` the original tensors are views of the combined buffer:
+writing either one is seen by the other, and the combined buffer stays alive as long as any of
+them does.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import torch
+
+SUPPORTED_DTYPES = (torch.float32, torch.float16)
+
+
+def combined_size(numel: int) -> int:
+    """Elements one tensor of ``numel`` elements occupies in a combined buffer."""
+    return (numel + 15) // 16 * 16 + 32
+
+
+def combined_offsets(tensors: Sequence[torch.Tensor]) -> List[int]:
+    """Element offset of each tensor in the combined buffer, then the total size."""
+    offsets = [0]
+    for t in tensors:
+        offsets.append(offsets[-1] + combined_size(t.numel()))
+    return offsets
+
+
+def change_data_ptr(dst: torch.Tensor, src: torch.Tensor, offset: int) -> None:
+    """Re-point ``dst`` to ``src``'s memory starting ``offset`` elements into ``src``.
+
+    ``dst`` keeps its shape (now contiguous) and object identity; its old values are not copied.
+    """
+    if offset < 0:
+        raise ValueError(f"change_data_ptr: offset must be non-negative, got {offset}")
+    if dst.dtype != src.dtype or dst.dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"change_data_ptr: dst and src must both be float32 or float16, "
+                        f"got {dst.dtype} and {src.dtype}")
+    if not src.is_contiguous():
+        raise ValueError("change_data_ptr: src must be contiguous")
+    if offset + dst.numel() > src.numel():
+        raise ValueError(f"change_data_ptr: dst ({dst.numel()} elements) at offset {offset} "
+                         f"extends past src ({src.numel()} elements)")
+    with torch.no_grad():
+        dst.set_(src.storage(), src.storage_offset() + offset, dst.size(),
+                 _contiguous_strides(dst.size()))
+
+
+def _contiguous_strides(size: torch.Size) -> List[int]:
+    strides, running = [], 1
+    for extent in reversed(list(size)):
+        strides.append(running)
+        running *= max(extent, 1)
+    return list(reversed(strides))
+
+
+def combine_npu(list_of_tensor: Sequence[Optional[torch.Tensor]],
+                require_copy_value: bool = True) -> Optional[torch.Tensor]:
+    """Combine the tensors into one new buffer and re-point each of them into it.
+
+    Returns the combined buffer (1-D, zero in the gaps), or None for an empty list. All tensors
+    must share one dtype (float32 or float16) and device. With ``require_copy_value`` the values
+    are kept; without it the re-pointed tensors read zero.
+    """
+    tensors = [t for t in list_of_tensor if t is not None]
+    if not tensors:
+        return None
+    dtype, device = tensors[0].dtype, tensors[0].device
+    for i, t in enumerate(tensors):
+        if t.dtype != dtype or t.device != device:
+            raise TypeError(f"combine_npu: tensor {i} is {t.dtype} on {t.device}, "
+                            f"expected {dtype} on {device} like tensor 0")
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"combine_npu: {dtype} is not supported (float32 or float16 only)")
+    offsets = combined_offsets(tensors)
+    combined = torch.zeros(offsets[-1], dtype=dtype, device=device)
+    with torch.no_grad():
+        for t, offset in zip(tensors, offsets):
+            if require_copy_value:
+                combined[offset:offset + t.numel()].copy_(t.reshape(-1))
+            change_data_ptr(t, combined, offset)
+    return combined
+
+
+def get_part_combined_tensor(combined_tensor: torch.Tensor, index: int, size: int) -> torch.Tensor:
+    """The ``size`` elements of the combined buffer starting at element ``index``."""
+    if index < 0 or size < 0 or index + size > combined_tensor.numel():
+        raise ValueError(f"get_part_combined_tensor: [{index}, {index + size}) is outside the "
+                         f"combined tensor of {combined_tensor.numel()} elements")
+    return combined_tensor[index:index + size]
+
+
+def is_combined_tensor_valid(combined_tensor: Optional[torch.Tensor],
+                             list_of_tensor: Sequence[Optional[torch.Tensor]]) -> bool:
+    """Whether each tensor still points at its own slot of ``combined_tensor``."""
+    tensors = [t for t in list_of_tensor if t is not None]
+    if combined_tensor is None:
+        return not tensors
+    offsets = combined_offsets(tensors)
+    base = combined_tensor.data_ptr()
+    item = combined_tensor.element_size()
+    for t, offset in zip(tensors, offsets):
+        if t.dtype != combined_tensor.dtype or not t.is_contiguous():
+            return False
+        if t.data_ptr() != base + offset * item:
+            return False
+    return offsets[-1] == combined_tensor.numel()

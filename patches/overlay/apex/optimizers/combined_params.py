@@ -1,0 +1,160 @@
+"""The parameters of one parameter group and dtype, fused into combined buffers.
+
+Parameters, their gradients and each optimizer state buffer live in combined buffers with the
+``combine_tensors`` layout; every ``param.data``, ``param.grad`` and per-parameter state tensor is
+a view of its slot, so that torch code (autograd, ``state_dict``) keeps working per parameter
+while a fused step updates each buffer with a few whole-buffer operations.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from apex.contrib.combine_tensors import change_data_ptr, combined_offsets
+
+Segment = Tuple[int, torch.Size]  # (element offset, shape) of one parameter in the buffers
+
+
+class FlatTensors:
+    """What an update rule works on: parameter, gradient and state as flat tensors.
+
+    ``segments`` gives each original parameter's place in them, for per-parameter quantities
+    (norms, trust ratios, projections). ``step`` is the step being taken (1 for the first).
+    """
+
+    def __init__(self, param: torch.Tensor, grad: torch.Tensor, state: Dict[str, torch.Tensor],
+                 segments: List[Segment], step: int, first_use: bool):
+        self.param = param
+        self.grad = grad
+        self.state = state
+        self.segments = segments
+        self.step = step
+        self.first_use = first_use
+
+    def segment_views(self, flat: torch.Tensor) -> List[torch.Tensor]:
+        """Views of ``flat`` shaped as the original parameters."""
+        return [flat[o:o + shape.numel()].view(shape) for o, shape in self.segments]
+
+
+def _read_step(value) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, torch.Tensor):
+        return int(value.item())
+    return int(value)
+
+
+class CombinedParams:
+    """Combined buffers for ``params`` (all of one dtype, all with gradients)."""
+
+    def __init__(self, params: Sequence[torch.nn.Parameter], state: Dict,
+                 state_spec: Sequence[Tuple[str, Optional[float]]], step_kind: Optional[str]):
+        self.params = list(params)
+        self.dtype = self.params[0].dtype
+        self.offsets = combined_offsets(self.params)
+        self.numel = self.offsets[-1]
+        self.segments: List[Segment] = [(o, p.shape) for o, p in zip(self.offsets, self.params)]
+        self.step_kind = step_kind
+        self.state_names = [name for name, _ in state_spec]
+
+        self.param = self._combine([p.data for p in self.params], self.params)
+        grads = [p.grad for p in self.params]
+        self.grad = self._combine(grads, grads)
+
+        # Steps each parameter has taken so far (read before the state is combined).
+        steps = [self._step_of(state[p]) for p in self.params]
+        self.param_steps: List[int] = steps
+        self.state: Dict[str, torch.Tensor] = {}
+        for name, fill in state_spec:
+            self.state[name] = self._combine_state(state, name, fill)
+        self.steps_tensor: Optional[torch.Tensor] = None
+        if step_kind == "tensor":
+            self.steps_tensor = torch.tensor(steps, dtype=torch.float32)
+            for i, p in enumerate(self.params):
+                state[p]["step"] = self.steps_tensor[i]
+        elif step_kind == "int":
+            for p, s in zip(self.params, steps):
+                state[p]["step"] = s
+        self._param_ptrs = [p.data_ptr() for p in self.params]
+        self._grad_ptrs = [p.grad.data_ptr() for p in self.params]
+
+    def _step_of(self, param_state: Dict) -> int:
+        if self.step_kind is None:
+            # Rules without a step count (SGD) only need to know whether state exists yet.
+            initialised = all(param_state.get(n) is not None for n in self.state_names)
+            return 1 if self.state_names and initialised else 0
+        return _read_step(param_state.get("step"))
+
+    def _combine(self, sources: Sequence[torch.Tensor], targets: Sequence[torch.Tensor]) -> torch.Tensor:
+        """A new combined buffer holding ``sources``; each of ``targets`` re-pointed into it."""
+        flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
+        with torch.no_grad():
+            for src, dst, offset in zip(sources, targets, self.offsets):
+                flat[offset:offset + src.numel()].copy_(src.reshape(-1))
+                change_data_ptr(dst, flat, offset)
+        return flat
+
+    def _combine_state(self, state: Dict, name: str, fill: Optional[float]) -> torch.Tensor:
+        flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
+        with torch.no_grad():
+            for p, offset in zip(self.params, self.offsets):
+                slot = flat[offset:offset + p.numel()]
+                existing = state[p].get(name)
+                if existing is not None:
+                    slot.copy_(existing.reshape(-1))
+                elif fill is not None:
+                    slot.fill_(fill)
+                state[p][name] = slot.view(p.shape)
+        return flat
+
+    @property
+    def step(self) -> Optional[int]:
+        """The steps taken so far when every parameter has taken the same number, else None."""
+        first = self.param_steps[0]
+        return first if all(s == first for s in self.param_steps) else None
+
+    def matches(self, params: Sequence[torch.nn.Parameter]) -> bool:
+        """Whether these are the same parameters, still pointing into the combined buffers."""
+        if len(params) != len(self.params):
+            return False
+        for p, mine, pp, gp in zip(params, self.params, self._param_ptrs, self._grad_ptrs):
+            if p is not mine or p.data_ptr() != pp or p.grad is None or p.grad.data_ptr() != gp:
+                return False
+        return True
+
+    def flat(self) -> FlatTensors:
+        """The whole bucket as one set of flat tensors, for a step every parameter takes together."""
+        step = self.step
+        assert step is not None
+        return FlatTensors(self.param, self.grad, self.state, self.segments, step + 1,
+                           first_use=step == 0)
+
+    def per_param(self) -> List[Tuple[int, FlatTensors]]:
+        """(index, flat tensors) per parameter, for when the parameters' step counts differ."""
+        views = []
+        for i, (offset, shape) in enumerate(self.segments):
+            n = shape.numel()
+            part = {name: self.state[name][offset:offset + n] for name in self.state_names}
+            step = self.param_steps[i]
+            views.append((i, FlatTensors(self.param[offset:offset + n], self.grad[offset:offset + n],
+                                         part, [(0, shape)], step + 1, first_use=step == 0)))
+        return views
+
+    def record_step(self, state: Dict, indices: Optional[Sequence[int]] = None) -> None:
+        """Advance the step count of all parameters (or of those at ``indices``) by one."""
+        if indices is None:
+            self.param_steps = [s + 1 for s in self.param_steps]
+            if self.steps_tensor is not None:
+                self.steps_tensor.add_(1)
+            elif self.step_kind == "int":
+                for p in self.params:
+                    state[p]["step"] += 1
+            return
+        for i in indices:
+            self.param_steps[i] += 1
+            p = self.params[i]
+            if self.step_kind == "tensor":
+                state[p]["step"].add_(1)
+            elif self.step_kind == "int":
+                state[p]["step"] += 1

@@ -1,0 +1,70 @@
+"""NpuFusedLamb: LAMB (You et al., "Large Batch Optimization for Deep Learning") over combined
+buffers, in the form of the widely used reference implementation (no bias correction, weight
+norm clamped to [0, 10])."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import torch
+
+from . import step_path
+from .combined_params import FlatTensors
+from .npu_fused_optim_base import NpuFusedOptimizerBase, check_betas, check_non_negative
+
+WEIGHT_NORM_CLAMP = 10.0
+
+
+class NpuFusedLamb(NpuFusedOptimizerBase):
+    """LAMB: an Adam step scaled per parameter by the trust ratio ‖w‖ / ‖adam step‖.
+
+    ``adam=True`` turns the trust ratio off (plain Adam without bias correction).
+    ``use_global_grad_norm=True`` first scales all gradients of the optimizer by
+    ``1 / max(global_norm, 1)``, the global L2 gradient norm clipped to 1 (as NVIDIA's LAMB does
+    with its default ``max_grad_norm=1``).
+    """
+
+    STEP_KIND = "int"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
+                 adam=False, use_global_grad_norm=False):
+        name = type(self).__name__
+        check_non_negative(name, lr=lr, eps=eps, weight_decay=weight_decay)
+        check_betas(name, betas)
+        self.adam = adam
+        self.use_global_grad_norm = use_global_grad_norm
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
+        return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
+
+    def _before_group_updates(self) -> None:
+        if not self.use_global_grad_norm:
+            return
+        grads = self._grads_for_norm()
+        if not grads:
+            return
+        global_norm = step_path.total_norm(grads, 2.0)
+        scale = 1.0 / torch.clamp(global_norm, min=1.0)
+        for g in grads:
+            g.mul_(scale.to(g.dtype))
+
+    def _update(self, group: Dict, flat: FlatTensors) -> None:
+        beta1, beta2 = group["betas"]
+        grad, p = flat.grad, flat.param
+        exp_avg, exp_avg_sq = flat.state["exp_avg"], flat.state["exp_avg_sq"]
+        exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        adam_step = exp_avg / exp_avg_sq.sqrt().add(group["eps"])
+        if group["weight_decay"] != 0:
+            adam_step.add_(p, alpha=group["weight_decay"])
+        if self.adam:
+            p.add_(adam_step, alpha=-group["lr"])
+            return
+        for p_seg, step_seg in zip(flat.segment_views(p), flat.segment_views(adam_step)):
+            weight_norm = p_seg.float().pow(2).sum().sqrt().clamp(0, WEIGHT_NORM_CLAMP)
+            adam_norm = step_seg.float().pow(2).sum().sqrt()
+            if weight_norm == 0 or adam_norm == 0:
+                trust_ratio = 1.0
+            else:
+                trust_ratio = float(weight_norm / adam_norm)
+            p_seg.add_(step_seg, alpha=-group["lr"] * trust_ratio)

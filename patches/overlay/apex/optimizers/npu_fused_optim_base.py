@@ -1,0 +1,205 @@
+"""Base class of the NpuFused optimizers: every parameter group fused, torch-compatible state.
+
+A subclass gives its state buffers (``_state_spec``), how its per-parameter step count is kept
+(``STEP_KIND``: ``"tensor"`` as torch's Adam, ``"int"`` as torch's RMSprop, None as SGD) and its
+update rule over flat tensors (``_update``). This class combines, at each parameter group's first
+step, the group's parameters of each dtype, their gradients and state into combined buffers (see
+``combined_params``), checks before every step that they still point there (re-combining when
+the user replaced a tensor or the set of parameters with gradients changed), and keeps
+``state_dict()`` in torch's per-parameter layout.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import torch
+from torch.optim.optimizer import Optimizer
+
+from . import step_path
+from .combined_params import CombinedParams, FlatTensors
+
+SUPPORTED_PARAM_DTYPES = (torch.float32, torch.float16)
+
+_fusion_active = [False]
+
+
+def fusion_active() -> bool:
+    """Whether some optimizer has fused gradients (then zero_grad must keep gradient memory)."""
+    return _fusion_active[0]
+
+
+def _install_zero_grad_guard() -> None:
+    """Force ``Module.zero_grad(set_to_none=False)``: freeing a fused gradient breaks the fusion."""
+    if getattr(torch.nn.Module.zero_grad, "_apexnpu_keeps_grad_memory", False):
+        return
+    original = torch.nn.Module.zero_grad
+
+    def zero_grad(self, set_to_none: bool = False) -> None:
+        return original(self, set_to_none=False if fusion_active() else set_to_none)
+
+    zero_grad._apexnpu_keeps_grad_memory = True  # type: ignore[attr-defined]
+    zero_grad.__wrapped__ = original  # type: ignore[attr-defined]
+    zero_grad.__doc__ = original.__doc__
+    torch.nn.Module.zero_grad = zero_grad
+
+
+class NpuFusedOptimizerBase(Optimizer):
+    """Common machinery; see the module docstring."""
+
+    STEP_KIND: Optional[str] = "int"
+
+    def __init__(self, params, defaults: Dict):
+        self._combined: Dict[Tuple[int, torch.dtype], CombinedParams] = {}
+        super().__init__(params, defaults)
+
+    # --- what subclasses provide ---------------------------------------------------------------
+
+    def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
+        """(name, initial fill) of each state buffer; fill None means the rule initialises it."""
+        raise NotImplementedError
+
+    def _update(self, group: Dict, flat: FlatTensors) -> None:
+        """Update ``flat.param`` and ``flat.state`` in place from ``flat.grad``."""
+        raise NotImplementedError
+
+    def _before_group_updates(self) -> None:
+        """Hook run once per step before the groups are updated (e.g. a global gradient norm)."""
+
+    # --- torch.optim.Optimizer interface --------------------------------------------------------
+
+    def add_param_group(self, param_group: Dict) -> None:
+        params = param_group["params"]
+        if isinstance(params, torch.Tensor):
+            params = [params]
+        params = list(params)
+        for i, p in enumerate(params):
+            if not isinstance(p, torch.Tensor):
+                raise TypeError(f"{type(self).__name__}: parameter {i} of group "
+                                f"{len(self.param_groups)} is a {type(p).__name__}, not a tensor")
+            if p.dtype not in SUPPORTED_PARAM_DTYPES:
+                raise TypeError(f"{type(self).__name__}: parameter {i} of group "
+                                f"{len(self.param_groups)} has dtype {p.dtype}; fused optimizers "
+                                f"support torch.float32 and torch.float16 parameters only")
+        param_group = dict(param_group)
+        param_group["params"] = params
+        super().add_param_group(param_group)
+
+    def __setstate__(self, state: Dict) -> None:
+        super().__setstate__(state)
+        self.__dict__.setdefault("_combined", {})
+
+    def load_state_dict(self, state_dict: Dict) -> None:
+        # The loaded per-parameter tensors are copied into fresh combined buffers at the next step.
+        self._combined = {}
+        super().load_state_dict(state_dict)
+
+    def zero_grad(self, set_to_none: bool = False) -> None:
+        """Zero the gradients, keeping their memory (``set_to_none`` is ignored while fused)."""
+        fused = set()
+        for combined in self._combined.values():
+            if combined.matches(combined.params):
+                combined.grad.zero_()
+                fused.update(id(p) for p in combined.params)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None or id(p) in fused:
+                    continue
+                if set_to_none and not self._combined:
+                    p.grad = None
+                    continue
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()
+
+    @torch.no_grad()
+    def step(self, closure: Optional[Callable[[], torch.Tensor]] = None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        self._before_group_updates()
+        for index, group in enumerate(self.param_groups):
+            for combined in self._combined_for_group(index, group):
+                self._step_combined(group, combined)
+        return loss
+
+    # --- fusion ---------------------------------------------------------------------------------
+
+    def _combined_for_group(self, index: int, group: Dict) -> List[CombinedParams]:
+        """The group's combined buckets (one per dtype), re-combined where they went stale."""
+        by_dtype: Dict[torch.dtype, List[torch.nn.Parameter]] = {}
+        for p in group["params"]:
+            if p.grad is not None:
+                if p.grad.is_sparse:
+                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+                by_dtype.setdefault(p.dtype, []).append(p)
+        buckets = []
+        for dtype, params in by_dtype.items():
+            key = (index, dtype)
+            combined = self._combined.get(key)
+            if combined is None or not combined.matches(params):
+                combined = CombinedParams(params, self.state, self._state_spec(group),
+                                          self.STEP_KIND)
+                self._combined[key] = combined
+                _fusion_active[0] = True
+                _install_zero_grad_guard()
+            buckets.append(combined)
+        return buckets
+
+    def _step_combined(self, group: Dict, combined: CombinedParams) -> None:
+        if combined.step is not None:
+            self._update(group, combined.flat())
+            combined.record_step(self.state)
+            return
+        for i, flat in combined.per_param():
+            self._update(group, flat)
+            combined.record_step(self.state, [i])
+
+    def combined_buffers(self) -> List[CombinedParams]:
+        """The live combined buckets (for amp's fused unscale and gradient checks)."""
+        return list(self._combined.values())
+
+    # --- gradient norm ----------------------------------------------------------------------------
+
+    def _grads_for_norm(self) -> List[torch.Tensor]:
+        """Each gradient once: whole combined gradient buffers plus any unfused gradients."""
+        grads, covered = [], set()
+        for combined in self._combined.values():
+            if combined.matches(combined.params):
+                grads.append(combined.grad)
+                covered.update(id(p) for p in combined.params)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None and id(p) not in covered:
+                    grads.append(p.grad)
+        return grads
+
+    @torch.no_grad()
+    def clip_optimizer_grad_norm_fused(self, max_norm: float, norm_type: float = 2.0) -> torch.Tensor:
+        """Clip all gradients of this optimizer; equal to ``torch.nn.utils.clip_grad_norm_``."""
+        max_norm = float(max_norm)
+        norm_type = float(norm_type)
+        grads = self._grads_for_norm()
+        if not grads:
+            return torch.tensor(0.0)
+        total_norm = step_path.total_norm(grads, norm_type)
+        clip_coef = max_norm / (total_norm + 1e-6)
+        clip_coef_clamped = torch.clamp(clip_coef, max=1.0)
+        for g in grads:
+            g.mul_(clip_coef_clamped.to(g.dtype))
+        return total_norm
+
+
+def check_betas(name: str, betas: Sequence[float]) -> None:
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"{name}: invalid beta parameter at index {i}: {beta}")
+
+
+def check_non_negative(name: str, **values: float) -> None:
+    for key, value in values.items():
+        if value < 0.0 or math.isnan(value):
+            raise ValueError(f"{name}: invalid {key} value: {value}")

@@ -1,0 +1,177 @@
+"""Per-parameter reference implementations, written from the published algorithms, of the fused
+optimizers that have no torch.optim counterpart: AdamP, BertAdam, LAMB and RMSpropTF."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+class _PerParam(torch.optim.Optimizer):
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    self.update(group, p, p.grad, self.state[p])
+
+
+class AdamPReference(_PerParam):
+    """Heo et al. 2021, Algorithm 2 (with the authors' projection test)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 delta=0.1, wd_ratio=0.1, nesterov=False):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      delta=delta, wd_ratio=wd_ratio, nesterov=nesterov))
+
+    def update(self, group, p, grad, state):
+        beta1, beta2 = group["betas"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = torch.zeros_like(p)
+            state["exp_avg_sq"] = torch.zeros_like(p)
+        state["step"] += 1
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.mul_(beta1).add_(grad * (1 - beta1))
+        v.mul_(beta2).add_(grad * grad * (1 - beta2))
+        denom = (v.sqrt() / math.sqrt(1 - beta2 ** state["step"])).add_(group["eps"])
+        step_size = group["lr"] / (1 - beta1 ** state["step"])
+        perturb = ((beta1 * m + (1 - beta1) * grad) if group["nesterov"] else m) / denom
+        ratio = 1.0
+        if p.dim() > 1:
+            for view in (lambda x: x.view(x.size(0), -1), lambda x: x.view(1, -1)):
+                cos = F.cosine_similarity(view(grad), view(p), dim=1, eps=group["eps"]).abs()
+                if cos.max() < group["delta"] / math.sqrt(view(p).size(1)):
+                    shape = [-1] + [1] * (p.dim() - 1)
+                    unit = p / view(p).norm(dim=1).view(shape).add(group["eps"])
+                    perturb = perturb - unit * view(unit * perturb).sum(dim=1).view(shape)
+                    ratio = group["wd_ratio"]
+                    break
+        if group["weight_decay"] > 0:
+            p.mul_(1 - group["lr"] * group["weight_decay"] * ratio)
+        p.add_(perturb * -step_size)
+
+
+class BertAdamReference(_PerParam):
+    """BERT's Adam: no bias correction, decay in the update, warmup schedule, per-tensor clip."""
+
+    def __init__(self, params, lr, warmup=-1, t_total=-1, schedule="warmup_linear", b1=0.9,
+                 b2=0.99, e=1e-6, weight_decay=0.01, max_grad_norm=-1):
+        super().__init__(params, dict(lr=lr, warmup=warmup, t_total=t_total, schedule=schedule,
+                                      b1=b1, b2=b2, e=e, weight_decay=weight_decay,
+                                      max_grad_norm=max_grad_norm))
+
+    @staticmethod
+    def schedule(name, x, warmup):
+        if x < warmup:
+            return x / warmup
+        if name == "warmup_linear":
+            return max((x - 1.0) / (warmup - 1.0), 0.0)
+        if name == "warmup_cosine":
+            return 0.5 * (1.0 + math.cos(math.pi * x))
+        if name == "warmup_constant":
+            return 1.0
+        return (1.0 - x) ** 0.5
+
+    def update(self, group, p, grad, state):
+        if not state:
+            state["step"] = 0
+            state["next_m"] = torch.zeros_like(p)
+            state["next_v"] = torch.zeros_like(p)
+        if group["max_grad_norm"] > 0:
+            torch.nn.utils.clip_grad_norm_([p], group["max_grad_norm"])
+        m, v = state["next_m"], state["next_v"]
+        m.mul_(group["b1"]).add_(grad * (1 - group["b1"]))
+        v.mul_(group["b2"]).add_(grad * grad * (1 - group["b2"]))
+        update = m / (v.sqrt() + group["e"])
+        if group["weight_decay"] > 0:
+            update = update + group["weight_decay"] * p
+        lr = group["lr"]
+        if group["t_total"] != -1:
+            lr = lr * self.schedule(group["schedule"], state["step"] / group["t_total"],
+                                    group["warmup"])
+        p.sub_(lr * update)
+        state["step"] += 1
+
+
+class LambReference(torch.optim.Optimizer):
+    """LAMB in the form of the common reference code: no bias correction, ‖w‖ clamped to 10.
+    ``global_clip`` scales all gradients by 1 / max(global L2 norm, 1) first."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
+                 adam=False, global_clip=False):
+        self.adam = adam
+        self.global_clip = global_clip
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self):
+        grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
+        if self.global_clip:
+            norm = math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads))
+            for g in grads:
+                g.div_(max(norm, 1.0))
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                state["step"] += 1
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m.mul_(beta1).add_(p.grad * (1 - beta1))
+                v.mul_(beta2).add_(p.grad * p.grad * (1 - beta2))
+                r = m / (v.sqrt() + group["eps"])
+                if group["weight_decay"] != 0:
+                    r = r + group["weight_decay"] * p
+                w_norm = min(float(p.norm()), 10.0)
+                r_norm = float(r.norm())
+                trust = 1.0 if (w_norm == 0 or r_norm == 0 or self.adam) else w_norm / r_norm
+                p.sub_(group["lr"] * trust * r)
+
+
+class RMSpropTFReference(_PerParam):
+    """TensorFlow's RMSprop: ms starts at 1, eps inside the sqrt, optional decoupled decay and
+    learning rate inside the momentum."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.0,
+                 centered=False, decoupled_decay=False, lr_in_momentum=True):
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=centered,
+                                      decoupled_decay=decoupled_decay,
+                                      lr_in_momentum=lr_in_momentum))
+
+    def update(self, group, p, grad, state):
+        if not state:
+            state["step"] = 0
+            state["square_avg"] = torch.ones_like(p)
+            state["momentum_buffer"] = torch.zeros_like(p)
+            state["grad_avg"] = torch.zeros_like(p)
+        state["step"] += 1
+        lr, rate = group["lr"], 1 - group["alpha"]
+        if group["weight_decay"]:
+            if group["decoupled_decay"]:
+                p.mul_(1 - lr * group["weight_decay"])
+            else:
+                grad = grad + group["weight_decay"] * p
+        ms = state["square_avg"]
+        ms.add_((grad * grad - ms) * rate)
+        if group["centered"]:
+            mg = state["grad_avg"]
+            mg.add_((grad - mg) * rate)
+            denom = (ms - mg * mg + group["eps"]).sqrt()
+        else:
+            denom = (ms + group["eps"]).sqrt()
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"]
+            if group["lr_in_momentum"]:
+                buf.mul_(group["momentum"]).add_(lr * grad / denom)
+                p.sub_(buf)
+            else:
+                buf.mul_(group["momentum"]).add_(grad / denom)
+                p.sub_(lr * buf)
+        else:
+            p.sub_(lr * grad / denom)

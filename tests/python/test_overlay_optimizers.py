@@ -1,0 +1,383 @@
+"""apex.optimizers NpuFused* used without amp, as drop-in replacements for torch.optim.
+
+Parity: 50 steps on an MLP and on a CNN with BatchNorm, against torch.optim or (AdamP, BertAdam,
+LAMB, RMSpropTF) a per-parameter reference written from the published algorithm; parameters
+agree within 1e-5 relative (atol 1e-6 for entries near zero). Both step paths run: torch
+operations on the combined tensors (APEXNPU_OPTIM_PATH=torch, the real-NPU path) and the default.
+"""
+import copy
+import io
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from overlay_support import use_overlay
+from overlay_support import reference_optimizers as ref
+
+use_overlay()
+import apex.npu  # noqa: E402,F401
+from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
+from apex.optimizers import npu_fused  # noqa: E402
+from apex.optimizers.npu_fused import (  # noqa: E402
+    Lamb, NpuFusedAdadelta, NpuFusedAdam, NpuFusedAdamP, NpuFusedAdamW, NpuFusedBertAdam,
+    NpuFusedLamb, NpuFusedRMSprop, NpuFusedRMSpropTF, NpuFusedSGD)
+
+RTOL, ATOL = 1e-5, 1e-6
+STEPS = 50
+
+CASES = {
+    "sgd": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05)),
+    "sgd_momentum": (NpuFusedSGD, torch.optim.SGD,
+                     dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=1e-3)),
+    "sgd_nesterov": (NpuFusedSGD, torch.optim.SGD,
+                     dict(lr=0.05, momentum=0.9, weight_decay=1e-3, nesterov=True)),
+    "adam": (NpuFusedAdam, torch.optim.Adam, dict(lr=1e-2)),
+    "adam_wd_amsgrad": (NpuFusedAdam, torch.optim.Adam,
+                        dict(lr=1e-2, weight_decay=1e-2, amsgrad=True)),
+    "adamw": (NpuFusedAdamW, torch.optim.AdamW, dict(lr=1e-2)),
+    "adamw_amsgrad": (NpuFusedAdamW, torch.optim.AdamW,
+                      dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),
+    "adadelta": (NpuFusedAdadelta, torch.optim.Adadelta, dict(lr=1.0, weight_decay=1e-2)),
+    "rmsprop": (NpuFusedRMSprop, torch.optim.RMSprop, dict(lr=1e-3)),
+    "rmsprop_momentum_centered": (NpuFusedRMSprop, torch.optim.RMSprop,
+                                  dict(lr=1e-3, momentum=0.9, centered=True, weight_decay=1e-3)),
+    "adamp": (NpuFusedAdamP, ref.AdamPReference, dict(lr=1e-2, weight_decay=1e-2)),
+    "adamp_nesterov": (NpuFusedAdamP, ref.AdamPReference,
+                       dict(lr=1e-2, weight_decay=1e-2, nesterov=True, delta=0.2)),
+    "bert_adam": (NpuFusedBertAdam, ref.BertAdamReference, dict(lr=1e-2)),
+    "bert_adam_schedule_clip": (NpuFusedBertAdam, ref.BertAdamReference,
+                                dict(lr=1e-2, warmup=0.1, t_total=60, max_grad_norm=0.5)),
+    "bert_adam_cosine": (NpuFusedBertAdam, ref.BertAdamReference,
+                         dict(lr=1e-2, warmup=0.2, t_total=50, schedule="warmup_cosine")),
+    "lamb": (Lamb, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
+    "lamb_adam": (Lamb, ref.LambReference, dict(lr=1e-3, adam=True)),
+    "npu_fused_lamb": (NpuFusedLamb, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
+    "npu_fused_lamb_global_norm": (NpuFusedLamb, ref.LambReference,
+                                   dict(lr=1e-2, use_global_grad_norm=True)),
+    "rmsprop_tf": (NpuFusedRMSpropTF, ref.RMSpropTFReference, dict(lr=1e-3)),
+    "rmsprop_tf_momentum": (NpuFusedRMSpropTF, ref.RMSpropTFReference,
+                            dict(lr=1e-3, momentum=0.9, weight_decay=1e-2)),
+    "rmsprop_tf_centered_decoupled": (NpuFusedRMSpropTF, ref.RMSpropTFReference,
+                                      dict(lr=1e-3, momentum=0.9, centered=True, weight_decay=1e-2,
+                                           decoupled_decay=True, lr_in_momentum=False)),
+}
+
+
+def reference_kwargs(kwargs):
+    kwargs = dict(kwargs)
+    if "use_global_grad_norm" in kwargs:
+        kwargs["global_clip"] = kwargs.pop("use_global_grad_norm")
+    return kwargs
+
+
+def make_mlp():
+    return nn.Sequential(nn.Linear(6, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(),
+                         nn.Linear(16, 4))
+
+
+def make_cnn():
+    # Convolutions before batchnorm have no bias: its gradient is zero in exact arithmetic, and
+    # adaptive optimizers would amplify the rounding noise left in it.
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                         nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(32, 4))
+
+
+MODELS = {"mlp": (make_mlp, (6,)), "cnn": (make_cnn, (3, 8, 8))}
+
+
+def batches(shape, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(16, *shape, generator=g), torch.randint(0, 4, (16,), generator=g))
+            for _ in range(5)]
+
+
+def train(model, opt, data, steps, first=0):
+    model.train()
+    for i in range(first, first + steps):
+        x, y = data[i % len(data)]
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+def assert_params_close(a, b):
+    for (name, p), q in zip(a.named_parameters(), b.parameters()):
+        torch.testing.assert_close(p.detach(), q.detach(), rtol=RTOL, atol=ATOL, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.fixture(params=["torch", "auto"])
+def step_path(request, monkeypatch):
+    monkeypatch.setenv("APEXNPU_OPTIM_PATH", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("model_name", sorted(MODELS))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_parity_with_reference_over_50_steps(case, model_name, step_path):
+    fused_cls, ref_cls, kwargs = CASES[case]
+    factory, shape = MODELS[model_name]
+    torch.manual_seed(0)
+    fused_model = factory()
+    ref_model = copy.deepcopy(fused_model)
+    fused = fused_cls(fused_model.parameters(), **kwargs)
+    reference = ref_cls(ref_model.parameters(), **reference_kwargs(kwargs))
+    data = batches(shape)
+    train(fused_model, fused, data, STEPS)
+    train(ref_model, reference, data, STEPS)
+    assert_params_close(fused_model, ref_model)
+    # The step really ran fused: every parameter and gradient is a view of its combined buffer.
+    buckets = fused.combined_buffers()
+    assert len(buckets) == 1 and buckets[0].step == STEPS
+    params = list(fused_model.parameters())
+    assert is_combined_tensor_valid(buckets[0].param, params)
+    assert is_combined_tensor_valid(buckets[0].grad, [p.grad for p in params])
+
+
+def test_every_param_group_is_fused_with_its_own_hyperparameters(step_path):
+    torch.manual_seed(0)
+    model = make_cnn()
+    twin = copy.deepcopy(model)
+
+    def groups(m):
+        convs = [p for n, p in m.named_parameters() if n.startswith(("0.", "3."))]
+        norms = [p for n, p in m.named_parameters() if n.startswith(("1.", "4."))]
+        head = list(m[8].parameters())
+        return [{"params": convs}, {"params": norms, "lr": 3e-3, "weight_decay": 0.0},
+                {"params": head, "betas": (0.8, 0.99)}]
+
+    fused = NpuFusedAdamW(groups(model), lr=1e-2, weight_decay=0.05)
+    reference = torch.optim.AdamW(groups(twin), lr=1e-2, weight_decay=0.05)
+    data = batches((3, 8, 8))
+    train(model, fused, data, STEPS)
+    train(twin, reference, data, STEPS)
+    assert_params_close(model, twin)
+    assert len(fused.combined_buffers()) == 3
+    for bucket, group in zip(fused.combined_buffers(), fused.param_groups):
+        assert is_combined_tensor_valid(bucket.param, group["params"])
+
+
+def test_parameters_without_gradients_are_skipped_like_torch(step_path):
+    torch.manual_seed(0)
+    model = make_mlp()
+    twin = copy.deepcopy(model)
+    fused = NpuFusedAdam(model.parameters(), lr=1e-2, weight_decay=1e-2)
+    reference = torch.optim.Adam(twin.parameters(), lr=1e-2, weight_decay=1e-2)
+    data = batches((6,))
+    for m, opt in ((model, fused), (twin, reference)):
+        for i in range(30):
+            x, y = data[i % len(data)]
+            opt.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            if 10 <= i < 20:  # the first layer is frozen for ten steps
+                m[0].weight.grad = None
+                m[0].bias.grad = None
+            opt.step()
+    assert_params_close(model, twin)
+    assert fused.state[model[0].weight]["step"].item() == 20
+    assert fused.state[model[2].weight]["step"].item() == 30
+
+
+def test_fp16_parameters_without_amp_match_torch_on_the_emulated_npu(step_path):
+    torch.manual_seed(0)
+    model = make_mlp().half()
+    twin = copy.deepcopy(model)
+    fused = NpuFusedSGD(model.parameters(), lr=0.05, momentum=0.9)
+    reference = torch.optim.SGD(twin.parameters(), lr=0.05, momentum=0.9)
+    data = [(x.half(), y) for x, y in batches((6,))]
+    train(model, fused, data, 20)
+    train(twin, reference, data, 20)
+    for p, q in zip(model.parameters(), twin.parameters()):
+        assert p.dtype == torch.float16
+        # Same fp16 operations in the same order: equal up to one fp16 ulp from summation order.
+        torch.testing.assert_close(p, q, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("direction", ["torch_to_fused", "fused_to_torch"])
+@pytest.mark.parametrize("pair", [(NpuFusedAdam, torch.optim.Adam, dict(lr=1e-2, amsgrad=True)),
+                                  (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9)),
+                                  (NpuFusedRMSprop, torch.optim.RMSprop,
+                                   dict(lr=1e-3, momentum=0.5, centered=True)),
+                                  (NpuFusedAdadelta, torch.optim.Adadelta, dict())],
+                         ids=["adam", "sgd", "rmsprop", "adadelta"])
+def test_checkpoint_moves_between_torch_and_fused(pair, direction, step_path):
+    fused_cls, torch_cls, kwargs = pair
+    first_cls, second_cls = (torch_cls, fused_cls) if direction == "torch_to_fused" else (fused_cls, torch_cls)
+    torch.manual_seed(0)
+    model = make_cnn()
+    straight = copy.deepcopy(model)
+    data = batches((3, 8, 8))
+
+    opt = first_cls(model.parameters(), **kwargs)
+    train(model, opt, data, 20)
+    buffer = io.BytesIO()
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, buffer)
+    buffer.seek(0)
+    checkpoint = torch.load(buffer)
+
+    resumed = make_cnn()
+    resumed.load_state_dict(checkpoint["model"])
+    opt2 = second_cls(resumed.parameters(), **kwargs)
+    opt2.load_state_dict(checkpoint["optimizer"])
+    train(resumed, opt2, data, 20, first=20)
+
+    reference = torch_cls(straight.parameters(), **kwargs)
+    train(straight, reference, data, 40)
+    assert_params_close(resumed, straight)
+    assert opt2.state_dict()["state"].keys() == reference.state_dict()["state"].keys()
+    for key, value in reference.state_dict()["state"][0].items():
+        mine = opt2.state_dict()["state"][0][key]
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            torch.testing.assert_close(mine, value, rtol=RTOL, atol=ATOL)
+        elif value is None:
+            assert mine is None
+        else:
+            assert float(mine) == float(value), key
+
+
+def test_state_dict_layout_equals_torch():
+    torch.manual_seed(0)
+    model = make_mlp()
+    twin = copy.deepcopy(model)
+    fused = NpuFusedAdam(model.parameters(), lr=1e-2)
+    reference = torch.optim.Adam(twin.parameters(), lr=1e-2)
+    data = batches((6,))
+    train(model, fused, data, 3)
+    train(twin, reference, data, 3)
+    mine, theirs = fused.state_dict(), reference.state_dict()
+    # torch's groups also carry its own switches (foreach, maximize, ...); ours are a subset.
+    for my_group, their_group in zip(mine["param_groups"], theirs["param_groups"]):
+        assert my_group == {k: their_group[k] for k in my_group}
+    assert mine["state"].keys() == theirs["state"].keys()
+    for index, state in theirs["state"].items():
+        assert mine["state"][index].keys() == state.keys()
+        for key, value in state.items():
+            assert mine["state"][index][key].shape == value.shape
+            assert mine["state"][index][key].dtype == value.dtype
+
+
+def test_zero_grad_keeps_gradient_memory():
+    torch.manual_seed(0)
+    model = make_mlp()
+    opt = NpuFusedAdam(model.parameters(), lr=1e-2)
+    data = batches((6,))
+    train(model, opt, data, 2)
+    grads = [p.grad for p in model.parameters()]
+    ptrs = [g.data_ptr() for g in grads]
+    opt.zero_grad(set_to_none=True)
+    assert all(p.grad is g for p, g in zip(model.parameters(), grads))
+    assert all(float(g.abs().sum()) == 0 for g in grads)
+    model.zero_grad(set_to_none=True)
+    assert [p.grad.data_ptr() for p in model.parameters()] == ptrs
+    x, y = data[0]
+    F.cross_entropy(model(x), y).backward()
+    bucket = opt.combined_buffers()[0]
+    assert is_combined_tensor_valid(bucket.grad, [p.grad for p in model.parameters()])
+    assert float(bucket.grad.abs().sum()) > 0
+
+
+def test_replaced_parameter_is_recombined_not_lost():
+    torch.manual_seed(0)
+    model = make_mlp()
+    twin = copy.deepcopy(model)
+    fused = NpuFusedSGD(model.parameters(), lr=0.05, momentum=0.9)
+    reference = torch.optim.SGD(twin.parameters(), lr=0.05, momentum=0.9)
+    data = batches((6,))
+    train(model, fused, data, 5)
+    train(twin, reference, data, 5)
+    with torch.no_grad():  # the user points a parameter at new memory
+        model[0].weight.data = model[0].weight.data.clone() * 0.5
+        twin[0].weight.data = twin[0].weight.data.clone() * 0.5
+    train(model, fused, data, 5, first=5)
+    train(twin, reference, data, 5, first=5)
+    assert_params_close(model, twin)
+    assert is_combined_tensor_valid(fused.combined_buffers()[0].param, list(model.parameters()))
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_optimizer_grad_norm_fused_equals_clip_grad_norm(norm_type):
+    torch.manual_seed(0)
+    model = make_cnn()
+    twin = copy.deepcopy(model)
+    fused = NpuFusedSGD(model.parameters(), lr=0.05, momentum=0.9)
+    reference = torch.optim.SGD(twin.parameters(), lr=0.05, momentum=0.9)
+    data = batches((3, 8, 8))
+    for i in range(4):  # the first step clips before the fusion exists, the others after
+        x, y = data[i]
+        for m, opt in ((model, fused), (twin, reference)):
+            opt.zero_grad()
+            (F.cross_entropy(m(x), y) * 10).backward()
+        got = fused.clip_optimizer_grad_norm_fused(0.5, norm_type=norm_type)
+        want = torch.nn.utils.clip_grad_norm_(twin.parameters(), 0.5, norm_type=norm_type)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=0)
+        for p, q in zip(model.parameters(), twin.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-7)
+        fused.step()
+        reference.step()
+    assert_params_close(model, twin)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("cls", [getattr(npu_fused, n) for n in npu_fused.__all__],
+                         ids=npu_fused.__all__)
+def test_unsupported_parameter_dtype_is_a_clear_type_error(cls, dtype):
+    good = nn.Parameter(torch.zeros(3))
+    bad = torch.zeros(3, dtype=dtype)
+    kwargs = {"lr": 0.1} if cls in (NpuFusedSGD, NpuFusedBertAdam) else {}
+    with pytest.raises(TypeError, match=r"parameter 1 of group 0 has dtype torch\.%s" % str(dtype).split(".")[1]):
+        cls([good, bad], **kwargs)
+
+
+def test_signatures_and_defaults_are_those_of_the_manual():
+    import inspect
+
+    def defaults(cls):
+        return {k: v.default for k, v in inspect.signature(cls.__init__).parameters.items()
+                if k not in ("self", "params")}
+
+    from torch.optim.optimizer import required
+    assert defaults(NpuFusedSGD) == dict(lr=required, momentum=0.0, dampening=0.0,
+                                         weight_decay=0.0, nesterov=False)
+    assert defaults(NpuFusedAdam) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                                          weight_decay=0, amsgrad=False)
+    assert defaults(NpuFusedAdamW) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                                           weight_decay=1e-2, amsgrad=False)
+    assert defaults(NpuFusedAdamP) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                                           delta=0.1, wd_ratio=0.1, nesterov=False)
+    assert defaults(NpuFusedBertAdam) == dict(lr=required, warmup=-1, t_total=-1,
+                                              schedule="warmup_linear", b1=0.9, b2=0.99, e=1e-6,
+                                              weight_decay=0.01, max_grad_norm=-1)
+    assert defaults(NpuFusedAdadelta) == dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0)
+    assert defaults(Lamb) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
+                                  adam=False)
+    assert defaults(NpuFusedLamb) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
+                                          adam=False, use_global_grad_norm=False)
+    assert defaults(NpuFusedRMSprop) == dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0,
+                                             momentum=0, centered=False)
+    assert defaults(NpuFusedRMSpropTF) == dict(lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0,
+                                               momentum=0.0, centered=False,
+                                               decoupled_decay=False, lr_in_momentum=True)
+    for name in npu_fused.__all__:
+        assert issubclass(getattr(npu_fused, name), torch.optim.Optimizer)
+
+
+def test_bad_hyperparameters_are_value_errors():
+    p = [nn.Parameter(torch.zeros(2))]
+    with pytest.raises(ValueError, match="Nesterov"):
+        NpuFusedSGD(p, lr=0.1, nesterov=True)
+    with pytest.raises(ValueError, match="beta"):
+        NpuFusedAdam(p, betas=(1.0, 0.999))
+    with pytest.raises(ValueError, match="schedule"):
+        NpuFusedBertAdam(p, lr=0.1, schedule="nope")
+    with pytest.raises(ValueError, match="lr"):
+        NpuFusedRMSprop(p, lr=-1.0)
+    with pytest.raises(ValueError, match="APEXNPU_OPTIM_PATH"):
+        import os
+        os.environ["APEXNPU_OPTIM_PATH"] = "gpu"
+        try:
+            from apex.optimizers import step_path as sp
+            sp.requested_path()
+        finally:
+            del os.environ["APEXNPU_OPTIM_PATH"]
