@@ -36,9 +36,14 @@ def device_type() -> str:
     return "npu" if is_real_npu() else "cpu"
 
 
+_runtime_module = []  # [module or None] once looked up
+
+
 def runtime():
     """The compiled runtime module ``apex._apexnpu``, or None when it was not built."""
-    try:
-        return importlib.import_module("apex._apexnpu")
-    except ImportError:
-        return None
+    if not _runtime_module:
+        try:
+            _runtime_module.append(importlib.import_module("apex._apexnpu"))
+        except ImportError:
+            _runtime_module.append(None)
+    return _runtime_module[0]

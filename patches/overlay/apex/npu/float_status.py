@@ -30,14 +30,21 @@ def _runtime_calls():
         if real is None:
             return None
         get_flag, clear_flag = real
+
+        def clear_real(device: int) -> bool:
+            was_set = bool(get_flag())
+            clear_flag()
+            return was_set
+
         # A real NPU sets its flag itself; recording an overflow from Python is not possible there.
-        return (lambda device: get_flag(), lambda device: None, lambda device: clear_flag())
+        return (lambda device: get_flag(), lambda device: None, clear_real)
     rt = backend.runtime()
     if rt is None:
         return None
-    names = ("float_status_get", "float_status_set", "float_status_clear")
+    names = ("get_float_status", "raise_float_status", "clear_float_status")
     if all(hasattr(rt, n) for n in names):
-        return tuple(getattr(rt, n) for n in names)
+        get_flag, raise_flag, clear_flag = (getattr(rt, n) for n in names)
+        return (get_flag, raise_flag, clear_flag)
     return None
 
 
@@ -64,9 +71,7 @@ def clear(device: int = 0) -> bool:
     """Clear the flag; returns whether it was set."""
     calls = _runtime_calls()
     if calls is not None:
-        was_set = bool(calls[0](device))
-        calls[2](device)
-        return was_set
+        return bool(calls[2](device))
     with _lock:
         was_set = _python_flag[0]
         _python_flag[0] = False
