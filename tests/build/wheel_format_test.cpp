@@ -1,0 +1,124 @@
+// RECORD rows, base64, PEP 440 labels, file names, package file selection, the zip writer.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "wheel/package_files.h"
+#include "wheel/pep440.h"
+#include "wheel/record.h"
+#include "wheel/zip_archive.h"
+
+namespace apexnpu::wheel {
+namespace {
+
+TEST(Record, HashIsUnpaddedUrlsafeBase64OfSha256) {
+  // sha256("") in urlsafe base64 without padding, as pip writes it.
+  EXPECT_EQ(record_hash(""), "sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
+}
+
+TEST(Record, Base64RoundTripsEveryLength) {
+  std::string bytes;
+  for (int n = 0; n < 40; ++n) {
+    const std::string enc = urlsafe_b64_nopad(bytes);
+    EXPECT_EQ(enc.find('='), std::string::npos);
+    EXPECT_EQ(enc.find_first_of("+/"), std::string::npos);
+    ASSERT_TRUE(urlsafe_b64_decode(enc).has_value());
+    EXPECT_EQ(*urlsafe_b64_decode(enc), bytes);
+    bytes += static_cast<char>(0xfb + n);  // bytes that map to '-' and '_'
+  }
+  EXPECT_FALSE(urlsafe_b64_decode("ab+c").has_value());
+  EXPECT_FALSE(urlsafe_b64_decode("abc=").has_value());
+}
+
+TEST(Record, FormatsRowsAndItsOwnRowLast) {
+  WheelFiles files = {{"a/x.py", "hi"}, {"d.dist-info/RECORD", "ignored"}, {"b,c.py", ""}};
+  const std::string text = format_record(files, "d.dist-info/RECORD");
+  EXPECT_EQ(text,
+            "a/x.py,sha256=j0NDRmSPa5bfid2pAcUXaxCm2Dlh3TwayItZstwyeqQ,2\n"
+            "\"b,c.py\",sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"
+            "d.dist-info/RECORD,,\n");
+  const auto rows = parse_record(text);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].path, "b,c.py");
+  EXPECT_EQ(rows[2].hash, "");
+  EXPECT_EQ(rows[2].line, 3u);
+}
+
+TEST(Record, MalformedRowsAreErrors) {
+  EXPECT_THROW(parse_record("a,b\n"), Error);
+  EXPECT_THROW(parse_record("\"a,b,c\n"), Error);
+}
+
+TEST(Pep440, AcceptsAndNormalisesLocalLabels) {
+  EXPECT_EQ(validate_local_label("ascend"), "ascend");
+  EXPECT_EQ(validate_local_label("Ascend.RC1"), "ascend.rc1");
+  EXPECT_EQ(wheel_version("ascend"), "0.1+ascend");
+}
+
+TEST(Pep440, RefusesInvalidLabels) {
+  for (const char* bad : {"", "ascend-1", "-ascend", "a..b", ".a", "a.", "as cend", "a+b", "a/b",
+                          "a_b"})
+    EXPECT_THROW(validate_local_label(bad), UsageError) << bad;
+  try {
+    validate_local_label("ascend-rc1");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--version-label"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("'-'"), std::string::npos);
+  }
+}
+
+TEST(Pep440, FileNames) {
+  EXPECT_EQ(dist_info_dir("apex", "0.1+ascend"), "apex-0.1+ascend.dist-info");
+  EXPECT_EQ(wheel_file_name("apex", "0.1+ascend", "cp311-cp311-linux_x86_64"),
+            "apex-0.1+ascend-cp311-cp311-linux_x86_64.whl");
+  EXPECT_EQ(escape_file_name_part("my-dist"), "my_dist");
+}
+
+TEST(PackageFiles, KeepsPythonAndDataOnly) {
+  EXPECT_TRUE(is_package_file("apex/__init__.py"));
+  EXPECT_TRUE(is_package_file("apex/amp/lists/data.json"));
+  EXPECT_TRUE(is_package_file("apex/py.typed"));
+  for (const char* out : {"setup.py", "tests/test_a.py", "csrc/a.cpp", "apex/contrib/csrc/x.cu",
+                          "apex/contrib/test/t.py", "apex/tests/t.py", "apex/__pycache__/a.pyc",
+                          "apex/a.pyc", "apex/_apexnpu.so", "apex/x.cpp", "apex/x.h",
+                          "apex/build/lib/a.py", "apex/a.egg-info/PKG-INFO", "apex/a.py.orig",
+                          "apex/a.py.rej", "apex/../x.py", "apexx/a.py"})
+    EXPECT_FALSE(is_package_file(out)) << out;
+}
+
+TEST(Zip, RoundTripsDeterministically) {
+  const std::vector<ZipEntry> entries = {{"a/b.py", "print(1)\n", 0100644},
+                                         {"big.bin", std::string(100000, 'z'), 0100644},
+                                         {"m.so", "\x7f" "ELF", 0100755},
+                                         {"empty", "", 0100644}};
+  const std::string z1 = write_zip(entries, 1700000000);
+  EXPECT_EQ(z1, write_zip(entries, 1700000000));
+  EXPECT_NE(z1, write_zip(entries, 1700000002));
+  EXPECT_LT(z1.size(), 2000u);  // the 100 kB of 'z' really were deflated
+  const auto back = read_zip(z1, "t.zip");
+  ASSERT_EQ(back.size(), entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(back[i].name, entries[i].name);
+    EXPECT_EQ(back[i].bytes, entries[i].bytes);
+    EXPECT_EQ(back[i].mode, entries[i].mode);
+  }
+}
+
+TEST(Zip, EpochsBefore1980AreClamped) {
+  const std::vector<ZipEntry> e = {{"a", "x", 0100644}};
+  EXPECT_EQ(write_zip(e, 0), write_zip(e, kZipEpochMin));
+  EXPECT_NE(write_zip(e, kZipEpochMin), write_zip(e, kZipEpochMin + 2));
+}
+
+TEST(Zip, DamageIsDetected) {
+  std::string z = write_zip({{"a.txt", std::string(50, 'q'), 0100644}}, 1700000000);
+  EXPECT_THROW(read_zip(z.substr(0, z.size() - 5), "t.zip"), Error);
+  z[14] ^= 1;  // the CRC in the local header is not read; corrupt the central one instead
+  const auto central = z.find("PK\x01\x02");
+  ASSERT_NE(central, std::string::npos);
+  z[central + 16] ^= 0x55;
+  EXPECT_THROW(read_zip(z, "t.zip"), Error);
+}
+
+}  // namespace
+}  // namespace apexnpu::wheel
