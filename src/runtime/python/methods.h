@@ -11,5 +11,6 @@ extern PyMethodDef kOptimMethods[];  // bind_optim.cpp: fused optimizer steps
 // Adds module-level constants (dtype codes ...) defined by the binding files.
 int add_core_constants(PyObject* module);
 int add_optim_constants(PyObject* module);
+int add_amp_types(PyObject* module);
 
 }  // namespace apexnpu::py

@@ -30,7 +30,8 @@ APEXNPU_PYINIT PyInit__apexnpu() {
   module_def.m_methods = all_methods().data();
   PyObject* m = PyModule_Create(&module_def);
   if (m == nullptr) return nullptr;
-  if (apexnpu::py::add_core_constants(m) < 0 || apexnpu::py::add_optim_constants(m) < 0) {
+  if (apexnpu::py::add_core_constants(m) < 0 || apexnpu::py::add_optim_constants(m) < 0 ||
+      apexnpu::py::add_amp_types(m) < 0) {
     Py_DECREF(m);
     return nullptr;
   }
