@@ -1,0 +1,43 @@
+"""The main job end to end on real upstream Apex (needs APEXNPU_TEST_UPSTREAM, a path or URL of an
+NVIDIA Apex git repository): `gen`, `build --python=3.11 --wheel`, install into a venv that sees
+Debian's python3-torch (--system-site-packages), import apex, apex.amp, apex.optimizers."""
+import os
+import subprocess
+
+import pytest
+
+import build_helpers as bh
+
+UPSTREAM = os.environ.get("APEXNPU_TEST_UPSTREAM")
+
+
+def test_gen_build_install_import(tmp_path, tmp_path_factory):
+    if not UPSTREAM:
+        pytest.skip("APEXNPU_TEST_UPSTREAM is not set (path or URL of an NVIDIA Apex repository)")
+    if bh.run(["gen", "--help"]).returncode != 0:
+        pytest.skip("`apexnpu gen` is not available in this build yet")
+    if not os.path.exists("/usr/bin/python3.11"):
+        pytest.skip("needs /usr/bin/python3.11 (Debian's, with python3-torch)")
+    tree = str(tmp_path / "apex-tree")
+    gen = bh.run(["gen", "--upstream", UPSTREAM, "-o", tree])
+    assert gen.returncode == 0, gen.stderr
+    proc, doc = bh.build_json(["--python=/usr/bin/python3.11", "--tree", tree, "-o",
+                               str(tmp_path / "dist"), "--wheel", "--cache-dir",
+                               bh.shared_cache_dir(tmp_path_factory)])
+    assert proc.returncode == 0, proc.stderr
+    assert bh.run(["verify", doc["wheel"]]).returncode == 0
+    venv = str(tmp_path / "venv")
+    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    subprocess.run(["/usr/bin/python3.11", "-m", "venv", "--system-site-packages", venv],
+                   check=True, env=env)
+    vpy = os.path.join(venv, "bin", "python")
+    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index", doc["wheel"]],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                          universal_newlines=True)
+    assert inst.returncode == 0, inst.stdout
+    imp = subprocess.run([vpy, "-c", "import apex, apex.amp, apex.optimizers, change_data_ptr; "
+                          "from apex import _apexnpu; print(_apexnpu.runtime_version())"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         universal_newlines=True, cwd=str(tmp_path))
+    assert imp.returncode == 0, imp.stderr
