@@ -9,7 +9,8 @@
 namespace apexnpu::compile {
 
 PoolOutcome run_pool(std::size_t count, int workers, const std::function<void(std::size_t)>& task,
-                     const std::function<void(std::size_t, std::size_t)>& on_done) {
+                     const std::function<void(std::size_t, std::size_t)>& on_done,
+                     const std::vector<std::size_t>& order) {
   PoolOutcome outcome;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
@@ -17,8 +18,9 @@ PoolOutcome run_pool(std::size_t count, int workers, const std::function<void(st
   auto worker = [&] {
     for (;;) {
       if (failed.load()) return;
-      const std::size_t i = next.fetch_add(1);
-      if (i >= count) return;
+      const std::size_t k = next.fetch_add(1);
+      if (k >= count) return;
+      const std::size_t i = order.size() == count ? order[k] : k;
       try {
         task(i);
         std::lock_guard lock(mutex);

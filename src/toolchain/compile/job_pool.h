@@ -15,7 +15,9 @@ struct PoolOutcome {
 };
 
 // `task(i)` throws on failure. `on_done(done, total)` is called (serialised) after each success.
+// `order` (optional) is the order tasks are handed out in: longest first shortens the build.
 PoolOutcome run_pool(std::size_t count, int workers, const std::function<void(std::size_t)>& task,
-                     const std::function<void(std::size_t, std::size_t)>& on_done = {});
+                     const std::function<void(std::size_t, std::size_t)>& on_done = {},
+                     const std::vector<std::size_t>& order = {});
 
 }  // namespace apexnpu::compile

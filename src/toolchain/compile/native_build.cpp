@@ -141,7 +141,20 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
     u.compiled = true;
     ++compiled;
   };
-  const PoolOutcome outcome = run_pool(units.size(), options.jobs, compile_one, progress);
+  // Longest first (kernel files at the widest ISA are the slowest; source size breaks ties), so
+  // the last job to finish is a short one and the cores stay busy until the end.
+  std::vector<std::size_t> order(units.size());
+  std::vector<std::uintmax_t> cost(units.size());
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    order[i] = i;
+    std::error_code ec;
+    const auto size = fs::file_size(runtime_dir / units[i].source, ec);
+    cost[i] = (ec ? 0 : size) * (1 + units[i].flags.size());
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  const PoolOutcome outcome =
+      run_pool(units.size(), options.jobs, compile_one, progress, order);
   if (!outcome.failures.empty()) {
     std::string message;
     for (const auto& [i, what] : outcome.failures) message += (message.empty() ? "" : "\n") + what;
