@@ -423,6 +423,10 @@ struct Case {
 
 inline SegmentTable table(const Layout& l) { return SegmentTable(l.segments); }
 
+// The two-pass optimizers run with small cache blocks in the tests, so every layout spans
+// several blocks (a block always holds whole tensors, so a bigger tensor is a block alone).
+inline constexpr std::size_t kTestBlockElements = 4096;
+
 inline std::vector<Case> all_cases() {
   std::vector<Case> cases;
   auto sgd = [&](std::string name, SgdOptions o) {
@@ -460,7 +464,7 @@ inline std::vector<Case> all_cases() {
   auto adamp = [&](std::string name, AdamPOptions o) {
     cases.push_back({"AdamP_" + name,
                      [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedAdamP>(o, table(l), l.rows);
+                       auto opt = std::make_shared<FusedAdamP>(o, table(l), l.rows, kTestBlockElements);
                        return make_fused(l, {0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
                          return opt->step(b, {at(s, 0), at(s, 1)});
                        });
@@ -474,7 +478,7 @@ inline std::vector<Case> all_cases() {
   auto bert = [&](std::string name, BertAdamOptions o) {
     cases.push_back({"BertAdam_" + name,
                      [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedBertAdam>(o, table(l));
+                       auto opt = std::make_shared<FusedBertAdam>(o, table(l), kTestBlockElements);
                        return make_fused(l, {0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
                          return opt->step(b, {at(s, 0), at(s, 1)});
                        });
@@ -505,7 +509,7 @@ inline std::vector<Case> all_cases() {
   auto lamb = [&](std::string name, LambOptions o) {
     cases.push_back({"Lamb_" + name,
                      [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedLamb>(o, table(l));
+                       auto opt = std::make_shared<FusedLamb>(o, table(l), kTestBlockElements);
                        return make_fused(l, {0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
                          return opt->step(b, {at(s, 0), at(s, 1)});
                        });

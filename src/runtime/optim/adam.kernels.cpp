@@ -8,7 +8,7 @@ namespace {
 template <bool kAmsgrad>
 bool adam_impl(const AdamArgs& a, std::size_t begin, std::size_t end) {
   const V16 step_size(a.step_size), b1(a.beta1), omb1(a.one_minus_beta1), b2(a.beta2),
-      omb2(a.one_minus_beta2), bc2_sqrt(a.bias_correction2_sqrt), eps(a.eps), l2(a.l2),
+      omb2(a.one_minus_beta2), inv_bc2_sqrt(a.inv_bias_correction2_sqrt), eps(a.eps), l2(a.l2),
       decay(a.decay);
   BadLanes bad;
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {
@@ -22,7 +22,7 @@ bool adam_impl(const AdamArgs& a, std::size_t begin, std::size_t end) {
       v = max(load(a.max_exp_avg_sq + i, lanes), v);
       store(a.max_exp_avg_sq + i, v, lanes);
     }
-    const V16 denom = sqrt(v) / bc2_sqrt + eps;
+    const V16 denom = sqrt(v) * inv_bc2_sqrt + eps;
     store_param(a.p, a.p16, i, p * decay - step_size * (m / denom), lanes, bad);
   });
   return bad.any();
@@ -32,7 +32,7 @@ template <bool kMoments, bool kReduce, bool kApply, bool kNesterov>
 bool adamp_impl(const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin, std::size_t end,
                 double* sums) {
   const V16 step_size(a.step_size), b1(a.beta1), omb1(a.one_minus_beta1), b2(a.beta2),
-      omb2(a.one_minus_beta2), bc2_sqrt(a.bias_correction2_sqrt), eps(a.eps),
+      omb2(a.one_minus_beta2), inv_bc2_sqrt(a.inv_bias_correction2_sqrt), eps(a.eps),
       projection(r.projection), decay(r.decay);
   D16 gp, gg, pp, pu;
   BadLanes bad;
@@ -49,13 +49,14 @@ bool adamp_impl(const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin, 
       m = load(a.exp_avg + i, lanes);
       v = load(a.exp_avg_sq + i, lanes);
     }
-    const V16 denom = sqrt(v) / bc2_sqrt + eps;
+    const V16 denom = sqrt(v) * inv_bc2_sqrt + eps;
     const V16 perturb = (kNesterov ? b1 * m + omb1 * g : m) / denom;
     if constexpr (kReduce) {
-      add_product(gp, g, p);
-      add_product(gg, g, g);
-      add_product(pp, p, p);
-      add_product(pu, p, live(perturb, lanes));
+      const W16 wg = widen(g), wp = widen(p), wu = widen(live(perturb, lanes));
+      add_product(gp, wg, wp);
+      add_product(gg, wg, wg);
+      add_product(pp, wp, wp);
+      add_product(pu, wp, wu);
     }
     if constexpr (kApply) {
       store_param(a.p, a.p16, i, p * decay - step_size * (perturb - projection * p), lanes, bad);
@@ -101,9 +102,9 @@ bool lamb_impl(const LambArgs& a, const LambRangeArgs& r, std::size_t begin, std
     }
     const V16 update = m / (sqrt(v) + eps) + wd * p;
     if constexpr (kReduce) {
-      add_product(pp, p, p);
-      const V16 u = live(update, lanes);
-      add_product(uu, u, u);
+      const W16 wp = widen(p), wu = widen(live(update, lanes));
+      add_product(pp, wp, wp);
+      add_product(uu, wu, wu);
     }
     if constexpr (kApply) store_param(a.p, a.p16, i, p - lr_tr * update, lanes, bad);
   });

@@ -16,6 +16,12 @@ std::vector<Segment> unprojected(const SegmentTable& segments, const std::vector
   return out;
 }
 
+std::vector<std::size_t> row_owners(const std::vector<std::size_t>& rows) {
+  std::vector<std::size_t> out;
+  for (std::size_t s = 0; s < rows.size(); ++s) out.insert(out.end(), rows[s], s);
+  return out;
+}
+
 std::vector<Segment> row_ranges(const SegmentTable& segments, const std::vector<std::size_t>& rows) {
   std::vector<Segment> out;
   for (std::size_t s = 0; s < segments.size(); ++s) {
@@ -49,12 +55,13 @@ double abs_cosine(double xy, double xx, double yy, double eps) {
 }  // namespace
 
 FusedAdamP::FusedAdamP(const AdamPOptions& options, SegmentTable segments,
-                       std::vector<std::size_t> rows)
+                       std::vector<std::size_t> rows, std::size_t block_elements)
     : FusedOptimizer(options),
       segments_(std::move(segments)),
       rows_(checked_rows(segments_, rows)),
+      row_owner_(row_owners(rows_)),
       direct_plan_(unprojected(segments_, rows_)),
-      row_plan_(row_ranges(segments_, rows_)),
+      row_plan_(row_ranges(segments_, rows_), row_owner_, block_elements),
       partials_(row_plan_.pieces().size() * kAdamPSums),
       row_sums_(row_plan_.group_count() * kAdamPSums),
       row_projection_(row_plan_.group_count()),
@@ -65,6 +72,41 @@ FusedAdamP::FusedAdamP(const AdamPOptions& options, SegmentTable segments,
   for (std::size_t r : rows_) {
     first_row_.push_back(next);
     next += r;
+  }
+}
+
+void FusedAdamP::decide_projection(std::size_t s) {
+  const AdamPOptions& o = options_;
+  const std::size_t rows = rows_[s];
+  auto decay_for = [&](double wd_ratio) {
+    return static_cast<float>(o.weight_decay > 0.0 ? 1.0 - o.lr * o.weight_decay * wd_ratio : 1.0);
+  };
+  const double* first = &row_sums_[first_row_[s] * kAdamPSums];
+  const double row_length = static_cast<double>(segments_[s].numel / rows);
+  double max_cosine = 0.0;
+  double total[kAdamPSums] = {0.0, 0.0, 0.0, 0.0};
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double* sums = first + r * kAdamPSums;
+    max_cosine = std::fmax(max_cosine, abs_cosine(sums[0], sums[1], sums[2], o.eps));
+    for (std::size_t j = 0; j < kAdamPSums; ++j) total[j] += sums[j];
+  }
+  Projection projection = Projection::none;
+  if (segments_[s].numel == 0) {
+    projection = Projection::none;
+  } else if (max_cosine < o.delta / std::sqrt(row_length)) {
+    projection = Projection::channel;
+  } else if (abs_cosine(total[0], total[1], total[2], o.eps) <
+             o.delta / std::sqrt(static_cast<double>(segments_[s].numel))) {
+    projection = Projection::layer;
+  }
+  projections_[s] = projection;
+  const float decay = decay_for(projection == Projection::none ? 1.0 : o.wd_ratio);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double* sums = projection == Projection::channel ? first + r * kAdamPSums : total;
+    const double norm_eps = std::sqrt(sums[2]) + o.eps;
+    row_projection_[first_row_[s] + r] =
+        projection == Projection::none ? 0.0f : static_cast<float>(sums[3] / (norm_eps * norm_eps));
+    row_decay_[first_row_[s] + r] = decay;
   }
 }
 
@@ -81,7 +123,7 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
                        static_cast<float>(o.lr / bias_correction1),
                        static_cast<float>(o.beta1), static_cast<float>(1.0 - o.beta1),
                        static_cast<float>(o.beta2), static_cast<float>(1.0 - o.beta2),
-                       static_cast<float>(std::sqrt(bias_correction2)), static_cast<float>(o.eps),
+                       static_cast<float>(1.0 / std::sqrt(bias_correction2)), static_cast<float>(o.eps),
                        o.nesterov};
   auto decay_for = [&](double wd_ratio) {
     return static_cast<float>(o.weight_decay > 0.0 ? 1.0 - o.lr * o.weight_decay * wd_ratio : 1.0);
@@ -94,53 +136,30 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
     return kernel(args, direct, piece.begin, piece.end, nullptr);
   });
 
-  // The others: moments and per-row sums, the projection decision, then the update.
+  // The others, block by block (so the update re-reads from cache): moments and per-row sums,
+  // the projection decision per tensor, then the update.
   const AdamPRangeArgs moments{true, true, false, 0.0f, 1.0f};
-  detail::for_pieces(row_plan_, [&](std::size_t k, const WorkPiece& piece) {
-    return kernel(args, moments, piece.begin, piece.end, &partials_[k * kAdamPSums]);
-  });
-  for (std::size_t r = 0; r < row_plan_.group_count(); ++r) {
-    double* sums = &row_sums_[r * kAdamPSums];
-    for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] = 0.0;
-    for (std::size_t k = row_plan_.group_first(r); k < row_plan_.group_first(r + 1); ++k) {
-      for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] += partials_[k * kAdamPSums + j];
+  for (const WorkBlock& block : row_plan_.blocks()) {
+    detail::for_block_pieces(row_plan_, block, [&](std::size_t k, const WorkPiece& piece) {
+      return kernel(args, moments, piece.begin, piece.end, &partials_[k * kAdamPSums]);
+    });
+    for (std::size_t r = block.first_group; r < block.end_group; ++r) {
+      double* sums = &row_sums_[r * kAdamPSums];
+      for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] = 0.0;
+      for (std::size_t k = row_plan_.group_first(r); k < row_plan_.group_first(r + 1); ++k) {
+        for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] += partials_[k * kAdamPSums + j];
+      }
     }
+    // A block holds whole tensors: decide each once its last row is summed.
+    for (std::size_t r = block.first_group; r < block.end_group; ++r) {
+      if (r + 1 == block.end_group || row_owner_[r + 1] != row_owner_[r]) decide_projection(row_owner_[r]);
+    }
+    bad |= detail::for_block_pieces(row_plan_, block, [&](std::size_t, const WorkPiece& piece) {
+      const AdamPRangeArgs apply{false, false, true, row_projection_[piece.group],
+                                 row_decay_[piece.group]};
+      return kernel(args, apply, piece.begin, piece.end, nullptr);
+    });
   }
-  for (std::size_t s = 0; s < segments_.size(); ++s) {
-    const std::size_t rows = rows_[s];
-    if (rows == 0) continue;
-    const double* first = &row_sums_[first_row_[s] * kAdamPSums];
-    const double row_length = static_cast<double>(segments_[s].numel / rows);
-    double max_cosine = 0.0;
-    double total[kAdamPSums] = {0.0, 0.0, 0.0, 0.0};
-    for (std::size_t r = 0; r < rows; ++r) {
-      const double* sums = first + r * kAdamPSums;
-      max_cosine = std::fmax(max_cosine, abs_cosine(sums[0], sums[1], sums[2], o.eps));
-      for (std::size_t j = 0; j < kAdamPSums; ++j) total[j] += sums[j];
-    }
-    Projection projection = Projection::none;
-    if (segments_[s].numel == 0) {
-      projection = Projection::none;
-    } else if (max_cosine < o.delta / std::sqrt(row_length)) {
-      projection = Projection::channel;
-    } else if (abs_cosine(total[0], total[1], total[2], o.eps) <
-               o.delta / std::sqrt(static_cast<double>(segments_[s].numel))) {
-      projection = Projection::layer;
-    }
-    projections_[s] = projection;
-    const float decay = decay_for(projection == Projection::none ? 1.0 : o.wd_ratio);
-    for (std::size_t r = 0; r < rows; ++r) {
-      const double* sums = projection == Projection::channel ? first + r * kAdamPSums : total;
-      const double norm_eps = std::sqrt(sums[2]) + o.eps;
-      row_projection_[first_row_[s] + r] =
-          projection == Projection::none ? 0.0f : static_cast<float>(sums[3] / (norm_eps * norm_eps));
-      row_decay_[first_row_[s] + r] = decay;
-    }
-  }
-  bad |= detail::for_pieces(row_plan_, [&](std::size_t, const WorkPiece& piece) {
-    const AdamPRangeArgs apply{false, false, true, row_projection_[piece.group], row_decay_[piece.group]};
-    return kernel(args, apply, piece.begin, piece.end, nullptr);
-  });
   ++steps_;
   return detail::report(b, bad);
 }

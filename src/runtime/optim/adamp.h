@@ -28,15 +28,21 @@ class FusedAdamP : public FusedOptimizer<AdamPOptions> {
 
   // rows[i]: tensor i's size along dim 0 if it has two or more dimensions, else 0 (no
   // projection). numel must be a multiple of rows.
-  FusedAdamP(const AdamPOptions& options, SegmentTable segments, std::vector<std::size_t> rows);
+  // block_elements: the cache-blocking size of the two-pass path (see work_plan.h).
+  FusedAdamP(const AdamPOptions& options, SegmentTable segments, std::vector<std::size_t> rows,
+             std::size_t block_elements = kBlockElements);
   bool step(const FusedBuffers& buffers, const State& state);
   // The projection each tensor got in the last step.
   std::span<const Projection> projections() const noexcept { return projections_; }
 
  private:
+  // Sums the rows of tensor s, picks its projection, sets its rows' coefficients.
+  void decide_projection(std::size_t s);
+
   SegmentTable segments_;
   std::vector<std::size_t> rows_;
   std::vector<std::size_t> first_row_;  // per segment, its first row group (projected ones)
+  std::vector<std::size_t> row_owner_;  // per row group, its segment
   WorkPlan direct_plan_;                // tensors without projection, as groups
   WorkPlan row_plan_;                   // rows of the projected tensors, as groups
   std::vector<double> partials_;        // kAdamPSums per row piece

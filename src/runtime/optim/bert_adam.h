@@ -19,7 +19,9 @@ class FusedBertAdam : public FusedOptimizer<BertAdamOptions> {
     float* exp_avg = nullptr;     // HuggingFace's next_m
     float* exp_avg_sq = nullptr;  // HuggingFace's next_v
   };
-  FusedBertAdam(const BertAdamOptions& options, SegmentTable segments);
+  // block_elements: the cache-blocking size of the two-pass path (see work_plan.h).
+  FusedBertAdam(const BertAdamOptions& options, SegmentTable segments,
+                std::size_t block_elements = kBlockElements);
   bool step(const FusedBuffers& buffers, const State& state);
   // The learning rate the next step uses (lr times the schedule's factor).
   double scheduled_lr() const;

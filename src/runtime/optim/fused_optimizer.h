@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "backend/device.h"
 #include "exec/chunking.h"
@@ -52,11 +53,15 @@ bool for_chunks(std::size_t n, Fn&& fn) {
   return bad.load(std::memory_order_relaxed);
 }
 
-// fn(piece_index, piece) -> bool for every piece of the plan, unit by unit in parallel.
+// fn(piece_index, piece) -> bool for every piece of units [first_unit, end_unit) (default: the
+// whole plan), unit by unit in parallel; ORs the results.
 template <typename Fn>
-bool for_pieces(const WorkPlan& plan, Fn&& fn) {
+bool for_pieces(const WorkPlan& plan, Fn&& fn, std::size_t first_unit = 0,
+                std::size_t end_unit = static_cast<std::size_t>(-1)) {
+  if (end_unit > plan.unit_count()) end_unit = plan.unit_count();
   std::atomic<bool> bad{false};
-  parallel_for(plan.unit_count(), [&](std::size_t u) {
+  parallel_for(end_unit - first_unit, [&](std::size_t index) {
+    const std::size_t u = first_unit + index;
     bool any = false;
     for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) {
       any |= fn(k, plan.pieces()[k]);
@@ -64,6 +69,12 @@ bool for_pieces(const WorkPlan& plan, Fn&& fn) {
     if (any) bad.store(true, std::memory_order_relaxed);
   });
   return bad.load(std::memory_order_relaxed);
+}
+
+// The same over one block's units.
+template <typename Fn>
+bool for_block_pieces(const WorkPlan& plan, const WorkBlock& block, Fn&& fn) {
+  return for_pieces(plan, std::forward<Fn>(fn), block.first_unit, block.end_unit);
 }
 
 }  // namespace detail

@@ -31,7 +31,7 @@ struct AdamArgs {
   float* exp_avg_sq;
   float* max_exp_avg_sq;  // null unless amsgrad
   half_bits* p16;
-  float step_size, beta1, one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps;
+  float step_size, beta1, one_minus_beta1, beta2, one_minus_beta2, inv_bias_correction2_sqrt, eps;
   float l2, decay;
   bool amsgrad;
 };
@@ -45,7 +45,7 @@ struct AdamPArgs {
   float* exp_avg;
   float* exp_avg_sq;
   half_bits* p16;
-  float step_size, beta1, one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps;
+  float step_size, beta1, one_minus_beta1, beta2, one_minus_beta2, inv_bias_correction2_sqrt, eps;
   bool nesterov;
 };
 struct AdamPRangeArgs {

@@ -20,7 +20,9 @@ class FusedLamb : public FusedOptimizer<LambOptions> {
     float* exp_avg = nullptr;
     float* exp_avg_sq = nullptr;
   };
-  FusedLamb(const LambOptions& options, SegmentTable segments);
+  // block_elements: the cache-blocking size of the two-pass path (see work_plan.h).
+  FusedLamb(const LambOptions& options, SegmentTable segments,
+            std::size_t block_elements = kBlockElements);
 
   // Sum of squared gradients over the segments: this buffer's share of the global norm when
   // one optimizer spans several combined buffers.

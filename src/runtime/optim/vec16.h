@@ -6,6 +6,8 @@
 // bit-identical results, reductions included (16 double accumulators, lane k always takes the
 // elements k, k+16, ... of a range, and the lanes are added in a fixed order at the end).
 //
+// Reductions: widen(x) once (exact), then add_product(acc, wx, wy) per sum; total(acc) at the end.
+//
 //   for_blocks(begin, end, [&](std::size_t i, auto lanes) {   // lanes: Full or Tail
 //     V16 p = load(a.p + i, lanes);
 //     store(a.p + i, p * V16(2.0f), lanes);
@@ -66,17 +68,20 @@ inline void check_finite(V16 v, BadLanes& bad) {
 }
 inline void store_half(half_bits* p, V16 v, Full, BadLanes& bad) { store_half16(p, v.r, bad.m); }
 
-// 16 double accumulators.
+// 16 lanes widened to double (exact), and 16 double accumulators.
+struct W16 {
+  __m512d lo, hi;
+};
+inline W16 widen(V16 a) {
+  return {_mm512_cvtps_pd(_mm512_castps512_ps256(a.r)),
+          _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a.r), 1)))};
+}
 struct D16 {
   __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
 };
-inline void add_product(D16& acc, V16 a, V16 b) {
-  const __m512d alo = _mm512_cvtps_pd(_mm512_castps512_ps256(a.r));
-  const __m512d ahi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a.r), 1)));
-  const __m512d blo = _mm512_cvtps_pd(_mm512_castps512_ps256(b.r));
-  const __m512d bhi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b.r), 1)));
-  acc.lo = _mm512_add_pd(acc.lo, _mm512_mul_pd(alo, blo));
-  acc.hi = _mm512_add_pd(acc.hi, _mm512_mul_pd(ahi, bhi));
+inline void add_product(D16& acc, const W16& a, const W16& b) {
+  acc.lo = _mm512_add_pd(acc.lo, _mm512_mul_pd(a.lo, b.lo));
+  acc.hi = _mm512_add_pd(acc.hi, _mm512_mul_pd(a.hi, b.hi));
 }
 inline void lanes_of(const D16& acc, double out[16]) {
   _mm512_storeu_pd(out, acc.lo);
@@ -142,19 +147,22 @@ inline void store_half(half_bits* p, V16 v, Full, BadLanes& bad) {
   store_half8(p + 8, v.hi, bad.m);
 }
 
+struct W16 {
+  __m256d a, b, c, d;
+};
+inline W16 widen(V16 x) {
+  return {_mm256_cvtps_pd(_mm256_castps256_ps128(x.lo)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.lo, 1)),
+          _mm256_cvtps_pd(_mm256_castps256_ps128(x.hi)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.hi, 1))};
+}
 struct D16 {
   __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd(), c = _mm256_setzero_pd(),
           d = _mm256_setzero_pd();
 };
-inline void add_product(D16& acc, V16 x, V16 y) {
-  acc.a = _mm256_add_pd(acc.a, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x.lo)),
-                                             _mm256_cvtps_pd(_mm256_castps256_ps128(y.lo))));
-  acc.b = _mm256_add_pd(acc.b, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x.lo, 1)),
-                                             _mm256_cvtps_pd(_mm256_extractf128_ps(y.lo, 1))));
-  acc.c = _mm256_add_pd(acc.c, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x.hi)),
-                                             _mm256_cvtps_pd(_mm256_castps256_ps128(y.hi))));
-  acc.d = _mm256_add_pd(acc.d, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x.hi, 1)),
-                                             _mm256_cvtps_pd(_mm256_extractf128_ps(y.hi, 1))));
+inline void add_product(D16& acc, const W16& x, const W16& y) {
+  acc.a = _mm256_add_pd(acc.a, _mm256_mul_pd(x.a, y.a));
+  acc.b = _mm256_add_pd(acc.b, _mm256_mul_pd(x.b, y.b));
+  acc.c = _mm256_add_pd(acc.c, _mm256_mul_pd(x.c, y.c));
+  acc.d = _mm256_add_pd(acc.d, _mm256_mul_pd(x.d, y.d));
 }
 inline void lanes_of(const D16& acc, double out[16]) {
   _mm256_storeu_pd(out, acc.a);
@@ -217,11 +225,19 @@ inline void store_half(half_bits* p, V16 v, Full, BadLanes& bad) {
   for (int k = 0; k < 16; ++k) p[k] = float_to_half(v.x[k], bad.m);
 }
 
+struct W16 {
+  double x[16];
+};
+inline W16 widen(V16 a) {
+  W16 w;
+  for (int k = 0; k < 16; ++k) w.x[k] = static_cast<double>(a.x[k]);
+  return w;
+}
 struct D16 {
   double x[16] = {};
 };
-inline void add_product(D16& acc, V16 a, V16 b) {
-  for (int k = 0; k < 16; ++k) acc.x[k] += static_cast<double>(a.x[k]) * static_cast<double>(b.x[k]);
+inline void add_product(D16& acc, const W16& a, const W16& b) {
+  for (int k = 0; k < 16; ++k) acc.x[k] += a.x[k] * b.x[k];
 }
 inline void lanes_of(const D16& acc, double out[16]) { std::memcpy(out, acc.x, sizeof acc.x); }
 
