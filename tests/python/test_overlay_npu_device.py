@@ -344,3 +344,16 @@ def test_emulation_can_be_left_off_by_environment():
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "True"]
+
+
+def test_legacy_tensor_constructor_works_under_the_emulation():
+    # torch 1.13's torch.Tensor(...) fails under any dispatch mode unless the emulation pauses.
+    assert torch.Tensor().shape == (0,)
+    assert torch.Tensor(2, 3).shape == (2, 3)
+    assert torch.Tensor([1, 2]).tolist() == [1.0, 2.0]
+
+    class Subclass(torch.Tensor):
+        pass
+
+    assert type(Subclass()) is Subclass
+    assert nn.Parameter(torch.Tensor(3)).shape == (3,)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 
 from . import backend, emulation, float_status, saturation, shim
-from .backend import device_type, is_emulated_npu, is_real_npu
+from .backend import device_type, is_emulated_npu, is_npu_tensor, is_real_npu
 
 __all__ = [
     "backend", "emulation", "float_status", "saturation", "shim",
-    "device_type", "is_emulated_npu", "is_real_npu",
+    "device_type", "is_emulated_npu", "is_npu_tensor", "is_real_npu",
 ]
 
 if is_emulated_npu():

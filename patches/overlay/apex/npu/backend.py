@@ -47,3 +47,8 @@ def runtime():
         except ImportError:
             _runtime_module.append(None)
     return _runtime_module[0]
+
+
+def is_npu_tensor(tensor) -> bool:
+    """Whether ``tensor`` lives on the NPU (on the emulated NPU: any CPU tensor)."""
+    return tensor.device.type == device_type()

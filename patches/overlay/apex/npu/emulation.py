@@ -145,6 +145,37 @@ class EmulatedNpuMode(TorchDispatchMode):
         return run_in_fp32(func, args, kwargs)
 
 
+def _install_legacy_constructor_fix() -> None:
+    """Let ``torch.Tensor(...)`` construct under the mode.
+
+    torch 1.13's legacy constructor fails when any dispatch mode is active ("the raw Tensor
+    object is already associated to a python object"); construction involves no fp16
+    arithmetic, so it runs with the emulation paused.
+    """
+    if getattr(torch.Tensor.__new__, "_apexnpu_pauses_emulation", False):
+        return
+    base_new = torch.Tensor.__new__
+
+    def tensor_new(cls, *args, **kwargs):
+        if isinstance(_current_mode(), EmulatedNpuMode):
+            from torch.utils._python_dispatch import _pop_mode_temporarily
+
+            with _pop_mode_temporarily():
+                return base_new(cls, *args, **kwargs)
+        return base_new(cls, *args, **kwargs)
+
+    tensor_new._apexnpu_pauses_emulation = True  # type: ignore[attr-defined]
+    torch.Tensor.__new__ = staticmethod(tensor_new)  # type: ignore[assignment]
+
+
+def _current_mode():
+    try:
+        from torch.utils._python_dispatch import _get_current_dispatch_mode
+    except ImportError:  # pragma: no cover - other torch versions
+        return None
+    return _get_current_dispatch_mode()
+
+
 _state = threading.local()
 
 
@@ -156,6 +187,7 @@ def enable() -> None:
     """Turn the emulation on for the calling thread (idempotent)."""
     if _active_mode() is not None:
         return
+    _install_legacy_constructor_fix()
     mode = EmulatedNpuMode()
     mode.__enter__()
     _state.mode = mode

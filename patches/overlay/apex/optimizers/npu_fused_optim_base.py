@@ -16,33 +16,12 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import torch
 from torch.optim.optimizer import Optimizer
 
+from apex.npu import grad_memory
+
 from . import step_path
 from .combined_params import CombinedParams, FlatTensors
 
 SUPPORTED_PARAM_DTYPES = (torch.float32, torch.float16)
-
-_fusion_active = [False]
-
-
-def fusion_active() -> bool:
-    """Whether some optimizer has fused gradients (then zero_grad must keep gradient memory)."""
-    return _fusion_active[0]
-
-
-def _install_zero_grad_guard() -> None:
-    """Force ``Module.zero_grad(set_to_none=False)``: freeing a fused gradient breaks the fusion."""
-    if getattr(torch.nn.Module.zero_grad, "_apexnpu_keeps_grad_memory", False):
-        return
-    original = torch.nn.Module.zero_grad
-
-    def zero_grad(self, set_to_none: bool = False) -> None:
-        return original(self, set_to_none=False if fusion_active() else set_to_none)
-
-    zero_grad._apexnpu_keeps_grad_memory = True  # type: ignore[attr-defined]
-    zero_grad.__wrapped__ = original  # type: ignore[attr-defined]
-    zero_grad.__doc__ = original.__doc__
-    torch.nn.Module.zero_grad = zero_grad
-
 
 class NpuFusedOptimizerBase(Optimizer):
     """Common machinery; see the module docstring."""
@@ -144,8 +123,7 @@ class NpuFusedOptimizerBase(Optimizer):
                 combined = CombinedParams(params, self.state, self._state_spec(group),
                                           self.STEP_KIND)
                 self._combined[key] = combined
-                _fusion_active[0] = True
-                _install_zero_grad_guard()
+                grad_memory.keep_grad_memory()
             buckets.append(combined)
         return buckets
 
@@ -157,6 +135,14 @@ class NpuFusedOptimizerBase(Optimizer):
         for i, flat in combined.per_param():
             self._update(group, flat)
             combined.record_step(self.state, [i])
+
+    def combine_grads_now(self) -> List[CombinedParams]:
+        """Fuse every group now (parameters with gradients) and return the buckets; amp's
+        ``combine_grad`` unscales their gradient buffers in place."""
+        buckets: List[CombinedParams] = []
+        for index, group in enumerate(self.param_groups):
+            buckets.extend(self._combined_for_group(index, group))
+        return buckets
 
     def combined_buffers(self) -> List[CombinedParams]:
         """The live combined buckets (for amp's fused unscale and gradient checks)."""

@@ -1,0 +1,140 @@
+"""Combined gradients for amp's ``combine_grad``: unscale whole buffers, keep gradient memory.
+
+The optimizer's (master) parameters' gradients live in combined buffers: the NpuFused
+optimizers' own buffers when the optimizer is one (so the optimizer and amp share them), else
+buffers made here. With fp32 master weights for fp16 model parameters, the model gradients live
+in an fp16 buffer of the same layout, so one operation moves them into the master buffer.
+
+Per backward pass (see amp's ``scale_loss``): ``prepare`` stashes the gradients accumulated so
+far and zeroes the buffers, backward writes scaled gradients in place, ``unscale`` computes
+``master = (master + model) / scale + stash``. ``after_step`` clears the master gradients of fp16
+model parameters (upstream amp sets them to None, which would break the fusion).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from apex.contrib.combine_tensors import change_data_ptr, combine_npu, combined_offsets
+
+from . import grad_memory, loss_scaling
+
+
+class _Unit:
+    """One combined master-gradient buffer, and the fp16 model-gradient buffer beside it."""
+
+    def __init__(self, masters: List[torch.Tensor], grad: torch.Tensor,
+                 models: List[Optional[torch.Tensor]]):
+        self.masters = masters
+        self.grad = grad
+        self.stash = torch.zeros_like(grad)
+        self.models = models
+        self.model_grad: Optional[torch.Tensor] = None
+        self.keep_mask: Optional[torch.Tensor] = None
+        if any(m is not None for m in models):
+            offsets = combined_offsets(masters)
+            self.model_grad = torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
+            self.keep_mask = torch.ones_like(grad)
+            for model, offset, master in zip(models, offsets, masters):
+                if model is None:
+                    continue
+                if model.grad is None:
+                    model.grad = torch.zeros_like(model)
+                self.model_grad[offset:offset + model.numel()].copy_(model.grad.reshape(-1))
+                change_data_ptr(model.grad, self.model_grad, offset)
+                self.keep_mask[offset:offset + master.numel()].zero_()
+        self._ptrs = self._pointers()
+
+    def _pointers(self) -> List[Tuple[int, int]]:
+        return [(m.grad.data_ptr() if m.grad is not None else 0,
+                 p.grad.data_ptr() if p is not None and p.grad is not None else 0)
+                for m, p in zip(self.masters, self.models)]
+
+    def intact(self) -> bool:
+        return self._pointers() == self._ptrs
+
+
+class CombinedGrads:
+    """Combined gradients of one optimizer under amp (see the module docstring)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer,
+                 model_of_master: Optional[Dict[int, torch.Tensor]] = None):
+        self.optimizer = optimizer
+        self.model_of_master = model_of_master or {}
+        self.units: List[_Unit] = []
+
+    def _masters(self) -> List[torch.Tensor]:
+        return [p for group in self.optimizer.param_groups for p in group["params"]
+                if p.requires_grad]
+
+    def build(self) -> None:
+        """(Re-)combine: keeps current gradient values, creates zero gradients where missing."""
+        masters = self._masters()
+        for p in masters:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        grad_memory.keep_grad_memory()
+        self.units = []
+        combine_now = getattr(self.optimizer, "combine_grads_now", None)
+        if combine_now is not None:
+            for bucket in combine_now():
+                models = [self.model_of_master.get(id(p)) for p in bucket.params]
+                self.units.append(_Unit(list(bucket.params), bucket.grad, models))
+            return
+        by_dtype: Dict[torch.dtype, List[torch.Tensor]] = {}
+        for p in masters:
+            by_dtype.setdefault(p.dtype, []).append(p)
+        for params in by_dtype.values():
+            flat = combine_npu([p.grad for p in params])
+            models = [self.model_of_master.get(id(p)) for p in params]
+            self.units.append(_Unit(params, flat, models))
+
+    def intact(self) -> bool:
+        masters = self._masters()
+        covered = [p for unit in self.units for p in unit.masters]
+        if len(covered) != len(masters) or {id(p) for p in covered} != {id(p) for p in masters}:
+            return False
+        return all(unit.intact() for unit in self.units)
+
+    def prepare(self) -> None:
+        """Before backward: stash what the gradients hold and zero the buffers.
+
+        Combining is left to ``unscale``: it re-points parameters, which must not happen between
+        forward and backward (autograd saved them).
+        """
+        if not self.units or not self.intact():
+            self.units = []
+            return
+        with torch.no_grad():
+            for unit in self.units:
+                unit.stash.copy_(unit.grad)
+                unit.grad.zero_()
+                if unit.model_grad is not None:
+                    unit.model_grad.zero_()
+
+    def unscale(self, inv_scale: float) -> bool:
+        """After backward: unscale into the master buffers; returns whether an inf/NaN was met."""
+        if not self.units or not self.intact():
+            self.build()
+        found = False
+        for unit in self.units:
+            found = loss_scaling.unscale_flat(unit.grad, inv_scale, unit.stash, unit.model_grad) or found
+        return found
+
+    def after_step(self) -> None:
+        """Clear the master gradients of fp16 model parameters (their model grads carry on)."""
+        with torch.no_grad():
+            for unit in self.units:
+                if unit.keep_mask is not None:
+                    unit.grad.mul_(unit.keep_mask)
+
+    def zero(self) -> None:
+        with torch.no_grad():
+            for unit in self.units:
+                unit.grad.zero_()
+                if unit.model_grad is not None:
+                    unit.model_grad.zero_()
+
+    def buffers(self) -> List[torch.Tensor]:
+        return [unit.grad for unit in self.units]

@@ -1,0 +1,62 @@
+"""Gradient unscaling with overflow detection, the loss scaler's device work.
+
+An overflow is what the float status records: fp16 results that saturated during forward and
+backward (see ``saturation``), plus any inf/NaN met while unscaling, which raises the status too.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+
+from . import float_status
+
+
+def _raise_if_not_finite(values: torch.Tensor) -> bool:
+    if values.numel() == 0:
+        return False
+    if bool(torch.isfinite(values).all()):
+        return False
+    float_status.set()
+    return True
+
+
+@torch.no_grad()
+def unscale_flat(grad: torch.Tensor, inv_scale: float, stash: Optional[torch.Tensor] = None,
+                 add: Optional[torch.Tensor] = None) -> bool:
+    """``grad = (grad + add) * inv_scale + stash`` in place over a combined buffer.
+
+    ``add`` (fp16 model gradients in the same layout) and ``stash`` (gradients accumulated before
+    this backward pass, already unscaled) are optional. Returns whether an inf/NaN was met (the
+    float status is raised then).
+    """
+    if add is not None:
+        grad.add_(add)
+    found = _raise_if_not_finite(grad)
+    if inv_scale != 1.0:
+        grad.mul_(inv_scale)
+    if stash is not None:
+        grad.add_(stash)
+    return found
+
+
+@torch.no_grad()
+def unscale_tensors(model_grads: Sequence[torch.Tensor], master_grads: Sequence[torch.Tensor],
+                    inv_scale: float, stashed: Optional[Sequence[torch.Tensor]] = None) -> bool:
+    """``master = model * inv_scale (+ stashed)`` for separate tensors; returns whether an inf/NaN
+    was met in the model gradients (the float status is raised then)."""
+    found = False
+    for i, (model, master) in enumerate(zip(model_grads, master_grads)):
+        found = _raise_if_not_finite(model) or found
+        if master is not model:
+            master.copy_(model)
+        if inv_scale != 1.0:
+            master.mul_(inv_scale)
+        if stashed is not None:
+            master.add_(stashed[i].to(master.dtype))
+    return found
+
+
+def take_overflow() -> bool:
+    """Whether an overflow happened since the last call; clears the float status."""
+    return float_status.clear()
