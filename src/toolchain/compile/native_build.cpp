@@ -74,7 +74,7 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
 
   std::vector<std::string> common = result.compile_flags;
   // Debug info and __FILE__ name sources relative to the runtime, wherever it is installed.
-  common.push_back(fmt::format("-ffile-prefix-map={}/=", runtime_dir.string()));
+  common.push_back(fmt::format("-ffile-prefix-map={}=.", runtime_dir.string()));
   for (const auto& inc : config.include_dirs)
     common.push_back("-I" + (runtime_dir / inc).lexically_normal().string());
 
@@ -124,7 +124,9 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
     const fs::path object = cache.scratch_path(".o");
     const fs::path depfile = cache.scratch_path(".d");
     argv.insert(argv.end(), {"-MMD", "-MF", depfile.string(), "-o", object.string()});
-    const ProcessResult r = run_process(argv);
+    // Run in the runtime folder: with --debug, DW_AT_comp_dir is then mapped away by
+    // -ffile-prefix-map like the sources, so objects do not depend on where apexnpu ran.
+    const ProcessResult r = run_process(argv, runtime_dir.string());
     std::error_code ec;
     if (!r.started || r.exit_code != 0) {
       fs::remove(object, ec);

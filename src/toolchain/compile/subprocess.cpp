@@ -81,7 +81,7 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd) {
   ProcessResult result;
   if (argv.empty()) {
     result.spawn_error = "empty command";
@@ -96,6 +96,7 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(actions.get(), out.write.get(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(actions.get(), err.write.get(), STDERR_FILENO);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(actions.get(), cwd.c_str());
 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

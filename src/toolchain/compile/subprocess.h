@@ -14,7 +14,8 @@ struct ProcessResult {
   std::string spawn_error; // why it could not be run
 };
 
-ProcessResult run_process(const std::vector<std::string>& argv);
+// `cwd` empty: the current directory.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd = {});
 
 // The command as one line a user can paste into a shell.
 std::string quote_command(const std::vector<std::string>& argv);
