@@ -1,7 +1,10 @@
 // The work plan of the per-tensor reductions: pieces cover every group exactly, in order, cut at
 // kChunkElements from each group's start; units and blocks partition the pieces in order;
-// blocks hold whole owners and close at the block size.
+// blocks hold whole owners, at most the block size of them unless one owner is bigger, and
+// are maximal (the next owner would not fit); small blocks are those of at most one unit.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "exec/chunking.h"
 #include "optim/work_plan.h"
@@ -38,10 +41,26 @@ void expect_consistent(const WorkPlan& plan, const std::vector<Segment>& groups,
     if (block.first_group > 0 && !owners.empty()) {
       EXPECT_NE(owners[block.first_group - 1], owners[block.first_group]);
     }
+    auto owner = [&](std::size_t g) { return owners.empty() ? g : owners[g]; };
     std::size_t elements = 0;
     for (std::size_t g = block.first_group; g < block.end_group; ++g) elements += groups[g].numel;
+    std::size_t nonempty_owners = 0;  // an empty tensor joins its neighbour's block
+    for (std::size_t g = block.first_group; g < block.end_group; ++g) {
+      std::size_t owner_elements = 0;
+      const std::size_t first = g;
+      for (; g + 1 < block.end_group && owner(g + 1) == owner(first); ++g) owner_elements += groups[g].numel;
+      owner_elements += groups[g].numel;
+      nonempty_owners += owner_elements > 0;
+    }
+    if (nonempty_owners > 1) {
+      EXPECT_LE(elements, block_elements);
+    }
     if (block.end_group < groups.size()) {
-      EXPECT_GE(elements, block_elements);
+      std::size_t next_owner_elements = 0;
+      for (std::size_t g = block.end_group; g < groups.size() && owner(g) == owner(block.end_group); ++g) {
+        next_owner_elements += groups[g].numel;
+      }
+      EXPECT_GT(elements + next_owner_elements, block_elements);
     }
     for (std::size_t u = block.first_unit; u < block.end_unit; ++u) {
       for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) {
@@ -54,6 +73,19 @@ void expect_consistent(const WorkPlan& plan, const std::vector<Segment>& groups,
   }
   EXPECT_EQ(next_group, groups.size());
   EXPECT_EQ(next_unit, plan.unit_count());
+  // small_blocks and large_blocks partition the blocks, in order, by unit count.
+  std::vector<std::size_t> all;
+  for (const std::size_t b : plan.small_blocks()) {
+    EXPECT_LE(plan.blocks()[b].end_unit - plan.blocks()[b].first_unit, 1u);
+    all.push_back(b);
+  }
+  for (const std::size_t b : plan.large_blocks()) {
+    EXPECT_GT(plan.blocks()[b].end_unit - plan.blocks()[b].first_unit, 1u);
+    all.push_back(b);
+  }
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), plan.blocks().size());
+  for (std::size_t b = 0; b < all.size(); ++b) EXPECT_EQ(all[b], b);
 }
 
 TEST(OptimWorkPlan, PiecesUnitsAndBlocksPartitionTheGroups) {
@@ -69,9 +101,12 @@ TEST(OptimWorkPlan, PiecesUnitsAndBlocksPartitionTheGroups) {
   }
   const std::vector<std::size_t> owners = {0, 0, 0, 1, 2, 2, 2, 3, 3};
   expect_consistent(WorkPlan(groups, owners, 10), groups, owners, 10);
+  // Default: {5}, {200000}, {17, 0}, {65536}, {65537}, {3000, 1, 9000}.
   const WorkPlan default_plan(groups);
-  EXPECT_EQ(default_plan.blocks().size(), 1u);  // 409k elements: under one default block
-  // One block per owner, except owner 1 (an empty tensor), which joins owner 2's block.
+  expect_consistent(default_plan, groups, {}, kBlockElements);
+  EXPECT_EQ(default_plan.blocks().size(), 6u);
+  EXPECT_EQ(default_plan.large_blocks().size(), 2u);  // 200000 and 65537 span two units or more
+  // Block size 1: one block per owner, except owner 1 (an empty tensor), which joins owner 2's.
   EXPECT_EQ(WorkPlan(groups, owners, 1).blocks().size(), 3u);
 }
 

@@ -5,17 +5,22 @@ namespace apexnpu::rt::optim::APEXNPU_ISA_NS {
 
 bool adadelta_range(const AdadeltaArgs& a, std::size_t begin, std::size_t end) {
   const V16 lr(a.lr), rho(a.rho), omr(a.one_minus_rho), eps(a.eps), wd(a.weight_decay);
-  BadLanes bad;
+  BadLanes bad;  // the pointers as locals: stores through them cannot change them
+  float* const param = a.p;
+  const float* const grad = a.g;
+  float* const square_avg_buf = a.square_avg;
+  float* const acc_delta_buf = a.acc_delta;
+  half_bits* const p16 = a.p16;
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {
-    const V16 p = load(a.p + i, lanes);
-    const V16 g = load(a.g + i, lanes) + wd * p;
-    const V16 square_avg = rho * load(a.square_avg + i, lanes) + omr * (g * g);
+    const V16 p = load(param + i, lanes);
+    const V16 g = load(grad + i, lanes) + wd * p;
+    const V16 square_avg = rho * load(square_avg_buf + i, lanes) + omr * (g * g);
     const V16 std_dev = sqrt(square_avg + eps);
-    const V16 acc_delta = load(a.acc_delta + i, lanes);
+    const V16 acc_delta = load(acc_delta_buf + i, lanes);
     const V16 delta = sqrt(acc_delta + eps) / std_dev * g;
-    store(a.square_avg + i, square_avg, lanes);
-    store(a.acc_delta + i, rho * acc_delta + omr * (delta * delta), lanes);
-    store_param(a.p, a.p16, i, p - lr * delta, lanes, bad);
+    store(square_avg_buf + i, square_avg, lanes);
+    store(acc_delta_buf + i, rho * acc_delta + omr * (delta * delta), lanes);
+    store_param(param, p16, i, p - lr * delta, lanes, bad);
   });
   return bad.any();
 }

@@ -136,30 +136,34 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
     return kernel(args, direct, piece.begin, piece.end, nullptr);
   });
 
-  // The others, block by block (so the update re-reads from cache): moments and per-row sums,
-  // the projection decision per tensor, then the update.
+  // The others: moments and per-row sums, the projection decision per tensor, then the
+  // update; block by block (see work_plan.h).
   const AdamPRangeArgs moments{true, true, false, 0.0f, 1.0f};
-  for (const WorkBlock& block : row_plan_.blocks()) {
-    detail::for_block_pieces(row_plan_, block, [&](std::size_t k, const WorkPiece& piece) {
-      return kernel(args, moments, piece.begin, piece.end, &partials_[k * kAdamPSums]);
-    });
-    for (std::size_t r = block.first_group; r < block.end_group; ++r) {
-      double* sums = &row_sums_[r * kAdamPSums];
-      for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] = 0.0;
-      for (std::size_t k = row_plan_.group_first(r); k < row_plan_.group_first(r + 1); ++k) {
-        for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] += partials_[k * kAdamPSums + j];
-      }
-    }
-    // A block holds whole tensors: decide each once its last row is summed.
-    for (std::size_t r = block.first_group; r < block.end_group; ++r) {
-      if (r + 1 == block.end_group || row_owner_[r + 1] != row_owner_[r]) decide_projection(row_owner_[r]);
-    }
-    bad |= detail::for_block_pieces(row_plan_, block, [&](std::size_t, const WorkPiece& piece) {
-      const AdamPRangeArgs apply{false, false, true, row_projection_[piece.group],
-                                 row_decay_[piece.group]};
-      return kernel(args, apply, piece.begin, piece.end, nullptr);
-    });
-  }
+  bad |= detail::two_pass(
+      row_plan_,
+      [&](std::size_t k, const WorkPiece& piece) {
+        kernel(args, moments, piece.begin, piece.end, &partials_[k * kAdamPSums]);
+      },
+      [&](const WorkBlock& block) {
+        for (std::size_t r = block.first_group; r < block.end_group; ++r) {
+          double* sums = &row_sums_[r * kAdamPSums];
+          for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] = 0.0;
+          for (std::size_t k = row_plan_.group_first(r); k < row_plan_.group_first(r + 1); ++k) {
+            for (std::size_t j = 0; j < kAdamPSums; ++j) sums[j] += partials_[k * kAdamPSums + j];
+          }
+        }
+        // A block holds whole tensors: decide each once all its rows are summed.
+        for (std::size_t r = block.first_group; r < block.end_group; ++r) {
+          if (r + 1 == block.end_group || row_owner_[r + 1] != row_owner_[r]) {
+            decide_projection(row_owner_[r]);
+          }
+        }
+      },
+      [&](std::size_t, const WorkPiece& piece) {
+        const AdamPRangeArgs apply{false, false, true, row_projection_[piece.group],
+                                   row_decay_[piece.group]};
+        return kernel(args, apply, piece.begin, piece.end, nullptr);
+      });
   ++steps_;
   return detail::report(b, bad);
 }

@@ -35,23 +35,25 @@ bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
   auto* kernel = APEXNPU_ISA_SELECT(bert_adam_range);
   bool bad = false;
   if (o.max_grad_norm > 0.0) {
-    // Block by block: the update pass re-reads the gradients the norm pass just read, from cache.
+    // Gradient norms, clip factors, update: block by block (see work_plan.h), so the update
+    // re-reads the gradients of small tensors from cache.
     auto* sum_squares = APEXNPU_ISA_SELECT(sum_squares_range);
-    for (const WorkBlock& block : plan_.blocks()) {
-      detail::for_block_pieces(plan_, block, [&](std::size_t k, const WorkPiece& piece) {
-        partials_[k] = sum_squares(b.grads, piece.begin, piece.end);
-        return false;
-      });
-      for (std::size_t s = block.first_group; s < block.end_group; ++s) {
-        double sum = 0.0;
-        for (std::size_t k = plan_.group_first(s); k < plan_.group_first(s + 1); ++k) sum += partials_[k];
-        const double clip = o.max_grad_norm / (std::sqrt(sum) + 1e-6);  // clip_grad_norm_'s rule
-        grad_scales_[s] = static_cast<float>(clip < 1.0 ? clip : 1.0);
-      }
-      bad |= detail::for_block_pieces(plan_, block, [&](std::size_t, const WorkPiece& piece) {
-        return kernel(args, grad_scales_[piece.group], piece.begin, piece.end);
-      });
-    }
+    bad = detail::two_pass(
+        plan_,
+        [&](std::size_t k, const WorkPiece& piece) {
+          partials_[k] = sum_squares(b.grads, piece.begin, piece.end);
+        },
+        [&](const WorkBlock& block) {
+          for (std::size_t s = block.first_group; s < block.end_group; ++s) {
+            double sum = 0.0;
+            for (std::size_t k = plan_.group_first(s); k < plan_.group_first(s + 1); ++k) sum += partials_[k];
+            const double clip = o.max_grad_norm / (std::sqrt(sum) + 1e-6);  // clip_grad_norm_'s rule
+            grad_scales_[s] = static_cast<float>(clip < 1.0 ? clip : 1.0);
+          }
+        },
+        [&](std::size_t, const WorkPiece& piece) {
+          return kernel(args, grad_scales_[piece.group], piece.begin, piece.end);
+        });
   } else {
     bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
       return kernel(args, 1.0f, begin, end);

@@ -71,10 +71,41 @@ bool for_pieces(const WorkPlan& plan, Fn&& fn, std::size_t first_unit = 0,
   return bad.load(std::memory_order_relaxed);
 }
 
-// The same over one block's units.
-template <typename Fn>
-bool for_block_pieces(const WorkPlan& plan, const WorkBlock& block, Fn&& fn) {
-  return for_pieces(plan, std::forward<Fn>(fn), block.first_unit, block.end_unit);
+// A two-pass step over a plan: pass1(piece_index, piece) for every piece of a block, then
+// combine(block) (per-group results from the partials), then pass2(piece_index, piece) -> bool.
+// Small blocks run whole on one thread each, in parallel; then all large blocks run pass 1 in
+// parallel over their units, the combine, pass 2 in parallel (see work_plan.h). Returns the OR
+// of pass2's results.
+template <typename Pass1, typename Combine, typename Pass2>
+bool two_pass(const WorkPlan& plan, Pass1&& pass1, Combine&& combine, Pass2&& pass2) {
+  std::atomic<bool> bad{false};
+  const auto small = plan.small_blocks();
+  parallel_for(small.size(), [&](std::size_t index) {
+    const WorkBlock& block = plan.blocks()[small[index]];
+    bool any = false;
+    for (std::size_t u = block.first_unit; u < block.end_unit; ++u) {
+      for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) pass1(k, plan.pieces()[k]);
+    }
+    combine(block);
+    for (std::size_t u = block.first_unit; u < block.end_unit; ++u) {
+      for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) any |= pass2(k, plan.pieces()[k]);
+    }
+    if (any) bad.store(true, std::memory_order_relaxed);
+  });
+  const auto large_units = plan.large_units();
+  if (large_units.empty()) return bad.load(std::memory_order_relaxed);
+  parallel_for(large_units.size(), [&](std::size_t index) {
+    const std::size_t u = large_units[index];
+    for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) pass1(k, plan.pieces()[k]);
+  });
+  for (const std::size_t index : plan.large_blocks()) combine(plan.blocks()[index]);
+  parallel_for(large_units.size(), [&](std::size_t index) {
+    const std::size_t u = large_units[index];
+    bool any = false;
+    for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) any |= pass2(k, plan.pieces()[k]);
+    if (any) bad.store(true, std::memory_order_relaxed);
+  });
+  return bad.load(std::memory_order_relaxed);
 }
 
 }  // namespace detail

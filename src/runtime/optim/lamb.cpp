@@ -48,30 +48,32 @@ bool FusedLamb::step(const FusedBuffers& b, const State& state, double global_gr
     });
     for (float& r : trust_ratios_) r = 1.0f;
   } else {
-    // Block by block, so the update pass re-reads what the moments pass just touched from cache.
+    // Moments and norms, trust ratios, update: block by block (see work_plan.h).
     const LambRangeArgs moments{true, true, false, grad_scale, 0.0f};
-    for (const WorkBlock& block : plan_.blocks()) {
-      detail::for_block_pieces(plan_, block, [&](std::size_t k, const WorkPiece& piece) {
-        return kernel(args, moments, piece.begin, piece.end, &partials_[k * kLambSums]);
-      });
-      for (std::size_t s = block.first_group; s < block.end_group; ++s) {
-        double pp = 0.0, uu = 0.0;
-        for (std::size_t k = plan_.group_first(s); k < plan_.group_first(s + 1); ++k) {
-          pp += partials_[k * kLambSums];
-          uu += partials_[k * kLambSums + 1];
-        }
-        const double weight_norm = std::fmin(std::sqrt(pp), 10.0);
-        const double update_norm = std::sqrt(uu);
-        trust_ratios_[s] = weight_norm == 0.0 || update_norm == 0.0
-                               ? 1.0f
-                               : static_cast<float>(weight_norm / update_norm);
-      }
-      bad |= detail::for_block_pieces(plan_, block, [&](std::size_t, const WorkPiece& piece) {
-        const LambRangeArgs apply{false, false, true, grad_scale,
-                                  static_cast<float>(o.lr * trust_ratios_[piece.group])};
-        return kernel(args, apply, piece.begin, piece.end, nullptr);
-      });
-    }
+    bad = detail::two_pass(
+        plan_,
+        [&](std::size_t k, const WorkPiece& piece) {
+          kernel(args, moments, piece.begin, piece.end, &partials_[k * kLambSums]);
+        },
+        [&](const WorkBlock& block) {
+          for (std::size_t s = block.first_group; s < block.end_group; ++s) {
+            double pp = 0.0, uu = 0.0;
+            for (std::size_t k = plan_.group_first(s); k < plan_.group_first(s + 1); ++k) {
+              pp += partials_[k * kLambSums];
+              uu += partials_[k * kLambSums + 1];
+            }
+            const double weight_norm = std::fmin(std::sqrt(pp), 10.0);
+            const double update_norm = std::sqrt(uu);
+            trust_ratios_[s] = weight_norm == 0.0 || update_norm == 0.0
+                                   ? 1.0f
+                                   : static_cast<float>(weight_norm / update_norm);
+          }
+        },
+        [&](std::size_t, const WorkPiece& piece) {
+          const LambRangeArgs apply{false, false, true, grad_scale,
+                                    static_cast<float>(o.lr * trust_ratios_[piece.group])};
+          return kernel(args, apply, piece.begin, piece.end, nullptr);
+        });
   }
   ++steps_;
   return detail::report(b, bad);

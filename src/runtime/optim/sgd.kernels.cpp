@@ -7,21 +7,25 @@ namespace {
 template <bool kMomentum, bool kFirstStep, bool kNesterov>
 bool sgd_impl(const SgdArgs& a, std::size_t begin, std::size_t end) {
   const V16 lr(a.lr), momentum(a.momentum), damp(a.one_minus_dampening), wd(a.weight_decay);
-  BadLanes bad;
+  BadLanes bad;  // the pointers as locals: stores through them cannot change them
+  float* const param = a.p;
+  const float* const grad = a.g;
+  float* const momentum_buffer = a.momentum_buffer;
+  half_bits* const p16 = a.p16;
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {
-    V16 p = load(a.p + i, lanes);
-    V16 d = load(a.g + i, lanes) + wd * p;
+    V16 p = load(param + i, lanes);
+    V16 d = load(grad + i, lanes) + wd * p;
     if constexpr (kMomentum) {
       V16 buf;
       if constexpr (kFirstStep) {
         buf = d;  // torch: the first buffer is a copy of the gradient
       } else {
-        buf = momentum * load(a.momentum_buffer + i, lanes) + damp * d;
+        buf = momentum * load(momentum_buffer + i, lanes) + damp * d;
       }
-      store(a.momentum_buffer + i, buf, lanes);
+      store(momentum_buffer + i, buf, lanes);
       d = kNesterov ? d + momentum * buf : buf;
     }
-    store_param(a.p, a.p16, i, p - lr * d, lanes, bad);
+    store_param(param, p16, i, p - lr * d, lanes, bad);
   });
   return bad.any();
 }

@@ -83,6 +83,10 @@ inline void add_product(D16& acc, const W16& a, const W16& b) {
   acc.lo = _mm512_add_pd(acc.lo, _mm512_mul_pd(a.lo, b.lo));
   acc.hi = _mm512_add_pd(acc.hi, _mm512_mul_pd(a.hi, b.hi));
 }
+inline void add(D16& acc, const W16& a) {
+  acc.lo = _mm512_add_pd(acc.lo, a.lo);
+  acc.hi = _mm512_add_pd(acc.hi, a.hi);
+}
 inline void lanes_of(const D16& acc, double out[16]) {
   _mm512_storeu_pd(out, acc.lo);
   _mm512_storeu_pd(out + 8, acc.hi);
@@ -164,6 +168,12 @@ inline void add_product(D16& acc, const W16& x, const W16& y) {
   acc.c = _mm256_add_pd(acc.c, _mm256_mul_pd(x.c, y.c));
   acc.d = _mm256_add_pd(acc.d, _mm256_mul_pd(x.d, y.d));
 }
+inline void add(D16& acc, const W16& x) {
+  acc.a = _mm256_add_pd(acc.a, x.a);
+  acc.b = _mm256_add_pd(acc.b, x.b);
+  acc.c = _mm256_add_pd(acc.c, x.c);
+  acc.d = _mm256_add_pd(acc.d, x.d);
+}
 inline void lanes_of(const D16& acc, double out[16]) {
   _mm256_storeu_pd(out, acc.a);
   _mm256_storeu_pd(out + 4, acc.b);
@@ -239,6 +249,9 @@ struct D16 {
 inline void add_product(D16& acc, const W16& a, const W16& b) {
   for (int k = 0; k < 16; ++k) acc.x[k] += a.x[k] * b.x[k];
 }
+inline void add(D16& acc, const W16& a) {
+  for (int k = 0; k < 16; ++k) acc.x[k] += a.x[k];
+}
 inline void lanes_of(const D16& acc, double out[16]) { std::memcpy(out, acc.x, sizeof acc.x); }
 
 #endif
@@ -251,6 +264,23 @@ inline void store_half(half_bits* p, V16 v, Tail t, BadLanes& bad) {
   std::memcpy(p, staged, t.count * sizeof(half_bits));
 }
 
+// Sums of products with fp32 partials: each lane adds 4 products in fp32 (at most 4 roundings
+// of 2^-24), then the partial is widened and added to a double accumulator. A quarter of the
+// double work of add_product on every value, and the same operations at every level.
+struct Sum16 {
+  D16 acc;
+  V16 partial{0.0f};
+  unsigned count = 0;
+};
+inline void add_product(Sum16& s, V16 a, V16 b) {
+  s.partial = s.partial + a * b;
+  if (++s.count == 4) {
+    add(s.acc, widen(s.partial));
+    s.partial = V16(0.0f);
+    s.count = 0;
+  }
+}
+
 // The lanes added in order 0..15: the same sum at every level.
 inline double total(const D16& acc) {
   double lanes[16];
@@ -258,6 +288,10 @@ inline double total(const D16& acc) {
   double sum = 0.0;
   for (double v : lanes) sum += v;
   return sum;
+}
+inline double total(Sum16& s) {
+  if (s.count != 0) add(s.acc, widen(s.partial));
+  return total(s.acc);
 }
 
 }  // namespace apexnpu::rt::APEXNPU_ISA_NS::optim_simd
