@@ -26,3 +26,46 @@ def overlay_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = OVERLAY_DIR + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def runtime_dir():
+    """A directory holding ``apex/_apexnpu*.so`` built from this checkout, for sys.path.
+
+    Built with ``$APEXNPU_BINARY build`` from a tree holding only the overlay (the binary
+    compiles the runtime; upstream Apex is not needed). Returns None, with the reason in
+    ``RUNTIME_SKIP_REASON``, when APEXNPU_BINARY is unset; a failing build raises.
+    """
+    import glob
+    import shutil
+    import subprocess
+    import tempfile
+
+    global RUNTIME_SKIP_REASON
+    binary = os.environ.get("APEXNPU_BINARY")
+    if not binary or not os.access(binary, os.X_OK):
+        RUNTIME_SKIP_REASON = "APEXNPU_BINARY is not set: cannot build the runtime apex._apexnpu"
+        return None
+    base = os.environ.get("APEXNPU_BUILD_DIR") or tempfile.gettempdir()
+    work = os.path.join(base, "overlay-runtime-%d" % os.getpid())
+    tree = os.path.join(work, "tree")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(os.path.join(OVERLAY_DIR, "apex"), os.path.join(tree, "apex"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with open(os.path.join(tree, "apex", "__init__.py"), "w") as f:
+        f.write('"""Package root stand-in: the tests build only the runtime."""\n')
+    proc = subprocess.run([binary, "-q", "build", "--python=" + sys.executable, "--tree", tree,
+                           "-o", os.path.join(work, "dist"), "-j2"],
+                          capture_output=True, text=True, timeout=1200)
+    if proc.returncode != 0:
+        raise RuntimeError("apexnpu build failed (%d):\n%s%s" % (proc.returncode, proc.stdout,
+                                                                 proc.stderr))
+    built = glob.glob(os.path.join(work, "dist", "*", "apex", "_apexnpu*.so"))
+    if len(built) != 1:
+        raise RuntimeError("apexnpu build wrote %d apex/_apexnpu modules in %s" % (len(built), work))
+    target = os.path.join(work, "runtime")
+    os.makedirs(os.path.join(target, "apex"))
+    shutil.copy(built[0], os.path.join(target, "apex"))
+    return target
+
+
+RUNTIME_SKIP_REASON = ""

@@ -62,12 +62,14 @@ class BertAdamReference(_PerParam):
 
     @staticmethod
     def schedule(name, x, warmup):
+        # HuggingFace pytorch-pretrained-bert 0.6 schedules; a negative warmup means none.
+        warmup = max(warmup, 0.0)
         if x < warmup:
             return x / warmup
         if name == "warmup_linear":
             return max((x - 1.0) / (warmup - 1.0), 0.0)
         if name == "warmup_cosine":
-            return 0.5 * (1.0 + math.cos(math.pi * x))
+            return 0.5 * (1.0 + math.cos(math.pi * (x - warmup) / (1.0 - warmup)))
         if name == "warmup_constant":
             return 1.0
         return (1.0 - x) ** 0.5

@@ -76,6 +76,7 @@ class CombinedParams:
         elif step_kind == "int":
             for p, s in zip(self.params, steps):
                 state[p]["step"] = s
+        self.runtime_kernel = None  # the runtime's fused optimizer for this bucket, once made
         self._param_ptrs = [p.data_ptr() for p in self.params]
         self._grad_ptrs = [p.grad.data_ptr() for p in self.params]
 

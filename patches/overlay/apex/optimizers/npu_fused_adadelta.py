@@ -11,6 +11,7 @@ class NpuFusedAdadelta(NpuFusedOptimizerBase):
     """Adadelta, as torch.optim.Adadelta."""
 
     STEP_KIND = "int"
+    RUNTIME_KIND = "adadelta"
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0):
         check_non_negative("NpuFusedAdadelta", lr=lr, eps=eps, weight_decay=weight_decay)
@@ -20,6 +21,10 @@ class NpuFusedAdadelta(NpuFusedOptimizerBase):
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("square_avg", 0.0), ("acc_delta", 0.0)]
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        return dict(lr=group["lr"], rho=group["rho"], eps=group["eps"],
+                    weight_decay=group["weight_decay"])
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         rho, eps = group["rho"], group["eps"]

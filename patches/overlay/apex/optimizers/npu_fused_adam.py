@@ -39,6 +39,7 @@ class NpuFusedAdam(NpuFusedOptimizerBase):
     """Adam (L2 weight decay added to the gradient, optional AMSGrad), as torch.optim.Adam."""
 
     STEP_KIND = "tensor"
+    RUNTIME_KIND = "adam"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False):
@@ -54,6 +55,11 @@ class NpuFusedAdam(NpuFusedOptimizerBase):
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return adam_state_spec(group)
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        beta1, beta2 = group["betas"]
+        return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+                    weight_decay=group["weight_decay"], amsgrad=group["amsgrad"])
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         grad = flat.grad

@@ -40,6 +40,7 @@ class NpuFusedAdamP(NpuFusedOptimizerBase):
     """AdamP: Adam whose update loses its radial part on scale-invariant weights."""
 
     STEP_KIND = "int"
+    RUNTIME_KIND = "adamp"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  delta=0.1, wd_ratio=0.1, nesterov=False):
@@ -51,6 +52,12 @@ class NpuFusedAdamP(NpuFusedOptimizerBase):
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        beta1, beta2 = group["betas"]
+        return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+                    weight_decay=group["weight_decay"], delta=group["delta"],
+                    wd_ratio=group["wd_ratio"], nesterov=group["nesterov"])
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         beta1, beta2 = group["betas"]

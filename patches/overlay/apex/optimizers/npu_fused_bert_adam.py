@@ -12,25 +12,32 @@ from .combined_params import FlatTensors
 from .npu_fused_optim_base import NpuFusedOptimizerBase, check_non_negative
 
 
+# The schedules of HuggingFace's pytorch-pretrained-bert (0.6): ``x`` is the progress
+# step / t_total, ``warmup`` the warmup fraction (negative means none).
 def warmup_cosine(x: float, warmup: float = 0.002) -> float:
+    warmup = max(warmup, 0.0)
     if x < warmup:
         return x / warmup
-    return 0.5 * (1.0 + math.cos(math.pi * x))
+    return 0.5 * (1.0 + math.cos(math.pi * (x - warmup) / (1.0 - warmup)))
 
 
 def warmup_constant(x: float, warmup: float = 0.002) -> float:
+    warmup = max(warmup, 0.0)
     if x < warmup:
         return x / warmup
     return 1.0
 
 
 def warmup_linear(x: float, warmup: float = 0.002) -> float:
+    warmup = max(warmup, 0.0)
     if x < warmup:
         return x / warmup
     return max((x - 1.0) / (warmup - 1.0), 0.0)
 
 
 def warmup_poly(x: float, warmup: float = 0.002, degree: float = 0.5) -> float:
+    """From NVIDIA's BERT example; not in HuggingFace's set (torch path only)."""
+    warmup = max(warmup, 0.0)
     if x < warmup:
         return x / warmup
     return (1.0 - x) ** degree
@@ -56,6 +63,9 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
     """BertAdam as in BERT's reference implementation."""
 
     STEP_KIND = "int"
+    RUNTIME_KIND = "bert_adam"
+    RUNTIME_STATE_NAMES = {"next_m": "exp_avg", "next_v": "exp_avg_sq"}
+    RUNTIME_SCHEDULES = ("warmup_linear", "warmup_cosine", "warmup_constant")
 
     def __init__(self, params, lr=required, warmup=-1, t_total=-1, schedule='warmup_linear',
                  b1=0.9, b2=0.99, e=1e-6, weight_decay=0.01, max_grad_norm=-1):
@@ -76,6 +86,13 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("next_m", 0.0), ("next_v", 0.0)]
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        if group["schedule"] not in self.RUNTIME_SCHEDULES:
+            return None
+        return dict(lr=group["lr"], warmup=group["warmup"], t_total=group["t_total"],
+                    schedule=group["schedule"], b1=group["b1"], b2=group["b2"], e=group["e"],
+                    weight_decay=group["weight_decay"], max_grad_norm=group["max_grad_norm"])
 
     def get_lr(self) -> List[float]:
         """The current scheduled learning rate of each parameter (as the reference provides)."""

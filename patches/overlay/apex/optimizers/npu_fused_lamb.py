@@ -24,6 +24,7 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
     """
 
     STEP_KIND = "int"
+    RUNTIME_KIND = "lamb"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
                  adam=False, use_global_grad_norm=False):
@@ -36,6 +37,12 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        beta1, beta2 = group["betas"]
+        # The global-norm scaling, when on, already happened in _before_group_updates.
+        return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+                    weight_decay=group["weight_decay"], adam=self.adam, use_global_grad_norm=False)
 
     def _before_group_updates(self) -> None:
         if not self.use_global_grad_norm:

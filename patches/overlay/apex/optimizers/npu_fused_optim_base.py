@@ -27,6 +27,8 @@ class NpuFusedOptimizerBase(Optimizer):
     """Common machinery; see the module docstring."""
 
     STEP_KIND: Optional[str] = "int"
+    RUNTIME_KIND: Optional[str] = None  # the runtime's name for this rule, when it has a kernel
+    RUNTIME_STATE_NAMES: Dict[str, str] = {}  # our state name -> the runtime's, where they differ
 
     def __init__(self, params, defaults: Dict):
         self._combined: Dict[Tuple[int, torch.dtype], CombinedParams] = {}
@@ -41,6 +43,10 @@ class NpuFusedOptimizerBase(Optimizer):
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         """Update ``flat.param`` and ``flat.state`` in place from ``flat.grad``."""
         raise NotImplementedError
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        """The runtime kernel's options for ``group``, or None when the kernel cannot run it."""
+        return None
 
     def _before_group_updates(self) -> None:
         """Hook run once per step before the groups are updated (e.g. a global gradient norm)."""
@@ -128,6 +134,9 @@ class NpuFusedOptimizerBase(Optimizer):
         return buckets
 
     def _step_combined(self, group: Dict, combined: CombinedParams) -> None:
+        if combined.step is not None and self._try_runtime_step(group, combined):
+            combined.record_step(self.state)
+            return
         if combined.step is not None:
             self._update(group, combined.flat())
             combined.record_step(self.state)
@@ -135,6 +144,32 @@ class NpuFusedOptimizerBase(Optimizer):
         for i, flat in combined.per_param():
             self._update(group, flat)
             combined.record_step(self.state, [i])
+
+    def _try_runtime_step(self, group: Dict, combined: CombinedParams) -> bool:
+        """One pass of the runtime's fused kernel over the bucket; False when it does not apply
+        (no runtime, forced torch path, fp16 parameters, or options the kernel lacks)."""
+        if self.RUNTIME_KIND is None or combined.dtype != torch.float32:
+            return False
+        rt = step_path.runtime_kernels()
+        if rt is None:
+            return False
+        options = self._runtime_options(group)
+        if options is None:
+            return False
+        kernel = combined.runtime_kernel
+        if kernel is None or kernel.kind != self.RUNTIME_KIND:
+            segments = [(offset, shape.numel()) for offset, shape in combined.segments]
+            rows = [shape[0] if len(shape) >= 2 else 0 for _, shape in combined.segments]
+            kernel = rt.Optimizer(self.RUNTIME_KIND, options=options, segments=segments, rows=rows)
+            combined.runtime_kernel = kernel
+        else:
+            kernel.set_options(options)
+        kernel.step_count = combined.step
+        state = {self.RUNTIME_STATE_NAMES.get(name, name): buf.data_ptr()
+                 for name, buf in combined.state.items()}
+        kernel.step(combined.param.data_ptr(), combined.grad.data_ptr(), combined.numel,
+                    state=state)
+        return True
 
     def combine_grads_now(self) -> List[CombinedParams]:
         """Fuse every group now (parameters with gradients) and return the buckets; amp's

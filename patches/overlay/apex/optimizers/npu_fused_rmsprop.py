@@ -11,6 +11,7 @@ class NpuFusedRMSprop(NpuFusedOptimizerBase):
     """RMSprop (optional momentum, centered), as torch.optim.RMSprop."""
 
     STEP_KIND = "int"
+    RUNTIME_KIND = "rmsprop"
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False):
@@ -26,6 +27,11 @@ class NpuFusedRMSprop(NpuFusedOptimizerBase):
         if group["centered"]:
             spec.append(("grad_avg", 0.0))
         return spec
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        return dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                    weight_decay=group["weight_decay"], momentum=group["momentum"],
+                    centered=group["centered"])
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         alpha = group["alpha"]

@@ -17,6 +17,7 @@ class NpuFusedRMSpropTF(NpuFusedOptimizerBase):
     """
 
     STEP_KIND = "int"
+    RUNTIME_KIND = "rmsprop_tf"
 
     def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.,
                  centered=False, decoupled_decay=False, lr_in_momentum=True):
@@ -34,6 +35,13 @@ class NpuFusedRMSpropTF(NpuFusedOptimizerBase):
         if group["centered"]:
             spec.append(("grad_avg", 0.0))
         return spec
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        return dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                    weight_decay=group["weight_decay"], momentum=group["momentum"],
+                    centered=group["centered"],
+                    decoupled_decay=group["decoupled_decay"],
+                    lr_in_momentum=group["lr_in_momentum"])
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         p, grad = flat.param, flat.grad

@@ -17,6 +17,7 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
     """SGD with momentum, dampening, Nesterov momentum and weight decay, as torch.optim.SGD."""
 
     STEP_KIND = None
+    RUNTIME_KIND = "sgd"
 
     def __init__(self, params, lr=required, momentum=MOMENTUM_MIN, dampening=DAMPENING_DEFAULT,
                  weight_decay=WEIGHT_DECAY_MIN, nesterov=False):
@@ -36,6 +37,10 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("momentum_buffer", None)] if group["momentum"] != 0 else []
+
+    def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        return dict(lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
+                    weight_decay=group["weight_decay"], nesterov=group["nesterov"])
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         p, d_p = flat.param, flat.grad
