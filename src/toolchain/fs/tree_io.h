@@ -1,0 +1,35 @@
+#pragma once
+// The file system edge of the toolchain: reading a directory into a FileTree and writing a
+// FileTree out, safely (no symlink is followed, nothing escapes the target) and atomically
+// (built beside the target, renamed into place only when complete).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/file_tree.h"
+
+namespace apexnpu::fs {
+
+// Patterns make-patch leaves out by default (fnmatch globs on path components or whole paths).
+const std::vector<std::string>& default_excludes();
+
+// Reads every file under `root` (regular files, executables, symlinks recorded as symlinks,
+// never followed). Paths matching an exclude pattern are skipped (whole directories pruned).
+FileTree read_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes = {});
+
+enum class ReplaceMode { refuse_non_empty, replace };
+
+// Writes `tree` as the directory `target`: into a temporary directory beside it, then renamed
+// into place. An existing empty directory is replaced; a non-empty one only with
+// ReplaceMode::replace (the old one is moved aside and removed after the rename). On any error
+// the temporary directory is removed and `target` is left as it was.
+void write_tree_atomically(const FileTree& tree, const std::filesystem::path& target,
+                           ReplaceMode mode);
+
+// Replaces the file `target` with `bytes` atomically (temporary file beside it, fsync, rename).
+void write_file_atomically(const std::filesystem::path& target, std::string_view bytes);
+
+// Reads a whole regular file (refusing symlinks); throws apexnpu::Error naming it.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace apexnpu::fs

@@ -1,0 +1,47 @@
+#pragma once
+// Upstream Apex as a tree at a commit. A local path is read in place (no clone); a remote or
+// file:// URL is cloned once into the cache and only fetched afterwards.
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/file_tree.h"
+
+namespace apexnpu::git {
+
+inline constexpr const char* default_upstream_url = "https://github.com/NVIDIA/apex.git";
+inline constexpr const char* pinned_commit = "4ef930c1c884fdca5f472ab2ce7cb9b505d26c1a";
+
+struct TransferProgress {
+  std::size_t received_objects = 0;
+  std::size_t total_objects = 0;
+  std::size_t received_bytes = 0;
+};
+
+struct UpstreamRequest {
+  std::string upstream;                // a local path, a file:// URL or a remote URL
+  std::string ref = pinned_commit;     // full or short sha, branch or tag
+  bool offline = false;                // never touch the network; fail if the cache lacks the ref
+  std::filesystem::path cache_dir;     // empty: $XDG_CACHE_HOME/apexnpu, else ~/.cache/apexnpu
+  std::function<void(const TransferProgress&)> on_progress;  // clone/fetch progress, may be empty
+};
+
+struct UpstreamTree {
+  FileTree tree;                       // every blob at the commit (gitlinks skipped)
+  std::string commit;                  // full sha the ref resolved to
+  std::string url;                     // the upstream as given (normalised for paths)
+  std::filesystem::path repository;    // the repository read (in place, or the cache copy)
+  bool read_in_place = false;          // a local path, no clone
+  bool fetched = false;                // this run went to the network (clone or fetch)
+  std::vector<std::string> skipped_submodules;
+};
+
+// Resolves the request to a commit and reads its tree. Throws apexnpu::Error naming the upstream
+// and ref on failure (unknown ref, offline without a cached copy, network errors, ...).
+UpstreamTree read_upstream(const UpstreamRequest& request);
+
+// The cache directory used when UpstreamRequest::cache_dir is empty.
+std::filesystem::path default_cache_dir();
+
+}  // namespace apexnpu::git
