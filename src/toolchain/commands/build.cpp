@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <charconv>
+#include <regex>
 #include <cstdlib>
 #include <ctime>
 #include <thread>
@@ -42,18 +43,22 @@ std::optional<std::int64_t> epoch_from_env() {
 
 namespace {
 
-// The optimizers the runtime carries: one header per optimizer in optim/ (common headers aside).
+// The optimizers the runtime carries: each optim/<name>.h that declares a `class Fused...`
+// (other than the FusedOptimizer base). AdamW is FusedAdam with decoupled weight decay.
 std::vector<std::string> runtime_optimizers(const fs::path& runtime_dir) {
+  static const std::regex fused_class(R"(class\s+(Fused\w+)\s*(final\s*)?:)");
   std::vector<std::string> names;
   std::error_code ec;
   for (fs::directory_iterator it(runtime_dir / "optim", ec), end; !ec && it != end; it.increment(ec)) {
-    const auto p = it->path();
-    if (p.extension() != ".h") continue;
-    const std::string stem = p.stem().string();
-    if (stem == "optimizer" || stem == "common" || stem == "segments" || stem.ends_with("_common") ||
-        stem.starts_with("optim"))
-      continue;
-    names.push_back(stem);
+    if (it->path().extension() != ".h") continue;
+    const auto text = try_read_file(it->path());
+    if (!text) continue;
+    for (std::sregex_iterator m(text->begin(), text->end(), fused_class), none; m != none; ++m)
+      if ((*m)[1] != "FusedOptimizer") {
+        names.push_back(it->path().stem().string());
+        if (names.back() == "adam") names.push_back("adamw");
+        break;
+      }
   }
   std::sort(names.begin(), names.end());
   return names;
