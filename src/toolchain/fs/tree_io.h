@@ -4,6 +4,7 @@
 // (built beside the target, renamed into place only when complete).
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/file_tree.h"
@@ -12,6 +13,10 @@ namespace apexnpu::fs {
 
 // Patterns make-patch leaves out by default (fnmatch globs on path components or whole paths).
 const std::vector<std::string>& default_excludes();
+
+// Whether a relative path is left out by the patterns: a pattern matches (fnmatch) any single
+// component of the path, or the whole path.
+bool is_excluded(std::string_view relative_path, const std::vector<std::string>& patterns);
 
 // Reads every file under `root` (regular files, executables, symlinks recorded as symlinks,
 // never followed). Paths matching an exclude pattern are skipped (whole directories pruned).
