@@ -4,9 +4,9 @@
 namespace apexnpu::rt::optim::APEXNPU_ISA_NS {
 
 double sum_squares_range(const float* g, std::size_t begin, std::size_t end) {
-  D16 acc;
+  Sum16 acc;
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {
-    const W16 x = widen(load(g + i, lanes));
+    const V16 x = load(g + i, lanes);
     add_product(acc, x, x);
   });
   return total(acc);

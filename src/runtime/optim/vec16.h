@@ -3,10 +3,11 @@
 // two __m256 at avx2, a plain array at scalar. Kernels are written once against it, a block of
 // 16 elements at a time; every level computes each lane with the same IEEE operations in the
 // same order (no FMA: the kernel files turn contraction off), so the three levels give
-// bit-identical results, reductions included (16 double accumulators, lane k always takes the
-// elements k, k+16, ... of a range, and the lanes are added in a fixed order at the end).
+// bit-identical results, reductions included (lane k always takes the elements k, k+16, ... of
+// a range; Sum16 adds 4 blocks of products in fp32, then into 16 double accumulators; the lanes
+// are added in a fixed order at the end).
 //
-// Reductions: widen(x) once (exact), then add_product(acc, wx, wy) per sum; total(acc) at the end.
+// Reductions: Sum16 s; add_product(s, x, y) per block; total(s) at the end.
 //
 //   for_blocks(begin, end, [&](std::size_t i, auto lanes) {   // lanes: Full or Tail
 //     V16 p = load(a.p + i, lanes);
