@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   } catch (const apexnpu::Error& e) {
     console.error(e.what(), e.hint());
     code = static_cast<int>(e.exit_code());
-    result = {{"error", {{"message", e.what()}, {"hint", e.hint()}}}};
+    result = e.result().is_object() ? e.result() : nlohmann::json::object();
+    result["error"] = {{"message", e.what()}, {"hint", e.hint()}};
   } catch (const std::exception& e) {
     console.error(e.what());
     code = static_cast<int>(ExitCode::failure);

@@ -1,0 +1,17 @@
+#pragma once
+// The upstream options gen and make-patch share: --upstream, --ref, --offline, --cache-dir.
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/console.h"
+#include "git/upstream.h"
+
+namespace apexnpu::cli {
+
+// Registers the options on `cmd`, writing into `request` (kept alive by the caller).
+void add_upstream_options(CLI::App& cmd, git::UpstreamRequest& request);
+
+// Completes the request after parsing: the default upstream, clone progress on the console.
+void finish_upstream_request(git::UpstreamRequest& request, Console& console);
+
+}  // namespace apexnpu::cli

@@ -1,0 +1,104 @@
+#include "commands/make_patch.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <system_error>
+
+#include "commands/upstream_report.h"
+#include "core/error.h"
+#include "fs/tree_io.h"
+#include "patch/patch_engine.h"
+
+namespace apexnpu::commands {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// How the edited tree differs from upstream, paths sorted (both trees are sorted maps).
+struct TreeDifference {
+  std::vector<std::string> changed;  // in both, content or kind differs
+  std::vector<std::string> deleted;  // upstream only (and not excluded)
+  FileTree added;                    // edited tree only: becomes the overlay
+};
+
+TreeDifference compare_trees(const FileTree& upstream, const FileTree& edited,
+                             const std::vector<std::string>& excludes) {
+  TreeDifference diff;
+  for (const auto& [path, entry] : upstream) {
+    if (fs::is_excluded(path, excludes)) continue;
+    const auto it = edited.find(path);
+    if (it == edited.end())
+      diff.deleted.push_back(path);
+    else if (!(it->second == entry))
+      diff.changed.push_back(path);
+  }
+  for (const auto& [path, entry] : edited)
+    if (!upstream.contains(path)) diff.added.emplace(path, entry);
+  return diff;
+}
+
+}  // namespace
+
+nlohmann::json run_make_patch(const MakePatchOptions& options,
+                              const MakePatchCallbacks& callbacks) {
+  std::error_code ec;
+  if (!stdfs::is_directory(options.tree, ec))
+    throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
+                     "pass the edited Apex tree, e.g. one written by `apexnpu gen`");
+
+  nlohmann::json timings;
+  auto start = Clock::now();
+  const git::UpstreamTree upstream = git::read_upstream(options.upstream);
+  timings["read_upstream"] = seconds_since(start);
+
+  std::vector<std::string> excludes = fs::default_excludes();
+  excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
+  start = Clock::now();
+  const FileTree edited = fs::read_tree(options.tree, excludes);
+  timings["read_tree"] = seconds_since(start);
+
+  start = Clock::now();
+  const TreeDifference diff = compare_trees(upstream.tree, edited, excludes);
+  std::vector<std::string> patched_paths = diff.changed;
+  patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
+  std::sort(patched_paths.begin(), patched_paths.end());
+  const std::string patch_text = patch::write_patch(upstream.tree, edited, patched_paths);
+  timings["diff"] = seconds_since(start);
+  if (callbacks.detail)
+    callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(),
+                                 diff.deleted.size(), diff.added.size()));
+
+  start = Clock::now();
+  const stdfs::path patch_file = options.output / "npu.patch";
+  const stdfs::path overlay_dir = options.output / "overlay";
+  stdfs::create_directories(options.output, ec);
+  if (ec)
+    throw Error(fmt::format("cannot create the output directory {}: {}",
+                            options.output.string(), ec.message()));
+  fs::write_file_atomically(patch_file, patch_text);
+  fs::write_tree_atomically(diff.added, overlay_dir, fs::ReplaceMode::replace);
+  timings["write"] = seconds_since(start);
+
+  nlohmann::json overlay_files = nlohmann::json::array();
+  for (const auto& [path, entry] : diff.added) overlay_files.push_back(path);
+  return {{"upstream", describe_upstream(upstream)},
+          {"tree", options.tree.string()},
+          {"patch", patch_file.string()},
+          {"overlay", overlay_dir.string()},
+          {"changed", diff.changed},
+          {"deleted", diff.deleted},
+          {"overlay_files", std::move(overlay_files)},
+          {"patch_bytes", patch_text.size()},
+          {"excludes", excludes},
+          {"timings", std::move(timings)}};
+}
+
+}  // namespace apexnpu::commands
