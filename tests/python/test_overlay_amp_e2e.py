@@ -1,0 +1,160 @@
+"""apex.amp on the emulated NPU, end to end on the installed wheel (real upstream Apex + our
+patch and overlay, built by apexnpu, installed into a venv over Debian's torch).
+
+Needs APEXNPU_TEST_UPSTREAM (an NVIDIA Apex repository) and `apexnpu gen`; skips with a message
+otherwise. APEXNPU_TEST_APEX_TREE may name an already generated tree instead (development).
+The scenarios are scripts in overlay_support/amp_scenarios, run by the venv's interpreter.
+"""
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCENARIOS = os.path.join(HERE, "overlay_support", "amp_scenarios")
+PYTHON = "/usr/bin/python3"
+
+
+def _apexnpu(*args, **kwargs):
+    binary = os.environ.get("APEXNPU_BINARY")
+    return subprocess.run([binary] + list(args), capture_output=True, text=True, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def venv_python(tmp_path_factory):
+    binary = os.environ.get("APEXNPU_BINARY")
+    if not binary:
+        pytest.skip("APEXNPU_BINARY is not set (the apexnpu binary to build the wheel with)")
+    work = tmp_path_factory.mktemp("amp-e2e")
+    tree = os.environ.get("APEXNPU_TEST_APEX_TREE")
+    if not tree:
+        upstream = os.environ.get("APEXNPU_TEST_UPSTREAM")
+        if not upstream:
+            pytest.skip("APEXNPU_TEST_UPSTREAM is not set (path or URL of an NVIDIA Apex repository)")
+        if _apexnpu("gen", "--help").returncode != 0:
+            pytest.skip("`apexnpu gen` is not available in this build yet")
+        tree = str(work / "apex-tree")
+        gen = _apexnpu("gen", "--upstream", upstream, "-o", tree, timeout=1200)
+        assert gen.returncode == 0, gen.stderr
+    dist = str(work / "dist")
+    build = _apexnpu("-q", "build", "--python=" + PYTHON, "--tree", tree, "-o", dist, "--wheel",
+                     "-j2", timeout=1800)
+    assert build.returncode == 0, build.stderr
+    wheels = [f for f in os.listdir(dist) if f.endswith(".whl")]
+    assert len(wheels) == 1, wheels
+    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    venv = str(work / "venv")
+    subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", venv], check=True, env=env)
+    vpy = os.path.join(venv, "bin", "python")
+    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index", os.path.join(dist, wheels[0])],
+                          capture_output=True, text=True, env=env)
+    assert inst.returncode == 0, inst.stdout + inst.stderr
+    return vpy
+
+
+def run(vpy, script, *args, cwd):
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([vpy, os.path.join(SCENARIOS, script)] + [str(a) for a in args],
+                          capture_output=True, text=True, env=env, cwd=str(cwd), timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+
+
+@pytest.fixture(scope="module")
+def o0_result(venv_python, tmp_path_factory):
+    return json.loads(run(venv_python, "levels.py", "O0", "none", 0, 0,
+                          cwd=tmp_path_factory.mktemp("o0")))
+
+
+LEVEL_CASES = [(level, scale, cg, fused)
+               for level, scale in [("O1", "dynamic"), ("O1", 128.0), ("O2", "dynamic"),
+                                    ("O2", 128.0), ("O3", "none"), ("O3", "dynamic")]
+               for cg in (0, 1) for fused in (0, 1)
+               if not (cg and level == "O3")]
+
+
+@pytest.mark.parametrize("level, scale, combine_grad, fused", LEVEL_CASES)
+def test_levels_train_like_o0_with_the_promised_dtypes(venv_python, o0_result, tmp_path, level,
+                                                       scale, combine_grad, fused):
+    result = json.loads(run(venv_python, "levels.py", level, scale, combine_grad, fused, cwd=tmp_path))
+    # Trains: the loss falls by 40% and ends within 0.02 (absolute) + 5% of O0's final loss.
+    assert result["last"] < 0.6 * result["first"]
+    assert result["last"] <= o0_result["last"] * 1.05 + 0.02
+    dtypes = result["dtypes"]
+    conv_and_linear = ["0.weight", "3.weight", "8.weight", "8.bias"]
+    batchnorm = ["1.weight", "1.bias", "4.weight", "4.bias"]
+    if level == "O1":
+        assert set(dtypes.values()) == {"torch.float32"}
+    elif level == "O2":
+        assert {dtypes[n] for n in conv_and_linear} == {"torch.float16"}
+        assert {dtypes[n] for n in batchnorm} == {"torch.float32"}  # keep_batchnorm_fp32
+        assert result["masters"] == ["torch.float32"]  # fp32 master weights
+    else:
+        assert set(dtypes.values()) == {"torch.float16"}
+    if scale not in ("dynamic",):
+        assert result["scale"] == (1.0 if scale == "none" else scale)
+
+
+def test_o0_trains_fp32(o0_result):
+    assert set(o0_result["dtypes"].values()) == {"torch.float32"}
+    assert o0_result["last"] < 0.6 * o0_result["first"]
+
+
+@pytest.mark.parametrize("combine_grad", [0, 1])
+def test_overflow_skips_the_step_and_scale_follows_window_min_max(venv_python, tmp_path, combine_grad):
+    events = json.loads(run(venv_python, "overflow.py", combine_grad, cwd=tmp_path))
+    scales = [e["scale"] for e in events]
+    # init 2^10; overflow -> 512; 3 clean steps -> 1024, 3 more -> 2048 (= max), stays at max;
+    # then overflows halve it down to min 256 and no further.
+    assert scales == [1024, 512, 512, 512, 1024, 1024, 1024, 2048, 2048, 2048, 2048,
+                      1024, 512, 256, 256]
+    for e in events:
+        assert e["unchanged"] == e["forced"] and e["masters_unchanged"] == e["forced"], e
+        if e["forced"]:
+            assert e["message"] == ("Gradient overflow.  Skipping step, loss scaler 0 reducing "
+                                    "loss scale to %s" % float(e["scale"]))
+
+
+@pytest.mark.parametrize("level, combine_grad", [("O1", 0), ("O1", 1), ("O2", 0), ("O2", 1)])
+def test_checkpoint_resume_in_a_new_process_is_bit_exact(venv_python, tmp_path, level, combine_grad):
+    straight, checkpoint = tmp_path / "straight.pt", tmp_path / "checkpoint.pt"
+    run(venv_python, "checkpoint.py", "straight", straight, level, combine_grad, cwd=tmp_path)
+    run(venv_python, "checkpoint.py", "first", checkpoint, level, combine_grad, cwd=tmp_path)
+    run(venv_python, "checkpoint.py", "resume", checkpoint, level, combine_grad, cwd=tmp_path)
+    compare = ("import torch, sys; a = torch.load(sys.argv[1]); b = torch.load(sys.argv[2]); "
+               "print(sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a))")
+    proc = subprocess.run([venv_python, "-c", compare, str(straight), str(checkpoint) + ".resumed"],
+                          capture_output=True, text=True, cwd=str(tmp_path))
+    assert proc.stdout.strip() == "True", proc.stderr
+
+
+def test_seed_examples_run_as_written(venv_python, tmp_path):
+    results = ast.literal_eval(run(venv_python, "seeds.py", cwd=tmp_path))
+    assert results["001_bmm_half"] == "torch.float16"  # register_half_function(torch, 'bmm')
+    assert results["002_sigmoid_float"] == "torch.float32"  # register_float_function
+    assert results["000_fused_ctor"] == "NpuFusedSGD"
+    for key, value in results.items():
+        if isinstance(value, float):
+            assert value == value and value < 10.0, (key, value)
+
+
+def test_ascend_script_trains_unchanged(venv_python, tmp_path):
+    first, last = map(float, run(venv_python, "ascend_script.py", cwd=tmp_path).split())
+    assert last < 0.3 * first
+
+
+def test_bad_input_is_a_clear_error_and_nothing_is_half_applied(venv_python, tmp_path):
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([venv_python, os.path.join(SCENARIOS, "bad_input.py")],
+                          capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ok = {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("ok ")}
+    assert ok == {"int64_param", "bf16_param", "combine_grad_O0", "user_cast_preferred_O2",
+                  "combine_ddp", "load_not_a_dict", "load_negative_scale", "load_nan_scale",
+                  "load_missing_key", "load_unexpected_key", "load_bad_masters"}
