@@ -58,7 +58,7 @@ inline std::vector<Layout> standard_layouts() {
   }
   out.push_back(make_layout("many_small", small, small_rows));
   out.push_back(make_layout("odd_sizes", {17, 1000, 33, 4099, 9999, 5, 20001},
-                            {0, 10, 0, 0, 3, 0, 59}));
+                            {0, 10, 3, 0, 3, 0, 59}));
   return out;
 }
 
