@@ -7,9 +7,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import overlay_support
 from overlay_support import use_overlay
 
 use_overlay()
+# The runtime goes on sys.path before anything looks it up (the lookup is cached).
+RUNTIME_DIR = overlay_support.runtime_dir()
+if RUNTIME_DIR is not None:
+    import sys
+
+    sys.path.append(RUNTIME_DIR)
 from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
 from apex.npu import float_status, loss_scaling  # noqa: E402
 from apex.npu.amp_options import NpuAmpOptions  # noqa: E402
@@ -17,6 +24,15 @@ from apex.npu.combined_grads import CombinedGrads  # noqa: E402
 from apex.optimizers.npu_fused import NpuFusedAdam, NpuFusedSGD  # noqa: E402
 
 SCALE = 1024.0  # a power of two: scaling and unscaling are exact in fp32
+
+
+@pytest.fixture(params=["torch", "runtime"])
+def kernel_path(request, monkeypatch):
+    """Unscaling through torch operations, or through the runtime's one-pass kernel."""
+    if request.param == "runtime" and RUNTIME_DIR is None:
+        pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
+    monkeypatch.setenv("APEXNPU_OPTIM_PATH", request.param)
+    return request.param
 
 
 @pytest.fixture(autouse=True)
@@ -75,7 +91,7 @@ def test_unscale_tensors_into_masters_and_detects_non_finite():
     assert loss_scaling.take_overflow() and not float_status.get()
 
 
-def test_unscale_flat_with_model_buffer_and_stash():
+def test_unscale_flat_with_model_buffer_and_stash(kernel_path):
     grad = torch.tensor([4.0, 0.0, 2.0])
     model = torch.tensor([0.0, 8.0, 0.0]).half()
     stash = torch.tensor([1.0, 1.0, 1.0])
@@ -115,7 +131,7 @@ def plain_training_step(model, opt, x, y, accumulate=1):
 
 @pytest.mark.parametrize("fused", [False, True], ids=["torch_sgd", "npu_fused_sgd"])
 @pytest.mark.parametrize("accumulate", [1, 3])
-def test_combined_unscale_equals_unscaled_training(fused, accumulate):
+def test_combined_unscale_equals_unscaled_training(fused, accumulate, kernel_path):
     torch.manual_seed(0)
     model = make_model()
     twin = copy.deepcopy(model)
@@ -135,7 +151,7 @@ def test_combined_unscale_equals_unscaled_training(fused, accumulate):
         assert combined.units[0].grad is opt.combined_buffers()[0].grad
 
 
-def test_fp16_model_with_fp32_masters_share_one_layout():
+def test_fp16_model_with_fp32_masters_share_one_layout(kernel_path):
     torch.manual_seed(0)
     model = make_model().half()
     masters = [p.detach().clone().float().requires_grad_() for p in model.parameters()]
@@ -156,7 +172,7 @@ def test_fp16_model_with_fp32_masters_share_one_layout():
     assert combined.intact()
 
 
-def test_saturated_fp16_gradients_are_an_overflow():
+def test_saturated_fp16_gradients_are_an_overflow(kernel_path):
     model = make_model().half()
     masters = [p.detach().clone().float().requires_grad_() for p in model.parameters()]
     opt = torch.optim.SGD(masters, lr=0.1)

@@ -315,7 +315,7 @@ def test_replaced_parameter_is_recombined_not_lost():
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
-def test_clip_optimizer_grad_norm_fused_equals_clip_grad_norm(norm_type):
+def test_clip_optimizer_grad_norm_fused_equals_clip_grad_norm(norm_type, step_path):
     torch.manual_seed(0)
     model = make_cnn()
     twin = copy.deepcopy(model)

@@ -52,3 +52,28 @@ def runtime():
 def is_npu_tensor(tensor) -> bool:
     """Whether ``tensor`` lives on the NPU (on the emulated NPU: any CPU tensor)."""
     return tensor.device.type == device_type()
+
+
+KERNEL_PATHS = ("auto", "torch", "runtime")
+
+
+def requested_kernel_path() -> str:
+    """``APEXNPU_OPTIM_PATH``: ``torch`` forces torch operations (the real-NPU path, testable on
+    the CPU), ``runtime`` requires the runtime's kernels, ``auto`` (default) uses them on the
+    emulated NPU when built. It governs the fused optimizers, unscaling and gradient clipping."""
+    path = os.environ.get("APEXNPU_OPTIM_PATH", "auto").strip().lower() or "auto"
+    if path not in KERNEL_PATHS:
+        raise ValueError(f"APEXNPU_OPTIM_PATH={path!r} is not one of {', '.join(KERNEL_PATHS)}")
+    return path
+
+
+def runtime_kernels():
+    """The runtime module when fused work should run in its kernels, else None."""
+    path = requested_kernel_path()
+    if path == "torch":
+        return None
+    rt = runtime() if is_emulated_npu() else None
+    if rt is None and path == "runtime":
+        raise RuntimeError("APEXNPU_OPTIM_PATH=runtime but the runtime apex._apexnpu is not "
+                           "available; build apex with `apexnpu build` or unset the variable")
+    return rt

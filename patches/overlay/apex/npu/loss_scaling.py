@@ -9,7 +9,16 @@ from typing import Optional, Sequence
 
 import torch
 
-from . import float_status
+from . import backend, float_status
+
+
+def runtime_dtype_code(rt, dtype: torch.dtype):
+    """The runtime's dtype code for fp32/fp16, else None."""
+    if dtype == torch.float32:
+        return rt.DTYPE_FLOAT32
+    if dtype == torch.float16:
+        return rt.DTYPE_FLOAT16
+    return None
 
 
 def _raise_if_not_finite(values: torch.Tensor) -> bool:
@@ -32,9 +41,15 @@ def unscale_flat(grad: torch.Tensor, inv_scale: float, stash: Optional[torch.Ten
     """
     if add is not None:
         grad.add_(add)
-    found = _raise_if_not_finite(grad)
-    if inv_scale != 1.0:
-        grad.mul_(inv_scale)
+    rt = backend.runtime_kernels()
+    code = runtime_dtype_code(rt, grad.dtype) if rt is not None else None
+    if code is not None and grad.is_contiguous():
+        # One pass: multiply and detect inf/NaN (the runtime raises the float status itself).
+        found = bool(rt.unscale(grad.data_ptr(), code, grad.numel(), float(inv_scale)))
+    else:
+        found = _raise_if_not_finite(grad)
+        if inv_scale != 1.0:
+            grad.mul_(inv_scale)
     if stash is not None:
         grad.add_(stash)
     return found

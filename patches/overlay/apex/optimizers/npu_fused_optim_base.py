@@ -16,7 +16,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import torch
 from torch.optim.optimizer import Optimizer
 
-from apex.npu import grad_memory
+from apex.npu import grad_memory, loss_scaling
 
 from . import step_path
 from .combined_params import CombinedParams, FlatTensors
@@ -206,6 +206,12 @@ class NpuFusedOptimizerBase(Optimizer):
         grads = self._grads_for_norm()
         if not grads:
             return torch.tensor(0.0)
+        rt = step_path.runtime_kernels()
+        if rt is not None and norm_type in (2.0, float("inf")) and \
+                all(g.is_contiguous() and g.dtype in SUPPORTED_PARAM_DTYPES for g in grads):
+            buffers = [(g.data_ptr(), loss_scaling.runtime_dtype_code(rt, g.dtype),
+                        [(0, g.numel())]) for g in grads]
+            return torch.tensor(rt.clip_grad_norm(buffers, max_norm, norm_type))
         total_norm = step_path.total_norm(grads, norm_type)
         clip_coef = max_norm / (total_norm + 1e-6)
         clip_coef_clamped = torch.clamp(clip_coef, max=1.0)

@@ -6,33 +6,13 @@ emulated NPU when ``apex._apexnpu`` provides them.
 """
 from __future__ import annotations
 
-import os
 from typing import List, Sequence
 
 import torch
 
-PATHS = ("auto", "torch", "runtime")
-
-
-def requested_path() -> str:
-    path = os.environ.get("APEXNPU_OPTIM_PATH", "auto").strip().lower() or "auto"
-    if path not in PATHS:
-        raise ValueError(f"APEXNPU_OPTIM_PATH={path!r} is not one of {', '.join(PATHS)}")
-    return path
-
-
-def runtime_kernels():
-    """The runtime module when fused steps should use its kernels, else None."""
-    path = requested_path()
-    if path == "torch":
-        return None
-    from apex.npu import backend
-
-    rt = backend.runtime() if backend.is_emulated_npu() else None
-    if rt is None and path == "runtime":
-        raise RuntimeError("APEXNPU_OPTIM_PATH=runtime but the runtime apex._apexnpu is not "
-                           "available; build apex with `apexnpu build` or unset the variable")
-    return rt
+from apex.npu.backend import KERNEL_PATHS as PATHS  # noqa: F401 - re-exported
+from apex.npu.backend import requested_kernel_path as requested_path  # noqa: F401
+from apex.npu.backend import runtime_kernels  # noqa: F401
 
 
 def total_norm(tensors: Sequence[torch.Tensor], norm_type: float) -> torch.Tensor:
