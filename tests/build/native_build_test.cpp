@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "compile/file_io.h"
 #include "compile/native_build.h"
@@ -45,7 +46,7 @@ class NativeBuild : public ::testing::Test {
     NativeBuildOptions o;
     o.runtime_dir = rt_;
     o.cache_dir = dir_.path() / "cache";
-    o.output_dir = dir_.path() / "out";
+    o.output_dir = dir_.path() / ("out-" + unique_suffix());
     o.jobs = 2;
     const auto config = load_runtime_build_config(rt_);
     return build_native(o, config, detect_compiler(), {"3.11.0", dir_.path() / "py", ".test.so"});
@@ -107,6 +108,15 @@ TEST_F(NativeBuild, CompilerFailureShowsItsMessageAndTheCommand) {
     EXPECT_NE(what.find("command: "), std::string::npos) << what;
     EXPECT_NE(what.find("core/other.cpp -MMD"), std::string::npos) << what;
   }
+}
+
+TEST_F(NativeBuild, ConcurrentBuildsSharingACacheCompileEachObjectOnce) {
+  NativeBuildResult a, b;
+  std::thread other([&] { a = build(); });
+  b = build();
+  other.join();
+  EXPECT_EQ(a.compiled + b.compiled, 5u);  // every unit compiled by exactly one of the two
+  EXPECT_EQ(read_file(a.modules[0].file), read_file(b.modules[0].file));
 }
 
 TEST(Depfile, ParsesMakeSyntax) {

@@ -121,6 +121,12 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
       u.object_key = ObjectCache::key_of(*hit);
       return;
     }
+    const ObjectCache::KeyLock lock(cache, source_key);
+    if (auto hit = cache.lookup_object(source_key)) {  // another build compiled it meanwhile
+      u.object = *hit;
+      u.object_key = ObjectCache::key_of(*hit);
+      return;
+    }
     const fs::path object = cache.scratch_path(".o");
     const fs::path depfile = cache.scratch_path(".d");
     argv.insert(argv.end(), {"-MMD", "-MF", depfile.string(), "-o", object.string()});

@@ -2,6 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -55,7 +60,7 @@ std::vector<std::string> parse_depfile(const std::string& text) {
 
 ObjectCache::ObjectCache(fs::path root) : root_(std::move(root)) {
   std::error_code ec;
-  for (const char* sub : {"o", "so", "manifests", "tmp"}) {
+  for (const char* sub : {"o", "so", "manifests", "tmp", "locks"}) {
     fs::create_directories(root_ / sub, ec);
     if (ec)
       throw Error(fmt::format("cannot create the object cache {}: {}", (root_ / sub).string(),
@@ -126,6 +131,18 @@ std::pair<std::string, fs::path> ObjectCache::store_object(const std::string& so
   fs::create_directories(manifest.parent_path(), ec);
   write_file_atomic(manifest, nlohmann::json{{"object", object_key}, {"headers", headers}}.dump());
   return {object_key, stored};
+}
+
+ObjectCache::KeyLock::KeyLock(const ObjectCache& cache, const std::string& key) {
+  const fs::path path = cache.root_ / "locks" / (key.substr(0, 16) + ".lock");
+  fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  // Without a lock file the build still works, only without the de-duplication.
+  if (fd_ >= 0)
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
+}
+
+ObjectCache::KeyLock::~KeyLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
 std::optional<fs::path> ObjectCache::lookup_module(const std::string& link_key) const {

@@ -41,6 +41,19 @@ class ObjectCache {
                                                              const std::filesystem::path& object,
                                                              const std::string& depfile_text);
 
+  // Held while one source key is being compiled, so concurrent builds sharing the cache (ctest
+  // -j, CI jobs) compile each object once: the second waits, then finds it in the cache.
+  class KeyLock {
+   public:
+    KeyLock(const ObjectCache& cache, const std::string& key);
+    ~KeyLock();
+    KeyLock(const KeyLock&) = delete;
+    KeyLock& operator=(const KeyLock&) = delete;
+
+   private:
+    int fd_ = -1;
+  };
+
   // Linked modules are cached under a key made from the link command and the object keys.
   std::optional<std::filesystem::path> lookup_module(const std::string& link_key) const;
   std::filesystem::path store_module(const std::string& link_key,
