@@ -41,5 +41,22 @@ TEST(Isa, ForcingSelectsTheVariantAndUnsupportedThrows) {
   EXPECT_THROW(set_isa_level(static_cast<IsaLevel>(7)), ArgumentError);
 }
 
+TEST(Isa, LevelFromEnvironment) {
+  EXPECT_EQ(isa_level_from_env(nullptr), best_supported_isa());
+  EXPECT_EQ(isa_level_from_env(""), best_supported_isa());
+  EXPECT_EQ(isa_level_from_env("scalar"), IsaLevel::scalar);
+  try {
+    isa_level_from_env("avx9");
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "environment variable APEXNPU_ISA: unknown ISA level 'avx9'; expected scalar, "
+                 "avx2 or avx512");
+  }
+  if (!isa_supported(IsaLevel::avx512)) {
+    EXPECT_THROW(isa_level_from_env("avx512"), Error);
+  }
+}
+
 }  // namespace
 }  // namespace apexnpu::rt

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <set>
+#include <string>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -77,6 +78,21 @@ TEST(ThreadPool, NestedCallsRunInline) {
 TEST(ThreadPool, RejectsZeroThreads) {
   EXPECT_THROW(set_num_threads(0), ArgumentError);
   EXPECT_GE(num_threads(), 1u);
+}
+
+TEST(ThreadPool, ThreadCountFromEnvironment) {
+  EXPECT_EQ(thread_count_from_env("3"), 3u);
+  EXPECT_GE(thread_count_from_env(nullptr), 1u);
+  EXPECT_EQ(thread_count_from_env(""), thread_count_from_env(nullptr));
+  for (const char* bad : {"0", "-2", "two", "3x", "100000"}) {
+    try {
+      thread_count_from_env(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("environment variable APEXNPU_NUM_THREADS='") +
+                                           bad + "' is not a thread count between 1 and 1024");
+    }
+  }
 }
 
 }  // namespace

@@ -31,8 +31,15 @@ bool cpu_has_avx512_level() noexcept {
 #endif
 }
 
-IsaLevel default_level() {
-  const char* env = std::getenv("APEXNPU_ISA");
+IsaLevel default_level() { return isa_level_from_env(std::getenv("APEXNPU_ISA")); }
+
+constexpr int kUnset = -1;
+std::atomic<int> g_active{kUnset};
+std::mutex g_init_mutex;
+
+}  // namespace
+
+IsaLevel isa_level_from_env(const char* env) {
   if (env == nullptr || *env == '\0') return best_supported_isa();
   IsaLevel level;
   try {
@@ -46,12 +53,6 @@ IsaLevel default_level() {
                        isa_name(best_supported_isa())));
   return level;
 }
-
-constexpr int kUnset = -1;
-std::atomic<int> g_active{kUnset};
-std::mutex g_init_mutex;
-
-}  // namespace
 
 bool isa_supported(IsaLevel level) noexcept {
   switch (level) {

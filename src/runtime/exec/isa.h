@@ -49,6 +49,10 @@ void set_isa_level(IsaLevel level);
 // Back to the default (APEXNPU_ISA if set, else the best supported level).
 void reset_isa_level();
 
+// The default level for a value of APEXNPU_ISA (null or empty: best supported); throws Error
+// naming the variable if the value is unknown or the CPU lacks that level.
+IsaLevel isa_level_from_env(const char* value);
+
 const char* isa_name(IsaLevel level) noexcept;
 // "scalar" / "avx2" / "avx512" -> level; throws ArgumentError otherwise.
 IsaLevel parse_isa(std::string_view name);

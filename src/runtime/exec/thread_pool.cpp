@@ -19,16 +19,7 @@ constexpr std::size_t kMaxThreads = 1024;
 thread_local bool t_inside_pool_job = false;
 
 std::size_t default_thread_count() {
-  if (const char* env = std::getenv("APEXNPU_NUM_THREADS"); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const long long value = std::strtoll(env, &end, 10);
-    if (*end != '\0' || value < 1 || value > static_cast<long long>(kMaxThreads))
-      throw Error(concat("environment variable APEXNPU_NUM_THREADS='", env,
-                         "' is not a thread count between 1 and ", kMaxThreads));
-    return static_cast<std::size_t>(value);
-  }
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : hw;
+  return thread_count_from_env(std::getenv("APEXNPU_NUM_THREADS"));
 }
 
 class ThreadPool {
@@ -150,6 +141,19 @@ ThreadPool& pool() {
 }
 
 }  // namespace
+
+std::size_t thread_count_from_env(const char* env) {
+  if (env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const long long value = std::strtoll(env, &end, 10);
+    if (*end != '\0' || value < 1 || value > static_cast<long long>(kMaxThreads))
+      throw Error(concat("environment variable APEXNPU_NUM_THREADS='", env,
+                         "' is not a thread count between 1 and ", kMaxThreads));
+    return static_cast<std::size_t>(value);
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : hw;
+}
 
 std::size_t num_threads() { return pool().size(); }
 

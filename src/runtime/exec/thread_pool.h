@@ -23,6 +23,10 @@ std::size_t num_threads();
 // from inside a parallel_for body.
 void set_num_threads(std::size_t count);
 
+// The thread count for a value of APEXNPU_NUM_THREADS (null or empty: hardware concurrency);
+// throws Error naming the variable unless it is an integer from 1 to 1024.
+std::size_t thread_count_from_env(const char* value);
+
 namespace detail {
 using ChunkFn = void (*)(void* context, std::size_t index);
 void parallel_for_impl(std::size_t count, ChunkFn fn, void* context);
