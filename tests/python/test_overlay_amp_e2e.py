@@ -158,3 +158,16 @@ def test_bad_input_is_a_clear_error_and_nothing_is_half_applied(venv_python, tmp
     assert ok == {"int64_param", "bf16_param", "combine_grad_O0", "user_cast_preferred_O2",
                   "combine_ddp", "load_not_a_dict", "load_negative_scale", "load_nan_scale",
                   "load_missing_key", "load_unexpected_key", "load_bad_masters"}
+
+
+def test_gradient_accumulation_with_and_without_delay_unscale(venv_python, tmp_path):
+    errors = {}
+    for level, combine_grad, delay in [("O1", 0, 0), ("O1", 0, 1), ("O1", 1, 0), ("O1", 1, 1),
+                                        ("O2", 0, 0), ("O2", 0, 1), ("O2", 1, 0), ("O2", 1, 1)]:
+        out = run(venv_python, "accumulate.py", level, combine_grad, delay, cwd=tmp_path)
+        errors[(level, combine_grad, delay)] = float(out.split()[-1])
+    # O1 keeps fp32 params: the static power-of-two scale cancels exactly up to fp32 rounding.
+    assert all(v < 1e-6 for k, v in errors.items() if k[0] == "O1"), errors
+    # O2 params are fp16: within fp16 rounding, and the same whichever way grads were combined.
+    o2 = {v for k, v in errors.items() if k[0] == "O2"}
+    assert len(o2) == 1 and o2.pop() < 1e-3, errors
