@@ -86,6 +86,19 @@ TEST(PackageFiles, KeepsPythonAndDataOnly) {
     EXPECT_FALSE(is_package_file(out)) << out;
 }
 
+TEST(PackageFiles, FromATreeInMemory) {
+  FileTree tree = {{"apex/__init__.py", {"", FileKind::regular}},
+                   {"apex/link.py", {"__init__.py", FileKind::symlink}},
+                   {"apex/csrc/x.cpp", {"", FileKind::regular}},
+                   {"apex/tool.sh", {"#!/bin/sh", FileKind::executable}},
+                   {"tests/t.py", {"", FileKind::regular}}};
+  const auto sel = select_package_files(tree, "gen");
+  EXPECT_EQ(sel.files, (std::vector<std::string>{"apex/__init__.py", "apex/tool.sh"}));
+  EXPECT_EQ(sel.skipped_symlinks, std::vector<std::string>{"apex/link.py"});
+  tree.erase("apex/__init__.py");
+  EXPECT_THROW(select_package_files(tree, "gen"), Error);
+}
+
 TEST(Zip, RoundTripsDeterministically) {
   const std::vector<ZipEntry> entries = {{"a/b.py", "print(1)\n", 0100644},
                                          {"big.bin", std::string(100000, 'z'), 0100644},

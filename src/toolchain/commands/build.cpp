@@ -92,9 +92,14 @@ nlohmann::json run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   if (!o.tree)
     throw UsageError("--tree DIR is required: running `gen` from `build` is not available yet",
                      "run `apexnpu gen -o DIR` first, then `apexnpu build --tree DIR`");
-  const wheel::PackageSelection package = wheel::select_package_files(*o.tree);
-  for (const auto& s : package.skipped_symlinks)
-    if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
+  // The apex package's files (path -> bytes), read before anything is compiled or written.
+  wheel::WheelFiles package_files;
+  {
+    const wheel::PackageSelection package = wheel::select_package_files(*o.tree);
+    for (const auto& s : package.skipped_symlinks)
+      if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
+    for (const auto& rel : package.files) package_files[rel] = read_file(*o.tree / rel);
+  }
 
   const std::optional<std::int64_t> epoch = o.source_date_epoch;
   const std::int64_t build_time = epoch ? *epoch : static_cast<std::int64_t>(std::time(nullptr));
@@ -116,8 +121,7 @@ nlohmann::json run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const compile::NativeBuildResult built = compile::build_native(
       native, config, compiler, {py.version, python_include, py.ext_suffix}, cb.progress);
 
-  wheel::WheelFiles files;
-  for (const auto& rel : package.files) files[rel] = read_file(*o.tree / rel);
+  wheel::WheelFiles files = std::move(package_files);
   std::vector<std::string> module_paths;
   for (const auto& m : built.modules) {
     files[m.relative_path] = read_file(m.file);

@@ -68,4 +68,17 @@ PackageSelection select_package_files(const fs::path& tree) {
   return sel;
 }
 
+PackageSelection select_package_files(const FileTree& tree, const std::string& source) {
+  if (!tree.contains("apex/__init__.py"))
+    throw Error(fmt::format("{}: no apex/ package in it (apex/__init__.py is missing)", source),
+                "the upstream ref may not be an Apex tree (see --upstream and --ref)");
+  PackageSelection sel;
+  for (const auto& [path, entry] : tree) {
+    if (!is_package_file(path)) continue;
+    if (entry.kind == FileKind::symlink) sel.skipped_symlinks.push_back(path);
+    else sel.files.push_back(path);
+  }
+  return sel;  // std::map order is already sorted
+}
+
 }  // namespace apexnpu::wheel

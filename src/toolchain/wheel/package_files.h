@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/file_tree.h"
+
 namespace apexnpu::wheel {
 
 struct PackageSelection {
@@ -18,5 +20,7 @@ bool is_package_file(const std::string& relative_path);
 
 // Throws Error when the tree has no apex/ package (no apex/__init__.py).
 PackageSelection select_package_files(const std::filesystem::path& tree);
+// The same selection from a tree in memory (what gen produces); `source` names it in errors.
+PackageSelection select_package_files(const FileTree& tree, const std::string& source);
 
 }  // namespace apexnpu::wheel
