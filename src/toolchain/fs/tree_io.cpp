@@ -1,0 +1,235 @@
+#include "fs/tree_io.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <system_error>
+
+#include "core/error.h"
+#include "core/relative_path.h"
+#include "fs/temp_path.h"
+#include "fs/unique_fd.h"
+
+namespace apexnpu::fs {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+std::string read_all(int fd, const stdfs::path& path) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()));
+    }
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  return bytes;
+}
+
+void write_all(int fd, std::string_view bytes, const stdfs::path& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()),
+                  "check free space and permissions");
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void fsync_directory(const stdfs::path& dir) {
+  UniqueFd fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd) ::fsync(fd.get());
+}
+
+// Every proper prefix of every path must be a directory in the tree, never a file or a symlink;
+// so creating the tree can neither go through a link nor clash with a file.
+void check_tree_paths(const FileTree& tree) {
+  std::set<std::string> directories;
+  for (const auto& [path, entry] : tree) {
+    if (auto reason = unsafe_path_reason(path))
+      throw Error(fmt::format("refusing to write {}: {}", path, *reason));
+    for (std::size_t slash = path.find('/'); slash != std::string::npos;
+         slash = path.find('/', slash + 1))
+      directories.insert(path.substr(0, slash));
+  }
+  for (const auto& dir : directories)
+    if (tree.contains(dir))
+      throw Error(fmt::format("refusing to write {}: it is a file and a directory of the tree", dir));
+}
+
+void create_entry(const stdfs::path& root, const std::string& path, const FileEntry& entry) {
+  const stdfs::path full = root / path;
+  std::error_code ec;
+  stdfs::create_directories(full.parent_path(), ec);
+  if (ec)
+    throw Error(fmt::format("cannot create directory {}: {}", full.parent_path().string(), ec.message()));
+  if (entry.kind == FileKind::symlink) {
+    if (::symlink(entry.content.c_str(), full.c_str()) != 0)
+      throw Error(fmt::format("cannot create symlink {}: {}", full.string(), errno_text()));
+    return;
+  }
+  const mode_t mode = entry.kind == FileKind::executable ? 0755 : 0644;
+  UniqueFd fd(::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd) throw Error(fmt::format("cannot create {}: {}", full.string(), errno_text()));
+  write_all(fd.get(), entry.content, full);
+  ::fchmod(fd.get(), mode);  // the umask must not decide the executable bit
+}
+
+bool is_empty_directory(const stdfs::path& path) {
+  std::error_code ec;
+  return stdfs::is_empty(path, ec) && !ec;
+}
+
+}  // namespace
+
+const std::vector<std::string>& default_excludes() {
+  static const std::vector<std::string> patterns = {".git", "build", "dist", "*.egg-info",
+                                                    "__pycache__", "*.pyc", "*.so"};
+  return patterns;
+}
+
+bool is_excluded(std::string_view relative_path, const std::vector<std::string>& patterns) {
+  const std::string whole(relative_path);
+  for (const std::string& raw : patterns) {
+    std::string pattern = raw;
+    while (pattern.size() > 1 && pattern.back() == '/') pattern.pop_back();
+    if (pattern.find('/') != std::string::npos) {
+      // A pattern with a slash matches the whole path, or a leading directory of it.
+      if (::fnmatch(pattern.c_str(), whole.c_str(), FNM_PATHNAME) == 0) return true;
+      for (std::size_t slash = whole.find('/'); slash != std::string::npos;
+           slash = whole.find('/', slash + 1))
+        if (::fnmatch(pattern.c_str(), whole.substr(0, slash).c_str(), FNM_PATHNAME) == 0) return true;
+      continue;
+    }
+    std::size_t start = 0;
+    while (start <= whole.size()) {
+      const std::size_t end = std::min(whole.find('/', start), whole.size());
+      if (::fnmatch(pattern.c_str(), whole.substr(start, end - start).c_str(), 0) == 0) return true;
+      start = end + 1;
+    }
+  }
+  return false;
+}
+
+std::string read_file(const stdfs::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ELOOP)
+      throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
+    throw Error(fmt::format("cannot open {}: {}", path.string(), errno_text()),
+                "check the path");
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(fmt::format("{} is not a regular file", path.string()));
+  return read_all(fd.get(), path);
+}
+
+FileTree read_tree(const stdfs::path& root, const std::vector<std::string>& excludes) {
+  std::error_code ec;
+  const auto root_status = stdfs::symlink_status(root, ec);
+  if (ec || !stdfs::is_directory(root_status))
+    throw Error(fmt::format("{} is not a directory", root.string()));
+  FileTree tree;
+  stdfs::recursive_directory_iterator it(root, stdfs::directory_options::none, ec);
+  if (ec) throw Error(fmt::format("cannot read {}: {}", root.string(), ec.message()));
+  for (; it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) throw Error(fmt::format("cannot read {}: {}", root.string(), ec.message()));
+    const stdfs::path& full = it->path();
+    const std::string rel = full.lexically_relative(root).generic_string();
+    if (is_excluded(rel, excludes)) {
+      if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    const auto status = it->symlink_status(ec);
+    if (stdfs::is_directory(status)) continue;
+    if (auto reason = unsafe_path_reason(rel))
+      throw Error(fmt::format("cannot take {}: {}", full.string(), *reason));
+    if (stdfs::is_symlink(status)) {
+      tree[rel] = FileEntry{stdfs::read_symlink(full).string(), FileKind::symlink};
+    } else if (stdfs::is_regular_file(status)) {
+      const bool exec = (status.permissions() & stdfs::perms::owner_exec) != stdfs::perms::none;
+      tree[rel] = FileEntry{read_file(full), exec ? FileKind::executable : FileKind::regular};
+    } else {
+      throw Error(fmt::format("{} is not a regular file, directory or symlink", full.string()),
+                  "remove it or leave it out with --exclude");
+    }
+  }
+  return tree;
+}
+
+void write_tree_atomically(const FileTree& tree, const stdfs::path& target, ReplaceMode mode) {
+  check_tree_paths(tree);
+  std::error_code ec;
+  const auto target_status = stdfs::symlink_status(target, ec);
+  const bool exists = !ec && stdfs::exists(target_status);
+  if (exists && !stdfs::is_directory(target_status))
+    throw Error(fmt::format("{} exists and is not a directory", target.string()),
+                "choose another output directory");
+  const bool empty = exists && is_empty_directory(target);
+  if (exists && !empty && mode == ReplaceMode::refuse_non_empty)
+    throw Error(fmt::format("the output directory {} is not empty", target.string()),
+                "pass --force to replace it");
+
+  TempDirBeside staging(target);
+  ::chmod(staging.path().c_str(), 0755);
+  for (const auto& [path, entry] : tree) create_entry(staging.path(), path, entry);
+
+  if (!exists || empty) {
+    if (::rename(staging.path().c_str(), target.c_str()) != 0)
+      throw Error(fmt::format("cannot move the output into {}: {}", target.string(), errno_text()));
+    staging.release();
+  } else {
+    // Old output aside, new one in, old one removed: the target is never missing or half made.
+    TempDirBeside aside(target);
+    if (::rename(target.c_str(), aside.path().c_str()) != 0)
+      throw Error(fmt::format("cannot move the old {} aside: {}", target.string(), errno_text()));
+    if (::rename(staging.path().c_str(), target.c_str()) != 0) {
+      const std::string why = errno_text();
+      ::rename(aside.path().c_str(), target.c_str());
+      throw Error(fmt::format("cannot move the output into {}: {}", target.string(), why));
+    }
+    staging.release();
+  }
+  fsync_directory(target.parent_path());
+}
+
+void write_file_atomically(const stdfs::path& target, std::string_view bytes) {
+  const stdfs::path parent = target.parent_path().empty() ? stdfs::path(".") : target.parent_path();
+  std::string pattern = (parent / ("." + target.filename().string() + ".apexnpu-tmp-XXXXXX")).string();
+  UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));
+  if (!fd)
+    throw Error(fmt::format("cannot write {}: {}", target.string(), errno_text()),
+                "check that the directory exists and is writable");
+  const stdfs::path temp = pattern;
+  try {
+    write_all(fd.get(), bytes, target);
+    ::fchmod(fd.get(), 0644);
+    if (::fsync(fd.get()) != 0)
+      throw Error(fmt::format("cannot write {}: {}", target.string(), errno_text()));
+    fd.reset();
+    if (::rename(temp.c_str(), target.c_str()) != 0)
+      throw Error(fmt::format("cannot write {}: {}", target.string(), errno_text()));
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
+  }
+  fsync_directory(parent);
+}
+
+}  // namespace apexnpu::fs

@@ -1,0 +1,21 @@
+#pragma once
+// Reading a commit's tree out of a repository into memory; no work tree needed.
+#include <string>
+#include <vector>
+
+#include "core/file_tree.h"
+#include "git/libgit2.h"
+
+namespace apexnpu::git {
+
+// Resolves `ref` (full or short sha, branch, tag, or anything git_revparse_single takes) to a
+// commit; nullptr when it does not resolve. Tags are peeled to the commit they name.
+Commit resolve_commit(git_repository* repo, const std::string& ref);
+
+std::string commit_sha(const git_commit* commit);
+
+// Every blob of the commit's tree; gitlinks (submodules) are skipped and listed.
+FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
+                          std::vector<std::string>& skipped_submodules);
+
+}  // namespace apexnpu::git

@@ -1,0 +1,208 @@
+#include "git/upstream.h"
+
+#include <fmt/core.h>
+
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <system_error>
+
+#include "core/error.h"
+#include "fs/temp_path.h"
+#include "git/cache_lock.h"
+#include "git/libgit2.h"
+#include "git/tree_reader.h"
+
+namespace apexnpu::git {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+bool is_url(const std::string& upstream) {
+  if (upstream.find("://") != std::string::npos) return true;
+  // scp-like "user@host:path"
+  const auto at = upstream.find('@');
+  const auto colon = upstream.find(':');
+  return at != std::string::npos && colon != std::string::npos && at < colon &&
+         upstream.find('/') > colon;
+}
+
+bool is_full_sha(const std::string& ref) {
+  return ref.size() == GIT_OID_HEXSZ &&
+         ref.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// <slug>-<hash>: readable, and distinct for distinct URLs.
+std::string cache_name(const std::string& url) {
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : url) hash = (hash ^ c) * 1099511628211ull;
+  std::string slug;
+  for (char c : url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3)) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+    if (!keep && !slug.empty() && slug.back() == '_') continue;
+    slug += keep ? c : '_';
+  }
+  if (slug.size() > 60) slug = slug.substr(slug.size() - 60);
+  return fmt::format("{}-{:016x}", slug, hash);
+}
+
+int transfer_progress(const git_indexer_progress* stats, void* payload) {
+  const auto& callback = *static_cast<const std::function<void(const TransferProgress&)>*>(payload);
+  if (callback)
+    callback(TransferProgress{stats->received_objects, stats->total_objects, stats->received_bytes});
+  return 0;
+}
+
+// Branches under refs/remotes/origin/ and every tag, so branch and tag refs resolve in the cache.
+int create_cache_remote(git_remote** out, git_repository* repo, const char* name, const char* url,
+                        void*) {
+  return git_remote_create_with_fetchspec(out, repo, name, url, "+refs/heads/*:refs/remotes/origin/*");
+}
+
+git_fetch_options fetch_options(const UpstreamRequest& request) {
+  git_fetch_options options;
+  git_fetch_options_init(&options, GIT_FETCH_OPTIONS_VERSION);
+  options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
+  options.prune = GIT_FETCH_PRUNE;
+  options.callbacks.transfer_progress = transfer_progress;
+  options.callbacks.payload = const_cast<std::function<void(const TransferProgress&)>*>(&request.on_progress);
+  return options;
+}
+
+Repository clone_into_cache(const UpstreamRequest& request, const stdfs::path& target) {
+  fs::TempDirBeside staging(target);
+  stdfs::remove(staging.path());  // git_clone wants to create the directory itself
+  git_clone_options options;
+  git_clone_options_init(&options, GIT_CLONE_OPTIONS_VERSION);
+  options.bare = 1;
+  options.local = GIT_CLONE_LOCAL_NO_LINKS;
+  options.remote_cb = create_cache_remote;
+  options.fetch_opts = fetch_options(request);
+  git_repository* raw = nullptr;
+  check(git_clone(&raw, request.upstream.c_str(), staging.path().c_str(), &options),
+        fmt::format("cannot clone {}", request.upstream));
+  Repository cloned(raw);
+  cloned.reset();
+  if (::rename(staging.path().c_str(), target.c_str()) != 0)
+    throw Error(fmt::format("cannot move the clone of {} into the cache at {}", request.upstream,
+                            target.string()));
+  staging.release();
+  git_repository* opened = nullptr;
+  check(git_repository_open_bare(&opened, target.c_str()), "cannot open the cached clone");
+  return Repository(opened);
+}
+
+void fetch(git_repository* repo, const UpstreamRequest& request) {
+  git_remote* raw = nullptr;
+  check(git_remote_lookup(&raw, repo, "origin"), "the cached clone has no origin remote");
+  Remote remote(raw);
+  git_fetch_options options = fetch_options(request);
+  const char* tags = "+refs/tags/*:refs/tags/*";
+  const char* heads = "+refs/heads/*:refs/remotes/origin/*";
+  char* specs[] = {const_cast<char*>(heads), const_cast<char*>(tags)};
+  git_strarray refspecs{specs, 2};
+  check(git_remote_fetch(remote.get(), &refspecs, &options, nullptr),
+        fmt::format("cannot fetch {}", request.upstream));
+}
+
+Commit resolve_in_cache(git_repository* repo, const std::string& ref) {
+  if (Commit c = resolve_commit(repo, ref)) return c;
+  return resolve_commit(repo, "origin/" + ref);
+}
+
+UpstreamTree read_commit(git_repository* repo, const git_commit* commit, UpstreamTree result) {
+  result.commit = commit_sha(commit);
+  result.tree = read_commit_tree(repo, commit, result.skipped_submodules);
+  return result;
+}
+
+UpstreamTree read_in_place(const UpstreamRequest& request) {
+  std::error_code ec;
+  const stdfs::path path = stdfs::absolute(request.upstream, ec);
+  git_repository* raw = nullptr;
+  check(git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
+        fmt::format("cannot open the upstream repository {}", request.upstream));
+  Repository repo(raw);
+  Commit commit = resolve_commit(repo.get(), request.ref);
+  if (!commit)
+    throw Error(fmt::format("the ref {} is not in the upstream repository {}", request.ref, request.upstream),
+                "pass --ref with a branch, tag or commit sha that the repository has");
+  UpstreamTree result;
+  result.url = request.upstream;
+  result.repository = path;
+  result.read_in_place = true;
+  return read_commit(repo.get(), commit.get(), std::move(result));
+}
+
+UpstreamTree read_through_cache(const UpstreamRequest& request) {
+  const stdfs::path repos =
+      (request.cache_dir.empty() ? default_cache_dir() : request.cache_dir) / "repos";
+  const std::string name = cache_name(request.upstream);
+  const stdfs::path target = repos / name;
+  std::error_code ec;
+  if (request.offline && !stdfs::exists(target, ec))
+    throw Error(fmt::format("--offline: the cache has no copy of {} (looked in {})", request.upstream,
+                            target.string()),
+                "run once without --offline to clone it");
+  stdfs::create_directories(repos, ec);
+  if (ec)
+    throw Error(fmt::format("cannot create the cache directory {}: {}", repos.string(), ec.message()),
+                "pass --cache-dir, or set XDG_CACHE_HOME to a writable directory");
+  const CacheLock lock(repos / (name + ".lock"));
+
+  UpstreamTree result;
+  result.url = request.upstream;
+  result.repository = target;
+  Repository repo;
+  if (!stdfs::exists(target, ec)) {
+    repo = clone_into_cache(request, target);
+    result.fetched = true;
+  } else {
+    git_repository* raw = nullptr;
+    check(git_repository_open_bare(&raw, target.c_str()),
+          fmt::format("cannot open the cached clone {}", target.string()));
+    repo.reset(raw);
+  }
+  Commit commit;
+  const bool present_sha = is_full_sha(request.ref) && (commit = resolve_in_cache(repo.get(), request.ref));
+  if (!present_sha && !result.fetched && !request.offline) {
+    fetch(repo.get(), request);
+    result.fetched = true;
+  }
+  if (!commit) commit = resolve_in_cache(repo.get(), request.ref);
+  if (!commit) {
+    if (request.offline)
+      throw Error(fmt::format("--offline: the ref {} is not in the cached copy of {}", request.ref,
+                              request.upstream),
+                  "run without --offline to fetch it, or pass another --ref");
+    throw Error(fmt::format("the ref {} is not in {}", request.ref, request.upstream),
+                "pass --ref with a branch, tag or commit sha that the upstream has");
+  }
+  return read_commit(repo.get(), commit.get(), std::move(result));
+}
+
+}  // namespace
+
+stdfs::path default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+    return stdfs::path(xdg) / "apexnpu";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return stdfs::path(home) / ".cache" / "apexnpu";
+  throw Error("cannot find a cache directory: neither XDG_CACHE_HOME nor HOME is set",
+              "pass --cache-dir");
+}
+
+UpstreamTree read_upstream(const UpstreamRequest& request) {
+  ensure_libgit2();
+  if (request.upstream.empty())
+    throw UsageError("no upstream given", "pass --upstream URL|PATH or set APEXNPU_UPSTREAM");
+  if (request.ref.empty()) throw UsageError("--ref is empty", "pass a branch, tag or commit");
+  if (is_url(request.upstream)) return read_through_cache(request);
+  std::error_code ec;
+  if (!stdfs::exists(request.upstream, ec))
+    throw Error(fmt::format("the upstream {} does not exist", request.upstream),
+                "pass --upstream with a local repository path or a URL");
+  return read_in_place(request);
+}
+
+}  // namespace apexnpu::git
