@@ -198,3 +198,11 @@ def test_replaced_gradient_is_recombined():
     assert not combined.intact()
     scaled_training_step(model, opt, combined, x, y)
     assert combined.intact()
+
+
+def test_unscale_tensors_when_the_stash_is_the_master_itself():
+    # amp's O2 accumulation passes the existing master grads as both stash and destination.
+    master = [torch.tensor([1.0, 2.0])]
+    model = [torch.tensor([8.0, 16.0]).half()]
+    assert not loss_scaling.unscale_tensors(model, master, 0.25, stashed=master)
+    assert master[0].tolist() == [3.0, 6.0]

@@ -63,12 +63,14 @@ def unscale_tensors(model_grads: Sequence[torch.Tensor], master_grads: Sequence[
     found = False
     for i, (model, master) in enumerate(zip(model_grads, master_grads)):
         found = _raise_if_not_finite(model) or found
+        if stashed is not None:
+            # The stash may be ``master`` itself: compute aside, then write in place.
+            master.copy_(model.to(master.dtype) * inv_scale + stashed[i].to(master.dtype))
+            continue
         if master is not model:
             master.copy_(model)
         if inv_scale != 1.0:
             master.mul_(inv_scale)
-        if stashed is not None:
-            master.add_(stashed[i].to(master.dtype))
     return found
 
 
