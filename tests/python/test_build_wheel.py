@@ -263,3 +263,30 @@ def test_version_label(built, tree, cache, tmp_path):
     assert proc.returncode == 2
     assert "--version-label=ascend-1" in proc.stderr and "'-'" in proc.stderr
     assert not os.path.exists(str(tmp_path / "bad"))
+
+
+def test_extension_modules_are_hardened_stripped_and_export_only_their_init(built):
+    doc, _ = built(11)
+    tools = [t for t in ("readelf", "nm") if subprocess.run(["which", t], stdout=subprocess.PIPE).returncode == 0]
+    if len(tools) < 2:
+        pytest.skip("needs readelf and nm (binutils)")
+    layout = doc["layout"]
+    suffix = doc["python"]["ext_suffix"]
+    for rel, init in (("apex/_apexnpu" + suffix, "PyInit__apexnpu"),
+                      ("change_data_ptr" + suffix, "PyInit_change_data_ptr")):
+        so = os.path.join(layout, rel)
+        dyn = subprocess.run(["readelf", "-dW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
+        assert "BIND_NOW" in dyn  # -z now
+        seg = subprocess.run(["readelf", "-lW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
+        assert "GNU_RELRO" in seg  # -z relro
+        stack = [l for l in seg.splitlines() if "GNU_STACK" in l][0]
+        assert "RWE" not in stack  # -z noexecstack
+        sections = subprocess.run(["readelf", "-SW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
+        assert ".symtab" not in sections and ".debug_info" not in sections  # -s
+        exported = subprocess.run(["nm", "-D", "--defined-only", so], stdout=subprocess.PIPE,
+                                  universal_newlines=True).stdout.split("\n")
+        names = [l.split()[-1] for l in exported if l.strip()]
+        assert init in names
+        # -fvisibility=hidden: nothing of the runtime or the binding is exported (only the
+        # init function, plus libstdc++'s vague-linkage template instances).
+        assert not [n for n in names if n.startswith("_ZN7apexnpu") or n.startswith("_ZNK7apexnpu")], names
