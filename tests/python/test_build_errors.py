@@ -143,3 +143,17 @@ def test_compiler_that_cannot_run(tree, tmp_path):
 def test_bad_source_date_epoch(tree, tmp_path):
     expect_failure(["--python=3.11", "--tree", tree], tmp_path, ["SOURCE_DATE_EPOCH=yesterday"],
                    code=2, env={"SOURCE_DATE_EPOCH": "yesterday"})
+
+
+def test_staging_left_by_a_killed_build_is_cleaned_up(tree, tmp_path):
+    # A build killed with SIGKILL leaves its staging folder; the next build removes it.
+    stale = tmp_path / ".dist.apexnpu-staging-999999999-abc-0"
+    (stale / "out").mkdir(parents=True)
+    fake_cxx = script(str(tmp_path / "fakecxx"), """\
+        for a in "$@"; do [ "$a" = --version ] && { echo "fakecxx 1.0"; exit 0; }; done
+        exit 1
+        """)
+    proc = bh.run(["build", "--python=3.11", "--tree", tree, "-o", str(tmp_path / "dist"),
+                   "--cache-dir", str(tmp_path / "cache")], env={"CXX": fake_cxx})
+    assert proc.returncode == 1  # fails while compiling, after the staging was set up
+    assert not stale.exists()

@@ -1,9 +1,11 @@
 #include "commands/build_output.h"
 
 #include <fmt/core.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
@@ -12,6 +14,22 @@ namespace apexnpu::commands {
 namespace fs = std::filesystem;
 
 namespace {
+// Staging folders of builds that were killed (SIGKILL, Ctrl-C) are named
+// ".<out>.apexnpu-staging-<pid>-..." beside -o; remove those whose process is gone.
+void remove_stale_staging(const fs::path& parent, const std::string& out_name) {
+  const std::string prefix = "." + out_name + ".apexnpu-staging-";
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+}
+
 Error unwritable(const fs::path& out, const std::string& why) {
   return Error(fmt::format("-o {}: cannot write the output directory ({})", out.string(), why),
                "pass -o with a writable directory");
@@ -34,6 +52,7 @@ BuildOutput::BuildOutput(const fs::path& out_dir) {
     created_ancestor_.clear();
     throw unwritable(out_dir, ec.message());
   }
+  remove_stale_staging(parent, out_.filename().string());
   const fs::path staging = parent / fmt::format(".{}.apexnpu-staging-{}", out_.filename().string(),
                                                 unique_suffix());
   if (!fs::create_directory(staging, ec) || ec) {
