@@ -16,17 +16,32 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import overlay_support
 from overlay_support import overlay_env, use_overlay
 
 use_overlay()
+# The runtime goes on sys.path before anything looks it up (the lookup is cached).
+RUNTIME_DIR = overlay_support.runtime_dir()
+if RUNTIME_DIR is not None:
+    sys.path.append(RUNTIME_DIR)
 import apex.npu  # noqa: E402
 from apex.npu import emulation, float_status, saturation  # noqa: E402
 
 FP16_MAX = 65504.0
 
 
+@pytest.fixture(autouse=True, params=["torch", "runtime"])
+def kernel_path(request, monkeypatch):
+    """fp16 rounding with torch operations, or with the runtime's one-pass float_to_half (the
+    float status then lives in the runtime)."""
+    if request.param == "runtime" and RUNTIME_DIR is None:
+        pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
+    monkeypatch.setenv("APEXNPU_OPTIM_PATH", request.param)
+    return request.param
+
+
 @pytest.fixture(autouse=True)
-def clean_status():
+def clean_status(kernel_path):
     float_status.clear()
     assert emulation.is_enabled(), "importing apex.npu turns the emulation on"
     yield

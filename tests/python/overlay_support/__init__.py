@@ -25,6 +25,7 @@ def overlay_env() -> dict:
     """Environment for a child Python that imports the overlay."""
     env = dict(os.environ)
     env["PYTHONPATH"] = OVERLAY_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("APEXNPU_OPTIM_PATH", None)  # the child has no runtime on its path
     return env
 
 

@@ -1,9 +1,13 @@
-"""fp16 stores with NPU saturation: beyond ±65504 clamp and set the float status (no fp16 inf)."""
+"""fp16 stores with NPU saturation: beyond ±65504 clamp and set the float status (no fp16 inf).
+
+The runtime's ``float_to_half`` does it in one pass when built (and not forced off with
+``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
+"""
 from __future__ import annotations
 
 import torch
 
-from . import float_status
+from . import backend, float_status
 
 FP16_MAX = 65504.0
 
@@ -12,12 +16,28 @@ def overflows_fp16(values: torch.Tensor) -> bool:
     """True when storing ``values`` as fp16 would leave the fp16 range (or they are inf/NaN)."""
     if values.numel() == 0:
         return False
-    # NaN compares False, so check finiteness first.
-    return bool((~torch.isfinite(values)).any() or (values.abs() > FP16_MAX).any())
+    lowest, highest = torch.aminmax(values)
+    # NaN fails both comparisons.
+    return not (bool(lowest >= -FP16_MAX) and bool(highest <= FP16_MAX))
+
+
+def _runtime_convert(values: torch.Tensor, out: torch.Tensor) -> bool:
+    """Convert fp32 ``values`` into fp16 ``out`` in the runtime; False when it cannot."""
+    if values.dtype != torch.float32 or not values.is_contiguous() or not out.is_contiguous() \
+            or values.numel() != out.numel() or values.numel() == 0:
+        return False
+    rt = backend.runtime_kernels()
+    if rt is None:
+        return False
+    rt.float_to_half(values.data_ptr(), out.data_ptr(), values.numel())
+    return True
 
 
 def to_fp16(values: torch.Tensor) -> torch.Tensor:
     """``values`` (any float dtype) as fp16, saturated to ±65504; sets the float status on overflow."""
+    out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
+    if _runtime_convert(values, out):
+        return out
     if overflows_fp16(values):
         float_status.set()
         values = values.clamp(-FP16_MAX, FP16_MAX)
@@ -28,6 +48,8 @@ def store_fp16(dst: torch.Tensor, values: torch.Tensor) -> None:
     """Write ``values`` into the fp16 tensor ``dst`` in place, saturated."""
     if dst.shape != values.shape:
         dst.resize_(values.shape)
+    if _runtime_convert(values, dst):
+        return
     if overflows_fp16(values):
         float_status.set()
         values = values.clamp(-FP16_MAX, FP16_MAX)
