@@ -1,0 +1,37 @@
+// apexnpu make-patch: an edited Apex tree -> npu.patch + overlay/.
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/upstream_options.h"
+#include "commands/make_patch.h"
+
+namespace apexnpu::cli {
+
+void add_make_patch_command(CLI::App& app, Console& console, CommandRunner& selected) {
+  auto opts = std::make_shared<commands::MakePatchOptions>();
+  auto* cmd = app.add_subcommand(
+      "make-patch", "Regenerate npu.patch and the overlay from an edited Apex tree");
+  add_upstream_options(*cmd, opts->upstream);
+  cmd->add_option("--tree", opts->tree, "The edited Apex tree")->required();
+  cmd->add_option("-o,--output", opts->output,
+                  "Where npu.patch and overlay/ are written (default: ./patches)");
+  cmd->add_option("--exclude", opts->excludes,
+                  "Also leave out paths matching this glob (repeatable); .git, build, dist, "
+                  "*.egg-info, __pycache__, *.pyc and *.so are always left out");
+  cmd->callback([&selected, &console, opts] {
+    selected.name = "make-patch";
+    selected.run = [&console, opts] {
+      finish_upstream_request(opts->upstream, console);
+      commands::MakePatchCallbacks callbacks;
+      callbacks.detail = [&console](const std::string& s) { console.detail("{}", s); };
+      nlohmann::json result = commands::run_make_patch(*opts, callbacks);
+      console.end_progress();
+      console.info("{}: {} changed, {} deleted; {}: {} files", result["patch"].get<std::string>(),
+                   result["changed"].size(), result["deleted"].size(),
+                   result["overlay"].get<std::string>(), result["overlay_files"].size());
+      return result;
+    };
+  });
+}
+
+}  // namespace apexnpu::cli
