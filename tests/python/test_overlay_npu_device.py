@@ -372,3 +372,12 @@ def test_legacy_tensor_constructor_works_under_the_emulation():
 
     assert type(Subclass()) is Subclass
     assert nn.Parameter(torch.Tensor(3)).shape == (3,)
+
+
+def test_torch_load_maps_npu_locations(tmp_path):
+    path = tmp_path / "t.pt"
+    torch.save({"w": torch.arange(3.0)}, path)
+    for location in ("npu", "npu:0", {"cpu": "npu:0"}):
+        loaded = torch.load(path, map_location=location)
+        assert loaded["w"].device.type == "cpu" and loaded["w"].tolist() == [0.0, 1.0, 2.0]
+    assert torch.load(path)["w"].tolist() == [0.0, 1.0, 2.0]

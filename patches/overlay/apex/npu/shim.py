@@ -168,6 +168,21 @@ def _wrap_to(original_to):
     return to
 
 
+def _wrap_load(original_load):
+    """``torch.load(..., map_location="npu:0")`` loads onto the emulated NPU (the CPU)."""
+
+    def load(f, map_location=None, *args, **kwargs):
+        if is_npu_device_string(map_location):
+            map_location = _cpu_if_npu(map_location)
+        elif isinstance(map_location, dict):
+            map_location = {k: _cpu_if_npu(v) for k, v in map_location.items()}
+        return original_load(f, map_location, *args, **kwargs)
+
+    load.__doc__ = original_load.__doc__
+    load.__wrapped__ = original_load
+    return load
+
+
 _installed = [False]
 
 
@@ -187,5 +202,6 @@ def install() -> bool:
     torch.nn.Module.npu = module_npu
     torch.Tensor.to = _wrap_to(torch.Tensor.to)
     torch.nn.Module.to = _wrap_to(torch.nn.Module.to)
+    torch.load = _wrap_load(torch.load)
     _installed[0] = True
     return True
