@@ -206,7 +206,8 @@ void write_tree_atomically(const FileTree& tree, const stdfs::path& target, Repl
     }
     staging.release();
   }
-  fsync_directory(target.parent_path());
+  // No fsync here: the files themselves are not synced either (as git checkout does not); the
+  // renames only make the result appear whole or not at all.
 }
 
 void write_file_atomically(const stdfs::path& target, std::string_view bytes) {

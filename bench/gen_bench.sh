@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Times `apexnpu gen` and `apexnpu make-patch` against the shell route they replace, side by
+# side on the real Apex repository, and prints the ratios (medians of $RUNS runs).
+#   APEXNPU_TEST_UPSTREAM   an NVIDIA Apex repository (a local path)
+#   APEXNPU_BINARY          the apexnpu binary (default: build/release/src/cli/apexnpu)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+up=${APEXNPU_TEST_UPSTREAM:?set APEXNPU_TEST_UPSTREAM to an NVIDIA Apex repository path}
+bin=$(realpath "${APEXNPU_BINARY:-build/release/src/cli/apexnpu}")
+runs=${RUNS:-5}
+ref=4ef930c1c884fdca5f472ab2ce7cb9b505d26c1a
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The patch: the bundled one, or (while it is empty) edits of a dozen real files.
+git --git-dir="$up" archive "$ref" | (mkdir -p "$work/a" && tar -x -C "$work/a")
+if [[ -s patches/npu.patch ]]; then
+  patch_file=$(realpath patches/npu.patch)
+else
+  cp -a "$work/a" "$work/b"
+  for f in $(cd "$work/b" && find apex -name '*.py' | sort | head -12); do
+    sed -i '1s/^/# npu\n/; 20s/$/  # npu/' "$work/b/$f"
+  done
+  (cd "$work" && diff -Nur a b > patch.diff || true)
+  rm -rf "$work/b"
+  patch_file=$work/patch.diff
+fi
+
+now() { date +%s.%N; }
+# median of the timings of "$@" over $runs runs; each run starts from a clean output
+median() {
+  local times=()
+  for _ in $(seq "$runs"); do
+    rm -rf "$work/out" "$work/clone"
+    local t0; t0=$(now)
+    "$@" >/dev/null 2>&1
+    times+=("$(echo "$(now) - $t0" | bc -l)")
+  done
+  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+gen_local() { "$bin" gen --upstream "$up" --ref "$ref" --patch "$patch_file" --no-overlay -o "$work/out"; }
+gen_cached() {
+  "$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --offline \
+    --patch "$patch_file" --no-overlay -o "$work/out"
+}
+shell_route() {
+  # git's pack transport cannot copy this snapshot (old objects are missing): clone as a local path.
+  git clone -q --no-hardlinks --no-checkout "$up" "$work/clone" &&
+    git -C "$work/clone" checkout -q "$ref" &&
+    (cd "$work/clone" && patch -p1 -s < "$patch_file")
+}
+make_patch() {
+  "$bin" make-patch --upstream "$up" --ref "$ref" --tree "$work/edited" -o "$work/mp"
+}
+diff_nur() { (cd "$work" && diff -Nur a edited > "$work/d.diff" || [[ $? == 1 ]]); }
+
+"$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --patch "$patch_file" \
+  --no-overlay -o "$work/warm" >/dev/null  # warm the cache
+gen_local >/dev/null 2>&1 && cp -a "$work/out" "$work/edited"
+
+t_local=$(median gen_local)
+t_cached=$(median gen_cached)
+t_shell=$(median shell_route)
+t_make=$(median make_patch)
+t_diff=$(median diff_nur)
+
+printf '%-48s %8.3f s\n' "apexnpu gen (local path, read in place)" "$t_local" \
+  "apexnpu gen (file:// upstream, warm cache)" "$t_cached" \
+  "git clone --no-hardlinks + checkout + patch -p1" "$t_shell" \
+  "apexnpu make-patch" "$t_make" "diff -Nur of the same trees" "$t_diff"
+echo "ratios (lower is faster; goal for gen: <= 0.50)"
+printf '  gen local / shell route    %.2f\n' "$(echo "$t_local / $t_shell" | bc -l)"
+printf '  gen cached / shell route   %.2f\n' "$(echo "$t_cached / $t_shell" | bc -l)"
+printf '  make-patch / diff -Nur     %.2f\n' "$(echo "$t_make / $t_diff" | bc -l)"
