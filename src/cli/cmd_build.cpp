@@ -13,7 +13,12 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
   auto* cmd = app.add_subcommand("build", "Compile the runtime and binding for a Python and lay out the wheel");
   cmd->add_option("--python", opts->python,
                   "Target interpreter: 3.N (python3.N on PATH, then pyenv) or a path; default python3");
-  cmd->add_option("--tree", *tree, "An Apex tree written by `apexnpu gen`");
+  cmd->add_option("--tree", *tree, "An Apex tree written by `apexnpu gen` (default: run gen first)");
+  cmd->add_option("--upstream", opts->upstream.upstream,
+                  "Without --tree: upstream Apex for gen (path or URL)")
+      ->envname("APEXNPU_UPSTREAM");
+  cmd->add_option("--ref", opts->upstream.ref, "Without --tree: the upstream ref for gen");
+  cmd->add_flag("--offline", opts->upstream.offline, "Without --tree: gen uses its clone cache only");
   cmd->add_option("-o,--output", opts->output, "Output directory (default: dist)");
   cmd->add_flag("--wheel", opts->wheel, "Also write the .whl file");
   cmd->add_option("--version-label", opts->version_label,
@@ -27,6 +32,7 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
     selected.name = "build";
     selected.run = [&console, opts, tree, cache] {
       if (!tree->empty()) opts->tree = *tree;
+      if (opts->upstream.upstream.empty()) opts->upstream.upstream = git::default_upstream_url;
       if (!cache->empty()) opts->cache_dir = *cache;
       opts->source_date_epoch = commands::epoch_from_env();
       commands::BuildCallbacks cb;

@@ -87,8 +87,10 @@ def test_tree_without_apex(tmp_path):
                    ["not a directory"])
 
 
-def test_tree_is_required_until_gen_runs_from_build(tmp_path):
-    expect_failure(["--python=3.11"], tmp_path, ["--tree"], code=2)
+def test_without_tree_gen_runs_first_and_its_errors_leave_nothing(tmp_path):
+    # gen reads the upstream first; a missing local upstream fails before anything is written.
+    expect_failure(["--python=3.11", "--upstream", str(tmp_path / "no-such-repo"), "--offline"],
+                   tmp_path, ["no-such-repo"])
 
 
 def test_unwritable_output_directory(tree, tmp_path):

@@ -26,6 +26,20 @@ def test_gen_build_install_import(tmp_path, tmp_path_factory):
                                bh.shared_cache_dir(tmp_path_factory)])
     assert proc.returncode == 0, proc.stderr
     assert bh.run(["verify", doc["wheel"]]).returncode == 0
+    # The main command: build without --tree runs gen itself; same wheel contents, and the
+    # manifest then records where the tree came from.
+    proc, direct = bh.build_json(["--python=/usr/bin/python3.11", "--upstream", UPSTREAM, "-o",
+                                  str(tmp_path / "dist-direct"), "--wheel", "--cache-dir",
+                                  bh.shared_cache_dir(tmp_path_factory)])
+    assert proc.returncode == 0, proc.stderr
+    assert direct["compiled"] == 0
+    ours = {p: b for p, b in bh.read_wheel(direct["wheel"]).items() if "dist-info" not in p}
+    theirs = {p: b for p, b in bh.read_wheel(doc["wheel"]).items() if "dist-info" not in p}
+    assert ours == theirs
+    import json
+    with open(direct["manifest"]) as f:
+        source = json.load(f)["source"]
+    assert source["tree"] == "gen" and len(source["upstream_commit"]) == 40
     venv = str(tmp_path / "venv")
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "commands/build_output.h"
+#include "commands/gen.h"
 #include "compile/compiler.h"
 #include "compile/file_io.h"
 #include "compile/native_build.h"
@@ -89,12 +90,22 @@ nlohmann::json run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   if (cb.detail) cb.detail(fmt::format("python: {} ({} {}, tag {})", python_exe.string(),
                                        py.implementation, py.version, tag.str()));
 
-  if (!o.tree)
-    throw UsageError("--tree DIR is required: running `gen` from `build` is not available yet",
-                     "run `apexnpu gen -o DIR` first, then `apexnpu build --tree DIR`");
   // The apex package's files (path -> bytes), read before anything is compiled or written.
   wheel::WheelFiles package_files;
-  {
+  std::optional<std::string> upstream_url, upstream_commit;
+  if (!o.tree) {
+    GenOptions gen;
+    gen.upstream = o.upstream;
+    GenOutcome generated = generate_tree(gen, {cb.detail}, std::nullopt);
+    const auto& up = generated.result.at("upstream");
+    upstream_url = up.value("url", std::string());
+    upstream_commit = up.value("commit", std::string());
+    const wheel::PackageSelection package = wheel::select_package_files(
+        generated.tree, fmt::format("the tree gen made from {} at {}", *upstream_url, *upstream_commit));
+    for (const auto& s : package.skipped_symlinks)
+      if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
+    for (const auto& rel : package.files) package_files[rel] = generated.tree.at(rel).content;
+  } else {
     const wheel::PackageSelection package = wheel::select_package_files(*o.tree);
     for (const auto& s : package.skipped_symlinks)
       if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
@@ -138,7 +149,9 @@ nlohmann::json run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   m.wheel_name = "apex";
   m.wheel_version = version;
   m.wheel_file = wheel_name;
-  m.tree_source = "--tree";
+  m.tree_source = o.tree ? "--tree" : "gen";
+  m.upstream_url = upstream_url;
+  m.upstream_commit = upstream_commit;
   {
     std::error_code ec;
     const fs::path patch = bundled_patch_file();

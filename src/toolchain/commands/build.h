@@ -9,11 +9,14 @@
 #include <optional>
 #include <string>
 
+#include "git/upstream.h"
+
 namespace apexnpu::commands {
 
 struct BuildOptions {
   std::string python;                          // --python: "", "3.N" or a path
   std::optional<std::filesystem::path> tree;   // --tree: an Apex tree written by gen
+  git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream, --ref, --offline)
   std::filesystem::path output = "dist";       // -o
   bool wheel = false;                          // --wheel: also write the .whl
   std::string version_label = "ascend";        // --version-label
@@ -33,6 +36,7 @@ struct BuildCallbacks {
 // SOURCE_DATE_EPOCH parsed (UsageError when it is set but not a non-negative integer).
 std::optional<std::int64_t> epoch_from_env();
 
+// Without options.tree, runs gen (generate_tree, in memory) on options.upstream first.
 // Throws Error / UsageError; on any failure nothing is left in options.output.
 // Returns the --json result: python, tag, compiled/cached/total/linked, layout, wheel, manifest.
 nlohmann::json run_build(const BuildOptions& options, const BuildCallbacks& callbacks = {});
