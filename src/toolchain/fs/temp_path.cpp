@@ -12,13 +12,17 @@
 namespace apexnpu::fs {
 
 TempDirBeside::TempDirBeside(const std::filesystem::path& target) {
-  const auto parent = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  std::string pattern = (parent / ("." + target.filename().string() + ".apexnpu-tmp-XXXXXX")).string();
+  std::string pattern = temp_pattern_beside(target);
   if (::mkdtemp(pattern.data()) == nullptr)
-    throw Error(fmt::format("cannot create a temporary directory in {}: {}", parent.string(),
+    throw Error(fmt::format("cannot create a temporary directory beside {}: {}", target.string(),
                             std::strerror(errno)),
                 "check that the directory exists and is writable");
   path_ = pattern;
+}
+
+std::string temp_pattern_beside(const std::filesystem::path& target) {
+  const auto parent = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  return (parent / fmt::format(".{}.apexnpu-tmp-XXXXXX", target.filename().string())).string();
 }
 
 TempDirBeside::~TempDirBeside() {

@@ -1,6 +1,7 @@
 #pragma once
 // A temporary directory beside a target, removed unless released (after it was renamed).
 #include <filesystem>
+#include <string>
 
 namespace apexnpu::fs {
 
@@ -18,6 +19,9 @@ class TempDirBeside {
  private:
   std::filesystem::path path_;
 };
+
+// <parent of target>/.<name of target>.apexnpu-tmp-XXXXXX, a pattern for mkdtemp/mkstemp.
+std::string temp_pattern_beside(const std::filesystem::path& target);
 
 // Removes a directory tree without following symlinks; errors are ignored (best effort cleanup).
 void remove_tree_quietly(const std::filesystem::path& path) noexcept;

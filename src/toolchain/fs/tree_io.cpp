@@ -212,7 +212,7 @@ void write_tree_atomically(const FileTree& tree, const stdfs::path& target, Repl
 
 void write_file_atomically(const stdfs::path& target, std::string_view bytes) {
   const stdfs::path parent = target.parent_path().empty() ? stdfs::path(".") : target.parent_path();
-  std::string pattern = (parent / ("." + target.filename().string() + ".apexnpu-tmp-XXXXXX")).string();
+  std::string pattern = temp_pattern_beside(target);
   UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));
   if (!fd)
     throw Error(fmt::format("cannot write {}: {}", target.string(), errno_text()),
