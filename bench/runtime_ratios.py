@@ -25,7 +25,7 @@ import sys
 
 GOALS_64M_2T = {"Adam": 0.9, "SGD_momentum": 0.9}
 ORDER = ["stream_triad", "SGD_momentum", "Adam", "AdamW", "AdamP", "BertAdam", "BertAdam_clip",
-         "Adadelta", "Lamb", "NpuFusedLamb_global_norm", "RMSprop", "RMSpropTF", "Adam_fp16_master"]
+         "Adadelta", "Lamb", "Lamb_16K_tensors", "NpuFusedLamb_global_norm", "RMSprop", "RMSpropTF", "Adam_fp16_master"]
 DEFAULT_GOAL = 0.7
 NAME = re.compile(r"^(?P<kernel>[^/]+)/(?P<size>\d+)M/threads:(?P<threads>\d+)")
 
