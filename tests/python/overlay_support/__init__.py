@@ -46,10 +46,13 @@ def runtime_dir():
     if not binary or not os.access(binary, os.X_OK):
         RUNTIME_SKIP_REASON = "APEXNPU_BINARY is not set: cannot build the runtime apex._apexnpu"
         return None
+    import atexit
+
     base = os.environ.get("APEXNPU_BUILD_DIR") or tempfile.gettempdir()
-    work = os.path.join(base, "overlay-runtime-%d" % os.getpid())
+    os.makedirs(base, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="overlay-runtime-", dir=base)
+    atexit.register(shutil.rmtree, work, True)  # the loaded module stays mapped
     tree = os.path.join(work, "tree")
-    shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(os.path.join(OVERLAY_DIR, "apex"), os.path.join(tree, "apex"),
                     ignore=shutil.ignore_patterns("__pycache__"))
     with open(os.path.join(tree, "apex", "__init__.py"), "w") as f:
