@@ -33,6 +33,9 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
     selected.run = [&console, opts, tree, cache] {
       if (!tree->empty()) opts->tree = *tree;
       if (opts->upstream.upstream.empty()) opts->upstream.upstream = git::default_upstream_url;
+      opts->upstream.on_progress = [&console](const git::TransferProgress& p) {
+        console.progress("fetching", p.received_objects, p.total_objects);
+      };
       if (!cache->empty()) opts->cache_dir = *cache;
       opts->source_date_epoch = commands::epoch_from_env();
       commands::BuildCallbacks cb;
