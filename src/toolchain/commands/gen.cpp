@@ -2,9 +2,9 @@
 
 #include <fmt/core.h>
 
-#include <chrono>
 #include <system_error>
 
+#include "commands/phase_timer.h"
 #include "commands/upstream_report.h"
 #include "core/data_dir.h"
 #include "core/error.h"
@@ -15,12 +15,6 @@ namespace apexnpu::commands {
 namespace stdfs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string_view operation_name(patch::FileOperation op) {
   switch (op) {
@@ -123,20 +117,19 @@ nlohmann::json add_overlay(FileTree& tree, const stdfs::path& overlay_dir) {
 
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
                          const std::optional<stdfs::path>& reject_file) {
-  nlohmann::json timings;
-  auto start = Clock::now();
+  PhaseTimer timer;
   git::UpstreamTree upstream = git::read_upstream(options.upstream);
-  timings["read_upstream"] = seconds_since(start);
+  timer.mark("read_upstream");
   if (callbacks.detail)
     callbacks.detail(fmt::format("upstream {} at {}: {} files", upstream.url, upstream.commit,
                                  upstream.tree.size()));
 
   const stdfs::path patch_file = options.patch_file.value_or(bundled_patch_file());
-  start = Clock::now();
+  timer.restart();
   const patch::PatchSet patch_set =
       patch::parse_patch(fs::read_file(patch_file), patch_file.string(), 1);
   patch::ApplyResult applied = patch::apply_patch(patch_set, upstream.tree);
-  timings["apply_patch"] = seconds_since(start);
+  timer.mark("apply_patch");
 
   nlohmann::json result = {{"upstream", describe_upstream(upstream)},
                            {"patch", patch_file.string()},
@@ -148,7 +141,7 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
       result["reject_file"] = reject_file->string();
       where = fmt::format("; rejects written to {}", reject_file->string());
     }
-    result["timings"] = timings;
+    result["timings"] = timer.timings();
     throw Error(fmt::format("{} hunk(s) of {} did not apply{}, nothing was written:{}",
                             count_failed_hunks(applied), patch_file.string(), where,
                             describe_failures(applied, patch_file.filename().string())),
@@ -159,14 +152,14 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
 
   nlohmann::json overlay_files = nlohmann::json::array();
   if (!options.no_overlay) {
-    start = Clock::now();
+    timer.restart();
     const stdfs::path overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
     overlay_files = add_overlay(applied.tree, overlay_dir);
     result["overlay"] = overlay_dir.string();
-    timings["overlay"] = seconds_since(start);
+    timer.mark("overlay");
   }
   result["overlay_files"] = std::move(overlay_files);
-  result["timings"] = std::move(timings);
+  result["timings"] = timer.timings();
   return {std::move(applied.tree), std::move(result)};
 }
 
@@ -183,11 +176,12 @@ nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks)
   result["tree_files"] = outcome.tree.size();
   if (options.check) return result;
 
-  const auto start = Clock::now();
+  PhaseTimer timer;
   fs::write_tree_atomically(outcome.tree, output,
                             options.force ? fs::ReplaceMode::replace
                                           : fs::ReplaceMode::refuse_non_empty);
-  result["timings"]["write"] = seconds_since(start);
+  timer.mark("write");
+  result["timings"].update(timer.timings());
   result["output"] = output.string();
   // A reject report from an earlier failed run describes a patch that now applies.
   std::error_code ec;

@@ -3,9 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
 #include <system_error>
 
+#include "commands/phase_timer.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
 #include "fs/tree_io.h"
@@ -15,12 +15,6 @@ namespace apexnpu::commands {
 namespace stdfs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // How the edited tree differs from upstream, paths sorted (both trees are sorted maps).
 struct TreeDifference {
@@ -54,29 +48,28 @@ nlohmann::json run_make_patch(const MakePatchOptions& options,
     throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
                      "pass the edited Apex tree, e.g. one written by `apexnpu gen`");
 
-  nlohmann::json timings;
-  auto start = Clock::now();
+  PhaseTimer timer;
   const git::UpstreamTree upstream = git::read_upstream(options.upstream);
-  timings["read_upstream"] = seconds_since(start);
+  timer.mark("read_upstream");
 
   std::vector<std::string> excludes = fs::default_excludes();
   excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
-  start = Clock::now();
+  timer.restart();
   const FileTree edited = fs::read_tree(options.tree, excludes);
-  timings["read_tree"] = seconds_since(start);
+  timer.mark("read_tree");
 
-  start = Clock::now();
+  timer.restart();
   const TreeDifference diff = compare_trees(upstream.tree, edited, excludes);
   std::vector<std::string> patched_paths = diff.changed;
   patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
   std::sort(patched_paths.begin(), patched_paths.end());
   const std::string patch_text = patch::write_patch(upstream.tree, edited, patched_paths);
-  timings["diff"] = seconds_since(start);
+  timer.mark("diff");
   if (callbacks.detail)
     callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(),
                                  diff.deleted.size(), diff.added.size()));
 
-  start = Clock::now();
+  timer.restart();
   const stdfs::path patch_file = options.output / "npu.patch";
   const stdfs::path overlay_dir = options.output / "overlay";
   stdfs::create_directories(options.output, ec);
@@ -85,7 +78,7 @@ nlohmann::json run_make_patch(const MakePatchOptions& options,
                             options.output.string(), ec.message()));
   fs::write_file_atomically(patch_file, patch_text);
   fs::write_tree_atomically(diff.added, overlay_dir, fs::ReplaceMode::replace);
-  timings["write"] = seconds_since(start);
+  timer.mark("write");
 
   nlohmann::json overlay_files = nlohmann::json::array();
   for (const auto& [path, entry] : diff.added) overlay_files.push_back(path);
@@ -98,7 +91,7 @@ nlohmann::json run_make_patch(const MakePatchOptions& options,
           {"overlay_files", std::move(overlay_files)},
           {"patch_bytes", patch_text.size()},
           {"excludes", excludes},
-          {"timings", std::move(timings)}};
+          {"timings", timer.timings()}};
 }
 
 }  // namespace apexnpu::commands
