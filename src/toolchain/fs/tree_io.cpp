@@ -72,23 +72,47 @@ void check_tree_paths(const FileTree& tree) {
       throw Error(fmt::format("refusing to write {}: it is a file and a directory of the tree", dir));
 }
 
-void create_entry(const stdfs::path& root, const std::string& path, const FileEntry& entry) {
-  const stdfs::path full = root / path;
-  std::error_code ec;
-  stdfs::create_directories(full.parent_path(), ec);
-  if (ec)
-    throw Error(fmt::format("cannot create directory {}: {}", full.parent_path().string(), ec.message()));
-  if (entry.kind == FileKind::symlink) {
-    if (::symlink(entry.content.c_str(), full.c_str()) != 0)
-      throw Error(fmt::format("cannot create symlink {}: {}", full.string(), errno_text()));
-    return;
+// Creates the files of a tree under a fresh root; remembers the directories it made so each is
+// made once, and sets modes explicitly only when the umask would change them.
+class TreeCreator {
+ public:
+  explicit TreeCreator(stdfs::path root) : root_(std::move(root)) {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    umask_ = mask;
   }
-  const mode_t mode = entry.kind == FileKind::executable ? 0755 : 0644;
-  UniqueFd fd(::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-  if (!fd) throw Error(fmt::format("cannot create {}: {}", full.string(), errno_text()));
-  write_all(fd.get(), entry.content, full);
-  ::fchmod(fd.get(), mode);  // the umask must not decide the executable bit
-}
+
+  void create(const std::string& path, const FileEntry& entry) {
+    const stdfs::path full = root_ / path;
+    make_parents(path);
+    if (entry.kind == FileKind::symlink) {
+      if (::symlink(entry.content.c_str(), full.c_str()) != 0)
+        throw Error(fmt::format("cannot create symlink {}: {}", full.string(), errno_text()));
+      return;
+    }
+    const mode_t mode = entry.kind == FileKind::executable ? 0755 : 0644;
+    UniqueFd fd(::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (!fd) throw Error(fmt::format("cannot create {}: {}", full.string(), errno_text()));
+    write_all(fd.get(), entry.content, full);
+    if ((mode & umask_) != 0) ::fchmod(fd.get(), mode);  // the umask must not decide the mode
+  }
+
+ private:
+  void make_parents(const std::string& path) {
+    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+      std::string dir = path.substr(0, slash);
+      if (made_.contains(dir)) continue;
+      const stdfs::path full = root_ / dir;
+      if (::mkdir(full.c_str(), 0755) != 0 && errno != EEXIST)
+        throw Error(fmt::format("cannot create directory {}: {}", full.string(), errno_text()));
+      made_.insert(std::move(dir));
+    }
+  }
+
+  stdfs::path root_;
+  mode_t umask_ = 022;
+  std::set<std::string> made_;
+};
 
 bool is_empty_directory(const stdfs::path& path) {
   std::error_code ec;
@@ -188,7 +212,8 @@ void write_tree_atomically(const FileTree& tree, const stdfs::path& target, Repl
 
   TempDirBeside staging(target);
   ::chmod(staging.path().c_str(), 0755);
-  for (const auto& [path, entry] : tree) create_entry(staging.path(), path, entry);
+  TreeCreator creator(staging.path());
+  for (const auto& [path, entry] : tree) creator.create(path, entry);
 
   if (!exists || empty) {
     if (::rename(staging.path().c_str(), target.c_str()) != 0)
