@@ -92,6 +92,11 @@ std::string write_patch(const FileTree& old_tree, const FileTree& new_tree,
                   "patches carry regular files only; replace the symlink with a file");
     if (before != nullptr && after != nullptr && *before == *after) continue;
 
+    // GNU patch 2.7.6 cannot delete an empty file from a header-only git diff (it skips it or
+    // assumes -R), while it and git apply both create one; so only creation is supported.
+    if (after == nullptr && before->content.empty())
+      throw Error(fmt::format("cannot put the deletion of {} in the patch: the file is empty", path),
+                  "GNU patch cannot delete an empty file from a patch; delete it by hand or give it content first");
     out += fmt::format("diff --git a/{0} b/{0}\n", path);
     if (before == nullptr) out += fmt::format("new file mode {}\n", mode_of(after->kind));
     if (after == nullptr) out += fmt::format("deleted file mode {}\n", mode_of(before->kind));
