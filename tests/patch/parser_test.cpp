@@ -8,6 +8,8 @@
 namespace apexnpu::patch {
 namespace {
 
+using namespace std::string_literals;
+
 std::string error_of(std::string_view text) {
   try {
     parse_patch(text, "p.patch");
@@ -77,7 +79,7 @@ TEST(Parser, MalformedInputNamesThePatchLine) {
   EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1,5 +1,5 @@\n-a\n+b\n").find("p.patch:3"), std::string::npos);
   EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1 +1 @\n-a\n+b\n").find("p.patch:3: a malformed hunk header"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string("--- a/x\0y\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", 38)).find("p.patch:1: a NUL"),
+  EXPECT_NE(error_of("--- a/x\0y\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"s).find("p.patch:1: a NUL"),
             std::string::npos);
   EXPECT_NE(error_of("diff -Nur a/b b/b\nBinary files a/b and b/b differ\n").find("p.patch:2: binary"),
             std::string::npos);
