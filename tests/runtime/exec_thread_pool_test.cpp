@@ -95,5 +95,18 @@ TEST(ThreadPool, ThreadCountFromEnvironment) {
   }
 }
 
+// Workers restarted by set_num_threads once took the last finished job for a new one, which
+// made a later parallel_for return early or wait forever.
+TEST(ThreadPool, ResizingBetweenJobsKeepsEveryJobWhole) {
+  for (int round = 0; round < 300; ++round) {
+    ScopedNumThreads threads(1 + round % 3);
+    for (int job = 0; job < 3; ++job) {
+      std::atomic<std::size_t> done{0};
+      parallel_for(64, [&](std::size_t) { done.fetch_add(1, std::memory_order_relaxed); });
+      ASSERT_EQ(done.load(), 64u) << "round " << round << ", job " << job;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace apexnpu::rt

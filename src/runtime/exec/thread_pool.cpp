@@ -88,9 +88,11 @@ class ThreadPool {
     }
   }
 
-  void worker_loop() {
+  // `seen` starts at the generation current when the worker was started: a worker started by
+  // resize() must not take the last finished job for a new one (it would count itself done
+  // twice, and the next caller could wait forever or return while workers still run).
+  void worker_loop(std::uint64_t seen) {
     t_inside_pool_job = true;
-    std::uint64_t seen = 0;
     for (;;) {
       {
         std::unique_lock lock(mutex_);
@@ -107,7 +109,10 @@ class ThreadPool {
   void start(std::size_t threads) {
     stopping_ = false;
     workers_.reserve(threads - 1);
-    for (std::size_t i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    // No job is in flight here (constructor, or resize() holding submit_mutex_).
+    const std::uint64_t current = generation_;
+    for (std::size_t i = 1; i < threads; ++i)
+      workers_.emplace_back([this, current] { worker_loop(current); });
   }
 
   void stop() {
