@@ -22,14 +22,14 @@
 //
 // The active level is the best the CPU supports, unless the environment variable
 // APEXNPU_ISA=scalar|avx2|avx512 (read once, on first use) or set_isa_level() forces another.
-// Forcing a level the CPU lacks is an error. The scalar level is compiled with
-// -fno-tree-vectorize (build.json): at -O3 gcc would otherwise vectorise it with SSE2, which is
-// harmless for results (gcc never reorders float reductions without -ffast-math) but would make
-// the "scalar" reference path not scalar.
+// Forcing a level the CPU lacks is an error. The scalar level is compiled for the baseline ISA
+// with -fno-tree-vectorize (build.json), so plain loops stay scalar; the optimizer kernels' V16
+// (optim/vec16.h) uses gcc's generic vectors there, which the compiler lowers to the baseline's
+// SIMD (SSE2 on x86-64) or to scalar code, element-wise IEEE operations either way.
 //
-// Numerics across levels: the avx2/avx512 builds have -mfma, so gcc may contract a*b+c into an
-// FMA there and not in the scalar build; compare different levels with a tolerance, not bitwise
-// (unless the kernel is written so contraction cannot change the result).
+// Numerics across levels: every kernel file is compiled with -ffp-contract=off (build.json), so
+// no level contracts a*b+c into an FMA behind the kernel's back; a kernel written with the same
+// operations in the same order gives bit-identical results at every level.
 #include <cstdint>
 #include <string_view>
 

@@ -1,10 +1,9 @@
 #pragma once
 // Shared pieces of the optimizer kernel files (*.kernels.cpp only).
 //
-// Contraction of a*b+c into FMA is turned off for the whole kernel file that includes this
-// header first: gcc contracts in C++ whenever -mfma is on (the avx2/avx512 levels) and never at
-// the scalar level, and the optimizers promise bit-identical results at every level.
-#pragma GCC optimize("fp-contract=off")
+// Kernel files are compiled with -ffp-contract=off at every level (build.json): gcc contracts
+// a*b+c into an FMA in C++ whenever -mfma is on (the avx2/avx512 levels) and never at the
+// scalar level, and the optimizers promise bit-identical results at every level.
 
 #include "optim/kernel_args.h"
 #include "optim/vec16.h"

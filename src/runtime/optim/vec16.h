@@ -1,7 +1,8 @@
 #pragma once
 // A 16-lane float vector for the optimizer kernel files (*.kernels.cpp): one __m512 at avx512,
-// two __m256 at avx2, a plain array at scalar. Kernels are written once against it, a block of
-// 16 elements at a time; every level computes each lane with the same IEEE operations in the
+// two __m256 at avx2, a gcc generic vector at scalar (lowered to the baseline ISA: SSE2 on
+// x86-64; 16-float arrays cost 4x the compile time). Kernels are written once against it, a
+// block of 16 elements at a time; every level computes each lane with the same IEEE operations in the
 // same order (no FMA: the kernel files turn contraction off), so the three levels give
 // bit-identical results, reductions included (lane k always takes the elements k, k+16, ... of
 // a range; Sum16 adds 4 blocks of products in fp32, then into 16 double accumulators; the lanes
@@ -182,78 +183,94 @@ inline void lanes_of(const D16& acc, double out[16]) {
   _mm256_storeu_pd(out + 12, acc.d);
 }
 
-#else  // scalar
+#else  // baseline ISA: GCC generic vectors, lowered to whatever SIMD the baseline has (SSE2 on
+      // x86-64) or to scalar code. Element-wise IEEE operations, so the results equal the
+      // other levels'; far cheaper to compile than 16-element arrays, which gcc must unroll and
+      // split into scalars to make fast.
+
+using f32x16 = float __attribute__((vector_size(64)));
+using i32x16 = int __attribute__((vector_size(64)));
+using f64x8 = double __attribute__((vector_size(64)));
 
 struct V16 {
-  float x[16];
+  f32x16 r;
   V16() = default;
-  explicit V16(float s) {
-    for (float& v : x) v = s;
-  }
+  explicit V16(f32x16 v) : r(v) {}
+  explicit V16(float s) : r(f32x16{} + s) {}
 };
 inline V16 load(const float* p, Full) {
   V16 v;
-  std::memcpy(v.x, p, sizeof v.x);
+  std::memcpy(&v.r, p, sizeof v.r);
   return v;
 }
 inline V16 load(const float* p, Tail t) {
   V16 v(0.0f);
-  std::memcpy(v.x, p, t.count * sizeof(float));
+  std::memcpy(&v.r, p, t.count * sizeof(float));
   return v;
 }
-inline void store(float* p, V16 v, Full) { std::memcpy(p, v.x, sizeof v.x); }
-inline void store(float* p, V16 v, Tail t) { std::memcpy(p, v.x, t.count * sizeof(float)); }
-template <typename Op>
-inline V16 lanewise(V16 a, V16 b, Op op) {
-  V16 r;
-  for (int k = 0; k < 16; ++k) r.x[k] = op(a.x[k], b.x[k]);
-  return r;
-}
-inline V16 operator+(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u + v; }); }
-inline V16 operator-(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u - v; }); }
-inline V16 operator*(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u * v; }); }
-inline V16 operator/(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u / v; }); }
+inline void store(float* p, V16 v, Full) { std::memcpy(p, &v.r, sizeof v.r); }
+inline void store(float* p, V16 v, Tail t) { std::memcpy(p, &v.r, t.count * sizeof(float)); }
+inline V16 operator+(V16 a, V16 b) { return V16(a.r + b.r); }
+inline V16 operator-(V16 a, V16 b) { return V16(a.r - b.r); }
+inline V16 operator*(V16 a, V16 b) { return V16(a.r * b.r); }
+inline V16 operator/(V16 a, V16 b) { return V16(a.r / b.r); }
 inline V16 sqrt(V16 a) {
-  for (float& v : a.x) v = __builtin_sqrtf(v);
+  for (int k = 0; k < 16; ++k) a.r[k] = __builtin_sqrtf(a.r[k]);
   return a;
 }
 // Same result as maxps: the second operand unless a > b.
-inline V16 max(V16 a, V16 b) { return lanewise(a, b, [](float u, float v) { return u > v ? u : v; }); }
+inline V16 max(V16 a, V16 b) { return V16(a.r > b.r ? a.r : b.r); }
 inline V16 live(V16 v, Full) { return v; }
 inline V16 live(V16 v, Tail t) {
-  for (unsigned k = t.count; k < 16; ++k) v.x[k] = 0.0f;
-  return v;
+  const i32x16 index = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  return V16((index < static_cast<int>(t.count)) ? v.r : f32x16{});
 }
 
 struct BadLanes {
-  bool m = false;
-  bool any() const { return m; }
+  i32x16 m{};
+  bool any() const {
+    for (int k = 0; k < 16; ++k)
+      if (m[k] != 0) return true;
+    return false;
+  }
 };
 inline void check_finite(V16 v, BadLanes& bad) {
-  for (float x : v.x) bad.m |= !(__builtin_fabsf(x) < __builtin_inff());
+  // |v| < inf is false for inf and NaN; the sign bit is cleared on the integer image.
+  const i32x16 magnitude = __builtin_bit_cast(i32x16, v.r) & 0x7fffffff;
+  bad.m |= ~(__builtin_bit_cast(f32x16, magnitude) < __builtin_inff());
 }
 inline void store_half(half_bits* p, V16 v, Full, BadLanes& bad) {
-  for (int k = 0; k < 16; ++k) p[k] = float_to_half(v.x[k], bad.m);
+  bool overflow = false;
+  for (int k = 0; k < 16; ++k) p[k] = float_to_half(v.r[k], overflow);
+  if (overflow) bad.m[0] = -1;
 }
 
 struct W16 {
-  double x[16];
+  f64x8 lo, hi;
 };
 inline W16 widen(V16 a) {
   W16 w;
-  for (int k = 0; k < 16; ++k) w.x[k] = static_cast<double>(a.x[k]);
+  for (int k = 0; k < 8; ++k) {
+    w.lo[k] = static_cast<double>(a.r[k]);
+    w.hi[k] = static_cast<double>(a.r[k + 8]);
+  }
   return w;
 }
 struct D16 {
-  double x[16] = {};
+  f64x8 lo{}, hi{};
 };
 inline void add_product(D16& acc, const W16& a, const W16& b) {
-  for (int k = 0; k < 16; ++k) acc.x[k] += a.x[k] * b.x[k];
+  acc.lo += a.lo * b.lo;
+  acc.hi += a.hi * b.hi;
 }
 inline void add(D16& acc, const W16& a) {
-  for (int k = 0; k < 16; ++k) acc.x[k] += a.x[k];
+  acc.lo += a.lo;
+  acc.hi += a.hi;
 }
-inline void lanes_of(const D16& acc, double out[16]) { std::memcpy(out, acc.x, sizeof acc.x); }
+inline void lanes_of(const D16& acc, double out[16]) {
+  std::memcpy(out, &acc.lo, sizeof acc.lo);
+  std::memcpy(out + 8, &acc.hi, sizeof acc.hi);
+}
 
 #endif
 
