@@ -1,15 +1,18 @@
 // compile::build_native with the real compiler on a tiny runtime written by the test: the
 // object cache (nothing recompiled when nothing changed; a header edit recompiles exactly its
 // includers), per-ISA kernel compilation, and compiler failures shown with the command.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <fstream>
 #include <thread>
 
 #include "compile/file_io.h"
 #include "compile/native_build.h"
 #include "compile/object_cache.h"
+#include "compile/unity_batches.h"
 #include "core/error.h"
 
 namespace apexnpu::compile {
@@ -116,6 +119,107 @@ TEST_F(NativeBuild, ConcurrentBuildsSharingACacheCompileEachObjectOnce) {
   b = build();
   other.join();
   EXPECT_EQ(a.compiled + b.compiled, 5u);  // every unit compiled by exactly one of the two
+  EXPECT_EQ(read_file(a.modules[0].file), read_file(b.modules[0].file));
+}
+
+// The same build with unity batches (build.json "unity"): fewer compilations, a module that
+// links and runs, and a cache that recompiles only the batch holding an edited file.
+class NativeUnityBuild : public NativeBuild {
+ protected:
+  void SetUp() override {
+    NativeBuild::SetUp();
+    write("build.json", R"({"runtime_version": "9.9.9", "std": "c++20", "include_dirs": ["."],
+      "kernel_suffix": ".kernels.cpp", "excluded_dirs": ["python"],
+      "isa_levels": [{"name": "scalar", "level": 0, "flags": []},
+                     {"name": "avx2", "level": 1, "flags": ["-mavx2"]}],
+      "unity": {"core_batches": 1, "kernel_batches": 1, "binding_batches": 1},
+      "binding": {"modules": [{"name": "pkg._mod",
+                               "sources": ["python/mod.cpp", "python/extra.cpp"]}]}})");
+    // Same-named helpers in anonymous namespaces would collide in a batch; these differ.
+    write("core/other.cpp", "namespace { int one() { return 1; } }\nint other() { return one(); }\n");
+    write("k/twice.kernels.cpp",
+          "#define NS_CAT2(a,b) a##b\n#define NS_CAT(a,b) NS_CAT2(a,b)\n"
+          "namespace NS_CAT(isa, APEXNPU_ISA_LEVEL) { int twice(int a) { return 2 * a; } }\n");
+    write("python/extra.cpp",
+          "int other();\n"
+          "namespace isa0 { int sum(int); int twice(int); }\n"
+          "namespace isa1 { int sum(int); int twice(int); }\n"
+          "extern \"C\" __attribute__((visibility(\"default\"))) int pkg_mod_extra() "
+          "{ return other() + isa0::sum(1) + isa1::twice(3); }\n");
+  }
+  // Calls an exported function of a built module.
+  static int call(const fs::path& module, const char* symbol) {
+    void* handle = ::dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) throw std::runtime_error(::dlerror());
+    auto* fn = reinterpret_cast<int (*)()>(::dlsym(handle, symbol));
+    const int value = fn != nullptr ? fn() : -1;
+    ::dlclose(handle);
+    return value;
+  }
+  std::vector<fs::path> leftovers() const {
+    std::vector<fs::path> found;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_.path() / "cache" / "tmp", ec))
+      found.push_back(e.path());
+    return found;
+  }
+};
+
+TEST_F(NativeUnityBuild, BatchesCompileOnceLinkAndRecompileOnlyTheirOwnBatch) {
+  const auto first = build();
+  // core: one batch; kernels: one batch per level; binding: one batch.
+  EXPECT_EQ(first.total, 4u);
+  EXPECT_EQ(first.compiled, 4u);
+  ASSERT_EQ(first.modules.size(), 1u);
+  EXPECT_EQ(call(first.modules[0].file, "pkg_mod_answer"), 42);
+  EXPECT_EQ(call(first.modules[0].file, "pkg_mod_extra"), 1 + 2 + 6);
+  EXPECT_TRUE(leftovers().empty());  // the generated batch files are gone
+
+  const auto again = build();
+  EXPECT_EQ(again.compiled, 0u);
+  EXPECT_EQ(again.linked, 0u);
+
+  write("k/twice.kernels.cpp",
+        "#define NS_CAT2(a,b) a##b\n#define NS_CAT(a,b) NS_CAT2(a,b)\n"
+        "namespace NS_CAT(isa, APEXNPU_ISA_LEVEL) { int twice(int a) { return a + a + 1; } }\n");
+  const auto after_edit = build();
+  EXPECT_EQ(after_edit.compiled, 2u);  // the kernel batch at each of the two levels
+  EXPECT_EQ(after_edit.linked, 1u);
+  EXPECT_EQ(call(after_edit.modules[0].file, "pkg_mod_extra"), 1 + 2 + 7);
+}
+
+TEST_F(NativeUnityBuild, ACollisionInABatchNamesTheBatchAndKeepsItsGeneratedFile) {
+  write("core/answer.cpp",
+        "#include \"core/answer.h\"\nnamespace { int one() { return 1; } }\n"
+        "int answer() { return 41 + one(); }\n");
+  try {
+    build();
+    FAIL() << "expected a compile error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("compiling core batch 1/1 (core/answer.cpp, core/other.cpp) failed"),
+              std::string::npos) << what;
+    EXPECT_NE(what.find("redefinition"), std::string::npos) << what;  // the compiler's words
+    EXPECT_NE(e.hint().find("anonymous namespaces"), std::string::npos) << e.hint();
+  }
+  const auto kept = leftovers();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(read_file(kept[0] / "unity.cpp"),
+            unity_source_text({"core/answer.cpp", "core/other.cpp"}));
+}
+
+TEST_F(NativeUnityBuild, DebugObjectsDoNotDependOnTheCacheLocation) {
+  const auto build_debug = [&](const std::string& cache) {
+    NativeBuildOptions o;
+    o.runtime_dir = rt_;
+    o.cache_dir = dir_.path() / cache;
+    o.output_dir = dir_.path() / ("out-" + cache);
+    o.debug = true;
+    return build_native(o, load_runtime_build_config(rt_), detect_compiler(),
+                        {"3.11.0", dir_.path() / "py", ".test.so"});
+  };
+  const auto a = build_debug("cache-a");
+  const auto b = build_debug("cache-b-with-a-longer-name");
   EXPECT_EQ(read_file(a.modules[0].file), read_file(b.modules[0].file));
 }
 

@@ -1,6 +1,7 @@
 #include "compile/native_build.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +11,7 @@
 #include "compile/object_cache.h"
 #include "compile/sha256.h"
 #include "compile/subprocess.h"
+#include "compile/unity_batches.h"
 #include "core/error.h"
 
 namespace apexnpu::compile {
@@ -17,9 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// One compilation: a source, or a unity batch of sources (compile/unity_batches.h).
 struct Unit {
-  std::string source;              // relative to the runtime dir
-  std::vector<std::string> flags;  // beyond the common ones
+  std::vector<std::string> sources;  // relative to the runtime dir
+  std::string name;                  // the source, or "<group> batch k/n" for a batch
+  std::vector<std::string> flags;    // beyond the common ones
   std::string key_extra;           // extra cache-key material
   std::string object_key;          // filled in by the build
   fs::path object;                 // filled in by the build
@@ -79,43 +83,63 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
     common.push_back("-I" + (runtime_dir / inc).lexically_normal().string());
 
   const RuntimeSources sources = list_runtime_sources(runtime_dir, config);
+  const auto source_weight = [&](const std::string& rel) -> std::uintmax_t {
+    std::error_code ec;
+    const auto size = fs::file_size(runtime_dir / rel, ec);
+    return ec ? 0 : size;
+  };
   std::vector<Unit> units;
-  for (const auto& s : sources.core) units.push_back({s, {}, {}, {}, {}, false});
-  const std::size_t runtime_units_end_core = units.size();
-  for (const auto& level : config.isa_levels)
-    for (const auto& s : sources.kernels) {
-      std::vector<std::string> flags = level.flags;
-      flags.push_back(fmt::format("-DAPEXNPU_ISA_LEVEL={}", level.level));
-      units.push_back({s, std::move(flags), {}, {}, {}, false});
+  // Adds the sources as units, in `batches` unity batches (0: one unit per source).
+  const auto add_units = [&](const std::vector<std::string>& group, std::size_t batches,
+                             const std::string& label, const std::vector<std::string>& flags,
+                             const std::string& key_extra) {
+    const auto split = split_into_batches(group, batches, source_weight);
+    for (std::size_t b = 0; b < split.size(); ++b) {
+      std::string name = split[b].size() == 1
+                             ? split[b][0]
+                             : fmt::format("{} batch {}/{}", label, b + 1, split.size());
+      units.push_back({split[b], std::move(name), flags, key_extra, {}, {}, false});
     }
+  };
+  add_units(sources.core, config.unity.core, "core", {}, {});
+  for (const auto& level : config.isa_levels) {
+    std::vector<std::string> flags = level.flags;
+    flags.push_back(fmt::format("-DAPEXNPU_ISA_LEVEL={}", level.level));
+    add_units(sources.kernels, config.unity.kernels, level.name + " kernels", flags, {});
+  }
   const std::size_t runtime_units = units.size();
-  (void)runtime_units_end_core;
   // Binding sources: the only ones that see Python.h, so only they are keyed on the Python.
   std::vector<std::vector<std::size_t>> module_units(config.modules.size());
-  for (std::size_t m = 0; m < config.modules.size(); ++m)
-    for (const auto& s : config.modules[m].sources) {
-      module_units[m].push_back(units.size());
-      units.push_back({s, {"-I" + python.include_dir.string()},
-                       "python " + python.version + " " + python.include_dir.string(), {}, {},
-                       false});
-    }
+  for (std::size_t m = 0; m < config.modules.size(); ++m) {
+    const std::size_t first = units.size();
+    add_units(config.modules[m].sources, config.unity.binding, config.modules[m].name,
+              {"-I" + python.include_dir.string()},
+              "python " + python.version + " " + python.include_dir.string());
+    for (std::size_t i = first; i < units.size(); ++i) module_units[m].push_back(i);
+  }
   result.total = units.size();
 
   std::atomic<std::size_t> compiled{0};
   auto compile_one = [&](std::size_t i) {
     Unit& u = units[i];
-    const fs::path source = runtime_dir / u.source;
-    if (!fs::is_regular_file(source))
-      throw Error(fmt::format("runtime source {} is missing (named in {})", source.string(),
-                              (runtime_dir / "build.json").string()));
+    std::string text;  // the bytes compiled: the source, or the batch's generated file
+    for (const auto& rel : u.sources) {
+      const fs::path source = runtime_dir / rel;
+      if (!fs::is_regular_file(source))
+        throw Error(fmt::format("runtime source {} is missing (named in {})", source.string(),
+                                (runtime_dir / "build.json").string()));
+    }
+    const bool batch = u.sources.size() > 1;
+    text = batch ? unity_source_text(u.sources) : read_file(runtime_dir / u.sources[0]);
     std::vector<std::string> argv = compiler.command;
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), u.flags.begin(), u.flags.end());
     argv.push_back("-c");
-    argv.push_back(source.string());
-    const std::string source_key =
-        sha256_hex(join0({"apexnpu-object-v1", compiler.version, join0(argv), u.key_extra,
-                          read_file(source)}));
+    // A batch is keyed on its name, not on where its generated file is written this time.
+    std::vector<std::string> key_argv = argv;
+    key_argv.push_back(batch ? "unity:" + u.name : (runtime_dir / u.sources[0]).string());
+    const std::string source_key = sha256_hex(
+        join0({"apexnpu-object-v1", compiler.version, join0(key_argv), u.key_extra, text}));
     if (auto hit = cache.lookup_object(source_key)) {
       u.object = *hit;
       u.object_key = ObjectCache::key_of(*hit);
@@ -127,6 +151,18 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
       u.object_key = ObjectCache::key_of(*hit);
       return;
     }
+    TempDir batch_dir;
+    fs::path compiled_file = runtime_dir / u.sources[0];
+    if (batch) {
+      batch_dir = TempDir(cache.scratch_path(".unity"));
+      fs::create_directories(batch_dir.path());
+      compiled_file = batch_dir.path() / "unity.cpp";
+      write_file_atomic(compiled_file, text);
+      // Debug info names the generated file "unity/unity.cpp", wherever the cache is.
+      argv.insert(argv.end() - 1,
+                  fmt::format("-ffile-prefix-map={}=unity", batch_dir.path().string()));
+    }
+    argv.push_back(compiled_file.string());
     const fs::path object = cache.scratch_path(".o");
     const fs::path depfile = cache.scratch_path(".d");
     argv.insert(argv.end(), {"-MMD", "-MF", depfile.string(), "-o", object.string()});
@@ -137,13 +173,18 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
     if (!r.started || r.exit_code != 0) {
       fs::remove(object, ec);
       fs::remove(depfile, ec);
-      throw Error(fmt::format("compiling {} failed:\n{}\n  command: {}", u.source,
+      const std::string what =
+          batch ? fmt::format("{} ({})", u.name, fmt::join(u.sources, ", ")) : u.name;
+      batch_dir.release();  // kept, so the command shown reproduces the failure
+      throw Error(fmt::format("compiling {} failed:\n{}\n  command: {}", what,
                               r.started ? r.err : "cannot run the compiler: " + r.spawn_error,
                               quote_command(argv)));
     }
     const std::string deps = read_file(depfile);
     fs::remove(depfile, ec);
-    auto [key, stored] = cache.store_object(source_key, object, deps);
+    // The generated file is in the key already, and is gone after this build.
+    auto [key, stored] =
+        cache.store_object(source_key, object, deps, batch ? compiled_file.string() : "");
     u.object_key = key;
     u.object = stored;
     u.compiled = true;
@@ -155,9 +196,8 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
   std::vector<std::uintmax_t> cost(units.size());
   for (std::size_t i = 0; i < units.size(); ++i) {
     order[i] = i;
-    std::error_code ec;
-    const auto size = fs::file_size(runtime_dir / units[i].source, ec);
-    cost[i] = (ec ? 0 : size) * (1 + units[i].flags.size());
+    for (const auto& rel : units[i].sources) cost[i] += source_weight(rel);
+    cost[i] *= 1 + units[i].flags.size();
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
@@ -167,7 +207,8 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
     std::string message;
     for (const auto& [i, what] : outcome.failures) message += (message.empty() ? "" : "\n") + what;
     throw Error(message, "fix the source, or the compiler set in CXX; the command above "
-                         "reproduces the failure");
+                         "reproduces the failure (a unity batch #includes its sources in the order "
+                         "listed: names in anonymous namespaces must be unique within a batch)");
   }
   result.compiled = compiled;
 

@@ -112,11 +112,13 @@ std::optional<fs::path> ObjectCache::lookup_object(const std::string& source_key
 
 std::pair<std::string, fs::path> ObjectCache::store_object(const std::string& source_key,
                                                            const fs::path& object,
-                                                           const std::string& depfile_text) {
+                                                           const std::string& depfile_text,
+                                                           const std::string& not_recorded) {
   nlohmann::json headers = nlohmann::json::array();
   Sha256 key;
   key.update(source_key);
   for (const auto& dep : parse_depfile(depfile_text)) {
+    if (!not_recorded.empty() && dep == not_recorded) continue;
     const std::string h = file_hash(dep);
     headers.push_back({dep, h});
     key.update(dep).update(std::string_view("\0", 1)).update(h);

@@ -35,11 +35,12 @@ class ObjectCache {
 
   // The cached object for this source key when its recorded headers are unchanged.
   std::optional<std::filesystem::path> lookup_object(const std::string& source_key);
-  // Moves `object` into the store, recording the headers named by `depfile_text`.
+  // Moves `object` into the store, recording the headers named by `depfile_text` except
+  // `not_recorded` (a generated source that is part of the source key and then deleted).
   // Returns the object key and the stored path.
-  std::pair<std::string, std::filesystem::path> store_object(const std::string& source_key,
-                                                             const std::filesystem::path& object,
-                                                             const std::string& depfile_text);
+  std::pair<std::string, std::filesystem::path> store_object(
+      const std::string& source_key, const std::filesystem::path& object,
+      const std::string& depfile_text, const std::string& not_recorded = {});
 
   // Held while one source key is being compiled, so concurrent builds sharing the cache (ctest
   // -j, CI jobs) compile each object once: the second waits, then finds it in the cache.

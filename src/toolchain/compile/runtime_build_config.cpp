@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "compile/file_io.h"
@@ -28,6 +29,19 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
       c.modules.push_back({m.at("name").get<std::string>(),
                            m.at("sources").get<std::vector<std::string>>(),
                            m.value("links_runtime", true)});
+    }
+    if (const auto u = j.find("unity"); u != j.end()) {
+      const auto count = [&](const char* key) -> std::size_t {
+        const auto v = u->find(key);
+        if (v == u->end()) return 0;
+        if (!v->is_number_unsigned() || v->get<std::uint64_t>() > 4096)
+          throw Error(fmt::format("{}: unity.{} must be a whole number from 0 to 4096, not {}",
+                                  source, key, v->dump()));
+        return v->get<std::size_t>();
+      };
+      c.unity.core = count("core_batches");
+      c.unity.kernels = count("kernel_batches");
+      c.unity.binding = count("binding_batches");
     }
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: {}", source, e.what()),

@@ -1,6 +1,7 @@
 #pragma once
 // src/runtime/build.json: how the bundled runtime is compiled. CMake reads the same file
 // (src/runtime/CMakeLists.txt), so `apexnpu build` and the CMake build compile it alike.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -19,6 +20,14 @@ struct BindingModule {
   bool links_runtime = true;         // whether the runtime objects are linked in
 };
 
+// How many unity batches (compile/unity_batches.h) each group of sources is compiled in;
+// 0: every source alone.
+struct UnityBatches {
+  std::size_t core = 0;     // the core sources
+  std::size_t kernels = 0;  // the kernel sources, at each ISA level
+  std::size_t binding = 0;  // each binding module's sources
+};
+
 struct RuntimeBuildConfig {
   std::string runtime_version;
   std::string std = "c++20";
@@ -27,6 +36,7 @@ struct RuntimeBuildConfig {
   std::vector<std::string> excluded_dirs;  // top-level folders that are not runtime sources
   std::vector<IsaLevel> isa_levels;
   std::vector<BindingModule> modules;
+  UnityBatches unity;
 };
 
 RuntimeBuildConfig parse_runtime_build_config(const std::string& json_text,
