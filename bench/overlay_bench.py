@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Fused optimizer steps of the apexnpu package against torch's foreach optimizers, side by side
+in one process, and one amp training step at O2 against O0 on the emulated NPU (issue 5 §5).
+
+    python3 bench/overlay_bench.py [--sizes 10,50] [--steps 10] [--threads N]
+                                   [--apex-path DIR | --binary build/release/src/cli/apexnpu]
+
+Optimizers: NpuFusedAdam vs torch.optim.Adam(foreach=True), NpuFusedSGD(momentum=0.9) vs
+torch.optim.SGD(momentum=0.9, foreach=True), NpuFusedLamb vs a LAMB written here with
+torch._foreach_* ops (torch has none; same math as NpuFusedLamb). Parameters: 10M and 50M fp32
+elements in 200 tensors of uneven sizes. Each step is timed alternately fused/torch after warm-up
+steps; the table shows medians, the ratio torch/fused against the goal (Adam and LAMB >= 3x,
+SGD >= 1.5x) and the largest parameter difference after the same steps. Each pair runs in two
+rounds and each side keeps its faster one (torch's speed depends on the allocator's history).
+
+Where the package comes from:
+  --apex-path DIR   a wheel layout directory written by `apexnpu build` (holds apex/); gives
+                    apex.amp too, so the O2/O0 training step is timed.
+  otherwise         the overlay of this checkout plus the runtime compiled with --binary; then
+                    the amp part needs APEXNPU_TEST_UPSTREAM (an NVIDIA Apex repository), from
+                    which a full package is built first, and is skipped with a message without it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+GOALS = {"Adam": 3.0, "SGD": 1.5, "LAMB": 3.0}
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10,50", help="millions of parameters, comma separated")
+    ap.add_argument("--tensors", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=10, help="timed steps of each optimizer")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2, help="rounds per optimizer; best kept")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="threads for torch and for the runtime (APEXNPU_NUM_THREADS)")
+    ap.add_argument("--apex-path", help="a wheel layout directory from `apexnpu build`")
+    ap.add_argument("--binary", default=os.path.join(REPO, "build", "release", "src", "cli",
+                                                      "apexnpu"),
+                    help="the apexnpu binary that compiles the runtime (without --apex-path)")
+    ap.add_argument("--amp-steps", type=int, default=10, help="timed CNN training steps")
+    ap.add_argument("--skip-amp", action="store_true", help="time the optimizers only")
+    ap.add_argument("--amp-child", help=argparse.SUPPRESS)  # internal: one amp level, JSON out
+    return ap.parse_args(argv)
+
+
+# --- where apex comes from -------------------------------------------------------------------------
+
+def build_full_package(binary: str, upstream: str, work: str) -> str:
+    """`apexnpu build` of upstream + patch + overlay; returns the layout directory."""
+    out = os.path.join(work, "dist")
+    proc = subprocess.run([binary, "-q", "build", "--python=" + sys.executable, "--upstream",
+                           upstream, "-o", out], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"overlay_bench: apexnpu build failed ({proc.returncode}):\n{proc.stderr}")
+    layouts = [os.path.join(out, d) for d in os.listdir(out)
+               if os.path.isdir(os.path.join(out, d, "apex"))]
+    if len(layouts) != 1:
+        sys.exit(f"overlay_bench: expected one wheel layout in {out}, found {layouts}")
+    return layouts[0]
+
+
+def import_overlay_with_runtime(binary: str) -> None:
+    """The overlay of this checkout plus a freshly compiled apex._apexnpu on sys.path."""
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"overlay_bench: no apexnpu binary at {binary} (build it with "
+                 f"`cmake --preset release && cmake --build --preset release`, or pass "
+                 f"--binary or --apex-path)")
+    os.environ["APEXNPU_BINARY"] = binary
+    sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+    import overlay_support  # noqa: E402 - the tests' helper that builds the runtime
+
+    overlay_support.use_overlay()
+    runtime = overlay_support.runtime_dir()
+    if runtime is None:
+        sys.exit("overlay_bench: " + overlay_support.RUNTIME_SKIP_REASON)
+    sys.path.append(runtime)
+
+
+# --- optimizers ------------------------------------------------------------------------------------
+
+def tensor_sizes(total: int, count: int, seed: int = 0) -> List[int]:
+    """`count` uneven sizes (factor ~10 between smallest and largest) summing to `total`."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    weights = torch.rand(count, generator=g, dtype=torch.float64) * 9 + 1
+    sizes = [max(1, int(w)) for w in (weights / weights.sum() * total).tolist()]
+    sizes[-1] += total - sum(sizes)
+    return sizes
+
+
+class ForeachLamb:
+    """LAMB with torch._foreach_* ops, the math of NpuFusedLamb (no bias correction, weight norm
+    clamped to [0, 10], trust ratio 1 where either norm is 0)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0):
+        import torch
+
+        self.params = list(params)
+        self.lr, self.betas, self.eps, self.wd = lr, betas, eps, weight_decay
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+
+    def step(self) -> None:
+        import torch
+
+        with torch.no_grad():
+            beta1, beta2 = self.betas
+            grads = [p.grad for p in self.params]
+            torch._foreach_mul_(self.exp_avg, beta1)
+            torch._foreach_add_(self.exp_avg, grads, alpha=1 - beta1)
+            torch._foreach_mul_(self.exp_avg_sq, beta2)
+            torch._foreach_addcmul_(self.exp_avg_sq, grads, grads, value=1 - beta2)
+            denom = torch._foreach_sqrt(self.exp_avg_sq)
+            torch._foreach_add_(denom, self.eps)
+            update = torch._foreach_div(self.exp_avg, denom)
+            if self.wd != 0:
+                torch._foreach_add_(update, self.params, alpha=self.wd)
+            w_norm = torch.stack(torch._foreach_norm(self.params)).clamp(0, 10.0)
+            u_norm = torch.stack(torch._foreach_norm(update))
+            trust = torch.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm,
+                                torch.ones_like(w_norm))
+            torch._foreach_mul_(update, (trust * -self.lr).tolist())
+            torch._foreach_add_(self.params, update)
+
+
+def optimizer_pairs() -> List[Tuple[str, Callable, Callable]]:
+    import torch
+    from apex.optimizers.npu_fused import NpuFusedAdam, NpuFusedLamb, NpuFusedSGD
+
+    return [
+        # No weight decay: torch 1.13's foreach Adam adds it to the gradients in place, so the
+        # two would then see different gradients from the second step on.
+        ("Adam", lambda ps: NpuFusedAdam(ps, lr=1e-3),
+         lambda ps: torch.optim.Adam(ps, lr=1e-3, foreach=True)),
+        ("SGD", lambda ps: NpuFusedSGD(ps, lr=1e-2, momentum=0.9),
+         lambda ps: torch.optim.SGD(ps, lr=1e-2, momentum=0.9, foreach=True)),
+        ("LAMB", lambda ps: NpuFusedLamb(ps, lr=1e-3, weight_decay=0.01),
+         lambda ps: ForeachLamb(ps, lr=1e-3, weight_decay=0.01)),
+    ]
+
+
+def make_params(sizes: Sequence[int], seed: int):
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    params = []
+    for n in sizes:
+        p = torch.nn.Parameter(torch.randn(n, generator=g))
+        p.grad = torch.randn(n, generator=g) * 1e-2
+        params.append(p)
+    return params
+
+
+def time_pair(name: str, make_fused, make_torch, sizes, steps: int, warmup: int) -> Dict:
+    fused_params, torch_params = make_params(sizes, 1), make_params(sizes, 1)
+    fused, reference = make_fused(fused_params), make_torch(torch_params)
+    fused_ms: List[float] = []
+    torch_ms: List[float] = []
+    for i in range(warmup + steps):
+        for opt, out in ((fused, fused_ms), (reference, torch_ms)):
+            t0 = time.perf_counter()
+            opt.step()
+            elapsed = (time.perf_counter() - t0) * 1e3
+            if i >= warmup:
+                out.append(elapsed)
+    diff = max((a.detach() - b.detach()).abs().max().item()
+               for a, b in zip(fused_params, torch_params))
+    f, t = statistics.median(fused_ms), statistics.median(torch_ms)
+    return {"name": name, "fused_ms": f, "torch_ms": t, "ratio": t / f, "max_diff": diff}
+
+
+def run_optimizers(args) -> None:
+    print(f"optimizers: {args.tensors} fp32 tensors, median of {args.steps} steps after "
+          f"{args.warmup} warm-up steps (better of {args.rounds} rounds), {args.threads} "
+          f"thread(s) for torch and the runtime")
+    print(f"{'optimizer':<10}{'params':>8}{'fused ms':>11}{'torch ms':>11}{'torch/fused':>13}"
+          f"{'goal':>7}  {'':<6}{'max |dp|':>10}")
+    for millions in [float(s) for s in args.sizes.split(",")]:
+        sizes = tensor_sizes(int(millions * 1e6), args.tensors)
+        for name, make_fused, make_torch in optimizer_pairs():
+            # Two rounds, the faster median kept for each side: how fast torch's steps are
+            # depends on the allocator's history (a fresh process pays page faults for its
+            # temporaries on every step), and the first round gives it that history.
+            rounds = [time_pair(name, make_fused, make_torch, sizes, args.steps, args.warmup)
+                      for _ in range(args.rounds)]
+            r = dict(rounds[-1])
+            r["fused_ms"] = min(x["fused_ms"] for x in rounds)
+            r["torch_ms"] = min(x["torch_ms"] for x in rounds)
+            r["ratio"] = r["torch_ms"] / r["fused_ms"]
+            goal = GOALS[name]
+            print(f"{name:<10}{millions:>7g}M{r['fused_ms']:>11.2f}{r['torch_ms']:>11.2f}"
+                  f"{r['ratio']:>12.2f}x{goal:>6.1f}x  {'met' if r['ratio'] >= goal else 'MISSED':<6}"
+                  f"{r['max_diff']:>10.1e}", flush=True)
+
+
+# --- amp: one CNN training step at O2 against O0 -----------------------------------------------------
+
+def amp_child(level: str, steps: int) -> None:
+    """Runs in its own process (amp keeps process-wide state): prints {"ms": median}."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from apex import amp
+    from apex.optimizers import NpuFusedSGD
+
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(64, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 8 * 8, 10)).npu()
+    opt = NpuFusedSGD(model.parameters(), lr=1e-3, momentum=0.9)
+    kwargs = {} if level == "O0" else {"loss_scale": "dynamic", "combine_grad": True}
+    model, opt = amp.initialize(model, opt, opt_level=level, verbosity=0, **kwargs)
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(32, 3, 32, 32, generator=g).npu()
+    y = torch.randint(0, 10, (32,), generator=g).npu()
+    times, losses = [], []
+    for i in range(3 + steps):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x).float(), y)
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        opt.step()
+        torch.npu.synchronize()
+        losses.append(loss.item())
+        if i >= 3:
+            times.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps({"ms": statistics.median(times), "first_loss": losses[0],
+                      "last_loss": losses[-1]}))
+
+
+def run_amp(args, apex_path: str) -> None:
+    print(f"\namp: one training step of a small CNN (3 conv + BN, batch 32 of 3x32x32) on the "
+          f"emulated NPU, median of {args.amp_steps} steps, NpuFusedSGD")
+    env = dict(os.environ, PYTHONPATH=apex_path + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    results = {}
+    for level in ("O0", "O2"):
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--amp-child", level,
+                               "--amp-steps", str(args.amp_steps), "--threads",
+                               str(args.threads)], capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            sys.exit(f"overlay_bench: the {level} training step failed:\n{proc.stderr}")
+        results[level] = json.loads(proc.stdout.strip().splitlines()[-1])
+        r = results[level]
+        print(f"  {level}: {r['ms']:8.1f} ms/step  (loss {r['first_loss']:.4f} -> "
+              f"{r['last_loss']:.4f} over {args.amp_steps + 3} steps on one batch)")
+    print(f"  O2 / O0: {results['O2']['ms'] / results['O0']['ms']:.2f}  (the cost of emulating "
+          f"fp16 on the CPU: casts, saturation checks, loss scaling)")
+
+
+def main(argv: Sequence[str]) -> None:
+    args = parse_args(argv)
+    os.environ["APEXNPU_NUM_THREADS"] = str(args.threads)  # before the runtime first runs
+    try:
+        import torch
+    except ImportError:
+        sys.exit(f"overlay_bench: {sys.executable} has no torch (use a Python with torch, e.g. "
+                 f"Debian's /usr/bin/python3 with python3-torch)")
+    torch.set_num_threads(args.threads)
+    if args.amp_child:
+        amp_child(args.amp_child, args.amp_steps)
+        return
+
+    apex_path: Optional[str] = args.apex_path
+    work = tempfile.TemporaryDirectory(prefix="overlay-bench-")
+    if apex_path is None and not args.skip_amp:
+        upstream = os.environ.get("APEXNPU_TEST_UPSTREAM")
+        if upstream:
+            print(f"building the package from {upstream} ...", flush=True)
+            apex_path = build_full_package(args.binary, upstream, work.name)
+    if apex_path is not None:
+        if not os.path.isdir(os.path.join(apex_path, "apex")):
+            sys.exit(f"overlay_bench: {apex_path} holds no apex/ package")
+        sys.path.insert(0, os.path.abspath(apex_path))
+    else:
+        import_overlay_with_runtime(args.binary)
+    import apex.npu.backend as backend
+
+    if backend.runtime_kernels() is None:
+        sys.exit("overlay_bench: apex._apexnpu (the runtime) is not importable: the fused "
+                 "optimizers would run their torch fallback")
+    run_optimizers(args)
+    if args.skip_amp:
+        return
+    if apex_path is None:
+        print("\namp: skipped (needs apex.amp: pass --apex-path, or set APEXNPU_TEST_UPSTREAM)")
+        return
+    run_amp(args, os.path.abspath(apex_path))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
