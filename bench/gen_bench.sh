@@ -27,38 +27,47 @@ else
 fi
 
 now() { date +%s.%N; }
-# median of the timings of "$@" over $runs runs; each run starts from a clean output
-median() {
-  local times=()
-  for _ in $(seq "$runs"); do
-    rm -rf "$work/out" "$work/clone"
-    local t0; t0=$(now)
-    "$@" >/dev/null 2>&1
-    times+=("$(echo "$(now) - $t0" | bc -l)")
+# Every route runs $runs times, interleaved (round k runs each route once), so that all see the
+# same file-system state; each run writes into a fresh directory, $out. Outputs are removed at
+# the end, not between runs: on ext4 without a journal, creating files soon after deleting many
+# makes every new inode scan past the recently deleted ones (ext4's recently_deleted()), which
+# would time the bench's own clean-up rather than either route.
+declare -A times
+time_routes() {
+  for k in $(seq "$runs"); do
+    for route in "$@"; do
+      out=$work/runs/$route-$k
+      local t0; t0=$(now)
+      "$route" >/dev/null 2>&1 || { echo "gen_bench: $route failed" >&2; exit 1; }
+      times[$route]+="$(echo "$(now) - $t0" | bc -l) "
+    done
   done
-  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
+median() { printf '%s\n' ${times[$1]} | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-gen_local() { "$bin" gen --upstream "$up" --ref "$ref" --patch "$patch_file" --no-overlay -o "$work/out"; }
+gen_local() { "$bin" gen --upstream "$up" --ref "$ref" --patch "$patch_file" --no-overlay -o "$out"; }
 gen_cached() {
   "$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --offline \
-    --patch "$patch_file" --no-overlay -o "$work/out"
+    --patch "$patch_file" --no-overlay -o "$out"
 }
 shell_route() {
   # git's pack transport cannot copy this snapshot (old objects are missing): clone as a local path.
-  git clone -q --no-hardlinks --no-checkout "$up" "$work/clone" &&
-    git -C "$work/clone" checkout -q "$ref" &&
-    (cd "$work/clone" && patch -p1 -s < "$patch_file")
+  git clone -q --no-hardlinks --no-checkout "$up" "$out" &&
+    git -C "$out" checkout -q "$ref" &&
+    (cd "$out" && patch -p1 -s < "$patch_file")
 }
 make_patch() {
-  "$bin" make-patch --upstream "$up" --ref "$ref" --tree "$work/edited" -o "$work/mp"
+  "$bin" make-patch --upstream "$up" --ref "$ref" --tree "$work/edited" -o "$out"
 }
-diff_nur() { (cd "$work" && diff -Nur a edited > "$work/d.diff" || [[ $? == 1 ]]); }
+diff_nur() { mkdir -p "$out" && (cd "$work" && diff -Nur a edited > "$out/d.diff" || [[ $? == 1 ]]); }
 
 "$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --patch "$patch_file" \
   --no-overlay -o "$work/warm" >/dev/null  # warm the cache
-gen_local >/dev/null 2>&1 && cp -a "$work/out" "$work/edited"
+out=$work/edited gen_local >/dev/null 2>&1
 
+mkdir -p "$work/runs"
+time_routes gen_local gen_cached shell_route
+time_routes make_patch diff_nur
 t_local=$(median gen_local)
 t_cached=$(median gen_cached)
 t_shell=$(median shell_route)
