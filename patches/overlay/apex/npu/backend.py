@@ -7,15 +7,17 @@ import os
 from typing import Optional
 
 _torch_npu = None  # the real torch_npu module once imported
+_torch_npu_missing = False  # find_spec found no torch_npu (asked once: it stats sys.path)
 
 
 def _load_torch_npu() -> Optional[object]:
-    global _torch_npu
+    global _torch_npu, _torch_npu_missing
     if _torch_npu is not None:
         return _torch_npu
-    if os.environ.get("APEXNPU_FORCE_EMULATION") == "1":
+    if os.environ.get("APEXNPU_FORCE_EMULATION") == "1" or _torch_npu_missing:
         return None
     if importlib.util.find_spec("torch_npu") is None:
+        _torch_npu_missing = True
         return None
     _torch_npu = importlib.import_module("torch_npu")
     return _torch_npu
