@@ -7,6 +7,7 @@ while a fused step updates each buffer with a few whole-buffer operations.
 """
 from __future__ import annotations
 
+import operator
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -65,6 +66,7 @@ class CombinedParams:
         # Steps each parameter has taken so far (read before the state is combined).
         steps = [self._step_of(state[p]) for p in self.params]
         self.param_steps: List[int] = steps
+        self._common_step = self._common_step_of(steps)
         self.state: Dict[str, torch.Tensor] = {}
         for name, fill in state_spec:
             self.state[name] = self._combine_state(state, name, fill)
@@ -109,20 +111,26 @@ class CombinedParams:
                 state[p][name] = slot.view(p.shape)
         return flat
 
+    @staticmethod
+    def _common_step_of(steps: Sequence[int]) -> Optional[int]:
+        first = steps[0]
+        return first if all(s == first for s in steps) else None
+
     @property
     def step(self) -> Optional[int]:
         """The steps taken so far when every parameter has taken the same number, else None."""
-        first = self.param_steps[0]
-        return first if all(s == first for s in self.param_steps) else None
+        return self._common_step
 
     def matches(self, params: Sequence[torch.nn.Parameter]) -> bool:
         """Whether these are the same parameters, still pointing into the combined buffers."""
-        if len(params) != len(self.params):
+        # Checked before every step: whole-list comparisons, no per-parameter Python branches.
+        if len(params) != len(self.params) or any(map(operator.is_not, params, self.params)):
             return False
-        for p, mine, pp, gp in zip(params, self.params, self._param_ptrs, self._grad_ptrs):
-            if p is not mine or p.data_ptr() != pp or p.grad is None or p.grad.data_ptr() != gp:
-                return False
-        return True
+        grads = [p.grad for p in params]
+        if any(g is None for g in grads):
+            return False
+        return [g.data_ptr() for g in grads] == self._grad_ptrs and \
+            [p.data_ptr() for p in params] == self._param_ptrs
 
     def flat(self) -> FlatTensors:
         """The whole bucket as one set of flat tensors, for a step every parameter takes together."""
@@ -146,6 +154,8 @@ class CombinedParams:
         """Advance the step count of all parameters (or of those at ``indices``) by one."""
         if indices is None:
             self.param_steps = [s + 1 for s in self.param_steps]
+            if self._common_step is not None:
+                self._common_step += 1
             if self.steps_tensor is not None:
                 self.steps_tensor.add_(1)
             elif self.step_kind == "int":
@@ -159,3 +169,4 @@ class CombinedParams:
                 state[p]["step"].add_(1)
             elif self.step_kind == "int":
                 state[p]["step"] += 1
+        self._common_step = self._common_step_of(self.param_steps)

@@ -115,12 +115,14 @@ class NpuFusedOptimizerBase(Optimizer):
 
     def _combined_for_group(self, index: int, group: Dict) -> List[CombinedParams]:
         """The group's combined buckets (one per dtype), re-combined where they went stale."""
-        by_dtype: Dict[torch.dtype, List[torch.nn.Parameter]] = {}
-        for p in group["params"]:
-            if p.grad is not None:
-                if p.grad.is_sparse:
-                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-                by_dtype.setdefault(p.dtype, []).append(p)
+        # Runs before every step: comprehensions rather than a per-parameter loop of branches.
+        with_grad = [p for p in group["params"] if p.grad is not None]
+        if any(p.grad.is_sparse for p in with_grad):
+            raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+        dtypes = list(dict.fromkeys(p.dtype for p in with_grad))  # in order of appearance
+        by_dtype: Dict[torch.dtype, List[torch.nn.Parameter]] = \
+            {dtype: [p for p in with_grad if p.dtype == dtype] for dtype in dtypes} \
+            if len(dtypes) > 1 else {dtype: with_grad for dtype in dtypes}
         buckets = []
         for dtype, params in by_dtype.items():
             key = (index, dtype)
