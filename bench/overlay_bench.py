@@ -281,16 +281,23 @@ def amp_child(level: str, steps: int) -> None:
 
 def run_amp(args, apex_path: str) -> None:
     print(f"\namp: one training step of a small CNN (3 conv + BN, batch 32 of 3x32x32) on the "
-          f"emulated NPU, median of {args.amp_steps} steps, NpuFusedSGD")
+          f"emulated NPU, median of {args.amp_steps} steps, NpuFusedSGD, better of "
+          f"{args.rounds} rounds (O0 and O2 alternate)")
     env = dict(os.environ, PYTHONPATH=apex_path + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    results = {}
+    results: Dict[str, Dict] = {}
+    # One process per level and round (amp keeps process-wide state); alternating the levels
+    # lets both see the shared machine's load alike.
+    for _ in range(args.rounds):
+        for level in ("O0", "O2"):
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--amp-child", level,
+                                   "--amp-steps", str(args.amp_steps), "--threads",
+                                   str(args.threads)], capture_output=True, text=True, env=env)
+            if proc.returncode != 0:
+                sys.exit(f"overlay_bench: the {level} training step failed:\n{proc.stderr}")
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            if level not in results or r["ms"] < results[level]["ms"]:
+                results[level] = r
     for level in ("O0", "O2"):
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--amp-child", level,
-                               "--amp-steps", str(args.amp_steps), "--threads",
-                               str(args.threads)], capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            sys.exit(f"overlay_bench: the {level} training step failed:\n{proc.stderr}")
-        results[level] = json.loads(proc.stdout.strip().splitlines()[-1])
         r = results[level]
         print(f"  {level}: {r['ms']:8.1f} ms/step  (loss {r['first_loss']:.4f} -> "
               f"{r['last_loss']:.4f} over {args.amp_steps + 3} steps on one batch)")
