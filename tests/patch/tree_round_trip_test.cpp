@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "patch/lines.h"
 #include "patch/patch_engine.h"
 #include "support/test_support.h"
 
@@ -27,13 +28,7 @@ class TreeMaker {
 
   std::string edited(std::string s) {
     std::vector<std::string> lines;
-    std::size_t start = 0;
-    while (start < s.size()) {
-      const std::size_t nl = s.find('\n', start);
-      const std::size_t end = nl == std::string::npos ? s.size() : nl + 1;
-      lines.push_back(s.substr(start, end - start));
-      start = end;
-    }
+    for (const std::string_view line : split_lines(s)) lines.emplace_back(line);
     for (int n = pick(1, 4); n > 0; --n) {
       const int at = pick(0, static_cast<int>(lines.size()));
       if (pick(0, 1) == 0 || lines.empty()) {
