@@ -29,10 +29,7 @@ SCALE = 1024.0  # a power of two: scaling and unscaling are exact in fp32
 @pytest.fixture(params=["torch", "runtime"])
 def kernel_path(request, monkeypatch):
     """Unscaling through torch operations, or through the runtime's one-pass kernel."""
-    if request.param == "runtime" and RUNTIME_DIR is None:
-        pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
-    monkeypatch.setenv("APEXNPU_OPTIM_PATH", request.param)
-    return request.param
+    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
 
 
 @pytest.fixture(autouse=True)

@@ -34,10 +34,7 @@ FP16_MAX = 65504.0
 def kernel_path(request, monkeypatch):
     """fp16 rounding with torch operations, or with the runtime's one-pass float_to_half (the
     float status then lives in the runtime)."""
-    if request.param == "runtime" and RUNTIME_DIR is None:
-        pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
-    monkeypatch.setenv("APEXNPU_OPTIM_PATH", request.param)
-    return request.param
+    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
 
 
 @pytest.fixture(autouse=True)

@@ -122,10 +122,7 @@ def assert_params_close(a, b):
 
 @pytest.fixture(params=["torch", "runtime"])
 def step_path(request, monkeypatch):
-    if request.param == "runtime" and RUNTIME_DIR is None:
-        pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
-    monkeypatch.setenv("APEXNPU_OPTIM_PATH", request.param)
-    return request.param
+    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
 
 
 @pytest.mark.parametrize("model_name", sorted(MODELS))

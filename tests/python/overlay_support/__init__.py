@@ -73,3 +73,14 @@ def runtime_dir():
 
 
 RUNTIME_SKIP_REASON = ""
+
+
+def select_kernel_path(path: str, monkeypatch, runtime: "str | None") -> str:
+    """For a test parameterised over APEXNPU_OPTIM_PATH: select ``path`` ("torch" or "runtime");
+    "runtime" is skipped, with the reason, when ``runtime`` (runtime_dir()'s answer) is None."""
+    if path == "runtime" and runtime is None:
+        import pytest
+
+        pytest.skip(RUNTIME_SKIP_REASON)
+    monkeypatch.setenv("APEXNPU_OPTIM_PATH", path)
+    return path
