@@ -122,7 +122,6 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
   std::atomic<std::size_t> compiled{0};
   auto compile_one = [&](std::size_t i) {
     Unit& u = units[i];
-    std::string text;  // the bytes compiled: the source, or the batch's generated file
     for (const auto& rel : u.sources) {
       const fs::path source = runtime_dir / rel;
       if (!fs::is_regular_file(source))
@@ -130,7 +129,9 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
                                 (runtime_dir / "build.json").string()));
     }
     const bool batch = u.sources.size() > 1;
-    text = batch ? unity_source_text(u.sources) : read_file(runtime_dir / u.sources[0]);
+    // The bytes compiled: the source, or the batch's generated file.
+    const std::string text =
+        batch ? unity_source_text(u.sources) : read_file(runtime_dir / u.sources[0]);
     std::vector<std::string> argv = compiler.command;
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), u.flags.begin(), u.flags.end());
