@@ -182,6 +182,20 @@ TEST_F(GenTest, NoOverlayAppliesThePatchAlone) {
   EXPECT_TRUE(stdfs::exists(out / "apex/npu/device.py"));
 }
 
+TEST_F(GenTest, AMalformedPatchFailsBeforeTheUpstreamIsCloned) {
+  write_file(patch_file, "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n-one line only\n");
+  const stdfs::path cache = tmp / "cache";
+  const RunResult r = run_apexnpu(
+      {"gen", "--upstream", "file://" + upstream.repo.dir().string(), "--ref", upstream.first,
+       "--cache-dir", cache.string(), "--patch", patch_file.string(), "--no-overlay", "-o",
+       (tmp / "out").string()},
+      tmp / "home");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("npu.patch:"), std::string::npos) << r.err;
+  EXPECT_FALSE(stdfs::exists(cache / "repos")) << "the upstream was cloned for a patch that cannot apply";
+  EXPECT_FALSE(stdfs::exists(tmp / "out"));
+}
+
 TEST_F(GenTest, UnknownRefIsAClearError) {
   const RunResult r = gen({"--ref", "no-such-branch", "-o", (tmp / "out").string()});
   EXPECT_EQ(r.exit_code, 1);

@@ -89,26 +89,32 @@ void refuse_non_empty_output(const stdfs::path& output) {
                 "pass --force to replace it, or choose another -o DIR");
 }
 
-// Adds the overlay's files to the patched tree; an overlay file may not replace a file of the
-// tree, because changes to upstream files belong in npu.patch.
-nlohmann::json add_overlay(FileTree& tree, const stdfs::path& overlay_dir) {
+// The overlay's files, checked to be whole regular files.
+FileTree read_overlay(const stdfs::path& overlay_dir) {
   std::error_code ec;
   if (!stdfs::is_directory(overlay_dir, ec))
     throw Error(fmt::format("the overlay directory {} does not exist", overlay_dir.string()),
                 "pass --overlay DIR, or --no-overlay to apply the patch alone");
-  const FileTree overlay = fs::read_tree(overlay_dir, {});
-  nlohmann::json added = nlohmann::json::array();
-  for (const auto& [path, entry] : overlay) {
-    if (path == ".keep") continue;  // placeholder that keeps an empty overlay in git
+  FileTree overlay = fs::read_tree(overlay_dir, {});
+  overlay.erase(".keep");  // placeholder that keeps an empty overlay in git
+  for (const auto& [path, entry] : overlay)
     if (entry.kind == FileKind::symlink)
       throw Error(fmt::format("the overlay file {} is a symlink", (overlay_dir / path).string()),
                   "the overlay holds whole regular files only");
+  return overlay;
+}
+
+// Adds the overlay's files to the patched tree; an overlay file may not replace a file of the
+// tree, because changes to upstream files belong in npu.patch.
+nlohmann::json add_overlay(FileTree& tree, FileTree overlay, const stdfs::path& overlay_dir) {
+  nlohmann::json added = nlohmann::json::array();
+  for (auto& [path, entry] : overlay) {
     if (tree.contains(path))
       throw Error(fmt::format("the overlay file {} also exists in the patched upstream tree",
                               (overlay_dir / path).string()),
                   "changes to upstream files belong in npu.patch (see `apexnpu make-patch`)");
-    tree.emplace(path, entry);
     added.push_back(path);
+    tree.emplace(path, std::move(entry));
   }
   return added;
 }
@@ -118,22 +124,27 @@ nlohmann::json add_overlay(FileTree& tree, const stdfs::path& overlay_dir) {
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
                          const std::optional<stdfs::path>& reject_file) {
   PhaseTimer timer;
+  // The patch and the overlay first: a patch that does not parse fails before the upstream is
+  // fetched or read.
+  const stdfs::path patch_file = options.patch_file.value_or(bundled_patch_file());
+  const patch::PatchSet patch_set =
+      patch::parse_patch(fs::read_file(patch_file), patch_file.string(), 1);
+  const stdfs::path overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
+  std::optional<FileTree> overlay;
+  if (!options.no_overlay) overlay = read_overlay(overlay_dir);
+  timer.mark("read_patch_and_overlay");
+
   git::UpstreamTree upstream = git::read_upstream(options.upstream);
   timer.mark("read_upstream");
   if (callbacks.detail)
     callbacks.detail(fmt::format("upstream {} at {}: {} files", upstream.url, upstream.commit,
                                  upstream.tree.size()));
 
-  const stdfs::path patch_file = options.patch_file.value_or(bundled_patch_file());
-  timer.restart();
-  const patch::PatchSet patch_set =
-      patch::parse_patch(fs::read_file(patch_file), patch_file.string(), 1);
-  patch::ApplyResult applied = patch::apply_patch(patch_set, upstream.tree);
-  timer.mark("apply_patch");
-
   nlohmann::json result = {{"upstream", describe_upstream(upstream)},
-                           {"patch", patch_file.string()},
-                           {"files", describe_files(applied.files)}};
+                           {"patch", patch_file.string()}};
+  patch::ApplyResult applied = patch::apply_patch(patch_set, std::move(upstream.tree));
+  timer.mark("apply_patch");
+  result["files"] = describe_files(applied.files);
   if (!applied.ok) {
     std::string where;
     if (reject_file) {
@@ -151,10 +162,8 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
   }
 
   nlohmann::json overlay_files = nlohmann::json::array();
-  if (!options.no_overlay) {
-    timer.restart();
-    const stdfs::path overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
-    overlay_files = add_overlay(applied.tree, overlay_dir);
+  if (overlay) {
+    overlay_files = add_overlay(applied.tree, std::move(*overlay), overlay_dir);
     result["overlay"] = overlay_dir.string();
     timer.mark("overlay");
   }

@@ -198,9 +198,9 @@ std::optional<std::string> path_problem(const FileTree& tree, const std::string&
 
 }  // namespace
 
-ApplyResult apply_patch(const PatchSet& patch, const FileTree& input) {
+ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
   ApplyResult result;
-  result.tree = input;
+  result.tree = std::move(input);
   for (const FilePatch& file : patch.files) {
     FileReport report;
     report.path = file.target_path();

@@ -44,8 +44,9 @@ struct ApplyResult {
 
 // Applies the patch to the tree with GNU `patch` semantics (exact, then nearest offset, then
 // fuzz 1 and 2). All or nothing: on any failure `ok` is false and `tree` must not be used.
-// Refuses to write through a symlink in the tree or to create one.
-ApplyResult apply_patch(const PatchSet& patch, const FileTree& input);
+// Refuses to write through a symlink in the tree or to create one. Takes the tree by value:
+// a caller done with its tree moves it in, and no file is copied.
+ApplyResult apply_patch(const PatchSet& patch, FileTree input);
 
 // Renders the difference between two trees as a deterministic patch (sorted paths, no
 // timestamps, 3 lines of context) that GNU `patch -p1` and `git apply` both accept.
