@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Times `apexnpu gen` and `apexnpu make-patch` against the shell route they replace, side by
 # side on the real Apex repository, and prints the ratios (medians of $RUNS runs).
+# The shell route is the one Ascend's build.sh runs: `git clone` (which checks out the default
+# branch), `git checkout` of the pinned commit, `patch -p1`, then `cp -r` of the overlay. A
+# second, leaner shell route (`git clone --no-checkout`) is timed too and its ratio printed.
 #   APEXNPU_TEST_UPSTREAM   an NVIDIA Apex repository (a local path)
 #   APEXNPU_BINARY          the apexnpu binary (default: build/release/src/cli/apexnpu)
 set -euo pipefail
@@ -25,8 +28,8 @@ else
   rm -rf "$work/b"
   patch_file=$work/patch.diff
 fi
+overlay=$(realpath patches/overlay)
 
-now() { date +%s.%N; }
 # Every route runs $runs times, interleaved (round k runs each route once), so that all see the
 # same file-system state; each run writes into a fresh directory, $out. Outputs are removed at
 # the end, not between runs: on ext4 without a journal, creating files soon after deleting many
@@ -37,24 +40,30 @@ time_routes() {
   for k in $(seq "$runs"); do
     for route in "$@"; do
       out=$work/runs/$route-$k
-      local t0; t0=$(now)
+      # $EPOCHREALTIME is read without a fork, so only the route itself is timed.
+      local t0=$EPOCHREALTIME
       "$route" >/dev/null 2>&1 || { echo "gen_bench: $route failed" >&2; exit 1; }
-      times[$route]+="$(echo "$(now) - $t0" | bc -l) "
+      local t1=$EPOCHREALTIME
+      times[$route]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }') "
     done
   done
 }
 median() { printf '%s\n' ${times[$1]} | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-gen_local() { "$bin" gen --upstream "$up" --ref "$ref" --patch "$patch_file" --no-overlay -o "$out"; }
+gen_local() { "$bin" gen --upstream "$up" --ref "$ref" --patch "$patch_file" --overlay "$overlay" -o "$out"; }
 gen_cached() {
   "$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --offline \
-    --patch "$patch_file" --no-overlay -o "$out"
+    --patch "$patch_file" --overlay "$overlay" -o "$out"
 }
+# git's pack transport cannot copy this snapshot (old objects are missing), so both shell routes
+# clone it as a local path, as `git clone PATH` does by default.
 shell_route() {
-  # git's pack transport cannot copy this snapshot (old objects are missing): clone as a local path.
-  git clone -q --no-hardlinks --no-checkout "$up" "$out" &&
-    git -C "$out" checkout -q "$ref" &&
-    (cd "$out" && patch -p1 -s < "$patch_file")
+  git clone -q "$up" "$out" && git -C "$out" checkout -q "$ref" &&
+    (cd "$out" && patch -p1 -s < "$patch_file") && cp -r "$overlay/." "$out/"
+}
+shell_route_no_checkout() {
+  git clone -q --no-checkout "$up" "$out" && git -C "$out" checkout -q "$ref" &&
+    (cd "$out" && patch -p1 -s < "$patch_file") && cp -r "$overlay/." "$out/"
 }
 make_patch() {
   "$bin" make-patch --upstream "$up" --ref "$ref" --tree "$work/edited" -o "$out"
@@ -62,23 +71,27 @@ make_patch() {
 diff_nur() { mkdir -p "$out" && (cd "$work" && diff -Nur a edited > "$out/d.diff" || [[ $? == 1 ]]); }
 
 "$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --patch "$patch_file" \
-  --no-overlay -o "$work/warm" >/dev/null  # warm the cache
+  --overlay "$overlay" -o "$work/warm" >/dev/null  # warm the cache
 out=$work/edited gen_local >/dev/null 2>&1
 
 mkdir -p "$work/runs"
-time_routes gen_local gen_cached shell_route
+time_routes gen_local gen_cached shell_route shell_route_no_checkout
 time_routes make_patch diff_nur
 t_local=$(median gen_local)
 t_cached=$(median gen_cached)
 t_shell=$(median shell_route)
+t_lean=$(median shell_route_no_checkout)
 t_make=$(median make_patch)
 t_diff=$(median diff_nur)
 
-printf '%-48s %8.3f s\n' "apexnpu gen (local path, read in place)" "$t_local" \
+printf '%-56s %8.3f s\n' "apexnpu gen (local path, read in place)" "$t_local" \
   "apexnpu gen (file:// upstream, warm cache)" "$t_cached" \
-  "git clone --no-hardlinks + checkout + patch -p1" "$t_shell" \
+  "git clone + checkout + patch -p1 + cp overlay (build.sh)" "$t_shell" \
+  "the same with git clone --no-checkout" "$t_lean" \
   "apexnpu make-patch" "$t_make" "diff -Nur of the same trees" "$t_diff"
 echo "ratios (lower is faster; goal for gen: <= 0.50)"
 printf '  gen local / shell route    %.2f\n' "$(echo "$t_local / $t_shell" | bc -l)"
 printf '  gen cached / shell route   %.2f\n' "$(echo "$t_cached / $t_shell" | bc -l)"
+printf '  gen local / --no-checkout shell route    %.2f\n' "$(echo "$t_local / $t_lean" | bc -l)"
+printf '  gen cached / --no-checkout shell route   %.2f\n' "$(echo "$t_cached / $t_lean" | bc -l)"
 printf '  make-patch / diff -Nur     %.2f\n' "$(echo "$t_make / $t_diff" | bc -l)"
