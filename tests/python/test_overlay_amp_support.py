@@ -69,12 +69,6 @@ def test_invalid_options_are_clear_errors(kwargs, message):
         NpuAmpOptions(**kwargs)
 
 
-def test_combine_ddp_is_not_available_yet():
-    with pytest.raises(RuntimeError, match="combine_ddp=True is not available yet"):
-        NpuAmpOptions("O2", combine_grad=True, combine_ddp=True)
-    assert NpuAmpOptions("O2", combine_grad=True, combine_ddp=False, ddp_replica_count=8)
-
-
 # --- unscaling ---------------------------------------------------------------------------------
 
 def test_unscale_tensors_into_masters_and_detects_non_finite():

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from . import combined_ddp
+
 
 class NpuAmpOptions:
     """The NPU options of one amp.initialize call, validated."""
@@ -50,9 +52,7 @@ class NpuAmpOptions:
         if self.combine_ddp:
             if not self.combine_grad:
                 raise ValueError("amp.initialize: combine_ddp=True needs combine_grad=True")
-            raise RuntimeError("amp.initialize: combine_ddp=True is not available yet in this "
-                               "build; use torch.nn.parallel.DistributedDataParallel with "
-                               "combine_ddp=False")
+            combined_ddp.require_process_group()
         _check_positive_finite("dynamic_init_scale", self.dynamic_init_scale)
         _check_positive_finite("max_loss_scale", self.max_loss_scale)
         if self.min_loss_scale is not None:

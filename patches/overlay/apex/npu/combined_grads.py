@@ -7,7 +7,8 @@ in an fp16 buffer of the same layout, so one operation moves them into the maste
 
 Per backward pass (see amp's ``scale_loss``): ``prepare`` stashes the gradients accumulated so
 far and zeroes the buffers, backward writes scaled gradients in place, ``unscale`` computes
-``master = (master + model) / scale + stash``. ``after_step`` clears the master gradients of fp16
+``master = (master + model) / scale + stash``. With ``combine_ddp``, ``average_across_ranks``
+comes between backward and ``unscale`` (see combined_ddp). ``after_step`` clears the master gradients of fp16
 model parameters (upstream amp sets them to None, which would break the fusion).
 """
 from __future__ import annotations
@@ -112,6 +113,17 @@ class CombinedGrads:
                 unit.grad.zero_()
                 if unit.model_grad is not None:
                     unit.model_grad.zero_()
+
+    def average_across_ranks(self, averager) -> None:
+        """combine_ddp: average the gradients of this backward over the ranks."""
+        if not self.units or not self.intact():
+            self.build()
+        buffers = []
+        for unit in self.units:
+            buffers.append(unit.grad)
+            if unit.model_grad is not None:
+                buffers.append(unit.model_grad)
+        averager.average(buffers)
 
     def unscale(self, inv_scale: float) -> bool:
         """After backward: unscale into the master buffers; returns whether an inf/NaN was met."""

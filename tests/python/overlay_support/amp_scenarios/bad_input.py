@@ -28,7 +28,7 @@ expect("combine_grad_O0", ValueError, "combine_grad=True needs opt_level 'O1' or
 assert not hasattr(opt, "_amp_stash"), "optimizer was half-processed"
 expect("user_cast_preferred_O2", ValueError, "user_cast_preferred=True only applies",
        lambda: amp.initialize(model, opt, opt_level="O2", user_cast_preferred=True))
-expect("combine_ddp", RuntimeError, "not available yet",
+expect("combine_ddp", RuntimeError, "needs the process group first",
        lambda: amp.initialize(model, opt, opt_level="O2", combine_grad=True, combine_ddp=True))
 assert next(model.parameters()).dtype == torch.float32, "model was cast"
 

@@ -1,0 +1,116 @@
+"""amp's ``combine_ddp``: data parallelism through the combined gradient buffers, in place of
+``DistributedDataParallel`` (seed 001: turn DDP off, turn ``combine_ddp`` on).
+
+One process per device, each holding a whole replica of the model, joined by
+``torch.distributed.init_process_group`` (hccl on a real NPU, gloo on the emulated one).
+
+- ``amp.initialize`` broadcasts rank 0's parameters and buffers, so every replica starts equal.
+- After every backward, the gradients that backward produced (the combined master buffers and
+  the fp16 model-gradient buffers beside them) are averaged over the ranks: divided by the world
+  size first, which keeps fp16 sums in range, then all-reduced in ``ddp_replica_count`` slices
+  that are in flight together. Gradients accumulated by earlier backwards were averaged then.
+- Every rank then unscales the same values, so overflow decisions and loss scales agree.
+
+Before the broadcast and before each averaging the ranks compare what they are about to send (one
+small all-gather): a rank whose model or optimizer differs stops every rank with an error instead
+of a mismatched collective that would hang.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+import torch
+
+# Slices smaller than this many elements are not worth a collective of their own.
+MIN_SLICE_ELEMENTS = 1 << 16
+
+_DTYPE_CODES = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.float64: 4}
+
+
+def require_process_group() -> None:
+    """Raise a clear error unless torch.distributed is initialised."""
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        raise RuntimeError("amp.initialize: combine_ddp=True needs torch.distributed, which this "
+                           "torch build lacks")
+    if not dist.is_initialized():
+        raise RuntimeError("amp.initialize: combine_ddp=True needs the process group first: call "
+                           "torch.distributed.init_process_group() in every process (one per "
+                           "device) before amp.initialize, and do not wrap the model in "
+                           "DistributedDataParallel")
+
+
+def _modules(models) -> List[torch.nn.Module]:
+    return list(models) if isinstance(models, (list, tuple)) else [models]
+
+
+def broadcast_from_rank0(models) -> None:
+    """Make every rank's parameters and buffers equal to rank 0's."""
+    import torch.distributed as dist
+
+    tensors = [t for module in _modules(models)
+               for t in list(module.parameters()) + list(module.buffers())]
+    check_same_layout(tensors, "models")
+    with torch.no_grad():
+        for tensor in tensors:
+            dist.broadcast(tensor, src=0)
+
+
+def _layout(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Count, total size and an order-sensitive checksum of the tensors' sizes and dtypes."""
+    checksum = 0
+    for i, t in enumerate(tensors):
+        code = _DTYPE_CODES.get(t.dtype, 7)
+        checksum = (checksum * 1000003 + (i + 1) * (t.numel() * 8 + code)) % (1 << 61)
+    device = tensors[0].device if tensors else torch.device("cpu")  # hccl sends device tensors
+    return torch.tensor([len(tensors), sum(t.numel() for t in tensors), checksum],
+                        dtype=torch.int64, device=device)
+
+
+def check_same_layout(tensors: Sequence[torch.Tensor], what: str) -> None:
+    """Raise on every rank unless all ranks pass tensors of the same sizes and dtypes."""
+    import torch.distributed as dist
+
+    mine = _layout(tensors)
+    everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(everyone, mine)
+    for rank, theirs in enumerate(everyone):
+        if not torch.equal(theirs, everyone[0]):
+            raise RuntimeError(
+                "combine_ddp: the ranks' {} differ (rank 0: {} tensors, {} elements; rank {}: {} "
+                "tensors, {} elements); every rank must build the same model and "
+                "optimizer".format(what, int(everyone[0][0]), int(everyone[0][1]), rank,
+                                   int(theirs[0]), int(theirs[1])))
+
+
+def _slices(buf: torch.Tensor, count: int) -> List[torch.Tensor]:
+    if buf.numel() == 0:
+        return []
+    parts = max(1, min(count, buf.numel() // MIN_SLICE_ELEMENTS))
+    step = -(-buf.numel() // parts)
+    return [buf[start:start + step] for start in range(0, buf.numel(), step)]
+
+
+class GradientAverager:
+    """Averages flat gradient buffers over all ranks of the default process group."""
+
+    def __init__(self, replica_count: int):
+        self.replica_count = replica_count
+
+    def average(self, buffers: Sequence[torch.Tensor]) -> None:
+        """Replace each buffer, on every rank, by its mean over the ranks."""
+        import torch.distributed as dist
+
+        check_same_layout(buffers, "combined gradients")
+        world = dist.get_world_size()
+        if world == 1:
+            return
+        pending = []
+        with torch.no_grad():
+            for buf in buffers:
+                for part in _slices(buf, self.replica_count):
+                    part.div_(world)
+                    pending.append(dist.all_reduce(part, async_op=True))
+        for work in pending:
+            work.wait()

@@ -1,0 +1,112 @@
+"""One rank of the combine_ddp tests (gloo on the CPU, the emulated NPU's backend).
+
+    python ddp_worker.py SCENARIO RANK WORLD INIT_FILE OUT
+
+Saves what the test checks to OUT with torch.save; an exception is saved as {"error": text}.
+The overlay must be on PYTHONPATH (overlay_support.overlay_env()).
+"""
+import datetime
+import sys
+import traceback
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+from apex.npu.combined_ddp import GradientAverager, broadcast_from_rank0
+from apex.npu.combined_grads import CombinedGrads
+
+SCALE = 1024.0
+STEPS = 5
+PER_RANK = 8
+
+
+def make_model(seed: int, extra_layer: bool = False) -> nn.Module:
+    torch.manual_seed(seed)
+    layers = [nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)]
+    if extra_layer:
+        layers.append(nn.Linear(4, 4))
+    return nn.Sequential(*layers)
+
+
+def full_batches(world: int):
+    """The whole data set; rank r trains on rows [r * PER_RANK, (r + 1) * PER_RANK)."""
+    g = torch.Generator().manual_seed(7)
+    return [(torch.randn(PER_RANK * world, 8, generator=g),
+             torch.randint(0, 4, (PER_RANK * world,), generator=g)) for _ in range(STEPS)]
+
+
+def train(rank: int, world: int, half: bool, loss_factor: float = 1.0):
+    model = make_model(100 + rank)  # different on every rank until the broadcast
+    if half:
+        model.half()  # broadcast in fp16, as amp.initialize does after casting for O2
+    broadcast_from_rank0(model)
+    if half:
+        masters = [p.detach().clone().float().requires_grad_() for p in model.parameters()]
+        opt = torch.optim.SGD(masters, lr=0.1, momentum=0.9)
+        combined = CombinedGrads(opt, {id(m): p for m, p in zip(masters, model.parameters())})
+    else:
+        masters = list(model.parameters())
+        opt = torch.optim.SGD(masters, lr=0.1, momentum=0.9)
+        combined = CombinedGrads(opt)
+    averager = GradientAverager(replica_count=4)
+    found, first_grads = [], None
+    for x, y in full_batches(world):
+        x, y = x[rank * PER_RANK:(rank + 1) * PER_RANK], y[rank * PER_RANK:(rank + 1) * PER_RANK]
+        opt.zero_grad()
+        for p in model.parameters():
+            if p.grad is not None:
+                p.grad.zero_()
+        combined.prepare()
+        out = model(x.half() if half else x).float()
+        (F.cross_entropy(out, y) * SCALE * loss_factor).backward()
+        combined.average_across_ranks(averager)
+        found.append(bool(combined.unscale(1.0 / SCALE)))
+        if first_grads is None:
+            first_grads = [m.grad.clone() for m in masters]
+        if not found[-1]:
+            opt.step()
+        combined.after_step()
+        if half:
+            with torch.no_grad():
+                for p, m in zip(model.parameters(), masters):
+                    p.copy_(m)
+    return {"params": [m.detach().clone() for m in masters], "found": found,
+            "first_grads": first_grads}
+
+
+def slices(rank: int, world: int):
+    """A buffer that averages in several slices, with an uneven tail."""
+    buf = torch.arange(300_001, dtype=torch.float32) * (rank + 1)
+    GradientAverager(replica_count=4).average([buf])
+    return {"buffer": buf}
+
+
+def main() -> None:
+    scenario, rank, world, init_file, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+        sys.argv[4], sys.argv[5]
+    dist.init_process_group("gloo", init_method="file://" + init_file, rank=rank,
+                            world_size=world, timeout=datetime.timedelta(seconds=60))
+    try:
+        if scenario == "fp32":
+            result = train(rank, world, half=False)
+        elif scenario == "fp16":
+            result = train(rank, world, half=True)
+        elif scenario == "overflow_on_one_rank":
+            result = train(rank, world, half=False, loss_factor=float("inf") if rank == 1 else 1.0)
+        elif scenario == "slices":
+            result = slices(rank, world)
+        elif scenario == "different_models":
+            broadcast_from_rank0(make_model(0, extra_layer=rank == 1))
+            result = {}
+        else:
+            raise ValueError(f"unknown scenario {scenario}")
+    except Exception:  # reported to the test, which checks the message
+        result = {"error": traceback.format_exc()}
+    torch.save(result, out)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

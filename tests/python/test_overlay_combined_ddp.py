@@ -1,0 +1,113 @@
+"""combine_ddp on the emulated NPU: two real ranks (processes joined by gloo) average their
+combined gradients and train like one process on the whole batch."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import overlay_support
+from overlay_support import use_overlay
+
+use_overlay()
+sys.path.insert(0, os.path.dirname(overlay_support.__file__))
+import ddp_worker  # noqa: E402
+from apex.npu import combined_ddp  # noqa: E402
+from apex.npu.amp_options import NpuAmpOptions  # noqa: E402
+
+WORKER = os.path.join(os.path.dirname(overlay_support.__file__), "ddp_worker.py")
+WORLD = 2
+
+
+def run_ranks(scenario, tmp_path):
+    """Runs every rank of `scenario` at once; returns each rank's saved result."""
+    init = tmp_path / "init"
+    outs = [tmp_path / f"rank{r}.pt" for r in range(WORLD)]
+    procs = [subprocess.Popen([sys.executable, WORKER, scenario, str(r), str(WORLD), str(init),
+                               str(outs[r])], env=overlay_support.overlay_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for r in range(WORLD)]
+    logs = [p.communicate(timeout=300)[0] for p in procs]
+    for p, log in zip(procs, logs):
+        assert p.returncode == 0, log
+    return [torch.load(o) for o in outs]
+
+
+def reference_training():
+    """One process, rank 0's initial weights, the whole batch: what the ranks must agree with."""
+    model = ddp_worker.make_model(100)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for x, y in ddp_worker.full_batches(WORLD):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    return [p.detach() for p in model.parameters()]
+
+
+def test_two_ranks_train_like_one_process_on_the_whole_batch(tmp_path):
+    ranks = run_ranks("fp32", tmp_path)
+    for r in ranks:
+        assert "error" not in r, r.get("error")
+        assert r["found"] == [False] * ddp_worker.STEPS
+    for a, b in zip(ranks[0]["params"], ranks[1]["params"]):
+        assert torch.equal(a, b)  # every rank holds the same replica, bit for bit
+    # Equal shares and a mean loss: the mean of the ranks' gradients is the whole batch's.
+    # fp32, differently ordered sums: a few ulps.
+    for got, want in zip(ranks[0]["params"], reference_training()):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_fp16_model_gradients_are_averaged_in_their_own_buffer(tmp_path):
+    ranks = run_ranks("fp16", tmp_path)
+    for r in ranks:
+        assert "error" not in r, r.get("error")
+    for a, b in zip(ranks[0]["params"], ranks[1]["params"]):
+        assert torch.equal(a, b)
+    for a, b in zip(ranks[0]["first_grads"], ranks[1]["first_grads"]):
+        assert torch.equal(a, b)
+    # The first step's master gradients against fp32 gradients of the whole batch at the same
+    # weights: the fp16 forward and backward and the fp16 average bound the difference.
+    model = ddp_worker.make_model(100).half().float()
+    x, y = ddp_worker.full_batches(WORLD)[0]
+    F.cross_entropy(model(x), y).backward()
+    for got, p in zip(ranks[0]["first_grads"], model.parameters()):
+        torch.testing.assert_close(got, p.grad, rtol=2e-2, atol=2e-3)
+
+
+def test_an_overflow_on_one_rank_skips_the_step_on_every_rank(tmp_path):
+    ranks = run_ranks("overflow_on_one_rank", tmp_path)
+    for r in ranks:
+        assert "error" not in r, r.get("error")
+        assert r["found"] == [True] * ddp_worker.STEPS
+    for a, b in zip(ranks[0]["params"], ranks[1]["params"]):
+        assert torch.equal(a, b)
+    for got, initial in zip(ranks[0]["params"], ddp_worker.make_model(100).parameters()):
+        assert torch.equal(got, initial.detach())  # no step was taken
+
+
+def test_a_buffer_is_averaged_in_slices_to_its_last_element(tmp_path):
+    ranks = run_ranks("slices", tmp_path)
+    want = torch.arange(300_001, dtype=torch.float32) * 1.5  # mean of 1x and 2x
+    for r in ranks:
+        assert "error" not in r, r.get("error")
+        torch.testing.assert_close(r["buffer"], want, rtol=1e-6, atol=0)
+    assert len(combined_ddp._slices(torch.zeros(300_001), 4)) == 4
+    assert combined_ddp._slices(torch.zeros(0), 4) == []
+
+
+def test_ranks_with_different_models_stop_with_a_clear_error(tmp_path):
+    ranks = run_ranks("different_models", tmp_path)
+    for r in ranks:
+        assert "error" in r
+        assert "combine_ddp: the ranks' models differ" in r["error"], r["error"]
+        assert "rank 1: 6 tensors" in r["error"], r["error"]
+
+
+def test_combine_ddp_without_a_process_group_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        NpuAmpOptions("O2", combine_grad=True, combine_ddp=True)
+    with pytest.raises(ValueError, match="combine_ddp=True needs combine_grad=True"):
+        NpuAmpOptions("O2", combine_ddp=True)
+    assert NpuAmpOptions("O2", combine_grad=True, combine_ddp=False, ddp_replica_count=8)
