@@ -35,6 +35,14 @@ def run_ranks(scenario, tmp_path):
     return [torch.load(o) for o in outs]
 
 
+def assert_one_replica(ranks, key="params"):
+    """No rank failed, and every rank holds the same tensors under `key`, bit for bit."""
+    for r in ranks:
+        assert "error" not in r, r.get("error")
+    for a, b in zip(ranks[0][key], ranks[1][key]):
+        assert torch.equal(a, b)
+
+
 def reference_training():
     """One process, rank 0's initial weights, the whole batch: what the ranks must agree with."""
     model = ddp_worker.make_model(100)
@@ -48,11 +56,8 @@ def reference_training():
 
 def test_two_ranks_train_like_one_process_on_the_whole_batch(tmp_path):
     ranks = run_ranks("fp32", tmp_path)
-    for r in ranks:
-        assert "error" not in r, r.get("error")
-        assert r["found"] == [False] * ddp_worker.STEPS
-    for a, b in zip(ranks[0]["params"], ranks[1]["params"]):
-        assert torch.equal(a, b)  # every rank holds the same replica, bit for bit
+    assert_one_replica(ranks)
+    assert all(r["found"] == [False] * ddp_worker.STEPS for r in ranks)
     # Equal shares and a mean loss: the mean of the ranks' gradients is the whole batch's.
     # fp32, differently ordered sums: a few ulps.
     for got, want in zip(ranks[0]["params"], reference_training()):
@@ -61,12 +66,8 @@ def test_two_ranks_train_like_one_process_on_the_whole_batch(tmp_path):
 
 def test_fp16_model_gradients_are_averaged_in_their_own_buffer(tmp_path):
     ranks = run_ranks("fp16", tmp_path)
-    for r in ranks:
-        assert "error" not in r, r.get("error")
-    for a, b in zip(ranks[0]["params"], ranks[1]["params"]):
-        assert torch.equal(a, b)
-    for a, b in zip(ranks[0]["first_grads"], ranks[1]["first_grads"]):
-        assert torch.equal(a, b)
+    assert_one_replica(ranks)
+    assert_one_replica(ranks, "first_grads")
     # The first step's master gradients against fp32 gradients of the whole batch at the same
     # weights: the fp16 forward and backward and the fp16 average bound the difference.
     model = ddp_worker.make_model(100).half().float()
@@ -78,11 +79,8 @@ def test_fp16_model_gradients_are_averaged_in_their_own_buffer(tmp_path):
 
 def test_an_overflow_on_one_rank_skips_the_step_on_every_rank(tmp_path):
     ranks = run_ranks("overflow_on_one_rank", tmp_path)
-    for r in ranks:
-        assert "error" not in r, r.get("error")
-        assert r["found"] == [True] * ddp_worker.STEPS
-    for a, b in zip(ranks[0]["params"], ranks[1]["params"]):
-        assert torch.equal(a, b)
+    assert_one_replica(ranks)
+    assert all(r["found"] == [True] * ddp_worker.STEPS for r in ranks)
     for got, initial in zip(ranks[0]["params"], ddp_worker.make_model(100).parameters()):
         assert torch.equal(got, initial.detach())  # no step was taken
 
