@@ -7,6 +7,23 @@ from .combined_params import FlatTensors
 from .npu_fused_optim_base import NpuFusedOptimizerBase, check_non_negative
 
 
+def rmsprop_state_spec(group: Dict, square_avg_start: float) -> List[Tuple[str, Optional[float]]]:
+    """The state an RMSprop variant keeps for `group`, with each buffer's starting value."""
+    spec: List[Tuple[str, Optional[float]]] = [("square_avg", square_avg_start)]
+    if group["momentum"] > 0:
+        spec.append(("momentum_buffer", 0.0))
+    if group["centered"]:
+        spec.append(("grad_avg", 0.0))
+    return spec
+
+
+def rmsprop_options(group: Dict) -> Dict:
+    """The runtime options every RMSprop variant passes."""
+    return dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                weight_decay=group["weight_decay"], momentum=group["momentum"],
+                centered=group["centered"])
+
+
 class NpuFusedRMSprop(NpuFusedOptimizerBase):
     """RMSprop (optional momentum, centered), as torch.optim.RMSprop."""
 
@@ -21,17 +38,10 @@ class NpuFusedRMSprop(NpuFusedOptimizerBase):
                                       momentum=momentum, centered=centered))
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        spec: List[Tuple[str, Optional[float]]] = [("square_avg", 0.0)]
-        if group["momentum"] > 0:
-            spec.append(("momentum_buffer", 0.0))
-        if group["centered"]:
-            spec.append(("grad_avg", 0.0))
-        return spec
+        return rmsprop_state_spec(group, square_avg_start=0.0)
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        return dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                    weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    centered=group["centered"])
+        return rmsprop_options(group)
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         alpha = group["alpha"]

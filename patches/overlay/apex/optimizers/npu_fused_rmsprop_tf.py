@@ -5,6 +5,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .combined_params import FlatTensors
 from .npu_fused_optim_base import NpuFusedOptimizerBase, check_non_negative
+from .npu_fused_rmsprop import rmsprop_options, rmsprop_state_spec
 
 
 class NpuFusedRMSpropTF(NpuFusedOptimizerBase):
@@ -29,18 +30,10 @@ class NpuFusedRMSpropTF(NpuFusedOptimizerBase):
                                       lr_in_momentum=lr_in_momentum))
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        spec: List[Tuple[str, Optional[float]]] = [("square_avg", 1.0)]
-        if group["momentum"] > 0:
-            spec.append(("momentum_buffer", 0.0))
-        if group["centered"]:
-            spec.append(("grad_avg", 0.0))
-        return spec
+        return rmsprop_state_spec(group, square_avg_start=1.0)
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        return dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                    weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    centered=group["centered"],
-                    decoupled_decay=group["decoupled_decay"],
+        return dict(rmsprop_options(group), decoupled_decay=group["decoupled_decay"],
                     lr_in_momentum=group["lr_in_momentum"])
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
