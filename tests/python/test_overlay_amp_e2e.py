@@ -188,6 +188,19 @@ def test_combine_ddp_ranks_train_like_one_process_on_the_whole_batch(venv_python
     assert a["losses"][-1] < 0.7 * a["losses"][0]
 
 
+def test_combine_ddp_bench_runs_and_prints_the_ratio(venv_python, tmp_path):
+    bench = os.path.join(HERE, "..", "..", "bench", "combine_ddp_bench.py")
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([venv_python, bench, "--width", "64", "--steps", "2", "--warmup", "1",
+                           "--rounds", "1"], capture_output=True, text=True, env=env,
+                          cwd=str(tmp_path), timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("2 ranks (gloo), MLP of 0.0M parameters"), proc.stdout
+    assert float(lines[-1].split(":")[1].split()[0]) > 0, proc.stdout
+
+
 def test_gradient_accumulation_with_and_without_delay_unscale(venv_python, tmp_path):
     errors = {}
     for level, combine_grad, delay in [("O1", 0, 0), ("O1", 0, 1), ("O1", 1, 0), ("O1", 1, 1),
