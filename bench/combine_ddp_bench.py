@@ -68,6 +68,7 @@ def rank_main(args: argparse.Namespace) -> None:
 def run_route(args: argparse.Namespace, route: str) -> tuple:
     with tempfile.TemporaryDirectory() as work:
         env = dict(os.environ)
+        env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # both ranks run here
         if args.apex_path:
             env["PYTHONPATH"] = args.apex_path
         cmd = [sys.executable, os.path.abspath(__file__), "--width", str(args.width), "--steps", str(args.steps), "--warmup",

@@ -166,6 +166,7 @@ def test_combine_ddp_ranks_train_like_one_process_on_the_whole_batch(venv_python
 
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # all ranks on this machine
     script = os.path.join(SCENARIOS, "combine_ddp.py")
     outs = [tmp_path / f"rank{r}.pt" for r in range(2)]
     ranks = [subprocess.Popen([venv_python, script, level, str(r), "2", str(tmp_path / "init"),

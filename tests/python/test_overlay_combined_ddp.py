@@ -25,8 +25,10 @@ def run_ranks(scenario, tmp_path):
     """Runs every rank of `scenario` at once; returns each rank's saved result."""
     init = tmp_path / "init"
     outs = [tmp_path / f"rank{r}.pt" for r in range(WORLD)]
+    env = overlay_support.overlay_env()
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # ranks on this machine; its name may not resolve
     procs = [subprocess.Popen([sys.executable, WORKER, scenario, str(r), str(WORLD), str(init),
-                               str(outs[r])], env=overlay_support.overlay_env(),
+                               str(outs[r])], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for r in range(WORLD)]
     logs = [p.communicate(timeout=300)[0] for p in procs]
