@@ -163,6 +163,37 @@ def test_fp16_model_with_fp32_masters_share_one_layout(kernel_path):
     assert combined.intact()
 
 
+class RecordingAverager:
+    """Stands in for combined_ddp.GradientAverager (which needs a process group): records."""
+
+    def __init__(self):
+        self.buffers = []
+
+    def average(self, buffers):
+        self.buffers = list(buffers)
+
+
+def test_ranks_exchange_only_the_buffers_backward_wrote():
+    torch.manual_seed(0)
+    model = make_model()
+    half = make_model().half()
+    masters = [p.detach().clone().float().requires_grad_() for p in half.parameters()]
+    x, y = data()[0]
+    # fp32 model: its parameters are the masters, backward writes the master buffer.
+    fp32 = CombinedGrads(torch.optim.SGD(model.parameters(), lr=0.1))
+    F.cross_entropy(model(x), y).backward()
+    recorded = RecordingAverager()
+    fp32.average_across_ranks(recorded)
+    assert [b.dtype for b in recorded.buffers] == [torch.float32]
+    # fp16 model with fp32 masters: only the fp16 buffer holds this backward's gradients.
+    fp16 = CombinedGrads(torch.optim.SGD(masters, lr=0.1),
+                         {id(m): p for m, p in zip(masters, half.parameters())})
+    F.cross_entropy(half(x.half()).float(), y).backward()
+    fp16.average_across_ranks(recorded)
+    assert [b.dtype for b in recorded.buffers] == [torch.float16]
+    assert recorded.buffers[0] is fp16.units[0].model_grad
+
+
 def test_saturated_fp16_gradients_are_an_overflow(kernel_path):
     model = make_model().half()
     masters = [p.detach().clone().float().requires_grad_() for p in model.parameters()]

@@ -33,6 +33,8 @@ class _Unit:
         self.models = models
         self.model_grad: Optional[torch.Tensor] = None
         self.keep_mask: Optional[torch.Tensor] = None
+        # Backward writes into `grad` only for masters that are model parameters themselves.
+        self.backward_writes_grad = any(m is None for m in models)
         if any(m is not None for m in models):
             offsets = combined_offsets(masters)
             self.model_grad = torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
@@ -120,7 +122,8 @@ class CombinedGrads:
             self.build()
         buffers = []
         for unit in self.units:
-            buffers.append(unit.grad)
+            if unit.backward_writes_grad:  # else it holds zeros until unscale
+                buffers.append(unit.grad)
             if unit.model_grad is not None:
                 buffers.append(unit.model_grad)
         averager.average(buffers)
