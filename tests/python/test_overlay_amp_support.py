@@ -173,25 +173,34 @@ class RecordingAverager:
         self.buffers = list(buffers)
 
 
-def test_ranks_exchange_only_the_buffers_backward_wrote():
+def test_ranks_exchange_only_what_backward_wrote():
     torch.manual_seed(0)
     model = make_model()
     half = make_model().half()
     masters = [p.detach().clone().float().requires_grad_() for p in half.parameters()]
     x, y = data()[0]
-    # fp32 model: its parameters are the masters, backward writes the master buffer.
+    recorded = RecordingAverager()
+    # fp32 model: its parameters are the masters, backward writes the whole master buffer.
     fp32 = CombinedGrads(torch.optim.SGD(model.parameters(), lr=0.1))
     F.cross_entropy(model(x), y).backward()
-    recorded = RecordingAverager()
     fp32.average_across_ranks(recorded)
-    assert [b.dtype for b in recorded.buffers] == [torch.float32]
-    # fp16 model with fp32 masters: only the fp16 buffer holds this backward's gradients.
-    fp16 = CombinedGrads(torch.optim.SGD(masters, lr=0.1),
-                         {id(m): p for m, p in zip(masters, half.parameters())})
-    F.cross_entropy(half(x.half()).float(), y).backward()
-    fp16.average_across_ranks(recorded)
-    assert [b.dtype for b in recorded.buffers] == [torch.float16]
-    assert recorded.buffers[0] is fp16.units[0].model_grad
+    assert len(recorded.buffers) == 1 and recorded.buffers[0] is fp32.units[0].grad
+    # fp16 model with fp32 masters, except the last layer, which stays fp32 (as amp keeps
+    # BatchNorm): the fp16 buffer whole, and of the master buffer only the fp32 layer's part
+    # (plus the alignment gaps, zeros).
+    head = list(half.children())[-1].float()
+    masters[-2:] = list(head.parameters())
+    mixed = CombinedGrads(torch.optim.SGD(masters, lr=0.1),
+                          {id(m): p for m, p in zip(masters[:-2], list(half.parameters())[:-2])})
+    F.cross_entropy(head(half[:-1](x.half()).float()), y).backward()
+    want = torch.cat([p.grad.reshape(-1) for p in head.parameters()]).clone()
+    mixed.average_across_ranks(recorded)
+    own, fp16 = recorded.buffers
+    assert fp16 is mixed.units[0].model_grad
+    unit = mixed.units[0]
+    assert own.dtype == torch.float32
+    assert own.numel() == int(unit.keep_mask.sum()) < unit.grad.numel()
+    assert torch.equal(own[own != 0], want[want != 0])
 
 
 def test_saturated_fp16_gradients_are_an_overflow(kernel_path):

@@ -66,8 +66,9 @@ def test_two_ranks_train_like_one_process_on_the_whole_batch(tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_fp16_model_gradients_are_averaged_in_their_own_buffer(tmp_path):
-    ranks = run_ranks("fp16", tmp_path)
+@pytest.mark.parametrize("scenario", ["fp16", "fp16_with_fp32_head"])
+def test_fp16_model_gradients_are_averaged_in_their_own_buffer(tmp_path, scenario):
+    ranks = run_ranks(scenario, tmp_path)
     assert_one_replica(ranks)
     assert_one_replica(ranks, "first_grads")
     # The first step's master gradients against fp32 gradients of the whole batch at the same

@@ -37,15 +37,27 @@ def full_batches(world: int):
              torch.randint(0, 4, (PER_RANK * world,), generator=g)) for _ in range(STEPS)]
 
 
-def train(rank: int, world: int, half: bool, loss_factor: float = 1.0):
+def forward(model: nn.Module, x: torch.Tensor, half: bool) -> torch.Tensor:
+    if not half:
+        return model(x)
+    head = model[-1]  # fp16, or fp32 as amp keeps BatchNorm
+    return head(model[:-1](x.half()).to(head.weight.dtype)).float()
+
+
+def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head: bool = False):
     model = make_model(100 + rank)  # different on every rank until the broadcast
     if half:
         model.half()  # broadcast in fp16, as amp.initialize does after casting for O2
+        if fp32_head:
+            model[-1].float()
     broadcast_from_rank0(model)
     if half:
-        masters = [p.detach().clone().float().requires_grad_() for p in model.parameters()]
+        # fp32 masters for fp16 parameters; fp32 parameters are their own masters.
+        masters = [p.detach().clone().float().requires_grad_() if p.dtype == torch.float16 else p
+                   for p in model.parameters()]
         opt = torch.optim.SGD(masters, lr=0.1, momentum=0.9)
-        combined = CombinedGrads(opt, {id(m): p for m, p in zip(masters, model.parameters())})
+        combined = CombinedGrads(opt, {id(m): p for m, p in zip(masters, model.parameters())
+                                       if m is not p})
     else:
         masters = list(model.parameters())
         opt = torch.optim.SGD(masters, lr=0.1, momentum=0.9)
@@ -59,8 +71,7 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0):
             if p.grad is not None:
                 p.grad.zero_()
         combined.prepare()
-        out = model(x.half() if half else x).float()
-        (F.cross_entropy(out, y) * SCALE * loss_factor).backward()
+        (F.cross_entropy(forward(model, x, half), y) * SCALE * loss_factor).backward()
         combined.average_across_ranks(averager)
         found.append(bool(combined.unscale(1.0 / SCALE)))
         if first_grads is None:
@@ -93,6 +104,8 @@ def main() -> None:
             result = train(rank, world, half=False)
         elif scenario == "fp16":
             result = train(rank, world, half=True)
+        elif scenario == "fp16_with_fp32_head":
+            result = train(rank, world, half=True, fp32_head=True)
         elif scenario == "overflow_on_one_rank":
             result = train(rank, world, half=False, loss_factor=float("inf") if rank == 1 else 1.0)
         elif scenario == "slices":

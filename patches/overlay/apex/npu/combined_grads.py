@@ -33,8 +33,9 @@ class _Unit:
         self.models = models
         self.model_grad: Optional[torch.Tensor] = None
         self.keep_mask: Optional[torch.Tensor] = None
-        # Backward writes into `grad` only for masters that are model parameters themselves.
-        self.backward_writes_grad = any(m is None for m in models)
+        # Where backward writes into `grad`: every element, or (beside an fp16 model buffer) the
+        # elements of masters that are model parameters themselves, the rest holding zeros.
+        self.own_positions: Optional[torch.Tensor] = None
         if any(m is not None for m in models):
             offsets = combined_offsets(masters)
             self.model_grad = torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
@@ -47,7 +48,19 @@ class _Unit:
                 self.model_grad[offset:offset + model.numel()].copy_(model.grad.reshape(-1))
                 change_data_ptr(model.grad, self.model_grad, offset)
                 self.keep_mask[offset:offset + master.numel()].zero_()
+            self.own_positions = self.keep_mask.nonzero().reshape(-1)
         self._ptrs = self._pointers()
+
+    def written_by_backward(self) -> List[torch.Tensor]:
+        """What this backward wrote: whole buffers, or a gathered copy of the own positions
+        (``scatter_written`` puts the copy back)."""
+        if self.model_grad is None:
+            return [self.grad]
+        return [self.grad.index_select(0, self.own_positions), self.model_grad]
+
+    def scatter_written(self, written: List[torch.Tensor]) -> None:
+        if self.model_grad is not None:
+            self.grad.index_copy_(0, self.own_positions, written[0])
 
     def _pointers(self) -> List[Tuple[int, int]]:
         return [(m.grad.data_ptr() if m.grad is not None else 0,
@@ -120,13 +133,10 @@ class CombinedGrads:
         """combine_ddp: average the gradients of this backward over the ranks."""
         if not self.units or not self.intact():
             self.build()
-        buffers = []
-        for unit in self.units:
-            if unit.backward_writes_grad:  # else it holds zeros until unscale
-                buffers.append(unit.grad)
-            if unit.model_grad is not None:
-                buffers.append(unit.model_grad)
-        averager.average(buffers)
+        written = [unit.written_by_backward() for unit in self.units]
+        averager.average([t for tensors in written for t in tensors])
+        for unit, tensors in zip(self.units, written):
+            unit.scatter_written(tensors)
 
     def unscale(self, inv_scale: float) -> bool:
         """After backward: unscale into the master buffers; returns whether an inf/NaN was met."""
