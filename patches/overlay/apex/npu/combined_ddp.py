@@ -5,10 +5,12 @@ One process per device, each holding a whole replica of the model, joined by
 ``torch.distributed.init_process_group`` (hccl on a real NPU, gloo on the emulated one).
 
 - ``amp.initialize`` broadcasts rank 0's parameters and buffers, so every replica starts equal.
-- After every backward, the gradients that backward produced (the combined master buffers and
-  the fp16 model-gradient buffers beside them) are averaged over the ranks: divided by the world
-  size first, which keeps fp16 sums in range, then all-reduced in ``ddp_replica_count`` slices
-  that are in flight together. Gradients accumulated by earlier backwards were averaged then.
+- After every backward, the gradients that backward produced are averaged over the ranks: the
+  fp16 model-gradient buffers, and of each master buffer what backward wrote (all of it, or
+  beside an fp16 buffer only the fp32 parameters' part; see CombinedGrads). Each is divided by
+  the world size first, which keeps fp16 sums in range, then all-reduced in
+  ``ddp_replica_count`` slices that are in flight together. Gradients accumulated by earlier
+  backwards were averaged then.
 - Every rank then unscales the same values, so overflow decisions and loss scales agree.
 
 Before the broadcast and before each averaging the ranks compare what they are about to send (one
