@@ -13,12 +13,7 @@ bool FusedAdadelta::step(const FusedBuffers& b, const State& state) {
                           static_cast<float>(o.lr), static_cast<float>(o.rho),
                           static_cast<float>(1.0 - o.rho), static_cast<float>(o.eps),
                           static_cast<float>(o.weight_decay)};
-  auto* kernel = APEXNPU_ISA_SELECT(adadelta_range);
-  const bool bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
-    return kernel(args, begin, end);
-  });
-  ++steps_;
-  return detail::report(b, bad);
+  return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(adadelta_range), args));
 }
 
 }  // namespace apexnpu::rt::optim

@@ -14,11 +14,9 @@ bool adadelta_range(const AdadeltaArgs& a, std::size_t begin, std::size_t end) {
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {
     const V16 p = load(param + i, lanes);
     const V16 g = load(grad + i, lanes) + wd * p;
-    const V16 square_avg = rho * load(square_avg_buf + i, lanes) + omr * (g * g);
-    const V16 std_dev = sqrt(square_avg + eps);
+    const V16 square_avg = average_into(square_avg_buf, i, g * g, rho, omr, lanes);
     const V16 acc_delta = load(acc_delta_buf + i, lanes);
-    const V16 delta = sqrt(acc_delta + eps) / std_dev * g;
-    store(square_avg_buf + i, square_avg, lanes);
+    const V16 delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g;
     store(acc_delta_buf + i, rho * acc_delta + omr * (delta * delta), lanes);
     store_param(param, p16, i, p - lr * delta, lanes, bad);
   });

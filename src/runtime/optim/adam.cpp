@@ -16,21 +16,15 @@ bool FusedAdam::step(const FusedBuffers& b, const State& state) {
   const double t = static_cast<double>(steps_ + 1);
   const double bias_correction1 = 1.0 - std::pow(o.beta1, t);
   const double bias_correction2 = 1.0 - std::pow(o.beta2, t);
-  const AdamArgs args{b.params, b.grads, state.exp_avg, state.exp_avg_sq, state.max_exp_avg_sq,
-                      b.half_params,
+  const AdamArgs args{{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params},
+                      state.max_exp_avg_sq,
+                      moment_rates(o.beta1, o.beta2),
                       static_cast<float>(o.lr / bias_correction1),
-                      static_cast<float>(o.beta1), static_cast<float>(1.0 - o.beta1),
-                      static_cast<float>(o.beta2), static_cast<float>(1.0 - o.beta2),
                       static_cast<float>(1.0 / std::sqrt(bias_correction2)), static_cast<float>(o.eps),
                       static_cast<float>(o.decoupled_weight_decay ? 0.0 : o.weight_decay),
                       static_cast<float>(o.decoupled_weight_decay ? 1.0 - o.lr * o.weight_decay : 1.0),
                       o.amsgrad};
-  auto* kernel = APEXNPU_ISA_SELECT(adam_range);
-  const bool bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
-    return kernel(args, begin, end);
-  });
-  ++steps_;
-  return detail::report(b, bad);
+  return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(adam_range), args));
 }
 
 }  // namespace apexnpu::rt::optim

@@ -119,10 +119,9 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
   const double t = static_cast<double>(steps_ + 1);
   const double bias_correction1 = 1.0 - std::pow(o.beta1, t);
   const double bias_correction2 = 1.0 - std::pow(o.beta2, t);
-  const AdamPArgs args{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params,
+  const AdamPArgs args{{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params},
+                       moment_rates(o.beta1, o.beta2),
                        static_cast<float>(o.lr / bias_correction1),
-                       static_cast<float>(o.beta1), static_cast<float>(1.0 - o.beta1),
-                       static_cast<float>(o.beta2), static_cast<float>(1.0 - o.beta2),
                        static_cast<float>(1.0 / std::sqrt(bias_correction2)), static_cast<float>(o.eps),
                        o.nesterov};
   auto decay_for = [&](double wd_ratio) {
@@ -131,14 +130,14 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
   auto* kernel = APEXNPU_ISA_SELECT(adamp_range);
 
   // Tensors below two dimensions: no projection, one pass.
-  const AdamPRangeArgs direct{true, false, true, 0.0f, decay_for(1.0)};
+  const AdamPRangeArgs direct{{true, false, true}, 0.0f, decay_for(1.0)};
   bool bad = detail::for_pieces(direct_plan_, [&](std::size_t, const WorkPiece& piece) {
     return kernel(args, direct, piece.begin, piece.end, nullptr);
   });
 
   // The others: moments and per-row sums, the projection decision per tensor, then the
   // update; block by block (see work_plan.h).
-  const AdamPRangeArgs moments{true, true, false, 0.0f, 1.0f};
+  const AdamPRangeArgs moments{{true, true, false}, 0.0f, 1.0f};
   bad |= detail::two_pass(
       row_plan_,
       [&](std::size_t k, const WorkPiece& piece) {
@@ -160,12 +159,11 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
         }
       },
       [&](std::size_t, const WorkPiece& piece) {
-        const AdamPRangeArgs apply{false, false, true, row_projection_[piece.group],
+        const AdamPRangeArgs apply{{false, false, true}, row_projection_[piece.group],
                                    row_decay_[piece.group]};
         return kernel(args, apply, piece.begin, piece.end, nullptr);
       });
-  ++steps_;
-  return detail::report(b, bad);
+  return finish_step(b, bad);
 }
 
 }  // namespace apexnpu::rt::optim

@@ -26,13 +26,15 @@ bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
   detail::check_state("BertAdam", "exp_avg_sq", state.exp_avg_sq);
   detail::check_extent("BertAdam", b, segments_.extent());
   const BertAdamOptions& o = options_;
-  const BertAdamArgs args{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params,
-                          static_cast<float>(scheduled_lr()),
-                          static_cast<float>(o.b1), static_cast<float>(1.0 - o.b1),
-                          static_cast<float>(o.b2), static_cast<float>(1.0 - o.b2),
-                          static_cast<float>(o.e),
-                          static_cast<float>(o.weight_decay > 0.0 ? o.weight_decay : 0.0)};
-  auto* kernel = APEXNPU_ISA_SELECT(bert_adam_range);
+  // BertAdam's update is LAMB's in its one-pass adam form (trust ratio 1, lr scheduled).
+  const LambArgs args{{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params},
+                      moment_rates(o.b1, o.b2), static_cast<float>(o.e),
+                      static_cast<float>(o.weight_decay > 0.0 ? o.weight_decay : 0.0)};
+  const float lr = static_cast<float>(scheduled_lr());
+  auto one_pass = [lr](float grad_scale) {
+    return LambRangeArgs{{true, false, true}, grad_scale, lr};
+  };
+  auto* kernel = APEXNPU_ISA_SELECT(lamb_range);
   bool bad = false;
   if (o.max_grad_norm > 0.0) {
     // Gradient norms, clip factors, update: block by block (see work_plan.h), so the update
@@ -52,15 +54,15 @@ bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
           }
         },
         [&](std::size_t, const WorkPiece& piece) {
-          return kernel(args, grad_scales_[piece.group], piece.begin, piece.end);
+          return kernel(args, one_pass(grad_scales_[piece.group]), piece.begin, piece.end, nullptr);
         });
   } else {
+    const LambRangeArgs unclipped = one_pass(1.0f);
     bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
-      return kernel(args, 1.0f, begin, end);
+      return kernel(args, unclipped, begin, end, nullptr);
     });
   }
-  ++steps_;
-  return detail::report(b, bad);
+  return finish_step(b, bad);
 }
 
 }  // namespace apexnpu::rt::optim

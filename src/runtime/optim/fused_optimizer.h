@@ -53,6 +53,14 @@ bool for_chunks(std::size_t n, Fn&& fn) {
   return bad.load(std::memory_order_relaxed);
 }
 
+// kernel(args, begin, end) over the fixed chunks of [0, n): the step of the optimizers that
+// treat every element alike.
+template <typename Args>
+bool one_pass(std::size_t n, bool (*kernel)(const Args&, std::size_t, std::size_t),
+              const Args& args) {
+  return for_chunks(n, [&](std::size_t begin, std::size_t end) { return kernel(args, begin, end); });
+}
+
 // fn(piece_index, piece) -> bool for every piece of units [first_unit, end_unit) (default: the
 // whole plan), unit by unit in parallel; ORs the results.
 template <typename Fn>
@@ -127,6 +135,12 @@ class FusedOptimizer {
   void set_step_count(std::int64_t steps);
 
  protected:
+  // Counts the step just taken and raises the buffers' float status when it was bad.
+  bool finish_step(const FusedBuffers& buffers, bool bad) {
+    ++steps_;
+    return detail::report(buffers, bad);
+  }
+
   Options options_;
   std::int64_t steps_ = 0;
 };

@@ -23,45 +23,55 @@ struct SgdArgs {
   bool has_momentum, first_step, nesterov;
 };
 
-// Adam and AdamW: weight decay enters as l2 (grad += l2 * p) or as decay (p *= decay).
-struct AdamArgs {
+// What the Adam family (Adam/AdamW, AdamP, LAMB, BertAdam) shares: the buffers of the first and
+// second moments beside p and g, and the moment rates m = beta1 * m + (1 - beta1) * g,
+// v = beta2 * v + (1 - beta2) * g * g.
+struct MomentBuffers {
   float* p;
   const float* g;
   float* exp_avg;
   float* exp_avg_sq;
-  float* max_exp_avg_sq;  // null unless amsgrad
   half_bits* p16;
-  float step_size, beta1, one_minus_beta1, beta2, one_minus_beta2, inv_bias_correction2_sqrt, eps;
+};
+struct MomentRates {
+  float beta1, one_minus_beta1, beta2, one_minus_beta2;
+};
+// Each rate computed in double and rounded once.
+inline MomentRates moment_rates(double beta1, double beta2) {
+  return {static_cast<float>(beta1), static_cast<float>(1.0 - beta1), static_cast<float>(beta2),
+          static_cast<float>(1.0 - beta2)};
+}
+
+// Adam and AdamW: weight decay enters as l2 (grad += l2 * p) or as decay (p *= decay).
+struct AdamArgs {
+  MomentBuffers buffers;
+  float* max_exp_avg_sq;  // null unless amsgrad
+  MomentRates rates;
+  float step_size, inv_bias_correction2_sqrt, eps;
   float l2, decay;
   bool amsgrad;
 };
 
-// AdamP in up to three phases over a range (see adamp.cpp):
-//  moments: update exp_avg / exp_avg_sq; reduce: accumulate g.p, g.g, p.p, p.perturb;
-//  apply: p = p * decay - step_size * (perturb - projection * p).
+// The phases of a multi-phase step over a range (AdamP, LAMB): moments updates the moment
+// buffers (else they are read), reduce accumulates per-range sums, apply updates p. The kernels
+// take three combinations: moments + reduce, apply alone, and moments + apply in one pass.
+struct KernelPhases {
+  bool moments, reduce, apply;
+};
+
+// AdamP (see adamp.cpp): reduce accumulates g.p, g.g, p.p, p.perturb;
+// apply: p = p * decay - step_size * (perturb - projection * p).
 struct AdamPArgs {
-  float* p;
-  const float* g;
-  float* exp_avg;
-  float* exp_avg_sq;
-  half_bits* p16;
-  float step_size, beta1, one_minus_beta1, beta2, one_minus_beta2, inv_bias_correction2_sqrt, eps;
+  MomentBuffers buffers;
+  MomentRates rates;
+  float step_size, inv_bias_correction2_sqrt, eps;
   bool nesterov;
 };
 struct AdamPRangeArgs {
-  bool moments, reduce, apply;
+  KernelPhases phases;
   float projection, decay;  // apply only
 };
 inline constexpr std::size_t kAdamPSums = 4;  // g.p, g.g, p.p, p.perturb
-
-struct BertAdamArgs {
-  float* p;
-  const float* g;
-  float* exp_avg;
-  float* exp_avg_sq;
-  half_bits* p16;
-  float lr, beta1, one_minus_beta1, beta2, one_minus_beta2, eps, weight_decay;
-};
 
 struct AdadeltaArgs {
   float* p;
@@ -72,42 +82,40 @@ struct AdadeltaArgs {
   float lr, rho, one_minus_rho, eps, weight_decay;
 };
 
-// LAMB phases as AdamP's: moments (exp_avg, exp_avg_sq from grad * grad_scale), reduce
-// (p.p and update.update), apply (p -= lr * trust_ratio * update).
+// LAMB (and BertAdam, which is LAMB's one-pass adam form): moments from grad * grad_scale;
+// reduce accumulates p.p and update.update; apply: p -= lr * trust_ratio * update, where
+// update = m / (sqrt(v) + eps) + weight_decay * p.
 struct LambArgs {
-  float* p;
-  const float* g;
-  float* exp_avg;
-  float* exp_avg_sq;
-  half_bits* p16;
-  float beta1, one_minus_beta1, beta2, one_minus_beta2, eps, weight_decay;
+  MomentBuffers buffers;
+  MomentRates rates;
+  float eps, weight_decay;
 };
 struct LambRangeArgs {
-  bool moments, reduce, apply;
+  KernelPhases phases;
   float grad_scale;
   float lr_times_trust_ratio;  // apply only
 };
 inline constexpr std::size_t kLambSums = 2;  // p.p, update.update
 
-struct RmspropArgs {
+// The buffers of both RMSprop variants.
+struct RmspropBuffers {
   float* p;
   const float* g;
   float* square_avg;
   float* grad_avg;         // null unless centered
   float* momentum_buffer;  // null unless momentum > 0
   half_bits* p16;
+};
+
+struct RmspropArgs {
+  RmspropBuffers buffers;
   float lr, alpha, one_minus_alpha, eps, weight_decay, momentum;
   bool centered, has_momentum;
 };
 
 // timm RMSpropTF: weight decay as l2 (grad += l2 * p) or decoupled (p *= decay).
 struct RmspropTfArgs {
-  float* p;
-  const float* g;
-  float* square_avg;
-  float* grad_avg;
-  float* momentum_buffer;
-  half_bits* p16;
+  RmspropBuffers buffers;
   float lr, one_minus_alpha, eps, l2, decay, momentum;
   bool centered, has_momentum, lr_in_momentum;
 };
@@ -118,8 +126,6 @@ APEXNPU_ISA_DECLARE(bool, adam_range, (const AdamArgs& a, std::size_t begin, std
 APEXNPU_ISA_DECLARE(bool, adamp_range,
                     (const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin,
                      std::size_t end, double* sums))
-APEXNPU_ISA_DECLARE(bool, bert_adam_range,
-                    (const BertAdamArgs& a, float grad_scale, std::size_t begin, std::size_t end))
 APEXNPU_ISA_DECLARE(bool, adadelta_range, (const AdadeltaArgs& a, std::size_t begin, std::size_t end))
 APEXNPU_ISA_DECLARE(bool, lamb_range,
                     (const LambArgs& a, const LambRangeArgs& r, std::size_t begin, std::size_t end,

@@ -22,4 +22,14 @@ inline void store_param(float* p, half_bits* p16, std::size_t i, V16 value, Lane
   if (p16 != nullptr) store_half(p16 + i, value, lanes, bad);
 }
 
+// buf[i] = decay * buf[i] + one_minus_decay * x (a moving average: Adam's moments, the square
+// averages of RMSprop and Adadelta), stored back; returns the new value.
+template <typename Lanes>
+inline V16 average_into(float* buf, std::size_t i, V16 x, V16 decay, V16 one_minus_decay,
+                        Lanes lanes) {
+  const V16 averaged = decay * load(buf + i, lanes) + one_minus_decay * x;
+  store(buf + i, averaged, lanes);
+  return averaged;
+}
+
 }  // namespace apexnpu::rt::optim::APEXNPU_ISA_NS

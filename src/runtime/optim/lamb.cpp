@@ -35,21 +35,20 @@ bool FusedLamb::step(const FusedBuffers& b, const State& state, double global_gr
     const double norm = global_grad_norm >= 0.0 ? global_grad_norm : std::sqrt(grad_sum_squares(b.grads));
     if (norm > 1.0) grad_scale = static_cast<float>(1.0 / norm);
   }
-  const LambArgs args{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params,
-                      static_cast<float>(o.beta1), static_cast<float>(1.0 - o.beta1),
-                      static_cast<float>(o.beta2), static_cast<float>(1.0 - o.beta2),
-                      static_cast<float>(o.eps), static_cast<float>(o.weight_decay)};
+  const LambArgs args{{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params},
+                      moment_rates(o.beta1, o.beta2), static_cast<float>(o.eps),
+                      static_cast<float>(o.weight_decay)};
   auto* kernel = APEXNPU_ISA_SELECT(lamb_range);
   bool bad = false;
   if (o.adam) {
-    const LambRangeArgs one_pass{true, false, true, grad_scale, static_cast<float>(o.lr)};
+    const LambRangeArgs one_pass{{true, false, true}, grad_scale, static_cast<float>(o.lr)};
     bad = detail::for_pieces(plan_, [&](std::size_t, const WorkPiece& piece) {
       return kernel(args, one_pass, piece.begin, piece.end, nullptr);
     });
     for (float& r : trust_ratios_) r = 1.0f;
   } else {
     // Moments and norms, trust ratios, update: block by block (see work_plan.h).
-    const LambRangeArgs moments{true, true, false, grad_scale, 0.0f};
+    const LambRangeArgs moments{{true, true, false}, grad_scale, 0.0f};
     bad = detail::two_pass(
         plan_,
         [&](std::size_t k, const WorkPiece& piece) {
@@ -70,13 +69,12 @@ bool FusedLamb::step(const FusedBuffers& b, const State& state, double global_gr
           }
         },
         [&](std::size_t, const WorkPiece& piece) {
-          const LambRangeArgs apply{false, false, true, grad_scale,
+          const LambRangeArgs apply{{false, false, true}, grad_scale,
                                     static_cast<float>(o.lr * trust_ratios_[piece.group])};
           return kernel(args, apply, piece.begin, piece.end, nullptr);
         });
   }
-  ++steps_;
-  return detail::report(b, bad);
+  return finish_step(b, bad);
 }
 
 }  // namespace apexnpu::rt::optim

@@ -5,24 +5,14 @@
 namespace apexnpu::rt::optim {
 
 bool FusedRmsprop::step(const FusedBuffers& b, const State& state) {
-  detail::check_buffers("RMSprop", b);
   const RmspropOptions& o = options_;
   const bool has_momentum = o.momentum > 0.0;
-  detail::check_state("RMSprop", "square_avg", state.square_avg);
-  if (o.centered) detail::check_state("RMSprop", "grad_avg", state.grad_avg);
-  if (has_momentum) detail::check_state("RMSprop", "momentum_buffer", state.momentum_buffer);
-  const RmspropArgs args{b.params, b.grads, state.square_avg, state.grad_avg,
-                         state.momentum_buffer, b.half_params,
+  const RmspropArgs args{rmsprop_buffers("RMSprop", b, state, o.centered, has_momentum),
                          static_cast<float>(o.lr), static_cast<float>(o.alpha),
                          static_cast<float>(1.0 - o.alpha), static_cast<float>(o.eps),
                          static_cast<float>(o.weight_decay), static_cast<float>(o.momentum),
                          o.centered, has_momentum};
-  auto* kernel = APEXNPU_ISA_SELECT(rmsprop_range);
-  const bool bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
-    return kernel(args, begin, end);
-  });
-  ++steps_;
-  return detail::report(b, bad);
+  return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(rmsprop_range), args));
 }
 
 }  // namespace apexnpu::rt::optim

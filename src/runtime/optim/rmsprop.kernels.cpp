@@ -5,40 +5,46 @@
 namespace apexnpu::rt::optim::APEXNPU_ISA_NS {
 namespace {
 
+// buf[i] moved toward target by rate (torch's lerp_ order: x + rate * (target - x)), stored back.
+template <typename Lanes>
+V16 lerp_into(float* buf, std::size_t i, V16 target, V16 rate, Lanes lanes) {
+  const V16 x = load(buf + i, lanes);
+  const V16 moved = x + rate * (target - x);
+  store(buf + i, moved, lanes);
+  return moved;
+}
+
+// momentum * buf[i] + step, stored back.
+template <typename Lanes>
+V16 accumulate_momentum(float* buf, std::size_t i, V16 momentum, V16 step, Lanes lanes) {
+  const V16 updated = momentum * load(buf + i, lanes) + step;
+  store(buf + i, updated, lanes);
+  return updated;
+}
+
+// Each kernel copies the buffers into a local: stores through them cannot change a local whose
+// address does not escape, so the pointers stay in registers.
+
 template <bool kCentered, bool kMomentum>
 bool rmsprop_impl(const RmspropArgs& a, std::size_t begin, std::size_t end) {
   const V16 lr(a.lr), alpha(a.alpha), oma(a.one_minus_alpha), eps(a.eps), wd(a.weight_decay),
       momentum(a.momentum);
-  BadLanes bad;  // the pointers as locals: stores through them cannot change them
-  float* const param = a.p;
-  const float* const grad = a.g;
-  float* const square_avg_buf = a.square_avg;
-  float* const grad_avg_buf = a.grad_avg;
-  float* const momentum_buf = a.momentum_buffer;
-  half_bits* const p16 = a.p16;
+  const RmspropBuffers b = a.buffers;
+  BadLanes bad;
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {
-    const V16 p = load(param + i, lanes);
-    const V16 g = load(grad + i, lanes) + wd * p;
-    const V16 square_avg = alpha * load(square_avg_buf + i, lanes) + oma * (g * g);
-    store(square_avg_buf + i, square_avg, lanes);
+    const V16 p = load(b.p + i, lanes);
+    const V16 g = load(b.g + i, lanes) + wd * p;
+    const V16 square_avg = average_into(b.square_avg, i, g * g, alpha, oma, lanes);
     V16 avg;
     if constexpr (kCentered) {
-      V16 grad_avg = load(grad_avg_buf + i, lanes);
-      grad_avg = grad_avg + oma * (g - grad_avg);  // torch: grad_avg.lerp_(grad, 1 - alpha)
-      store(grad_avg_buf + i, grad_avg, lanes);
+      const V16 grad_avg = lerp_into(b.grad_avg, i, g, oma, lanes);  // torch: lerp_(grad, 1 - alpha)
       avg = sqrt(square_avg - grad_avg * grad_avg) + eps;
     } else {
       avg = sqrt(square_avg) + eps;
     }
-    V16 updated;
-    if constexpr (kMomentum) {
-      const V16 buf = momentum * load(momentum_buf + i, lanes) + g / avg;
-      store(momentum_buf + i, buf, lanes);
-      updated = p - lr * buf;
-    } else {
-      updated = p - lr * (g / avg);
-    }
-    store_param(param, p16, i, updated, lanes, bad);
+    const V16 step =
+        kMomentum ? accumulate_momentum(b.momentum_buffer, i, momentum, g / avg, lanes) : g / avg;
+    store_param(b.p, b.p16, i, p - lr * step, lanes, bad);
   });
   return bad.any();
 }
@@ -47,45 +53,28 @@ template <bool kCentered, bool kMomentum, bool kLrInMomentum>
 bool rmsprop_tf_impl(const RmspropTfArgs& a, std::size_t begin, std::size_t end) {
   const V16 lr(a.lr), oma(a.one_minus_alpha), eps(a.eps), l2(a.l2), decay(a.decay),
       momentum(a.momentum);
-  BadLanes bad;  // the pointers as locals: stores through them cannot change them
-  float* const param = a.p;
-  const float* const grad = a.g;
-  float* const square_avg_buf = a.square_avg;
-  float* const grad_avg_buf = a.grad_avg;
-  float* const momentum_buf = a.momentum_buffer;
-  half_bits* const p16 = a.p16;
+  const RmspropBuffers b = a.buffers;
+  BadLanes bad;
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {
-    const V16 p_in = load(param + i, lanes);
-    const V16 g = load(grad + i, lanes) + l2 * p_in;
+    const V16 p_in = load(b.p + i, lanes);
+    const V16 g = load(b.g + i, lanes) + l2 * p_in;
     const V16 p = p_in * decay;  // decoupled decay happens before the update
-    V16 square_avg = load(square_avg_buf + i, lanes);
-    square_avg = square_avg + oma * (g * g - square_avg);  // TensorFlow's order of operations
-    store(square_avg_buf + i, square_avg, lanes);
-    V16 avg;
+    const V16 square_avg = lerp_into(b.square_avg, i, g * g, oma, lanes);  // TensorFlow's order
+    V16 variance = square_avg;
     if constexpr (kCentered) {
-      V16 grad_avg = load(grad_avg_buf + i, lanes);
-      grad_avg = grad_avg + oma * (g - grad_avg);
-      store(grad_avg_buf + i, grad_avg, lanes);
-      avg = sqrt(square_avg - grad_avg * grad_avg + eps);  // eps inside the sqrt
-    } else {
-      avg = sqrt(square_avg + eps);
+      const V16 grad_avg = lerp_into(b.grad_avg, i, g, oma, lanes);
+      variance = square_avg - grad_avg * grad_avg;
     }
+    const V16 avg = sqrt(variance + eps);  // eps inside the sqrt
     V16 updated;
-    if constexpr (kMomentum) {
-      const V16 buf_in = momentum * load(momentum_buf + i, lanes);
-      if constexpr (kLrInMomentum) {
-        const V16 buf = buf_in + lr * (g / avg);
-        store(momentum_buf + i, buf, lanes);
-        updated = p - buf;
-      } else {
-        const V16 buf = buf_in + g / avg;
-        store(momentum_buf + i, buf, lanes);
-        updated = p - lr * buf;
-      }
+    if constexpr (kMomentum && kLrInMomentum) {
+      updated = p - accumulate_momentum(b.momentum_buffer, i, momentum, lr * (g / avg), lanes);
+    } else if constexpr (kMomentum) {
+      updated = p - lr * accumulate_momentum(b.momentum_buffer, i, momentum, g / avg, lanes);
     } else {
       updated = p - lr * (g / avg);
     }
-    store_param(param, p16, i, updated, lanes, bad);
+    store_param(b.p, b.p16, i, updated, lanes, bad);
   });
   return bad.any();
 }

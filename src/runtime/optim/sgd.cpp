@@ -13,12 +13,7 @@ bool FusedSgd::step(const FusedBuffers& b, const State& state) {
                      static_cast<float>(o.lr), static_cast<float>(o.momentum),
                      static_cast<float>(1.0 - o.dampening), static_cast<float>(o.weight_decay),
                      has_momentum, steps_ == 0, o.nesterov};
-  auto* kernel = APEXNPU_ISA_SELECT(sgd_range);
-  const bool bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
-    return kernel(args, begin, end);
-  });
-  ++steps_;
-  return detail::report(b, bad);
+  return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(sgd_range), args));
 }
 
 }  // namespace apexnpu::rt::optim
