@@ -33,6 +33,26 @@ void require_beta(const char* opt, const char* what, double v) {
   if (!(v >= 0.0 && v < 1.0)) invalid(opt, what, v, "must be in [0, 1)");
 }
 
+// Adam and AdamP check the same five hyper-parameters, as torch.optim.Adam does.
+template <typename AdamLikeOptions>
+void require_adam_like(const char* opt, const AdamLikeOptions& o) {
+  require_lr(opt, o.lr);
+  require_non_negative(opt, "epsilon value", o.eps);
+  require_beta(opt, "beta parameter at index 0", o.beta1);
+  require_beta(opt, "beta parameter at index 1", o.beta2);
+  require_non_negative(opt, "weight_decay value", o.weight_decay);
+}
+
+// RMSprop and RMSpropTF check the same five, as torch.optim.RMSprop does.
+template <typename RmspropLikeOptions>
+void require_rmsprop_like(const char* opt, const RmspropLikeOptions& o) {
+  require_lr(opt, o.lr);
+  require_non_negative(opt, "epsilon value", o.eps);
+  require_non_negative(opt, "momentum value", o.momentum);
+  require_non_negative(opt, "weight_decay value", o.weight_decay);
+  require_non_negative(opt, "alpha value", o.alpha);
+}
+
 }  // namespace
 
 AdamOptions adamw_defaults() {
@@ -73,20 +93,11 @@ void validate(const SgdOptions& o) {
 }
 
 void validate(const AdamOptions& o) {
-  const char* opt = o.decoupled_weight_decay ? "AdamW" : "Adam";
-  require_lr(opt, o.lr);
-  require_non_negative(opt, "epsilon value", o.eps);
-  require_beta(opt, "beta parameter at index 0", o.beta1);
-  require_beta(opt, "beta parameter at index 1", o.beta2);
-  require_non_negative(opt, "weight_decay value", o.weight_decay);
+  require_adam_like(o.decoupled_weight_decay ? "AdamW" : "Adam", o);
 }
 
 void validate(const AdamPOptions& o) {
-  require_lr("AdamP", o.lr);
-  require_non_negative("AdamP", "epsilon value", o.eps);
-  require_beta("AdamP", "beta parameter at index 0", o.beta1);
-  require_beta("AdamP", "beta parameter at index 1", o.beta2);
-  require_non_negative("AdamP", "weight_decay value", o.weight_decay);
+  require_adam_like("AdamP", o);
   require_non_negative("AdamP", "delta value", o.delta);
   require_non_negative("AdamP", "wd_ratio value", o.wd_ratio);
 }
@@ -124,19 +135,11 @@ void validate(const LambOptions& o) {
 }
 
 void validate(const RmspropOptions& o) {
-  require_lr("RMSprop", o.lr);
-  require_non_negative("RMSprop", "epsilon value", o.eps);
-  require_non_negative("RMSprop", "momentum value", o.momentum);
-  require_non_negative("RMSprop", "weight_decay value", o.weight_decay);
-  require_non_negative("RMSprop", "alpha value", o.alpha);
+  require_rmsprop_like("RMSprop", o);
 }
 
 void validate(const RmspropTfOptions& o) {
-  require_lr("RMSpropTF", o.lr);
-  require_non_negative("RMSpropTF", "epsilon value", o.eps);
-  require_non_negative("RMSpropTF", "momentum value", o.momentum);
-  require_non_negative("RMSpropTF", "weight_decay value", o.weight_decay);
-  require_non_negative("RMSpropTF", "alpha value", o.alpha);
+  require_rmsprop_like("RMSpropTF", o);
 }
 
 // pytorch-pretrained-bert 0.6 schedules (progress = step / t_total, step counted from 0):
