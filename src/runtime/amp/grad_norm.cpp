@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "amp/norm_partial.h"
+#include "amp/scale_kernels.h"
 #include "exec/error.h"
 #include "exec/half.h"
 #include "exec/isa.h"
@@ -16,8 +17,6 @@ namespace apexnpu::rt {
 
 APEXNPU_ISA_DECLARE(NormPartial, norm_partial_f32, (const float*, std::size_t, bool))
 APEXNPU_ISA_DECLARE(NormPartial, norm_partial_f16, (const half_bits*, std::size_t, bool))
-APEXNPU_ISA_DECLARE(bool, scale_f32, (float*, std::size_t, float))
-APEXNPU_ISA_DECLARE(bool, scale_f16, (half_bits*, std::size_t, float))
 
 namespace {
 
@@ -115,13 +114,15 @@ bool scale_segments(const GradBuffer& buffer, float factor, Device& device) {
     auto* fn = APEXNPU_ISA_SELECT(scale_f32);
     auto* x = static_cast<float*>(buffer.data);
     parallel_for(items.size(), [&](std::size_t k) {
-      if (fn(x + items[k].begin, items[k].size(), factor)) bad.store(true, std::memory_order_relaxed);
+      float* const piece = x + items[k].begin;
+      if (fn(piece, piece, items[k].size(), factor)) bad.store(true, std::memory_order_relaxed);
     });
   } else {
     auto* fn = APEXNPU_ISA_SELECT(scale_f16);
     auto* x = static_cast<half_bits*>(buffer.data);
     parallel_for(items.size(), [&](std::size_t k) {
-      if (fn(x + items[k].begin, items[k].size(), factor)) bad.store(true, std::memory_order_relaxed);
+      half_bits* const piece = x + items[k].begin;
+      if (fn(piece, piece, nullptr, items[k].size(), factor)) bad.store(true, std::memory_order_relaxed);
     });
   }
   const bool result = bad.load();

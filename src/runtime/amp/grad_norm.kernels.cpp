@@ -83,26 +83,4 @@ NormPartial norm_partial_f16(const half_bits* x, std::size_t n, bool l2) {
   return l2 ? norm_f16_impl<true>(x, n) : norm_f16_impl<false>(x, n);
 }
 
-bool scale_f32(float* x, std::size_t n, float factor) {
-  std::uint32_t acc = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float y = x[i] * factor;
-    x[i] = y;
-    acc |= nonfinite_bits(y);
-  }
-  return any_nonfinite(acc);
-}
-
-bool scale_f16(half_bits* x, std::size_t n, float factor) {
-  alignas(64) float tile[kHalfTile];
-  bool bad = false;
-  for (std::size_t start = 0; start < n; start += kHalfTile) {
-    const std::size_t len = n - start < kHalfTile ? n - start : kHalfTile;
-    half_to_float_n(x + start, tile, len);
-    for (std::size_t i = 0; i < len; ++i) tile[i] *= factor;
-    bad |= float_to_half_n(tile, x + start, len);
-  }
-  return bad;
-}
-
 }  // namespace apexnpu::rt::APEXNPU_ISA_NS

@@ -1,5 +1,5 @@
-// Per-ISA bodies of amp/unscale.h: plain loops the compiler vectorises for the level, plus the
-// fp16 conversions of exec/half_simd.h.
+// Per-ISA bodies of amp/scale_kernels.h: plain loops the compiler vectorises for the level, plus
+// the fp16 conversions of exec/half_simd.h.
 #include <cstddef>
 #include <cstdint>
 
@@ -9,10 +9,10 @@
 namespace apexnpu::rt::APEXNPU_ISA_NS {
 
 // out may equal in. Returns true if any result is inf/NaN.
-bool unscale_f32(const float* in, float* out, std::size_t n, float inv_scale) {
+bool scale_f32(const float* in, float* out, std::size_t n, float factor) {
   std::uint32_t acc = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const float y = in[i] * inv_scale;
+    const float y = in[i] * factor;
     out[i] = y;
     acc |= nonfinite_bits(y);
   }
@@ -21,8 +21,8 @@ bool unscale_f32(const float* in, float* out, std::size_t n, float inv_scale) {
 
 // fp16 in; out16 (may equal in) or out32 receives the result. Returns true on inf/NaN or,
 // for fp16 output, saturation.
-bool unscale_f16(const half_bits* in, half_bits* out16, float* out32, std::size_t n,
-                 float inv_scale) {
+bool scale_f16(const half_bits* in, half_bits* out16, float* out32, std::size_t n,
+               float factor) {
   alignas(64) float tile[kHalfTile];
   std::uint32_t acc = 0;
   bool saturated = false;
@@ -31,7 +31,7 @@ bool unscale_f16(const half_bits* in, half_bits* out16, float* out32, std::size_
     float* dst = out32 != nullptr ? out32 + start : tile;
     half_to_float_n(in + start, dst, len);
     for (std::size_t i = 0; i < len; ++i) {
-      const float y = dst[i] * inv_scale;
+      const float y = dst[i] * factor;
       dst[i] = y;
       acc |= nonfinite_bits(y);
     }

@@ -3,16 +3,13 @@
 #include <atomic>
 #include <cmath>
 
+#include "amp/scale_kernels.h"
 #include "exec/chunking.h"
 #include "exec/error.h"
 #include "exec/isa.h"
 #include "exec/thread_pool.h"
 
 namespace apexnpu::rt {
-
-APEXNPU_ISA_DECLARE(bool, unscale_f32, (const float*, float*, std::size_t, float))
-APEXNPU_ISA_DECLARE(bool, unscale_f16,
-                    (const half_bits*, half_bits*, float*, std::size_t, float))
 
 bool unscale(void* grads, DType dtype, std::size_t n, float inv_scale, float* out,
              Device& device) {
@@ -24,7 +21,7 @@ bool unscale(void* grads, DType dtype, std::size_t n, float inv_scale, float* ou
   if (n != 0 && grads == nullptr) throw ArgumentError("unscale: gradient pointer is null");
   std::atomic<bool> overflow{false};
   if (dtype == DType::float32) {
-    auto* fn = APEXNPU_ISA_SELECT(unscale_f32);
+    auto* fn = APEXNPU_ISA_SELECT(scale_f32);
     const auto* in = static_cast<const float*>(grads);
     float* dst = out != nullptr ? out : static_cast<float*>(grads);
     parallel_for(chunk_count(n), [&](std::size_t c) {
@@ -33,7 +30,7 @@ bool unscale(void* grads, DType dtype, std::size_t n, float inv_scale, float* ou
         overflow.store(true, std::memory_order_relaxed);
     });
   } else {
-    auto* fn = APEXNPU_ISA_SELECT(unscale_f16);
+    auto* fn = APEXNPU_ISA_SELECT(scale_f16);
     auto* in = static_cast<half_bits*>(grads);
     parallel_for(chunk_count(n), [&](std::size_t c) {
       const ChunkRange r = chunk_range(c, n);
