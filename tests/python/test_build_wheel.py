@@ -93,6 +93,26 @@ STEP_SCRIPT = textwrap.dedent(r"""
         want = p0[i] - 0.01 * g1[i] / (abs(g1[i]) + 1e-8)
         assert close(p[i], want, 1e-5), (i, p[i], want)
 
+    # Bad options and state buffers are clear errors naming what is wrong.
+    def raises(exc, text, fn, *args):
+        try:
+            fn(*args)
+        except exc as e:
+            assert text in str(e), (text, str(e))
+        else:
+            raise AssertionError("{} not raised for {!r}".format(exc.__name__, args))
+
+    raises(TypeError, "options must be a dict with str keys", rt.Optimizer, "sgd", [("lr", 0.1)])
+    raises(TypeError, "options must be a dict with str keys", rt.Optimizer, "sgd", {1: 0.1})
+    raises(TypeError, "sgd has no option 'betas'", rt.Optimizer, "sgd", {"lr": 0.1, "betas": 0.9})
+    raises(ValueError, "sgd has no state buffer 'exp_avg'", opt.step, addr(p), addr(g), n,
+           {"exp_avg": addr(buf)})
+    raises(TypeError, "state (name -> address) must be a dict", opt.step, addr(p), addr(g), n,
+           [addr(buf)])
+    assert opt.step_count == 2  # refused steps do not count
+    assert rt.OPTIMIZERS[-1] == "rmsprop_tf" and len(rt.OPTIMIZERS) == 9
+    assert isinstance(rt.LossScaler(dynamic=False, init_scale=8.0), rt.LossScaler)
+
     # fp16 conversion saturates at 65504 and raises the float status.
     rt.clear_float_status()
     src = array.array("f", [1.0, 70000.0, -1e9]); dst = array.array("H", [0, 0, 0])

@@ -266,13 +266,7 @@ int add_amp_types(PyObject* m) {
   ScalerType.tp_dealloc = scaler_dealloc;
   ScalerType.tp_methods = scaler_methods;
   ScalerType.tp_getset = scaler_getset;
-  if (PyType_Ready(&ScalerType) < 0) return -1;
-  Py_INCREF(&ScalerType);
-  if (PyModule_AddObject(m, "LossScaler", reinterpret_cast<PyObject*>(&ScalerType)) < 0) {
-    Py_DECREF(&ScalerType);
-    return -1;
-  }
-  return 0;
+  return add_type(m, "LossScaler", &ScalerType);
 }
 
 }  // namespace apexnpu::py

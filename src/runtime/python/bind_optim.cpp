@@ -87,30 +87,37 @@ bool get_fields(const BertAdamOptions& o, PyObject* d) {
   return put(d, "schedule", PyUnicode_FromString(to_string(o.schedule)));
 }
 
-// Applies a dict of options onto `o`; false with an exception set on an unknown key.
-template <typename Options>
-bool apply_options(Options& o, PyObject* dict, const char* kind) {
+// fn(name, value) -> bool for each entry of `dict` (None: none), whose keys must be str;
+// false with an exception set when `dict` is not a dict or a key is not a str (TypeError
+// `what` must be ...), or when fn returns false.
+template <typename Fn>
+bool for_each_named(PyObject* dict, const char* what, Fn&& fn) {
   if (dict == nullptr || dict == Py_None) return true;
   if (!PyDict_Check(dict)) {
-    PyErr_SetString(PyExc_TypeError, "options must be a dict");
+    PyErr_Format(PyExc_TypeError, "%s must be a dict with str keys", what);
     return false;
   }
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(dict, &pos, &key, &value)) {
-    const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
-    if (k == nullptr) {
-      PyErr_SetString(PyExc_TypeError, "option names must be str");
+    const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+    if (name == nullptr) {
+      PyErr_Format(PyExc_TypeError, "%s must be a dict with str keys", what);
       return false;
     }
-    const int rc = set_field(o, k, value);
-    if (rc < 0) return false;
-    if (rc == 0) {
-      PyErr_Format(PyExc_TypeError, "%s has no option '%s' (see options())", kind, k);
-      return false;
-    }
+    if (!fn(name, value)) return false;
   }
   return true;
+}
+
+// Applies a dict of options onto `o`; false with an exception set on an unknown key.
+template <typename Options>
+bool apply_options(Options& o, PyObject* dict, const char* kind) {
+  return for_each_named(dict, "options", [&](const char* name, PyObject* value) {
+    const int rc = set_field(o, name, value);
+    if (rc == 0) PyErr_Format(PyExc_TypeError, "%s has no option '%s' (see options())", kind, name);
+    return rc > 0;
+  });
 }
 
 using AnyOptimizer = std::variant<FusedSgd, FusedAdam, FusedAdamP, FusedBertAdam, FusedAdadelta,
@@ -151,29 +158,17 @@ STATE_FIELDS(FusedRmspropTf, {"square_avg", &FusedRmspropTf::State::square_avg},
 
 template <typename Opt>
 bool parse_state(PyObject* dict, typename Opt::State& state, const char* kind) {
-  if (dict == nullptr || dict == Py_None) return true;
-  if (!PyDict_Check(dict)) {
-    PyErr_SetString(PyExc_TypeError, "state must be a dict of name -> address");
-    return false;
-  }
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (PyDict_Next(dict, &pos, &key, &value)) {
-    const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
-    bool known = false;
-    for (const auto& [name, member] : StateFields<Opt>::fields) {
-      if (k == nullptr || std::string_view(k) != name) continue;
-      known = true;
+  return for_each_named(dict, "state (name -> address)", [&](const char* name, PyObject* value) {
+    for (const auto& [field, member] : StateFields<Opt>::fields) {
+      if (std::string_view(name) != field) continue;
       std::uintptr_t address = 0;
       if (!to_address(value, &address)) return false;
       state.*member = ptr<float>(address);
+      return true;
     }
-    if (!known) {
-      PyErr_Format(PyExc_ValueError, "%s has no state buffer '%s'", kind, k ? k : "?");
-      return false;
-    }
-  }
-  return true;
+    PyErr_Format(PyExc_ValueError, "%s has no state buffer '%s'", kind, name);
+    return false;
+  });
 }
 
 // Filled in by add_optim_constants (designated initialisers of PyTypeObject differ by version).
@@ -445,20 +440,10 @@ int add_optim_constants(PyObject* m) {
   OptimizerType.tp_dealloc = optimizer_dealloc;
   OptimizerType.tp_methods = optimizer_methods;
   OptimizerType.tp_getset = optimizer_getset;
-  if (PyType_Ready(&OptimizerType) < 0) return -1;
-  Py_INCREF(&OptimizerType);
-  if (PyModule_AddObject(m, "Optimizer", reinterpret_cast<PyObject*>(&OptimizerType)) < 0) {
-    Py_DECREF(&OptimizerType);
-    return -1;
-  }
-  PyObject* kinds = Py_BuildValue("(sssssssss)", "sgd", "adam", "adamw", "adamp", "bert_adam",
-                                  "adadelta", "lamb", "rmsprop", "rmsprop_tf");
-  if (kinds == nullptr) return -1;
-  if (PyModule_AddObject(m, "OPTIMIZERS", kinds) < 0) {
-    Py_DECREF(kinds);
-    return -1;
-  }
-  return 0;
+  if (add_type(m, "Optimizer", &OptimizerType) < 0) return -1;
+  return add_object(m, "OPTIMIZERS",
+                    Py_BuildValue("(sssssssss)", "sgd", "adam", "adamw", "adamp", "bert_adam",
+                                  "adadelta", "lamb", "rmsprop", "rmsprop_tf"));
 }
 
 }  // namespace apexnpu::py

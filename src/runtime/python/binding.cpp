@@ -36,4 +36,19 @@ int to_size(PyObject* obj, void* out) {
   return 1;
 }
 
+int add_type(PyObject* module, const char* name, PyTypeObject* type) {
+  if (PyType_Ready(type) < 0) return -1;
+  Py_INCREF(type);
+  return add_object(module, name, reinterpret_cast<PyObject*>(type));
+}
+
+int add_object(PyObject* module, const char* name, PyObject* value) {
+  if (value == nullptr) return -1;
+  if (PyModule_AddObject(module, name, value) < 0) {  // steals only on success
+    Py_DECREF(value);
+    return -1;
+  }
+  return 0;
+}
+
 }  // namespace apexnpu::py

@@ -22,6 +22,12 @@ int to_address(PyObject* obj, void* out);
 // "O&" converter: a Python int -> a non-negative size (std::size_t).
 int to_size(PyObject* obj, void* out);
 
+// Readies `type` and adds it to `module` as `name`; -1 with an exception set on failure.
+int add_type(PyObject* module, const char* name, PyTypeObject* type);
+// Adds `value` (a new reference, stolen; null passes an earlier failure on) as `name`; -1 with
+// an exception set on failure.
+int add_object(PyObject* module, const char* name, PyObject* value);
+
 // Releases the GIL for its lifetime (kernels never touch Python objects).
 class GilRelease {
  public:
