@@ -70,11 +70,16 @@ def write_fixture_tree(root):
         "setup.py": "raise SystemExit('setup.py must not run')\n",
         "build/lib/apex/__init__.py": "stale\n",
     }
-    for rel, text in files.items():
+    return write_files(files, root)
+
+
+def write_files(files, root):
+    """Writes {relative path: str or bytes} under root, making folders; returns root."""
+    for rel, data in files.items():
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
+        with open(path, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
     return root
 
 

@@ -115,15 +115,6 @@ CASES = {
 }
 
 
-def write_layout(files, root):
-    for path, data in files.items():
-        full = os.path.join(root, path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "wb") as fh:
-            fh.write(data)
-    return root
-
-
 def write_wheel(files, path):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for name in sorted(files):
@@ -147,7 +138,7 @@ def test_violation_is_caught(case, good, tmp_path):
     damage, needle = CASES[case]
     files = dict(files)
     damage(files)
-    layout = write_layout(files, str(tmp_path / "layout"))
+    layout = bh.write_files(files, str(tmp_path / "layout"))
     wheel = write_wheel(files, str(tmp_path / os.path.basename(doc["wheel"])))
     for path in (layout, wheel):
         proc = bh.run(["verify", path])
@@ -170,7 +161,7 @@ def test_every_violation_is_listed(good, tmp_path):
     files = dict(files)
     wrong_hash(files)
     not_in_record(files)
-    proc = bh.run(["--json", "verify", write_layout(files, str(tmp_path / "layout"))])
+    proc = bh.run(["--json", "verify", bh.write_files(files, str(tmp_path / "layout"))])
     assert proc.returncode == 1
     assert "2 violations" in proc.stderr
     assert "hash mismatch" in proc.stderr and "file not listed in RECORD" in proc.stderr

@@ -6,6 +6,19 @@ import torch
 import torch.nn.functional as F
 
 
+def _adam_moments(state, p, grad, beta1, beta2, names=("exp_avg", "exp_avg_sq")):
+    """Adam's first and second moments of p (zeros, and step 0, at the first use), updated in
+    place from grad; returns them."""
+    if not state:
+        state["step"] = 0
+        for name in names:
+            state[name] = torch.zeros_like(p)
+    m, v = state[names[0]], state[names[1]]
+    m.mul_(beta1).add_(grad * (1 - beta1))
+    v.mul_(beta2).add_(grad * grad * (1 - beta2))
+    return m, v
+
+
 class _PerParam(torch.optim.Optimizer):
     @torch.no_grad()
     def step(self):
@@ -25,14 +38,8 @@ class AdamPReference(_PerParam):
 
     def update(self, group, p, grad, state):
         beta1, beta2 = group["betas"]
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = torch.zeros_like(p)
-            state["exp_avg_sq"] = torch.zeros_like(p)
+        m, v = _adam_moments(state, p, grad, beta1, beta2)
         state["step"] += 1
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.mul_(beta1).add_(grad * (1 - beta1))
-        v.mul_(beta2).add_(grad * grad * (1 - beta2))
         denom = (v.sqrt() / math.sqrt(1 - beta2 ** state["step"])).add_(group["eps"])
         step_size = group["lr"] / (1 - beta1 ** state["step"])
         perturb = ((beta1 * m + (1 - beta1) * grad) if group["nesterov"] else m) / denom
@@ -75,15 +82,9 @@ class BertAdamReference(_PerParam):
         return (1.0 - x) ** 0.5
 
     def update(self, group, p, grad, state):
-        if not state:
-            state["step"] = 0
-            state["next_m"] = torch.zeros_like(p)
-            state["next_v"] = torch.zeros_like(p)
         if group["max_grad_norm"] > 0:
             torch.nn.utils.clip_grad_norm_([p], group["max_grad_norm"])
-        m, v = state["next_m"], state["next_v"]
-        m.mul_(group["b1"]).add_(grad * (1 - group["b1"]))
-        v.mul_(group["b2"]).add_(grad * grad * (1 - group["b2"]))
+        m, v = _adam_moments(state, p, grad, group["b1"], group["b2"], ("next_m", "next_v"))
         update = m / (v.sqrt() + group["e"])
         if group["weight_decay"] > 0:
             update = update + group["weight_decay"] * p
@@ -118,14 +119,8 @@ class LambReference(torch.optim.Optimizer):
                 if p.grad is None:
                     continue
                 state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
+                m, v = _adam_moments(state, p, p.grad, beta1, beta2)
                 state["step"] += 1
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(beta1).add_(p.grad * (1 - beta1))
-                v.mul_(beta2).add_(p.grad * p.grad * (1 - beta2))
                 r = m / (v.sqrt() + group["eps"])
                 if group["weight_decay"] != 0:
                     r = r + group["weight_decay"] * p
