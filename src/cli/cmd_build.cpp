@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/upstream_options.h"
 #include "commands/build.h"
 
 namespace apexnpu::cli {
@@ -32,10 +33,7 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
     selected.name = "build";
     selected.run = [&console, opts, tree, cache] {
       if (!tree->empty()) opts->tree = *tree;
-      if (opts->upstream.upstream.empty()) opts->upstream.upstream = git::default_upstream_url;
-      opts->upstream.on_progress = [&console](const git::TransferProgress& p) {
-        console.progress("fetching", p.received_objects, p.total_objects);
-      };
+      finish_upstream_request(opts->upstream, console);
       if (!cache->empty()) opts->cache_dir = *cache;
       opts->source_date_epoch = commands::epoch_from_env();
       commands::BuildCallbacks cb;
@@ -43,7 +41,7 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
         console.progress("compiling", done, total);
       };
       cb.warn = [&console](const std::string& s) { console.warn("{}", s); };
-      cb.detail = [&console](const std::string& s) { console.detail("{}", s); };
+      cb.detail = console.detail_sink();
       auto result = commands::run_build(*opts, cb);
       console.end_progress();
       console.info("built apex {} for {} ({} of {} files compiled, {} from the cache)",

@@ -49,7 +49,7 @@ void add_gen_command(CLI::App& app, Console& console, CommandRunner& selected) {
     selected.run = [&console, opts] {
       finish_upstream_request(opts->upstream, console);
       commands::GenCallbacks callbacks;
-      callbacks.detail = [&console](const std::string& s) { console.detail("{}", s); };
+      callbacks.detail = console.detail_sink();
       nlohmann::json result = commands::run_gen(*opts, callbacks);
       console.end_progress();
       print_gen_result(console, result);

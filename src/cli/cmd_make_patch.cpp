@@ -23,7 +23,7 @@ void add_make_patch_command(CLI::App& app, Console& console, CommandRunner& sele
     selected.run = [&console, opts] {
       finish_upstream_request(opts->upstream, console);
       commands::MakePatchCallbacks callbacks;
-      callbacks.detail = [&console](const std::string& s) { console.detail("{}", s); };
+      callbacks.detail = console.detail_sink();
       nlohmann::json result = commands::run_make_patch(*opts, callbacks);
       console.end_progress();
       console.info("{}: {} changed, {} deleted; {}: {} files", result["patch"].get<std::string>(),

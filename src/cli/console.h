@@ -3,6 +3,7 @@
 // stdout at the end. Colour and progress only on a terminal and never with NO_COLOR.
 #include <fmt/core.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -30,6 +31,10 @@ class Console {
   template <typename... Args>
   void detail(fmt::format_string<Args...> f, Args&&... args) {
     if (!json_ && verbose()) print_out(fmt::format(f, std::forward<Args>(args)...));
+  }
+  // A sink for the -v lines a command reports through its callbacks (the console must outlive it).
+  std::function<void(const std::string&)> detail_sink() {
+    return [this](const std::string& line) { detail("{}", line); };
   }
   // A warning (stderr), shown unless -q.
   template <typename... Args>

@@ -1,5 +1,6 @@
 #pragma once
-// The upstream options gen and make-patch share: --upstream, --ref, --offline, --cache-dir.
+// The upstream options gen and make-patch share (--upstream, --ref, --offline, --cache-dir), and
+// the completion of the request that build's gen step shares too.
 #include <CLI/CLI.hpp>
 #include <memory>
 
