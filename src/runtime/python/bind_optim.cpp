@@ -134,32 +134,30 @@ struct OptimizerObject {
 template <typename State>
 using StateField = std::pair<const char*, float* State::*>;
 
-template <typename T> struct StateFields;
-#define STATE_FIELDS(T, ...) \
-  template <> struct StateFields<T> { static constexpr StateField<T::State> fields[] = {__VA_ARGS__}; };
-STATE_FIELDS(FusedSgd, {"momentum_buffer", &FusedSgd::State::momentum_buffer})
-STATE_FIELDS(FusedAdam, {"exp_avg", &FusedAdam::State::exp_avg},
+// Keyed by the State type, so optimizers that share one (RMSprop and RMSpropTF) share its list.
+template <typename State> struct StateFields;
+#define STATE_FIELDS(S, ...) \
+  template <> struct StateFields<S> { static constexpr StateField<S> fields[] = {__VA_ARGS__}; };
+STATE_FIELDS(FusedSgd::State, {"momentum_buffer", &FusedSgd::State::momentum_buffer})
+STATE_FIELDS(FusedAdam::State, {"exp_avg", &FusedAdam::State::exp_avg},
              {"exp_avg_sq", &FusedAdam::State::exp_avg_sq},
              {"max_exp_avg_sq", &FusedAdam::State::max_exp_avg_sq})
-STATE_FIELDS(FusedAdamP, {"exp_avg", &FusedAdamP::State::exp_avg},
+STATE_FIELDS(FusedAdamP::State, {"exp_avg", &FusedAdamP::State::exp_avg},
              {"exp_avg_sq", &FusedAdamP::State::exp_avg_sq})
-STATE_FIELDS(FusedBertAdam, {"exp_avg", &FusedBertAdam::State::exp_avg},
+STATE_FIELDS(FusedBertAdam::State, {"exp_avg", &FusedBertAdam::State::exp_avg},
              {"exp_avg_sq", &FusedBertAdam::State::exp_avg_sq})
-STATE_FIELDS(FusedAdadelta, {"square_avg", &FusedAdadelta::State::square_avg},
+STATE_FIELDS(FusedAdadelta::State, {"square_avg", &FusedAdadelta::State::square_avg},
              {"acc_delta", &FusedAdadelta::State::acc_delta})
-STATE_FIELDS(FusedLamb, {"exp_avg", &FusedLamb::State::exp_avg},
+STATE_FIELDS(FusedLamb::State, {"exp_avg", &FusedLamb::State::exp_avg},
              {"exp_avg_sq", &FusedLamb::State::exp_avg_sq})
-STATE_FIELDS(FusedRmsprop, {"square_avg", &FusedRmsprop::State::square_avg},
-             {"grad_avg", &FusedRmsprop::State::grad_avg},
-             {"momentum_buffer", &FusedRmsprop::State::momentum_buffer})
-STATE_FIELDS(FusedRmspropTf, {"square_avg", &FusedRmspropTf::State::square_avg},
-             {"grad_avg", &FusedRmspropTf::State::grad_avg},
-             {"momentum_buffer", &FusedRmspropTf::State::momentum_buffer})
+STATE_FIELDS(RmspropState, {"square_avg", &RmspropState::square_avg},
+             {"grad_avg", &RmspropState::grad_avg},
+             {"momentum_buffer", &RmspropState::momentum_buffer})
 
 template <typename Opt>
 bool parse_state(PyObject* dict, typename Opt::State& state, const char* kind) {
   return for_each_named(dict, "state (name -> address)", [&](const char* name, PyObject* value) {
-    for (const auto& [field, member] : StateFields<Opt>::fields) {
+    for (const auto& [field, member] : StateFields<typename Opt::State>::fields) {
       if (std::string_view(name) != field) continue;
       std::uintptr_t address = 0;
       if (!to_address(value, &address)) return false;
