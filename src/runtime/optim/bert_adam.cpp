@@ -31,7 +31,7 @@ bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
                       moment_rates(o.b1, o.b2), static_cast<float>(o.e),
                       static_cast<float>(o.weight_decay > 0.0 ? o.weight_decay : 0.0)};
   const float lr = static_cast<float>(scheduled_lr());
-  auto one_pass = [lr](float grad_scale) {
+  auto adam_form = [lr](float grad_scale) {
     return LambRangeArgs{{true, false, true}, grad_scale, lr};
   };
   auto* kernel = APEXNPU_ISA_SELECT(lamb_range);
@@ -54,10 +54,10 @@ bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
           }
         },
         [&](std::size_t, const WorkPiece& piece) {
-          return kernel(args, one_pass(grad_scales_[piece.group]), piece.begin, piece.end, nullptr);
+          return kernel(args, adam_form(grad_scales_[piece.group]), piece.begin, piece.end, nullptr);
         });
   } else {
-    const LambRangeArgs unclipped = one_pass(1.0f);
+    const LambRangeArgs unclipped = adam_form(1.0f);
     bad = detail::for_chunks(b.numel, [&](std::size_t begin, std::size_t end) {
       return kernel(args, unclipped, begin, end, nullptr);
     });
