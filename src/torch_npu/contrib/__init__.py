@@ -1,0 +1,1 @@
+"""Ascend's contrib helpers, as far as the emulated NPU provides them."""
