@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from . import saturation
+from . import placement, saturation
 
 try:  # torch >= 1.13
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -46,8 +46,7 @@ def _runs_unchanged(func) -> bool:
     return schema.name in ("aten::set_", "aten::resize_", "aten::resize_as_")
 
 
-def _touches_half(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
-    leaves, _ = tree_flatten((args, kwargs))
+def _touches_half(leaves: Sequence[Any]) -> bool:
     return any(_is_half(x) or x is _HALF for x in leaves)
 
 
@@ -140,13 +139,20 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
 
 
 class EmulatedNpuMode(TorchDispatchMode):
-    """Dispatch mode that gives CPU torch the fp16 arithmetic of an NPU."""
+    """Dispatch mode that gives CPU torch the fp16 arithmetic of an NPU, and puts each
+    operation's new outputs on the NPU its inputs are on (see ``placement``)."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if _runs_unchanged(func) or not _touches_half(args, kwargs):
-            return func(*args, **kwargs)
-        return run_in_fp32(func, args, kwargs)
+        leaves, _ = tree_flatten((args, kwargs))
+        npu = placement.common_npu(leaves, func)
+        if _runs_unchanged(func) or not _touches_half(leaves):
+            out = func(*args, **kwargs)
+        else:
+            out = run_in_fp32(func, args, kwargs)
+        if npu is not None:
+            placement.put_outputs(tree_flatten(out)[0], leaves, npu)
+        return out
 
 
 def _install_legacy_constructor_fix() -> None:
