@@ -1,15 +1,13 @@
 """The NPU device layer of apex.
 
-With ``torch_npu`` importable, tensors live on the real Ascend NPU and torch's own operations
-run. Without it, the NPU is emulated on the CPU: CPU tensors, real fp16 storage, fp16 arithmetic
-done in fp32 and saturated back to fp16, the float status set on overflow, and a ``torch.npu``
-shim so that Ascend scripts run unchanged. Importing this package on the emulated NPU installs
-the shim and turns the emulation on for the importing thread (``APEXNPU_EMULATION=0`` leaves the
-emulation off).
+With Huawei's ``torch_npu`` importable, tensors live on the real Ascend NPU and torch's own
+operations run. Without it, the NPU is emulated on the CPU (``emulator.install``): ``npu:N``
+devices backed by host memory, real fp16 storage, fp16 arithmetic done in fp32 and saturated back
+to fp16, the float status set on overflow, and ``torch.npu`` so that Ascend scripts run
+unchanged. The emulator's own ``torch_npu`` package (its own wheel) loads this same layer.
+``APEXNPU_EMULATION=0`` leaves the fp16 emulation off.
 """
 from __future__ import annotations
-
-import os
 
 from . import backend, emulation, float_status, saturation, shim
 from .backend import device_type, is_emulated_npu, is_npu_tensor, is_real_npu
@@ -20,6 +18,6 @@ __all__ = [
 ]
 
 if is_emulated_npu():
-    shim.install()
-    if os.environ.get("APEXNPU_EMULATION", "1") != "0":
-        emulation.enable()
+    from . import emulator
+
+    emulator.install()

@@ -4,10 +4,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 from typing import Optional
 
 _torch_npu = None  # the real torch_npu module once imported
-_torch_npu_missing = False  # find_spec found no torch_npu (asked once: it stats sys.path)
+_torch_npu_missing = False  # no real torch_npu (asked once: find_spec stats sys.path)
 
 
 def _load_torch_npu() -> Optional[object]:
@@ -16,26 +17,34 @@ def _load_torch_npu() -> Optional[object]:
         return _torch_npu
     if os.environ.get("APEXNPU_FORCE_EMULATION") == "1" or _torch_npu_missing:
         return None
-    if importlib.util.find_spec("torch_npu") is None:
+    module = sys.modules.get("torch_npu")
+    if module is None:
+        if importlib.util.find_spec("torch_npu") is None:
+            _torch_npu_missing = True
+            return None
+        module = importlib.import_module("torch_npu")
+    if getattr(module, "__apexnpu_emulator__", False):
+        # The emulator's own torch_npu: it sets the mark before it loads this package.
         _torch_npu_missing = True
         return None
-    _torch_npu = importlib.import_module("torch_npu")
+    _torch_npu = module
     return _torch_npu
 
 
 def is_real_npu() -> bool:
-    """True when torch_npu is importable: tensors live on the NPU and torch's own ops run."""
+    """True when Huawei's torch_npu is importable: tensors live on the NPU and torch's own ops
+    run. The emulator's torch_npu does not count."""
     return _load_torch_npu() is not None
 
 
 def is_emulated_npu() -> bool:
-    """True when the NPU is emulated on the CPU (no torch_npu)."""
+    """True when the NPU is emulated on the CPU (no real torch_npu)."""
     return not is_real_npu()
 
 
 def device_type() -> str:
-    """The torch device type that NPU tensors have: ``"npu"`` on a real NPU, ``"cpu"`` emulated."""
-    return "npu" if is_real_npu() else "cpu"
+    """The torch device type that NPU tensors report: ``"npu"``, real or emulated."""
+    return "npu"
 
 
 _runtime_module = []  # [module or None] once looked up
@@ -52,8 +61,10 @@ def runtime():
 
 
 def is_npu_tensor(tensor) -> bool:
-    """Whether ``tensor`` lives on the NPU (on the emulated NPU: any CPU tensor)."""
-    return tensor.device.type == device_type()
+    """Whether ``tensor`` lives on the NPU. On the emulated NPU the host memory backing it
+    counts too: scripts that never call ``.npu()`` still run with the NPU's arithmetic."""
+    device = tensor.device.type
+    return device == "npu" or (device == "cpu" and is_emulated_npu())
 
 
 KERNEL_PATHS = ("auto", "torch", "runtime")

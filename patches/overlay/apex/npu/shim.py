@@ -1,80 +1,58 @@
-"""``torch.npu``, ``Tensor.npu()`` and ``Module.npu()`` on the emulated NPU.
+"""``torch.npu`` on the emulated NPU.
 
-Scripts written for Ascend (``torch.npu.set_device(0)``, ``model.npu()``,
-``data.npu(non_blocking=True)``) run unchanged: the emulated NPU is the CPU with the fp16
-emulation of ``emulation`` turned on. Installed only when there is no real torch_npu.
+The functions Ascend scripts call on ``torch.npu`` (devices, seeds, synchronisation, streams and
+events, memory queries, the float status, the ``torch.npu.*Tensor`` types, compile options),
+answered by the emulator. Installed only when there is no real torch_npu.
 """
 from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Optional, Union
+from typing import Any, Dict, List, NamedTuple
 
 import torch
 
-from . import backend, emulation, float_status
+from . import devices, emulation, float_status, memory, placement, streams, tensor_types
 
-DEVICE_NAME = "Emulated NPU (CPU)"
+DEVICE_NAME = "Emulated Ascend NPU (CPU)"
 _FLOAT_STATUS_SIZE = 8
 
-_current_device = [0]
-
-
-def _device_index(device: Union[None, int, str, torch.device]) -> int:
-    """The index of an NPU named as an int, ``"npu"``, ``"npu:N"`` or a torch.device."""
-    if device is None:
-        return _current_device[0]
-    if isinstance(device, int):
-        index = device
-    elif isinstance(device, torch.device):
-        index = device.index if device.index is not None else _current_device[0]
-    elif isinstance(device, str) and (device == "npu" or device.startswith("npu:")):
-        index = int(device[4:]) if device.startswith("npu:") else _current_device[0]
-    else:
-        raise ValueError(f"not an NPU device: {device!r} (expected an int, 'npu' or 'npu:N')")
-    if index != 0:
-        raise ValueError(f"NPU {index} does not exist: the emulated NPU has one device, npu:0")
-    return index
-
-
-def is_npu_device_string(device: Any) -> bool:
-    return isinstance(device, str) and (device == "npu" or device.startswith("npu:"))
-
-
-def _cpu_if_npu(device: Any) -> Any:
-    if is_npu_device_string(device):
-        _device_index(device)
-        return "cpu"
-    return device
-
-
-# --- torch.npu --------------------------------------------------------------------------------
 
 def is_available() -> bool:
     return True
 
 
 def device_count() -> int:
-    return 1
+    return devices.device_count()
 
 
-def set_device(device: Union[int, str, torch.device]) -> None:
-    _current_device[0] = _device_index(device)
+def set_device(device: Any) -> None:
+    devices.set_current_device(devices.index_of(device, "torch.npu.set_device"))
     emulation.enable()
 
 
 def current_device() -> int:
-    return _current_device[0]
+    return devices.current_device()
 
 
-def get_device_name(device: Union[None, int, str, torch.device] = None) -> str:
-    _device_index(device)
+def get_device_name(device: Any = None) -> str:
+    devices.index_of(device, "torch.npu.get_device_name")
     return DEVICE_NAME
 
 
-def synchronize(device: Union[None, int, str, torch.device] = None) -> None:
+class DeviceProperties(NamedTuple):
+    name: str
+    total_memory: int
+
+
+def get_device_properties(device: Any = None) -> DeviceProperties:
+    devices.index_of(device, "torch.npu.get_device_properties")
+    return DeviceProperties(DEVICE_NAME, memory.mem_get_info()[1])
+
+
+def synchronize(device: Any = None) -> None:
     """The emulated NPU runs synchronously; nothing to wait for."""
-    _device_index(device)
+    devices.index_of(device, "torch.npu.synchronize")
 
 
 def is_initialized() -> bool:
@@ -85,123 +63,164 @@ def init() -> None:
     emulation.enable()
 
 
+class device:  # noqa: N801 - torch.npu.device(idx) is a context manager
+    """Context manager that makes ``device`` the current NPU inside the block."""
+
+    def __init__(self, device: Any) -> None:
+        self.index = None if device is None or (isinstance(device, int) and device < 0) \
+            else devices.index_of(device, "torch.npu.device")
+        self.previous = -1
+
+    def __enter__(self) -> None:
+        if self.index is not None:
+            self.previous = devices.current_device()
+            devices.set_current_device(self.index)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.index is not None:
+            devices.set_current_device(self.previous)
+
+
+def device_of(tensor: torch.Tensor) -> device:
+    """``torch.npu.device_of(t)``: the NPU of ``t`` as a context manager (no-op for the host)."""
+    return device(placement.npu_of(tensor))
+
+
+# --- random numbers: every emulated NPU draws from the CPU generator ---------------------------
+
 def manual_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def manual_seed_all(seed: int) -> None:
-    torch.manual_seed(seed)
+manual_seed_all = manual_seed
 
 
-def empty_cache() -> None:
-    pass
+def seed() -> None:
+    torch.seed()
 
+
+seed_all = seed
+
+
+def initial_seed() -> int:
+    return torch.initial_seed()
+
+
+def get_rng_state(device: Any = "npu") -> torch.Tensor:
+    devices.index_of(device, "torch.npu.get_rng_state")
+    return torch.get_rng_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
+    devices.index_of(device, "torch.npu.set_rng_state")
+    torch.set_rng_state(new_state)
+
+
+def get_rng_state_all() -> List[torch.Tensor]:
+    return [torch.get_rng_state() for _ in range(devices.device_count())]
+
+
+def set_rng_state_all(new_states: List[torch.Tensor]) -> None:
+    for state in new_states:
+        torch.set_rng_state(state)
+
+
+# --- the float status ---------------------------------------------------------------------------
 
 def get_npu_overflow_flag() -> bool:
     """Whether the float status records an overflow."""
-    return float_status.get(_current_device[0])
+    return float_status.get(devices.current_device())
 
 
 def clear_npu_overflow_flag() -> None:
-    float_status.clear(_current_device[0])
+    float_status.clear(devices.current_device())
 
 
 def npu_alloc_float_status() -> torch.Tensor:
     """A float-status buffer, as torch_npu's ``npu_alloc_float_status``."""
-    return torch.zeros(_FLOAT_STATUS_SIZE, dtype=torch.float32)
+    return placement.put(torch.zeros(_FLOAT_STATUS_SIZE, dtype=torch.float32),
+                         devices.current_device())
 
 
 def npu_get_float_status(status: torch.Tensor) -> torch.Tensor:
     """Fill ``status`` from the device flag (element 0 non-zero means overflow) and return it."""
     status.zero_()
-    if float_status.get(_current_device[0]):
+    if float_status.get(devices.current_device()):
         status[0] = 1.0
     return status
 
 
 def npu_clear_float_status(status: torch.Tensor) -> torch.Tensor:
-    float_status.clear(_current_device[0])
+    float_status.clear(devices.current_device())
     status.zero_()
     return status
 
 
-def _make_npu_module() -> types.ModuleType:
-    module = types.ModuleType("torch.npu", "The emulated NPU (apex.npu): CPU tensors, NPU fp16 semantics.")
-    for fn in (is_available, device_count, set_device, current_device, get_device_name,
-               synchronize, is_initialized, init, manual_seed, manual_seed_all, empty_cache,
-               get_npu_overflow_flag, clear_npu_overflow_flag):
+# --- options that tune the real NPU's compiler: accepted and recorded --------------------------
+
+_options: Dict[str, Any] = {}
+
+
+def set_compile_mode(jit_compile: bool = False) -> None:
+    _options["jit_compile"] = bool(jit_compile)
+
+
+def set_option(option: Dict[str, Any]) -> None:
+    if not isinstance(option, dict):
+        raise TypeError(f"torch.npu.set_option: expected a dict, got {type(option).__name__}")
+    _options.update(option)
+
+
+def is_bf16_supported() -> bool:
+    """Ascend 910 (A) has no bfloat16; scripts that pass here must not depend on it."""
+    return False
+
+
+def _make_config() -> types.SimpleNamespace:
+    return types.SimpleNamespace(allow_internal_format=False)
+
+
+_FUNCTIONS = (is_available, device_count, set_device, current_device, get_device_name,
+              get_device_properties, synchronize, is_initialized, init, device_of,
+              manual_seed, seed, initial_seed, get_rng_state,
+              set_rng_state, get_rng_state_all, set_rng_state_all, get_npu_overflow_flag,
+              clear_npu_overflow_flag, npu_alloc_float_status, npu_get_float_status,
+              npu_clear_float_status, set_compile_mode, set_option, is_bf16_supported)
+_MEMORY = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+           "memory_cached", "max_memory_cached", "reset_peak_memory_stats",
+           "reset_max_memory_allocated", "reset_max_memory_cached", "mem_get_info",
+           "memory_stats", "memory_summary", "empty_cache")
+_STREAMS = ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream")
+
+
+def make_module() -> types.ModuleType:
+    module = types.ModuleType("torch.npu", "The emulated Ascend NPU (apex.npu): CPU-backed "
+                                           "devices with the NPU's fp16 semantics.")
+    for fn in _FUNCTIONS:
         setattr(module, fn.__name__, fn)
-    module.npu_alloc_float_status = npu_alloc_float_status
-    module.npu_get_float_status = npu_get_float_status
-    module.npu_clear_float_status = npu_clear_float_status
+    module.manual_seed_all = manual_seed_all
+    module.seed_all = seed_all
+    module.device = device
+    module.DeviceProperties = DeviceProperties
+    for name in _MEMORY:
+        setattr(module, name, getattr(memory, name))
+    for name in _STREAMS:
+        setattr(module, name, getattr(streams, name))
+    for name, cls in tensor_types.TYPES.items():
+        setattr(module, name, cls)
+    module.config = _make_config()
     return module
 
 
-# --- Tensor / Module ----------------------------------------------------------------------------
-
-def tensor_npu(self: torch.Tensor, device: Union[None, int, str, torch.device] = None,
-               non_blocking: bool = False, memory_format: Optional[torch.memory_format] = None):
-    """``Tensor.npu()``: the tensor itself, as a CPU tensor already is on the emulated NPU."""
-    _device_index(device)
-    emulation.enable()
-    if memory_format is not None:
-        return self.contiguous(memory_format=memory_format)
-    return self
-
-
-def module_npu(self: torch.nn.Module, device: Union[None, int, str, torch.device] = None):
-    """``Module.npu()``: the module itself (its parameters already are on the emulated NPU)."""
-    _device_index(device)
-    emulation.enable()
-    return self
-
-
-def _wrap_to(original_to):
-    def to(self, *args, **kwargs):
-        args = tuple(_cpu_if_npu(a) for a in args)
-        if "device" in kwargs:
-            kwargs["device"] = _cpu_if_npu(kwargs["device"])
-        return original_to(self, *args, **kwargs)
-
-    to.__doc__ = original_to.__doc__
-    to.__wrapped__ = original_to
-    return to
-
-
-def _wrap_load(original_load):
-    """``torch.load(..., map_location="npu:0")`` loads onto the emulated NPU (the CPU)."""
-
-    def load(f, map_location=None, *args, **kwargs):
-        if is_npu_device_string(map_location):
-            map_location = _cpu_if_npu(map_location)
-        elif isinstance(map_location, dict):
-            map_location = {k: _cpu_if_npu(v) for k, v in map_location.items()}
-        return original_load(f, map_location, *args, **kwargs)
-
-    load.__doc__ = original_load.__doc__
-    load.__wrapped__ = original_load
-    return load
-
-
-_installed = [False]
-
-
 def install() -> bool:
-    """Install the shim unless torch_npu is present or the shim already is; returns whether it did."""
-    if backend.is_real_npu() or _installed[0]:
+    """Install ``torch.npu`` unless torch already has one (never replace someone else's);
+    returns whether it did."""
+    if hasattr(torch, "npu"):
         return False
-    if hasattr(torch, "npu"):  # someone else's torch.npu: never replace it
-        return False
-    module = _make_npu_module()
+    module = make_module()
     torch.npu = module
     sys.modules["torch.npu"] = module
     torch.npu_alloc_float_status = npu_alloc_float_status
     torch.npu_get_float_status = npu_get_float_status
     torch.npu_clear_float_status = npu_clear_float_status
-    torch.Tensor.npu = tensor_npu
-    torch.nn.Module.npu = module_npu
-    torch.Tensor.to = _wrap_to(torch.Tensor.to)
-    torch.nn.Module.to = _wrap_to(torch.nn.Module.to)
-    torch.load = _wrap_load(torch.load)
-    _installed[0] = True
     return True
