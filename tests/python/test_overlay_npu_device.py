@@ -257,20 +257,7 @@ def test_saturation_helpers():
     assert saturation.to_fp16(torch.tensor([float("inf")])).item() == FP16_MAX
 
 
-# --- the torch.npu shim ----------------------------------------------------------------------
-
-def test_torch_npu_shim_calls():
-    assert torch.npu.is_available()
-    assert torch.npu.device_count() == 1
-    torch.npu.set_device(0)
-    torch.npu.set_device("npu:0")
-    assert torch.npu.current_device() == 0
-    torch.npu.synchronize()
-    with pytest.raises(ValueError, match="npu:0"):
-        torch.npu.set_device(1)
-    with pytest.raises(ValueError, match="not an NPU device"):
-        torch.npu.set_device("cuda:0")
-
+# --- the torch.npu shim (devices, tensors and modules: test_overlay_npu_devices.py) -----------
 
 def test_shim_float_status_calls_share_the_flag():
     assert not torch.npu.get_npu_overflow_flag()
@@ -282,22 +269,6 @@ def test_shim_float_status_calls_share_the_flag():
     assert torch.npu_get_float_status(status)[0].item() == 1.0
     torch.npu_clear_float_status(status)
     assert not float_status.get()
-
-
-def test_tensor_and_module_npu():
-    x = torch.randn(3)
-    assert x.npu() is x
-    assert x.npu(non_blocking=True) is x
-    assert x.npu(0) is x and x.npu("npu:0") is x
-    m = nn.Linear(3, 2)
-    assert m.npu() is m
-    y = x.to("npu")
-    assert y.device.type == "cpu" and torch.equal(x, y)
-    assert x.to("npu:0", non_blocking=True, dtype=torch.float16).dtype == torch.float16
-    assert x.to(device="npu").device.type == "cpu"
-    assert m.to("npu") is m
-    with pytest.raises(ValueError):
-        x.npu(2)
 
 
 def run_child(code):
@@ -369,12 +340,3 @@ def test_legacy_tensor_constructor_works_under_the_emulation():
 
     assert type(Subclass()) is Subclass
     assert nn.Parameter(torch.Tensor(3)).shape == (3,)
-
-
-def test_torch_load_maps_npu_locations(tmp_path):
-    path = tmp_path / "t.pt"
-    torch.save({"w": torch.arange(3.0)}, path)
-    for location in ("npu", "npu:0", {"cpu": "npu:0"}):
-        loaded = torch.load(path, map_location=location)
-        assert loaded["w"].device.type == "cpu" and loaded["w"].tolist() == [0.0, 1.0, 2.0]
-    assert torch.load(path)["w"].tolist() == [0.0, 1.0, 2.0]
