@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from . import placement, saturation
+from . import npu_kernels, placement, saturation
 
 try:  # torch >= 1.13
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -146,7 +146,10 @@ class EmulatedNpuMode(TorchDispatchMode):
         kwargs = kwargs or {}
         leaves, _ = tree_flatten((args, kwargs))
         npu = placement.common_npu(leaves, func)
-        if _runs_unchanged(func) or not _touches_half(leaves):
+        npu_kernel = npu_kernels.KERNELS.get(func) if npu is not None else None
+        if npu_kernel is not None:
+            out = npu_kernel(func, *args, **kwargs)
+        elif _runs_unchanged(func) or not _touches_half(leaves):
             out = func(*args, **kwargs)
         else:
             out = run_in_fp32(func, args, kwargs)

@@ -89,14 +89,16 @@ def device_of(tensor: torch.Tensor) -> device:
 # --- random numbers: every emulated NPU draws from the CPU generator ---------------------------
 
 def manual_seed(seed: int) -> None:
-    torch.manual_seed(seed)
+    # The CPU generator itself: torch.manual_seed calls torch.cuda.manual_seed_all, which
+    # transfer_to_npu points here.
+    torch.default_generator.manual_seed(int(seed))
 
 
 manual_seed_all = manual_seed
 
 
 def seed() -> None:
-    torch.seed()
+    torch.default_generator.seed()
 
 
 seed_all = seed

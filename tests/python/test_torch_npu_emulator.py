@@ -1,0 +1,92 @@
+"""The torch_npu emulator package (src/torch_npu) over the overlay: it is told apart from
+Huawei's torch_npu, loads apex's one device layer in either import order, carries torch_npu's
+helpers, and its transfer_to_npu runs CUDA scripts on the emulated NPU. Each case runs in a fresh
+interpreter, as import order and migration are process-wide."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import overlay_support
+
+SRC = os.path.join(overlay_support.REPO_ROOT, "src")
+
+
+def run(code):
+    env = overlay_support.overlay_env()
+    env["PYTHONPATH"] = SRC + os.pathsep + env["PYTHONPATH"]
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout.split()
+
+
+def test_import_torch_npu_gives_the_emulator():
+    out = run("""
+        import torch, torch_npu
+        import apex.npu
+        import torch_npu.npu
+        print(apex.npu.is_real_npu(), torch_npu.npu is torch.npu, torch_npu.__apexnpu_emulator__,
+              torch.npu.device_count(), torch.zeros(1, device="npu:3").device)
+    """)
+    assert out == ["False", "True", "True", "8", "npu:3"]
+
+
+def test_apex_first_finds_the_emulator_too():
+    out = run("""
+        import apex.npu, sys, torch
+        print(apex.npu.is_real_npu(), "torch_npu" in sys.modules, torch.npu.is_available())
+    """)
+    assert out == ["False", "True", "True"]
+
+
+def test_storage_sizes_and_formats():
+    out = run("""
+        import torch, torch_npu
+        from apex.contrib.combine_tensors import combine_npu
+        x, y = torch.zeros(5, device="npu"), torch.zeros(20, device="npu")
+        combined = combine_npu([x, y])
+        print(torch_npu.get_storage_size(combined), torch_npu.get_storage_size(x), combined.is_npu,
+              torch_npu.npu_format_cast(x, 29) is x, torch_npu.get_npu_format(x),
+              torch_npu.get_npu_format(y), x.npu_format_cast_(2) is x)
+    """)
+    assert out == ["112", "112", "True", "True", "29", "2", "True"]
+
+
+def test_transfer_to_npu_runs_a_cuda_script():
+    out = run("""
+        import io
+        import torch, torch.nn as nn
+        import torch_npu
+        from torch_npu.contrib import transfer_to_npu
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 8
+        torch.cuda.set_device(1)
+        torch.manual_seed(0)
+        torch.cuda.manual_seed_all(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).cuda()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        data = torch.randn(32, 4).cuda(non_blocking=True)
+        target = torch.zeros(32, 1, device="cuda")
+        dev = torch.device("cuda", 1)
+        for _ in range(3):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(data.to(dev)), target).backward()
+            opt.step()
+        torch.cuda.synchronize()
+        buf = io.BytesIO()
+        torch.save({"model": model.state_dict()}, buf)
+        buf.seek(0)
+        state = torch.load(buf, map_location="cuda:0")
+        torch.set_default_tensor_type(torch.cuda.FloatTensor)
+        made = torch.zeros(1)
+        torch.set_default_tensor_type(torch.FloatTensor)
+        with torch.cuda.nvtx.range("step"):
+            pass
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(); end.record()
+        print(model[0].weight.device, data.device, target.device, state["model"]["0.weight"].device,
+              made.device, torch.cuda.current_device(), start.elapsed_time(end) >= 0,
+              data.type(), torch.cuda.FloatTensor is torch.npu.FloatTensor)
+    """)
+    assert out == ["npu:1", "npu:1", "npu:1", "npu:0", "npu:1", "1", "True",
+                   "torch.npu.FloatTensor", "True"]
