@@ -146,9 +146,11 @@ class EmulatedNpuMode(TorchDispatchMode):
         kwargs = kwargs or {}
         leaves, _ = tree_flatten((args, kwargs))
         npu = placement.common_npu(leaves, func)
-        npu_kernel = npu_kernels.KERNELS.get(func) if npu is not None else None
-        if npu_kernel is not None:
-            out = npu_kernel(func, *args, **kwargs)
+        out = None
+        if npu is not None and func in npu_kernels.OPS:
+            (args, kwargs), out = npu_kernels.npu_call(func, args, kwargs)
+        if out is not None:
+            pass
         elif _runs_unchanged(func) or not _touches_half(leaves):
             out = func(*args, **kwargs)
         else:
