@@ -257,6 +257,16 @@ def test_saturation_helpers():
     assert saturation.to_fp16(torch.tensor([float("inf")])).item() == FP16_MAX
 
 
+def test_nan_is_stored_as_zero_on_both_kernel_paths():
+    out = saturation.to_fp16(torch.tensor([float("nan"), -float("inf"), 1.0]))
+    assert out.tolist() == [0.0, -FP16_MAX, 1.0] and float_status.clear()
+    dst = torch.ones(2).half()
+    saturation.store_fp16(dst, torch.tensor([float("nan"), 2.0]))
+    assert dst.tolist() == [0.0, 2.0] and float_status.clear()
+    assert (torch.zeros(1).half() / torch.zeros(1).half()).item() == 0.0  # 0/0 is NaN in fp32
+    assert float_status.get()
+
+
 # --- the torch.npu shim (devices, tensors and modules: test_overlay_npu_devices.py) -----------
 
 def test_shim_float_status_calls_share_the_flag():

@@ -1,4 +1,5 @@
-"""fp16 stores with NPU saturation: beyond ±65504 clamp and set the float status (no fp16 inf).
+"""fp16 stores with NPU saturation: beyond ±65504 clamp, NaN becomes +0, and the float status is
+set (the NPU stores no fp16 inf or NaN).
 
 The runtime's ``float_to_half`` does it in one pass when built (and not forced off with
 ``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
@@ -21,6 +22,11 @@ def overflows_fp16(values: torch.Tensor) -> bool:
     return not (bool(lowest >= -FP16_MAX) and bool(highest <= FP16_MAX))
 
 
+def _saturated(values: torch.Tensor) -> torch.Tensor:
+    """Values beyond +-65504 clamped to it and NaN stored as +0, as the runtime's kernels do."""
+    return torch.nan_to_num(values, nan=0.0).clamp(-FP16_MAX, FP16_MAX)
+
+
 def _runtime_convert(values: torch.Tensor, out: torch.Tensor) -> bool:
     """Convert fp32 ``values`` into fp16 ``out`` in the runtime; False when it cannot."""
     if values.dtype != torch.float32 or not values.is_contiguous() or not out.is_contiguous() \
@@ -40,7 +46,7 @@ def to_fp16(values: torch.Tensor) -> torch.Tensor:
         return out
     if overflows_fp16(values):
         float_status.set()
-        values = values.clamp(-FP16_MAX, FP16_MAX)
+        values = _saturated(values)
     return values.to(torch.float16)
 
 
@@ -52,5 +58,5 @@ def store_fp16(dst: torch.Tensor, values: torch.Tensor) -> None:
         return
     if overflows_fp16(values):
         float_status.set()
-        values = values.clamp(-FP16_MAX, FP16_MAX)
+        values = _saturated(values)
     dst.copy_(values)
