@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from . import (checkpoint, ddp, emulation, factories, shim, tensor_methods, tensor_types,
-               torch_device)
+from . import (checkpoint, ddp, emulation, factories, hccl, shim, tensor_methods,
+               tensor_types, torch_device)
 
 _installed = [False]
 
@@ -26,6 +26,7 @@ def install() -> None:
     tensor_methods.install()
     checkpoint.install()
     ddp.install()
+    hccl.register()
     shim.install()
     if os.environ.get("APEXNPU_EMULATION", "1") != "0":
         emulation.enable()

@@ -1,0 +1,135 @@
+"""One rank of the hccl tests: ``python hccl_worker.py SCENARIO``, launched by ranks.launch.
+
+Prints one JSON line with what the test checks; an exception prints {"error": type, "message"}.
+"""
+import json
+import os
+import sys
+import traceback
+
+import torch
+import torch.distributed as dist
+
+import apex.npu  # noqa: F401 - the emulated NPU and its hccl
+
+
+def collectives(rank, world):
+    """Every collective with an allowed dtype; results the test compares with their sums."""
+    out = {}
+    for dtype in (torch.float32, torch.float16, torch.int32, torch.int8):
+        t = torch.full((3,), rank + 1, dtype=dtype)
+        dist.all_reduce(t)
+        out[f"all_reduce_{dtype}"] = t.tolist()
+    b = torch.arange(4.0) * (rank + 1)
+    dist.broadcast(b, src=1)
+    out["broadcast"] = b.tolist()
+    gathered = [torch.zeros(2, dtype=torch.int32) for _ in range(world)]
+    dist.all_gather(gathered, torch.full((2,), rank, dtype=torch.int32))
+    out["all_gather"] = [g.tolist() for g in gathered]
+    flat = torch.zeros(2 * world)
+    dist.all_gather_into_tensor(flat, torch.full((2,), float(rank)))
+    out["all_gather_into_tensor"] = flat.tolist()
+    r = torch.full((2,), float(rank))
+    dist.reduce(r, dst=0)
+    out["reduce"] = r.tolist() if rank == 0 else None
+    bucket = [torch.zeros(1) for _ in range(world)] if rank == 0 else None
+    dist.gather(torch.full((1,), float(rank)), bucket, dst=0)
+    out["gather"] = [g.tolist() for g in bucket] if rank == 0 else None
+    got = torch.zeros(1)
+    dist.scatter(got, [torch.full((1,), float(i * 10)) for i in range(world)] if rank == 0
+                 else None, src=0)
+    out["scatter"] = got.tolist()
+    rs = torch.zeros(1)
+    dist.reduce_scatter(rs, [torch.full((1,), float(i + rank)) for i in range(world)])
+    out["reduce_scatter"] = rs.tolist()
+    a2a = [torch.zeros(1) for _ in range(world)]
+    dist.all_to_all(a2a, [torch.full((1,), float(rank * 10 + i)) for i in range(world)])
+    out["all_to_all"] = [t.tolist() for t in a2a]
+    single = torch.zeros(world)
+    dist.all_to_all_single(single, torch.arange(world, dtype=torch.float32) + rank * 10)
+    out["all_to_all_single"] = single.tolist()
+    peer = (rank + 1) % world
+    send, recv = torch.full((2,), float(rank)), torch.zeros(2)
+    ops = [dist.P2POp(dist.isend, send, peer), dist.P2POp(dist.irecv, recv, (rank - 1) % world)]
+    for req in dist.batch_isend_irecv(ops):
+        req.wait()
+    out["batch_isend_irecv"] = recv.tolist()
+    if world == 2:
+        if rank == 0:
+            dist.send(torch.full((1,), 7.0), dst=1)
+        else:
+            t = torch.zeros(1)
+            dist.recv(t, src=0)
+            out["send_recv"] = t.tolist()
+    objects = [None] * world
+    dist.all_gather_object(objects, {"rank": rank})
+    out["all_gather_object"] = objects
+    listed = [rank, "x"] if rank == 0 else [None, None]
+    dist.broadcast_object_list(listed, src=0)
+    out["broadcast_object_list"] = listed
+    sub = dist.new_group(list(range(world)), backend="hccl")
+    t = torch.ones(1)
+    dist.all_reduce(t, group=sub)
+    out["new_group"] = [dist.get_backend(sub), t.tolist()]
+    out["backend"] = dist.get_backend()
+    out["is_hccl_available"] = dist.is_hccl_available()
+    return out
+
+
+def refusals(rank, world):
+    """Each refused call's error type and message."""
+    calls = {
+        "all_reduce_int64": lambda: dist.all_reduce(torch.ones(2, dtype=torch.int64)),
+        "broadcast_float64": lambda: dist.broadcast(torch.ones(2, dtype=torch.float64), src=0),
+        "all_gather_bool": lambda: dist.all_gather([torch.ones(1, dtype=torch.bool)] * world,
+                                                   torch.ones(1, dtype=torch.bool)),
+        "reduce_scatter_uint8": lambda: dist.reduce_scatter(
+            torch.zeros(1, dtype=torch.uint8), [torch.ones(1, dtype=torch.uint8)] * world),
+        "isend_bfloat16": lambda: dist.isend(torch.ones(1, dtype=torch.bfloat16), dst=0),
+    }
+    out = {}
+    for name, call in calls.items():
+        try:
+            call()
+            out[name] = None
+        except Exception as e:  # the refusal under test
+            out[name] = [type(e).__name__, str(e)]
+    return out
+
+
+def relaxed(rank, world):
+    t = torch.full((2,), rank + 1, dtype=torch.int64)
+    dist.all_reduce(t)
+    return {"all_reduce_int64": t.tolist()}
+
+
+def init(scenario):
+    if scenario == "init_tcp":
+        env = os.environ
+        dist.init_process_group("hccl", init_method=f"tcp://127.0.0.1:{env['MASTER_PORT']}",
+                                rank=int(env["RANK"]), world_size=int(env["WORLD_SIZE"]))
+    else:
+        dist.init_process_group("hccl")  # env://, from the launcher's variables
+
+
+def main(scenario):
+    try:
+        init(scenario)
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if scenario in ("collectives", "init_tcp"):
+            result = collectives(rank, world)
+        elif scenario == "refusals":
+            result = refusals(rank, world)
+        elif scenario == "relaxed":
+            result = relaxed(rank, world)
+        else:
+            result = {"backend": dist.get_backend(), "world": world}
+        dist.barrier()
+        dist.destroy_process_group()
+    except Exception as e:  # reported to the test
+        result = {"error": type(e).__name__, "message": str(e), "trace": traceback.format_exc()}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

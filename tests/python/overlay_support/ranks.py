@@ -1,0 +1,51 @@
+"""Launches one Python process per rank, as torchrun does: RANK, WORLD_SIZE, LOCAL_RANK,
+LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and a free MASTER_PORT on loopback."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from typing import Dict, List, Optional, Sequence
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RankResult:
+    def __init__(self, rank: int, returncode: int, stdout: str, stderr: str) -> None:
+        self.rank, self.returncode, self.stdout, self.stderr = rank, returncode, stdout, stderr
+
+    def __repr__(self) -> str:
+        return (f"rank {self.rank} exited {self.returncode}\n--- stdout\n{self.stdout[-3000:]}"
+                f"\n--- stderr\n{self.stderr[-6000:]}")
+
+
+def launch(args: Sequence[str], world: int, env: Dict[str, str], per_node: Optional[int] = None,
+           timeout: float = 300) -> List[RankResult]:
+    """Run ``python args...`` as ``world`` ranks (``per_node`` ranks per emulated node; all on
+    this machine) and wait for all of them; a rank still running at ``timeout`` is killed."""
+    per_node = per_node or world
+    port = str(free_port())
+    procs = []
+    for rank in range(world):
+        rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(world),
+                        LOCAL_RANK=str(rank % per_node), LOCAL_WORLD_SIZE=str(per_node),
+                        GROUP_RANK=str(rank // per_node), MASTER_ADDR="127.0.0.1",
+                        MASTER_PORT=port, OMP_NUM_THREADS="1")
+        procs.append(subprocess.Popen([sys.executable] + list(args), env=rank_env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = []
+    for rank, proc in enumerate(procs):
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for p in procs:
+                p.kill()
+            out, err = proc.communicate()
+            err += f"\n(killed after {timeout} s)"
+        results.append(RankResult(rank, proc.returncode, out, err))
+    return results

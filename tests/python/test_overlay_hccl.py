@@ -1,0 +1,87 @@
+"""``init_process_group("hccl")`` on the emulated NPU: real processes on gloo (loopback), HCCL's
+rules on data types and devices per node, and their relaxation."""
+import json
+import os
+
+import pytest
+
+import overlay_support
+from overlay_support import ranks
+
+WORKER = os.path.join(os.path.dirname(overlay_support.__file__), "hccl_worker.py")
+
+
+def run(scenario, world, per_node=None, **env):
+    base = overlay_support.overlay_env()
+    base.pop("APEXNPU_HCCL_STRICT", None)
+    base.pop("GLOO_SOCKET_IFNAME", None)  # hccl binds to loopback by itself
+    base.update(env)
+    results = ranks.launch([WORKER, scenario], world, base, per_node=per_node, timeout=120)
+    for r in results:
+        assert r.returncode == 0 and r.stdout.strip(), r
+    return [json.loads(r.stdout.strip().splitlines()[-1]) for r in results]
+
+
+@pytest.mark.parametrize("scenario", ["collectives", "init_tcp"])
+def test_collectives_give_gloo_results_under_the_hccl_name(scenario):
+    world = 2
+    out = run(scenario, world)
+    for rank, got in enumerate(out):
+        assert "error" not in got, got
+        for dtype in ("float32", "float16", "int32", "int8"):
+            assert got[f"all_reduce_torch.{dtype}"] == [3, 3, 3]
+        assert got["broadcast"] == [0.0, 2.0, 4.0, 6.0]
+        assert got["all_gather"] == [[0, 0], [1, 1]]
+        assert got["all_gather_into_tensor"] == [0.0, 0.0, 1.0, 1.0]
+        assert got["scatter"] == [10.0 * rank]
+        assert got["reduce_scatter"] == [float(2 * rank + 1)]  # sum over r of (rank + r)
+        assert got["all_to_all"] == [[10.0 * r + rank] for r in range(world)]
+        assert got["all_to_all_single"] == [10.0 * r + rank for r in range(world)]
+        assert got["batch_isend_irecv"] == [float((rank - 1) % world)] * 2
+        assert got["all_gather_object"] == [{"rank": 0}, {"rank": 1}]
+        assert got["broadcast_object_list"] == [0, "x"]
+        assert got["new_group"] == ["hccl", [2.0]]
+        assert got["backend"] == "hccl" and got["is_hccl_available"] is True
+    assert out[0]["reduce"] == [1.0, 1.0] and out[0]["gather"] == [[0.0], [1.0]]
+    assert out[1]["send_recv"] == [7.0]
+
+
+def test_data_types_hccl_does_not_carry_are_refused():
+    for got in run("refusals", 2):
+        assert set(got) == {"all_reduce_int64", "broadcast_float64", "all_gather_bool",
+                            "reduce_scatter_uint8", "isend_bfloat16"}
+        for call, dtype in (("all_reduce", "torch.int64"), ("broadcast", "torch.float64"),
+                            ("all_gather", "torch.bool"), ("reduce_scatter", "torch.uint8"),
+                            ("isend", "torch.bfloat16")):
+            err = got[f"{call}_{dtype.split('.')[1]}"]
+            assert err is not None, call
+            assert err[0] == "TypeError"
+            assert err[1].startswith(f"hccl: {call} of a {dtype} tensor: HCCL carries only int8, "
+                                     "int32, float16 and float32")
+            assert "APEXNPU_HCCL_STRICT=0" in err[1]
+
+
+def test_the_rules_can_be_relaxed():
+    for got in run("relaxed", 2, APEXNPU_HCCL_STRICT="0"):
+        assert got == {"all_reduce_int64": [3, 3]}
+    env = dict(overlay_support.overlay_env(), APEXNPU_HCCL_STRICT="maybe")
+    for r in ranks.launch([WORKER, "relaxed"], 2, env, timeout=120):  # refused at import
+        assert r.returncode != 0 and "APEXNPU_HCCL_STRICT='maybe': expected 1" in r.stderr
+
+
+@pytest.mark.parametrize("world,per_node,ok", [(3, None, False), (4, None, True), (4, 2, True),
+                                               (3, 3, False)])
+def test_devices_per_node_follow_hccl_allocation(world, per_node, ok):
+    out = run("init", world, per_node=per_node)
+    if ok:
+        assert all(got == {"backend": "hccl", "world": world} for got in out)
+    else:
+        for got in out:
+            assert got["error"] == "ValueError", got
+            assert got["message"].startswith(f"init_process_group('hccl'): {per_node or world} "
+                                             "processes per node: HCCL allocates 1, 2, 4 or 8")
+
+
+def test_three_processes_per_node_are_allowed_when_relaxed():
+    out = run("init", 3, APEXNPU_HCCL_STRICT="0")
+    assert all(got == {"backend": "hccl", "world": 3} for got in out)
