@@ -44,8 +44,11 @@ def change_data_ptr(dst: torch.Tensor, src: torch.Tensor, offset: int) -> None:
         raise ValueError(f"change_data_ptr: dst ({dst.numel()} elements) at offset {offset} "
                          f"extends past src ({src.numel()} elements)")
     with torch.no_grad():
-        dst.set_(src.storage(), src.storage_offset() + offset, dst.size(),
-                 _contiguous_strides(dst.size()))
+        # A fresh tensor on src's storage becomes dst's data. Not dst.set_(): on a parameter that
+        # replaces its gradient accumulator, and the hooks on the old one (torch DDP's) go quiet.
+        slot = src.new_empty(0).set_(src.storage(), src.storage_offset() + offset, dst.size(),
+                                     _contiguous_strides(dst.size()))
+        dst.data = slot
 
 
 def _contiguous_strides(size: torch.Size) -> List[int]:
