@@ -97,6 +97,24 @@ def refusals(rank, world):
     return out
 
 
+def ordered(rank, world):
+    """Float sums equal the rank-order sum ((x0 + x1) + x2) + ..., bit for bit, at every size."""
+    out = {}
+    for dtype in (torch.float32, torch.float16):
+        for n in (1, 7, 1000, 4099):
+            mine = None
+            want = None
+            for r in range(world):
+                g = torch.Generator().manual_seed(100 * r + n)
+                x = (torch.randn(n, generator=g) * 10.0 ** torch.randint(-3, 4, (n,),
+                                                                          generator=g)).to(dtype)
+                mine = x.clone() if r == rank else mine
+                want = x.clone() if want is None else want + x
+            dist.all_reduce(mine)
+            out[f"{dtype}-{n}"] = bool(torch.equal(mine, want))
+    return out
+
+
 def relaxed(rank, world):
     t = torch.full((2,), rank + 1, dtype=torch.int64)
     dist.all_reduce(t)
@@ -120,6 +138,8 @@ def main(scenario):
             result = collectives(rank, world)
         elif scenario == "refusals":
             result = refusals(rank, world)
+        elif scenario == "ordered":
+            result = ordered(rank, world)
         elif scenario == "relaxed":
             result = relaxed(rank, world)
         else:

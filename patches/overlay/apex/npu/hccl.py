@@ -11,9 +11,8 @@ error naming the call and the rule, so that code passing here does not first fai
   move for you, and torch's own traffic from C++ (DDP's parameter checks, bucket all-reduces and
   buffer broadcasts), are not checked: the real stack carries them too.
 ``APEXNPU_HCCL_STRICT=0`` relaxes both rules on the emulator. Gloo binds to loopback unless
-GLOO_SOCKET_IFNAME names an interface (ranks on several hosts need it). The collectives HCCL has
-and torch 1.13's gloo lacks (all_gather_into_tensor, reduce_scatter, all_to_all of lists) are
-made of gloo's all_gather, all_reduce and all_to_all_single.
+GLOO_SOCKET_IFNAME names an interface (ranks on several hosts need it). The group itself
+(``hccl_group``) reduces in rank order and has the collectives gloo lacks.
 """
 from __future__ import annotations
 
@@ -26,6 +25,8 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
+
+from .hccl_group import HcclProcessGroup
 
 NAME = "hccl"
 STRICT_VARIABLE = "APEXNPU_HCCL_STRICT"
@@ -79,7 +80,8 @@ def _create_group(options: Any, pg_options: Any = None) -> Any:
     gloo._devices = [_gloo_device()]
     gloo._threads = 2
     gloo._timeout = options.timeout
-    return dist.ProcessGroupGloo(options.store, options.group_rank, options.group_size, gloo)
+    inner = dist.ProcessGroupGloo(options.store, options.group_rank, options.group_size, gloo)
+    return HcclProcessGroup(inner, options.group_rank, options.group_size)
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
@@ -107,66 +109,8 @@ def _check_dtypes(call: str, tensors: Iterable[torch.Tensor]) -> None:
                             f"constraints); {_RELAX}")
 
 
-class _DoneWork:
-    """The handle of a collective that already finished (gloo ran it synchronously)."""
-
-    def wait(self, timeout: Any = None) -> bool:
-        return True
-
-    def is_completed(self) -> bool:
-        return True
-
-    def is_success(self) -> bool:
-        return True
-
-
-def _gather_into_tensor(output: torch.Tensor, input: torch.Tensor, group: Any = None,
-                        async_op: bool = False) -> Any:
-    parts = list(output.view(-1).chunk(dist.get_world_size(group)))
-    c10d.all_gather(parts, input.reshape(-1), group=group)
-    return _DoneWork() if async_op else None
-
-
-def _reduce_scatter_list(output: torch.Tensor, input_list: Any, op: Any = dist.ReduceOp.SUM,
-                         group: Any = None, async_op: bool = False) -> Any:
-    whole = torch.cat([t.reshape(-1) for t in input_list])
-    c10d.all_reduce(whole, op=op, group=group)
-    rank = dist.get_rank(group)
-    start = sum(t.numel() for t in input_list[:rank])
-    output.copy_(whole[start:start + output.numel()].view_as(output))
-    return _DoneWork() if async_op else None
-
-
-def _reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor, op: Any = dist.ReduceOp.SUM,
-                           group: Any = None, async_op: bool = False) -> Any:
-    parts = list(input.reshape(-1).chunk(dist.get_world_size(group)))
-    return _reduce_scatter_list(output, parts, op, group, async_op)
-
-
-def _all_to_all_list(output_tensor_list: Any, input_tensor_list: Any, group: Any = None,
-                     async_op: bool = False) -> Any:
-    sent = torch.cat([t.reshape(-1) for t in input_tensor_list])
-    received = torch.empty(sum(t.numel() for t in output_tensor_list), dtype=sent.dtype)
-    c10d.all_to_all_single(received, sent, [t.numel() for t in output_tensor_list],
-                           [t.numel() for t in input_tensor_list], group=group)
-    for out, part in zip(output_tensor_list,
-                         received.split([t.numel() for t in output_tensor_list])):
-        out.copy_(part.view_as(out))
-    return _DoneWork() if async_op else None
-
-
-# HCCL collectives that torch 1.13's gloo lacks, made of the ones it has.
-_MADE_OF_GLOO = {"all_to_all": _all_to_all_list,
-                 "all_gather_into_tensor": _gather_into_tensor,
-                 "_all_gather_base": _gather_into_tensor,
-                 "reduce_scatter": _reduce_scatter_list,
-                 "reduce_scatter_tensor": _reduce_scatter_tensor,
-                 "_reduce_scatter_base": _reduce_scatter_tensor}
-
-
 def _checked(name: str, original: Callable) -> Callable:
     signature = inspect.signature(original)
-    made_of_gloo = _MADE_OF_GLOO.get(name)
 
     @functools.wraps(original)
     def collective(*args: Any, **kwargs: Any) -> Any:
@@ -179,8 +123,6 @@ def _checked(name: str, original: Callable) -> Callable:
             return original(*args, **kwargs)
         if not getattr(_inside_object_collective, "active", False) and strict():
             _check_dtypes(name, (t for v in bound.arguments.values() for t in _tensors(v)))
-        if made_of_gloo is not None:
-            return made_of_gloo(*args, **kwargs)
         return original(*args, **kwargs)
 
     collective.__wrapped__ = original  # type: ignore[attr-defined]
