@@ -25,9 +25,10 @@ class RankResult:
 
 
 def launch(args: Sequence[str], world: int, env: Dict[str, str], per_node: Optional[int] = None,
-           timeout: float = 300) -> List[RankResult]:
-    """Run ``python args...`` as ``world`` ranks (``per_node`` ranks per emulated node; all on
-    this machine) and wait for all of them; a rank still running at ``timeout`` is killed."""
+           timeout: float = 300, python: Optional[str] = None) -> List[RankResult]:
+    """Run ``python args...`` (this interpreter unless ``python`` names one) as ``world`` ranks
+    (``per_node`` ranks per emulated node; all on this machine) and wait for all of them; a rank
+    still running at ``timeout`` is killed."""
     per_node = per_node or world
     port = str(free_port())
     procs = []
@@ -36,7 +37,7 @@ def launch(args: Sequence[str], world: int, env: Dict[str, str], per_node: Optio
                         LOCAL_RANK=str(rank % per_node), LOCAL_WORLD_SIZE=str(per_node),
                         GROUP_RANK=str(rank // per_node), MASTER_ADDR="127.0.0.1",
                         MASTER_PORT=port, OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable] + list(args), env=rank_env,
+        procs.append(subprocess.Popen([python or sys.executable] + list(args), env=rank_env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results = []
     for rank, proc in enumerate(procs):

@@ -1,0 +1,131 @@
+"""Ascend-style data-parallel training on the emulated NPU, 2 and 4 processes: ``import
+torch_npu``, ``npu:{rank}`` devices, hccl, torch DDP or apex's combine_ddp, the NpuFused*
+optimizers, and a checkpoint saved on rank 0 and loaded with ``map_location`` on every rank
+(overlay_support/npu_ranks_worker.py is the training script).
+
+What must hold after 20 steps: every rank holds the same parameters and optimizer state, bit for
+bit; resuming from the step-10 checkpoint gives the very same bits as training straight through;
+and the ranks, each on its share of the batch, match one process on the whole batch within
+fp32 rounding (rtol 1e-4, atol 1e-5: the gradients are averaged in another order) or, with fp16
+models (O1/O2), within 2e-2 (forward and backward run in fp16, whose 11-bit significand gives
+~5e-4 per operation).
+
+Without apex.amp the runs need only the overlay and torch_npu's source (CI). Runs through
+apex.amp (O0-O2, combine_ddp) need the installed wheels built from NVIDIA Apex, so they skip
+unless APEXNPU_TEST_UPSTREAM is set.
+"""
+import os
+import subprocess
+
+import pytest
+import torch
+
+import overlay_support
+from overlay_support import ranks
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "overlay_support", "npu_ranks_worker.py")
+SRC = os.path.join(overlay_support.REPO_ROOT, "src")
+STEPS, RESUME_AT = 20, 10
+
+RUNTIME_DIR = overlay_support.runtime_dir()
+
+
+def overlay_python_env():
+    """Environment running the worker from the overlay, torch_npu's source and the runtime."""
+    env = overlay_support.overlay_env()
+    path = [SRC, env["PYTHONPATH"]] + ([RUNTIME_DIR] if RUNTIME_DIR else [])
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    return env
+
+
+def train(tmp_path, world, parallel, opt_level, optimizer, python_env, per_node=None):
+    out = tmp_path / f"{parallel}-{opt_level}-{optimizer}-{world}"
+    out.mkdir()
+    results = ranks.launch([WORKER, str(out), parallel, opt_level, optimizer, str(STEPS),
+                            str(RESUME_AT)], world, python_env, per_node=per_node, timeout=600)
+    for r in results:
+        assert r.returncode == 0, r
+    return [torch.load(out / f"rank{rank}.pt", map_location="cpu") for rank in range(world)]
+
+
+def flat_state(run):
+    """Every tensor of a run (parameters, then optimizer state) in a fixed order."""
+    tensors = [run["params"][k] for k in sorted(run["params"])]
+    for key in sorted(run["optimizer"]["state"]):
+        state = run["optimizer"]["state"][key]
+        tensors += [state[k] for k in sorted(state) if isinstance(state[k], torch.Tensor)]
+    return tensors
+
+
+def check(rank_results, fp16):
+    straight = flat_state(rank_results[0]["straight"])
+    for rank, got in enumerate(rank_results):
+        for name in ("straight", "resumed"):
+            tensors = flat_state(got[name])
+            assert len(tensors) == len(straight)
+            for a, b in zip(tensors, straight):
+                assert torch.equal(a, b), f"rank {rank} {name} differs from rank 0 straight"
+    one = rank_results[0]["one_process"]["params"]
+    tol = dict(rtol=2e-2, atol=2e-2) if fp16 else dict(rtol=1e-4, atol=1e-5)
+    for key, value in rank_results[0]["straight"]["params"].items():
+        assert torch.allclose(value.float(), one[key].float(), **tol), key
+
+
+@pytest.mark.parametrize("world,optimizer", [(2, "sgd"), (2, "adam"), (2, "lamb"), (4, "lamb")])
+def test_ddp_over_hccl_with_fused_optimizers(tmp_path, world, optimizer):
+    check(train(tmp_path, world, "ddp", "none", optimizer, overlay_python_env()), fp16=False)
+
+
+def test_two_nodes_of_two_processes(tmp_path):
+    check(train(tmp_path, 4, "ddp", "none", "adam", overlay_python_env(), per_node=2),
+          fp16=False)
+
+
+# --- through apex.amp, on the installed wheels ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def wheel_env(tmp_path_factory):
+    upstream = os.environ.get("APEXNPU_TEST_UPSTREAM")
+    binary = os.environ.get("APEXNPU_BINARY")
+    if not upstream or not binary:
+        pytest.skip("APEXNPU_TEST_UPSTREAM is not set (path or URL of an NVIDIA Apex "
+                    "repository): apex.amp comes from upstream")
+    work = tmp_path_factory.mktemp("wheels")
+    tree, dist = str(work / "apex"), str(work / "dist")
+    for args in (["gen", "--upstream", upstream, "-o", tree],
+                 ["-q", "build", "--python=/usr/bin/python3", "--tree", tree, "-o", dist,
+                  "--wheel", "-j2"]):
+        proc = subprocess.run([binary] + args, capture_output=True, text=True, timeout=1800)
+        assert proc.returncode == 0, proc.stderr
+    wheels = sorted(os.path.join(dist, f) for f in os.listdir(dist) if f.endswith(".whl"))
+    venv = str(work / "venv")
+    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv],
+                   check=True, env=env)
+    inst = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
+                           "--no-index"] + wheels, capture_output=True, text=True, env=env)
+    assert inst.returncode == 0, inst.stdout + inst.stderr
+    env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env["PATH"]
+    env["APEXNPU_VENV_PYTHON"] = os.path.join(venv, "bin", "python")
+    return env
+
+
+AMP_CASES = [(2, parallel, level, optimizer)
+             for parallel in ("ddp", "combine_ddp") for level in ("O0", "O1", "O2")
+             for optimizer in ("sgd", "adam", "lamb")] + [(4, "ddp", "O2", "adam"),
+                                                          (4, "combine_ddp", "O2", "lamb")]
+
+
+@pytest.mark.parametrize("world,parallel,opt_level,optimizer", AMP_CASES)
+def test_amp_data_parallel(tmp_path, wheel_env, world, parallel, opt_level, optimizer):
+    out = tmp_path / "run"
+    out.mkdir()
+    results = ranks.launch([WORKER, str(out), parallel, opt_level, optimizer, str(STEPS),
+                            str(RESUME_AT)], world, wheel_env, timeout=900,
+                           python=wheel_env["APEXNPU_VENV_PYTHON"])
+    for r in results:
+        assert r.returncode == 0, r
+    got = [torch.load(out / f"rank{rank}.pt", map_location="cpu") for rank in range(world)]
+    check(got, fp16=opt_level != "O0")
