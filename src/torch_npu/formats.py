@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import torch
 
+from apex.npu import storage_sizes
+
 ACL_FORMAT_ND = 2
 _FORMAT = "_apexnpu_npu_format"
 
 
 def get_storage_size(tensor: torch.Tensor) -> int:
-    """Elements in the storage ``tensor`` views (for a tensor in a combined buffer: the whole
-    buffer)."""
-    return tensor.storage().size()
+    """Elements in ``tensor``'s storage. A tensor that apex's combine_npu pointed into a combined
+    buffer keeps the size of its own storage, as on the NPU."""
+    return storage_sizes.storage_size(tensor)
 
 
 def npu_format_cast_(tensor: torch.Tensor, acl_format: int) -> torch.Tensor:

@@ -43,14 +43,17 @@ def test_apex_first_finds_the_emulator_too():
 def test_storage_sizes_and_formats():
     out = run("""
         import torch, torch_npu
-        from apex.contrib.combine_tensors import combine_npu
+        from apex.contrib.combine_tensors import combine_npu, get_aligned_storage_size
         x, y = torch.zeros(5, device="npu"), torch.zeros(20, device="npu")
         combined = combine_npu([x, y])
-        print(torch_npu.get_storage_size(combined), torch_npu.get_storage_size(x), combined.is_npu,
-              torch_npu.npu_format_cast(x, 29) is x, torch_npu.get_npu_format(x),
+        # As on the NPU, a combined tensor keeps its own storage size; its slot is the aligned one.
+        print(torch_npu.get_storage_size(combined), torch_npu.get_storage_size(x),
+              get_aligned_storage_size(x), get_aligned_storage_size(y),
+              y.data_ptr() - x.data_ptr() == get_aligned_storage_size(x) * x.element_size(),
+              combined.is_npu, torch_npu.npu_format_cast(x, 29) is x, torch_npu.get_npu_format(x),
               torch_npu.get_npu_format(y), x.npu_format_cast_(2) is x)
     """)
-    assert out == ["112", "112", "True", "True", "29", "2", "True"]
+    assert out == ["112", "5", "48", "64", "True", "True", "True", "29", "2", "True"]
 
 
 def test_transfer_to_npu_runs_a_cuda_script():

@@ -12,12 +12,25 @@ from typing import List, Optional, Sequence
 
 import torch
 
+from apex.npu import storage_sizes
+
 SUPPORTED_DTYPES = (torch.float32, torch.float16)
 
 
 def combined_size(numel: int) -> int:
     """Elements one tensor of ``numel`` elements occupies in a combined buffer."""
     return (numel + 15) // 16 * 16 + 32
+
+
+def get_aligned_storage_size(tensor: torch.Tensor, align: int = 16, pad: int = 32) -> int:
+    """Elements ``tensor`` takes in a combined buffer: its storage size rounded up to ``align``
+    elements, plus ``pad`` (Ascend's ``ceil(numel/16)*16 + 32``). For a tensor already in a
+    combined buffer, the size of the storage it had, as the NPU keeps it."""
+    if tensor.dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"get_aligned_storage_size: fused optimizers support torch.float32 and "
+                        f"torch.float16 tensors only, got {tensor.dtype}")
+    numel = storage_sizes.storage_size(tensor)
+    return (numel + align - 1) // align * align + pad
 
 
 def combined_offsets(tensors: Sequence[torch.Tensor]) -> List[int]:
@@ -43,6 +56,7 @@ def change_data_ptr(dst: torch.Tensor, src: torch.Tensor, offset: int) -> None:
     if offset + dst.numel() > src.numel():
         raise ValueError(f"change_data_ptr: dst ({dst.numel()} elements) at offset {offset} "
                          f"extends past src ({src.numel()} elements)")
+    storage_sizes.record_repointed(dst, storage_sizes.storage_size(dst))
     with torch.no_grad():
         # A fresh tensor on src's storage becomes dst's data. Not dst.set_(): on a parameter that
         # replaces its gradient accumulator, and the hooks on the old one (torch DDP's) go quiet.
