@@ -100,6 +100,17 @@ def test_levels_train_like_o0_with_the_promised_dtypes(venv_python, o0_result, t
         assert result["scale"] == (1.0 if scale == "none" else scale)
 
 
+def test_o1_casts_cached_weights_and_every_rnn_on_the_npu(venv_python, tmp_path):
+    seen = json.loads(run(venv_python, "o1_casts.py", cwd=tmp_path))
+    assert seen.pop("cached_twice") == ["torch.npu.HalfTensor", "torch.npu.FloatTensor"]
+    for cell in ("RNNCell", "GRUCell", "LSTMCell"):
+        assert seen.pop(cell) == "torch.npu.HalfTensor"
+    assert len(seen) == 16
+    for key, (out, input_grad, weight_grad) in seen.items():
+        assert out == "torch.npu.HalfTensor", key  # O1 runs every RNN in fp16
+        assert input_grad == key.split("-")[-1] and weight_grad == "torch.float32", key
+
+
 def test_o0_trains_fp32(o0_result):
     assert set(o0_result["dtypes"].values()) == {"torch.float32"}
     assert o0_result["last"] < 0.6 * o0_result["first"]

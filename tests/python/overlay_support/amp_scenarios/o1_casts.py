@@ -1,0 +1,34 @@
+"""O1's casts on the NPU (issue 12, items 9-11): a weight whose cached fp16 cast is used twice in
+one iteration, nn.RNN (torch 1.13 calls _VF.rnn_* directly), nn.GRU and nn.LSTM (weights not in
+one flat buffer), and the RNN cells. Prints a JSON dict of what each produced."""
+import json
+
+import torch
+import torch.nn as nn
+
+from apex import amp
+
+torch.manual_seed(0)
+handle = amp.init(enabled=True)
+seen = {}
+lin = nn.Linear(4, 4).npu()
+twice = lin(lin(torch.randn(2, 4).npu()))  # the same cached cast of lin.weight, twice
+twice.float().sum().backward()
+seen["cached_twice"] = [twice.type(), lin.weight.grad.type()]
+for name, make in (("rnn_relu", lambda l, b: nn.RNN(8, 8, l, nonlinearity="relu", bidirectional=b)),
+                   ("rnn_tanh", lambda l, b: nn.RNN(8, 8, l, bidirectional=b)),
+                   ("gru", lambda l, b: nn.GRU(8, 8, l, bidirectional=b)),
+                   ("lstm", lambda l, b: nn.LSTM(8, 8, l, bidirectional=b))):
+    for layers, bidir in ((1, False), (2, True)):
+        rnn = make(layers, bidir).npu()
+        for dtype in (torch.float32, torch.float16):
+            x = torch.randn(5, 3, 8).to("npu", dtype).requires_grad_()
+            out, _ = rnn(x)
+            out[-1].float().sum().backward()
+            seen[f"{name}-{layers}-{bidir}-{dtype}"] = [out.type(), str(x.grad.dtype),
+                                                         str(rnn.weight_ih_l0.grad.dtype)]
+for cell in (nn.RNNCell(8, 8), nn.GRUCell(8, 8), nn.LSTMCell(8, 8)):
+    h = cell.npu()(torch.randn(3, 8).npu())
+    seen[type(cell).__name__] = (h[0] if isinstance(h, tuple) else h).type()
+handle._deactivate()
+print(json.dumps(seen))
