@@ -11,6 +11,7 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
   auto opts = std::make_shared<commands::BuildOptions>();
   auto tree = std::make_shared<std::string>();
   auto cache = std::make_shared<std::string>();
+  auto no_emulator = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("build", "Compile the runtime and binding for a Python and lay out the wheel");
   cmd->add_option("--python", opts->python,
                   "Target interpreter: 3.N (python3.N on PATH, then pyenv) or a path; default python3");
@@ -21,7 +22,9 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
   cmd->add_option("--ref", opts->upstream.ref, "Without --tree: the upstream ref for gen");
   cmd->add_flag("--offline", opts->upstream.offline, "Without --tree: gen uses its clone cache only");
   cmd->add_option("-o,--output", opts->output, "Output directory (default: dist)");
-  cmd->add_flag("--wheel", opts->wheel, "Also write the .whl file");
+  cmd->add_flag("--wheel", opts->wheel, "Also write the .whl files");
+  cmd->add_flag("--no-emulator", *no_emulator,
+                "Leave out the torch_npu emulator's wheel (for machines with Huawei's torch_npu)");
   cmd->add_option("--version-label", opts->version_label,
                   "Local version label: the wheel is 0.1+LABEL (default: ascend)");
   cmd->add_option("-j,--jobs", opts->jobs, "Parallel compilations (default: number of cores)");
@@ -29,10 +32,11 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
   cmd->add_flag("--debug", opts->debug, "Keep symbols and debug info (-g, not stripped)");
   cmd->add_option("--cache-dir", *cache,
                   "Object cache (default: $XDG_CACHE_HOME/apexnpu/objects)");
-  cmd->callback([&selected, &console, opts, tree, cache] {
+  cmd->callback([&selected, &console, opts, tree, cache, no_emulator] {
     selected.name = "build";
-    selected.run = [&console, opts, tree, cache] {
+    selected.run = [&console, opts, tree, cache, no_emulator] {
       if (!tree->empty()) opts->tree = *tree;
+      opts->emulator = !*no_emulator;
       finish_upstream_request(opts->upstream, console);
       if (!cache->empty()) opts->cache_dir = *cache;
       opts->source_date_epoch = commands::epoch_from_env();
@@ -51,6 +55,12 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
       console.info("  layout:   {}", result["layout"].get<std::string>());
       if (!result["wheel"].is_null()) console.info("  wheel:    {}", result["wheel"].get<std::string>());
       console.info("  manifest: {}", result["manifest"].get<std::string>());
+      if (const auto& emulator = result["emulator"]; !emulator.is_null()) {
+        console.info("built the torch_npu emulator ({})", emulator["name"].get<std::string>());
+        console.info("  layout:   {}", emulator["layout"].get<std::string>());
+        if (!emulator["wheel"].is_null())
+          console.info("  wheel:    {}", emulator["wheel"].get<std::string>());
+      }
       return result;
     };
   });

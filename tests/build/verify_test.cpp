@@ -117,6 +117,32 @@ TEST(Verify, ExtensionSuffixDoesNotMatchTag) {
   expect_violation(w, "extension suffix '.cpython-311-x86_64-linux-gnu.so' does not match");
 }
 
+// The torch_npu emulator's wheel: pure Python, py3-none-any.
+WheelFiles pure_files() {
+  const std::string di = "torch_npu_emulator-0.1+ascend.dist-info";
+  WheelFiles f;
+  f["torch_npu/__init__.py"] = "__apexnpu_emulator__ = True\n";
+  f[di + "/METADATA"] = "Metadata-Version: 2.1\nName: torch_npu_emulator\nVersion: 0.1+ascend\n";
+  f[di + "/WHEEL"] = "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n";
+  f[di + "/RECORD"] = format_record(f, di + "/RECORD");
+  return f;
+}
+
+TEST(Verify, PureWheelPasses) {
+  WheelUnderCheck w{pure_files(), "torch_npu_emulator-0.1+ascend-py3-none-any.whl"};
+  const auto r = verify_wheel(w);
+  EXPECT_TRUE(r.ok()) << r.violations.front();
+  EXPECT_EQ(r.tags, std::vector<std::string>{"py3-none-any"});
+}
+
+TEST(Verify, ExtensionInAPureWheel) {
+  WheelUnderCheck w{pure_files(), {}};
+  w.files["torch_npu/_x.cpython-311-x86_64-linux-gnu.so"] = "\x7f" "ELF";
+  const std::string record = "torch_npu_emulator-0.1+ascend.dist-info/RECORD";
+  w.files[record] = format_record(w.files, record);
+  expect_violation(w, "does not match");
+}
+
 TEST(Verify, ExpectedSoabi) {
   EXPECT_EQ(expected_soabi("cp37m", "linux_x86_64"), "cpython-37m-x86_64-linux-gnu");
   EXPECT_EQ(expected_soabi("cp311", "manylinux2014_aarch64"), "cpython-311-aarch64-linux-gnu");

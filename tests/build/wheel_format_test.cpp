@@ -86,6 +86,14 @@ TEST(PackageFiles, KeepsPythonAndDataOnly) {
     EXPECT_FALSE(is_package_file(out)) << out;
 }
 
+TEST(PackageFiles, AnotherPackage) {
+  EXPECT_TRUE(is_package_file("torch_npu/__init__.py", "torch_npu"));
+  EXPECT_TRUE(is_package_file("torch_npu/contrib/transfer_to_npu.py", "torch_npu"));
+  EXPECT_FALSE(is_package_file("torch_npu/__pycache__/a.pyc", "torch_npu"));
+  EXPECT_FALSE(is_package_file("apex/__init__.py", "torch_npu"));
+  EXPECT_FALSE(is_package_file("torch_npu/a.py"));  // the default package is apex
+}
+
 TEST(PackageFiles, FromATreeInMemory) {
   FileTree tree = {{"apex/__init__.py", {"", FileKind::regular}},
                    {"apex/link.py", {"__init__.py", FileKind::symlink}},

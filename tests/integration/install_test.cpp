@@ -1,5 +1,5 @@
 // `cmake --install` gives a tool that works from any directory: it finds its bundled patches,
-// overlay, templates and runtime sources beside itself.
+// overlay, templates, runtime sources and the torch_npu emulator package beside itself.
 #include <gtest/gtest.h>
 
 #include "integration/fixture.h"
@@ -15,7 +15,9 @@ TEST(Install, TheInstalledToolFindsItsDataFromAnyDirectory) {
   const stdfs::path share = tmp / "prefix/share/apexnpu";
   EXPECT_TRUE(stdfs::exists(share / "patches/npu.patch"));
   EXPECT_TRUE(stdfs::exists(share / "runtime/build.json"));
-  EXPECT_TRUE(stdfs::exists(share / "templates"));
+  EXPECT_TRUE(stdfs::exists(share / "templates/wheel/METADATA-emulator.in"));
+  EXPECT_TRUE(stdfs::exists(share / "torch_npu/__init__.py"));
+  EXPECT_TRUE(stdfs::exists(share / "torch_npu/contrib/transfer_to_npu.py"));
 
   FixtureRepo repo(tmp / "upstream");
   repo.write("README", "upstream\n");

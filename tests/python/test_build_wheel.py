@@ -222,7 +222,11 @@ def test_manifest_beside_layout_and_in_dist_info(built):
         manifest = json.load(f)
     inside = json.loads(bh.read_layout(doc["layout"])["apex-0.1+ascend.dist-info/apexnpu_manifest.json"])
     assert manifest == inside
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == 2
+    emulator = manifest["emulator"]
+    assert emulator["name"] == "torch_npu_emulator"
+    assert emulator["file"] == "torch_npu_emulator-0.1+ascend-py3-none-any.whl"
+    assert len(emulator["source_digest"]) == 64
     assert manifest["python"]["abi_tag"] == "cp311" and manifest["python"]["platform_tag"] == "linux_x86_64"
     assert manifest["wheel"] == {"name": "apex", "version": "0.1+ascend",
                                  "file": "apex-0.1+ascend-cp311-cp311-linux_x86_64.whl"}
@@ -250,6 +254,9 @@ def test_reproducible_and_incremental(built, tree, cache, tmp_path):
     assert doc["compiled"] == 0 and doc["linked"] == 0  # nothing changed: nothing compiled
     assert doc["cached"] == doc["total"] > 0
     assert bh.sha256_file(wheels[0]) == bh.sha256_file(wheels[1])
+    emulators = [os.path.join(str(tmp_path / n), os.path.basename(doc["emulator"]["wheel"]))
+                 for n in ("first", "second")]
+    assert bh.sha256_file(emulators[0]) == bh.sha256_file(emulators[1])
     # The epoch is what makes it reproducible: another epoch, other timestamps, other bytes.
     proc, later = bh.build_json(["--python=3.11", "--tree", tree, "-o", str(tmp_path / "later"),
                                  "--wheel", "--cache-dir", cache],
@@ -270,7 +277,9 @@ def test_rebuild_into_existing_output_replaces_items(built, tree, cache, tmp_pat
     assert sorted(os.listdir(out)) == sorted([
         "keep.txt", "apex-0.1+ascend-cp311-cp311-linux_x86_64",
         "apex-0.1+ascend-cp311-cp311-linux_x86_64.whl",
-        "apex-0.1+ascend-cp311-cp311-linux_x86_64.manifest.json"])
+        "apex-0.1+ascend-cp311-cp311-linux_x86_64.manifest.json",
+        "torch_npu_emulator-0.1+ascend-py3-none-any",
+        "torch_npu_emulator-0.1+ascend-py3-none-any.whl"])
     assert bh.run(["verify", doc["wheel"]]).returncode == 0
 
 
@@ -281,6 +290,10 @@ def test_version_label(built, tree, cache, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert os.path.basename(doc["wheel"]) == "apex-0.1+ascend.rc1-cp311-cp311-linux_x86_64.whl"
     assert bh.check_record(bh.read_wheel(doc["wheel"])) == "apex-0.1+ascend.rc1.dist-info"
+    emulator = bh.read_wheel(doc["emulator"]["wheel"])
+    assert bh.check_record(emulator) == "torch_npu_emulator-0.1+ascend.rc1.dist-info"
+    assert "Requires-Dist: apex (==0.1+ascend.rc1)" in \
+        emulator["torch_npu_emulator-0.1+ascend.rc1.dist-info/METADATA"].decode()
     proc = bh.run(["build", "--python=3.11", "--tree", tree, "-o", str(tmp_path / "bad"),
                    "--version-label", "ascend-1"])
     assert proc.returncode == 2

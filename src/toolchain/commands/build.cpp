@@ -3,9 +3,9 @@
 #include <fmt/core.h>
 
 #include <charconv>
-#include <regex>
 #include <cstdlib>
 #include <ctime>
+#include <regex>
 #include <thread>
 
 #include "commands/build_output.h"
@@ -44,6 +44,112 @@ std::optional<std::int64_t> epoch_from_env() {
 
 namespace {
 
+constexpr const char* kEmulatorName = "torch_npu_emulator";
+
+// The interpreter the apex wheel is built for, checked before any work is done.
+struct TargetPython {
+  fs::path executable;
+  python::PythonInfo info;
+  fs::path include_dir;
+  python::WheelTag tag;
+};
+
+TargetPython resolve_python(const BuildOptions& o, const BuildCallbacks& cb) {
+  TargetPython py;
+  py.executable = python::find_python(o.python, python::SearchEnv::from_environment());
+  py.info = python::probe_python(py.executable);
+  python::check_supported(py.info);
+  py.include_dir = python::find_python_headers(py.info);
+  py.tag = python::wheel_tag(py.info);
+  if (cb.detail)
+    cb.detail(fmt::format("python: {} ({} {}, tag {})", py.executable.string(),
+                          py.info.implementation, py.info.version, py.tag.str()));
+  return py;
+}
+
+// The apex package's files (path -> bytes) and where the tree came from.
+struct ApexSources {
+  wheel::WheelFiles files;
+  std::optional<std::string> upstream_url, upstream_commit;
+};
+
+void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& cb) {
+  for (const auto& s : package.skipped_symlinks)
+    if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
+}
+
+// From --tree, or from gen run in memory when there is none.
+ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) {
+  ApexSources apex;
+  if (o.tree) {
+    const wheel::PackageSelection package = wheel::select_package_files(*o.tree);
+    warn_skipped(package, cb);
+    for (const auto& rel : package.files) apex.files[rel] = read_file(*o.tree / rel);
+    return apex;
+  }
+  GenOptions gen;
+  gen.upstream = o.upstream;
+  GenOutcome generated = generate_tree(gen, {cb.detail}, std::nullopt);
+  const auto& up = generated.result.at("upstream");
+  apex.upstream_url = up.value("url", std::string());
+  apex.upstream_commit = up.value("commit", std::string());
+  const wheel::PackageSelection package = wheel::select_package_files(
+      generated.tree,
+      fmt::format("the tree gen made from {} at {}", *apex.upstream_url, *apex.upstream_commit));
+  warn_skipped(package, cb);
+  for (const auto& rel : package.files) apex.files[rel] = generated.tree.at(rel).content;
+  return apex;
+}
+
+// The torch_npu emulator package's files, from apexnpu's own data.
+wheel::WheelFiles collect_emulator_files(const BuildCallbacks& cb) {
+  const fs::path root = emulator_package_root();
+  const wheel::PackageSelection package = wheel::select_package_files(root, "torch_npu");
+  warn_skipped(package, cb);
+  wheel::WheelFiles files;
+  for (const auto& rel : package.files) files[rel] = read_file(root / rel);
+  return files;
+}
+
+// What every step reads: the bundled data, the compiler and the build's time.
+struct BuildContext {
+  std::string version;
+  std::int64_t build_time = 0;
+  fs::path templates;
+  fs::path runtime_dir;
+  compile::RuntimeBuildConfig config;
+  compile::Compiler compiler;
+  manifest::CompatMatrix matrix;
+};
+
+BuildContext load_context(const BuildOptions& o, std::string version) {
+  BuildContext ctx;
+  ctx.version = std::move(version);
+  ctx.build_time = o.source_date_epoch ? *o.source_date_epoch
+                                       : static_cast<std::int64_t>(std::time(nullptr));
+  ctx.compiler = compile::detect_compiler();
+  ctx.runtime_dir = runtime_source_dir();
+  ctx.config = compile::load_runtime_build_config(ctx.runtime_dir);
+  ctx.templates = templates_dir();
+  ctx.matrix = manifest::load_compat_matrix(ctx.templates);
+  return ctx;
+}
+
+compile::NativeBuildResult compile_runtime(const BuildOptions& o, const BuildContext& ctx,
+                                           const TargetPython& py, const BuildOutput& output,
+                                           const BuildCallbacks& cb, fs::path& cache_dir) {
+  compile::NativeBuildOptions native;
+  native.runtime_dir = ctx.runtime_dir;
+  native.cache_dir = cache_dir = o.cache_dir ? *o.cache_dir : compile::default_cache_dir();
+  native.output_dir = output.scratch() / "native";
+  native.jobs = o.jobs > 0 ? o.jobs
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  native.native = o.native;
+  native.debug = o.debug;
+  return compile::build_native(native, ctx.config, ctx.compiler,
+                               {py.info.version, py.include_dir, py.info.ext_suffix}, cb.progress);
+}
+
 // The optimizers the runtime carries: each optim/<name>.h that declares a `class Fused...`
 // (other than the FusedOptimizer base). AdamW is FusedAdam with decoupled weight decay.
 std::vector<std::string> runtime_optimizers(const fs::path& runtime_dir) {
@@ -65,6 +171,95 @@ std::vector<std::string> runtime_optimizers(const fs::path& runtime_dir) {
   return names;
 }
 
+// A wheel ready to be written: its files with the dist-info, and its names.
+struct PlannedWheel {
+  std::string layout_name;  // name-version-tag, the layout directory
+  std::string wheel_file;   // the .whl file name
+  wheel::WheelFiles files;
+  std::string dist_info;
+};
+
+PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id,
+                        const fs::path& templates,
+                        const std::map<std::string, std::string>& extra_dist_info) {
+  PlannedWheel w;
+  w.layout_name = fmt::format("{}-{}-{}", wheel::escape_file_name_part(id.name),
+                              wheel::escape_file_name_part(id.version), id.tag);
+  w.wheel_file = wheel::wheel_file_name(id.name, id.version, id.tag);
+  w.dist_info = wheel::add_dist_info(files, id, templates, extra_dist_info);
+  w.files = std::move(files);
+  return w;
+}
+
+wheel::WheelIdentity apex_identity(const BuildContext& ctx, const TargetPython& py) {
+  wheel::WheelIdentity id;
+  id.version = ctx.version;
+  id.tag = py.tag.str();
+  id.platform = py.info.platform;
+  id.apexnpu_version = APEXNPU_VERSION;
+  id.top_level.push_back("apex");
+  for (const auto& mod : ctx.config.modules) {
+    const std::string top = mod.name.substr(0, mod.name.find('.'));
+    if (std::find(id.top_level.begin(), id.top_level.end(), top) == id.top_level.end())
+      id.top_level.push_back(top);
+  }
+  std::sort(id.top_level.begin(), id.top_level.end());
+  return id;
+}
+
+wheel::WheelIdentity emulator_identity(const BuildContext& ctx) {
+  wheel::WheelIdentity id;
+  id.name = kEmulatorName;
+  id.version = ctx.version;
+  id.tag = "py3-none-any";
+  id.platform = "any";
+  id.apexnpu_version = APEXNPU_VERSION;
+  id.top_level = {"torch_npu"};
+  id.metadata_template = "METADATA-emulator";
+  id.purelib = true;
+  return id;
+}
+
+manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext& ctx,
+                                       const TargetPython& py, const ApexSources& apex,
+                                       const compile::NativeBuildResult& built,
+                                       const std::vector<std::string>& module_paths,
+                                       const std::optional<manifest::EmulatorWheel>& emulator) {
+  manifest::BuildManifest m;
+  m.apexnpu_version = APEXNPU_VERSION;
+  m.wheel_name = "apex";
+  m.wheel_version = ctx.version;
+  m.wheel_file = wheel::wheel_file_name("apex", ctx.version, py.tag.str());
+  m.tree_source = o.tree ? "--tree" : "gen";
+  m.upstream_url = apex.upstream_url;
+  m.upstream_commit = apex.upstream_commit;
+  std::error_code ec;
+  const fs::path patch = bundled_patch_file();
+  if (fs::is_regular_file(patch, ec)) m.patch_sha256 = sha256_hex(read_file(patch));
+  const fs::path overlay = bundled_overlay_dir();
+  if (fs::is_directory(overlay, ec)) m.overlay_digest = manifest::directory_digest(overlay.string());
+  m.python_version = py.info.version;
+  m.python_implementation = py.info.implementation;
+  m.python_tag = py.tag.python;
+  m.abi_tag = py.tag.abi;
+  m.platform_tag = py.tag.platform;
+  m.ext_suffix = py.info.ext_suffix;
+  m.compiler_command = quote_command(ctx.compiler.command);
+  m.compiler_version = ctx.compiler.version;
+  m.compile_flags = built.compile_flags;
+  m.link_flags = built.link_flags;
+  m.runtime_version = ctx.config.runtime_version;
+  m.optimizers = runtime_optimizers(ctx.runtime_dir);
+  m.isa_levels = built.isa_levels;
+  m.modules = module_paths;
+  m.emulator = emulator;
+  m.build_time = ctx.build_time;
+  m.build_time_from_source_date_epoch = o.source_date_epoch.has_value();
+  m.compat_matrix = ctx.matrix.raw;
+  m.tested_with = ctx.matrix.tested_with;
+  return m;
+}
+
 void verify_or_throw(const fs::path& path) {
   const auto report = wheel::verify_wheel(wheel::load_wheel(path));
   if (report.ok()) return;
@@ -74,158 +269,93 @@ void verify_or_throw(const fs::path& path) {
               "this is a bug in apexnpu; please report it with the output of `apexnpu verify`");
 }
 
+// Writes the layout (and with `zip` the .whl) into the staging folder, verified; returns the
+// names of the items to commit.
+std::vector<std::string> stage_wheel(const BuildOutput& output, const PlannedWheel& w, bool zip,
+                                     std::int64_t build_time) {
+  wheel::write_layout(w.files, output.staged(w.layout_name));
+  verify_or_throw(output.staged(w.layout_name));
+  if (!zip) return {w.layout_name};
+  write_file_atomic(output.staged(w.wheel_file),
+                    wheel::build_wheel_zip(w.files, w.dist_info, build_time));
+  verify_or_throw(output.staged(w.wheel_file));
+  return {w.layout_name, w.wheel_file};
+}
+
 }  // namespace
 
 nlohmann::json run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = wheel::validate_local_label(o.version_label);
-  const std::string version = wheel::wheel_version(label);
   if (o.jobs < 0) throw UsageError(fmt::format("-j {}: must be 1 or more", o.jobs));
+  const TargetPython py = resolve_python(o, cb);
 
-  // The target Python, checked before any work is done.
-  const fs::path python_exe = python::find_python(o.python, python::SearchEnv::from_environment());
-  const python::PythonInfo py = python::probe_python(python_exe);
-  python::check_supported(py);
-  const fs::path python_include = python::find_python_headers(py);
-  const python::WheelTag tag = python::wheel_tag(py);
-  if (cb.detail) cb.detail(fmt::format("python: {} ({} {}, tag {})", python_exe.string(),
-                                       py.implementation, py.version, tag.str()));
-
-  // The apex package's files (path -> bytes), read before anything is compiled or written.
-  wheel::WheelFiles package_files;
-  std::optional<std::string> upstream_url, upstream_commit;
-  if (!o.tree) {
-    GenOptions gen;
-    gen.upstream = o.upstream;
-    GenOutcome generated = generate_tree(gen, {cb.detail}, std::nullopt);
-    const auto& up = generated.result.at("upstream");
-    upstream_url = up.value("url", std::string());
-    upstream_commit = up.value("commit", std::string());
-    const wheel::PackageSelection package = wheel::select_package_files(
-        generated.tree, fmt::format("the tree gen made from {} at {}", *upstream_url, *upstream_commit));
-    for (const auto& s : package.skipped_symlinks)
-      if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
-    for (const auto& rel : package.files) package_files[rel] = generated.tree.at(rel).content;
-  } else {
-    const wheel::PackageSelection package = wheel::select_package_files(*o.tree);
-    for (const auto& s : package.skipped_symlinks)
-      if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
-    for (const auto& rel : package.files) package_files[rel] = read_file(*o.tree / rel);
-  }
-
-  const std::optional<std::int64_t> epoch = o.source_date_epoch;
-  const std::int64_t build_time = epoch ? *epoch : static_cast<std::int64_t>(std::time(nullptr));
-  const compile::Compiler compiler = compile::detect_compiler();
-  const fs::path runtime_dir = runtime_source_dir();
-  const compile::RuntimeBuildConfig config = compile::load_runtime_build_config(runtime_dir);
-  const fs::path templates = templates_dir();
-  const manifest::CompatMatrix matrix = manifest::load_compat_matrix(templates);
+  // Read everything before anything is compiled or written.
+  ApexSources apex = collect_apex_files(o, cb);
+  std::optional<wheel::WheelFiles> emulator_files;
+  if (o.emulator) emulator_files = collect_emulator_files(cb);
+  const BuildContext ctx = load_context(o, wheel::wheel_version(label));
 
   BuildOutput output(o.output);
-
-  compile::NativeBuildOptions native;
-  native.runtime_dir = runtime_dir;
-  native.cache_dir = o.cache_dir ? *o.cache_dir : compile::default_cache_dir();
-  native.output_dir = output.scratch() / "native";
-  native.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  native.native = o.native;
-  native.debug = o.debug;
-  const compile::NativeBuildResult built = compile::build_native(
-      native, config, compiler, {py.version, python_include, py.ext_suffix}, cb.progress);
-
-  wheel::WheelFiles files = std::move(package_files);
+  fs::path cache_dir;
+  const compile::NativeBuildResult built = compile_runtime(o, ctx, py, output, cb, cache_dir);
   std::vector<std::string> module_paths;
   for (const auto& m : built.modules) {
-    files[m.relative_path] = read_file(m.file);
+    apex.files[m.relative_path] = read_file(m.file);
     module_paths.push_back(m.relative_path);
   }
 
-  const std::string layout_name = fmt::format("{}-{}-{}", wheel::escape_file_name_part("apex"),
-                                              wheel::escape_file_name_part(version), tag.str());
-  const std::string wheel_name = wheel::wheel_file_name("apex", version, tag.str());
-  const std::string manifest_name = layout_name + ".manifest.json";
-
-  manifest::BuildManifest m;
-  m.apexnpu_version = APEXNPU_VERSION;
-  m.wheel_name = "apex";
-  m.wheel_version = version;
-  m.wheel_file = wheel_name;
-  m.tree_source = o.tree ? "--tree" : "gen";
-  m.upstream_url = upstream_url;
-  m.upstream_commit = upstream_commit;
-  {
-    std::error_code ec;
-    const fs::path patch = bundled_patch_file();
-    if (fs::is_regular_file(patch, ec)) m.patch_sha256 = sha256_hex(read_file(patch));
-    const fs::path overlay = bundled_overlay_dir();
-    if (fs::is_directory(overlay, ec)) m.overlay_digest = manifest::directory_digest(overlay.string());
+  std::optional<PlannedWheel> emulator_wheel;
+  std::optional<manifest::EmulatorWheel> emulator_record;
+  if (emulator_files) {
+    const std::string digest = manifest::files_digest(*emulator_files);
+    emulator_wheel = plan_wheel(std::move(*emulator_files), emulator_identity(ctx), ctx.templates, {});
+    emulator_record = manifest::EmulatorWheel{kEmulatorName, emulator_wheel->wheel_file, digest};
   }
-  m.python_version = py.version;
-  m.python_implementation = py.implementation;
-  m.python_tag = tag.python;
-  m.abi_tag = tag.abi;
-  m.platform_tag = tag.platform;
-  m.ext_suffix = py.ext_suffix;
-  m.compiler_command = quote_command(compiler.command);
-  m.compiler_version = compiler.version;
-  m.compile_flags = built.compile_flags;
-  m.link_flags = built.link_flags;
-  m.runtime_version = config.runtime_version;
-  m.optimizers = runtime_optimizers(runtime_dir);
-  m.isa_levels = built.isa_levels;
-  m.modules = module_paths;
-  m.build_time = build_time;
-  m.build_time_from_source_date_epoch = epoch.has_value();
-  m.compat_matrix = matrix.raw;
-  m.tested_with = matrix.tested_with;
-  const std::string manifest_text = manifest::to_json(m).dump(2) + "\n";
+  const std::string manifest_text =
+      manifest::to_json(describe_build(o, ctx, py, apex, built, module_paths, emulator_record))
+          .dump(2) + "\n";
+  const PlannedWheel apex_wheel = plan_wheel(std::move(apex.files), apex_identity(ctx, py),
+                                             ctx.templates,
+                                             {{"apexnpu_manifest.json", manifest_text}});
 
-  wheel::WheelIdentity id;
-  id.version = version;
-  id.tag = tag.str();
-  id.platform = py.platform;
-  id.apexnpu_version = APEXNPU_VERSION;
-  for (const auto& mod : config.modules) {
-    const std::string top = mod.name.substr(0, mod.name.find('.'));
-    if (std::find(id.top_level.begin(), id.top_level.end(), top) == id.top_level.end())
-      id.top_level.push_back(top);
-  }
-  if (std::find(id.top_level.begin(), id.top_level.end(), "apex") == id.top_level.end())
-    id.top_level.insert(id.top_level.begin(), "apex");
-  std::sort(id.top_level.begin(), id.top_level.end());
-  const std::string dist_info =
-      wheel::add_dist_info(files, id, templates, {{"apexnpu_manifest.json", manifest_text}});
-
-  std::vector<std::string> items = {layout_name, manifest_name};
-  wheel::write_layout(files, output.staged(layout_name));
+  const std::string manifest_name = apex_wheel.layout_name + ".manifest.json";
+  std::vector<std::string> items = stage_wheel(output, apex_wheel, o.wheel, ctx.build_time);
   write_file_atomic(output.staged(manifest_name), manifest_text);
-  verify_or_throw(output.staged(layout_name));
-  if (o.wheel) {
-    write_file_atomic(output.staged(wheel_name),
-                      wheel::build_wheel_zip(files, dist_info, build_time));
-    verify_or_throw(output.staged(wheel_name));
-    items.push_back(wheel_name);
+  items.push_back(manifest_name);
+  if (emulator_wheel) {
+    for (auto& item : stage_wheel(output, *emulator_wheel, o.wheel, ctx.build_time))
+      items.push_back(std::move(item));
   }
-  const auto final_paths = output.commit(items);
+  const std::vector<fs::path> committed = output.commit(items);
+  const auto path_of = [&](const std::string& name) {
+    const auto at = std::find(items.begin(), items.end(), name);
+    return at == items.end() ? nlohmann::json(nullptr)
+                             : nlohmann::json(committed[at - items.begin()].string());
+  };
 
-  nlohmann::json result = {
-      {"python", {{"executable", python_exe.string()}, {"version", py.version},
-                  {"implementation", py.implementation}, {"soabi", py.soabi},
-                  {"ext_suffix", py.ext_suffix}, {"include_dir", python_include.string()},
-                  {"platform", py.platform}}},
-      {"tag", tag.str()},
-      {"version", version},
+  return {
+      {"python", {{"executable", py.executable.string()}, {"version", py.info.version},
+                  {"implementation", py.info.implementation}, {"soabi", py.info.soabi},
+                  {"ext_suffix", py.info.ext_suffix}, {"include_dir", py.include_dir.string()},
+                  {"platform", py.info.platform}}},
+      {"tag", py.tag.str()},
+      {"version", ctx.version},
       {"compiled", built.compiled},
       {"cached", built.total - built.compiled},
       {"total", built.total},
       {"linked", built.linked},
-      {"cache_dir", native.cache_dir.string()},
-      {"files", files.size()},
-      {"layout", final_paths[0].string()},
-      {"manifest", final_paths[1].string()},
-      {"wheel", o.wheel ? nlohmann::json(final_paths[2].string()) : nlohmann::json(nullptr)},
+      {"cache_dir", cache_dir.string()},
+      {"files", apex_wheel.files.size()},
+      {"layout", path_of(apex_wheel.layout_name)},
+      {"manifest", path_of(manifest_name)},
+      {"wheel", path_of(apex_wheel.wheel_file)},
+      {"emulator", emulator_wheel
+                       ? nlohmann::json{{"name", kEmulatorName},
+                                        {"layout", path_of(emulator_wheel->layout_name)},
+                                        {"wheel", path_of(emulator_wheel->wheel_file)}}
+                       : nlohmann::json(nullptr)},
       {"verified", true},
   };
-  return result;
 }
 
 }  // namespace apexnpu::commands

@@ -1,6 +1,7 @@
 #pragma once
-// `apexnpu build`: target Python -> compiled runtime + binding -> wheel layout (+ .whl) +
-// compatibility manifest in -o, verified after writing. The CLI (src/cli/cmd_build.cpp) only
+// `apexnpu build`: target Python -> compiled runtime + binding -> apex's wheel layout (+ .whl),
+// the torch_npu emulator's pure-Python wheel beside it, and the compatibility manifest in -o,
+// verified after writing. The CLI (src/cli/cmd_build.cpp) only
 // parses options into BuildOptions and prints the result.
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +20,7 @@ struct BuildOptions {
   git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream, --ref, --offline)
   std::filesystem::path output = "dist";       // -o
   bool wheel = false;                          // --wheel: also write the .whl
+  bool emulator = true;                        // the torch_npu emulator's wheel too (--no-emulator)
   std::string version_label = "ascend";        // --version-label
   int jobs = 0;                                // -j; 0: number of cores
   bool native = false;                         // --native: -march=native
@@ -38,7 +40,8 @@ std::optional<std::int64_t> epoch_from_env();
 
 // Without options.tree, runs gen (generate_tree, in memory) on options.upstream first.
 // Throws Error / UsageError; on any failure nothing is left in options.output.
-// Returns the --json result: python, tag, compiled/cached/total/linked, layout, wheel, manifest.
+// Returns the --json result: python, tag, compiled/cached/total/linked, layout, wheel, manifest,
+// emulator ({name, layout, wheel}, or null with --no-emulator).
 nlohmann::json run_build(const BuildOptions& options, const BuildCallbacks& callbacks = {});
 
 }  // namespace apexnpu::commands

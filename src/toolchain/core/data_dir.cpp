@@ -51,4 +51,11 @@ fs::path runtime_source_dir() {
   return base / "src" / "runtime";
 }
 
+fs::path emulator_package_root() {
+  const fs::path base = data_dir();
+  std::error_code ec;
+  if (fs::is_directory(base / "torch_npu", ec)) return base;
+  return base / "src";
+}
+
 }  // namespace apexnpu

@@ -11,5 +11,8 @@ std::filesystem::path bundled_patch_file();     // patches/npu.patch
 std::filesystem::path bundled_overlay_dir();    // patches/overlay
 std::filesystem::path templates_dir();          // templates
 std::filesystem::path runtime_source_dir();     // runtime/ when installed, src/runtime/ in source
+// The folder holding the torch_npu emulator package (torch_npu/): the data dir when installed,
+// src/ in source.
+std::filesystem::path emulator_package_root();
 
 }  // namespace apexnpu

@@ -44,6 +44,10 @@ nlohmann::json to_json(const BuildManifest& m) {
         {"optimizers", m.optimizers},
         {"isa_levels", m.isa_levels},
         {"modules", m.modules}}},
+      {"emulator", m.emulator ? nlohmann::json{{"name", m.emulator->name},
+                                               {"file", m.emulator->file},
+                                               {"source_digest", m.emulator->source_digest}}
+                              : nlohmann::json(nullptr)},
       {"build_time",
        {{"unix_time", m.build_time},
         {"from_source_date_epoch", m.build_time_from_source_date_epoch}}},
@@ -53,14 +57,17 @@ nlohmann::json to_json(const BuildManifest& m) {
 }
 
 std::string directory_digest(const std::string& dir) {
-  std::map<std::string, fs::path> files;
+  std::map<std::string, std::string> files;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (it->is_regular_file())
-      files[it->path().lexically_relative(dir).generic_string()] = it->path();
+      files[it->path().lexically_relative(dir).generic_string()] = read_file(it->path());
+  return files_digest(files);
+}
+
+std::string files_digest(const std::map<std::string, std::string>& files) {
   Sha256 h;
-  for (const auto& [rel, path] : files) {
-    const std::string bytes = read_file(path);
+  for (const auto& [rel, bytes] : files) {
     h.update(rel).update(std::string_view("\0", 1)).update(std::to_string(bytes.size()))
         .update(std::string_view("\0", 1)).update(bytes);
   }

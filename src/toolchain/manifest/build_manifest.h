@@ -4,6 +4,7 @@
 // what runtime it carries, and the compatibility matrix. Schema-versioned JSON; it holds no
 // machine paths and no wall-clock time, so it is reproducible like the wheel.
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,7 +12,15 @@
 
 namespace apexnpu::manifest {
 
-inline constexpr int kManifestSchemaVersion = 1;
+// 2: adds "emulator", the torch_npu emulator wheel built beside apex's (null without it).
+inline constexpr int kManifestSchemaVersion = 2;
+
+// The torch_npu emulator's wheel, built beside apex's (pure Python, one for every interpreter).
+struct EmulatorWheel {
+  std::string name;           // "torch_npu_emulator"
+  std::string file;           // the .whl file name (also when --wheel was not given)
+  std::string source_digest;  // directory_digest of the torch_npu package it was made from
+};
 
 struct BuildManifest {
   std::string apexnpu_version;
@@ -36,6 +45,7 @@ struct BuildManifest {
   std::vector<std::string> modules;  // paths inside the wheel
   std::int64_t build_time = 0;          // SOURCE_DATE_EPOCH when set, else the build's start
   bool build_time_from_source_date_epoch = false;
+  std::optional<EmulatorWheel> emulator;  // none with --no-emulator
   nlohmann::json compat_matrix;      // templates/compat_matrix.json as read
   nlohmann::json tested_with;
 };
@@ -44,5 +54,7 @@ nlohmann::json to_json(const BuildManifest& m);
 
 // sha256 over a directory's files: for each (sorted) relative path, "path\0size\0bytes".
 std::string directory_digest(const std::string& dir);
+// The same digest over files given as (relative path -> bytes).
+std::string files_digest(const std::map<std::string, std::string>& files);
 
 }  // namespace apexnpu::manifest

@@ -21,8 +21,8 @@ constexpr std::array<std::string_view, 21> kExcludedSuffixes = {
 
 }  // namespace
 
-bool is_package_file(const std::string& rel) {
-  if (!rel.starts_with("apex/")) return false;
+bool is_package_file(const std::string& rel, const std::string& package) {
+  if (!rel.starts_with(package + "/")) return false;
   std::size_t start = 0;
   while (true) {
     const std::size_t slash = rel.find('/', start);
@@ -40,30 +40,34 @@ bool is_package_file(const std::string& rel) {
   }
 }
 
-PackageSelection select_package_files(const fs::path& tree) {
+PackageSelection select_package_files(const fs::path& tree, const std::string& package) {
   std::error_code ec;
+  const bool apex = package == "apex";  // the user's --tree; the emulator's source is bundled
   if (!fs::is_directory(tree, ec))
-    throw Error(fmt::format("--tree {}: not a directory", tree.string()),
-                "pass the directory written by `apexnpu gen -o DIR`");
-  if (!fs::is_regular_file(tree / "apex" / "__init__.py", ec))
-    throw Error(fmt::format("--tree {}: no apex/ package in it (apex/__init__.py is missing)",
-                            tree.string()),
-                "pass the directory written by `apexnpu gen -o DIR` (the folder that contains apex/)");
+    throw Error(fmt::format("{}{}: not a directory", apex ? "--tree " : "", tree.string()),
+                apex ? "pass the directory written by `apexnpu gen -o DIR`"
+                     : "reinstall apexnpu, or set APEXNPU_DATA_DIR to its source tree");
+  if (!fs::is_regular_file(tree / package / "__init__.py", ec))
+    throw Error(fmt::format("{}{}: no {}/ package in it ({}/__init__.py is missing)",
+                            apex ? "--tree " : "", tree.string(), package, package),
+                apex ? "pass the directory written by `apexnpu gen -o DIR` (the folder that "
+                       "contains apex/)"
+                     : "reinstall apexnpu, or set APEXNPU_DATA_DIR to its source tree");
   PackageSelection sel;
-  for (fs::recursive_directory_iterator it(tree / "apex", ec), end; !ec && it != end;
+  for (fs::recursive_directory_iterator it(tree / package, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string rel = it->path().lexically_relative(tree).generic_string();
     if (it->is_symlink()) {
-      if (is_package_file(rel)) sel.skipped_symlinks.push_back(rel);
+      if (is_package_file(rel, package)) sel.skipped_symlinks.push_back(rel);
       continue;
     }
     if (it->is_directory()) {
-      if (!is_package_file(rel + "/x")) it.disable_recursion_pending();
+      if (!is_package_file(rel + "/x", package)) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file() && is_package_file(rel)) sel.files.push_back(rel);
+    if (it->is_regular_file() && is_package_file(rel, package)) sel.files.push_back(rel);
   }
-  if (ec) throw Error(fmt::format("cannot read {}: {}", (tree / "apex").string(), ec.message()));
+  if (ec) throw Error(fmt::format("cannot read {}: {}", (tree / package).string(), ec.message()));
   std::sort(sel.files.begin(), sel.files.end());
   return sel;
 }

@@ -17,8 +17,8 @@ std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const fs::
   const std::map<std::string, std::string> values = {
       {"name", id.name},         {"version", id.version},
       {"tag", id.tag},           {"platform", id.platform},
-      {"apexnpu_version", id.apexnpu_version}};
-  files[di + "/METADATA"] = render_wheel_template(templates_dir, "METADATA", values);
+      {"apexnpu_version", id.apexnpu_version}, {"purelib", id.purelib ? "true" : "false"}};
+  files[di + "/METADATA"] = render_wheel_template(templates_dir, id.metadata_template, values);
   files[di + "/WHEEL"] = render_wheel_template(templates_dir, "WHEEL", values);
   std::string top;
   for (const auto& t : id.top_level) top += t + "\n";

@@ -16,9 +16,11 @@ struct WheelIdentity {
   std::string name = "apex";
   std::string version;          // "0.1+ascend"
   std::string tag;              // "cp311-cp311-linux_x86_64"
-  std::string platform;         // sysconfig platform, for METADATA's Platform
+  std::string platform;         // sysconfig platform, for METADATA's Platform ("any" when pure)
   std::string apexnpu_version;  // for WHEEL's Generator
   std::vector<std::string> top_level;
+  std::string metadata_template = "METADATA";  // templates/wheel/<this>.in
+  bool purelib = false;                        // no compiled code: WHEEL's Root-Is-Purelib
 };
 
 // Adds the dist-info files to `files` (extra_files are named relative to the dist-info) and
