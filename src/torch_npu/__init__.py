@@ -21,5 +21,6 @@ from .formats import get_npu_format, get_storage_size, npu_format_cast, npu_form
 
 npu = torch.npu
 _sys.modules[__name__ + ".npu"] = npu  # `import torch_npu.npu`, `from torch_npu.npu import ...`
+_sys.modules[__name__ + ".npu.amp"] = npu.amp
 
 __all__ = ["npu", "get_storage_size", "npu_format_cast", "npu_format_cast_", "get_npu_format"]

@@ -56,6 +56,31 @@ def test_storage_sizes_and_formats():
     assert out == ["112", "5", "48", "64", "True", "True", "True", "29", "2", "True"]
 
 
+def test_torch_npu_amp_and_its_cuda_name():
+    out = run("""
+        import torch, torch.nn as nn
+        import torch_npu
+        from torch_npu.npu.amp import autocast as npu_autocast
+        from torch_npu.contrib import transfer_to_npu
+        from torch.cuda.amp import autocast, GradScaler
+        model = nn.Linear(4, 2).cuda()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = GradScaler()
+        with autocast():
+            out = model(torch.ones(3, 4).cuda())
+        with torch.autocast("cuda"):
+            again = model(torch.ones(3, 4).cuda())
+        scaler.scale(out.float().sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        print(autocast is npu_autocast, out.dtype, again.dtype, scaler.get_scale(),
+              torch.cuda.amp is torch.npu.amp)
+    """)
+    # The fp16 weight gradient is 3 * 65536 > 65504: it saturates, so the step is skipped and
+    # the scale backs off, as an fp16 overflow does on a GPU.
+    assert out == ["True", "torch.float16", "torch.float16", "32768.0", "True"]
+
+
 def test_transfer_to_npu_runs_a_cuda_script():
     out = run("""
         import io

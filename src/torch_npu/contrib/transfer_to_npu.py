@@ -11,6 +11,7 @@ answers for the NPUs (devices, seeds, streams, events, memory, tensor types, ``t
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from typing import Any, Callable
 
@@ -77,6 +78,7 @@ def _install() -> None:
     for name in _CUDA_NAMES:
         if hasattr(torch.npu, name):
             setattr(torch.cuda, name, getattr(torch.npu, name))
+    sys.modules["torch.cuda.amp"] = torch.npu.amp
     torch.cuda.nvtx = _nvtx()
     torch.Tensor.cuda = torch.Tensor.npu
     torch.nn.Module.cuda = torch.nn.Module.npu

@@ -12,7 +12,8 @@ from typing import Any, Dict, List, NamedTuple
 
 import torch
 
-from . import devices, emulation, float_status, memory, placement, streams, tensor_types
+from . import (devices, emulation, float_status, memory, npu_amp, placement, streams,
+               tensor_types)
 
 DEVICE_NAME = "Emulated Ascend NPU (CPU)"
 _FLOAT_STATUS_SIZE = 8
@@ -211,6 +212,8 @@ def make_module() -> types.ModuleType:
     for name, cls in tensor_types.TYPES.items():
         setattr(module, name, cls)
     module.config = _make_config()
+    module.amp = npu_amp.make_module()
+    module.is_autocast_enabled = module.amp.is_autocast_enabled
     return module
 
 
@@ -222,6 +225,8 @@ def install() -> bool:
     module = make_module()
     torch.npu = module
     sys.modules["torch.npu"] = module
+    sys.modules["torch.npu.amp"] = module.amp
+    npu_amp.install_torch_autocast()
     torch.npu_alloc_float_status = npu_alloc_float_status
     torch.npu_get_float_status = npu_get_float_status
     torch.npu_clear_float_status = npu_clear_float_status

@@ -84,14 +84,30 @@ def transfer(source: torch.Tensor, index: Optional[int],
     return placement.put(out, index)
 
 
-_base_to = _TensorBase.to
-_base_cpu = _TensorBase.cpu
-_base_type = _TensorBase.type
-_base_numpy = _TensorBase.numpy
+_modes_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)
+
+
+def _torch_own(method: Callable) -> Callable:
+    """torch's own ``method``, called without torch-function modes (autocast's): a mode would
+    send the call to its public API, which is the override here, and run it twice."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not _modes_enabled():
+            return method(*args, **kwargs)
+        with torch.overrides._no_torch_function_mode():
+            return method(*args, **kwargs)
+
+    return call
+
+
+_base_to = _torch_own(_TensorBase.to)
+_base_cpu = _torch_own(_TensorBase.cpu)
+_base_type = _torch_own(_TensorBase.type)
+_base_numpy = _torch_own(_TensorBase.numpy)
 _base_device = _TensorBase.device
 _base_data = _TensorBase.data
 _base_is_cpu = _TensorBase.is_cpu
-_base_record_stream = _TensorBase.record_stream
+_base_record_stream = _torch_own(_TensorBase.record_stream)
 
 
 def tensor_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
