@@ -350,3 +350,13 @@ def test_legacy_tensor_constructor_works_under_the_emulation():
 
     assert type(Subclass()) is Subclass
     assert nn.Parameter(torch.Tensor(3)).shape == (3,)
+
+
+def test_allocations_do_not_read_their_garbage_through_the_saturation_check():
+    # Uninitialised fp16 memory may hold any bit pattern; allocating it is no overflow.
+    for _ in range(20):
+        torch.empty(4096, dtype=torch.float16)
+        torch.empty_strided((64, 64), (64, 1), dtype=torch.float16)
+        torch.ones(3).half().new_empty(4096)
+        torch.empty_like(torch.ones(4096).half())
+    assert not float_status.get()
