@@ -6,6 +6,8 @@ of the NPU's: an overflow is what the float status records (fp16 saturates inste
 inf, so checking the gradients for inf is not enough), and ``dynamic=False`` keeps the scale
 fixed, as torch_npu's GradScaler offers. The float status is cleared when the scaler scales a
 loss, so a saturation the forward pass meant (a masked fill) does not count against the step.
+Under torch.distributed, the ranks agree on an overflow at unscale_ (the status is per process),
+so they all skip the same steps.
 Unscaling runs in the runtime's fused kernel when it is built (``APEXNPU_OPTIM_PATH=torch``
 forces torch operations; the results are the same).
 """
@@ -107,7 +109,7 @@ class GradScaler:
                                      "place; train fp32 parameters under autocast")
                 grad = p.grad if not p.grad.is_sparse else p.grad.coalesce()._values()
                 found = loss_scaling.unscale_flat(grad, inv_scale) or found
-        found = float_status.get() or found
+        found = loss_scaling.agree_across_ranks(float_status.get() or found)
         state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
                                         device=scale.device)
         state["stage"] = OptState.UNSCALED

@@ -74,6 +74,20 @@ def unscale_tensors(model_grads: Sequence[torch.Tensor], master_grads: Sequence[
     return found
 
 
+def agree_across_ranks(overflow: bool) -> bool:
+    """Whether any rank of torch.distributed's default group overflowed (every rank must call
+    this together). The float status is each process's own: an fp16 gradient that saturated on
+    one rank arrives on the others finite after the all-reduce, so without agreement one rank
+    would skip a step that the others take, and the replicas would drift apart silently."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return overflow
+    flag = torch.tensor([1 if overflow else 0], dtype=torch.int32)  # a dtype hccl carries
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
+
+
 def take_overflow() -> bool:
     """Whether an overflow happened since the last call; clears the float status."""
     return float_status.clear()
