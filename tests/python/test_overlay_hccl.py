@@ -67,6 +67,17 @@ def test_data_types_hccl_does_not_carry_are_refused():
             assert "APEXNPU_HCCL_STRICT=0" in err[1]
 
 
+def test_any_dtype_moves_as_bits_hccl_carries():
+    import torch
+
+    out = run("bits", 2)
+    assert out[0] == out[1]
+    for dtype in ("int64", "float64", "bool", "bfloat16", "uint8", "int16"):
+        want = (torch.arange(5) * 3).to(getattr(torch, dtype)).tolist()
+        assert out[1]["torch." + dtype] == want, dtype  # rank 0's values, bit for bit
+    assert out[1]["scalar"] == 7
+
+
 def test_the_rules_can_be_relaxed():
     for got in run("relaxed", 2, APEXNPU_HCCL_STRICT="0"):
         assert got == {"all_reduce_int64": [3, 3]}

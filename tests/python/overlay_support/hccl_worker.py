@@ -115,6 +115,22 @@ def ordered(rank, world):
     return out
 
 
+def bits(rank, world):
+    """Tensors of dtypes HCCL does not carry, broadcast as views of their bytes."""
+    from apex.npu.collective_dtypes import bits_view
+
+    out = {}
+    for dtype in (torch.int64, torch.float64, torch.bool, torch.bfloat16, torch.uint8, torch.int16):
+        t = (torch.arange(5) * (rank + 3)).to(dtype)
+        scalar = torch.tensor(7 * (rank + 1), dtype=torch.int64) if dtype == torch.int64 else None
+        dist.broadcast(bits_view(t), src=0)
+        if scalar is not None:
+            dist.broadcast(bits_view(scalar), src=0)  # a 0-dim counter, as BatchNorm's
+            out["scalar"] = int(scalar)
+        out[str(dtype)] = t.tolist()
+    return out
+
+
 def relaxed(rank, world):
     t = torch.full((2,), rank + 1, dtype=torch.int64)
     dist.all_reduce(t)
@@ -140,6 +156,8 @@ def main(scenario):
             result = refusals(rank, world)
         elif scenario == "ordered":
             result = ordered(rank, world)
+        elif scenario == "bits":
+            result = bits(rank, world)
         elif scenario == "relaxed":
             result = relaxed(rank, world)
         else:

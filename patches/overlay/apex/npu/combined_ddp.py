@@ -23,6 +23,8 @@ from typing import List, Sequence
 
 import torch
 
+from . import collective_dtypes
+
 # Slices smaller than this many elements are not worth a collective of their own.
 MIN_SLICE_ELEMENTS = 1 << 16
 
@@ -55,19 +57,21 @@ def broadcast_from_rank0(models) -> None:
                for t in list(module.parameters()) + list(module.buffers())]
     check_same_layout(tensors, "models")
     with torch.no_grad():
-        for tensor in tensors:
-            dist.broadcast(tensor, src=0)
+        for tensor in tensors:  # BatchNorm's int64 counters too, as bits HCCL carries
+            dist.broadcast(collective_dtypes.bits_view(tensor), src=0)
 
 
 def _layout(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
-    """Count, total size and an order-sensitive checksum of the tensors' sizes and dtypes."""
+    """Count, total size (in two 30-bit halves) and an order-sensitive checksum of the tensors'
+    sizes and dtypes, as int32: a dtype HCCL carries."""
     checksum = 0
     for i, t in enumerate(tensors):
         code = _DTYPE_CODES.get(t.dtype, 7)
-        checksum = (checksum * 1000003 + (i + 1) * (t.numel() * 8 + code)) % (1 << 61)
+        checksum = (checksum * 1000003 + (i + 1) * (t.numel() * 8 + code)) % 2147483647
+    total = sum(t.numel() for t in tensors)
     device = tensors[0].device if tensors else torch.device("cpu")  # hccl sends device tensors
-    return torch.tensor([len(tensors), sum(t.numel() for t in tensors), checksum],
-                        dtype=torch.int64, device=device)
+    return torch.tensor([len(tensors), total >> 30, total & ((1 << 30) - 1), checksum],
+                        dtype=torch.int32, device=device)
 
 
 def check_same_layout(tensors: Sequence[torch.Tensor], what: str) -> None:
@@ -82,8 +86,12 @@ def check_same_layout(tensors: Sequence[torch.Tensor], what: str) -> None:
             raise RuntimeError(
                 "combine_ddp: the ranks' {} differ (rank 0: {} tensors, {} elements; rank {}: {} "
                 "tensors, {} elements); every rank must build the same model and "
-                "optimizer".format(what, int(everyone[0][0]), int(everyone[0][1]), rank,
-                                   int(theirs[0]), int(theirs[1])))
+                "optimizer".format(what, int(everyone[0][0]), _total(everyone[0]), rank,
+                                   int(theirs[0]), _total(theirs)))
+
+
+def _total(layout: torch.Tensor) -> int:
+    return (int(layout[1]) << 30) + int(layout[2])
 
 
 def _slices(buf: torch.Tensor, count: int) -> List[torch.Tensor]:

@@ -1,0 +1,22 @@
+"""Tensors of any dtype through collectives that carry only int8, int32, float16 and float32.
+
+HCCL carries only those four (see ``hccl``). A broadcast or gather that only moves bits can move
+any tensor as a view of the same bytes in one of them: 8-byte elements as pairs of int32, 2-byte
+ones as float16 bit patterns, 1-byte ones as int8. Arithmetic (all-reduce) cannot.
+"""
+from __future__ import annotations
+
+import torch
+
+CARRIED = (torch.int8, torch.int32, torch.float16, torch.float32)
+_BY_SIZE = {1: torch.int8, 2: torch.float16, 4: torch.int32, 8: torch.int32}
+
+
+def bits_view(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` itself when its dtype is carried, else a view of its bytes in one that is (it
+    must be contiguous). Writing the view writes the tensor."""
+    if tensor.dtype in CARRIED:
+        return tensor
+    if not tensor.is_contiguous():
+        raise ValueError(f"cannot move a non-contiguous {tensor.dtype} tensor through HCCL")
+    return tensor.reshape(-1).view(_BY_SIZE[tensor.element_size()])
