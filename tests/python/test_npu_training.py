@@ -39,14 +39,28 @@ def overlay_python_env():
     return env
 
 
-def train(tmp_path, world, parallel, opt_level, optimizer, python_env, per_node=None):
-    out = tmp_path / f"{parallel}-{opt_level}-{optimizer}-{world}"
-    out.mkdir()
+def launch(out, world, parallel, opt_level, optimizer, phase, env, python=None,
+           per_node=None):
     results = ranks.launch([WORKER, str(out), parallel, opt_level, optimizer, str(STEPS),
-                            str(RESUME_AT)], world, python_env, per_node=per_node, timeout=600)
+                            str(RESUME_AT), phase], world, env, per_node=per_node, timeout=900,
+                           python=python)
     for r in results:
         assert r.returncode == 0, r
-    return [torch.load(out / f"rank{rank}.pt", map_location="cpu") for rank in range(world)]
+    return [torch.load(out / f"{phase}-rank{rank}.pt", map_location="cpu")
+            for rank in range(world)]
+
+
+def train(tmp_path, world, parallel, opt_level, optimizer, env, python=None, per_node=None):
+    """[{straight, resumed} per rank], and one process on the whole batch."""
+    out, one = tmp_path / "ranks", tmp_path / "one"
+    out.mkdir()
+    one.mkdir()
+    straight = launch(out, world, parallel, opt_level, optimizer, "straight", env, python,
+                      per_node)
+    resumed = launch(out, world, parallel, opt_level, optimizer, "resumed", env, python,
+                     per_node)
+    reference = launch(one, 1, "none", opt_level, optimizer, "straight", env, python)[0]
+    return [{"straight": s, "resumed": r} for s, r in zip(straight, resumed)], reference
 
 
 def flat_state(run):
@@ -58,7 +72,8 @@ def flat_state(run):
     return tensors
 
 
-def check(rank_results, fp16):
+def check(results, fp16):
+    rank_results, one_process = results
     straight = flat_state(rank_results[0]["straight"])
     for rank, got in enumerate(rank_results):
         for name in ("straight", "resumed"):
@@ -66,7 +81,7 @@ def check(rank_results, fp16):
             assert len(tensors) == len(straight)
             for a, b in zip(tensors, straight):
                 assert torch.equal(a, b), f"rank {rank} {name} differs from rank 0 straight"
-    one = rank_results[0]["one_process"]["params"]
+    one = one_process["params"]
     tol = dict(rtol=2e-2, atol=2e-2) if fp16 else dict(rtol=1e-4, atol=1e-5)
     for key, value in rank_results[0]["straight"]["params"].items():
         assert torch.allclose(value.float(), one[key].float(), **tol), key
@@ -118,14 +133,22 @@ AMP_CASES = [(2, parallel, level, optimizer)
                                                           (4, "combine_ddp", "O2", "lamb")]
 
 
+def train_on_wheels(tmp_path, wheel_env, world, parallel, opt_level, optimizer, env=None):
+    return train(tmp_path, world, parallel, opt_level, optimizer, dict(wheel_env, **(env or {})),
+                 python=wheel_env["APEXNPU_VENV_PYTHON"])
+
+
 @pytest.mark.parametrize("world,parallel,opt_level,optimizer", AMP_CASES)
 def test_amp_data_parallel(tmp_path, wheel_env, world, parallel, opt_level, optimizer):
-    out = tmp_path / "run"
-    out.mkdir()
-    results = ranks.launch([WORKER, str(out), parallel, opt_level, optimizer, str(STEPS),
-                            str(RESUME_AT)], world, wheel_env, timeout=900,
-                           python=wheel_env["APEXNPU_VENV_PYTHON"])
-    for r in results:
-        assert r.returncode == 0, r
-    got = [torch.load(out / f"rank{rank}.pt", map_location="cpu") for rank in range(world)]
+    got = train_on_wheels(tmp_path, wheel_env, world, parallel, opt_level, optimizer)
     check(got, fp16=opt_level != "O0")
+
+
+@pytest.mark.parametrize("parallel", ["ddp", "combine_ddp"])
+def test_an_overflow_on_one_rank_is_skipped_by_every_rank(tmp_path, wheel_env, parallel):
+    # The float status is per process: only the ranks' agreement keeps them one replica.
+    got, _ = train_on_wheels(tmp_path, wheel_env, 2, parallel, "O2", "adam",
+                             env={"NPU_RANKS_OVERFLOW_AT": "4"})
+    for name in ("straight", "resumed"):
+        for a, b in zip(flat_state(got[0][name]), flat_state(got[1][name])):
+            assert torch.equal(a, b), name

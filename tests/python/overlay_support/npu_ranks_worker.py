@@ -6,12 +6,12 @@ MASTER_ADDR, MASTER_PORT), the model moved with ``.npu()``, torch DDP with ``dev
 or apex's combine_ddp, and a checkpoint saved on rank 0 and loaded on every rank with
 ``map_location=f"npu:{rank}"``.
 
-    python npu_ranks_worker.py OUT PARALLEL OPT_LEVEL OPTIMIZER STEPS RESUME_AT
+    python npu_ranks_worker.py OUT PARALLEL OPT_LEVEL OPTIMIZER STEPS RESUME_AT PHASE
 
-PARALLEL is ddp or combine_ddp; OPT_LEVEL is none (no apex.amp) or O0..O3. Each rank trains
-twice: straight through, and with a checkpoint at step RESUME_AT from which every object is
-rebuilt; rank 0 also trains the same recipe as one process on the whole batch. Each rank writes
-OUT/rank<R>.pt: the final parameters and optimizer state of each run.
+PARALLEL is ddp, combine_ddp or none (one process on the whole batch); OPT_LEVEL is none (no
+apex.amp) or O0..O3; PHASE is straight (rank 0 also writes OUT/checkpoint.pt before step
+RESUME_AT) or resumed (starts from that checkpoint). Each rank writes OUT/<PHASE>-rank<R>.pt: the
+final parameters and optimizer state.
 """
 import os
 import sys
@@ -22,6 +22,8 @@ import torch.nn as nn
 import torch_npu  # noqa: F401
 
 GLOBAL_BATCH = 16
+# The step at which rank 1 alone overflows (the ranks must still skip it together); -1: none.
+OVERFLOW_AT = int(os.environ.get("NPU_RANKS_OVERFLOW_AT", "-1"))
 
 
 class Net(nn.Module):
@@ -68,8 +70,11 @@ class Run:
             from apex import amp
 
             self.amp = amp
+            # A dynamic scale that starts low enough not to overflow here, so that every run
+            # (two ranks, one process) takes the same steps and they can be compared.
             model, opt = amp.initialize(model, opt, opt_level=opt_level, verbosity=0,
                                         loss_scale="dynamic" if opt_level != "O0" else None,
+                                        dynamic_init_scale=2.0 ** 10,
                                         combine_grad=parallel == "combine_ddp" or None,
                                         combine_ddp=parallel == "combine_ddp" or None)
         if state is not None:
@@ -83,7 +88,7 @@ class Run:
             self.net = nn.parallel.DistributedDataParallel(model, device_ids=[rank],
                                                            output_device=rank)
 
-    def step(self, x, y):
+    def step(self, x, y, overflow_here=False):
         self.opt.zero_grad()
         dtype = torch.float16 if self.opt_level in ("O2", "O3") else torch.float32
         out = self.net(x.npu().to(dtype))
@@ -91,6 +96,8 @@ class Run:
         if self.amp is not None:
             with self.amp.scale_loss(loss, self.opt) as scaled:
                 scaled.backward()
+                if overflow_here:  # an fp16 result saturates on this rank only
+                    torch.full((1,), 6e4).half().npu() * 2.0
         else:
             loss.backward()
         self.opt.step()
@@ -102,46 +109,35 @@ class Run:
         return state
 
 
-def train(parallel, opt_level, optimizer, rank, world, local_rank, steps, resume_at, path):
-    """Final (parameters, optimizer state) of a run; at ``resume_at`` it saves on rank 0,
-    rebuilds everything from the checkpoint on every rank and goes on."""
-    run = Run(parallel, opt_level, optimizer, local_rank)
-    for step in range(steps):
-        if step == resume_at:
-            if rank == 0:
-                torch.save(run.checkpoint(), path)
-            if parallel != "none":
-                dist.barrier()
-            state = torch.load(path, map_location=f"npu:{local_rank}")
-            assert all(t.device == torch.device(f"npu:{local_rank}")
-                       for t in state["model"].values())
-            run = Run(parallel, opt_level, optimizer, local_rank, state)
-        run.step(*batch(step, rank, world))
-    assert all(p.device == torch.device(f"npu:{local_rank}") for p in run.model.parameters())
-    params = {k: v.detach().cpu() for k, v in run.model.state_dict().items()}
-    return {"params": params, "optimizer": run.opt.state_dict()}
-
-
-def main(out, parallel, opt_level, optimizer, steps, resume_at):
+def main(out, parallel, opt_level, optimizer, steps, resume_at, phase):
+    """``straight``: train from the start, rank 0 saving a checkpoint before step ``resume_at``;
+    ``resumed``: rebuild everything from that checkpoint (``map_location=f"npu:{rank}"``) and
+    train the remaining steps. apex.amp is initialised once per process, as it must be."""
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ["LOCAL_RANK"])
     torch.npu.set_device(f"npu:{local_rank}")
     dist.init_process_group("hccl", init_method="env://")
-    result = {
-        "straight": train(parallel, opt_level, optimizer, rank, world, local_rank, steps, -1,
-                          None),
-        "resumed": train(parallel, opt_level, optimizer, rank, world, local_rank, steps,
-                         resume_at, os.path.join(out, "checkpoint.pt")),
-    }
-    if rank == 0:  # one process on the whole batch, the same recipe without data parallelism
-        result["one_process"] = train("none", opt_level, optimizer, 0, 1, local_rank, steps, -1,
-                                      None)
-    torch.save(result, os.path.join(out, f"rank{rank}.pt"))
+    path = os.path.join(out, "checkpoint.pt")
+    if phase == "straight":
+        run, first = Run(parallel, opt_level, optimizer, local_rank), 0
+    else:
+        state = torch.load(path, map_location=f"npu:{local_rank}")
+        assert all(t.device == torch.device(f"npu:{local_rank}")
+                   for t in state["model"].values())
+        run, first = Run(parallel, opt_level, optimizer, local_rank, state), resume_at
+    for step in range(first, steps):
+        if phase == "straight" and step == resume_at and rank == 0:
+            torch.save(run.checkpoint(), path)
+        run.step(*batch(step, rank, world), overflow_here=(step == OVERFLOW_AT and rank == 1))
+    assert all(p.device == torch.device(f"npu:{local_rank}") for p in run.model.parameters())
+    params = {k: v.detach().cpu() for k, v in run.model.state_dict().items()}
+    torch.save({"params": params, "optimizer": run.opt.state_dict()},
+               os.path.join(out, f"{phase}-rank{rank}.pt"))
     dist.barrier()
     dist.destroy_process_group()
 
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    main(a[0], a[1], a[2], a[3], int(a[4]), int(a[5]))
+    main(a[0], a[1], a[2], a[3], int(a[4]), int(a[5]), a[6])
