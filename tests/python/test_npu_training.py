@@ -152,3 +152,15 @@ def test_an_overflow_on_one_rank_is_skipped_by_every_rank(tmp_path, wheel_env, p
     for name in ("straight", "resumed"):
         for a, b in zip(flat_state(got[0][name]), flat_state(got[1][name])):
             assert torch.equal(a, b), name
+
+
+def test_the_readme_quick_start_trains(tmp_path, wheel_env):
+    with open(os.path.join(overlay_support.REPO_ROOT, "README.md")) as f:
+        readme = f.read()
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    proc = subprocess.run([wheel_env["APEXNPU_VENV_PYTHON"], "-c", code], capture_output=True,
+                          text=True, env=wheel_env, cwd=str(tmp_path), timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("step 199: loss ") and last.endswith(" on npu:0"), last
+    assert float(last.split()[3]) < 1.0, last  # from ~16 at the start
