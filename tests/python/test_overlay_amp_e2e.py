@@ -43,14 +43,15 @@ def venv_python(tmp_path_factory):
     build = _apexnpu("-q", "build", "--python=" + PYTHON, "--tree", tree, "-o", dist, "--wheel",
                      "-j2", timeout=1800)
     assert build.returncode == 0, build.stderr
-    wheels = [f for f in os.listdir(dist) if f.endswith(".whl")]
-    assert len(wheels) == 1, wheels
+    wheels = sorted(f for f in os.listdir(dist) if f.endswith(".whl"))
+    assert len(wheels) == 2, wheels  # apex and the torch_npu emulator
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
     venv = str(work / "venv")
     subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", venv], check=True, env=env)
     vpy = os.path.join(venv, "bin", "python")
-    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index", os.path.join(dist, wheels[0])],
+    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index"] +
+                          [os.path.join(dist, w) for w in wheels],
                           capture_output=True, text=True, env=env)
     assert inst.returncode == 0, inst.stdout + inst.stderr
     return vpy

@@ -83,7 +83,8 @@ def agree_across_ranks(overflow: bool) -> bool:
 
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
         return overflow
-    flag = torch.tensor([1 if overflow else 0], dtype=torch.int32)  # a dtype hccl carries
+    # On the current NPU (HCCL sends device tensors), in a dtype HCCL carries.
+    flag = torch.tensor([1 if overflow else 0], dtype=torch.int32, device=backend.device_type())
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
     return bool(flag.item())
 
