@@ -363,17 +363,22 @@ def test_a_module_checkpoint_resumes_on_another_npu():
     assert torch.equal(fresh.weight.cpu(), m.weight.cpu())
 
 
-def test_a_checkpoint_saved_on_a_real_npu_loads(tmp_path):
-    # A real NPU writes "npu:N" storage locations; a child without the emulator makes one.
-    path = tmp_path / "real.pt"
+def save_elsewhere(path, location, value):
+    """torch.save of {"w": value} by a child without the emulator, recording every storage at
+    ``location`` (what a real NPU or a GPU writes)."""
     code = f"""
         import torch
-        torch.serialization.register_package(1, lambda s: "npu:1", lambda s, loc: None)
-        torch.save({{"w": torch.arange(4.0)}}, {str(path)!r})
+        torch.serialization.register_package(1, lambda s: {location!r}, lambda s, loc: None)
+        torch.save({{"w": {value}}}, {str(path)!r})
     """
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_checkpoint_saved_on_a_real_npu_loads(tmp_path):
+    path = tmp_path / "real.pt"
+    save_elsewhere(path, "npu:1", "torch.arange(4.0)")
     w = torch.load(path)["w"]
     assert w.device == torch.device("npu:1") and w.tolist() == [0.0, 1.0, 2.0, 3.0]
     assert torch.load(path, map_location="cpu")["w"].device.type == "cpu"
@@ -381,14 +386,7 @@ def test_a_checkpoint_saved_on_a_real_npu_loads(tmp_path):
 
 def test_checkpoints_from_cuda_need_a_map_location(tmp_path):
     path = tmp_path / "gpu.pt"
-    code = f"""
-        import torch
-        torch.serialization.register_package(1, lambda s: "cuda:0", lambda s, loc: None)
-        torch.save({{"w": torch.ones(2)}}, {str(path)!r})
-    """
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    save_elsewhere(path, "cuda:0", "torch.ones(2)")
     with pytest.raises(RuntimeError, match="saved on 'cuda:0'.*map_location"):
         torch.load(path)
     assert torch.load(path, map_location="npu")["w"].device == torch.device("npu:0")

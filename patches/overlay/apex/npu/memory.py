@@ -13,26 +13,24 @@ from typing import Any, Dict, Tuple
 from . import devices
 
 
-def _status_kib(field: str) -> int:
+def _kib(path: str, field: str) -> int:
+    """The number after "field:" in a /proc file that reports kibibytes (0 when unreadable)."""
     try:
-        with open("/proc/self/status") as f:
+        with open(path) as f:
             for line in f:
                 if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def _status_kib(field: str) -> int:
+    return _kib("/proc/self/status", field)
 
 
 def _meminfo_kib(field: str) -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _kib("/proc/meminfo", field)
 
 
 def memory_allocated(device: Any = None) -> int:
