@@ -132,6 +132,8 @@ AMP_CASES = [(2, parallel, level, optimizer)
              for parallel in ("ddp", "combine_ddp") for level in ("O0", "O1", "O2")
              for optimizer in ("sgd", "adam", "lamb")
              if not (parallel == "combine_ddp" and level == "O0")] + [
+    (2, "ddp+combine_grad", level, optimizer) for level in ("O1", "O2")
+    for optimizer in ("sgd", "adam", "lamb")] + [
     (4, "ddp", "O2", "adam"), (4, "combine_ddp", "O2", "lamb")]
 
 

@@ -138,7 +138,9 @@ def test_checkpoint_resume_in_a_new_process_is_bit_exact(venv_python, tmp_path, 
     run(venv_python, "checkpoint.py", "straight", straight, level, combine_grad, cwd=tmp_path)
     run(venv_python, "checkpoint.py", "first", checkpoint, level, combine_grad, cwd=tmp_path)
     run(venv_python, "checkpoint.py", "resume", checkpoint, level, combine_grad, cwd=tmp_path)
-    compare = ("import torch, sys; a = torch.load(sys.argv[1]); b = torch.load(sys.argv[2]); "
+    # map_location="cpu": the emulator records npu:N storage locations, as a real NPU does.
+    compare = ("import torch, sys; a = torch.load(sys.argv[1], map_location='cpu'); "
+               "b = torch.load(sys.argv[2], map_location='cpu'); "
                "print(sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a))")
     proc = subprocess.run([venv_python, "-c", compare, str(straight), str(checkpoint) + ".resumed"],
                           capture_output=True, text=True, cwd=str(tmp_path))
@@ -188,7 +190,7 @@ def test_combine_ddp_ranks_train_like_one_process_on_the_whole_batch(venv_python
     assert all(p.returncode == 0 for p in ranks), "\n".join(logs)[-6000:]
     reference = tmp_path / "reference.pt"
     run(venv_python, "combine_ddp.py", level, 0, 1, "-", reference, cwd=tmp_path)
-    a, b, ref = (torch.load(str(f)) for f in (outs[0], outs[1], reference))
+    a, b, ref = (torch.load(str(f), map_location="cpu") for f in (outs[0], outs[1], reference))
     for p, q in zip(a["params"], b["params"]):
         assert torch.equal(p, q)  # one replica on every rank
     assert a["scale"] == b["scale"] == ref["scale"]

@@ -8,7 +8,8 @@ or apex's combine_ddp, and a checkpoint saved on rank 0 and loaded on every rank
 
     python npu_ranks_worker.py OUT PARALLEL OPT_LEVEL OPTIMIZER STEPS RESUME_AT PHASE
 
-PARALLEL is ddp, combine_ddp or none (one process on the whole batch); OPT_LEVEL is none (no
+PARALLEL is ddp, ddp+combine_grad (torch DDP over amp's combined gradients, the usual Ascend
+recipe), combine_ddp or none (one process on the whole batch); OPT_LEVEL is none (no
 apex.amp) or O0..O3; PHASE is straight (rank 0 also writes OUT/checkpoint.pt before step
 RESUME_AT) or resumed (starts from that checkpoint). Each rank writes OUT/<PHASE>-rank<R>.pt: the
 final parameters and optimizer state.
@@ -75,7 +76,8 @@ class Run:
             model, opt = amp.initialize(model, opt, opt_level=opt_level, verbosity=0,
                                         loss_scale="dynamic" if opt_level != "O0" else None,
                                         dynamic_init_scale=2.0 ** 10,
-                                        combine_grad=parallel == "combine_ddp" or None,
+                                        combine_grad=parallel in ("combine_ddp",
+                                                                  "ddp+combine_grad") or None,
                                         combine_ddp=parallel == "combine_ddp" or None)
         if state is not None:
             model.load_state_dict(state["model"])
@@ -84,7 +86,7 @@ class Run:
                 self.amp.load_state_dict(state["amp"])
         self.model, self.opt = model, opt
         self.net = model
-        if parallel == "ddp":
+        if parallel in ("ddp", "ddp+combine_grad"):
             self.net = nn.parallel.DistributedDataParallel(model, device_ids=[rank],
                                                            output_device=rank)
 
