@@ -5,7 +5,7 @@
 # <torch/extension.h> as the original bindings do.
 #   bench/build_bench.sh [path/to/apexnpu]        (needs /usr/bin/python3 with torch + setuptools)
 # Prints: cold build (empty object cache), no-change rebuild, setup.py build, and the ratios.
-# Goals (issue 4 §6): cold < 20 s on 2 cores and <= 1/5 of setup.py; rebuild < 1 s.
+# Goals: cold < 20 s on 2 cores and <= 1/5 of setup.py (the build it replaces); rebuild < 1 s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/src/cli/apexnpu}

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fused optimizer steps of the apexnpu package against torch's foreach optimizers, side by side
-in one process, and one amp training step at O2 against O0 on the emulated NPU (issue 5 §5).
+in one process, and one amp training step at O2 against O0 on the emulated NPU (O2 is what
+Ascend users run, so its cost over O0 is what their CI time is made of).
 
     python3 bench/overlay_bench.py [--sizes 10,50] [--steps 10] [--threads N]
                                    [--apex-path DIR | --binary build/release/src/cli/apexnpu]

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs bench/runtime_bench with --benchmark_format=json and prints each optimizer's bandwidth
 as a fraction of the same run's read-modify-write (`a += s*b`) bandwidth, per size and thread
-count, with the goal of issue 3 §7 (fp32 Adam and SGD at 64M with 2 threads >= 0.9, every
-other optimizer >= 0.7).
+count, with the goals (fp32 Adam and SGD at 64M with 2 threads >= 0.9 of that bandwidth, every
+other optimizer >= 0.7: a fused step should cost about one pass over memory).
 
 Bandwidth counts each optimizer's essential bytes (one pass over the buffers its algorithm
 needs: Adam 28 B/elem, SGD with momentum 20); `passes` shows actual/essential traffic for the

@@ -170,8 +170,8 @@ def test_the_readme_quick_start_trains(tmp_path, wheel_env):
     assert float(last.split()[3]) < 1.0, last  # from ~16 at the start
 
 
-def test_seed_002s_cuda_example_runs_unchanged_after_transfer_to_npu(tmp_path, wheel_env):
-    script = os.path.join(HERE, "overlay_support", "seed002_cuda_example.py")
+def test_an_nvidia_apex_cuda_example_runs_unchanged_after_transfer_to_npu(tmp_path, wheel_env):
+    script = os.path.join(HERE, "overlay_support", "apex_guide_cuda_example.py")
     checkpoint = str(tmp_path / "amp_checkpoint.pt")
     outputs = []
     for mode in ("train", "restore"):

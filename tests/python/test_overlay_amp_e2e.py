@@ -147,11 +147,11 @@ def test_checkpoint_resume_in_a_new_process_is_bit_exact(venv_python, tmp_path, 
     assert proc.stdout.strip() == "True", proc.stderr
 
 
-def test_seed_examples_run_as_written(venv_python, tmp_path):
-    results = ast.literal_eval(run(venv_python, "seeds.py", cwd=tmp_path))
-    assert results["001_bmm_half"] == "torch.float16"  # register_half_function(torch, 'bmm')
-    assert results["002_sigmoid_float"] == "torch.float32"  # register_float_function
-    assert results["000_fused_ctor"] == "NpuFusedSGD"
+def test_manual_examples_run_as_written(venv_python, tmp_path):
+    results = ast.literal_eval(run(venv_python, "manual_examples.py", cwd=tmp_path))
+    assert results["o2_bmm_half"] == "torch.float16"  # register_half_function(torch, 'bmm')
+    assert results["guide_sigmoid_float"] == "torch.float32"  # register_float_function
+    assert results["quick_start_fused_ctor"] == "NpuFusedSGD"
     for key, value in results.items():
         if isinstance(value, float):
             assert value == value and value < 10.0, (key, value)

@@ -1,6 +1,6 @@
 #pragma once
-// Hyper-parameters of the fused optimizers, with the defaults of seed 000 §4.2, and their
-// checks. A check failure throws ArgumentError naming the parameter, its value and
+// Hyper-parameters of the fused optimizers, with the defaults of Ascend's NpuFused* optimizers
+// (their torch or reference counterparts' defaults), and their checks. A check failure throws ArgumentError naming the parameter, its value and
 // the accepted range, as torch.optim / the reference implementations do with ValueError.
 // They throw apexnpu::rt::ArgumentError (exec/error.h), which the binding maps to ValueError.
 #include <cmath>

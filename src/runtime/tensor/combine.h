@@ -1,5 +1,6 @@
 #pragma once
-// Tensor fusion (the combine_tensors API of seed 000, after Ascend apex's combine_tensors.py).
+// Tensor fusion: Ascend apex's combine_tensors API (combine, get_part_combined_tensor,
+// is_combined_tensor_valid) over many tensors of one dtype.
 //
 //   std::vector<TensorView> grads = ...;            // same dtype, float32 or float16
 //   std::optional<CombinedTensor> c = combine(grads, /*copy_values=*/true);

@@ -1,5 +1,5 @@
 #pragma once
-// `apexnpu manifest`: the compatibility matrix (SPEC §6) as a table or JSON, and which
+// `apexnpu manifest`: the compatibility matrix (templates/compat_matrix.json) as a table or JSON, and which
 // AscendPyTorch releases and branches go with one torch version (--torch).
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// The version-compatibility matrix of SPEC §6 (seed 000), kept as data in
+// The version-compatibility matrix of the Ascend Apex-patch manual, kept as data in
 // templates/compat_matrix.json: which AscendPyTorch release goes with which PyTorch and which
 // PyTorch / Apex branches.
 #include <filesystem>

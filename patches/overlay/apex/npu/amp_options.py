@@ -1,4 +1,6 @@
-"""Validation of the amp.initialize options that the NPU build adds (seed 000 §4.1.1)."""
+"""Validation of the amp.initialize options that the NPU build adds (dynamic_init_scale,
+scale_growth_factor, scale_backoff_factor, scale_window, combine_grad, combine_ddp,
+ddp_replica_count, user_cast_preferred, check_combined_tensors)."""
 from __future__ import annotations
 
 import math

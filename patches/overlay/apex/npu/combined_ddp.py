@@ -1,5 +1,5 @@
 """amp's ``combine_ddp``: data parallelism through the combined gradient buffers, in place of
-``DistributedDataParallel`` (seed 001: turn DDP off, turn ``combine_ddp`` on).
+``DistributedDataParallel``: with ``combine_ddp`` on, the model is not wrapped in DDP at all.
 
 One process per device, each holding a whole replica of the model, joined by
 ``torch.distributed.init_process_group`` (hccl on a real NPU, gloo on the emulated one).

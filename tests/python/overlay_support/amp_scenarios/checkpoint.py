@@ -1,5 +1,6 @@
-"""Seed 002 checkpoint resume: `straight` trains 40 steps; `first` trains 20 and saves model,
-optimizer and amp state; `resume` (a new process) loads them as seed 002 does and trains 20 more."""
+"""Checkpoint resume as NVIDIA's amp documentation shows it: `straight` trains 40 steps; `first`
+trains 20 and saves model, optimizer and amp state; `resume` (a new process) calls
+amp.initialize, then loads the three, and trains 20 more."""
 import sys, torch, torch.nn as nn, torch.nn.functional as F
 import apex
 from apex import amp

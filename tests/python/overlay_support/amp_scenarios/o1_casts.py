@@ -1,4 +1,4 @@
-"""O1's casts on the NPU (issue 12, items 9-11): a weight whose cached fp16 cast is used twice in
+"""O1's casts on the NPU: a weight whose cached fp16 cast is used twice in
 one iteration, nn.RNN (torch 1.13 calls _VF.rnn_* directly), nn.GRU and nn.LSTM (weights not in
 one flat buffer), and the RNN cells. Prints a JSON dict of what each produced."""
 import json

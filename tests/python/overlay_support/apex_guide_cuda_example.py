@@ -1,7 +1,7 @@
-"""Seed 002's NVIDIA Apex usage example, as its reader writes it for a GPU (.cuda(), Adam with two
+"""The usage example of a widely read NVIDIA Apex guide, as its reader writes it for a GPU (.cuda(), Adam with two
 parameter groups, amp O1, register_float_function, the isnan guard, scale_loss, and the
 checkpoint save and restore it recommends), run unchanged after Ascend's automatic migration.
-    python seed002_cuda_example.py train|restore CHECKPOINT
+    python apex_guide_cuda_example.py train|restore CHECKPOINT
 
 Prints the first and last loss, whether the restored model equals the saved one, the device."""
 import sys
@@ -15,7 +15,7 @@ from torch.optim import Adam
 from apex import amp
 
 
-class xxxNet(nn.Module):  # noqa: N801 - the seed's name
+class xxxNet(nn.Module):  # noqa: N801 - the guide's name
     def __init__(self, using_amp=True):
         super().__init__()
         self.encoder = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU())
@@ -42,11 +42,11 @@ for n, p in net.named_parameters():
         params_high_lr.append(p)
 opt = Adam([{"params": params_low_lr, "lr": 5e-5}, {"params": params_high_lr, "lr": 1e-4}],
            weight_decay=1e-4)
-net, opt = amp.initialize(net, opt, opt_level=opt_level)  # the seed's "add this line"
+net, opt = amp.initialize(net, opt, opt_level=opt_level)  # the guide's "add this line"
 
-if mode == "restore":  # a new process, as the seed restores
+if mode == "restore":  # a new process, as the guide restores
     checkpoint = torch.load(path)
-    net.load_state_dict(checkpoint["model"])  # after amp.initialize, as the seed insists
+    net.load_state_dict(checkpoint["model"])  # after amp.initialize, as the guide insists
     opt.load_state_dict(checkpoint["optimizer"])
     amp.load_state_dict(checkpoint["amp"])
     same = all(torch.equal(a, b.cuda()) for a, b in zip(net.state_dict().values(),

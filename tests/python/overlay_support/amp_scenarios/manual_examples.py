@@ -1,4 +1,6 @@
-"""The usage examples of seeds 000, 001 and 002, as written, with .cuda() read as .npu()."""
+"""The usage examples of Ascend's Apex-patch manual (amp, combine_grad, the NpuFused optimizers,
+cast registration) and of a widely read NVIDIA Apex guide, as written, with .cuda() read as
+.npu()."""
 import torch
 import torch.nn as nn
 import apex
@@ -28,47 +30,47 @@ def fresh_amp():
 
 
 results = {}
-# seed 000 §3: amp O1; combine_grad; NpuFusedSGD with combine_grad
+# the manual's quick start: amp O1; combine_grad; NpuFusedSGD with combine_grad
 model = torch.nn.Linear(D_in, D_out).npu()
 optimzier = torch.optim.SGD(model.parameters(), lr=1e-3)
 model, optimizer = amp.initialize(model, optimzier, opt_level='O1')
-results["000_O1"] = train(model, optimizer)
+results["quick_start_O1"] = train(model, optimizer)
 
 model = torch.nn.Linear(D_in, D_out).npu()
 optimzier = torch.optim.SGD(model.parameters(), lr=1e-3)
 model, optimizer = amp.initialize(model, optimzier, opt_level='O1', combine_grad=True)
-results["000_combine_grad"] = train(model, optimizer)
+results["quick_start_combine_grad"] = train(model, optimizer)
 
 model = torch.nn.Linear(D_in, D_out).npu()
 optimzier = apex.optimizers.NpuFusedSGD(model.parameters(), lr=1e-3)
 model, optimizer = amp.initialize(model, optimzier, opt_level='O1', combine_grad=True)
-results["000_fused"] = train(model, optimizer)
+results["quick_start_fused"] = train(model, optimizer)
 
 opt = apex.optimizers.NpuFusedSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
-results["000_fused_ctor"] = type(opt).__name__
+results["quick_start_fused_ctor"] = type(opt).__name__
 
 model = torch.nn.Linear(D_in, D_out).npu()
 optim = torch.optim.SGD(model.parameters(), lr=1e-3)
 model, optim = apex.amp.initialize(model, optim, opt_level="O3", keep_batchnorm_fp32=True,
                                    ddp_replica_count=8)
-results["000_O3_example"] = train(model, optim)
+results["quick_start_O3_example"] = train(model, optim)
 
-# seed 001: O2 with a static loss scale; NpuFusedSGD with combine_grad; cast registration
+# the manual's O2 examples: a static loss scale; NpuFusedSGD with combine_grad; cast registration
 model = torch.nn.Linear(D_in, D_out).npu()
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
 model, optimizer = amp.initialize(model, optimizer, opt_level='O2', loss_scale=32.0)
-results["001_O2_static"] = train(model, optimizer)
+results["o2_O2_static"] = train(model, optimizer)
 
 model = torch.nn.Linear(D_in, D_out).npu()
 optimizer = apex.optimizers.NpuFusedSGD(model.parameters(), lr=1e-3, momentum=0.9)
 model, optimizer = amp.initialize(model, optimizer, opt_level='O2', loss_scale=32.0,
                                   combine_grad=True)
-results["001_O2_fused"] = train(model, optimizer)
+results["o2_O2_fused"] = train(model, optimizer)
 
 model = torch.nn.Linear(D_in, D_out).npu()
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
 model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale="dynamic")
-results["001_O2_dynamic"] = train(model, optimizer)
+results["o2_O2_dynamic"] = train(model, optimizer)
 
 amp.register_half_function(torch, 'bmm')
 amp.register_float_function(torch, 'sigmoid')
@@ -76,8 +78,8 @@ amp.register_float_function(torch, 'softmax')
 model = torch.nn.Linear(D_in, D_out).npu()
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
 model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-results["001_bmm_half"] = str(torch.bmm(torch.randn(2, 3, 4).npu(), torch.randn(2, 4, 5).npu()).dtype)
-results["002_sigmoid_float"] = str(torch.sigmoid(torch.randn(3).half()).dtype)
+results["o2_bmm_half"] = str(torch.bmm(torch.randn(2, 3, 4).npu(), torch.randn(2, 4, 5).npu()).dtype)
+results["guide_sigmoid_float"] = str(torch.sigmoid(torch.randn(3).half()).dtype)
 
 
 class Net(nn.Module):
@@ -90,7 +92,7 @@ class Net(nn.Module):
         return self.head(torch.relu(self.encoder(v)))
 
 
-# seed 002: two parameter groups (encoder at a lower lr), O1
+# the NVIDIA guide: two parameter groups (encoder at a lower lr), O1
 net = Net()
 net.npu()
 net.train()
@@ -100,13 +102,13 @@ for n, p in net.named_parameters():
 opt = torch.optim.Adam([{'params': params_low_lr, 'lr': 5e-5},
                         {'params': params_high_lr, 'lr': 1e-4}], weight_decay=1e-4)
 net, opt = amp.initialize(net, opt, opt_level="O1")
-results["002_groups"] = train(net, opt)
+results["guide_groups"] = train(net, opt)
 
-# seed 001: merged groups with NpuFusedSGD (every group fused here)
+# the manual: merged groups with NpuFusedSGD (every group fused here)
 net = Net().npu()
 optimizer = apex.optimizers.NpuFusedSGD([
     {'params': list(net.encoder.parameters())},
     {'params': net.head.parameters(), 'lr': 0.01}], lr=0.001, momentum=0.9, weight_decay=1e-4)
 net, optimizer = amp.initialize(net, optimizer, opt_level="O2", loss_scale=128.0, combine_grad=True)
-results["001_groups_fused"] = train(net, optimizer)
+results["o2_groups_fused"] = train(net, optimizer)
 print(repr(results))
