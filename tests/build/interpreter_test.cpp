@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compile/file_io.h"
+#include "fs/file_io.h"
 #include "core/error.h"
 #include "python/interpreter.h"
 

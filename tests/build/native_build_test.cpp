@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "compile/file_io.h"
+#include "fs/file_io.h"
 #include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/unity_batches.h"

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "fs/file_io.h"
 #include "fs/tree_io.h"
 #include "support/test_support.h"
 
@@ -80,12 +81,12 @@ TEST(WriteTree, AFailureLeavesTheTargetAsItWas) {
 
 TEST(WriteFile, ReplacesAtomicallyAndReadRefusesSymlinks) {
   TempDir tmp;
-  write_file_atomically(tmp / "f", "one");
-  write_file_atomically(tmp / "f", "two");
+  write_file_atomic(tmp / "f", "one");
+  write_file_atomic(tmp / "f", "two");
   EXPECT_EQ(read_file(tmp / "f"), "two");
   stdfs::create_symlink(tmp / "f", tmp / "link");
   EXPECT_THROW(read_file(tmp / "link"), Error);
-  EXPECT_THROW(write_file_atomically(tmp / "missing-dir/f", "x"), Error);
+  EXPECT_THROW(write_file_atomic(tmp / "missing-dir/f", "x"), Error);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/file_io.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::commands {
 

@@ -8,6 +8,7 @@
 #include "commands/upstream_report.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 #include "fs/tree_io.h"
 #include "patch/patch_engine.h"
 
@@ -128,7 +129,7 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
   // fetched or read.
   const stdfs::path patch_file = options.patch_file.value_or(bundled_patch_file());
   const patch::PatchSet patch_set =
-      patch::parse_patch(fs::read_file(patch_file), patch_file.string(), 1);
+      patch::parse_patch(read_file(patch_file), patch_file.string(), 1);
   const stdfs::path overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
   std::optional<FileTree> overlay;
   if (!options.no_overlay) overlay = read_overlay(overlay_dir);
@@ -148,7 +149,7 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
   if (!applied.ok) {
     std::string where;
     if (reject_file) {
-      fs::write_file_atomically(*reject_file, applied.rejects);
+      write_file_atomic(*reject_file, applied.rejects);
       result["reject_file"] = reject_file->string();
       where = fmt::format("; rejects written to {}", reject_file->string());
     }

@@ -9,6 +9,7 @@
 #include "commands/phase_timer.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 #include "fs/tree_io.h"
 #include "patch/patch_engine.h"
 
@@ -77,7 +78,7 @@ nlohmann::json run_make_patch(const MakePatchOptions& options,
   if (ec)
     throw Error(fmt::format("cannot create the output directory {}: {}",
                             options.output.string(), ec.message()));
-  fs::write_file_atomically(patch_file, patch_text);
+  write_file_atomic(patch_file, patch_text);
   fs::write_tree_atomically(diff.added, overlay_dir, fs::ReplaceMode::replace);
   timer.mark("write");
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "compile/subprocess.h"
+#include "core/subprocess.h"
 #include "core/error.h"
 
 namespace apexnpu::compile {

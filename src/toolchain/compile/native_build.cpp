@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <atomic>
 
-#include "compile/file_io.h"
-#include "compile/job_pool.h"
+#include "fs/file_io.h"
+#include "core/job_pool.h"
 #include "compile/object_cache.h"
-#include "compile/sha256.h"
-#include "compile/subprocess.h"
+#include "core/sha256.h"
+#include "core/subprocess.h"
 #include "compile/unity_batches.h"
 #include "core/error.h"
 

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "compile/file_io.h"
-#include "compile/sha256.h"
+#include "fs/file_io.h"
+#include "core/sha256.h"
 #include "core/error.h"
 
 namespace apexnpu::compile {

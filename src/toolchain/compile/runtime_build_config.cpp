@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "compile/file_io.h"
+#include "fs/file_io.h"
 #include "core/error.h"
 
 namespace apexnpu::compile {

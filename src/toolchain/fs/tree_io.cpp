@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/relative_path.h"
+#include "fs/file_io.h"
 #include "fs/temp_path.h"
 #include "fs/unique_fd.h"
 
@@ -23,38 +24,6 @@ namespace stdfs = std::filesystem;
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
-
-std::string read_all(int fd, const stdfs::path& path) {
-  std::string bytes;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()));
-    }
-    bytes.append(buffer, static_cast<std::size_t>(n));
-  }
-  return bytes;
-}
-
-void write_all(int fd, std::string_view bytes, const stdfs::path& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()),
-                  "check free space and permissions");
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
-void fsync_directory(const stdfs::path& dir) {
-  UniqueFd fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd) ::fsync(fd.get());
-}
 
 // Every proper prefix of every path must be a directory in the tree, never a file or a symlink;
 // so creating the tree can neither go through a link nor clash with a file.
@@ -150,20 +119,6 @@ bool is_excluded(std::string_view relative_path, const std::vector<std::string>&
   return false;
 }
 
-std::string read_file(const stdfs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) {
-    if (errno == ELOOP)
-      throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
-    throw Error(fmt::format("cannot open {}: {}", path.string(), errno_text()),
-                "check the path");
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw Error(fmt::format("{} is not a regular file", path.string()));
-  return read_all(fd.get(), path);
-}
-
 FileTree read_tree(const stdfs::path& root, const std::vector<std::string>& excludes) {
   std::error_code ec;
   const auto root_status = stdfs::symlink_status(root, ec);
@@ -233,29 +188,6 @@ void write_tree_atomically(const FileTree& tree, const stdfs::path& target, Repl
   }
   // No fsync here: the files themselves are not synced either (as git checkout does not); the
   // renames only make the result appear whole or not at all.
-}
-
-void write_file_atomically(const stdfs::path& target, std::string_view bytes) {
-  const stdfs::path parent = target.parent_path().empty() ? stdfs::path(".") : target.parent_path();
-  std::string pattern = temp_pattern_beside(target);
-  UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));
-  if (!fd)
-    throw Error(fmt::format("cannot write {}: {}", target.string(), errno_text()),
-                "check that the directory exists and is writable");
-  const stdfs::path temp = pattern;
-  try {
-    write_all(fd.get(), bytes, target);
-    ::fchmod(fd.get(), 0644);
-    if (::fsync(fd.get()) != 0)
-      throw Error(fmt::format("cannot write {}: {}", target.string(), errno_text()));
-    fd.reset();
-    if (::rename(temp.c_str(), target.c_str()) != 0)
-      throw Error(fmt::format("cannot write {}: {}", target.string(), errno_text()));
-  } catch (...) {
-    ::unlink(temp.c_str());
-    throw;
-  }
-  fsync_directory(parent);
 }
 
 }  // namespace apexnpu::fs

@@ -31,10 +31,6 @@ enum class ReplaceMode { refuse_non_empty, replace };
 void write_tree_atomically(const FileTree& tree, const std::filesystem::path& target,
                            ReplaceMode mode);
 
-// Replaces the file `target` with `bytes` atomically (temporary file beside it, fsync, rename).
-void write_file_atomically(const std::filesystem::path& target, std::string_view bytes);
-
-// Reads a whole regular file (refusing symlinks); throws apexnpu::Error naming it.
-std::string read_file(const std::filesystem::path& path);
+// (Whole files: fs/file_io.h.)
 
 }  // namespace apexnpu::fs

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <map>
 
-#include "compile/file_io.h"
-#include "compile/sha256.h"
+#include "fs/file_io.h"
+#include "core/sha256.h"
 
 namespace apexnpu::manifest {
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <regex>
 
-#include "compile/file_io.h"
+#include "fs/file_io.h"
 #include "core/error.h"
 
 namespace apexnpu::manifest {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "compile/subprocess.h"
+#include "core/subprocess.h"
 #include "core/error.h"
 
 namespace apexnpu::python {

@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "compile/file_io.h"
+#include "fs/file_io.h"
 #include "core/error.h"
 
 namespace apexnpu::wheel {

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "compile/sha256.h"
+#include "core/sha256.h"
 #include "core/error.h"
 
 namespace apexnpu::wheel {

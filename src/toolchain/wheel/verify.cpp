@@ -7,8 +7,8 @@
 #include <regex>
 #include <set>
 
-#include "compile/file_io.h"
-#include "compile/sha256.h"
+#include "fs/file_io.h"
+#include "core/sha256.h"
 #include "core/error.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"

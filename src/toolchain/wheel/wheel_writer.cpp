@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "compile/file_io.h"
+#include "fs/file_io.h"
 #include "core/error.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"

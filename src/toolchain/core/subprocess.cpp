@@ -1,4 +1,4 @@
-#include "compile/subprocess.h"
+#include "core/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "compile/job_pool.h"
+#include "core/job_pool.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,0 +1,138 @@
+#include "fs/file_io.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "core/error.h"
+#include "fs/temp_path.h"
+#include "fs/unique_fd.h"
+
+namespace apexnpu {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+void fsync_directory(const stdfs::path& dir) {
+  fs::UniqueFd fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd) ::fsync(fd.get());
+}
+
+// An open regular file that is not a symlink, or an invalid fd with errno set.
+fs::UniqueFd open_regular(const stdfs::path& path) {
+  fs::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return fd;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    errno = EINVAL;
+    return fs::UniqueFd();
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::string read_file(const stdfs::path& path) {
+  fs::UniqueFd fd = open_regular(path);
+  if (!fd) {
+    if (errno == ELOOP)
+      throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
+    if (errno == EINVAL) throw Error(fmt::format("{} is not a regular file", path.string()));
+    throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()), "check the path");
+  }
+  return fs::read_all(fd.get(), path);
+}
+
+std::optional<std::string> try_read_file(const stdfs::path& path) {
+  fs::UniqueFd fd = open_regular(path);
+  if (!fd) return std::nullopt;
+  try {
+    return fs::read_all(fd.get(), path);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::perms perms) {
+  const stdfs::path parent = path.parent_path().empty() ? stdfs::path(".") : path.parent_path();
+  std::string pattern = fs::temp_pattern_beside(path);
+  fs::UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));
+  if (!fd)
+    throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()),
+                "check that the directory exists and is writable");
+  const stdfs::path temp = pattern;
+  try {
+    fs::write_all(fd.get(), bytes, path);
+    ::fchmod(fd.get(), static_cast<mode_t>(perms));
+    if (::fsync(fd.get()) != 0)
+      throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()));
+    fd.reset();
+    if (::rename(temp.c_str(), path.c_str()) != 0)
+      throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()));
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
+  }
+  fsync_directory(parent);
+}
+
+std::string unique_suffix() {
+  static std::atomic<unsigned> counter{0};
+  return fmt::format("{}-{:x}-{}", ::getpid(),
+                     std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffff,
+                     counter.fetch_add(1));
+}
+
+TempDir& TempDir::operator=(TempDir&& o) noexcept {
+  if (this != &o) {
+    if (!path_.empty()) fs::remove_tree_quietly(path_);
+    path_ = std::exchange(o.path_, {});
+  }
+  return *this;
+}
+
+TempDir::~TempDir() {
+  if (!path_.empty()) fs::remove_tree_quietly(path_);
+}
+
+namespace fs {
+
+std::string read_all(int fd, const stdfs::path& path) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()));
+    }
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  return bytes;
+}
+
+void write_all(int fd, std::string_view bytes, const stdfs::path& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()),
+                  "check free space and permissions");
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace fs
+}  // namespace apexnpu

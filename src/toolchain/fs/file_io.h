@@ -1,0 +1,56 @@
+#pragma once
+// Whole-file reads and writes, the one implementation every layer uses. Reads refuse symlinks
+// and anything but a regular file; writes go to a temporary file beside the target, are synced
+// and renamed into place (then the directory is synced), so a reader never sees half a file and
+// a crash leaves the old file or the new one.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace apexnpu {
+
+// Reads a whole regular file; throws Error naming it (and refusing a symlink).
+std::string read_file(const std::filesystem::path& path);
+// The same, or nullopt when the file does not exist or cannot be read.
+std::optional<std::string> try_read_file(const std::filesystem::path& path);
+
+inline constexpr std::filesystem::perms kFileMode =
+    std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+    std::filesystem::perms::group_read | std::filesystem::perms::others_read;  // 0644
+
+// Replaces `path` with `bytes` atomically, with mode `perms` (not subject to the umask).
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes,
+                       std::filesystem::perms perms = kFileMode);
+
+// A name no other process or thread will pick: pid, thread and a counter.
+std::string unique_suffix();
+
+// A directory removed (recursively, never following links) when this goes out of scope, unless
+// released.
+class TempDir {
+ public:
+  TempDir() = default;
+  explicit TempDir(std::filesystem::path path) : path_(std::move(path)) {}
+  TempDir(TempDir&& o) noexcept : path_(std::exchange(o.path_, {})) {}
+  TempDir& operator=(TempDir&& o) noexcept;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  void release() { path_.clear(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+namespace fs {
+
+// The whole of an open file descriptor's content; throws Error naming `path`.
+std::string read_all(int fd, const std::filesystem::path& path);
+// Writes all of `bytes`; throws Error naming `path`.
+void write_all(int fd, std::string_view bytes, const std::filesystem::path& path);
+
+}  // namespace fs
+}  // namespace apexnpu
