@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 up=${APEXNPU_TEST_UPSTREAM:?set APEXNPU_TEST_UPSTREAM to an NVIDIA Apex repository path}
 bin=$(realpath "${APEXNPU_BINARY:-build/release/src/cli/apexnpu}")
 runs=${RUNS:-5}
-ref=4ef930c1c884fdca5f472ab2ce7cb9b505d26c1a
+ref=$(awk '$1 == "commit" {print $2}' patches/UPSTREAM)  # the pinned upstream commit
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

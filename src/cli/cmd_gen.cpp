@@ -43,7 +43,11 @@ void add_gen_command(CLI::App& app, Console& console, CommandRunner& selected) {
   cmd->add_flag("--no-overlay", opts->no_overlay, "Apply the patch alone")->excludes(overlay);
   cmd->add_option("-o,--output", opts->output, "Output directory (default: ./apex)");
   cmd->add_flag("--force", opts->force, "Replace a non-empty output directory");
-  cmd->add_flag("--check", opts->check, "Apply in memory and report; write nothing");
+  auto* check = cmd->add_flag("--check", opts->check, "Apply in memory and report; write nothing");
+  cmd->add_flag("--keep-rejects", opts->keep_rejects,
+                "When hunks fail, write the tree anyway: what applied, and each file's failed "
+                "hunks in <file>.rej beside it (exit 1); for moving to a new upstream commit")
+      ->excludes(check);
   cmd->callback([&selected, &console, opts] {
     selected.name = "gen";
     selected.run = [&console, opts] {

@@ -12,7 +12,8 @@ namespace apexnpu::cli {
 // Registers the options on `cmd`, writing into `request` (kept alive by the caller).
 void add_upstream_options(CLI::App& cmd, git::UpstreamRequest& request);
 
-// Completes the request after parsing: the default upstream, clone progress on the console.
+// Completes the request after parsing: clone progress on the console. (An upstream or ref left
+// empty means the pinned one, patches/UPSTREAM; the commands fill it in.)
 void finish_upstream_request(git::UpstreamRequest& request, Console& console);
 
 }  // namespace apexnpu::cli

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/data_dir.h"
+#include "fs/file_io.h"
 #include "git/upstream.h"
 #include "support/fixture_repo.h"
 
@@ -119,10 +121,13 @@ TEST(RealUpstream, ThePinnedCommitIsReadInPlace) {
   const char* up = std::getenv("APEXNPU_TEST_UPSTREAM");
   if (up == nullptr || *up == '\0')
     GTEST_SKIP() << "APEXNPU_TEST_UPSTREAM is not set: point it at an NVIDIA Apex repository to run this";
+  const auto pin_file = std::filesystem::path(APEXNPU_SOURCE_DIR) / "patches" / "UPSTREAM";
+  const UpstreamPin pin = parse_upstream_pin(read_file(pin_file), pin_file.string());
   UpstreamRequest r;
   r.upstream = up;
+  r.ref = pin.commit;
   const UpstreamTree t = read_upstream(r);
-  EXPECT_EQ(t.commit, pinned_commit);
+  EXPECT_EQ(t.commit, pin.commit);
   EXPECT_TRUE(t.tree.contains("apex/amp/frontend.py"));
   EXPECT_GT(t.tree.size(), 250u);
 }

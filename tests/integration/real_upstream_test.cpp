@@ -4,12 +4,17 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/data_dir.h"
 #include "integration/fixture.h"
 
 namespace apexnpu::test {
 namespace {
 
-constexpr const char* pinned = "4ef930c1c884fdca5f472ab2ce7cb9b505d26c1a";
+// The commit patches/UPSTREAM pins, which gen and make-patch default to.
+std::string pinned_commit() {
+  const stdfs::path file = stdfs::path(APEXNPU_SOURCE_DIR) / "patches" / "UPSTREAM";
+  return parse_upstream_pin(read_file(file), file.string()).commit;
+}
 
 class RealUpstreamTest : public ::testing::Test {
  protected:
@@ -20,7 +25,7 @@ class RealUpstreamTest : public ::testing::Test {
                       "(path or URL) to run the tests against real upstream";
     upstream = up;
     // The files at the pinned commit, for GNU patch to work on.
-    const std::string cmd = "git --git-dir='" + upstream + "' archive " + pinned +
+    const std::string cmd = "git --git-dir='" + upstream + "' archive " + pinned_commit() +
                             " | tar -x -C '" + (tmp / "pristine").string() + "'";
     stdfs::create_directories(tmp / "pristine");
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -53,7 +58,7 @@ TEST_F(RealUpstreamTest, GenMatchesGnuPatchAtThePinnedCommit) {
                                    (tmp / "out").string(), "--json"},
                                   tmp / "home");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["upstream"]["commit"], pinned);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["upstream"]["commit"], pinned_commit());
 
   copy_work_tree(tmp / "pristine", tmp / "gnu");
   ASSERT_EQ(gnu_patch(tmp / "gnu", tmp / "real.patch"), 0);

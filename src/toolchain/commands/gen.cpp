@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "commands/phase_timer.h"
+#include "commands/upstream_defaults.h"
 #include "commands/upstream_report.h"
 #include "core/data_dir.h"
 #include "core/error.h"
@@ -120,6 +121,27 @@ nlohmann::json add_overlay(FileTree& tree, FileTree overlay, const stdfs::path& 
   return added;
 }
 
+// The tree GNU patch leaves when hunks fail: the hunks that applied, and each file's failed ones
+// in <file>.rej beside it.
+GenOutcome keep_rejects(patch::ApplyResult& applied, const stdfs::path& patch_file,
+                        nlohmann::json result) {
+  nlohmann::json rejects = nlohmann::json::array();
+  for (const auto& file : applied.files) {
+    if (file.rejects.empty()) continue;
+    const std::string rej = file.path + ".rej";
+    if (applied.tree.contains(rej))
+      throw Error(fmt::format("cannot keep the rejects of {}: {} already exists in the tree",
+                              file.path, rej));
+    applied.tree[rej] = FileEntry{file.rejects, FileKind::regular};
+    rejects.push_back(rej);
+  }
+  result["rejects"] = std::move(rejects);
+  GenOutcome outcome{std::move(applied.tree), std::move(result)};
+  outcome.failed_hunks = count_failed_hunks(applied);
+  outcome.failures = describe_failures(applied, patch_file.filename().string());
+  return outcome;
+}
+
 }  // namespace
 
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
@@ -135,7 +157,7 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
   if (!options.no_overlay) overlay = read_overlay(overlay_dir);
   timer.mark("read_patch_and_overlay");
 
-  git::UpstreamTree upstream = git::read_upstream(options.upstream);
+  git::UpstreamTree upstream = git::read_upstream(with_pinned_defaults(options.upstream));
   timer.mark("read_upstream");
   if (callbacks.detail)
     callbacks.detail(fmt::format("upstream {} at {}: {} files", upstream.url, upstream.commit,
@@ -146,6 +168,14 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
   patch::ApplyResult applied = patch::apply_patch(patch_set, std::move(upstream.tree));
   timer.mark("apply_patch");
   result["files"] = describe_files(applied.files);
+  if (!applied.ok && options.keep_rejects) {
+    GenOutcome outcome = keep_rejects(applied, patch_file, std::move(result));
+    if (overlay) outcome.result["overlay_files"] = add_overlay(outcome.tree, std::move(*overlay),
+                                                               overlay_dir);
+    else outcome.result["overlay_files"] = nlohmann::json::array();
+    outcome.result["timings"] = timer.timings();
+    return outcome;
+  }
   if (!applied.ok) {
     std::string where;
     if (reject_file) {
@@ -174,6 +204,9 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
 }
 
 nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
+  if (options.keep_rejects && options.check)
+    throw UsageError("--keep-rejects writes the tree; --check writes nothing",
+                     "pass one of them");
   const stdfs::path output = normalised_output(options.output);
   if (!options.check && !options.force) refuse_non_empty_output(output);
 
@@ -196,6 +229,17 @@ nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks)
   // A reject report from an earlier failed run describes a patch that now applies.
   std::error_code ec;
   stdfs::remove(*reject_file, ec);
+  if (outcome.failed_hunks > 0) {
+    std::string message = fmt::format(
+        "{} hunk(s) of {} did not apply; {} was written with the hunks that did, and each "
+        "file's failed ones in <file>.rej beside it:{}",
+        outcome.failed_hunks, result["patch"].get<std::string>(), output.string(),
+        outcome.failures);
+    throw Error(std::move(message),
+                "fix those files by hand, delete the .rej files, then regenerate the patch with "
+                "`apexnpu make-patch --ref <the new commit> --tree " + output.string() + "`",
+                std::move(result));
+  }
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "commands/phase_timer.h"
+#include "commands/upstream_defaults.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
 #include "fs/file_io.h"
@@ -56,7 +57,7 @@ nlohmann::json run_make_patch(const MakePatchOptions& options,
   // The edited tree is read while upstream is: one is mostly system calls, the other inflating.
   std::future<FileTree> edited_tree =
       std::async(std::launch::async, [&] { return fs::read_tree(options.tree, excludes); });
-  const git::UpstreamTree upstream = git::read_upstream(options.upstream);
+  const git::UpstreamTree upstream = git::read_upstream(with_pinned_defaults(options.upstream));
   const FileTree edited = edited_tree.get();
   timer.mark("read_upstream_and_tree");
 

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <system_error>
 
@@ -42,6 +43,7 @@ fs::path data_dir() {
 
 fs::path bundled_patch_file() { return data_dir() / "patches" / "npu.patch"; }
 fs::path bundled_overlay_dir() { return data_dir() / "patches" / "overlay"; }
+fs::path bundled_upstream_file() { return data_dir() / "patches" / "UPSTREAM"; }
 fs::path templates_dir() { return data_dir() / "templates"; }
 
 fs::path runtime_source_dir() {
@@ -56,6 +58,34 @@ fs::path emulator_package_root() {
   std::error_code ec;
   if (fs::is_directory(base / "torch_npu", ec)) return base;
   return base / "src";
+}
+
+}  // namespace apexnpu
+
+namespace apexnpu {
+
+UpstreamPin parse_upstream_pin(std::string_view text, const std::string& source) {
+  UpstreamPin pin;
+  int line_number = 0;
+  while (!text.empty()) {
+    ++line_number;
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    const std::size_t space = line.find(' ');
+    const std::string_view key = line.substr(0, space);
+    const std::string_view value = space == std::string_view::npos ? "" : line.substr(space + 1);
+    std::string* field = key == "url" ? &pin.url : key == "commit" ? &pin.commit : nullptr;
+    if (field == nullptr || value.empty() || value.find(' ') != std::string_view::npos)
+      throw Error(fmt::format("{}:{}: expected \"url URL\" or \"commit SHA\", got \"{}\"", source,
+                              line_number, line));
+    *field = std::string(value);
+  }
+  if (pin.url.empty() || pin.commit.empty())
+    throw Error(fmt::format("{}: needs both a url and a commit line", source));
+  return pin;
 }
 
 }  // namespace apexnpu

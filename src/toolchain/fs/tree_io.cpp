@@ -91,8 +91,10 @@ bool is_empty_directory(const stdfs::path& path) {
 }  // namespace
 
 const std::vector<std::string>& default_excludes() {
+  // Version control, build output, byte code, and what a patch run leaves behind.
   static const std::vector<std::string> patterns = {".git", "build", "dist", "*.egg-info",
-                                                    "__pycache__", "*.pyc", "*.so"};
+                                                    "__pycache__", "*.pyc", "*.so", "*.rej",
+                                                    "*.orig"};
   return patterns;
 }
 

@@ -10,9 +10,6 @@
 
 namespace apexnpu::git {
 
-inline constexpr const char* default_upstream_url = "https://github.com/NVIDIA/apex.git";
-inline constexpr const char* pinned_commit = "4ef930c1c884fdca5f472ab2ce7cb9b505d26c1a";
-
 struct TransferProgress {
   std::size_t received_objects = 0;
   std::size_t total_objects = 0;
@@ -21,7 +18,7 @@ struct TransferProgress {
 
 struct UpstreamRequest {
   std::string upstream;                // a local path, a file:// URL or a remote URL
-  std::string ref = pinned_commit;     // full or short sha, branch or tag
+  std::string ref;                     // full or short sha, branch or tag
   bool offline = false;                // never touch the network; fail if the cache lacks the ref
   std::filesystem::path cache_dir;     // empty: $XDG_CACHE_HOME/apexnpu, else ~/.cache/apexnpu
   std::function<void(const TransferProgress&)> on_progress;  // clone/fetch progress, may be empty

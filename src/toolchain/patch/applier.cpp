@@ -159,12 +159,11 @@ class FileApplier {
   std::int64_t in_offset_ = 0;
 };
 
-void render_reject(std::string& rejects, const FilePatch& file, const Hunk& hunk, bool& file_started) {
-  if (!file_started) {
+// Appends a failed hunk to the file's reject text (the file header before its first one).
+void render_reject(std::string& rejects, const FilePatch& file, const Hunk& hunk) {
+  if (rejects.empty())
     rejects += fmt::format("--- {}\n+++ {}\n", file.old_path.empty() ? "/dev/null" : "a/" + file.old_path,
                            file.new_path.empty() ? "/dev/null" : "b/" + file.new_path);
-    file_started = true;
-  }
   rejects += hunk.header + "\n";
   for (const auto& line : hunk.lines) {
     rejects += static_cast<char>(line.kind);
@@ -205,12 +204,12 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
     FileReport report;
     report.path = file.target_path();
     report.operation = file.operation;
-    bool file_started = false;
     auto fail_file = [&](const std::string& reason) {
       report.status = FileStatus::failed;
+      report.rejects.clear();
       for (const auto& hunk : file.hunks) {
         report.hunks.push_back({hunk.header, hunk.patch_line, FileStatus::failed, 0, 0, reason});
-        render_reject(result.rejects, file, hunk, file_started);
+        render_reject(report.rejects, file, hunk);
       }
       if (file.hunks.empty())
         report.hunks.push_back({"(no hunks)", file.patch_line, FileStatus::failed, 0, 0, reason});
@@ -220,6 +219,7 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
     const bool creating = file.operation == FileOperation::create;
     if (auto problem = path_problem(result.tree, report.path, creating)) {
       fail_file(*problem);
+      result.rejects += report.rejects;
       result.files.push_back(std::move(report));
       continue;
     }
@@ -250,7 +250,7 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
         hr.status = FileStatus::failed;
         hr.reason = reversed ? "the patch seems applied already (the hunk matches reversed)"
                              : "its lines were not found in the file, not even at an offset or with fuzz 2";
-        render_reject(result.rejects, file, hunk, file_started);
+        render_reject(report.rejects, file, hunk);
         result.ok = false;
       } else {
         applier.apply(hunk, *where);
@@ -263,6 +263,7 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
     if (reversed) {
       report.hunks.clear();
       fail_file("the patch seems applied already (its first hunk matches reversed)");
+      result.rejects += report.rejects;
       result.files.push_back(std::move(report));
       continue;
     }
@@ -286,7 +287,10 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
         if (creating || file.mode_changed) entry.kind = file.executable ? FileKind::executable : FileKind::regular;
         result.tree[report.path] = std::move(entry);
       }
+    } else if (file.operation == FileOperation::modify) {
+      result.tree[report.path].content = std::move(content);  // the hunks that applied, as GNU
     }
+    result.rejects += report.rejects;
     result.files.push_back(std::move(report));
   }
   return result;

@@ -33,17 +33,21 @@ struct FileReport {
   FileOperation operation = FileOperation::modify;
   FileStatus status = FileStatus::clean;  // the worst of its hunks
   std::vector<HunkReport> hunks;
+  std::string rejects;                    // this file's failed hunks, as GNU's <file>.rej
 };
 
 struct ApplyResult {
-  FileTree tree;                    // the input with every file patch applied (valid when ok)
+  // The input with every file patch applied. When some hunks failed, it is what GNU patch
+  // leaves: each modified file with the hunks that did apply (see FileReport::rejects).
+  FileTree tree;
   std::vector<FileReport> files;    // one per file patch, in patch order
   bool ok = true;                   // false when any hunk or file operation failed
   std::string rejects;              // a .rej-style report of every failed hunk (empty when ok)
 };
 
 // Applies the patch to the tree with GNU `patch` semantics (exact, then nearest offset, then
-// fuzz 1 and 2). All or nothing: on any failure `ok` is false and `tree` must not be used.
+// fuzz 1 and 2). On any failure `ok` is false; callers that are all or nothing must then not use
+// `tree` (gen writes nothing), and a porting workflow may (gen --keep-rejects).
 // Refuses to write through a symlink in the tree or to create one. Takes the tree by value:
 // a caller done with its tree moves it in, and no file is copied.
 ApplyResult apply_patch(const PatchSet& patch, FileTree input);
