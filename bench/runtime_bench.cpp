@@ -22,14 +22,7 @@
 #include "backend/device.h"
 #include "exec/chunking.h"
 #include "exec/thread_pool.h"
-#include "optim/adadelta.h"
-#include "optim/adam.h"
-#include "optim/adamp.h"
-#include "optim/bert_adam.h"
-#include "optim/lamb.h"
-#include "optim/rmsprop.h"
-#include "optim/rmsprop_tf.h"
-#include "optim/sgd.h"
+#include "optim/registry.h"
 #include "tensor/storage.h"
 
 namespace apexnpu::rt::bench {

@@ -12,6 +12,10 @@ class FusedAdam : public FusedOptimizer<AdamOptions> {
     float* exp_avg = nullptr;
     float* exp_avg_sq = nullptr;
     float* max_exp_avg_sq = nullptr;  // needed with amsgrad
+    static constexpr auto fields() {
+      return std::array{Field{"exp_avg", &State::exp_avg}, Field{"exp_avg_sq", &State::exp_avg_sq},
+                        Field{"max_exp_avg_sq", &State::max_exp_avg_sq}};
+    }
   };
   explicit FusedAdam(const AdamOptions& options) : FusedOptimizer(options) {}
   bool step(const FusedBuffers& buffers, const State& state);

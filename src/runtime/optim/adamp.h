@@ -23,6 +23,9 @@ class FusedAdamP : public FusedOptimizer<AdamPOptions> {
   struct State {
     float* exp_avg = nullptr;
     float* exp_avg_sq = nullptr;
+    static constexpr auto fields() {
+      return std::array{Field{"exp_avg", &State::exp_avg}, Field{"exp_avg_sq", &State::exp_avg_sq}};
+    }
   };
   enum class Projection : std::uint8_t { none, channel, layer };
 

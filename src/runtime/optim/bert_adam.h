@@ -18,6 +18,9 @@ class FusedBertAdam : public FusedOptimizer<BertAdamOptions> {
   struct State {
     float* exp_avg = nullptr;     // HuggingFace's next_m
     float* exp_avg_sq = nullptr;  // HuggingFace's next_v
+    static constexpr auto fields() {
+      return std::array{Field{"exp_avg", &State::exp_avg}, Field{"exp_avg_sq", &State::exp_avg_sq}};
+    }
   };
   // block_elements: the cache-blocking size of the two-pass path (see work_plan.h).
   FusedBertAdam(const BertAdamOptions& options, SegmentTable segments,

@@ -30,26 +30,15 @@ void check_extent(const char* optimizer, const FusedBuffers& b, std::size_t exte
   }
 }
 
+void check_step_count(std::int64_t steps) {
+  if (steps < 0) throw ArgumentError(concat("step count must be >= 0, got ", steps));
+}
+
 bool report(const FusedBuffers& b, bool bad) {
   if (bad) (b.device != nullptr ? *b.device : device(0)).float_status().raise();
   return bad;
 }
 
 }  // namespace detail
-
-template <typename Options>
-void FusedOptimizer<Options>::set_step_count(std::int64_t steps) {
-  if (steps < 0) throw ArgumentError(concat("step count must be >= 0, got ", steps));
-  steps_ = steps;
-}
-
-template class FusedOptimizer<SgdOptions>;
-template class FusedOptimizer<AdamOptions>;
-template class FusedOptimizer<AdamPOptions>;
-template class FusedOptimizer<BertAdamOptions>;
-template class FusedOptimizer<AdadeltaOptions>;
-template class FusedOptimizer<LambOptions>;
-template class FusedOptimizer<RmspropOptions>;
-template class FusedOptimizer<RmspropTfOptions>;
 
 }  // namespace apexnpu::rt::optim

@@ -9,6 +9,7 @@
 // State buffers (exp_avg, ...) are fp32, numel long, owned by the caller (the Python side keeps
 // them in torch tensors for torch-compatible state_dicts) and initialised by it: zeros, except
 // RMSpropTF's square_avg (ones). No step allocates memory.
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +38,8 @@ namespace detail {
 void check_buffers(const char* optimizer, const FusedBuffers& buffers);
 // ArgumentError naming the state buffer when it is null.
 void check_state(const char* optimizer, const char* name, const float* state);
+// ArgumentError unless steps >= 0.
+void check_step_count(std::int64_t steps);
 // ArgumentError when the buffers are shorter than the segment table's extent.
 void check_extent(const char* optimizer, const FusedBuffers& buffers, std::size_t extent);
 // Raises the float status of the buffers' device when `bad`; returns `bad`.
@@ -119,9 +122,11 @@ bool two_pass(const WorkPlan& plan, Pass1&& pass1, Combine&& combine, Pass2&& pa
 }  // namespace detail
 
 // Options and step count of one optimizer. Options is one of the structs of options.h.
-template <typename Options>
+template <typename OptionsT>
 class FusedOptimizer {
  public:
+  using Options = OptionsT;
+
   explicit FusedOptimizer(const Options& options) : options_(options) { validate(options_); }
 
   const Options& options() const noexcept { return options_; }
@@ -132,7 +137,10 @@ class FusedOptimizer {
   }
   // Steps taken so far (torch's state['step']); the Python side restores it on load.
   std::int64_t step_count() const noexcept { return steps_; }
-  void set_step_count(std::int64_t steps);
+  void set_step_count(std::int64_t steps) {
+    detail::check_step_count(steps);
+    steps_ = steps;
+  }
 
  protected:
   // Counts the step just taken and raises the buffers' float status when it was bad.

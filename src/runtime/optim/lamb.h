@@ -19,6 +19,9 @@ class FusedLamb : public FusedOptimizer<LambOptions> {
   struct State {
     float* exp_avg = nullptr;
     float* exp_avg_sq = nullptr;
+    static constexpr auto fields() {
+      return std::array{Field{"exp_avg", &State::exp_avg}, Field{"exp_avg_sq", &State::exp_avg_sq}};
+    }
   };
   // block_elements: the cache-blocking size of the two-pass path (see work_plan.h).
   FusedLamb(const LambOptions& options, SegmentTable segments,

@@ -55,13 +55,6 @@ void require_rmsprop_like(const char* opt, const RmspropLikeOptions& o) {
 
 }  // namespace
 
-AdamOptions adamw_defaults() {
-  AdamOptions o;
-  o.weight_decay = 1e-2;
-  o.decoupled_weight_decay = true;
-  return o;
-}
-
 WarmupSchedule parse_warmup_schedule(const std::string& name) {
   if (name == "warmup_linear") return WarmupSchedule::warmup_linear;
   if (name == "warmup_cosine") return WarmupSchedule::warmup_cosine;

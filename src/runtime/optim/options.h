@@ -1,11 +1,15 @@
 #pragma once
 // Hyper-parameters of the fused optimizers, with the defaults of Ascend's NpuFused* optimizers
-// (their torch or reference counterparts' defaults), and their checks. A check failure throws ArgumentError naming the parameter, its value and
-// the accepted range, as torch.optim / the reference implementations do with ValueError.
-// They throw apexnpu::rt::ArgumentError (exec/error.h), which the binding maps to ValueError.
+// (their torch or reference counterparts' defaults), and their checks. A check failure throws
+// apexnpu::rt::ArgumentError (exec/error.h; the binding's ValueError) naming the parameter, its
+// value and the accepted range, as torch.optim and the reference implementations do.
+// Each struct lists its fields() once, by their Python-side names (the binding's option keys).
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
+
+#include "optim/fields.h"
 
 namespace apexnpu::rt::optim {
 
@@ -18,6 +22,13 @@ struct SgdOptions {  // torch.optim.SGD
   double dampening = 0.0;
   double weight_decay = 0.0;
   bool nesterov = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &SgdOptions::lr},
+                      Field{"momentum", &SgdOptions::momentum},
+                      Field{"dampening", &SgdOptions::dampening},
+                      Field{"weight_decay", &SgdOptions::weight_decay},
+                      Field{"nesterov", &SgdOptions::nesterov}};
+  }
 };
 
 struct AdamOptions {  // torch.optim.Adam (decoupled == false) and torch.optim.AdamW (true)
@@ -28,8 +39,22 @@ struct AdamOptions {  // torch.optim.Adam (decoupled == false) and torch.optim.A
   double weight_decay = 0.0;
   bool amsgrad = false;
   bool decoupled_weight_decay = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &AdamOptions::lr},
+                      Field{"beta1", &AdamOptions::beta1}, Field{"beta2", &AdamOptions::beta2},
+                      Field{"eps", &AdamOptions::eps},
+                      Field{"weight_decay", &AdamOptions::weight_decay},
+                      Field{"amsgrad", &AdamOptions::amsgrad},
+                      Field{"decoupled_weight_decay", &AdamOptions::decoupled_weight_decay}};
+  }
 };
-AdamOptions adamw_defaults();  // AdamW: weight_decay 1e-2, decoupled
+// AdamW: torch.optim.AdamW's weight_decay 1e-2, decoupled.
+constexpr AdamOptions adamw_defaults() {
+  AdamOptions o;
+  o.weight_decay = 1e-2;
+  o.decoupled_weight_decay = true;
+  return o;
+}
 
 struct AdamPOptions {  // clovaai AdamP
   double lr = 1e-3;
@@ -40,6 +65,15 @@ struct AdamPOptions {  // clovaai AdamP
   double delta = 0.1;
   double wd_ratio = 0.1;
   bool nesterov = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &AdamPOptions::lr},
+                      Field{"beta1", &AdamPOptions::beta1}, Field{"beta2", &AdamPOptions::beta2},
+                      Field{"eps", &AdamPOptions::eps},
+                      Field{"weight_decay", &AdamPOptions::weight_decay},
+                      Field{"delta", &AdamPOptions::delta},
+                      Field{"wd_ratio", &AdamPOptions::wd_ratio},
+                      Field{"nesterov", &AdamPOptions::nesterov}};
+  }
 };
 
 enum class WarmupSchedule { warmup_linear, warmup_cosine, warmup_constant, none };
@@ -56,6 +90,16 @@ struct BertAdamOptions {  // HuggingFace pytorch-pretrained-bert BertAdam
   double e = 1e-6;
   double weight_decay = 0.01;
   double max_grad_norm = -1.0;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &BertAdamOptions::lr},
+                      Field{"warmup", &BertAdamOptions::warmup},
+                      Field{"t_total", &BertAdamOptions::t_total},
+                      Field{"schedule", &BertAdamOptions::schedule},
+                      Field{"b1", &BertAdamOptions::b1}, Field{"b2", &BertAdamOptions::b2},
+                      Field{"e", &BertAdamOptions::e},
+                      Field{"weight_decay", &BertAdamOptions::weight_decay},
+                      Field{"max_grad_norm", &BertAdamOptions::max_grad_norm}};
+  }
 };
 
 struct AdadeltaOptions {  // torch.optim.Adadelta
@@ -63,6 +107,11 @@ struct AdadeltaOptions {  // torch.optim.Adadelta
   double rho = 0.9;
   double eps = 1e-6;
   double weight_decay = 0.0;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &AdadeltaOptions::lr},
+                      Field{"rho", &AdadeltaOptions::rho}, Field{"eps", &AdadeltaOptions::eps},
+                      Field{"weight_decay", &AdadeltaOptions::weight_decay}};
+  }
 };
 
 struct LambOptions {  // Lamb / NpuFusedLamb (cybertronai LAMB as in Ascend apex)
@@ -73,6 +122,14 @@ struct LambOptions {  // Lamb / NpuFusedLamb (cybertronai LAMB as in Ascend apex
   double weight_decay = 0.0;
   bool adam = false;
   bool use_global_grad_norm = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &LambOptions::lr},
+                      Field{"beta1", &LambOptions::beta1}, Field{"beta2", &LambOptions::beta2},
+                      Field{"eps", &LambOptions::eps},
+                      Field{"weight_decay", &LambOptions::weight_decay},
+                      Field{"adam", &LambOptions::adam},
+                      Field{"use_global_grad_norm", &LambOptions::use_global_grad_norm}};
+  }
 };
 
 struct RmspropOptions {  // torch.optim.RMSprop
@@ -82,6 +139,13 @@ struct RmspropOptions {  // torch.optim.RMSprop
   double weight_decay = 0.0;
   double momentum = 0.0;
   bool centered = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &RmspropOptions::lr},
+                      Field{"alpha", &RmspropOptions::alpha}, Field{"eps", &RmspropOptions::eps},
+                      Field{"weight_decay", &RmspropOptions::weight_decay},
+                      Field{"momentum", &RmspropOptions::momentum},
+                      Field{"centered", &RmspropOptions::centered}};
+  }
 };
 
 struct RmspropTfOptions {  // timm RMSpropTF
@@ -93,6 +157,16 @@ struct RmspropTfOptions {  // timm RMSpropTF
   bool centered = false;
   bool decoupled_decay = false;
   bool lr_in_momentum = true;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &RmspropTfOptions::lr},
+                      Field{"alpha", &RmspropTfOptions::alpha},
+                      Field{"eps", &RmspropTfOptions::eps},
+                      Field{"weight_decay", &RmspropTfOptions::weight_decay},
+                      Field{"momentum", &RmspropTfOptions::momentum},
+                      Field{"centered", &RmspropTfOptions::centered},
+                      Field{"decoupled_decay", &RmspropTfOptions::decoupled_decay},
+                      Field{"lr_in_momentum", &RmspropTfOptions::lr_in_momentum}};
+  }
 };
 
 void validate(const SgdOptions& o);

@@ -9,6 +9,11 @@ struct RmspropState {
   float* square_avg = nullptr;
   float* grad_avg = nullptr;         // needed when centered
   float* momentum_buffer = nullptr;  // needed when momentum > 0
+  static constexpr auto fields() {
+    return std::array{Field{"square_avg", &RmspropState::square_avg},
+                      Field{"grad_avg", &RmspropState::grad_avg},
+                      Field{"momentum_buffer", &RmspropState::momentum_buffer}};
+  }
 };
 
 // The kernels' buffers of one step; ArgumentError naming the first buffer these options need

@@ -1,19 +1,14 @@
 // The fused optimizers as one Python type, apex._apexnpu.Optimizer(kind, options, ...), whose
-// step() runs over raw buffers. Options are a dict of the hyper-parameters in options.h.
+// step() runs over raw buffers. Every kind, its options and its state buffers come from the
+// registry (optim/registry.h); options are a dict over the kind's defaults.
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
-#include "optim/adadelta.h"
-#include "optim/adam.h"
-#include "optim/adamp.h"
-#include "optim/bert_adam.h"
-#include "optim/lamb.h"
-#include "optim/rmsprop.h"
-#include "optim/rmsprop_tf.h"
-#include "optim/sgd.h"
+#include "optim/registry.h"
 #include "python/convert.h"
 #include "python/methods.h"
 
@@ -22,25 +17,22 @@ namespace {
 
 using namespace rt::optim;
 
-// Field lists: D(name) for doubles, B(name) for bools (the member names are the option names).
-#define SGD_FIELDS(D, B) D(lr) D(momentum) D(dampening) D(weight_decay) B(nesterov)
-#define ADAM_FIELDS(D, B) \
-  D(lr) D(beta1) D(beta2) D(eps) D(weight_decay) B(amsgrad) B(decoupled_weight_decay)
-#define ADAMP_FIELDS(D, B) \
-  D(lr) D(beta1) D(beta2) D(eps) D(weight_decay) D(delta) D(wd_ratio) B(nesterov)
-#define BERT_FIELDS(D, B) D(lr) D(warmup) D(t_total) D(b1) D(b2) D(e) D(weight_decay) D(max_grad_norm)
-#define ADADELTA_FIELDS(D, B) D(lr) D(rho) D(eps) D(weight_decay)
-#define LAMB_FIELDS(D, B) \
-  D(lr) D(beta1) D(beta2) D(eps) D(weight_decay) B(adam) B(use_global_grad_norm)
-#define RMSPROP_FIELDS(D, B) D(lr) D(alpha) D(eps) D(weight_decay) D(momentum) B(centered)
-#define RMSPROPTF_FIELDS(D, B) \
-  D(lr) D(alpha) D(eps) D(weight_decay) D(momentum) B(centered) B(decoupled_decay) B(lr_in_momentum)
-
-// 1: set, 0: not a field of this struct, -1: error set.
-#define SET_D(n) if (key == #n) return as_double(v, #n, o.n) ? 1 : -1;
-#define SET_B(n) if (key == #n) return as_bool(v, #n, o.n) ? 1 : -1;
-#define PUT_D(n) if (!put(d, #n, PyFloat_FromDouble(o.n))) return false;
-#define PUT_B(n) if (!put(d, #n, PyBool_FromLong(o.n))) return false;
+// One option value <-> Python, by the member's type.
+bool read_value(PyObject* v, const char* name, double& out) { return as_double(v, name, out); }
+bool read_value(PyObject* v, const char* name, bool& out) { return as_bool(v, name, out); }
+bool read_value(PyObject* v, const char* name, WarmupSchedule& out) {
+  const char* s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : nullptr;
+  if (s == nullptr) {
+    PyErr_Format(PyExc_TypeError, "%s must be a str (warmup_linear, warmup_cosine, "
+                 "warmup_constant, none)", name);
+    return false;
+  }
+  out = parse_warmup_schedule(s);  // ArgumentError -> ValueError via guarded()
+  return true;
+}
+PyObject* to_python(double v) { return PyFloat_FromDouble(v); }
+PyObject* to_python(bool v) { return PyBool_FromLong(v); }
+PyObject* to_python(WarmupSchedule v) { return PyUnicode_FromString(to_string(v)); }
 
 bool put(PyObject* d, const char* key, PyObject* v) {
   if (v == nullptr) return false;
@@ -49,42 +41,23 @@ bool put(PyObject* d, const char* key, PyObject* v) {
   return rc == 0;
 }
 
-#define DEFINE_FIELDS(Options, FIELDS)                                  \
-  int set_field(Options& o, std::string_view key, PyObject* v) {        \
-    FIELDS(SET_D, SET_B)                                                \
-    return 0;                                                           \
-  }                                                                     \
-  bool get_fields(const Options& o, PyObject* d) {                      \
-    FIELDS(PUT_D, PUT_B)                                                \
-    return true;                                                        \
-  }
-
-DEFINE_FIELDS(SgdOptions, SGD_FIELDS)
-DEFINE_FIELDS(AdamOptions, ADAM_FIELDS)
-DEFINE_FIELDS(AdamPOptions, ADAMP_FIELDS)
-DEFINE_FIELDS(AdadeltaOptions, ADADELTA_FIELDS)
-DEFINE_FIELDS(LambOptions, LAMB_FIELDS)
-DEFINE_FIELDS(RmspropOptions, RMSPROP_FIELDS)
-DEFINE_FIELDS(RmspropTfOptions, RMSPROPTF_FIELDS)
-
-// BertAdam also has the schedule, a string.
-int set_field(BertAdamOptions& o, std::string_view key, PyObject* v) {
-  if (key == "schedule") {
-    const char* s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : nullptr;
-    if (s == nullptr) {
-      PyErr_SetString(PyExc_TypeError, "schedule must be a str (warmup_linear, warmup_cosine, "
-                                       "warmup_constant, none)");
-      return -1;
-    }
-    o.schedule = parse_warmup_schedule(s);  // ArgumentError -> ValueError via guarded()
-    return 1;
-  }
-  BERT_FIELDS(SET_D, SET_B)
-  return 0;
+// 1: set, 0: not a field of these options, -1: error set.
+template <typename Options>
+int set_field(Options& o, std::string_view key, PyObject* v) {
+  int rc = 0;
+  std::apply([&](const auto&... field) {
+    ((rc == 0 && key == field.name ? rc = read_value(v, field.name, o.*field.member) ? 1 : -1
+                                   : 0),
+     ...);
+  }, Options::fields());
+  return rc;
 }
-bool get_fields(const BertAdamOptions& o, PyObject* d) {
-  BERT_FIELDS(PUT_D, PUT_B)
-  return put(d, "schedule", PyUnicode_FromString(to_string(o.schedule)));
+
+template <typename Options>
+bool get_fields(const Options& o, PyObject* d) {
+  return std::apply([&](const auto&... field) {
+    return (put(d, field.name, to_python(o.*field.member)) && ...);
+  }, Options::fields());
 }
 
 // fn(name, value) -> bool for each entry of `dict` (None: none), whose keys must be str;
@@ -120,8 +93,41 @@ bool apply_options(Options& o, PyObject* dict, const char* kind) {
   });
 }
 
-using AnyOptimizer = std::variant<FusedSgd, FusedAdam, FusedAdamP, FusedBertAdam, FusedAdadelta,
-                                  FusedLamb, FusedRmsprop, FusedRmspropTf>;
+// Buffer name -> address, into the State's fields.
+template <typename State>
+bool parse_state(PyObject* dict, State& state, const char* kind) {
+  return for_each_named(dict, "state (name -> address)", [&](const char* name, PyObject* value) {
+    for (const auto& field : State::fields()) {
+      if (std::string_view(name) != field.name) continue;
+      std::uintptr_t address = 0;
+      if (!to_address(value, &address)) return false;
+      state.*field.member = ptr<float>(address);
+      return true;
+    }
+    PyErr_Format(PyExc_ValueError, "%s has no state buffer '%s'", kind, name);
+    return false;
+  });
+}
+
+// std::variant over the registry's optimizer classes, each once (adam and adamw share one).
+template <typename Variant, typename... Rest>
+struct UniqueVariant {
+  using type = Variant;
+};
+template <typename... Done, typename Next, typename... Rest>
+struct UniqueVariant<std::variant<Done...>, Next, Rest...>
+    : std::conditional_t<(std::is_same_v<Next, Done> || ...),
+                         UniqueVariant<std::variant<Done...>, Rest...>,
+                         UniqueVariant<std::variant<Done..., Next>, Rest...>> {};
+
+template <typename Kinds>
+struct VariantOfKinds;
+template <typename... Kinds>
+struct VariantOfKinds<std::tuple<Kinds...>> {
+  using type = typename UniqueVariant<std::variant<>, typename Kinds::Optimizer...>::type;
+};
+
+using AnyOptimizer = VariantOfKinds<std::remove_const_t<decltype(kOptimizerKinds)>>::type;
 
 struct OptimizerObject {
   PyObject_HEAD
@@ -130,103 +136,80 @@ struct OptimizerObject {
   const char* kind;
 };
 
-// State buffers by name: the fields of each optimizer's State struct.
-template <typename State>
-using StateField = std::pair<const char*, float* State::*>;
-
-// Keyed by the State type, so optimizers that share one (RMSprop and RMSpropTF) share its list.
-template <typename State> struct StateFields;
-#define STATE_FIELDS(S, ...) \
-  template <> struct StateFields<S> { static constexpr StateField<S> fields[] = {__VA_ARGS__}; };
-STATE_FIELDS(FusedSgd::State, {"momentum_buffer", &FusedSgd::State::momentum_buffer})
-STATE_FIELDS(FusedAdam::State, {"exp_avg", &FusedAdam::State::exp_avg},
-             {"exp_avg_sq", &FusedAdam::State::exp_avg_sq},
-             {"max_exp_avg_sq", &FusedAdam::State::max_exp_avg_sq})
-STATE_FIELDS(FusedAdamP::State, {"exp_avg", &FusedAdamP::State::exp_avg},
-             {"exp_avg_sq", &FusedAdamP::State::exp_avg_sq})
-STATE_FIELDS(FusedBertAdam::State, {"exp_avg", &FusedBertAdam::State::exp_avg},
-             {"exp_avg_sq", &FusedBertAdam::State::exp_avg_sq})
-STATE_FIELDS(FusedAdadelta::State, {"square_avg", &FusedAdadelta::State::square_avg},
-             {"acc_delta", &FusedAdadelta::State::acc_delta})
-STATE_FIELDS(FusedLamb::State, {"exp_avg", &FusedLamb::State::exp_avg},
-             {"exp_avg_sq", &FusedLamb::State::exp_avg_sq})
-STATE_FIELDS(RmspropState, {"square_avg", &RmspropState::square_avg},
-             {"grad_avg", &RmspropState::grad_avg},
-             {"momentum_buffer", &RmspropState::momentum_buffer})
-
-template <typename Opt>
-bool parse_state(PyObject* dict, typename Opt::State& state, const char* kind) {
-  return for_each_named(dict, "state (name -> address)", [&](const char* name, PyObject* value) {
-    for (const auto& [field, member] : StateFields<typename Opt::State>::fields) {
-      if (std::string_view(name) != field) continue;
-      std::uintptr_t address = 0;
-      if (!to_address(value, &address)) return false;
-      state.*member = ptr<float>(address);
-      return true;
-    }
-    PyErr_Format(PyExc_ValueError, "%s has no state buffer '%s'", kind, name);
-    return false;
-  });
-}
-
 // Filled in by add_optim_constants (designated initialisers of PyTypeObject differ by version).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 PyTypeObject OptimizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 #pragma GCC diagnostic pop
 
-bool needs_segments(std::string_view kind) {
-  return kind == "adamp" || kind == "bert_adam" || kind == "lamb";
+// What Optimizer(kind, ...) was given besides the kind.
+struct ConstructorArgs {
+  PyObject* options = nullptr;
+  PyObject* segments = nullptr;
+  PyObject* rows = nullptr;
+};
+
+// The kind's optimizer from its defaults, the options dict and what its constructor needs;
+// null with an exception set on bad input.
+template <typename Kind>
+std::unique_ptr<AnyOptimizer> make_optimizer(const Kind& kind, const ConstructorArgs& args) {
+  using Opt = typename Kind::Optimizer;
+  std::vector<rt::Segment> segments;
+  std::vector<std::size_t> rows;
+  if constexpr (TakesSegments<Opt> || TakesSegmentsAndRows<Opt>) {
+    if (args.segments == nullptr || args.segments == Py_None) {
+      PyErr_Format(PyExc_ValueError, "Optimizer('%s') needs segments=[(offset, numel), ...]",
+                   kind.name);
+      return nullptr;
+    }
+    if (!parse_segments(args.segments, segments)) return nullptr;
+  }
+  if constexpr (TakesSegmentsAndRows<Opt>) {
+    if (args.rows == nullptr || args.rows == Py_None) rows.assign(segments.size(), 0);
+    else if (!parse_sizes(args.rows, "rows must be a sequence of ints", rows)) return nullptr;
+  }
+  typename Kind::Options options = kind.defaults;
+  if (!apply_options(options, args.options, kind.name)) return nullptr;
+  if constexpr (TakesSegmentsAndRows<Opt>)
+    return std::make_unique<AnyOptimizer>(std::in_place_type<Opt>, options,
+                                          rt::SegmentTable(segments), rows);
+  else if constexpr (TakesSegments<Opt>)
+    return std::make_unique<AnyOptimizer>(std::in_place_type<Opt>, options,
+                                          rt::SegmentTable(segments));
+  else
+    return std::make_unique<AnyOptimizer>(std::in_place_type<Opt>, options);
+}
+
+std::string kind_names() {
+  std::string names;
+  for_each_optimizer_kind([&](const auto& kind) {
+    names += names.empty() ? "" : ", ";
+    names += kind.name;
+  });
+  return names;
 }
 
 PyObject* optimizer_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"kind", "options", "segments", "rows", nullptr};
   const char* kind_c = nullptr;
-  PyObject *options = nullptr, *segments = nullptr, *rows = nullptr;
+  ConstructorArgs given;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OOO:Optimizer", const_cast<char**>(names),
-                                   &kind_c, &options, &segments, &rows))
+                                   &kind_c, &given.options, &given.segments, &given.rows))
     return nullptr;
-  const std::string_view kind(kind_c);
-  std::vector<rt::Segment> segs;
-  if (needs_segments(kind)) {
-    if (segments == nullptr || segments == Py_None) {
-      PyErr_Format(PyExc_ValueError, "Optimizer('%s') needs segments=[(offset, numel), ...]", kind_c);
-      return nullptr;
-    }
-    if (!parse_segments(segments, segs)) return nullptr;
-  }
-  std::vector<std::size_t> row_sizes;
-  if (kind == "adamp") {
-    if (rows == nullptr || rows == Py_None) row_sizes.assign(segs.size(), 0);
-    else if (!parse_sizes(rows, "rows must be a sequence of ints", row_sizes)) return nullptr;
-  }
   return guarded([&]() -> PyObject* {
     std::unique_ptr<AnyOptimizer> impl;
     const char* canonical = nullptr;
-    // Reads the options dict over the defaults, then constructs optimizer Opt from them.
-    auto make = [&]<typename Opt, typename Options>(Options o, const char* name,
-                                                   auto&&... extra) -> bool {
-      if (!apply_options(o, options, name)) return false;
-      impl = std::make_unique<AnyOptimizer>(std::in_place_type<Opt>, o, extra...);
-      canonical = name;
-      return true;
-    };
-    bool ok = false;
-    if (kind == "sgd") ok = make.template operator()<FusedSgd>(SgdOptions{}, "sgd");
-    else if (kind == "adam") ok = make.template operator()<FusedAdam>(AdamOptions{}, "adam");
-    else if (kind == "adamw") ok = make.template operator()<FusedAdam>(adamw_defaults(), "adamw");
-    else if (kind == "adadelta") ok = make.template operator()<FusedAdadelta>(AdadeltaOptions{}, "adadelta");
-    else if (kind == "rmsprop") ok = make.template operator()<FusedRmsprop>(RmspropOptions{}, "rmsprop");
-    else if (kind == "rmsprop_tf") ok = make.template operator()<FusedRmspropTf>(RmspropTfOptions{}, "rmsprop_tf");
-    else if (kind == "adamp") ok = make.template operator()<FusedAdamP>(AdamPOptions{}, "adamp", rt::SegmentTable(segs), row_sizes);
-    else if (kind == "bert_adam") ok = make.template operator()<FusedBertAdam>(BertAdamOptions{}, "bert_adam", rt::SegmentTable(segs));
-    else if (kind == "lamb") ok = make.template operator()<FusedLamb>(LambOptions{}, "lamb", rt::SegmentTable(segs));
-    else {
-      PyErr_Format(PyExc_ValueError, "unknown optimizer kind '%s' (sgd, adam, adamw, adamp, "
-                   "bert_adam, adadelta, lamb, rmsprop, rmsprop_tf)", kind_c);
+    for_each_optimizer_kind([&](const auto& kind) {
+      if (canonical != nullptr || std::string_view(kind_c) != kind.name) return;
+      canonical = kind.name;
+      impl = make_optimizer(kind, given);
+    });
+    if (canonical == nullptr) {
+      PyErr_Format(PyExc_ValueError, "unknown optimizer kind '%s' (%s)", kind_c,
+                   kind_names().c_str());
       return nullptr;
     }
-    if (!ok) return nullptr;
+    if (impl == nullptr) return nullptr;
     auto* self = reinterpret_cast<OptimizerObject*>(type->tp_alloc(type, 0));
     if (self == nullptr) return nullptr;
     new (&self->impl) std::unique_ptr<AnyOptimizer>(std::move(impl));
@@ -272,10 +255,10 @@ PyObject* optimizer_step(PyObject* obj, PyObject* args, PyObject* kwargs) {
     const bool ok = std::visit(
         [&]<typename Opt>(Opt& opt) -> bool {
           typename Opt::State st;
-          if (!parse_state<Opt>(state, st, self->kind)) return false;
+          if (!parse_state(state, st, self->kind)) return false;
           GilRelease unlocked;
           std::lock_guard lock(*self->mutex);
-          if constexpr (std::is_same_v<Opt, FusedLamb>) flagged = opt.step(buffers, st, global_norm);
+          if constexpr (TakesGlobalGradNorm<Opt>) flagged = opt.step(buffers, st, global_norm);
           else flagged = opt.step(buffers, st);
           return true;
         },
@@ -424,6 +407,35 @@ PyGetSetDef optimizer_getset[] = {
     {"kind", optimizer_get_kind, nullptr, "the optimizer's kind", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+// The registry's kinds, in its order, as a tuple of str.
+PyObject* optimizer_kinds() {
+  PyObject* kinds = PyTuple_New(static_cast<Py_ssize_t>(kOptimizerKindCount));
+  if (kinds == nullptr) return nullptr;
+  Py_ssize_t i = 0;
+  bool ok = true;
+  for_each_optimizer_kind([&](const auto& kind) {
+    PyObject* name = PyUnicode_FromString(kind.name);
+    ok = ok && name != nullptr;
+    if (name != nullptr) PyTuple_SET_ITEM(kinds, i++, name);
+  });
+  if (ok) return kinds;
+  Py_DECREF(kinds);
+  return nullptr;
+}
+
+// kind -> the apex.optimizers class that runs it.
+PyObject* optimizer_classes() {
+  PyObject* classes = PyDict_New();
+  if (classes == nullptr) return nullptr;
+  bool ok = true;
+  for_each_optimizer_kind([&](const auto& kind) {
+    ok = ok && put(classes, kind.name, PyUnicode_FromString(kind.python_class));
+  });
+  if (ok) return classes;
+  Py_DECREF(classes);
+  return nullptr;
+}
+
 }  // namespace
 
 PyMethodDef kOptimMethods[] = {{nullptr, nullptr, 0, nullptr}};
@@ -439,9 +451,8 @@ int add_optim_constants(PyObject* m) {
   OptimizerType.tp_methods = optimizer_methods;
   OptimizerType.tp_getset = optimizer_getset;
   if (add_type(m, "Optimizer", &OptimizerType) < 0) return -1;
-  return add_object(m, "OPTIMIZERS",
-                    Py_BuildValue("(sssssssss)", "sgd", "adam", "adamw", "adamp", "bert_adam",
-                                  "adadelta", "lamb", "rmsprop", "rmsprop_tf"));
+  if (add_object(m, "OPTIMIZERS", optimizer_kinds()) < 0) return -1;
+  return add_object(m, "OPTIMIZER_CLASSES", optimizer_classes());
 }
 
 }  // namespace apexnpu::py
