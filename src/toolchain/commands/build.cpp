@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
-#include <regex>
 #include <thread>
 
 #include "commands/build_output.h"
@@ -15,6 +14,7 @@
 #include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/runtime_build_config.h"
+#include "compile/runtime_registry.h"
 #include "core/sha256.h"
 #include "core/subprocess.h"
 #include "core/data_dir.h"
@@ -150,25 +150,14 @@ compile::NativeBuildResult compile_runtime(const BuildOptions& o, const BuildCon
                                {py.info.version, py.include_dir, py.info.ext_suffix}, cb.progress);
 }
 
-// The optimizers the runtime carries: each optim/<name>.h that declares a `class Fused...`
-// (other than the FusedOptimizer base). AdamW is FusedAdam with decoupled weight decay.
-std::vector<std::string> runtime_optimizers(const fs::path& runtime_dir) {
-  static const std::regex fused_class(R"(class\s+(Fused\w+)\s*(final\s*)?:)");
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (fs::directory_iterator it(runtime_dir / "optim", ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() != ".h") continue;
-    const auto text = try_read_file(it->path());
-    if (!text) continue;
-    for (std::sregex_iterator m(text->begin(), text->end(), fused_class), none; m != none; ++m)
-      if ((*m)[1] != "FusedOptimizer") {
-        names.push_back(it->path().stem().string());
-        if (names.back() == "adam") names.push_back("adamw");
-        break;
-      }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+// The optimizers the runtime reports about itself, from the built module that links it.
+std::vector<compile::RuntimeOptimizer> runtime_optimizers(const compile::NativeBuildResult& built) {
+  for (const auto& module : built.modules)
+    if (auto optimizers = compile::read_runtime_registry(module.file)) return *optimizers;
+  throw Error(fmt::format("no built module carries the runtime's optimizer registry (section {})",
+                          compile::kRuntimeRegistrySection),
+              "the runtime's optim/registry_description.cpp must be linked into a binding "
+              "module (links_runtime in build.json)");
 }
 
 // A wheel ready to be written: its files with the dist-info, and its names.
@@ -249,7 +238,11 @@ manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext
   m.compile_flags = built.compile_flags;
   m.link_flags = built.link_flags;
   m.runtime_version = ctx.config.runtime_version;
-  m.optimizers = runtime_optimizers(ctx.runtime_dir);
+  for (const auto& optimizer : runtime_optimizers(built)) {
+    m.optimizers.push_back(optimizer.kind);
+    m.optimizer_classes[optimizer.kind] = optimizer.python_class;
+  }
+  std::sort(m.optimizers.begin(), m.optimizers.end());
   m.isa_levels = built.isa_levels;
   m.modules = module_paths;
   m.emulator = emulator;

@@ -42,6 +42,7 @@ nlohmann::json to_json(const BuildManifest& m) {
       {"runtime",
        {{"version", m.runtime_version},
         {"optimizers", m.optimizers},
+        {"optimizer_classes", m.optimizer_classes},
         {"isa_levels", m.isa_levels},
         {"modules", m.modules}}},
       {"emulator", m.emulator ? nlohmann::json{{"name", m.emulator->name},

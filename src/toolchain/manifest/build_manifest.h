@@ -40,7 +40,8 @@ struct BuildManifest {
   std::vector<std::string> compile_flags, link_flags;
   // Runtime
   std::string runtime_version;
-  std::vector<std::string> optimizers;
+  std::vector<std::string> optimizers;                   // kinds, sorted
+  std::map<std::string, std::string> optimizer_classes;  // kind -> its apex.optimizers class
   std::vector<std::string> isa_levels;
   std::vector<std::string> modules;  // paths inside the wheel
   std::int64_t build_time = 0;          // SOURCE_DATE_EPOCH when set, else the build's start
