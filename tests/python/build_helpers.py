@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import zipfile
 
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
 REPO = os.environ.get("APEXNPU_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 
@@ -50,6 +51,15 @@ def build_json(args, env=None):
     proc = run(["--json", "build"] + list(args), env=env)
     doc = json.loads(proc.stdout) if proc.stdout.strip() else {}
     return proc, doc
+
+
+def build_for_system_python(tree, out, cache, *extra, env=None):
+    """`apexnpu --json build` of `tree` for Debian's Python into `out`; its --json document.
+    Fails the test when the build fails."""
+    proc, doc = build_json(["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out,
+                            "--cache-dir", cache, "-j2"] + list(extra), env=env)
+    assert proc.returncode == 0, proc.stderr
+    return doc
 
 
 def write_fixture_tree(root):
@@ -163,6 +173,26 @@ def listing(root):
         for n in dirs + names:
             out.append(os.path.relpath(os.path.join(dirpath, n), root))
     return sorted(out)
+
+
+def venv_env():
+    """The environment for pip and Python in a test venv: no user config, no index prompts."""
+    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1",
+               PIP_NO_INPUT="1", PYTHONNOUSERSITE="1")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def make_venv(path):
+    """A venv of Debian's Python that sees its torch; returns the venv's python."""
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", path], check=True,
+                   env=venv_env())
+    return os.path.join(path, "bin", "python")
+
+
+def pip(vpy, *args):
+    return subprocess.run([vpy, "-m", "pip"] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env=venv_env(), universal_newlines=True)
 
 
 def copytree(src, dst):

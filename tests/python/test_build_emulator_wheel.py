@@ -13,7 +13,7 @@ import pytest
 import build_helpers as bh
 
 EPOCH = "1700000000"
-SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's torch lives there
+SYSTEM_PYTHON = bh.SYSTEM_PYTHON
 
 
 @pytest.fixture(scope="module")
@@ -23,29 +23,9 @@ def dist(tmp_path_factory):
     shutil.copytree(os.path.join(bh.REPO, "patches", "overlay", "apex"), os.path.join(tree, "apex"),
                     dirs_exist_ok=True)
     out = str(tmp_path_factory.mktemp("dist"))
-    proc, doc = bh.build_json(["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out, "--wheel",
-                               "--cache-dir", bh.shared_cache_dir(tmp_path_factory), "-j2"],
-                              env={"SOURCE_DATE_EPOCH": EPOCH})
-    assert proc.returncode == 0, proc.stderr
+    doc = bh.build_for_system_python(tree, out, bh.shared_cache_dir(tmp_path_factory), "--wheel",
+                                     env={"SOURCE_DATE_EPOCH": EPOCH})
     return doc, tree
-
-
-def venv_env():
-    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1",
-               PIP_NO_INPUT="1", PYTHONNOUSERSITE="1")
-    env.pop("PYTHONPATH", None)
-    return env
-
-
-def make_venv(path):
-    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", path], check=True,
-                   env=venv_env())
-    return os.path.join(path, "bin", "python")
-
-
-def pip(vpy, *args):
-    return subprocess.run([vpy, "-m", "pip"] + list(args), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env=venv_env(), universal_newlines=True)
 
 
 def test_a_pure_wheel_of_its_own(dist):
@@ -89,11 +69,11 @@ def test_a_tampered_emulator_wheel_fails_verify(dist, tmp_path):
 
 def test_installs_with_apex_runs_and_uninstalls_cleanly(dist, tmp_path):
     doc, _ = dist
-    vpy = make_venv(str(tmp_path / "venv"))
+    vpy = bh.make_venv(str(tmp_path / "venv"))
     before = set(bh.listing(str(tmp_path / "venv")))
-    alone = pip(vpy, "install", "--no-index", doc["emulator"]["wheel"])
+    alone = bh.pip(vpy, "install", "--no-index", doc["emulator"]["wheel"])
     assert alone.returncode != 0 and "apex" in alone.stdout  # Requires-Dist: apex (==0.1+ascend)
-    both = pip(vpy, "install", "--no-index", doc["wheel"], doc["emulator"]["wheel"])
+    both = bh.pip(vpy, "install", "--no-index", doc["wheel"], doc["emulator"]["wheel"])
     assert both.returncode == 0, both.stdout
     code = textwrap.dedent("""
         import torch, torch_npu
@@ -103,10 +83,10 @@ def test_installs_with_apex_runs_and_uninstalls_cleanly(dist, tmp_path):
               x.device, x.type())
     """)
     run = subprocess.run([vpy, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=venv_env(), universal_newlines=True, cwd=str(tmp_path))
+                         env=bh.venv_env(), universal_newlines=True, cwd=str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True", "False", "8", "npu:2", "torch.npu.FloatTensor"]
-    un = pip(vpy, "uninstall", "-y", "torch_npu_emulator", "apex")
+    un = bh.pip(vpy, "uninstall", "-y", "torch_npu_emulator", "apex")
     assert un.returncode == 0, un.stdout
     left = set(bh.listing(str(tmp_path / "venv"))) - before
     assert not [p for p in left if "torch_npu" in p or "apex" in p], sorted(left)

@@ -1,4 +1,9 @@
-"""All fused optimizers of the NPU build, for ``apex.optimizers`` to export."""
+"""The NPU edition's optimizers, the one list that ``apex.optimizers`` exports.
+
+A new optimizer is its module here and one line in ``__all__``; each class with a runtime
+kernel names its kind in ``RUNTIME_KIND``, one of the runtime registry's kinds
+(``apex._apexnpu.OPTIMIZER_CLASSES`` maps each kind back to its class).
+"""
 from __future__ import annotations
 
 from .lamb import Lamb
