@@ -24,7 +24,7 @@
 // APEXNPU_ISA=scalar|avx2|avx512 (read once, on first use) or set_isa_level() forces another.
 // Forcing a level the CPU lacks is an error. The scalar level is compiled for the baseline ISA
 // with -fno-tree-vectorize (build.json), so plain loops stay scalar; the optimizer kernels' V16
-// (optim/vec16.h) uses gcc's generic vectors there, which the compiler lowers to the baseline's
+// (exec/vec16.h) uses gcc's generic vectors there, which the compiler lowers to the baseline's
 // SIMD (SSE2 on x86-64) or to scalar code, element-wise IEEE operations either way.
 //
 // Numerics across levels: every kernel file is compiled with -ffp-contract=off (build.json), so
