@@ -47,7 +47,7 @@ fi
 # cannot give one source different flags, so the widest ISA flags apply to every file).
 ext=$work/ext
 mkdir -p "$ext/gen"
-levels=$("$python" -c 'import json,sys; print(" ".join(str(l["level"]) for l in json.load(open(sys.argv[1]))["isa_levels"]))' "$runtime/build.json")
+levels=$("$python" -c 'import json,platform,sys; arch={"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine()); print(" ".join(str(l["level"]) for l in json.load(open(sys.argv[1]))["isa_levels"][arch]))' "$runtime/build.json")
 version=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["runtime_version"])' "$runtime/build.json")
 sources=()
 while IFS= read -r f; do sources+=("$f"); done < <(cd "$runtime" && find . -name '*.cpp' ! -name '*.kernels.cpp' ! -path './python/*' | sort)

@@ -26,8 +26,8 @@ class NativeBuild : public ::testing::Test {
     rt_ = dir_.path() / "runtime";
     write("build.json", R"({"runtime_version": "9.9.9", "std": "c++20", "include_dirs": ["."],
       "kernel_suffix": ".kernels.cpp", "excluded_dirs": ["python"],
-      "isa_levels": [{"name": "scalar", "level": 0, "flags": []},
-                     {"name": "avx2", "level": 1, "flags": ["-mavx2"]}],
+      "isa_levels": {"x86_64": [{"name": "scalar", "level": 0, "flags": []},
+                                {"name": "avx2", "level": 1, "flags": ["-mavx2"]}]},
       "binding": {"modules": [{"name": "pkg._mod", "sources": ["python/mod.cpp"]}]}})");
     write("core/answer.h", "#pragma once\nint answer();\n");
     write("core/answer.cpp", "#include \"core/answer.h\"\nint answer() { return 42; }\n");
@@ -130,8 +130,8 @@ class NativeUnityBuild : public NativeBuild {
     NativeBuild::SetUp();
     write("build.json", R"({"runtime_version": "9.9.9", "std": "c++20", "include_dirs": ["."],
       "kernel_suffix": ".kernels.cpp", "excluded_dirs": ["python"],
-      "isa_levels": [{"name": "scalar", "level": 0, "flags": []},
-                     {"name": "avx2", "level": 1, "flags": ["-mavx2"]}],
+      "isa_levels": {"x86_64": [{"name": "scalar", "level": 0, "flags": []},
+                                {"name": "avx2", "level": 1, "flags": ["-mavx2"]}]},
       "unity": {"core_batches": 1, "kernel_batches": 1, "binding_batches": 1},
       "binding": {"modules": [{"name": "pkg._mod",
                                "sources": ["python/mod.cpp", "python/extra.cpp"]}]}})");

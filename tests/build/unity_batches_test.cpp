@@ -75,7 +75,7 @@ TEST(UnityBatches, GeneratedSourceIncludesEachMember) {
 }
 
 constexpr const char* kConfigHead =
-    R"({"runtime_version": "1", "isa_levels": [{"name": "scalar", "level": 0}],
+    R"({"runtime_version": "1", "isa_levels": {"x86_64": [{"name": "scalar", "level": 0}]},
         "binding": {"modules": []}})";
 
 std::string with_unity(const std::string& unity) {

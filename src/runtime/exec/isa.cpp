@@ -5,30 +5,32 @@
 #include <mutex>
 #include <string>
 
+#include "exec/cpu_probe.h"
 #include "exec/error.h"
 
 namespace apexnpu::rt {
 namespace {
 
-bool cpu_has_avx2_level() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  // libgcc's cpu model checks XCR0 (xgetbv) too, so these are false if the OS does not save
-  // the AVX / AVX-512 state.
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
-#else
-  return false;
-#endif
-}
+#define APEXNPU_ISA_NAME(level, ...) #level,
+constexpr const char* kNames[] = {APEXNPU_ISA_LEVELS(APEXNPU_ISA_NAME)};
+#undef APEXNPU_ISA_NAME
 
-bool cpu_has_avx512_level() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  return cpu_has_avx2_level() && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq");
-#else
-  return false;
-#endif
+using Probe = bool (*)() noexcept;
+#define APEXNPU_ISA_PROBE(level, ...) &cpu::runs_##level,
+constexpr Probe kProbes[] = {APEXNPU_ISA_LEVELS(APEXNPU_ISA_PROBE)};
+#undef APEXNPU_ISA_PROBE
+
+bool is_level(int value) noexcept { return value >= 0 && value < kIsaLevelCount; }
+
+// "a, b or c" over every level, each written by `part`.
+template <typename Part>
+std::string every_level(Part&& part) {
+  std::string s;
+  for (int i = 0; i < kIsaLevelCount; ++i) {
+    if (i > 0) s += i + 1 == kIsaLevelCount ? " or " : ", ";
+    s += part(i);
+  }
+  return s;
 }
 
 IsaLevel default_level() { return isa_level_from_env(std::getenv("APEXNPU_ISA")); }
@@ -55,18 +57,17 @@ IsaLevel isa_level_from_env(const char* env) {
 }
 
 bool isa_supported(IsaLevel level) noexcept {
-  switch (level) {
-    case IsaLevel::scalar: return true;
-    case IsaLevel::avx2: return cpu_has_avx2_level();
-    case IsaLevel::avx512: return cpu_has_avx512_level();
-  }
-  return false;
+  const int value = static_cast<int>(level);
+  return is_level(value) && kProbes[value]();
 }
 
 IsaLevel best_supported_isa() noexcept {
-  static const IsaLevel best = cpu_has_avx512_level() ? IsaLevel::avx512
-                               : cpu_has_avx2_level() ? IsaLevel::avx2
-                                                      : IsaLevel::scalar;
+  // Each level includes the ones below it, so the best is the highest the CPU runs.
+  static const IsaLevel best = [] {
+    int level = kIsaLevelCount - 1;
+    while (level > 0 && !kProbes[level]()) --level;
+    return static_cast<IsaLevel>(level);
+  }();
   return best;
 }
 
@@ -84,8 +85,11 @@ IsaLevel active_isa() {
 
 void set_isa_level(IsaLevel level) {
   const int value = static_cast<int>(level);
-  if (value < 0 || value >= kIsaLevelCount)
-    throw ArgumentError(concat("ISA level must be 0 (scalar), 1 (avx2) or 2 (avx512), got ", value));
+  if (!is_level(value))
+    throw ArgumentError(concat("ISA level must be ", every_level([](int i) {
+                                 return concat(i, " (", kNames[i], ")");
+                               }),
+                               ", got ", value));
   if (!isa_supported(level))
     throw ArgumentError(concat("ISA level ", isa_name(level),
                                " is not supported by this CPU; best supported is ",
@@ -96,19 +100,15 @@ void set_isa_level(IsaLevel level) {
 void reset_isa_level() { g_active.store(kUnset, std::memory_order_release); }
 
 const char* isa_name(IsaLevel level) noexcept {
-  switch (level) {
-    case IsaLevel::scalar: return "scalar";
-    case IsaLevel::avx2: return "avx2";
-    case IsaLevel::avx512: return "avx512";
-  }
-  return "unknown";
+  const int value = static_cast<int>(level);
+  return is_level(value) ? kNames[value] : "unknown";
 }
 
 IsaLevel parse_isa(std::string_view name) {
-  if (name == "scalar") return IsaLevel::scalar;
-  if (name == "avx2") return IsaLevel::avx2;
-  if (name == "avx512") return IsaLevel::avx512;
-  throw ArgumentError(concat("unknown ISA level '", name, "'; expected scalar, avx2 or avx512"));
+  for (int i = 0; i < kIsaLevelCount; ++i)
+    if (name == kNames[i]) return static_cast<IsaLevel>(i);
+  throw ArgumentError(concat("unknown ISA level '", name, "'; expected ",
+                             every_level([](int i) { return std::string(kNames[i]); })));
 }
 
 }  // namespace apexnpu::rt

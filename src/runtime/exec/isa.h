@@ -1,12 +1,13 @@
 #pragma once
 // Instruction-set levels and the kernel-file convention.
 //
-// Levels match src/runtime/build.json: scalar = 0, avx2 = 1 (AVX2 + FMA + F16C),
-// avx512 = 2 (AVX-512 F/BW/VL/DQ + the AVX2 set).
+// The levels are those of the architecture being compiled for, listed once in
+// exec/isa_levels.h (x86-64: scalar = 0, avx2 = 1 (AVX2 + FMA + F16C), avx512 = 2 (AVX-512
+// F/BW/VL/DQ + the AVX2 set); aarch64: scalar = 0); everything below is generated from that list.
 //
 // A file named `*.kernels.cpp` is compiled once per level with -DAPEXNPU_ISA_LEVEL=<n> and that
-// level's flags. It puts its symbols in `namespace apexnpu::rt::APEXNPU_ISA_NS`, which expands
-// to isa_scalar / isa_avx2 / isa_avx512, so the three copies link side by side:
+// level's flags (build.json). It puts its symbols in `namespace apexnpu::rt::APEXNPU_ISA_NS`,
+// which expands to isa_<n> (isa_0, isa_1, ...), so the copies link side by side:
 //
 //   // adam.kernels.cpp
 //   #include "exec/isa.h"
@@ -21,24 +22,51 @@
 //   }
 //
 // The active level is the best the CPU supports, unless the environment variable
-// APEXNPU_ISA=scalar|avx2|avx512 (read once, on first use) or set_isa_level() forces another.
+// APEXNPU_ISA=<level name> (read once, on first use) or set_isa_level() forces another.
 // Forcing a level the CPU lacks is an error. The scalar level is compiled for the baseline ISA
-// with -fno-tree-vectorize (build.json), so plain loops stay scalar; the optimizer kernels' V16
-// (optim/vec16.h) uses gcc's generic vectors there, which the compiler lowers to the baseline's
-// SIMD (SSE2 on x86-64) or to scalar code, element-wise IEEE operations either way.
+// with -fno-tree-vectorize (build.json), so plain loops stay scalar; the kernels' V16
+// (exec/vec16.h) uses gcc's generic vectors there, which the compiler lowers to the baseline's
+// SIMD (SSE2 on x86-64, NEON on aarch64) or to scalar code, element-wise IEEE operations
+// either way.
 //
 // Numerics across levels: every kernel file is compiled with -ffp-contract=off (build.json), so
 // no level contracts a*b+c into an FMA behind the kernel's back; a kernel written with the same
 // operations in the same order gives bit-identical results at every level.
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
+
+#include "exec/isa_levels.h"
+
+#define APEXNPU_ISA_CAT2(a, b) a##b
+#define APEXNPU_ISA_CAT(a, b) APEXNPU_ISA_CAT2(a, b)
+// The namespace of a level's kernel variants.
+#define APEXNPU_ISA_NS_OF(number) APEXNPU_ISA_CAT(isa_, number)
 
 namespace apexnpu::rt {
 
-enum class IsaLevel : int { scalar = 0, avx2 = 1, avx512 = 2 };
-inline constexpr int kIsaLevelCount = 3;
+#define APEXNPU_ISA_ENUMERATOR(name, number, ...) name = number,
+enum class IsaLevel : int { APEXNPU_ISA_LEVELS(APEXNPU_ISA_ENUMERATOR) };
+#undef APEXNPU_ISA_ENUMERATOR
 
-// Whether this CPU (and OS, via xgetbv) can run the given level.
+#define APEXNPU_ISA_ONE(...) +1
+inline constexpr int kIsaLevelCount = 0 APEXNPU_ISA_LEVELS(APEXNPU_ISA_ONE);
+#undef APEXNPU_ISA_ONE
+
+// The build.json key of the architecture these levels belong to ("x86_64", "aarch64").
+inline constexpr std::string_view kIsaArchitecture = APEXNPU_ISA_ARCHITECTURE;
+
+// Levels index the variants (select()), so they must be numbered 0, 1, ... in list order.
+#define APEXNPU_ISA_NUMBER(name, number, ...) number,
+static_assert([] {
+  const int numbers[] = {APEXNPU_ISA_LEVELS(APEXNPU_ISA_NUMBER)};
+  for (int i = 0; i < kIsaLevelCount; ++i)
+    if (numbers[i] != i) return false;
+  return true;
+}(), "exec/isa_levels.h must number its levels 0, 1, 2, ... in order");
+#undef APEXNPU_ISA_NUMBER
+
+// Whether this CPU (and OS) can run the given level.
 bool isa_supported(IsaLevel level) noexcept;
 // The best level this CPU supports.
 IsaLevel best_supported_isa() noexcept;
@@ -54,18 +82,15 @@ void reset_isa_level();
 IsaLevel isa_level_from_env(const char* value);
 
 const char* isa_name(IsaLevel level) noexcept;
-// "scalar" / "avx2" / "avx512" -> level; throws ArgumentError otherwise.
+// A level's name ("scalar", "avx2", ...) -> level; throws ArgumentError otherwise.
 IsaLevel parse_isa(std::string_view name);
 
-// Picks the variant for the active level.
-template <typename Fn>
-Fn select(Fn scalar, Fn avx2, Fn avx512) {
-  switch (active_isa()) {
-    case IsaLevel::avx512: return avx512;
-    case IsaLevel::avx2: return avx2;
-    case IsaLevel::scalar: break;
-  }
-  return scalar;
+// Picks the variant for the active level: one argument per level, in level order.
+template <typename Fn, typename... Higher>
+  requires(sizeof...(Higher) + 1 == kIsaLevelCount && (std::is_same_v<Fn, Higher> && ...))
+Fn select(Fn baseline, Higher... higher) {
+  const Fn variants[] = {baseline, higher...};
+  return variants[static_cast<int>(active_isa())];
 }
 
 // Sets a level for a scope and restores the previous one (tests, benchmarks).
@@ -82,33 +107,31 @@ class ScopedIsaLevel {
 
 }  // namespace apexnpu::rt
 
-// Declares `ret name params` in the three ISA namespaces (use inside namespace apexnpu::rt).
+// Declares `ret name params` in every level's namespace (use inside namespace apexnpu::rt).
+#define APEXNPU_ISA_DECLARE_AT(level, number, targeted, flags, ret, name, params) \
+  namespace APEXNPU_ISA_NS_OF(number) { ret name params; }
 #define APEXNPU_ISA_DECLARE(ret, name, params) \
-  namespace isa_scalar { ret name params; }    \
-  namespace isa_avx2 { ret name params; }      \
-  namespace isa_avx512 { ret name params; }
+  APEXNPU_ISA_LEVELS(APEXNPU_ISA_DECLARE_AT, ret, name, params)
 
 // The variant of `name` (declared with APEXNPU_ISA_DECLARE) for the active level.
+#define APEXNPU_ISA_VARIANT_AT(level, number, targeted, flags, name) \
+  , &APEXNPU_ISA_NS_OF(number)::name
 #define APEXNPU_ISA_SELECT(name) \
-  ::apexnpu::rt::select(&isa_scalar::name, &isa_avx2::name, &isa_avx512::name)
+  ::apexnpu::rt::select(APEXNPU_ISA_SELECT_ARGS(APEXNPU_ISA_LEVELS(APEXNPU_ISA_VARIANT_AT, name)))
+// Drops the leading comma of the variant list.
+#define APEXNPU_ISA_SELECT_ARGS(...) APEXNPU_ISA_DROP_FIRST(__VA_ARGS__)
+#define APEXNPU_ISA_DROP_FIRST(empty, ...) __VA_ARGS__
 
 #if defined(APEXNPU_ISA_LEVEL)
-#if APEXNPU_ISA_LEVEL == 0
-#define APEXNPU_ISA_NS isa_scalar
-#elif APEXNPU_ISA_LEVEL == 1
-#define APEXNPU_ISA_NS isa_avx2
-#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
-#error "APEXNPU_ISA_LEVEL=1 needs -mavx2 -mfma -mf16c (see build.json)"
-#endif
-#elif APEXNPU_ISA_LEVEL == 2
-#define APEXNPU_ISA_NS isa_avx512
-#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) || !defined(__AVX512DQ__)
-#error "APEXNPU_ISA_LEVEL=2 needs -mavx512f -mavx512bw -mavx512vl -mavx512dq (see build.json)"
-#endif
-// gcc 12 reports -Wmaybe-uninitialized inside every inlined AVX-512 intrinsic (the headers'
-// `_mm512_undefined_ps()` idiom); a false positive, silenced for avx512 kernel files only.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#else
-#error "APEXNPU_ISA_LEVEL must be 0, 1 or 2"
-#endif
+// In a kernel file: the namespace of the level being compiled, checked against the list.
+#define APEXNPU_ISA_NS APEXNPU_ISA_NS_OF(APEXNPU_ISA_LEVEL)
+#define APEXNPU_ISA_IS(level, number, ...) APEXNPU_ISA_LEVEL == number ||
+static_assert(APEXNPU_ISA_LEVELS(APEXNPU_ISA_IS) false,
+              "APEXNPU_ISA_LEVEL is not a level of this architecture (exec/isa_levels.h)");
+#undef APEXNPU_ISA_IS
+#define APEXNPU_ISA_CHECK_TARGETED(level, number, targeted, flags, ...)                  \
+  static_assert(APEXNPU_ISA_LEVEL != number || targeted,                                   \
+                "APEXNPU_ISA_LEVEL=" #number " (" #level ") needs " flags " (see build.json)");
+APEXNPU_ISA_LEVELS(APEXNPU_ISA_CHECK_TARGETED)
+#undef APEXNPU_ISA_CHECK_TARGETED
 #endif

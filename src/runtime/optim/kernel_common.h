@@ -6,7 +6,7 @@
 // scalar level, and the optimizers promise bit-identical results at every level.
 
 #include "optim/kernel_args.h"
-#include "optim/vec16.h"
+#include "exec/vec16.h"
 
 namespace apexnpu::rt::optim::APEXNPU_ISA_NS {
 

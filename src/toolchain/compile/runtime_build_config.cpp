@@ -1,6 +1,8 @@
 #include "compile/runtime_build_config.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -12,8 +14,50 @@
 namespace apexnpu::compile {
 namespace fs = std::filesystem;
 
-RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std::string& source) {
+namespace {
+
+// build.json's "isa_levels": {"<architecture>": [levels...], ...}; the levels of one.
+std::vector<IsaLevel> isa_levels_for(const nlohmann::json& by_arch, const std::string& arch,
+                                     const std::string& source) {
+  if (!by_arch.is_object())
+    throw Error(fmt::format("{}: isa_levels must map each architecture to its levels", source),
+                R"(e.g. "isa_levels": {"x86_64": [{"name": "scalar", "level": 0}, ...]})");
+  const auto levels = by_arch.find(arch);
+  if (levels == by_arch.end() || !levels->is_array()) {
+    std::vector<std::string> known;
+    for (const auto& [key, value] : by_arch.items())
+      if (value.is_array()) known.push_back(key);
+    throw Error(fmt::format("{}: isa_levels has no levels for architecture '{}' (it has: {})",
+                            source, arch, fmt::join(known, ", ")),
+                "add the architecture's list to build.json and its levels to the runtime's "
+                "exec/isa_levels.h");
+  }
+  std::vector<IsaLevel> result;
+  for (const auto& l : *levels)
+    result.push_back({l.at("name").get<std::string>(), l.at("level").get<int>(),
+                      l.value("flags", std::vector<std::string>{})});
+  if (result.empty()) throw Error(fmt::format("{}: isa_levels.{} is empty", source, arch));
+  return result;
+}
+
+}  // namespace
+
+std::string normalize_architecture(std::string_view name) {
+  if (name == "amd64") return "x86_64";
+  if (name == "arm64") return "aarch64";
+  return std::string(name);
+}
+
+std::string host_architecture() {
+  utsname u{};
+  if (uname(&u) != 0) throw Error("cannot tell this machine's architecture: uname failed");
+  return normalize_architecture(u.machine);
+}
+
+RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std::string& source,
+                                              const std::string& architecture) {
   RuntimeBuildConfig c;
+  c.architecture = normalize_architecture(architecture);
   try {
     const auto j = nlohmann::json::parse(text);
     c.runtime_version = j.at("runtime_version").get<std::string>();
@@ -21,10 +65,7 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
     c.include_dirs = j.value("include_dirs", std::vector<std::string>{"."});
     c.kernel_suffix = j.value("kernel_suffix", c.kernel_suffix);
     c.excluded_dirs = j.value("excluded_dirs", std::vector<std::string>{});
-    for (const auto& l : j.at("isa_levels")) {
-      c.isa_levels.push_back({l.at("name").get<std::string>(), l.at("level").get<int>(),
-                              l.value("flags", std::vector<std::string>{})});
-    }
+    c.isa_levels = isa_levels_for(j.at("isa_levels"), c.architecture, source);
     for (const auto& m : j.at("binding").at("modules")) {
       c.modules.push_back({m.at("name").get<std::string>(),
                            m.at("sources").get<std::vector<std::string>>(),
@@ -47,13 +88,13 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
     throw Error(fmt::format("{}: {}", source, e.what()),
                 "build.json must have runtime_version, isa_levels and binding.modules");
   }
-  if (c.isa_levels.empty()) throw Error(fmt::format("{}: isa_levels is empty", source));
   return c;
 }
 
-RuntimeBuildConfig load_runtime_build_config(const fs::path& runtime_dir) {
+RuntimeBuildConfig load_runtime_build_config(const fs::path& runtime_dir,
+                                             const std::string& architecture) {
   const fs::path file = runtime_dir / "build.json";
-  return parse_runtime_build_config(read_file(file), file.string());
+  return parse_runtime_build_config(read_file(file), file.string(), architecture);
 }
 
 RuntimeSources list_runtime_sources(const fs::path& runtime_dir, const RuntimeBuildConfig& config) {

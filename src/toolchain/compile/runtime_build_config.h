@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace apexnpu::compile {
@@ -30,18 +31,28 @@ struct UnityBatches {
 
 struct RuntimeBuildConfig {
   std::string runtime_version;
+  std::string architecture;  // the one isa_levels are for: "x86_64", "aarch64"
   std::string std = "c++20";
   std::vector<std::string> include_dirs;   // relative to the runtime directory
   std::string kernel_suffix = ".kernels.cpp";
   std::vector<std::string> excluded_dirs;  // top-level folders that are not runtime sources
-  std::vector<IsaLevel> isa_levels;
+  std::vector<IsaLevel> isa_levels;        // build.json's list for `architecture`
   std::vector<BindingModule> modules;
   UnityBatches unity;
 };
 
+// build.json keys its ISA levels by these names; the usual aliases (amd64, arm64) map to them.
+std::string normalize_architecture(std::string_view name);
+// The architecture of this machine, normalised ("x86_64", "aarch64", ...).
+std::string host_architecture();
+
+// The configuration for compiling the runtime for `architecture` (its ISA levels); throws
+// Error if build.json has none for it.
 RuntimeBuildConfig parse_runtime_build_config(const std::string& json_text,
-                                              const std::string& source_name);
-RuntimeBuildConfig load_runtime_build_config(const std::filesystem::path& runtime_dir);
+                                              const std::string& source_name,
+                                              const std::string& architecture = host_architecture());
+RuntimeBuildConfig load_runtime_build_config(const std::filesystem::path& runtime_dir,
+                                             const std::string& architecture = host_architecture());
 
 // The runtime's sources, relative to runtime_dir and sorted: core (*.cpp that are not kernels)
 // and kernels (*<kernel_suffix>), both outside the excluded folders.

@@ -1,12 +1,12 @@
 #pragma once
-// A 16-lane float vector for the optimizer kernel files (*.kernels.cpp): one __m512 at avx512,
-// two __m256 at avx2, a gcc generic vector at scalar (lowered to the baseline ISA: SSE2 on
-// x86-64; 16-float arrays cost 4x the compile time). Kernels are written once against it, a
-// block of 16 elements at a time; every level computes each lane with the same IEEE operations in the
-// same order (no FMA: the kernel files turn contraction off), so the three levels give
-// bit-identical results, reductions included (lane k always takes the elements k, k+16, ... of
-// a range; Sum16 adds 4 blocks of products in fp32, then into 16 double accumulators; the lanes
-// are added by a fixed tree at the end).
+// A 16-lane float vector for kernel files (*.kernels.cpp) of any folder: one __m512 at avx512,
+// two __m256 at avx2, a gcc generic vector at scalar (lowered to the baseline ISA: SSE2
+// on x86-64, NEON on aarch64; 16-float arrays cost 4x the compile time). Kernels are written
+// once against it, a block of 16 elements at a time; every level computes each lane with the
+// same IEEE operations in the same order (no FMA: the kernel files turn contraction off), so
+// all levels give bit-identical results, reductions included (lane k always takes the elements
+// k, k+16, ... of a range; Sum16 adds 4 blocks of products in fp32, then into 16 double
+// accumulators; the lanes are added by a fixed tree at the end).
 //
 // Reductions: Sum16 s; add_product(s, x, y) per block; total(s) at the end.
 //
@@ -184,9 +184,9 @@ inline void lanes_of(const D16& acc, double out[16]) {
 }
 
 #else  // baseline ISA: GCC generic vectors, lowered to whatever SIMD the baseline has (SSE2 on
-      // x86-64) or to scalar code. Element-wise IEEE operations, so the results equal the
-      // other levels'; far cheaper to compile than 16-element arrays, which gcc must unroll and
-      // split into scalars to make fast.
+      // x86-64, NEON on aarch64) or to scalar code. Element-wise IEEE operations, so the
+      // results equal the other levels'; far cheaper to compile than 16-element arrays, which
+      // gcc must unroll and split into scalars to make fast.
 
 using f32x16 = float __attribute__((vector_size(64)));
 using i32x16 = int __attribute__((vector_size(64)));

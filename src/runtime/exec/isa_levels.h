@@ -1,0 +1,53 @@
+#pragma once
+// The ISA levels of the architecture being compiled for: the one list that exec/isa.h generates
+// the dispatch from (IsaLevel, names, APEXNPU_ISA_DECLARE / SELECT, the kernel namespaces and
+// their flag checks) and exec/cpu_probe.h the CPU probes. build.json's "isa_levels" entry for
+// the same architecture lists the same levels with their flags (tests/runtime check both agree).
+//
+// APEXNPU_ISA_LEVELS(X, ...) expands X(name, number, targeted, flags, ...) once per level, in
+// order, numbers 0, 1, 2, ... (level 0 is the architecture's baseline, always supported):
+//   name      the level's name: APEXNPU_ISA=<name>, build.json's "name"
+//   number    -DAPEXNPU_ISA_LEVEL=<number>, build.json's "level"
+//   targeted  1 when the compiler's flags enable the level's features, else 0
+//   flags     the flags that enable them, for the error a kernel file compiled without them gets
+//
+// A new level: a line here, its probe cpu::runs_<name>() in the architecture's exec/cpu_*.cpp,
+// and its entry in build.json.
+#if defined(__x86_64__)
+
+#define APEXNPU_ISA_ARCHITECTURE "x86_64"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define APEXNPU_ISA_TARGETS_AVX2 1
+#else
+#define APEXNPU_ISA_TARGETS_AVX2 0
+#endif
+#if APEXNPU_ISA_TARGETS_AVX2 && defined(__AVX512F__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__) && defined(__AVX512DQ__)
+#define APEXNPU_ISA_TARGETS_AVX512 1
+#else
+#define APEXNPU_ISA_TARGETS_AVX512 0
+#endif
+
+#define APEXNPU_ISA_LEVELS(X, ...)                                                    \
+  X(scalar, 0, 1, "", __VA_ARGS__)                                                    \
+  X(avx2, 1, APEXNPU_ISA_TARGETS_AVX2, "-mavx2 -mfma -mf16c", __VA_ARGS__)            \
+  X(avx512, 2, APEXNPU_ISA_TARGETS_AVX512,                                            \
+    "-mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx2 -mfma -mf16c", __VA_ARGS__)
+
+// gcc 12 reports -Wmaybe-uninitialized inside every inlined AVX-512 intrinsic (the headers'
+// `_mm512_undefined_ps()` idiom); a false positive, silenced for kernel files built for AVX-512.
+#if defined(APEXNPU_ISA_LEVEL) && APEXNPU_ISA_TARGETS_AVX512
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#elif defined(__aarch64__)
+
+#define APEXNPU_ISA_ARCHITECTURE "aarch64"
+
+// The baseline (ARMv8-A: NEON included) only, until kernels are written for wider levels.
+#define APEXNPU_ISA_LEVELS(X, ...) X(scalar, 0, 1, "", __VA_ARGS__)
+
+#else
+#error "exec/isa_levels.h has no ISA levels for this architecture (add them here and in build.json)"
+#endif

@@ -1,0 +1,27 @@
+# cmake -DARCH=<CMAKE_SYSTEM_PROCESSOR> -DCOMPILER=<c++ compiler> -DBINARY_DIR=<dir>
+#       [-DPACKAGE=<Debian package of the compiler>] [-DGENERATOR=<generator>]
+#       -P compile_runtime.cmake
+# Configures tests/cross (the runtime alone) for ARCH with COMPILER and builds it. Prints
+# "SKIPPED: ..." (the test's skip expression) when COMPILER is not installed.
+find_program(compiler_path ${COMPILER})
+if(NOT compiler_path)
+  message("SKIPPED: ${COMPILER} is not installed (apt-get install ${PACKAGE})")
+  return()
+endif()
+if(NOT GENERATOR)
+  set(GENERATOR Ninja)
+endif()
+file(REMOVE_RECURSE ${BINARY_DIR})
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR} -B ${BINARY_DIR} -G ${GENERATOR}
+          -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=${ARCH}
+          -DCMAKE_CXX_COMPILER=${compiler_path} -DCMAKE_BUILD_TYPE=Release
+  RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "configuring the runtime for ${ARCH} failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "compiling the runtime for ${ARCH} with ${compiler_path} failed")
+endif()
+message("compiled the runtime and print_isa_levels for ${ARCH} with ${compiler_path}")
