@@ -108,8 +108,9 @@ TEST_F(PortingTest, KeepRejectsFixByHandMakePatchThenItAppliesCleanly) {
   const RunResult check = run(with_patches(tmp / "patches-new", {"--json", "gen", "--ref",
                                                                   new_commit, "--check"}));
   ASSERT_EQ(check.exit_code, 0) << check.err;
-  for (const auto& file : nlohmann::json::parse(check.out)["files"])
-    EXPECT_EQ(file["status"], "clean") << file;
+  // Bound first: the range of a for over a temporary's member outlives only the member access.
+  const nlohmann::json report = nlohmann::json::parse(check.out);
+  for (const auto& file : report["files"]) EXPECT_EQ(file["status"], "clean") << file;
   const stdfs::path gnu = tmp / "gnu";
   run_ok({"gen", "--no-overlay", "--patch", empty_patch().string(), "--ref", new_commit, "-o",
           gnu.string()});
