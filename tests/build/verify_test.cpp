@@ -12,10 +12,20 @@ namespace {
 constexpr const char* kDi = "apex-0.1+ascend.dist-info";
 const std::string kSo = "apex/_apexnpu.cpython-311-x86_64-linux-gnu.so";
 
+// The 64-byte header of an ELF64 little-endian shared object for `machine` (62: x86_64), with
+// no sections: a module that needs nothing, so any platform tag of its architecture holds.
+std::string minimal_elf(unsigned char machine = 62) {
+  std::string b(64, '\0');
+  b.replace(0, 7, std::string("\x7f" "ELF\x02\x01\x01", 7));
+  b[16] = 3;  // ET_DYN
+  b[18] = static_cast<char>(machine);
+  return b;
+}
+
 WheelFiles valid_files() {
   WheelFiles f;
   f["apex/__init__.py"] = "x = 1\n";
-  f[kSo] = "\x7f" "ELF fake";
+  f[kSo] = minimal_elf();
   f[std::string(kDi) + "/METADATA"] = "Metadata-Version: 2.1\nName: apex\nVersion: 0.1+ascend\n";
   f[std::string(kDi) + "/WHEEL"] =
       "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n";
@@ -137,7 +147,7 @@ TEST(Verify, PureWheelPasses) {
 
 TEST(Verify, ExtensionInAPureWheel) {
   WheelUnderCheck w{pure_files(), {}};
-  w.files["torch_npu/_x.cpython-311-x86_64-linux-gnu.so"] = "\x7f" "ELF";
+  w.files["torch_npu/_x.cpython-311-x86_64-linux-gnu.so"] = minimal_elf();
   const std::string record = "torch_npu_emulator-0.1+ascend.dist-info/RECORD";
   w.files[record] = format_record(w.files, record);
   expect_violation(w, "does not match");

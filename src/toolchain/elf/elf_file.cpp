@@ -46,16 +46,33 @@ ElfFile::ElfFile(std::string bytes, std::string source)
   read_sections(table, entry_size, count, names_index);
 }
 
-std::uint64_t ElfFile::read(std::uint64_t offset, unsigned width, const char* what) const {
-  if (offset > bytes_.size() || bytes_.size() - offset < width)
-    throw Error(fmt::format("{}: {} reaches past the end of the file ({} bytes, read at {})",
-                            source_, what, bytes_.size(), offset));
+std::uint64_t ElfFile::read(std::string_view data, std::uint64_t offset, unsigned width,
+                            const char* what) const {
+  if (offset > data.size() || data.size() - offset < width)
+    throw Error(fmt::format("{}: {} reaches past the end of {} ({} bytes, read at {})", source_,
+                            what, data.data() == bytes_.data() ? "the file" : "its section",
+                            data.size(), offset));
   std::uint64_t value = 0;
   for (unsigned i = 0; i < width; ++i) {
-    const auto byte = static_cast<unsigned char>(bytes_[offset + (little_endian_ ? width - 1 - i : i)]);
+    const auto byte = static_cast<unsigned char>(data[offset + (little_endian_ ? width - 1 - i : i)]);
     value = (value << 8) | byte;
   }
   return value;
+}
+
+std::string ElfFile::read_string(std::string_view table, std::uint64_t offset,
+                                 const char* what) const {
+  const auto end = offset < table.size() ? table.find('\0', offset) : std::string_view::npos;
+  if (end == std::string_view::npos)
+    throw Error(fmt::format("{}: {} is outside its string table", source_, what));
+  return std::string(table.substr(offset, end - offset));
+}
+
+const Section& ElfFile::section_at(std::uint64_t index, const char* what) const {
+  if (index >= sections_.size())
+    throw Error(fmt::format("{}: {} names section {}, but there are {}", source_, what, index,
+                            sections_.size()));
+  return sections_[index];
 }
 
 Section ElfFile::read_section_header(std::uint64_t at) const {
@@ -94,12 +111,8 @@ void ElfFile::read_sections(std::uint64_t table, std::uint16_t entry_size, std::
                             names_index, count));
   const std::string_view names = contents(sections_[names_index]);
   for (std::size_t i = 0; i < sections_.size(); ++i) {
-    const std::uint64_t start = name_offsets[i];
-    const auto end = start < names.size() ? names.find('\0', start) : std::string_view::npos;
-    if (end == std::string_view::npos)
-      throw Error(fmt::format("{}: the name of section {} is outside the section name table",
-                              source_, i));
-    sections_[i].name = std::string(names.substr(start, end - start));
+    const std::string what = fmt::format("the name of section {}", i);
+    sections_[i].name = read_string(names, name_offsets[i], what.c_str());
   }
 }
 

@@ -40,9 +40,22 @@ class ElfFile {
   std::optional<Section> find_section(std::string_view name) const;
   // A section's bytes (empty for SHT_NOBITS); throws Error when it reaches past the file.
   std::string_view contents(const Section& section) const;
+  // The section at an index (a section's link or info field); Error when there is none.
+  const Section& section_at(std::uint64_t index, const char* what) const;
+
+  // An unsigned integer of `width` bytes at `offset` in `data` (a section's contents), in the
+  // file's byte order; Error naming `what` when it reaches past the data.
+  std::uint64_t read(std::string_view data, std::uint64_t offset, unsigned width,
+                     const char* what) const;
+  // A NUL-terminated string at `offset` of a string table; Error when it does not end inside.
+  std::string read_string(std::string_view table, std::uint64_t offset, const char* what) const;
+  // The width of an address or size in this file (8 or 4).
+  unsigned word_size() const noexcept { return is_64bit_ ? 8 : 4; }
 
  private:
-  std::uint64_t read(std::uint64_t offset, unsigned width, const char* what) const;
+  std::uint64_t read(std::uint64_t offset, unsigned width, const char* what) const {
+    return read(bytes_, offset, width, what);
+  }
   void read_sections(std::uint64_t table, std::uint16_t entry_size, std::uint64_t count,
                      std::uint64_t names_index);
   Section read_section_header(std::uint64_t at) const;

@@ -9,9 +9,11 @@
 
 #include "fs/file_io.h"
 #include "core/sha256.h"
+#include "core/data_dir.h"
 #include "core/error.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"
+#include "wheel/platform_check.h"
 #include "wheel/zip_archive.h"
 
 namespace apexnpu::wheel {
@@ -122,6 +124,24 @@ void check_extension_suffixes(const WheelUnderCheck& w, const std::vector<std::s
   }
 }
 
+std::vector<std::string> split_dots(const std::string& s) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = s.find('.', start)) != std::string::npos; start = dot + 1)
+    parts.push_back(s.substr(start, dot - start));
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+std::vector<std::string> expand_tag_set(const std::string& python, const std::string& abi,
+                                        const std::string& platform) {
+  std::vector<std::string> tags;
+  for (const auto& p : split_dots(python))
+    for (const auto& a : split_dots(abi))
+      for (const auto& f : split_dots(platform)) tags.push_back(p + "-" + a + "-" + f);
+  return tags;
+}
+
 }  // namespace
 
 std::string expected_soabi(const std::string& abi, const std::string& platform) {
@@ -133,7 +153,7 @@ std::string expected_soabi(const std::string& abi, const std::string& platform) 
   return fmt::format("cpython-{}-{}-linux-gnu", am[1].str(), arch);
 }
 
-VerifyReport verify_wheel(const WheelUnderCheck& w) {
+VerifyReport verify_wheel(const WheelUnderCheck& w, const ManylinuxPolicies& policies) {
   VerifyReport r;
   r.files = w.files.size();
   auto v = [&](std::string s) { r.violations.push_back(std::move(s)); };
@@ -198,15 +218,23 @@ VerifyReport verify_wheel(const WheelUnderCheck& w) {
       if (expected_di != di)
         v(fmt::format("{}: .dist-info name does not match the file name {} (expected {})", di,
                       *w.wheel_file_name, expected_di));
-      const std::string file_tag = m[4].str() + "-" + m[5].str() + "-" + m[6].str();
-      if (!r.tags.empty() && std::find(r.tags.begin(), r.tags.end(), file_tag) == r.tags.end())
-        v(fmt::format("{}: file name tag {} is not among WHEEL's tags", *w.wheel_file_name, file_tag));
+      // A compressed tag set (PEP 425: "manylinux_2_17_x86_64.manylinux2014_x86_64") stands for
+      // every combination of its parts.
+      for (const auto& file_tag : expand_tag_set(m[4].str(), m[5].str(), m[6].str()))
+        if (!r.tags.empty() && std::find(r.tags.begin(), r.tags.end(), file_tag) == r.tags.end())
+          v(fmt::format("{}: file name tag {} is not among WHEEL's tags", *w.wheel_file_name,
+                        file_tag));
     }
   }
   if (!w.files.count(record_path)) v(record_path + ": missing");
   else check_record(w, record_path, r);
   check_extension_suffixes(w, r.tags, r);
+  for (auto& violation : platform_tag_violations(w.files, r.tags, policies)) v(std::move(violation));
   return r;
+}
+
+VerifyReport verify_wheel(const WheelUnderCheck& w) {
+  return verify_wheel(w, load_manylinux_policies(templates_dir()));
 }
 
 WheelUnderCheck load_wheel(const fs::path& path) {

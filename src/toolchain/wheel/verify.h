@@ -2,13 +2,15 @@
 // Checks a wheel (.whl) or wheel layout directory against the binary distribution format:
 // every RECORD row (sha256, urlsafe base64 without padding, size), every file listed, METADATA
 // and WHEEL present and agreeing with the .dist-info name and the wheel's file name, extension
-// module suffixes agreeing with the tag. pip checks none of this, so apexnpu checks its own
+// module suffixes agreeing with the tag, and the modules' architecture, libraries and symbol
+// versions agreeing with the platform tags. pip checks none of this, so apexnpu checks its own
 // output with it, and `apexnpu verify` offers it for any wheel.
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "wheel/manylinux.h"
 #include "wheel/record.h"
 
 namespace apexnpu::wheel {
@@ -26,6 +28,9 @@ struct VerifyReport {
   bool ok() const { return violations.empty(); }
 };
 
+// Also checks each extension module against the platform tags claimed (platform_check.h).
+VerifyReport verify_wheel(const WheelUnderCheck& wheel, const ManylinuxPolicies& policies);
+// The same with the bundled policies (templates/manylinux_policy.json).
 VerifyReport verify_wheel(const WheelUnderCheck& wheel);
 
 // Loads a .whl file or a layout directory (throws Error when neither can be read).
