@@ -90,9 +90,8 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
   GenOptions gen;
   gen.upstream = o.upstream;
   GenOutcome generated = generate_tree(gen, {cb.detail}, std::nullopt);
-  const auto& up = generated.result.at("upstream");
-  apex.upstream_url = up.value("url", std::string());
-  apex.upstream_commit = up.value("commit", std::string());
+  apex.upstream_url = generated.result.upstream.url;
+  apex.upstream_commit = generated.result.upstream.commit;
   const wheel::PackageSelection package = wheel::select_package_files(
       generated.tree,
       fmt::format("the tree gen made from {} at {}", *apex.upstream_url, *apex.upstream_commit));
