@@ -7,6 +7,23 @@
 
 namespace apexnpu::cli {
 
+namespace {
+
+void print_build_result(Console& console, const commands::BuildResult& result) {
+  console.info("built apex {} for {} ({} of {} files compiled, {} from the cache)", result.version,
+               result.tag, result.compiled, result.total, result.cached);
+  console.info("  layout:   {}", result.layout.string());
+  if (result.wheel) console.info("  wheel:    {}", result.wheel->string());
+  console.info("  manifest: {}", result.manifest.string());
+  if (const auto& emulator = result.emulator) {
+    console.info("built the torch_npu emulator ({})", emulator->name);
+    console.info("  layout:   {}", emulator->layout.string());
+    if (emulator->wheel) console.info("  wheel:    {}", emulator->wheel->string());
+  }
+}
+
+}  // namespace
+
 void add_build_command(CLI::App& app, Console& console, CommandRunner& selected) {
   auto opts = std::make_shared<commands::BuildOptions>();
   auto tree = std::make_shared<std::string>();
@@ -46,22 +63,10 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
       };
       cb.warn = [&console](const std::string& s) { console.warn("{}", s); };
       cb.detail = console.detail_sink();
-      auto result = commands::run_build(*opts, cb);
+      const auto result = commands::run_build(*opts, cb);
       console.end_progress();
-      console.info("built apex {} for {} ({} of {} files compiled, {} from the cache)",
-                   result["version"].get<std::string>(), result["tag"].get<std::string>(),
-                   result["compiled"].get<std::size_t>(), result["total"].get<std::size_t>(),
-                   result["cached"].get<std::size_t>());
-      console.info("  layout:   {}", result["layout"].get<std::string>());
-      if (!result["wheel"].is_null()) console.info("  wheel:    {}", result["wheel"].get<std::string>());
-      console.info("  manifest: {}", result["manifest"].get<std::string>());
-      if (const auto& emulator = result["emulator"]; !emulator.is_null()) {
-        console.info("built the torch_npu emulator ({})", emulator["name"].get<std::string>());
-        console.info("  layout:   {}", emulator["layout"].get<std::string>());
-        if (!emulator["wheel"].is_null())
-          console.info("  wheel:    {}", emulator["wheel"].get<std::string>());
-      }
-      return result;
+      print_build_result(console, result);
+      return result.to_json();
     };
   });
 }
