@@ -4,10 +4,20 @@
 #include "cli/commands.h"
 #include "cli/upstream_options.h"
 #include "commands/build.h"
+#include "core/error.h"
 
 namespace apexnpu::cli {
 
 namespace {
+
+// --cache-dir named the object cache on build and the clone cache on gen and make-patch; build
+// now has both caches, so the old spelling is refused rather than guessed.
+constexpr const char* kCacheDirRefused =
+    "--cache-dir is ambiguous on build: it named the object cache here but names the clone "
+    "cache on gen and make-patch";
+constexpr const char* kCacheDirHint =
+    "pass --object-cache DIR for the compiled objects (what build's --cache-dir was), or "
+    "--clone-cache DIR for the clone of upstream that gen reads without --tree";
 
 void print_build_result(Console& console, const commands::BuildResult& result) {
   console.info("built apex {} for {} ({} of {} files compiled, {} from the cache)", result.version,
@@ -27,17 +37,14 @@ void print_build_result(Console& console, const commands::BuildResult& result) {
 void add_build_command(CLI::App& app, Console& console, CommandRunner& selected) {
   auto opts = std::make_shared<commands::BuildOptions>();
   auto tree = std::make_shared<std::string>();
-  auto cache = std::make_shared<std::string>();
+  auto object_cache = std::make_shared<std::string>();
   auto no_emulator = std::make_shared<bool>(false);
+  auto refused_cache_dir = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("build", "Compile the runtime and binding for a Python and lay out the wheel");
   cmd->add_option("--python", opts->python,
                   "Target interpreter: 3.N (python3.N on PATH, then pyenv) or a path; default python3");
   cmd->add_option("--tree", *tree, "An Apex tree written by `apexnpu gen` (default: run gen first)");
-  cmd->add_option("--upstream", opts->upstream.upstream,
-                  "Without --tree: upstream Apex for gen (path or URL)")
-      ->envname("APEXNPU_UPSTREAM");
-  cmd->add_option("--ref", opts->upstream.ref, "Without --tree: the upstream ref for gen");
-  cmd->add_flag("--offline", opts->upstream.offline, "Without --tree: gen uses its clone cache only");
+  add_upstream_options(*cmd, opts->upstream, UpstreamUse::build_gen_step);
   cmd->add_option("-o,--output", opts->output, "Output directory (default: dist)");
   cmd->add_flag("--wheel", opts->wheel, "Also write the .whl files");
   cmd->add_flag("--no-emulator", *no_emulator,
@@ -47,15 +54,22 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
   cmd->add_option("-j,--jobs", opts->jobs, "Parallel compilations (default: number of cores)");
   cmd->add_flag("--native", opts->native, "Compile with -march=native (not portable)");
   cmd->add_flag("--debug", opts->debug, "Keep symbols and debug info (-g, not stripped)");
-  cmd->add_option("--cache-dir", *cache,
-                  "Object cache (default: $XDG_CACHE_HOME/apexnpu/objects)");
-  cmd->callback([&selected, &console, opts, tree, cache, no_emulator] {
+  cmd->add_option("--object-cache", *object_cache,
+                  "Compiled objects and linked modules, shared by builds (default: "
+                  "$XDG_CACHE_HOME/apexnpu/objects)")
+      ->type_name("DIR");
+  auto* cache_dir = cmd->add_option("--cache-dir", *refused_cache_dir,
+                                    "Refused as ambiguous: name the cache, --object-cache or "
+                                    "--clone-cache")
+                        ->type_name("DIR");
+  cmd->callback([&selected, &console, opts, tree, object_cache, no_emulator, cache_dir] {
     selected.name = "build";
-    selected.run = [&console, opts, tree, cache, no_emulator] {
+    selected.run = [&console, opts, tree, object_cache, no_emulator, cache_dir] {
+      if (cache_dir->count() > 0) throw UsageError(kCacheDirRefused, kCacheDirHint);
       if (!tree->empty()) opts->tree = *tree;
       opts->emulator = !*no_emulator;
       finish_upstream_request(opts->upstream, console);
-      if (!cache->empty()) opts->cache_dir = *cache;
+      if (!object_cache->empty()) opts->object_cache = *object_cache;
       opts->source_date_epoch = commands::epoch_from_env();
       commands::BuildCallbacks cb;
       cb.progress = [&console](std::size_t done, std::size_t total) {

@@ -24,7 +24,7 @@ def dist(tmp_path_factory):
                     dirs_exist_ok=True)
     out = str(tmp_path_factory.mktemp("dist"))
     proc, doc = bh.build_json(["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out, "--wheel",
-                               "--cache-dir", bh.shared_cache_dir(tmp_path_factory), "-j2"],
+                               "--object-cache", bh.shared_cache_dir(tmp_path_factory), "-j2"],
                               env={"SOURCE_DATE_EPOCH": EPOCH})
     assert proc.returncode == 0, proc.stderr
     return doc, tree

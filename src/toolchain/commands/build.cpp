@@ -324,7 +324,7 @@ CompiledRuntime compile_runtime(const BuildOptions& o, const BuildContext& ctx,
                                 const TargetPython& py, const BuildOutput& output,
                                 const BuildCallbacks& cb, wheel::WheelFiles& apex_files) {
   CompiledRuntime runtime;
-  runtime.object_cache = o.cache_dir ? *o.cache_dir : compile::default_cache_dir();
+  runtime.object_cache = o.object_cache ? *o.object_cache : compile::default_cache_dir();
   runtime.built = run_native_build(o, ctx, py, output, cb, runtime.object_cache);
   for (const auto& m : runtime.built.modules) {
     apex_files[m.relative_path] = read_file(m.file);

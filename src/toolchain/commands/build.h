@@ -17,7 +17,8 @@ namespace apexnpu::commands {
 struct BuildOptions {
   std::string python;                          // --python: "", "3.N" or a path
   std::optional<std::filesystem::path> tree;   // --tree: an Apex tree written by gen
-  git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream, --ref, --offline)
+  git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream,
+                                               // --ref, --offline, --clone-cache)
   std::filesystem::path output = "dist";       // -o
   bool wheel = false;                          // --wheel: also write the .whl
   bool emulator = true;                        // the torch_npu emulator's wheel too (--no-emulator)
@@ -25,7 +26,7 @@ struct BuildOptions {
   int jobs = 0;                                // -j; 0: number of cores
   bool native = false;                         // --native: -march=native
   bool debug = false;                          // --debug: keep symbols (-g, no -s)
-  std::optional<std::filesystem::path> cache_dir;  // --cache-dir
+  std::optional<std::filesystem::path> object_cache;  // --object-cache
   std::optional<std::int64_t> source_date_epoch;   // from the environment; see epoch_from_env
 };
 

@@ -17,7 +17,7 @@
 namespace apexnpu::commands {
 
 struct GenOptions {
-  git::UpstreamRequest upstream;                       // --upstream, --ref, --offline, --cache-dir
+  git::UpstreamRequest upstream;                       // --upstream, --ref, --offline, --clone-cache
   std::optional<std::filesystem::path> patch_file;     // --patch; default: the bundled npu.patch
   std::optional<std::filesystem::path> overlay_dir;    // --overlay; default: the bundled overlay
   bool no_overlay = false;                             // --no-overlay

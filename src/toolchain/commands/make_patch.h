@@ -14,7 +14,7 @@
 namespace apexnpu::commands {
 
 struct MakePatchOptions {
-  git::UpstreamRequest upstream;             // --upstream, --ref, --offline, --cache-dir
+  git::UpstreamRequest upstream;             // --upstream, --ref, --offline, --clone-cache
   std::filesystem::path tree;                // --tree: the edited tree
   std::filesystem::path output = "patches";  // -o: receives npu.patch and overlay/
   std::vector<std::string> excludes;         // --exclude, added to the default excludes
