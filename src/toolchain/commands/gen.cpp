@@ -204,8 +204,10 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
     outcome.result.timings = timer.timings();
     return outcome;
   }
-  result.timings = timer.timings();
-  if (!applied.ok) fail_patch(applied, result, reject_file);
+  if (!applied.ok) {
+    result.timings = timer.timings();
+    fail_patch(applied, result, reject_file);
+  }
 
   if (overlay) {
     result.overlay_files = add_overlay(applied.tree, std::move(*overlay), overlay_dir);
