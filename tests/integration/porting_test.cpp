@@ -108,8 +108,9 @@ TEST_F(PortingTest, KeepRejectsFixByHandMakePatchThenItAppliesCleanly) {
   const RunResult check = run(with_patches(tmp / "patches-new", {"--json", "gen", "--ref",
                                                                   new_commit, "--check"}));
   ASSERT_EQ(check.exit_code, 0) << check.err;
-  for (const auto& file : nlohmann::json::parse(check.out)["files"])
-    EXPECT_EQ(file["status"], "clean") << file;
+  // Named: a range-for over a member of the temporary parse() result reads freed memory.
+  const nlohmann::json checked = nlohmann::json::parse(check.out);
+  for (const auto& file : checked["files"]) EXPECT_EQ(file["status"], "clean") << file;
   const stdfs::path gnu = tmp / "gnu";
   run_ok({"gen", "--no-overlay", "--patch", empty_patch().string(), "--ref", new_commit, "-o",
           gnu.string()});
