@@ -27,12 +27,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'; }
 
 build() {
   "$bin" build --python="$python" --tree "$work/tree" -o "$work/dist" --wheel \
-    --cache-dir "$work/cache" -j "$jobs"
+    --object-cache "$work/cache" -j "$jobs"
 }
 cold=$(seconds build)
 warm=$(seconds build)
 units=$("$bin" --json build --python="$python" --tree "$work/tree" -o "$work/dist" \
-  --cache-dir "$work/cache" -j "$jobs" | "$python" -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], d["compiled"])')
+  --object-cache "$work/cache" -j "$jobs" | "$python" -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], d["compiled"])')
 
 printf '%-44s %8.2f s\n' "apexnpu build, cold (empty cache, -j$jobs)" "$cold"
 printf '%-44s %8.2f s\n' "apexnpu build, no-change rebuild" "$warm"

@@ -52,7 +52,7 @@ median() { printf '%s\n' ${times[$1]} | sort -g | awk '{a[NR]=$1} END {print a[i
 
 gen_local() { "$bin" gen --upstream "$up" --ref "$ref" --patch "$patch_file" --overlay "$overlay" -o "$out"; }
 gen_cached() {
-  "$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --offline \
+  "$bin" gen --upstream "file://$up" --ref "$ref" --clone-cache "$work/cache" --offline \
     --patch "$patch_file" --overlay "$overlay" -o "$out"
 }
 # git's pack transport cannot copy this snapshot (old objects are missing), so both shell routes
@@ -70,7 +70,7 @@ make_patch() {
 }
 diff_nur() { mkdir -p "$out" && (cd "$work" && diff -Nur a edited > "$out/d.diff" || [[ $? == 1 ]]); }
 
-"$bin" gen --upstream "file://$up" --ref "$ref" --cache-dir "$work/cache" --patch "$patch_file" \
+"$bin" gen --upstream "file://$up" --ref "$ref" --clone-cache "$work/cache" --patch "$patch_file" \
   --overlay "$overlay" -o "$work/warm" >/dev/null  # warm the cache
 out=$work/edited gen_local >/dev/null 2>&1
 

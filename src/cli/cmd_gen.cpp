@@ -9,26 +9,21 @@ namespace apexnpu::cli {
 
 namespace {
 
-void print_gen_result(Console& console, const nlohmann::json& result) {
-  for (const auto& file : result["files"]) {
-    const std::string status = file["status"];
+void print_gen_result(Console& console, const commands::GenResult& result) {
+  for (const auto& file : result.files) {
+    const std::string_view status = patch::to_string(file.status);
     std::string detail;
-    for (const auto& h : file["hunks"]) {
-      if (h["offset"].get<long long>() != 0)
-        detail += fmt::format(" offset {}", h["offset"].get<long long>());
-      if (h["fuzz"].get<int>() != 0) detail += fmt::format(" fuzz {}", h["fuzz"].get<int>());
+    for (const auto& h : file.hunks) {
+      if (h.offset != 0) detail += fmt::format(" offset {}", h.offset);
+      if (h.fuzz != 0) detail += fmt::format(" fuzz {}", h.fuzz);
     }
     const std::string painted = status == "clean" ? console.green(status) : console.yellow(status);
-    console.info("  {:<7} {} {}{}", painted, file["operation"].get<std::string>(),
-                 file["path"].get<std::string>(), detail);
+    console.info("  {:<7} {} {}{}", painted, patch::to_string(file.operation), file.path, detail);
   }
-  const auto& upstream = result["upstream"];
   console.info("{} {} files from {} at {} ({} patched, {} from the overlay){}",
-               result["check"].get<bool>() ? "checked" : "generated",
-               result["tree_files"].get<std::size_t>(), upstream["url"].get<std::string>(),
-               upstream["commit"].get<std::string>().substr(0, 12), result["files"].size(),
-               result["overlay_files"].size(),
-               result.contains("output") ? " -> " + result["output"].get<std::string>() : "");
+               result.check ? "checked" : "generated", result.tree_files, result.upstream.url,
+               result.upstream.commit.substr(0, 12), result.files.size(),
+               result.overlay_files.size(), result.output ? " -> " + result.output->string() : "");
 }
 
 }  // namespace
@@ -54,10 +49,10 @@ void add_gen_command(CLI::App& app, Console& console, CommandRunner& selected) {
       finish_upstream_request(opts->upstream, console);
       commands::GenCallbacks callbacks;
       callbacks.detail = console.detail_sink();
-      nlohmann::json result = commands::run_gen(*opts, callbacks);
+      const auto result = commands::run_gen(*opts, callbacks);
       console.end_progress();
       print_gen_result(console, result);
-      return result;
+      return result.to_json();
     };
   });
 }

@@ -24,12 +24,12 @@ void add_make_patch_command(CLI::App& app, Console& console, CommandRunner& sele
       finish_upstream_request(opts->upstream, console);
       commands::MakePatchCallbacks callbacks;
       callbacks.detail = console.detail_sink();
-      nlohmann::json result = commands::run_make_patch(*opts, callbacks);
+      const auto result = commands::run_make_patch(*opts, callbacks);
       console.end_progress();
-      console.info("{}: {} changed, {} deleted; {}: {} files", result["patch"].get<std::string>(),
-                   result["changed"].size(), result["deleted"].size(),
-                   result["overlay"].get<std::string>(), result["overlay_files"].size());
-      return result;
+      console.info("{}: {} changed, {} deleted; {}: {} files", result.patch.string(),
+                   result.changed.size(), result.deleted.size(), result.overlay.string(),
+                   result.overlay_files.size());
+      return result.to_json();
     };
   });
 }

@@ -13,10 +13,9 @@ void add_verify_command(CLI::App& app, Console& console, CommandRunner& selected
   cmd->callback([&selected, &console, path] {
     selected.name = "verify";
     selected.run = [&console, path] {
-      auto result = commands::run_verify(*path);
-      console.info("{}: ok ({} files, {})", *path, result["files"].get<std::size_t>(),
-                   result["dist_info"].get<std::string>());
-      return result;
+      const auto result = commands::run_verify(*path);
+      console.info("{}: ok ({} files, {})", *path, result.files, result.dist_info);
+      return result.to_json();
     };
   });
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Each command lives in its own cmd_*.cpp and adds itself to the app through an adder listed in
-// commands.cpp. A command's run returns the JSON document that --json prints; it throws
-// apexnpu::Error on failure.
+// commands.cpp. A command's run prints its typed result (commands/*.h) for people and returns
+// that result's to_json(), the document --json prints; it throws apexnpu::Error on failure.
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <nlohmann/json.hpp>

@@ -2,16 +2,23 @@
 
 namespace apexnpu::cli {
 
-void add_upstream_options(CLI::App& cmd, git::UpstreamRequest& request) {
+void add_upstream_options(CLI::App& cmd, git::UpstreamRequest& request, UpstreamUse use) {
+  const bool gen_step = use == UpstreamUse::build_gen_step;
+  const std::string when = gen_step ? "Without --tree, for gen: " : "";
   cmd.add_option("--upstream", request.upstream,
-                 "Upstream Apex: a local repository path (read in place), a file:// or remote URL")
+                 when + "Upstream Apex: a local repository path (read in place), a file:// or "
+                        "remote URL")
       ->envname("APEXNPU_UPSTREAM")
       ->default_str("the url in patches/UPSTREAM");
-  cmd.add_option("--ref", request.ref, "Branch, tag or commit (full or short sha)")
+  cmd.add_option("--ref", request.ref, when + "Branch, tag or commit (full or short sha)")
       ->default_str("the commit in patches/UPSTREAM");
-  cmd.add_flag("--offline", request.offline, "Use the cache only; never touch the network");
-  cmd.add_option("--cache-dir", request.cache_dir,
-                 "Clone cache (default: $XDG_CACHE_HOME/apexnpu, else ~/.cache/apexnpu)");
+  cmd.add_flag("--offline", request.offline,
+               when + "Use the clone cache only; never touch the network");
+  // --cache-dir stays the clone cache's other name where it always meant that.
+  cmd.add_option(gen_step ? "--clone-cache" : "--clone-cache,--cache-dir", request.cache_dir,
+                 when + "Where remote and file:// upstreams are cloned (default: "
+                        "$XDG_CACHE_HOME/apexnpu, else ~/.cache/apexnpu)")
+      ->type_name("DIR");
 }
 
 void finish_upstream_request(git::UpstreamRequest& request, Console& console) {

@@ -187,7 +187,7 @@ TEST_F(GenTest, AMalformedPatchFailsBeforeTheUpstreamIsCloned) {
   const stdfs::path cache = tmp / "cache";
   const RunResult r = run_apexnpu(
       {"gen", "--upstream", "file://" + upstream.repo.dir().string(), "--ref", upstream.first,
-       "--cache-dir", cache.string(), "--patch", patch_file.string(), "--no-overlay", "-o",
+       "--clone-cache", cache.string(), "--patch", patch_file.string(), "--no-overlay", "-o",
        (tmp / "out").string()},
       tmp / "home");
   EXPECT_EQ(r.exit_code, 1);

@@ -57,7 +57,7 @@ def build_for_system_python(tree, out, cache, *extra, env=None):
     """`apexnpu --json build` of `tree` for Debian's Python into `out`; its --json document.
     Fails the test when the build fails."""
     proc, doc = build_json(["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out,
-                            "--cache-dir", cache, "-j2"] + list(extra), env=env)
+                            "--object-cache", cache, "-j2"] + list(extra), env=env)
     assert proc.returncode == 0, proc.stderr
     return doc
 

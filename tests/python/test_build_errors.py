@@ -126,7 +126,7 @@ def test_failing_compiler_shows_its_message_and_command(tree, tmp_path):
     (out / "previous.txt").write_text("from an earlier build")
     before = bh.listing(str(tmp_path))
     proc = bh.run(["build", "--python=3.11", "--tree", tree, "-o", str(out), "--wheel",
-                   "--cache-dir", str(tmp_path / "cache"), "-j2"], env={"CXX": fake_cxx})
+                   "--object-cache", str(tmp_path / "cache"), "-j2"], env={"CXX": fake_cxx})
     assert proc.returncode == 1, proc.stderr
     assert "the compiler is broken on purpose" in proc.stderr
     assert "command: " + fake_cxx + " -std=c++20" in proc.stderr
@@ -156,6 +156,6 @@ def test_staging_left_by_a_killed_build_is_cleaned_up(tree, tmp_path):
         exit 1
         """)
     proc = bh.run(["build", "--python=3.11", "--tree", tree, "-o", str(tmp_path / "dist"),
-                   "--cache-dir", str(tmp_path / "cache")], env={"CXX": fake_cxx})
+                   "--object-cache", str(tmp_path / "cache")], env={"CXX": fake_cxx})
     assert proc.returncode == 1  # fails while compiling, after the staging was set up
     assert not stale.exists()

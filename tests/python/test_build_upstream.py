@@ -22,14 +22,14 @@ def test_gen_build_install_import(tmp_path, tmp_path_factory):
     gen = bh.run(["gen", "--upstream", UPSTREAM, "-o", tree])
     assert gen.returncode == 0, gen.stderr
     proc, doc = bh.build_json(["--python=/usr/bin/python3.11", "--tree", tree, "-o",
-                               str(tmp_path / "dist"), "--wheel", "--cache-dir",
+                               str(tmp_path / "dist"), "--wheel", "--object-cache",
                                bh.shared_cache_dir(tmp_path_factory)])
     assert proc.returncode == 0, proc.stderr
     assert bh.run(["verify", doc["wheel"]]).returncode == 0
     # The main command: build without --tree runs gen itself; same wheel contents, and the
     # manifest then records where the tree came from.
     proc, direct = bh.build_json(["--python=/usr/bin/python3.11", "--upstream", UPSTREAM, "-o",
-                                  str(tmp_path / "dist-direct"), "--wheel", "--cache-dir",
+                                  str(tmp_path / "dist-direct"), "--wheel", "--object-cache",
                                   bh.shared_cache_dir(tmp_path_factory)])
     assert proc.returncode == 0, proc.stderr
     assert direct["compiled"] == 0

@@ -17,7 +17,7 @@ def good(tmp_path_factory):
     tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
     out = str(tmp_path_factory.mktemp("dist"))
     proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", out, "--wheel",
-                               "--cache-dir", bh.shared_cache_dir(tmp_path_factory), "-j2"])
+                               "--object-cache", bh.shared_cache_dir(tmp_path_factory), "-j2"])
     if proc.returncode != 0 and "no Python 3.11" in proc.stderr:
         pytest.skip("Python 3.11 is not installed")
     assert proc.returncode == 0, proc.stderr

@@ -38,7 +38,7 @@ def built(tree, cache, tmp_path_factory):
                 pytest.skip("Python 3.{} is not installed (not on PATH, not under pyenv)".format(minor))
             out = str(tmp_path_factory.mktemp("dist-3{}".format(minor)))
             proc, doc = bh.build_json(["--python=3.{}".format(minor), "--tree", tree, "-o", out,
-                                       "--wheel", "--cache-dir", cache, "-j2"],
+                                       "--wheel", "--object-cache", cache, "-j2"],
                                       env={"SOURCE_DATE_EPOCH": EPOCH})
             if proc.returncode != 0 and "Python.h not found" in proc.stderr:
                 pytest.skip("Python 3.{} has no headers here: {}".format(minor, proc.stderr.strip()))
@@ -248,7 +248,7 @@ def test_reproducible_and_incremental(built, tree, cache, tmp_path):
     # Two builds back to back (so nothing in the source tree changes between them).
     for name in ("first", "second"):
         proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", str(tmp_path / name),
-                                   "--wheel", "--cache-dir", cache], env={"SOURCE_DATE_EPOCH": EPOCH})
+                                   "--wheel", "--object-cache", cache], env={"SOURCE_DATE_EPOCH": EPOCH})
         assert proc.returncode == 0, proc.stderr
         wheels.append(doc["wheel"])
     assert doc["compiled"] == 0 and doc["linked"] == 0  # nothing changed: nothing compiled
@@ -259,7 +259,7 @@ def test_reproducible_and_incremental(built, tree, cache, tmp_path):
     assert bh.sha256_file(emulators[0]) == bh.sha256_file(emulators[1])
     # The epoch is what makes it reproducible: another epoch, other timestamps, other bytes.
     proc, later = bh.build_json(["--python=3.11", "--tree", tree, "-o", str(tmp_path / "later"),
-                                 "--wheel", "--cache-dir", cache],
+                                 "--wheel", "--object-cache", cache],
                                 env={"SOURCE_DATE_EPOCH": str(int(EPOCH) + 86400)})
     assert proc.returncode == 0, proc.stderr
     assert bh.sha256_file(later["wheel"]) != bh.sha256_file(wheels[1])
@@ -272,7 +272,7 @@ def test_rebuild_into_existing_output_replaces_items(built, tree, cache, tmp_pat
         f.write("mine")
     for label in ("ascend", "ascend"):
         proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", out, "--wheel",
-                                   "--cache-dir", cache, "--version-label", label])
+                                   "--object-cache", cache, "--version-label", label])
         assert proc.returncode == 0, proc.stderr
     assert sorted(os.listdir(out)) == sorted([
         "keep.txt", "apex-0.1+ascend-cp311-cp311-linux_x86_64",
@@ -286,7 +286,7 @@ def test_rebuild_into_existing_output_replaces_items(built, tree, cache, tmp_pat
 def test_version_label(built, tree, cache, tmp_path):
     out = str(tmp_path / "dist")
     proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", out, "--wheel",
-                               "--cache-dir", cache, "--version-label", "Ascend.RC1"])
+                               "--object-cache", cache, "--version-label", "Ascend.RC1"])
     assert proc.returncode == 0, proc.stderr
     assert os.path.basename(doc["wheel"]) == "apex-0.1+ascend.rc1-cp311-cp311-linux_x86_64.whl"
     assert bh.check_record(bh.read_wheel(doc["wheel"])) == "apex-0.1+ascend.rc1.dist-info"

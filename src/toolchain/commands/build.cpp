@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <thread>
 
 #include "commands/build_output.h"
@@ -90,9 +91,8 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
   GenOptions gen;
   gen.upstream = o.upstream;
   GenOutcome generated = generate_tree(gen, {cb.detail}, std::nullopt);
-  const auto& up = generated.result.at("upstream");
-  apex.upstream_url = up.value("url", std::string());
-  apex.upstream_commit = up.value("commit", std::string());
+  apex.upstream_url = generated.result.upstream.url;
+  apex.upstream_commit = generated.result.upstream.commit;
   const wheel::PackageSelection package = wheel::select_package_files(
       generated.tree,
       fmt::format("the tree gen made from {} at {}", *apex.upstream_url, *apex.upstream_commit));
@@ -135,12 +135,13 @@ BuildContext load_context(const BuildOptions& o, std::string version) {
   return ctx;
 }
 
-compile::NativeBuildResult compile_runtime(const BuildOptions& o, const BuildContext& ctx,
-                                           const TargetPython& py, const BuildOutput& output,
-                                           const BuildCallbacks& cb, fs::path& cache_dir) {
+compile::NativeBuildResult run_native_build(const BuildOptions& o, const BuildContext& ctx,
+                                            const TargetPython& py, const BuildOutput& output,
+                                            const BuildCallbacks& cb,
+                                            const fs::path& object_cache) {
   compile::NativeBuildOptions native;
   native.runtime_dir = ctx.runtime_dir;
-  native.cache_dir = cache_dir = o.cache_dir ? *o.cache_dir : compile::default_cache_dir();
+  native.cache_dir = object_cache;
   native.output_dir = output.scratch() / "native";
   native.jobs = o.jobs > 0 ? o.jobs
                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -275,80 +276,174 @@ std::vector<std::string> stage_wheel(const BuildOutput& output, const PlannedWhe
   return {w.layout_name, w.wheel_file};
 }
 
-}  // namespace
-
-nlohmann::json run_build(const BuildOptions& o, const BuildCallbacks& cb) {
+// The options checked before any work is done; returns the local version label.
+std::string check_options(const BuildOptions& o) {
   const std::string label = wheel::validate_local_label(o.version_label);
   if (o.jobs < 0) throw UsageError(fmt::format("-j {}: must be 1 or more", o.jobs));
-  const TargetPython py = resolve_python(o, cb);
+  return label;
+}
 
+// The emulator package's files and their digest, which the manifest records.
+struct EmulatorPackage {
+  wheel::WheelFiles files;
+  std::string digest;
+};
+
+// What goes into the wheels, read before anything is compiled or written.
+struct Packages {
+  ApexSources apex;
+  std::optional<EmulatorPackage> emulator;  // none with --no-emulator
+};
+
+Packages collect_packages(const BuildOptions& o, const BuildCallbacks& cb) {
+  Packages packages{collect_apex_files(o, cb), std::nullopt};
+  if (o.emulator) {
+    wheel::WheelFiles files = collect_emulator_files(cb);
+    std::string digest = manifest::files_digest(files);
+    packages.emulator = EmulatorPackage{std::move(files), std::move(digest)};
+  }
+  return packages;
+}
+
+// The runtime and binding compiled through the object cache, their modules added to apex's
+// files.
+struct CompiledRuntime {
+  fs::path object_cache;
+  compile::NativeBuildResult built;
+  std::vector<std::string> module_paths;  // inside the wheel
+};
+
+CompiledRuntime compile_runtime(const BuildOptions& o, const BuildContext& ctx,
+                                const TargetPython& py, const BuildOutput& output,
+                                const BuildCallbacks& cb, wheel::WheelFiles& apex_files) {
+  CompiledRuntime runtime;
+  runtime.object_cache = o.object_cache ? *o.object_cache : compile::default_cache_dir();
+  runtime.built = run_native_build(o, ctx, py, output, cb, runtime.object_cache);
+  for (const auto& m : runtime.built.modules) {
+    apex_files[m.relative_path] = read_file(m.file);
+    runtime.module_paths.push_back(m.relative_path);
+  }
+  return runtime;
+}
+
+// The manifest's text, as written beside apex's layout and into its dist-info.
+std::string make_manifest(const BuildOptions& o, const BuildContext& ctx, const TargetPython& py,
+                          const Packages& packages, const CompiledRuntime& runtime,
+                          const std::optional<PlannedWheel>& emulator) {
+  std::optional<manifest::EmulatorWheel> record;
+  if (emulator)
+    record = manifest::EmulatorWheel{kEmulatorName, emulator->wheel_file,
+                                     packages.emulator->digest};
+  const manifest::BuildManifest m =
+      describe_build(o, ctx, py, packages.apex, runtime.built, runtime.module_paths, record);
+  return manifest::to_json(m).dump(2) + "\n";
+}
+
+std::string manifest_name(const PlannedWheel& apex) { return apex.layout_name + ".manifest.json"; }
+
+// Stages apex's wheel, the manifest beside it and the emulator's wheel, each verified; returns
+// the names to commit, in order.
+std::vector<std::string> stage_wheels(const BuildOutput& output, const PlannedWheel& apex,
+                                      const std::string& manifest_text,
+                                      const std::optional<PlannedWheel>& emulator, bool zip,
+                                      std::int64_t build_time) {
+  std::vector<std::string> items = stage_wheel(output, apex, zip, build_time);
+  write_file_atomic(output.staged(manifest_name(apex)), manifest_text);
+  items.push_back(manifest_name(apex));
+  if (emulator)
+    for (auto& item : stage_wheel(output, *emulator, zip, build_time))
+      items.push_back(std::move(item));
+  return items;
+}
+
+// Moves the staged items into -o; returns where each now is, by name.
+std::map<std::string, fs::path> commit(BuildOutput& output, const std::vector<std::string>& items) {
+  const std::vector<fs::path> paths = output.commit(items);
+  std::map<std::string, fs::path> committed;
+  for (std::size_t i = 0; i < items.size(); ++i) committed.emplace(items[i], paths[i]);
+  return committed;
+}
+
+std::optional<fs::path> committed_path(const std::map<std::string, fs::path>& committed,
+                                       const std::string& name) {
+  const auto it = committed.find(name);
+  return it == committed.end() ? std::nullopt : std::optional<fs::path>(it->second);
+}
+
+BuildResult describe_result(const TargetPython& py, const BuildContext& ctx,
+                            const CompiledRuntime& runtime, const PlannedWheel& apex,
+                            const std::optional<PlannedWheel>& emulator,
+                            const std::map<std::string, fs::path>& committed) {
+  BuildResult r;
+  r.python = {py.executable,      py.info.version, py.info.implementation, py.info.soabi,
+              py.info.ext_suffix, py.include_dir,  py.info.platform};
+  r.tag = py.tag.str();
+  r.version = ctx.version;
+  r.compiled = runtime.built.compiled;
+  r.cached = runtime.built.total - runtime.built.compiled;
+  r.total = runtime.built.total;
+  r.linked = runtime.built.linked;
+  r.object_cache = runtime.object_cache;
+  r.files = apex.files.size();
+  r.layout = committed.at(apex.layout_name);
+  r.manifest = committed.at(manifest_name(apex));
+  r.wheel = committed_path(committed, apex.wheel_file);
+  if (emulator)
+    r.emulator = BuiltEmulator{kEmulatorName, committed.at(emulator->layout_name),
+                               committed_path(committed, emulator->wheel_file)};
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json BuildResult::to_json() const {
+  const auto path_or_null = [](const std::optional<fs::path>& p) {
+    return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
+  };
+  return {
+      {"python", {{"executable", python.executable.string()}, {"version", python.version},
+                  {"implementation", python.implementation}, {"soabi", python.soabi},
+                  {"ext_suffix", python.ext_suffix}, {"include_dir", python.include_dir.string()},
+                  {"platform", python.platform}}},
+      {"tag", tag},
+      {"version", version},
+      {"compiled", compiled},
+      {"cached", cached},
+      {"total", total},
+      {"linked", linked},
+      {"cache_dir", object_cache.string()},
+      {"files", files},
+      {"layout", layout.string()},
+      {"manifest", manifest.string()},
+      {"wheel", path_or_null(wheel)},
+      {"emulator", emulator ? nlohmann::json{{"name", emulator->name},
+                                             {"layout", emulator->layout.string()},
+                                             {"wheel", path_or_null(emulator->wheel)}}
+                            : nlohmann::json(nullptr)},
+      {"verified", true},
+  };
+}
+
+BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
+  const std::string label = check_options(o);
+  const TargetPython py = resolve_python(o, cb);
   // Read everything before anything is compiled or written.
-  ApexSources apex = collect_apex_files(o, cb);
-  std::optional<wheel::WheelFiles> emulator_files;
-  if (o.emulator) emulator_files = collect_emulator_files(cb);
+  Packages packages = collect_packages(o, cb);
   const BuildContext ctx = load_context(o, wheel::wheel_version(label));
 
   BuildOutput output(o.output);
-  fs::path cache_dir;
-  const compile::NativeBuildResult built = compile_runtime(o, ctx, py, output, cb, cache_dir);
-  std::vector<std::string> module_paths;
-  for (const auto& m : built.modules) {
-    apex.files[m.relative_path] = read_file(m.file);
-    module_paths.push_back(m.relative_path);
-  }
-
-  std::optional<PlannedWheel> emulator_wheel;
-  std::optional<manifest::EmulatorWheel> emulator_record;
-  if (emulator_files) {
-    const std::string digest = manifest::files_digest(*emulator_files);
-    emulator_wheel = plan_wheel(std::move(*emulator_files), emulator_identity(ctx), ctx.templates, {});
-    emulator_record = manifest::EmulatorWheel{kEmulatorName, emulator_wheel->wheel_file, digest};
-  }
-  const std::string manifest_text =
-      manifest::to_json(describe_build(o, ctx, py, apex, built, module_paths, emulator_record))
-          .dump(2) + "\n";
-  const PlannedWheel apex_wheel = plan_wheel(std::move(apex.files), apex_identity(ctx, py),
-                                             ctx.templates,
-                                             {{"apexnpu_manifest.json", manifest_text}});
-
-  const std::string manifest_name = apex_wheel.layout_name + ".manifest.json";
-  std::vector<std::string> items = stage_wheel(output, apex_wheel, o.wheel, ctx.build_time);
-  write_file_atomic(output.staged(manifest_name), manifest_text);
-  items.push_back(manifest_name);
-  if (emulator_wheel) {
-    for (auto& item : stage_wheel(output, *emulator_wheel, o.wheel, ctx.build_time))
-      items.push_back(std::move(item));
-  }
-  const std::vector<fs::path> committed = output.commit(items);
-  const auto path_of = [&](const std::string& name) {
-    const auto at = std::find(items.begin(), items.end(), name);
-    return at == items.end() ? nlohmann::json(nullptr)
-                             : nlohmann::json(committed[at - items.begin()].string());
-  };
-
-  return {
-      {"python", {{"executable", py.executable.string()}, {"version", py.info.version},
-                  {"implementation", py.info.implementation}, {"soabi", py.info.soabi},
-                  {"ext_suffix", py.info.ext_suffix}, {"include_dir", py.include_dir.string()},
-                  {"platform", py.info.platform}}},
-      {"tag", py.tag.str()},
-      {"version", ctx.version},
-      {"compiled", built.compiled},
-      {"cached", built.total - built.compiled},
-      {"total", built.total},
-      {"linked", built.linked},
-      {"cache_dir", cache_dir.string()},
-      {"files", apex_wheel.files.size()},
-      {"layout", path_of(apex_wheel.layout_name)},
-      {"manifest", path_of(manifest_name)},
-      {"wheel", path_of(apex_wheel.wheel_file)},
-      {"emulator", emulator_wheel
-                       ? nlohmann::json{{"name", kEmulatorName},
-                                        {"layout", path_of(emulator_wheel->layout_name)},
-                                        {"wheel", path_of(emulator_wheel->wheel_file)}}
-                       : nlohmann::json(nullptr)},
-      {"verified", true},
-  };
+  const CompiledRuntime runtime = compile_runtime(o, ctx, py, output, cb, packages.apex.files);
+  std::optional<PlannedWheel> emulator;
+  if (packages.emulator)
+    emulator = plan_wheel(std::move(packages.emulator->files), emulator_identity(ctx),
+                          ctx.templates, {});
+  const std::string manifest_text = make_manifest(o, ctx, py, packages, runtime, emulator);
+  const PlannedWheel apex = plan_wheel(std::move(packages.apex.files), apex_identity(ctx, py),
+                                       ctx.templates, {{"apexnpu_manifest.json", manifest_text}});
+  const std::vector<std::string> items =
+      stage_wheels(output, apex, manifest_text, emulator, o.wheel, ctx.build_time);
+  const std::map<std::string, fs::path> committed = commit(output, items);
+  return describe_result(py, ctx, runtime, apex, emulator, committed);
 }
 
 }  // namespace apexnpu::commands

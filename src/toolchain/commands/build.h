@@ -17,7 +17,8 @@ namespace apexnpu::commands {
 struct BuildOptions {
   std::string python;                          // --python: "", "3.N" or a path
   std::optional<std::filesystem::path> tree;   // --tree: an Apex tree written by gen
-  git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream, --ref, --offline)
+  git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream,
+                                               // --ref, --offline, --clone-cache)
   std::filesystem::path output = "dist";       // -o
   bool wheel = false;                          // --wheel: also write the .whl
   bool emulator = true;                        // the torch_npu emulator's wheel too (--no-emulator)
@@ -25,7 +26,7 @@ struct BuildOptions {
   int jobs = 0;                                // -j; 0: number of cores
   bool native = false;                         // --native: -march=native
   bool debug = false;                          // --debug: keep symbols (-g, no -s)
-  std::optional<std::filesystem::path> cache_dir;  // --cache-dir
+  std::optional<std::filesystem::path> object_cache;  // --object-cache
   std::optional<std::int64_t> source_date_epoch;   // from the environment; see epoch_from_env
 };
 
@@ -38,10 +39,45 @@ struct BuildCallbacks {
 // SOURCE_DATE_EPOCH parsed (UsageError when it is set but not a non-negative integer).
 std::optional<std::int64_t> epoch_from_env();
 
+// The interpreter the apex wheel was built for.
+struct BuiltPython {
+  std::filesystem::path executable;
+  std::string version;         // "3.11.7"
+  std::string implementation;  // "CPython"
+  std::string soabi;
+  std::string ext_suffix;      // ".cpython-311-x86_64-linux-gnu.so"
+  std::filesystem::path include_dir;
+  std::string platform;
+};
+
+// The torch_npu emulator's wheel, written beside apex's.
+struct BuiltEmulator {
+  std::string name;                           // "torch_npu_emulator"
+  std::filesystem::path layout;
+  std::optional<std::filesystem::path> wheel;  // with --wheel
+};
+
+struct BuildResult {
+  BuiltPython python;
+  std::string tag;      // "cp311-cp311-linux_x86_64"
+  std::string version;  // "0.1+ascend"
+  std::size_t compiled = 0;  // compilation units compiled now
+  std::size_t cached = 0;    // taken from the object cache
+  std::size_t total = 0;
+  std::size_t linked = 0;    // modules linked now (the others came from the cache)
+  std::filesystem::path object_cache;
+  std::size_t files = 0;     // in apex's wheel
+  std::filesystem::path layout;
+  std::filesystem::path manifest;
+  std::optional<std::filesystem::path> wheel;  // with --wheel
+  std::optional<BuiltEmulator> emulator;       // none with --no-emulator
+  // The --json document (the object cache is its "cache_dir"; "verified" is always true, as a
+  // wheel that does not verify fails the build).
+  nlohmann::json to_json() const;
+};
+
 // Without options.tree, runs gen (generate_tree, in memory) on options.upstream first.
 // Throws Error / UsageError; on any failure nothing is left in options.output.
-// Returns the --json result: python, tag, compiled/cached/total/linked, layout, wheel, manifest,
-// emulator ({name, layout, wheel}, or null with --no-emulator).
-nlohmann::json run_build(const BuildOptions& options, const BuildCallbacks& callbacks = {});
+BuildResult run_build(const BuildOptions& options, const BuildCallbacks& callbacks = {});
 
 }  // namespace apexnpu::commands

@@ -18,15 +18,6 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-std::string_view operation_name(patch::FileOperation op) {
-  switch (op) {
-    case patch::FileOperation::create: return "create";
-    case patch::FileOperation::remove: return "remove";
-    case patch::FileOperation::modify: break;
-  }
-  return "modify";
-}
-
 nlohmann::json describe_files(const std::vector<patch::FileReport>& files) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& file : files) {
@@ -41,7 +32,7 @@ nlohmann::json describe_files(const std::vector<patch::FileReport>& files) {
       hunks.push_back(std::move(hunk));
     }
     out.push_back({{"path", file.path},
-                   {"operation", operation_name(file.operation)},
+                   {"operation", patch::to_string(file.operation)},
                    {"status", patch::to_string(file.status)},
                    {"hunks", std::move(hunks)}});
   }
@@ -58,7 +49,7 @@ std::string describe_failures(const patch::ApplyResult& applied, const std::stri
                            h.patch_line, h.reason);
     }
     if (file.status == patch::FileStatus::failed && file.hunks.empty())
-      lines += fmt::format("\n  {}: {} failed", file.path, operation_name(file.operation));
+      lines += fmt::format("\n  {}: {} failed", file.path, patch::to_string(file.operation));
   }
   return lines;
 }
@@ -108,8 +99,9 @@ FileTree read_overlay(const stdfs::path& overlay_dir) {
 
 // Adds the overlay's files to the patched tree; an overlay file may not replace a file of the
 // tree, because changes to upstream files belong in npu.patch.
-nlohmann::json add_overlay(FileTree& tree, FileTree overlay, const stdfs::path& overlay_dir) {
-  nlohmann::json added = nlohmann::json::array();
+std::vector<std::string> add_overlay(FileTree& tree, FileTree overlay,
+                                     const stdfs::path& overlay_dir) {
+  std::vector<std::string> added;
   for (auto& [path, entry] : overlay) {
     if (tree.contains(path))
       throw Error(fmt::format("the overlay file {} also exists in the patched upstream tree",
@@ -123,9 +115,8 @@ nlohmann::json add_overlay(FileTree& tree, FileTree overlay, const stdfs::path& 
 
 // The tree GNU patch leaves when hunks fail: the hunks that applied, and each file's failed ones
 // in <file>.rej beside it.
-GenOutcome keep_rejects(patch::ApplyResult& applied, const stdfs::path& patch_file,
-                        nlohmann::json result) {
-  nlohmann::json rejects = nlohmann::json::array();
+GenOutcome keep_rejects(patch::ApplyResult& applied, GenResult result) {
+  result.rejects.emplace();
   for (const auto& file : applied.files) {
     if (file.rejects.empty()) continue;
     const std::string rej = file.path + ".rej";
@@ -133,16 +124,53 @@ GenOutcome keep_rejects(patch::ApplyResult& applied, const stdfs::path& patch_fi
       throw Error(fmt::format("cannot keep the rejects of {}: {} already exists in the tree",
                               file.path, rej));
     applied.tree[rej] = FileEntry{file.rejects, FileKind::regular};
-    rejects.push_back(rej);
+    result.rejects->push_back(rej);
   }
-  result["rejects"] = std::move(rejects);
-  GenOutcome outcome{std::move(applied.tree), std::move(result)};
+  GenOutcome outcome{std::move(applied.tree), std::move(result), 0, {}};
   outcome.failed_hunks = count_failed_hunks(applied);
-  outcome.failures = describe_failures(applied, patch_file.filename().string());
+  outcome.failures = describe_failures(applied, outcome.result.patch.filename().string());
   return outcome;
 }
 
+// A patch that did not apply: the reject report goes to `reject_file` when there is one, and
+// the error lists every failed hunk.
+[[noreturn]] void fail_patch(const patch::ApplyResult& applied, PatchReport report,
+                             const std::optional<stdfs::path>& reject_file) {
+  std::string where;
+  if (reject_file) {
+    write_file_atomic(*reject_file, applied.rejects);
+    report.reject_file = *reject_file;
+    where = fmt::format("; rejects written to {}", reject_file->string());
+  }
+  throw Error(fmt::format("{} hunk(s) of {} did not apply{}, nothing was written:{}",
+                          count_failed_hunks(applied), report.patch.string(), where,
+                          describe_failures(applied, report.patch.filename().string())),
+              "the upstream ref may not be the one the patch was made for (see --ref); "
+              "regenerate the patch with `apexnpu make-patch`",
+              report.to_json());
+}
+
 }  // namespace
+
+nlohmann::json PatchReport::to_json() const {
+  nlohmann::json j = {{"upstream", upstream.to_json()},
+                      {"patch", patch.string()},
+                      {"files", describe_files(files)},
+                      {"timings", timings}};
+  if (reject_file) j["reject_file"] = reject_file->string();
+  return j;
+}
+
+nlohmann::json GenResult::to_json() const {
+  nlohmann::json j = PatchReport::to_json();
+  j["overlay_files"] = overlay_files;
+  if (overlay) j["overlay"] = overlay->string();
+  if (rejects) j["rejects"] = *rejects;
+  j["check"] = check;
+  j["tree_files"] = tree_files;
+  if (output) j["output"] = output->string();
+  return j;
+}
 
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
                          const std::optional<stdfs::path>& reject_file) {
@@ -163,47 +191,34 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
     callbacks.detail(fmt::format("upstream {} at {}: {} files", upstream.url, upstream.commit,
                                  upstream.tree.size()));
 
-  nlohmann::json result = {{"upstream", describe_upstream(upstream)},
-                           {"patch", patch_file.string()}};
+  GenResult result;
+  result.upstream = describe_upstream(upstream);
+  result.patch = patch_file;
   patch::ApplyResult applied = patch::apply_patch(patch_set, std::move(upstream.tree));
   timer.mark("apply_patch");
-  result["files"] = describe_files(applied.files);
+  result.files = applied.files;
   if (!applied.ok && options.keep_rejects) {
-    GenOutcome outcome = keep_rejects(applied, patch_file, std::move(result));
-    if (overlay) outcome.result["overlay_files"] = add_overlay(outcome.tree, std::move(*overlay),
-                                                               overlay_dir);
-    else outcome.result["overlay_files"] = nlohmann::json::array();
-    outcome.result["timings"] = timer.timings();
+    GenOutcome outcome = keep_rejects(applied, std::move(result));
+    if (overlay)
+      outcome.result.overlay_files = add_overlay(outcome.tree, std::move(*overlay), overlay_dir);
+    outcome.result.timings = timer.timings();
     return outcome;
   }
   if (!applied.ok) {
-    std::string where;
-    if (reject_file) {
-      write_file_atomic(*reject_file, applied.rejects);
-      result["reject_file"] = reject_file->string();
-      where = fmt::format("; rejects written to {}", reject_file->string());
-    }
-    result["timings"] = timer.timings();
-    throw Error(fmt::format("{} hunk(s) of {} did not apply{}, nothing was written:{}",
-                            count_failed_hunks(applied), patch_file.string(), where,
-                            describe_failures(applied, patch_file.filename().string())),
-                "the upstream ref may not be the one the patch was made for (see --ref); "
-                "regenerate the patch with `apexnpu make-patch`",
-                std::move(result));
+    result.timings = timer.timings();
+    fail_patch(applied, result, reject_file);
   }
 
-  nlohmann::json overlay_files = nlohmann::json::array();
   if (overlay) {
-    overlay_files = add_overlay(applied.tree, std::move(*overlay), overlay_dir);
-    result["overlay"] = overlay_dir.string();
+    result.overlay_files = add_overlay(applied.tree, std::move(*overlay), overlay_dir);
+    result.overlay = overlay_dir;
     timer.mark("overlay");
   }
-  result["overlay_files"] = std::move(overlay_files);
-  result["timings"] = timer.timings();
-  return {std::move(applied.tree), std::move(result)};
+  result.timings = timer.timings();
+  return {std::move(applied.tree), std::move(result), 0, {}};
 }
 
-nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
+GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   if (options.keep_rejects && options.check)
     throw UsageError("--keep-rejects writes the tree; --check writes nothing",
                      "pass one of them");
@@ -214,9 +229,9 @@ nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks)
   if (!options.check) reject_file = stdfs::path(output.string() + ".rej");
   GenOutcome outcome = generate_tree(options, callbacks, reject_file);
 
-  nlohmann::json& result = outcome.result;
-  result["check"] = options.check;
-  result["tree_files"] = outcome.tree.size();
+  GenResult& result = outcome.result;
+  result.check = options.check;
+  result.tree_files = outcome.tree.size();
   if (options.check) return result;
 
   PhaseTimer timer;
@@ -224,8 +239,8 @@ nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks)
                             options.force ? fs::ReplaceMode::replace
                                           : fs::ReplaceMode::refuse_non_empty);
   timer.mark("write");
-  result["timings"].update(timer.timings());
-  result["output"] = output.string();
+  for (const auto& [phase, seconds] : timer.timings()) result.timings[phase] = seconds;
+  result.output = output;
   // A reject report from an earlier failed run describes a patch that now applies.
   std::error_code ec;
   stdfs::remove(*reject_file, ec);
@@ -233,12 +248,11 @@ nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks)
     std::string message = fmt::format(
         "{} hunk(s) of {} did not apply; {} was written with the hunks that did, and each "
         "file's failed ones in <file>.rej beside it:{}",
-        outcome.failed_hunks, result["patch"].get<std::string>(), output.string(),
-        outcome.failures);
+        outcome.failed_hunks, result.patch.string(), output.string(), outcome.failures);
     throw Error(std::move(message),
                 "fix those files by hand, delete the .rej files, then regenerate the patch with "
                 "`apexnpu make-patch --ref <the new commit> --tree " + output.string() + "`",
-                std::move(result));
+                result.to_json());
   }
   return result;
 }

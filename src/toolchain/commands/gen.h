@@ -6,14 +6,18 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "commands/phase_timer.h"
+#include "commands/upstream_report.h"
 #include "core/file_tree.h"
 #include "git/upstream.h"
+#include "patch/patch_engine.h"
 
 namespace apexnpu::commands {
 
 struct GenOptions {
-  git::UpstreamRequest upstream;                       // --upstream, --ref, --offline, --cache-dir
+  git::UpstreamRequest upstream;                       // --upstream, --ref, --offline, --clone-cache
   std::optional<std::filesystem::path> patch_file;     // --patch; default: the bundled npu.patch
   std::optional<std::filesystem::path> overlay_dir;    // --overlay; default: the bundled overlay
   bool no_overlay = false;                             // --no-overlay
@@ -30,16 +34,37 @@ struct GenCallbacks {
   std::function<void(const std::string&)> detail;  // -v lines
 };
 
-// The patched tree in memory plus the --json description of how it was made.
+// How applying the patch went: the part of gen's result that a failed patch reports too (in
+// Error::result()).
+struct PatchReport {
+  UpstreamReport upstream;
+  std::filesystem::path patch;                       // the patch file applied
+  std::vector<patch::FileReport> files;              // one per file patch, in patch order
+  std::optional<std::filesystem::path> reject_file;  // a failed patch: where its rejects went
+  Timings timings;
+  nlohmann::json to_json() const;
+};
+
+struct GenResult : PatchReport {
+  std::vector<std::string> overlay_files;            // the files the overlay added
+  std::optional<std::filesystem::path> overlay;      // the overlay, when it completed a clean tree
+  std::optional<std::vector<std::string>> rejects;   // --keep-rejects: the <file>.rej files kept
+  bool check = false;                                // --check: nothing was written
+  std::size_t tree_files = 0;
+  std::optional<std::filesystem::path> output;       // where the tree was written
+  nlohmann::json to_json() const;  // the --json document
+};
+
+// The patched tree in memory plus how it was made.
 struct GenOutcome {
   FileTree tree;
-  nlohmann::json result;
+  GenResult result;              // check, tree_files and output are left to run_gen
   std::size_t failed_hunks = 0;  // only with keep_rejects: the tree then holds their .rej files
   std::string failures;          // the failed hunks, described for the error message
 };
 
 // Reads upstream, applies the patch and the overlay, all in memory. Throws apexnpu::Error with
-// every failed hunk in the message (and the per-file status in Error::result()) when the patch
+// every failed hunk in the message (and the PatchReport in Error::result()) when the patch
 // does not apply; `reject_file`, when given, receives the reject report first. With
 // keep_rejects it returns instead, the tree holding what applied and the .rej files.
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
@@ -48,6 +73,6 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
 // The whole command: generate_tree, then (unless --check) write the tree to options.output
 // atomically. On failure nothing is written to options.output; the rejects go to <output>.rej.
 // With keep_rejects the tree with its .rej files is written, then Error names what failed.
-nlohmann::json run_gen(const GenOptions& options, const GenCallbacks& callbacks = {});
+GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks = {});
 
 }  // namespace apexnpu::commands

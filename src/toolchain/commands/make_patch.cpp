@@ -44,7 +44,20 @@ TreeDifference compare_trees(const FileTree& upstream, const FileTree& edited,
 
 }  // namespace
 
-nlohmann::json run_make_patch(const MakePatchOptions& options,
+nlohmann::json MakePatchResult::to_json() const {
+  return {{"upstream", upstream.to_json()},
+          {"tree", tree.string()},
+          {"patch", patch.string()},
+          {"overlay", overlay.string()},
+          {"changed", changed},
+          {"deleted", deleted},
+          {"overlay_files", overlay_files},
+          {"patch_bytes", patch_bytes},
+          {"excludes", excludes},
+          {"timings", timings}};
+}
+
+MakePatchResult run_make_patch(const MakePatchOptions& options,
                               const MakePatchCallbacks& callbacks) {
   std::error_code ec;
   if (!stdfs::is_directory(options.tree, ec))
@@ -83,18 +96,11 @@ nlohmann::json run_make_patch(const MakePatchOptions& options,
   fs::write_tree_atomically(diff.added, overlay_dir, fs::ReplaceMode::replace);
   timer.mark("write");
 
-  nlohmann::json overlay_files = nlohmann::json::array();
-  for (const auto& [path, entry] : diff.added) overlay_files.push_back(path);
-  return {{"upstream", describe_upstream(upstream)},
-          {"tree", options.tree.string()},
-          {"patch", patch_file.string()},
-          {"overlay", overlay_dir.string()},
-          {"changed", diff.changed},
-          {"deleted", diff.deleted},
-          {"overlay_files", std::move(overlay_files)},
-          {"patch_bytes", patch_text.size()},
-          {"excludes", excludes},
-          {"timings", timer.timings()}};
+  MakePatchResult result{describe_upstream(upstream), options.tree, patch_file, overlay_dir,
+                         diff.changed, diff.deleted, {}, patch_text.size(), excludes,
+                         timer.timings()};
+  for (const auto& [path, entry] : diff.added) result.overlay_files.push_back(path);
+  return result;
 }
 
 }  // namespace apexnpu::commands

@@ -1,10 +1,12 @@
 #pragma once
 // Seconds spent in each phase of a command, for the "timings" of its --json result.
 #include <chrono>
-#include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 
 namespace apexnpu::commands {
+
+using Timings = std::map<std::string, double>;  // phase -> seconds
 
 class PhaseTimer {
  public:
@@ -15,11 +17,11 @@ class PhaseTimer {
     last_ = now;
   }
   void restart() { last_ = std::chrono::steady_clock::now(); }
-  const nlohmann::json& timings() const { return timings_; }
+  const Timings& timings() const { return timings_; }
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-  nlohmann::json timings_ = nlohmann::json::object();
+  Timings timings_;
 };
 
 }  // namespace apexnpu::commands

@@ -2,14 +2,19 @@
 
 namespace apexnpu::commands {
 
-nlohmann::json describe_upstream(const git::UpstreamTree& upstream) {
-  return {{"url", upstream.url},
-          {"commit", upstream.commit},
-          {"repository", upstream.repository.string()},
-          {"read_in_place", upstream.read_in_place},
-          {"fetched", upstream.fetched},
-          {"files", upstream.tree.size()},
-          {"skipped_submodules", upstream.skipped_submodules}};
+UpstreamReport describe_upstream(const git::UpstreamTree& upstream) {
+  return {upstream.url,    upstream.commit,      upstream.repository, upstream.read_in_place,
+          upstream.fetched, upstream.tree.size(), upstream.skipped_submodules};
+}
+
+nlohmann::json UpstreamReport::to_json() const {
+  return {{"url", url},
+          {"commit", commit},
+          {"repository", repository.string()},
+          {"read_in_place", read_in_place},
+          {"fetched", fetched},
+          {"files", files},
+          {"skipped_submodules", skipped_submodules}};
 }
 
 }  // namespace apexnpu::commands

@@ -7,7 +7,12 @@
 
 namespace apexnpu::commands {
 
-nlohmann::json run_verify(const std::filesystem::path& path) {
+nlohmann::json VerifyResult::to_json() const {
+  return {{"path", path.string()}, {"ok", true}, {"files", files}, {"dist_info", dist_info},
+          {"tags", tags}};
+}
+
+VerifyResult run_verify(const std::filesystem::path& path) {
   const auto report = wheel::verify_wheel(wheel::load_wheel(path));
   if (!report.ok()) {
     std::string list;
@@ -17,8 +22,7 @@ nlohmann::json run_verify(const std::filesystem::path& path) {
                             list),
                 "rebuild the wheel (apexnpu build --wheel) rather than editing it by hand");
   }
-  return {{"path", path.string()}, {"ok", true}, {"files", report.files},
-          {"dist_info", report.dist_info}, {"tags", report.tags}};
+  return {path, report.files, report.dist_info, report.tags};
 }
 
 }  // namespace apexnpu::commands

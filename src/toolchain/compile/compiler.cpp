@@ -31,4 +31,8 @@ Compiler detect_compiler(const std::string& cxx) {
   return c;
 }
 
+std::string failure_output(const ProcessResult& run) {
+  return run.started ? run.err : "cannot run the compiler: " + run.spawn_error;
+}
+
 }  // namespace apexnpu::compile

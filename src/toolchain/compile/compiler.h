@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/subprocess.h"
+
 namespace apexnpu::compile {
 
 struct Compiler {
@@ -13,5 +15,8 @@ struct Compiler {
 // Reads $CXX and runs `<cxx> --version` once. Throws Error when it cannot be run.
 Compiler detect_compiler();
 Compiler detect_compiler(const std::string& cxx);
+
+// What a compiler or linker run that failed said, or why it could not be run.
+std::string failure_output(const ProcessResult& run);
 
 }  // namespace apexnpu::compile

@@ -65,7 +65,7 @@ ObjectCache::ObjectCache(fs::path root) : root_(std::move(root)) {
     if (ec)
       throw Error(fmt::format("cannot create the object cache {}: {}", (root_ / sub).string(),
                               ec.message()),
-                  "pass --cache-dir DIR, or set XDG_CACHE_HOME to a writable directory");
+                  "pass --object-cache DIR, or set XDG_CACHE_HOME to a writable directory");
   }
 }
 

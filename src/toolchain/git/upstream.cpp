@@ -147,7 +147,7 @@ UpstreamTree read_through_cache(const UpstreamRequest& request) {
   stdfs::create_directories(repos, ec);
   if (ec)
     throw Error(fmt::format("cannot create the cache directory {}: {}", repos.string(), ec.message()),
-                "pass --cache-dir, or set XDG_CACHE_HOME to a writable directory");
+                "pass --clone-cache DIR, or set XDG_CACHE_HOME to a writable directory");
   const CacheLock lock(repos / (name + ".lock"));
 
   UpstreamTree result;
@@ -189,7 +189,7 @@ stdfs::path default_cache_dir() {
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
     return stdfs::path(home) / ".cache" / "apexnpu";
   throw Error("cannot find a cache directory: neither XDG_CACHE_HOME nor HOME is set",
-              "pass --cache-dir");
+              "pass --clone-cache DIR");
 }
 
 UpstreamTree read_upstream(const UpstreamRequest& request) {

@@ -20,6 +20,15 @@ std::string_view to_string(FileStatus status) {
   return "failed";
 }
 
+std::string_view to_string(FileOperation op) {
+  switch (op) {
+    case FileOperation::create: return "create";
+    case FileOperation::remove: return "remove";
+    case FileOperation::modify: break;
+  }
+  return "modify";
+}
+
 namespace {
 
 constexpr int max_fuzz = 2;

@@ -18,6 +18,7 @@ PatchSet parse_patch(std::string_view bytes, std::string_view source_name, int s
 
 enum class FileStatus { clean, offset, fuzz, failed };
 std::string_view to_string(FileStatus);
+std::string_view to_string(FileOperation);  // "modify", "create", "remove"
 
 struct HunkReport {
   std::string header;         // "@@ -a,b +c,d @@"

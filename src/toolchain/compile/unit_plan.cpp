@@ -1,0 +1,84 @@
+#include "compile/unit_plan.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "compile/native_build.h"
+#include "compile/unity_batches.h"
+
+namespace apexnpu::compile {
+namespace fs = std::filesystem;
+
+std::uintmax_t source_weight(const fs::path& runtime_dir, const std::string& rel) {
+  std::error_code ec;
+  const auto size = fs::file_size(runtime_dir / rel, ec);
+  return ec ? 0 : size;
+}
+
+namespace {
+
+// Adds `group` to the plan as units, in `batches` unity batches (0: one unit per source).
+void add_units(UnitPlan& plan, const fs::path& runtime_dir, const std::vector<std::string>& group,
+               std::size_t batches, const std::string& label,
+               const std::vector<std::string>& flags, const std::string& key_extra) {
+  const auto split = split_into_batches(
+      group, batches, [&](const std::string& rel) { return source_weight(runtime_dir, rel); });
+  for (std::size_t b = 0; b < split.size(); ++b) {
+    std::string name = split[b].size() == 1
+                           ? split[b][0]
+                           : fmt::format("{} batch {}/{}", label, b + 1, split.size());
+    plan.units.push_back({split[b], std::move(name), flags, key_extra});
+  }
+}
+
+}  // namespace
+
+UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& config,
+                    const TargetPython& python) {
+  const RuntimeSources sources = list_runtime_sources(runtime_dir, config);
+  UnitPlan plan;
+  add_units(plan, runtime_dir, sources.core, config.unity.core, "core", {}, {});
+  for (const auto& level : config.isa_levels) {
+    std::vector<std::string> flags = level.flags;
+    flags.push_back(fmt::format("-DAPEXNPU_ISA_LEVEL={}", level.level));
+    add_units(plan, runtime_dir, sources.kernels, config.unity.kernels, level.name + " kernels",
+              flags, {});
+  }
+  plan.runtime_units = plan.units.size();
+  // Binding sources: the only ones that see Python.h, so only they are keyed on the Python.
+  plan.module_units.resize(config.modules.size());
+  for (std::size_t m = 0; m < config.modules.size(); ++m) {
+    const std::size_t first = plan.units.size();
+    add_units(plan, runtime_dir, config.modules[m].sources, config.unity.binding,
+              config.modules[m].name, {"-I" + python.include_dir.string()},
+              "python " + python.version + " " + python.include_dir.string());
+    for (std::size_t i = first; i < plan.units.size(); ++i) plan.module_units[m].push_back(i);
+  }
+  return plan;
+}
+
+std::vector<std::size_t> UnitPlan::link_units(const RuntimeBuildConfig& config,
+                                              std::size_t m) const {
+  std::vector<std::size_t> linked = module_units[m];
+  if (config.modules[m].links_runtime)
+    for (std::size_t i = 0; i < runtime_units; ++i) linked.push_back(i);
+  return linked;
+}
+
+std::vector<std::size_t> longest_first(const fs::path& runtime_dir,
+                                       const std::vector<Unit>& units) {
+  // Measured on the runtime, a unit costs about a fixed 8 KiB's worth (the compiler starting
+  // and parsing the standard headers) plus its source bytes, whatever the ISA flags.
+  std::vector<std::size_t> order(units.size());
+  std::vector<std::uintmax_t> cost(units.size(), 8192);
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    order[i] = i;
+    for (const auto& rel : units[i].sources) cost[i] += source_weight(runtime_dir, rel);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  return order;
+}
+
+}  // namespace apexnpu::compile
