@@ -89,9 +89,10 @@ TEST_F(GenTest, OffsetAndFuzzEqualGnuPatchAndAreReported) {
   EXPECT_EQ(status["apex/amp/frontend.py"], "offset");
   EXPECT_EQ(status["apex/__init__.py"], "fuzz");
   EXPECT_EQ(status["csrc/windows.cpp"], "clean");
-  for (const auto& f : doc["files"])
-    if (f["path"] == "apex/amp/frontend.py")
-      for (const auto& h : f["hunks"]) EXPECT_EQ(h["offset"], 7);
+  for (const auto& f : doc["files"]) {
+    if (f["path"] != "apex/amp/frontend.py") continue;
+    for (const auto& h : f["hunks"]) EXPECT_EQ(h["offset"], 7);
+  }
 }
 
 TEST_F(GenTest, CheckAppliesInMemoryAndWritesNothing) {
