@@ -45,14 +45,16 @@ class NativeBuild : public ::testing::Test {
     fs::create_directories((rt_ / rel).parent_path());
     std::ofstream(rt_ / rel) << text;
   }
-  NativeBuildResult build() {
+  NativeBuildResult build(std::vector<TargetPython> pythons = {{"3.11.0", {}, ".test.so"}}) {
+    for (auto& p : pythons)
+      if (p.include_dir.empty()) p.include_dir = dir_.path() / "py";
     NativeBuildOptions o;
     o.runtime_dir = rt_;
     o.cache_dir = dir_.path() / "cache";
     o.output_dir = dir_.path() / ("out-" + unique_suffix());
     o.jobs = 2;
     const auto config = load_runtime_build_config(rt_);
-    return build_native(o, config, detect_compiler(), {"3.11.0", dir_.path() / "py", ".test.so"});
+    return build_native(o, config, detect_compiler(), pythons);
   }
   TempDir dir_;
   fs::path rt_;
@@ -79,6 +81,26 @@ TEST_F(NativeBuild, CachesEverythingAndRecompilesOnlyIncludersOfAChangedHeader) 
   const auto after_edit = build();
   EXPECT_EQ(after_edit.compiled, 2u);  // answer.cpp and python/mod.cpp include it
   EXPECT_EQ(after_edit.linked, 1u);
+}
+
+TEST_F(NativeBuild, SeveralPythonsShareOneRuntimeAndCompileOnlyTheirBindings) {
+  const auto both = build({{"3.11.0", {}, ".a.so"}, {"3.12.1", {}, ".b.so"}});
+  // core: answer.cpp, other.cpp; kernels: sum.kernels.cpp x 2 levels; binding: mod.cpp x 2.
+  EXPECT_EQ(both.total, 6u);
+  EXPECT_EQ(both.compiled, 6u);
+  ASSERT_EQ(both.modules.size(), 2u);
+  EXPECT_EQ(both.modules[0].python, 0u);
+  EXPECT_EQ(both.modules[0].relative_path, "pkg/_mod.a.so");
+  EXPECT_EQ(both.modules[1].python, 1u);
+  EXPECT_EQ(both.modules[1].relative_path, "pkg/_mod.b.so");
+  EXPECT_NE(both.modules[0].file.parent_path(), both.modules[1].file.parent_path());
+  for (const auto& m : both.modules) EXPECT_TRUE(fs::is_regular_file(m.file)) << m.file;
+
+  // A third Python later: the runtime comes from the cache, only its binding compiles.
+  const auto third = build({{"3.13.0", {}, ".c.so"}});
+  EXPECT_EQ(third.total, 5u);
+  EXPECT_EQ(third.compiled, 1u);
+  EXPECT_EQ(third.linked, 1u);
 }
 
 TEST_F(NativeBuild, FlagsFollowTheIssue) {
@@ -216,7 +238,7 @@ TEST_F(NativeUnityBuild, DebugObjectsDoNotDependOnTheCacheLocation) {
     o.output_dir = dir_.path() / ("out-" + cache);
     o.debug = true;
     return build_native(o, load_runtime_build_config(rt_), detect_compiler(),
-                        {"3.11.0", dir_.path() / "py", ".test.so"});
+                        {{"3.11.0", dir_.path() / "py", ".test.so"}});
   };
   const auto a = build_debug("cache-a");
   const auto b = build_debug("cache-b-with-a-longer-name");

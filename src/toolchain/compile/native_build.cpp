@@ -56,16 +56,18 @@ std::vector<std::string> base_link_flags(bool native, bool debug) {
 }
 
 NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeBuildConfig& config,
-                               const Compiler& compiler, const TargetPython& python,
+                               const Compiler& compiler, const std::vector<TargetPython>& pythons,
                                const ProgressFn& progress) {
   const fs::path runtime_dir = fs::absolute(options.runtime_dir).lexically_normal();
   ObjectCache cache(options.cache_dir);
   NativeBuildResult result;
   result.compile_flags = base_compile_flags(config, options.native, options.debug);
   result.link_flags = base_link_flags(options.native, options.debug);
+  result.link_flags.insert(result.link_flags.end(), config.module_link_flags.begin(),
+                           config.module_link_flags.end());
   for (const auto& l : config.isa_levels) result.isa_levels.push_back(l.name);
 
-  const UnitPlan plan = plan_units(runtime_dir, config, python);
+  const UnitPlan plan = plan_units(runtime_dir, config, pythons);
   const UnitCompiler setup{runtime_dir, compiler,
                            common_compile_flags(result.compile_flags, runtime_dir, config), cache};
   const std::vector<CompiledUnit> objects =
@@ -74,12 +76,15 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
   result.compiled = std::count_if(objects.begin(), objects.end(),
                                   [](const CompiledUnit& o) { return o.compiled; });
 
-  const ModuleLinker linker{compiler, result.link_flags, cache, options.output_dir,
-                            python.ext_suffix};
-  for (std::size_t m = 0; m < config.modules.size(); ++m) {
+  for (const ModuleUnits& module : plan.modules) {
+    // Each Python's modules in a folder of their own: two Pythons may share an EXT_SUFFIX.
+    const ModuleLinker linker{compiler, result.link_flags, cache,
+                              options.output_dir / std::to_string(module.python),
+                              pythons[module.python].ext_suffix};
     std::vector<CompiledUnit> linked;
-    for (std::size_t i : plan.link_units(config, m)) linked.push_back(objects[i]);
-    result.modules.push_back(link_module(linker, config.modules[m], linked));
+    for (std::size_t i : plan.link_units(config, module)) linked.push_back(objects[i]);
+    result.modules.push_back(link_module(linker, config.modules[module.module], linked));
+    result.modules.back().python = module.python;
     result.linked += result.modules.back().linked ? 1 : 0;
   }
   return result;

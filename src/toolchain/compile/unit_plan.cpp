@@ -35,7 +35,7 @@ void add_units(UnitPlan& plan, const fs::path& runtime_dir, const std::vector<st
 }  // namespace
 
 UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& config,
-                    const TargetPython& python) {
+                    const std::vector<TargetPython>& pythons) {
   const RuntimeSources sources = list_runtime_sources(runtime_dir, config);
   UnitPlan plan;
   add_units(plan, runtime_dir, sources.core, config.unity.core, "core", {}, {});
@@ -47,21 +47,29 @@ UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& confi
   }
   plan.runtime_units = plan.units.size();
   // Binding sources: the only ones that see Python.h, so only they are keyed on the Python.
-  plan.module_units.resize(config.modules.size());
-  for (std::size_t m = 0; m < config.modules.size(); ++m) {
-    const std::size_t first = plan.units.size();
-    add_units(plan, runtime_dir, config.modules[m].sources, config.unity.binding,
-              config.modules[m].name, {"-I" + python.include_dir.string()},
-              "python " + python.version + " " + python.include_dir.string());
-    for (std::size_t i = first; i < plan.units.size(); ++i) plan.module_units[m].push_back(i);
+  for (std::size_t p = 0; p < pythons.size(); ++p) {
+    const TargetPython& python = pythons[p];
+    for (std::size_t m = 0; m < config.modules.size(); ++m) {
+      const std::size_t first = plan.units.size();
+      const std::string label =
+          pythons.size() == 1 ? config.modules[m].name
+                              : fmt::format("{} for Python {}", config.modules[m].name, python.version);
+      std::vector<std::string> flags = {"-I" + python.include_dir.string()};
+      flags.insert(flags.end(), python.include_flags.begin(), python.include_flags.end());
+      add_units(plan, runtime_dir, config.modules[m].sources, config.unity.binding, label, flags,
+                "python " + python.version + " " + python.include_dir.string());
+      ModuleUnits module{p, m, {}};
+      for (std::size_t i = first; i < plan.units.size(); ++i) module.units.push_back(i);
+      plan.modules.push_back(std::move(module));
+    }
   }
   return plan;
 }
 
 std::vector<std::size_t> UnitPlan::link_units(const RuntimeBuildConfig& config,
-                                              std::size_t m) const {
-  std::vector<std::size_t> linked = module_units[m];
-  if (config.modules[m].links_runtime)
+                                              const ModuleUnits& module) const {
+  std::vector<std::size_t> linked = module.units;
+  if (config.modules[module.module].links_runtime)
     for (std::size_t i = 0; i < runtime_units; ++i) linked.push_back(i);
   return linked;
 }

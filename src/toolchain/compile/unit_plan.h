@@ -2,7 +2,8 @@
 // What the runtime build compiles, decided before anything runs: the compilation units (a
 // source, or a unity batch of sources) and which of them each binding module links, following
 // build.json (core sources once, kernel sources once per ISA level, each module's binding
-// sources with the Python headers), and the order the units are handed to the job pool in.
+// sources with each target Python's headers), and the order the units are handed to the job
+// pool in. The runtime does not see Python.h, so it is compiled once for every Python.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -22,12 +23,20 @@ struct Unit {
   std::string key_extra;             // extra cache-key material
 };
 
+// One binding module for one Python, and the units of its own binding sources.
+struct ModuleUnits {
+  std::size_t python = 0;  // index into the Pythons planned for
+  std::size_t module = 0;  // index into config.modules
+  std::vector<std::size_t> units;
+};
+
 struct UnitPlan {
   std::vector<Unit> units;  // the runtime's (core, then kernels per ISA level), then the modules'
-  std::size_t runtime_units = 0;                     // units[0, runtime_units) are the runtime's
-  std::vector<std::vector<std::size_t>> module_units;  // per binding module, its own units
-  // The units module `m` links: its own, then the runtime's when it links the runtime.
-  std::vector<std::size_t> link_units(const RuntimeBuildConfig& config, std::size_t m) const;
+  std::size_t runtime_units = 0;     // units[0, runtime_units) are the runtime's
+  std::vector<ModuleUnits> modules;  // Python-major: each Python's modules in build.json order
+  // The units a module links: its own, then the runtime's when it links the runtime.
+  std::vector<std::size_t> link_units(const RuntimeBuildConfig& config,
+                                      const ModuleUnits& module) const;
 };
 
 // A source's size in bytes (0 when it cannot be read): what batches are balanced on and what
@@ -35,7 +44,7 @@ struct UnitPlan {
 std::uintmax_t source_weight(const std::filesystem::path& runtime_dir, const std::string& rel);
 
 UnitPlan plan_units(const std::filesystem::path& runtime_dir, const RuntimeBuildConfig& config,
-                    const TargetPython& python);
+                    const std::vector<TargetPython>& pythons);
 
 // The units' indices, longest first, so the last job to finish is a short one and the cores
 // stay busy until the end.
