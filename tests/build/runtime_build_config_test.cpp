@@ -8,6 +8,7 @@
 
 #include "compile/runtime_build_config.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::compile {
 namespace {
@@ -85,6 +86,42 @@ TEST(RuntimeBuildConfig, TheBundledConfigStartsEveryArchitectureAtScalar) {
           << arch << " " << level.name;
     }
   }
+}
+
+// Every --wrap=NAME of the modules' link flags binds NAME to __wrap_NAME, which
+// python/glibc_floor.cpp must define, and every definition there must be wrapped (or it is dead).
+TEST(RuntimeBuildConfig, EveryWrappedGlibcSymbolIsDefinedByTheFloor) {
+  const std::string runtime = std::string(APEXNPU_SOURCE_DIR) + "/src/runtime";
+  const auto c = load_runtime_build_config(runtime, "x86_64");
+  std::vector<std::string> wrapped;
+  for (const auto& flag : c.module_link_flags) {
+    for (std::size_t at = flag.find("--wrap="); at != std::string::npos;
+         at = flag.find("--wrap=", at + 1)) {
+      const std::size_t start = at + 7;
+      wrapped.push_back(flag.substr(start, flag.find(',', start) - start));
+    }
+  }
+  ASSERT_FALSE(wrapped.empty());
+  const std::string floor = read_file(runtime + "/python/glibc_floor.cpp");
+  for (const auto& name : wrapped) {
+    const bool defined = floor.find("__wrap_" + name + "(") != std::string::npos ||
+                         floor.find("__wrap_" + name + " =") != std::string::npos ||
+                         floor.find("APEXNPU_AT_BASELINE(int, " + name + ",") != std::string::npos ||
+                         floor.find(", " + name + ", (") != std::string::npos;
+    EXPECT_TRUE(defined) << name << " is wrapped but glibc_floor.cpp does not define __wrap_" << name;
+  }
+  for (std::size_t at = floor.find("APEXNPU_AT_BASELINE("); at != std::string::npos;
+       at = floor.find("APEXNPU_AT_BASELINE(", at + 1)) {
+    const std::size_t comma = floor.find(", ", at);
+    const std::string name = floor.substr(comma + 2, floor.find(',', comma + 2) - comma - 2);
+    if (name == "name") continue;  // the macro's own definition
+    EXPECT_NE(std::find(wrapped.begin(), wrapped.end(), name), wrapped.end())
+        << name << " is pinned in glibc_floor.cpp but not wrapped in build.json";
+  }
+  for (const auto& module : c.modules)
+    EXPECT_NE(std::find(module.sources.begin(), module.sources.end(), "python/glibc_floor.cpp"),
+              module.sources.end())
+        << module.name << " is linked with the wraps but without their definitions";
 }
 
 }  // namespace

@@ -20,13 +20,6 @@ APEXNPU_ISA_DECLARE(NormPartial, norm_partial_f16, (const half_bits*, std::size_
 
 namespace {
 
-// Per-item partials, reused across calls on this thread (grown, never shrunk).
-std::vector<NormPartial>& partial_scratch(std::size_t n) {
-  thread_local std::vector<NormPartial> scratch;
-  if (scratch.size() < n) scratch.resize(n);
-  return scratch;
-}
-
 void check_buffer(const GradBuffer& b) {
   if (b.segments == nullptr) throw ArgumentError("grad norm: buffer has no segment table");
   if (!is_fused_dtype(b.dtype))
@@ -44,7 +37,10 @@ double reduce_buffer(const GradBuffer& b, NormType type, double* per_segment, De
   check_buffer(b);
   const SegmentTable& table = *b.segments;
   const auto items = table.chunks();
-  std::vector<NormPartial>& partial = partial_scratch(items.size());
+  // One partial per item, made per call: a thread_local buffer would need glibc's
+  // __cxa_thread_atexit_impl (2.18), above the manylinux_2_17 baseline (python/glibc_floor.cpp);
+  // next to the pass over the gradients, the allocation is noise.
+  std::vector<NormPartial> partial(items.size());
   const bool l2 = type == NormType::l2;
   if (b.dtype == DType::float32) {
     auto* fn = APEXNPU_ISA_SELECT(norm_partial_f32);

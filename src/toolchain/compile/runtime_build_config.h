@@ -38,6 +38,7 @@ struct RuntimeBuildConfig {
   std::vector<std::string> excluded_dirs;  // top-level folders that are not runtime sources
   std::vector<IsaLevel> isa_levels;        // build.json's list for `architecture`
   std::vector<BindingModule> modules;
+  std::vector<std::string> module_link_flags;  // binding.link_flags: for every module's link
   UnityBatches unity;
 };
 
