@@ -1,4 +1,5 @@
-// apexnpu build: compile the runtime + binding for one Python, lay out (and zip) the wheel.
+// apexnpu build: compile the runtime + binding for each target and Python, lay out (and zip)
+// the wheels.
 #include <memory>
 
 #include "cli/commands.h"
@@ -20,11 +21,15 @@ constexpr const char* kCacheDirHint =
     "--clone-cache DIR for the clone of upstream that gen reads without --tree";
 
 void print_build_result(Console& console, const commands::BuildResult& result) {
-  console.info("built apex {} for {} ({} of {} files compiled, {} from the cache)", result.version,
-               result.tag, result.compiled, result.total, result.cached);
-  console.info("  layout:   {}", result.layout.string());
-  if (result.wheel) console.info("  wheel:    {}", result.wheel->string());
-  console.info("  manifest: {}", result.manifest.string());
+  console.info("built apex {}: {} wheel{} ({} of {} files compiled, {} from the cache)",
+               result.version, result.wheels.size(), result.wheels.size() == 1 ? "" : "s",
+               result.compiled, result.total, result.cached);
+  for (const auto& w : result.wheels) {
+    console.info("  {} (Python {}, {})", w.tag, w.python.version, w.architecture);
+    console.info("    layout:   {}", w.layout.string());
+    if (w.wheel) console.info("    wheel:    {}", w.wheel->string());
+    console.info("    manifest: {}", w.manifest.string());
+  }
   if (const auto& emulator = result.emulator) {
     console.info("built the torch_npu emulator ({})", emulator->name);
     console.info("  layout:   {}", emulator->layout.string());
@@ -67,9 +72,17 @@ nlohmann::json run_build_command(Console& console, BuildArgs& args) {
 void add_build_command(CLI::App& app, Console& console, CommandRunner& selected) {
   auto args = std::make_shared<BuildArgs>();
   commands::BuildOptions& opts = args->options;
-  auto* cmd = app.add_subcommand("build", "Compile the runtime and binding for a Python and lay out the wheel");
+  auto* cmd = app.add_subcommand(
+      "build", "Compile the runtime and binding for each target and Python and lay out the wheels");
   cmd->add_option("--python", opts.python,
-                  "Target interpreter: 3.N (python3.N on PATH, then pyenv) or a path; default python3");
+                  "Target interpreters, comma-separated: 3.N (python3.N on PATH, then pyenv) or a "
+                  "path; `all` for every CPython 3.7-3.13 found; default python3")
+      ->type_name("LIST");
+  cmd->add_option("--target", opts.target,
+                  "Target architectures, comma-separated: x86_64, aarch64 (default: this "
+                  "machine's); another architecture is cross-compiled (g++-<arch>-linux-gnu) for "
+                  "the CPythons whose headers Debian's multiarch packages installed")
+      ->type_name("LIST");
   cmd->add_option("--tree", args->tree, "An Apex tree written by `apexnpu gen` (default: run gen first)");
   add_upstream_options(*cmd, opts.upstream, UpstreamUse::build_gen_step);
   cmd->add_option("-o,--output", opts.output, "Output directory (default: dist)");

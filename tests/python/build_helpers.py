@@ -7,11 +7,17 @@ import hashlib
 import io
 import json
 import os
+import platform
+import re
 import shutil
 import subprocess
 import zipfile
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
+MACHINE = platform.machine()
+# The platform tag apexnpu build gives this machine's wheels: the manylinux_2_17 floor it links
+# for (static libstdc++, glibc references pinned to the baseline), with the legacy alias.
+PLATFORM_TAG = "manylinux_2_17_{0}.manylinux2014_{0}".format(MACHINE)
 REPO = os.environ.get("APEXNPU_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 
@@ -193,6 +199,18 @@ def make_venv(path):
 def pip(vpy, *args):
     return subprocess.run([vpy, "-m", "pip"] + list(args), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, env=venv_env(), universal_newlines=True)
+
+
+def glibc_needs(module):
+    """What a shared object asks of the loader, read with binutils' readelf (independent of
+    apexnpu's ELF reader): (DT_NEEDED names, the highest GLIBC_ version required as a tuple)."""
+    dynamic = subprocess.run(["readelf", "-d", module], stdout=subprocess.PIPE, check=True,
+                             universal_newlines=True).stdout
+    needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+    versions = subprocess.run(["readelf", "-V", module], stdout=subprocess.PIPE, check=True,
+                              universal_newlines=True).stdout
+    glibc = [tuple(int(x) for x in v.split(".")) for v in re.findall(r"Name: GLIBC_([0-9.]+)", versions)]
+    return needed, max(glibc)
 
 
 def copytree(src, dst):

@@ -33,22 +33,34 @@ def make_upstream(root):
                           universal_newlines=True).stdout.strip()
 
 
+# The one module the fake compiler links for real: the build reads the runtime's optimizer list
+# from its section and the platform tag from its ELF headers.
+FAKE_MODULE_SOURCE = (
+    '[[gnu::used, gnu::section(".apexnpu_registry")]] const char registry[] = '
+    '"{\\"schema\\": 1, \\"optimizers\\": []}";\n')
+
+
 def fake_compiler(path):
-    """A compiler that writes empty objects, depfiles and modules: the build runs through the
-    object cache in a moment."""
+    """A compiler that writes empty objects and depfiles, and for each module links a tiny real
+    one (by the real compiler): the build runs through the object cache in a moment."""
+    source = path + ".module.cpp"
+    with open(source, "w") as f:
+        f.write(FAKE_MODULE_SOURCE)
     with open(path, "w") as f:
         f.write("#!/bin/sh\n" + textwrap.dedent("""\
-            out=; dep=; prev=
+            out=; dep=; prev=; shared=
             for a in "$@"; do
               [ "$a" = --version ] && { echo "fakecxx 1.0"; exit 0; }
+              [ "$a" = -shared ] && shared=1
               [ "$prev" = -o ] && out=$a
               [ "$prev" = -MF ] && dep=$a
               prev=$a
             done
+            [ -n "$shared" ] && exec c++ -shared -fPIC -o "$out" "%s"
             : > "$out"
             [ -n "$dep" ] && echo "$out:" > "$dep"
             exit 0
-            """))
+            """ % source))
     os.chmod(path, 0o755)
     return path
 

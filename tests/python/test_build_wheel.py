@@ -140,9 +140,9 @@ def site_listing(venv):
 def test_build_install_import_step_uninstall(minor, built, tmp_path):
     doc, out = built(minor)
     assert doc["tag"].startswith("cp3{}-cp3{}".format(minor, minor))
-    assert doc["tag"].endswith("-linux_x86_64")
+    assert doc["tag"].endswith("-" + bh.PLATFORM_TAG)
     if minor == 7:
-        assert doc["tag"] == "cp37-cp37m-linux_x86_64"  # abi from SOABI, with its 'm'
+        assert doc["tag"] == "cp37-cp37m-" + bh.PLATFORM_TAG  # abi from SOABI, with its 'm'
     wheel = doc["wheel"]
     assert os.path.basename(wheel) == "apex-0.1+ascend-{}.whl".format(doc["tag"])
 
@@ -198,7 +198,8 @@ def test_record_contents_and_zip_layout(built):
         assert line in meta, line
     wheel_meta = wheel_files[di + "/WHEEL"].decode()
     assert "Wheel-Version: 1.0" in wheel_meta and "Root-Is-Purelib: false" in wheel_meta
-    assert "Tag: cp311-cp311-linux_x86_64" in wheel_meta
+    for platform_tag in bh.PLATFORM_TAG.split("."):  # one Tag line per tag of the set
+        assert "Tag: cp311-cp311-{}\n".format(platform_tag) in wheel_meta
 
     with zipfile.ZipFile(doc["wheel"]) as z:
         infos = z.infolist()
@@ -227,9 +228,11 @@ def test_manifest_beside_layout_and_in_dist_info(built):
     assert emulator["name"] == "torch_npu_emulator"
     assert emulator["file"] == "torch_npu_emulator-0.1+ascend-py3-none-any.whl"
     assert len(emulator["source_digest"]) == 64
-    assert manifest["python"]["abi_tag"] == "cp311" and manifest["python"]["platform_tag"] == "linux_x86_64"
+    assert manifest["python"]["abi_tag"] == "cp311"
+    assert manifest["python"]["platform_tag"] == bh.PLATFORM_TAG
+    assert manifest["runtime"]["architecture"] == bh.MACHINE
     assert manifest["wheel"] == {"name": "apex", "version": "0.1+ascend",
-                                 "file": "apex-0.1+ascend-cp311-cp311-linux_x86_64.whl"}
+                                 "file": "apex-0.1+ascend-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG)}
     assert manifest["build_time"] == {"unix_time": int(EPOCH), "from_source_date_epoch": True}
     assert "-fstack-protector-strong" in manifest["compiler"]["compile_flags"]
     assert "-Wl,-z,relro,-z,now" in manifest["compiler"]["link_flags"]
@@ -240,6 +243,21 @@ def test_manifest_beside_layout_and_in_dist_info(built):
     assert len(manifest["compatibility"]["rows"]) == 16
     assert manifest["tested_with"][0]["torch"] == "1.13.1"
     assert bh.REPO not in json.dumps(manifest)  # no machine paths
+
+
+def test_the_modules_keep_the_manylinux_2_17_promise(built):
+    """What the tag claims, checked with binutils: only libraries the policy allows, and no
+    glibc symbol version newer than 2.17 (2.18 is aarch64's baseline set)."""
+    doc, _ = built(11)
+    allowed = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libgcc_s.so.1", "libdl.so.2",
+               "librt.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+    modules = [os.path.join(root, name) for root, _, names in os.walk(doc["layout"])
+               for name in names if name.endswith(".so")]
+    assert len(modules) == 2
+    for module in modules:
+        needed, newest_glibc = bh.glibc_needs(module)
+        assert needed <= allowed, (module, needed - allowed)  # libstdc++ is linked in
+        assert newest_glibc <= (2, 18 if bh.MACHINE == "aarch64" else 17), (module, newest_glibc)
 
 
 def test_reproducible_and_incremental(built, tree, cache, tmp_path):
@@ -275,9 +293,9 @@ def test_rebuild_into_existing_output_replaces_items(built, tree, cache, tmp_pat
                                    "--object-cache", cache, "--version-label", label])
         assert proc.returncode == 0, proc.stderr
     assert sorted(os.listdir(out)) == sorted([
-        "keep.txt", "apex-0.1+ascend-cp311-cp311-linux_x86_64",
-        "apex-0.1+ascend-cp311-cp311-linux_x86_64.whl",
-        "apex-0.1+ascend-cp311-cp311-linux_x86_64.manifest.json",
+        "keep.txt", "apex-0.1+ascend-cp311-cp311-" + bh.PLATFORM_TAG,
+        "apex-0.1+ascend-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG),
+        "apex-0.1+ascend-cp311-cp311-{}.manifest.json".format(bh.PLATFORM_TAG),
         "torch_npu_emulator-0.1+ascend-py3-none-any",
         "torch_npu_emulator-0.1+ascend-py3-none-any.whl"])
     assert bh.run(["verify", doc["wheel"]]).returncode == 0
@@ -288,7 +306,8 @@ def test_version_label(built, tree, cache, tmp_path):
     proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", out, "--wheel",
                                "--object-cache", cache, "--version-label", "Ascend.RC1"])
     assert proc.returncode == 0, proc.stderr
-    assert os.path.basename(doc["wheel"]) == "apex-0.1+ascend.rc1-cp311-cp311-linux_x86_64.whl"
+    assert os.path.basename(doc["wheel"]) == \
+        "apex-0.1+ascend.rc1-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG)
     assert bh.check_record(bh.read_wheel(doc["wheel"])) == "apex-0.1+ascend.rc1.dist-info"
     emulator = bh.read_wheel(doc["emulator"]["wheel"])
     assert bh.check_record(emulator) == "torch_npu_emulator-0.1+ascend.rc1.dist-info"

@@ -1,6 +1,7 @@
 #include "commands/build.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "commands/build_output.h"
+#include "commands/build_targets.h"
 #include "commands/gen.h"
 #include "compile/compiler.h"
 #include "fs/file_io.h"
@@ -22,7 +24,7 @@
 #include "core/error.h"
 #include "manifest/build_manifest.h"
 #include "manifest/compat_matrix.h"
-#include "python/interpreter.h"
+#include "wheel/manylinux.h"
 #include "wheel/package_files.h"
 #include "wheel/pep440.h"
 #include "wheel/verify.h"
@@ -46,27 +48,6 @@ std::optional<std::int64_t> epoch_from_env() {
 namespace {
 
 constexpr const char* kEmulatorName = "torch_npu_emulator";
-
-// The interpreter the apex wheel is built for, checked before any work is done.
-struct TargetPython {
-  fs::path executable;
-  python::PythonInfo info;
-  fs::path include_dir;
-  python::WheelTag tag;
-};
-
-TargetPython resolve_python(const BuildOptions& o, const BuildCallbacks& cb) {
-  TargetPython py;
-  py.executable = python::find_python(o.python, python::SearchEnv::from_environment());
-  py.info = python::probe_python(py.executable);
-  python::check_supported(py.info);
-  py.include_dir = python::find_python_headers(py.info);
-  py.tag = python::wheel_tag(py.info);
-  if (cb.detail)
-    cb.detail(fmt::format("python: {} ({} {}, tag {})", py.executable.string(),
-                          py.info.implementation, py.info.version, py.tag.str()));
-  return py;
-}
 
 // The apex package's files (path -> bytes) and where the tree came from.
 struct ApexSources {
@@ -111,15 +92,15 @@ wheel::WheelFiles collect_emulator_files(const BuildCallbacks& cb) {
   return files;
 }
 
-// What every step reads: the bundled data, the compiler and the build's time.
+// What every step reads: the bundled data and the build's time.
 struct BuildContext {
   std::string version;
   std::int64_t build_time = 0;
   fs::path templates;
   fs::path runtime_dir;
-  compile::RuntimeBuildConfig config;
-  compile::Compiler compiler;
+  fs::path object_cache;
   manifest::CompatMatrix matrix;
+  wheel::ManylinuxPolicies policies;
 };
 
 BuildContext load_context(const BuildOptions& o, std::string version) {
@@ -127,33 +108,35 @@ BuildContext load_context(const BuildOptions& o, std::string version) {
   ctx.version = std::move(version);
   ctx.build_time = o.source_date_epoch ? *o.source_date_epoch
                                        : static_cast<std::int64_t>(std::time(nullptr));
-  ctx.compiler = compile::detect_compiler();
   ctx.runtime_dir = runtime_source_dir();
-  ctx.config = compile::load_runtime_build_config(ctx.runtime_dir);
   ctx.templates = templates_dir();
+  ctx.object_cache = o.object_cache ? *o.object_cache : compile::default_cache_dir();
   ctx.matrix = manifest::load_compat_matrix(ctx.templates);
+  ctx.policies = wheel::load_manylinux_policies(ctx.templates);
   return ctx;
 }
 
-compile::NativeBuildResult run_native_build(const BuildOptions& o, const BuildContext& ctx,
-                                            const TargetPython& py, const BuildOutput& output,
-                                            const BuildCallbacks& cb,
-                                            const fs::path& object_cache) {
+// The runtime compiled once for `target` and the binding once per Python, in one job pool.
+compile::NativeBuildResult compile_target(const BuildOptions& o, const BuildContext& ctx,
+                                          const BuildTarget& target, const BuildOutput& output,
+                                          const BuildCallbacks& cb) {
   compile::NativeBuildOptions native;
   native.runtime_dir = ctx.runtime_dir;
-  native.cache_dir = object_cache;
-  native.output_dir = output.scratch() / "native";
+  native.cache_dir = ctx.object_cache;
+  native.output_dir = output.scratch() / "native" / target.architecture;
   native.jobs = o.jobs > 0 ? o.jobs
                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   native.native = o.native;
   native.debug = o.debug;
-  return compile::build_native(native, ctx.config, ctx.compiler,
-                               {py.info.version, py.include_dir, py.info.ext_suffix}, cb.progress);
+  std::vector<compile::TargetPython> pythons;
+  for (const auto& py : target.pythons)
+    pythons.push_back({py.info.version, py.include_dir, py.info.ext_suffix, py.include_flags});
+  return compile::build_native(native, target.config, target.compiler, pythons, cb.progress);
 }
 
 // The optimizers the runtime reports about itself, from the built module that links it.
-std::vector<compile::RuntimeOptimizer> runtime_optimizers(const compile::NativeBuildResult& built) {
-  for (const auto& module : built.modules)
+std::vector<compile::RuntimeOptimizer> runtime_optimizers(const std::vector<compile::BuiltModule>& modules) {
+  for (const auto& module : modules)
     if (auto optimizers = compile::read_runtime_registry(module.file)) return *optimizers;
   throw Error(fmt::format("no built module carries the runtime's optimizer registry (section {})",
                           compile::kRuntimeRegistrySection),
@@ -181,22 +164,6 @@ PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id,
   return w;
 }
 
-wheel::WheelIdentity apex_identity(const BuildContext& ctx, const TargetPython& py) {
-  wheel::WheelIdentity id;
-  id.version = ctx.version;
-  id.tag = py.tag.str();
-  id.platform = py.info.platform;
-  id.apexnpu_version = APEXNPU_VERSION;
-  id.top_level.push_back("apex");
-  for (const auto& mod : ctx.config.modules) {
-    const std::string top = mod.name.substr(0, mod.name.find('.'));
-    if (std::find(id.top_level.begin(), id.top_level.end(), top) == id.top_level.end())
-      id.top_level.push_back(top);
-  }
-  std::sort(id.top_level.begin(), id.top_level.end());
-  return id;
-}
-
 wheel::WheelIdentity emulator_identity(const BuildContext& ctx) {
   wheel::WheelIdentity id;
   id.name = kEmulatorName;
@@ -208,72 +175,6 @@ wheel::WheelIdentity emulator_identity(const BuildContext& ctx) {
   id.metadata_template = "METADATA-emulator";
   id.purelib = true;
   return id;
-}
-
-manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext& ctx,
-                                       const TargetPython& py, const ApexSources& apex,
-                                       const compile::NativeBuildResult& built,
-                                       const std::vector<std::string>& module_paths,
-                                       const std::optional<manifest::EmulatorWheel>& emulator) {
-  manifest::BuildManifest m;
-  m.apexnpu_version = APEXNPU_VERSION;
-  m.wheel_name = "apex";
-  m.wheel_version = ctx.version;
-  m.wheel_file = wheel::wheel_file_name("apex", ctx.version, py.tag.str());
-  m.tree_source = o.tree ? "--tree" : "gen";
-  m.upstream_url = apex.upstream_url;
-  m.upstream_commit = apex.upstream_commit;
-  std::error_code ec;
-  const fs::path patch = bundled_patch_file();
-  if (fs::is_regular_file(patch, ec)) m.patch_sha256 = sha256_hex(read_file(patch));
-  const fs::path overlay = bundled_overlay_dir();
-  if (fs::is_directory(overlay, ec)) m.overlay_digest = manifest::directory_digest(overlay.string());
-  m.python_version = py.info.version;
-  m.python_implementation = py.info.implementation;
-  m.python_tag = py.tag.python;
-  m.abi_tag = py.tag.abi;
-  m.platform_tag = py.tag.platform;
-  m.ext_suffix = py.info.ext_suffix;
-  m.compiler_command = quote_command(ctx.compiler.command);
-  m.compiler_version = ctx.compiler.version;
-  m.compile_flags = built.compile_flags;
-  m.link_flags = built.link_flags;
-  m.runtime_version = ctx.config.runtime_version;
-  for (const auto& optimizer : runtime_optimizers(built)) {
-    m.optimizers.push_back(optimizer.kind);
-    m.optimizer_classes[optimizer.kind] = optimizer.python_class;
-  }
-  std::sort(m.optimizers.begin(), m.optimizers.end());
-  m.isa_levels = built.isa_levels;
-  m.modules = module_paths;
-  m.emulator = emulator;
-  m.build_time = ctx.build_time;
-  m.build_time_from_source_date_epoch = o.source_date_epoch.has_value();
-  m.compat_matrix = ctx.matrix.raw;
-  m.tested_with = ctx.matrix.tested_with;
-  return m;
-}
-
-void verify_or_throw(const fs::path& path) {
-  const auto report = wheel::verify_wheel(wheel::load_wheel(path));
-  if (report.ok()) return;
-  std::string list;
-  for (const auto& v : report.violations) list += "\n  " + v;
-  throw Error(fmt::format("the wheel written to {} does not verify:{}", path.string(), list),
-              "this is a bug in apexnpu; please report it with the output of `apexnpu verify`");
-}
-
-// Writes the layout (and with `zip` the .whl) into the staging folder, verified; returns the
-// names of the items to commit.
-std::vector<std::string> stage_wheel(const BuildOutput& output, const PlannedWheel& w, bool zip,
-                                     std::int64_t build_time) {
-  wheel::write_layout(w.files, output.staged(w.layout_name));
-  verify_or_throw(output.staged(w.layout_name));
-  if (!zip) return {w.layout_name};
-  write_file_atomic(output.staged(w.wheel_file),
-                    wheel::build_wheel_zip(w.files, w.dist_info, build_time));
-  verify_or_throw(output.staged(w.wheel_file));
-  return {w.layout_name, w.wheel_file};
 }
 
 // The options checked before any work is done; returns the local version label.
@@ -305,54 +206,164 @@ Packages collect_packages(const BuildOptions& o, const BuildCallbacks& cb) {
   return packages;
 }
 
-// The runtime and binding compiled through the object cache, their modules added to apex's
-// files.
-struct CompiledRuntime {
-  fs::path object_cache;
-  compile::NativeBuildResult built;
-  std::vector<std::string> module_paths;  // inside the wheel
+// One apex wheel of the build: a target, one of its Pythons, and its compiled modules.
+struct WheelJob {
+  const BuildTarget* target = nullptr;
+  const TargetPython* python = nullptr;
+  std::vector<compile::BuiltModule> modules;
+  const compile::NativeBuildResult* built = nullptr;  // the target's compilation
 };
 
-CompiledRuntime compile_runtime(const BuildOptions& o, const BuildContext& ctx,
-                                const TargetPython& py, const BuildOutput& output,
-                                const BuildCallbacks& cb, wheel::WheelFiles& apex_files) {
-  CompiledRuntime runtime;
-  runtime.object_cache = o.object_cache ? *o.object_cache : compile::default_cache_dir();
-  runtime.built = run_native_build(o, ctx, py, output, cb, runtime.object_cache);
-  for (const auto& m : runtime.built.modules) {
-    apex_files[m.relative_path] = read_file(m.file);
-    runtime.module_paths.push_back(m.relative_path);
+// The platform tags the job's modules can carry (PEP 600); a linux_ fallback is said, with why.
+wheel::PlatformTags platform_of(const BuildContext& ctx, const WheelJob& job,
+                                const wheel::WheelFiles& module_files, const BuildCallbacks& cb) {
+  std::vector<wheel::WheelBinary> binaries;
+  for (const auto& [path, bytes] : module_files) binaries.push_back(wheel::read_wheel_binary(path, bytes));
+  wheel::PlatformTags tags = wheel::platform_tags(ctx.policies, job.target->architecture, binaries);
+  if (!tags.reasons.empty() && cb.warn) {
+    cb.warn(fmt::format("{} for Python {} is tagged {}: no manylinux policy holds", job.target->architecture,
+                        job.python->info.version, tags.str()));
+    for (const auto& reason : tags.reasons) cb.warn("  " + reason);
   }
-  return runtime;
+  return tags;
 }
 
-// The manifest's text, as written beside apex's layout and into its dist-info.
-std::string make_manifest(const BuildOptions& o, const BuildContext& ctx, const TargetPython& py,
-                          const Packages& packages, const CompiledRuntime& runtime,
-                          const std::optional<PlannedWheel>& emulator) {
+manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext& ctx,
+                                       const ApexSources& apex, const WheelJob& job,
+                                       const std::string& tag, const std::string& platform,
+                                       const std::vector<std::string>& module_paths,
+                                       const std::optional<manifest::EmulatorWheel>& emulator) {
+  const TargetPython& py = *job.python;
+  manifest::BuildManifest m;
+  m.apexnpu_version = APEXNPU_VERSION;
+  m.wheel_name = "apex";
+  m.wheel_version = ctx.version;
+  m.wheel_file = wheel::wheel_file_name("apex", ctx.version, tag);
+  m.tree_source = o.tree ? "--tree" : "gen";
+  m.upstream_url = apex.upstream_url;
+  m.upstream_commit = apex.upstream_commit;
+  std::error_code ec;
+  const fs::path patch = bundled_patch_file();
+  if (fs::is_regular_file(patch, ec)) m.patch_sha256 = sha256_hex(read_file(patch));
+  const fs::path overlay = bundled_overlay_dir();
+  if (fs::is_directory(overlay, ec)) m.overlay_digest = manifest::directory_digest(overlay.string());
+  m.python_version = py.info.version;
+  m.python_implementation = py.info.implementation;
+  m.python_tag = py.tag.python;
+  m.abi_tag = py.tag.abi;
+  m.platform_tag = platform;
+  m.ext_suffix = py.info.ext_suffix;
+  m.architecture = job.target->architecture;
+  m.compiler_command = quote_command(job.target->compiler.command);
+  m.compiler_version = job.target->compiler.version;
+  m.compile_flags = job.built->compile_flags;
+  m.link_flags = job.built->link_flags;
+  m.runtime_version = job.target->config.runtime_version;
+  for (const auto& optimizer : runtime_optimizers(job.modules)) {
+    m.optimizers.push_back(optimizer.kind);
+    m.optimizer_classes[optimizer.kind] = optimizer.python_class;
+  }
+  std::sort(m.optimizers.begin(), m.optimizers.end());
+  m.isa_levels = job.built->isa_levels;
+  m.modules = module_paths;
+  m.emulator = emulator;
+  m.build_time = ctx.build_time;
+  m.build_time_from_source_date_epoch = o.source_date_epoch.has_value();
+  m.compat_matrix = ctx.matrix.raw;
+  m.tested_with = ctx.matrix.tested_with;
+  return m;
+}
+
+wheel::WheelIdentity apex_identity(const BuildContext& ctx, const WheelJob& job,
+                                   const std::string& tag) {
+  wheel::WheelIdentity id;
+  id.version = ctx.version;
+  id.tag = tag;
+  id.platform = job.python->info.platform;
+  id.apexnpu_version = APEXNPU_VERSION;
+  id.top_level.push_back("apex");
+  for (const auto& mod : job.target->config.modules) {
+    const std::string top = mod.name.substr(0, mod.name.find('.'));
+    if (std::find(id.top_level.begin(), id.top_level.end(), top) == id.top_level.end())
+      id.top_level.push_back(top);
+  }
+  std::sort(id.top_level.begin(), id.top_level.end());
+  return id;
+}
+
+// An apex wheel planned with its manifest.
+struct ApexWheel {
+  const WheelJob* job = nullptr;
+  std::vector<std::string> platform_tags;
+  std::string manifest_text;
+  PlannedWheel planned;
+};
+
+ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const Packages& packages,
+                          const WheelJob& job, const std::optional<PlannedWheel>& emulator,
+                          const BuildCallbacks& cb) {
+  wheel::WheelFiles modules;
+  std::vector<std::string> module_paths;
+  for (const auto& m : job.modules) {
+    modules[m.relative_path] = read_file(m.file);
+    module_paths.push_back(m.relative_path);
+  }
+  const wheel::PlatformTags platform = platform_of(ctx, job, modules, cb);
+  const std::string tag =
+      fmt::format("{}-{}-{}", job.python->tag.python, job.python->tag.abi, platform.str());
   std::optional<manifest::EmulatorWheel> record;
   if (emulator)
-    record = manifest::EmulatorWheel{kEmulatorName, emulator->wheel_file,
-                                     packages.emulator->digest};
-  const manifest::BuildManifest m =
-      describe_build(o, ctx, py, packages.apex, runtime.built, runtime.module_paths, record);
-  return manifest::to_json(m).dump(2) + "\n";
+    record = manifest::EmulatorWheel{kEmulatorName, emulator->wheel_file, packages.emulator->digest};
+  ApexWheel w;
+  w.job = &job;
+  w.platform_tags = platform.tags;
+  w.manifest_text = manifest::to_json(describe_build(o, ctx, packages.apex, job, tag, platform.str(),
+                                                     module_paths, record))
+                        .dump(2) + "\n";
+  wheel::WheelFiles files = packages.apex.files;
+  files.merge(modules);
+  w.planned = plan_wheel(std::move(files), apex_identity(ctx, job, tag), ctx.templates,
+                         {{"apexnpu_manifest.json", w.manifest_text}});
+  return w;
+}
+
+void verify_or_throw(const BuildContext& ctx, const fs::path& path) {
+  const auto report = wheel::verify_wheel(wheel::load_wheel(path), ctx.policies);
+  if (report.ok()) return;
+  std::string list;
+  for (const auto& v : report.violations) list += "\n  " + v;
+  throw Error(fmt::format("the wheel written to {} does not verify:{}", path.string(), list),
+              "this is a bug in apexnpu; please report it with the output of `apexnpu verify`");
+}
+
+// Writes the layout (and with `zip` the .whl) into the staging folder, verified; returns the
+// names of the items to commit.
+std::vector<std::string> stage_wheel(const BuildContext& ctx, const BuildOutput& output,
+                                     const PlannedWheel& w, bool zip) {
+  wheel::write_layout(w.files, output.staged(w.layout_name));
+  verify_or_throw(ctx, output.staged(w.layout_name));
+  if (!zip) return {w.layout_name};
+  write_file_atomic(output.staged(w.wheel_file),
+                    wheel::build_wheel_zip(w.files, w.dist_info, ctx.build_time));
+  verify_or_throw(ctx, output.staged(w.wheel_file));
+  return {w.layout_name, w.wheel_file};
 }
 
 std::string manifest_name(const PlannedWheel& apex) { return apex.layout_name + ".manifest.json"; }
 
-// Stages apex's wheel, the manifest beside it and the emulator's wheel, each verified; returns
-// the names to commit, in order.
-std::vector<std::string> stage_wheels(const BuildOutput& output, const PlannedWheel& apex,
-                                      const std::string& manifest_text,
-                                      const std::optional<PlannedWheel>& emulator, bool zip,
-                                      std::int64_t build_time) {
-  std::vector<std::string> items = stage_wheel(output, apex, zip, build_time);
-  write_file_atomic(output.staged(manifest_name(apex)), manifest_text);
-  items.push_back(manifest_name(apex));
+// Stages every apex wheel with its manifest beside it, then the emulator's wheel, each verified;
+// returns the names to commit, in order.
+std::vector<std::string> stage_wheels(const BuildContext& ctx, const BuildOutput& output,
+                                      const std::vector<ApexWheel>& apex,
+                                      const std::optional<PlannedWheel>& emulator, bool zip) {
+  std::vector<std::string> items;
+  for (const ApexWheel& w : apex) {
+    for (auto& item : stage_wheel(ctx, output, w.planned, zip)) items.push_back(std::move(item));
+    write_file_atomic(output.staged(manifest_name(w.planned)), w.manifest_text);
+    items.push_back(manifest_name(w.planned));
+  }
   if (emulator)
-    for (auto& item : stage_wheel(output, *emulator, zip, build_time))
-      items.push_back(std::move(item));
+    for (auto& item : stage_wheel(ctx, output, *emulator, zip)) items.push_back(std::move(item));
   return items;
 }
 
@@ -370,24 +381,46 @@ std::optional<fs::path> committed_path(const std::map<std::string, fs::path>& co
   return it == committed.end() ? std::nullopt : std::optional<fs::path>(it->second);
 }
 
-BuildResult describe_result(const TargetPython& py, const BuildContext& ctx,
-                            const CompiledRuntime& runtime, const PlannedWheel& apex,
+BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, fs::path>& committed) {
+  const TargetPython& py = *w.job->python;
+  BuiltWheel b;
+  b.architecture = w.job->target->architecture;
+  b.python = {py.executable,      py.info.version, py.info.implementation, py.info.soabi,
+              py.info.ext_suffix, py.include_dir,  py.info.platform};
+  b.tag = fmt::format("{}-{}-{}", py.tag.python, py.tag.abi, fmt::join(w.platform_tags, "."));
+  b.platform_tags = w.platform_tags;
+  b.files = w.planned.files.size();
+  b.layout = committed.at(w.planned.layout_name);
+  b.manifest = committed.at(manifest_name(w.planned));
+  b.wheel = committed_path(committed, w.planned.wheel_file);
+  if (b.wheel) b.wheel_sha256 = sha256_hex(read_file(*b.wheel));
+  b.record_sha256 = sha256_hex(w.planned.files.at(w.planned.dist_info + "/RECORD"));
+  b.manifest_sha256 = sha256_hex(w.manifest_text);
+  return b;
+}
+
+BuildResult describe_result(const BuildContext& ctx,
+                            const std::vector<compile::NativeBuildResult>& compiled,
+                            const std::vector<ApexWheel>& apex,
                             const std::optional<PlannedWheel>& emulator,
                             const std::map<std::string, fs::path>& committed) {
   BuildResult r;
-  r.python = {py.executable,      py.info.version, py.info.implementation, py.info.soabi,
-              py.info.ext_suffix, py.include_dir,  py.info.platform};
-  r.tag = py.tag.str();
+  for (const ApexWheel& w : apex) r.wheels.push_back(describe_wheel(w, committed));
+  const BuiltWheel& first = r.wheels.front();
+  r.python = first.python;
+  r.tag = first.tag;
   r.version = ctx.version;
-  r.compiled = runtime.built.compiled;
-  r.cached = runtime.built.total - runtime.built.compiled;
-  r.total = runtime.built.total;
-  r.linked = runtime.built.linked;
-  r.object_cache = runtime.object_cache;
-  r.files = apex.files.size();
-  r.layout = committed.at(apex.layout_name);
-  r.manifest = committed.at(manifest_name(apex));
-  r.wheel = committed_path(committed, apex.wheel_file);
+  for (const auto& built : compiled) {
+    r.compiled += built.compiled;
+    r.total += built.total;
+    r.linked += built.linked;
+  }
+  r.cached = r.total - r.compiled;
+  r.object_cache = ctx.object_cache;
+  r.files = first.files;
+  r.layout = first.layout;
+  r.manifest = first.manifest;
+  r.wheel = first.wheel;
   if (emulator)
     r.emulator = BuiltEmulator{kEmulatorName, committed.at(emulator->layout_name),
                                committed_path(committed, emulator->wheel_file)};
@@ -396,10 +429,34 @@ BuildResult describe_result(const TargetPython& py, const BuildContext& ctx,
 
 }  // namespace
 
+nlohmann::json BuiltWheel::to_json() const {
+  const auto path_or_null = [](const std::optional<fs::path>& p) {
+    return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
+  };
+  return {
+      {"architecture", architecture},
+      {"python", {{"executable", python.executable.string()}, {"version", python.version},
+                  {"implementation", python.implementation}, {"soabi", python.soabi},
+                  {"ext_suffix", python.ext_suffix}, {"include_dir", python.include_dir.string()},
+                  {"platform", python.platform}}},
+      {"tag", tag},
+      {"platform_tags", platform_tags},
+      {"files", files},
+      {"layout", layout.string()},
+      {"manifest", manifest.string()},
+      {"wheel", path_or_null(wheel)},
+      {"sha256", wheel_sha256 ? nlohmann::json(*wheel_sha256) : nlohmann::json(nullptr)},
+      {"record_sha256", record_sha256},
+      {"manifest_sha256", manifest_sha256},
+  };
+}
+
 nlohmann::json BuildResult::to_json() const {
   const auto path_or_null = [](const std::optional<fs::path>& p) {
     return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
   };
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& w : wheels) all.push_back(w.to_json());
   return {
       {"python", {{"executable", python.executable.string()}, {"version", python.version},
                   {"implementation", python.implementation}, {"soabi", python.soabi},
@@ -416,6 +473,7 @@ nlohmann::json BuildResult::to_json() const {
       {"layout", layout.string()},
       {"manifest", manifest.string()},
       {"wheel", path_or_null(wheel)},
+      {"wheels", all},
       {"emulator", emulator ? nlohmann::json{{"name", emulator->name},
                                              {"layout", emulator->layout.string()},
                                              {"wheel", path_or_null(emulator->wheel)}}
@@ -426,24 +484,33 @@ nlohmann::json BuildResult::to_json() const {
 
 BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = check_options(o);
-  const TargetPython py = resolve_python(o, cb);
+  const std::vector<BuildTarget> targets =
+      resolve_targets(o.target, o.python, runtime_source_dir(), cb.warn, cb.detail);
   // Read everything before anything is compiled or written.
   Packages packages = collect_packages(o, cb);
   const BuildContext ctx = load_context(o, wheel::wheel_version(label));
 
   BuildOutput output(o.output);
-  const CompiledRuntime runtime = compile_runtime(o, ctx, py, output, cb, packages.apex.files);
+  std::vector<compile::NativeBuildResult> compiled;
+  for (const BuildTarget& target : targets) compiled.push_back(compile_target(o, ctx, target, output, cb));
+  std::vector<WheelJob> jobs;
+  for (std::size_t t = 0; t < targets.size(); ++t)
+    for (std::size_t p = 0; p < targets[t].pythons.size(); ++p) {
+      WheelJob job{&targets[t], &targets[t].pythons[p], {}, &compiled[t]};
+      for (const auto& m : compiled[t].modules)
+        if (m.python == p) job.modules.push_back(m);
+      jobs.push_back(std::move(job));
+    }
+
   std::optional<PlannedWheel> emulator;
   if (packages.emulator)
     emulator = plan_wheel(std::move(packages.emulator->files), emulator_identity(ctx),
                           ctx.templates, {});
-  const std::string manifest_text = make_manifest(o, ctx, py, packages, runtime, emulator);
-  const PlannedWheel apex = plan_wheel(std::move(packages.apex.files), apex_identity(ctx, py),
-                                       ctx.templates, {{"apexnpu_manifest.json", manifest_text}});
-  const std::vector<std::string> items =
-      stage_wheels(output, apex, manifest_text, emulator, o.wheel, ctx.build_time);
+  std::vector<ApexWheel> apex;
+  for (const WheelJob& job : jobs) apex.push_back(plan_apex_wheel(o, ctx, packages, job, emulator, cb));
+  const std::vector<std::string> items = stage_wheels(ctx, output, apex, emulator, o.wheel);
   const std::map<std::string, fs::path> committed = commit(output, items);
-  return describe_result(py, ctx, runtime, apex, emulator, committed);
+  return describe_result(ctx, compiled, apex, emulator, committed);
 }
 
 }  // namespace apexnpu::commands

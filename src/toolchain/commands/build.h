@@ -1,21 +1,25 @@
 #pragma once
-// `apexnpu build`: target Python -> compiled runtime + binding -> apex's wheel layout (+ .whl),
-// the torch_npu emulator's pure-Python wheel beside it, and the compatibility manifest in -o,
-// verified after writing. The CLI (src/cli/cmd_build.cpp) only
-// parses options into BuildOptions and prints the result.
+// `apexnpu build`: for each target architecture and each of its Pythons, the compiled runtime
+// and binding -> apex's wheel layout (+ .whl) tagged manylinux from its own binaries, and its
+// compatibility manifest; the torch_npu emulator's pure-Python wheel beside them; all in -o,
+// verified, or nothing. The runtime is compiled once per architecture, the binding once per
+// Python. The CLI (src/cli/cmd_build.cpp) only parses options into BuildOptions and prints the
+// result.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "git/upstream.h"
 
 namespace apexnpu::commands {
 
 struct BuildOptions {
-  std::string python;                          // --python: "", "3.N" or a path
+  std::string python;                          // --python: "", "all", or 3.N / paths, comma-separated
+  std::string target;                          // --target: "", or x86_64 / aarch64, comma-separated
   std::optional<std::filesystem::path> tree;   // --tree: an Apex tree written by gen
   git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream,
                                                // --ref, --offline, --clone-cache)
@@ -57,7 +61,24 @@ struct BuiltEmulator {
   std::optional<std::filesystem::path> wheel;  // with --wheel
 };
 
+// One apex wheel: one architecture and one Python.
+struct BuiltWheel {
+  std::string architecture;
+  BuiltPython python;
+  std::string tag;                          // "cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64"
+  std::vector<std::string> platform_tags;   // the platform part, one tag each
+  std::size_t files = 0;
+  std::filesystem::path layout;
+  std::filesystem::path manifest;
+  std::optional<std::filesystem::path> wheel;  // with --wheel
+  std::optional<std::string> wheel_sha256;     // of the .whl
+  std::string record_sha256;                   // of its RECORD (which hashes every file)
+  std::string manifest_sha256;
+  nlohmann::json to_json() const;
+};
+
 struct BuildResult {
+  // The first wheel's, as before several could be built at once.
   BuiltPython python;
   std::string tag;      // "cp311-cp311-linux_x86_64"
   std::string version;  // "0.1+ascend"
@@ -71,6 +92,7 @@ struct BuildResult {
   std::filesystem::path manifest;
   std::optional<std::filesystem::path> wheel;  // with --wheel
   std::optional<BuiltEmulator> emulator;       // none with --no-emulator
+  std::vector<BuiltWheel> wheels;              // every apex wheel, target-major
   // The --json document (the object cache is its "cache_dir"; "verified" is always true, as a
   // wheel that does not verify fails the build).
   nlohmann::json to_json() const;

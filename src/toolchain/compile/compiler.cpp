@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 
@@ -29,6 +30,21 @@ Compiler detect_compiler(const std::string& cxx) {
                 "install g++ (apt install g++) or point CXX at a C++20 compiler");
   c.version = r.out.substr(0, r.out.find('\n'));
   return c;
+}
+
+Compiler compiler_for(const std::string& architecture, const std::string& host_architecture) {
+  if (architecture == host_architecture) return detect_compiler();
+  std::string variable = "APEXNPU_CXX_" + architecture;
+  for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const char* set = std::getenv(variable.c_str());
+  const std::string cross = set != nullptr && *set != '\0' ? set : architecture + "-linux-gnu-g++";
+  try {
+    return detect_compiler(cross);
+  } catch (const Error&) {
+    throw Error(fmt::format("no C++ compiler for {}: `{}` cannot be run", architecture, cross),
+                fmt::format("install Debian's cross compiler (apt-get install g++-{}-linux-gnu), "
+                            "or set {} to one", architecture, variable));
+  }
 }
 
 std::string failure_output(const ProcessResult& run) {

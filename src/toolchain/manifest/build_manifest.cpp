@@ -41,6 +41,7 @@ nlohmann::json to_json(const BuildManifest& m) {
         {"link_flags", m.link_flags}}},
       {"runtime",
        {{"version", m.runtime_version},
+        {"architecture", m.architecture},
         {"optimizers", m.optimizers},
         {"optimizer_classes", m.optimizer_classes},
         {"isa_levels", m.isa_levels},

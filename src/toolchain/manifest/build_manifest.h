@@ -35,6 +35,7 @@ struct BuildManifest {
   // Python
   std::string python_version, python_implementation, python_tag, abi_tag, platform_tag,
       ext_suffix;
+  std::string architecture;  // of the compiled modules: "x86_64", "aarch64"
   // Compiler
   std::string compiler_command, compiler_version;
   std::vector<std::string> compile_flags, link_flags;

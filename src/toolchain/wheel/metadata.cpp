@@ -24,7 +24,7 @@ std::string render_template(const std::string& text, const std::map<std::string,
     const auto it = values.find(key);
     if (it == values.end())
       throw Error(fmt::format("{}: unknown placeholder {{{}}}", name, key),
-                  "placeholders: name, version, platform, tag, apexnpu_version, purelib");
+                  "placeholders: name, version, platform, tag, tag_lines, apexnpu_version, purelib");
     out += it->second;
     i = close + 1;
   }

@@ -14,6 +14,7 @@
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"
 #include "wheel/platform_check.h"
+#include "wheel/wheel_tags.h"
 #include "wheel/zip_archive.h"
 
 namespace apexnpu::wheel {
@@ -124,24 +125,6 @@ void check_extension_suffixes(const WheelUnderCheck& w, const std::vector<std::s
   }
 }
 
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (std::size_t dot; (dot = s.find('.', start)) != std::string::npos; start = dot + 1)
-    parts.push_back(s.substr(start, dot - start));
-  parts.push_back(s.substr(start));
-  return parts;
-}
-
-std::vector<std::string> expand_tag_set(const std::string& python, const std::string& abi,
-                                        const std::string& platform) {
-  std::vector<std::string> tags;
-  for (const auto& p : split_dots(python))
-    for (const auto& a : split_dots(abi))
-      for (const auto& f : split_dots(platform)) tags.push_back(p + "-" + a + "-" + f);
-  return tags;
-}
-
 }  // namespace
 
 std::string expected_soabi(const std::string& abi, const std::string& platform) {
@@ -220,7 +203,7 @@ VerifyReport verify_wheel(const WheelUnderCheck& w, const ManylinuxPolicies& pol
                       *w.wheel_file_name, expected_di));
       // A compressed tag set (PEP 425: "manylinux_2_17_x86_64.manylinux2014_x86_64") stands for
       // every combination of its parts.
-      for (const auto& file_tag : expand_tag_set(m[4].str(), m[5].str(), m[6].str()))
+      for (const auto& file_tag : expand_tag(m[4].str() + "-" + m[5].str() + "-" + m[6].str()))
         if (!r.tags.empty() && std::find(r.tags.begin(), r.tags.end(), file_tag) == r.tags.end())
           v(fmt::format("{}: file name tag {} is not among WHEEL's tags", *w.wheel_file_name,
                         file_tag));

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"
+#include "wheel/wheel_tags.h"
 #include "wheel/zip_archive.h"
 
 namespace apexnpu::wheel {
@@ -14,10 +15,16 @@ namespace fs = std::filesystem;
 std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const fs::path& templates_dir,
                           const std::map<std::string, std::string>& extra_files) {
   const std::string di = dist_info_dir(id.name, id.version);
+  std::string tag_lines;  // one Tag line per tag the (compressed) tag stands for
+  for (const auto& tag : expand_tag(id.tag)) {
+    if (!tag_lines.empty()) tag_lines += '\n';
+    tag_lines.append("Tag: ").append(tag);
+  }
   const std::map<std::string, std::string> values = {
       {"name", id.name},         {"version", id.version},
-      {"tag", id.tag},           {"platform", id.platform},
-      {"apexnpu_version", id.apexnpu_version}, {"purelib", id.purelib ? "true" : "false"}};
+      {"tag", id.tag},           {"tag_lines", tag_lines},
+      {"platform", id.platform}, {"apexnpu_version", id.apexnpu_version},
+      {"purelib", id.purelib ? "true" : "false"}};
   files[di + "/METADATA"] = render_wheel_template(templates_dir, id.metadata_template, values);
   files[di + "/WHEEL"] = render_wheel_template(templates_dir, "WHEEL", values);
   std::string top;

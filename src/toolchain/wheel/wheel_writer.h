@@ -15,7 +15,7 @@ namespace apexnpu::wheel {
 struct WheelIdentity {
   std::string name = "apex";
   std::string version;          // "0.1+ascend"
-  std::string tag;              // "cp311-cp311-linux_x86_64"
+  std::string tag;              // "cp311-cp311-linux_x86_64", or a compressed tag set
   std::string platform;         // sysconfig platform, for METADATA's Platform ("any" when pure)
   std::string apexnpu_version;  // for WHEEL's Generator
   std::vector<std::string> top_level;
