@@ -26,8 +26,9 @@ class _Unit:
     """One combined master-gradient buffer, and the fp16 model-gradient buffer beside it."""
 
     def __init__(self, masters: List[torch.Tensor], grad: torch.Tensor,
-                 models: List[Optional[torch.Tensor]]):
+                 models: List[Optional[torch.Tensor]], offsets: Sequence[int]):
         self.masters = masters
+        self.offsets = list(offsets)  # of each master gradient in `grad`, then the total
         self.grad = grad
         self.stash = torch.zeros_like(grad)
         self.models = models
@@ -37,10 +38,9 @@ class _Unit:
         # elements of masters that are model parameters themselves, the rest holding zeros.
         self.own_positions: Optional[torch.Tensor] = None
         if any(m is not None for m in models):
-            offsets = combined_offsets(masters)
             self.model_grad = torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
             self.keep_mask = torch.ones_like(grad)
-            for model, offset, master in zip(models, offsets, masters):
+            for model, offset, master in zip(models, self.offsets, masters):
                 if model is None:
                     continue
                 if model.grad is None:
@@ -96,15 +96,17 @@ class CombinedGrads:
         if combine_now is not None:
             for bucket in combine_now():
                 models = [self.model_of_master.get(id(p)) for p in bucket.params]
-                self.units.append(_Unit(list(bucket.params), bucket.grad, models))
+                self.units.append(_Unit(list(bucket.params), bucket.grad, models, bucket.offsets))
             return
         by_dtype: Dict[torch.dtype, List[torch.Tensor]] = {}
         for p in masters:
             by_dtype.setdefault(p.dtype, []).append(p)
         for params in by_dtype.values():
-            flat = combine_npu([p.grad for p in params])
+            grads = [p.grad for p in params]
+            offsets = combined_offsets(grads)
+            flat = combine_npu(grads)
             models = [self.model_of_master.get(id(p)) for p in params]
-            self.units.append(_Unit(params, flat, models))
+            self.units.append(_Unit(params, flat, models, offsets))
 
     def intact(self) -> bool:
         masters = self._masters()
