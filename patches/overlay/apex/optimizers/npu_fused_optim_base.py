@@ -187,14 +187,18 @@ class NpuFusedOptimizerBase(Optimizer):
 
     # --- gradient norm ----------------------------------------------------------------------------
 
-    def _grads_for_norm(self) -> List[torch.Tensor]:
-        """Each gradient once: whole combined gradient buffers plus any unfused gradients."""
+    def _grads_for_norm(self, group_indices: Optional[Sequence[int]] = None) -> List[torch.Tensor]:
+        """Each gradient once, of the groups at ``group_indices`` (all by default): whole
+        combined gradient buffers plus any unfused gradients."""
+        wanted = set(range(len(self.param_groups)) if group_indices is None else group_indices)
         grads, covered = [], set()
-        for combined in self._combined.values():
-            if combined.matches(combined.params):
+        for (index, _), combined in self._combined.items():
+            if index in wanted and combined.matches(combined.params):
                 grads.append(combined.grad)
                 covered.update(id(p) for p in combined.params)
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
+            if index not in wanted:
+                continue
             for p in group["params"]:
                 if p.grad is not None and id(p) not in covered:
                     grads.append(p.grad)
