@@ -227,3 +227,27 @@ def test_gradient_accumulation_with_and_without_delay_unscale(venv_python, tmp_p
     # O2 params are fp16: within fp16 rounding, and the same whichever way grads were combined.
     o2 = {v for k, v in errors.items() if k[0] == "O2"}
     assert len(o2) == 1 and o2.pop() < 1e-3, errors
+
+
+# --- issue 18: behaviours Ascend's apex has ----------------------------------------------------
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_a_forward_saturation_is_no_overflow_of_the_step(venv_python, tmp_path, level):
+    # Ascend's scale_loss clears the float status on entry: masked_fill(-1e9) on fp16 scores
+    # saturates every forward, yet no step is skipped and the scale stays at 2^16.
+    events = json.loads(run(venv_python, "forward_saturation.py", level, cwd=tmp_path))
+    clean, overflow, accumulated = events[:5], events[5], events[6]
+    assert all(e["saturated_in_forward"] for e in events)
+    assert all(e["stepped"] and e["scale"] == 65536.0 for e in clean)
+    # A backward overflow still skips and backs off, also one from a delayed-unscale backward.
+    assert not overflow["stepped"] and overflow["scale"] == 32768.0
+    assert not accumulated["stepped"] and accumulated["scale"] == 16384.0
+
+
+def test_fused_layer_norm_falls_back_to_torch_layer_norm(venv_python, tmp_path):
+    result = json.loads(run(venv_python, "layer_norm.py", cwd=tmp_path))
+    for affine in (True, False):  # bit for bit: it is F.layer_norm
+        assert result[f"module_affine={affine}"] == [True, "npu", True]
+    assert result["functional_affine"] and result["functional"]
+    first, last = result["losses"]
+    assert last < 0.5 * first
