@@ -26,8 +26,10 @@ class _Unit:
     """One combined master-gradient buffer, and the fp16 model-gradient buffer beside it."""
 
     def __init__(self, masters: List[torch.Tensor], grad: torch.Tensor,
-                 models: List[Optional[torch.Tensor]], offsets: Sequence[int]):
+                 models: List[Optional[torch.Tensor]], offsets: Sequence[int],
+                 param_buffer: Optional[torch.Tensor] = None):
         self.masters = masters
+        self.param_buffer = param_buffer  # the masters' combined values (NpuFused buckets only)
         self.offsets = list(offsets)  # of each master gradient in `grad`, then the total
         self.grad = grad
         self.stash = torch.zeros_like(grad)
@@ -62,6 +64,14 @@ class _Unit:
         if self.model_grad is not None:
             self.grad.index_copy_(0, self.own_positions, written[0])
 
+    def segments(self, which: str = "masters") -> List[Tuple[int, int]]:
+        """(offset, numel) of the gradients in the buffers: of every master (``"masters"``), of
+        the fp16 model parameters in ``model_grad`` (``"models"``), or of the masters that are
+        model parameters themselves (``"own"``)."""
+        return [(offset, master.numel())
+                for master, model, offset in zip(self.masters, self.models, self.offsets)
+                if which == "masters" or (model is None) == (which == "own")]
+
     def _pointers(self) -> List[Tuple[int, int]]:
         return [(m.grad.data_ptr() if m.grad is not None else 0,
                  p.grad.data_ptr() if p is not None and p.grad is not None else 0)
@@ -79,6 +89,7 @@ class CombinedGrads:
         self.optimizer = optimizer
         self.model_of_master = model_of_master or {}
         self.units: List[_Unit] = []
+        self.builds = 0  # how many times the buffers were (re)made
 
     def _masters(self) -> List[torch.Tensor]:
         return [p for group in self.optimizer.param_groups for p in group["params"]
@@ -91,12 +102,14 @@ class CombinedGrads:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
         grad_memory.keep_grad_memory()
+        self.builds += 1
         self.units = []
         combine_now = getattr(self.optimizer, "combine_grads_now", None)
         if combine_now is not None:
             for bucket in combine_now():
                 models = [self.model_of_master.get(id(p)) for p in bucket.params]
-                self.units.append(_Unit(list(bucket.params), bucket.grad, models, bucket.offsets))
+                self.units.append(_Unit(list(bucket.params), bucket.grad, models, bucket.offsets,
+                                        bucket.param))
             return
         by_dtype: Dict[torch.dtype, List[torch.Tensor]] = {}
         for p in masters:
