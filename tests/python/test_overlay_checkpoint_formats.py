@@ -108,6 +108,20 @@ def assert_moments_loaded(opt, model, ck):
             assert saved[index][name].abs().sum() > 0  # a reset would read zeros
 
 
+def continue_both(ours_cls, theirs_cls, kwargs, ck, loader):
+    """Both optimizers resume from ``ck`` and take ten more steps; the ``loader``'s moments
+    must be the checkpoint's, and the two must agree."""
+    their_model, theirs = resume(theirs_cls, kwargs, ck)
+    our_model, ours = resume(ours_cls, kwargs, ck)
+    if loader == "ours":
+        assert_moments_loaded(ours, our_model, ck)
+    else:
+        assert_moments_loaded(theirs, their_model, ck)
+    train(their_model, theirs, 10, 10)
+    train(our_model, ours, 10, 10)
+    assert_close(our_model, their_model)
+
+
 def assert_close(a, b):
     for p, q in zip(a.parameters(), b.parameters()):
         torch.testing.assert_close(p.detach(), q.detach(), rtol=RTOL, atol=ATOL)
@@ -117,12 +131,7 @@ def assert_close(a, b):
 def test_an_ascend_checkpoint_loads_into_ours_and_continues(case, step_path):
     ours_cls, theirs_cls, kwargs = CASES[case]
     ck = checkpoint_after_ten_steps(theirs_cls, kwargs)
-    their_model, theirs = resume(theirs_cls, kwargs, ck)
-    our_model, ours = resume(ours_cls, kwargs, ck)
-    assert_moments_loaded(ours, our_model, ck)
-    train(their_model, theirs, 10, 10)
-    train(our_model, ours, 10, 10)
-    assert_close(our_model, their_model)
+    continue_both(ours_cls, theirs_cls, kwargs, ck, loader="ours")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -130,12 +139,7 @@ def test_our_checkpoint_loads_into_ascend_and_continues(case, step_path):
     ours_cls, theirs_cls, kwargs = CASES[case]
     ck = checkpoint_after_ten_steps(ours_cls, kwargs)
     assert all(set(MOMENTS) <= set(s) for s in ck["optimizer"]["state"].values())
-    their_model, theirs = resume(theirs_cls, kwargs, ck)
-    our_model, ours = resume(ours_cls, kwargs, ck)
-    assert_moments_loaded(theirs, their_model, ck)
-    train(their_model, theirs, 10, 10)
-    train(our_model, ours, 10, 10)
-    assert_close(our_model, their_model)
+    continue_both(ours_cls, theirs_cls, kwargs, ck, loader="theirs")
 
 
 def test_bert_adam_divides_by_the_global_norm_as_ascend(step_path):

@@ -13,23 +13,11 @@ master, src/apex/contrib/combine_tensors/combine_tensors.py), whose behaviour is
 
 Each case runs in a fresh interpreter with the emulator's torch_npu (format casts are
 process-wide state of the tensors)."""
-import os
-import subprocess
-import sys
-import textwrap
-
 import overlay_support
-
-SRC = os.path.join(overlay_support.REPO_ROOT, "src")
 
 
 def run(code):
-    env = overlay_support.overlay_env()
-    env["PYTHONPATH"] = SRC + os.pathsep + env["PYTHONPATH"]
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout.split()
+    return overlay_support.run_with_emulator(code)
 
 
 def test_a_part_of_no_buffer_or_of_no_elements_is_none_and_a_part_shares_memory():
