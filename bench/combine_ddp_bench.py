@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """amp's combine_ddp against torch's DistributedDataParallel, two ranks side by side on this
-machine (gloo, the emulated NPU), and the ratio of their training-step times.
+machine (gloo, the emulated NPU), and the ratios of their training-step times; combine_ddp runs
+with its all-reduces overlapped with backward (gradient hooks) and without
+(APEXNPU_COMBINE_DDP_OVERLAP=0: every slice after backward, as before the overlap).
 
     python3 bench/combine_ddp_bench.py [--apex-path DIR] [--width 2048] [--steps 20] [--rounds 3]
 
@@ -8,8 +10,9 @@ DIR is a wheel layout directory written by `apexnpu build` (it holds apex/, with
 without it, the apex that the running interpreter imports (e.g. the wheel installed in a venv).
 Both routes train the same MLP (4 hidden layers of --width, batch 4 per rank, so the step is
 mostly gradient traffic) at amp O1 with a static loss scale and NpuFusedSGD:
-  combine_ddp   amp.initialize(..., combine_grad=True, combine_ddp=True)
-  torch DDP     amp.initialize(...), then the model wrapped in DistributedDataParallel
+  combine_ddp             amp.initialize(..., combine_grad=True, combine_ddp=True)
+  combine_ddp_no_overlap  the same, APEXNPU_COMBINE_DDP_OVERLAP=0
+  torch DDP               amp.initialize(...), then the model wrapped in DistributedDataParallel
 Each route runs in --rounds rounds, alternating; every round starts two fresh rank processes and
 rank 0 reports the median step after warm-up. Each route keeps its fastest round's median.
 """
@@ -24,7 +27,7 @@ import sys
 import tempfile
 import time
 
-ROUTES = ("combine_ddp", "torch_ddp")
+ROUTES = ("combine_ddp", "combine_ddp_no_overlap", "torch_ddp")
 
 
 def rank_main(args: argparse.Namespace) -> None:
@@ -43,7 +46,7 @@ def rank_main(args: argparse.Namespace) -> None:
     model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(w, w), nn.ReLU())],
                           nn.Linear(w, 10))
     opt = NpuFusedSGD(model.parameters(), lr=0.01, momentum=0.9)
-    combine = args.route == "combine_ddp"
+    combine = args.route.startswith("combine_ddp")
     model, opt = amp.initialize(model, opt, opt_level="O1", loss_scale=128.0, verbosity=0,
                                 combine_grad=combine or None, combine_ddp=combine or None)
     if not combine:
@@ -71,6 +74,7 @@ def run_route(args: argparse.Namespace, route: str) -> tuple:
         env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # both ranks run here
         if args.apex_path:
             env["PYTHONPATH"] = args.apex_path
+        env["APEXNPU_COMBINE_DDP_OVERLAP"] = "0" if route == "combine_ddp_no_overlap" else "1"
         cmd = [sys.executable, os.path.abspath(__file__), "--width", str(args.width), "--steps", str(args.steps), "--warmup",
                str(args.warmup), "--route", route, "--init", os.path.join(work, "init")]
         ranks = [subprocess.Popen(cmd + ["--rank", str(r)], env=env, stdout=subprocess.PIPE,
@@ -109,7 +113,9 @@ def main() -> None:
     print(f"2 ranks (gloo), MLP of {params / 1e6:.1f}M parameters, amp O1, NpuFusedSGD; "
           f"median step, best of {args.rounds} rounds")
     for route in ROUTES:
-        print(f"  {route:12s} {best[route] * 1e3:9.1f} ms")
+        print(f"  {route:22s} {best[route] * 1e3:9.1f} ms")
+    print(f"ratio no overlap / overlap: {best['combine_ddp_no_overlap'] / best['combine_ddp']:.2f} "
+          "(higher: the overlap helps)")
     print(f"ratio torch DDP / combine_ddp: {best['torch_ddp'] / best['combine_ddp']:.2f} "
           "(higher: combine_ddp faster)")
 

@@ -48,6 +48,19 @@ EXCLUDED = {
 }
 
 
+# Single tests whose CUDA expectation the NPU's semantics (Ascend's apex's and ours) contradict:
+# the assertion they may fail on, and why. Any other failure of theirs still fails.
+DIFFERS = {
+    "test_checkpointing.TestCheckpointing.test_loss_scale_decrease": (
+        "self.assertEqual(update_ls, init_ls / 2**factor)",
+        "it forces overflows through the forward pass (model(x * 2**17)), which on CUDA gives inf "
+        "and so non-finite gradients; on the NPU fp16 saturates instead, and amp.scale_loss "
+        "clears the float status on entry, as Ascend's apex does, so a forward saturation is no "
+        "overflow of the step and only the steps whose backward overflows back off (Ascend's "
+        "run_test.py does not run this CUDA file)"),
+}
+
+
 def apexnpu(*args, timeout):
     binary = os.environ.get("APEXNPU_BINARY")
     if not binary:
@@ -119,7 +132,8 @@ def run_modules(python, cwd, modules, transfer):
 
 def check(results):
     assert results, "no test ran"
-    bad = {k: v for k, v in results.items() if v[0] in ("fail", "error")}
+    bad = {k: v for k, v in results.items() if v[0] in ("fail", "error")
+           and not (k in DIFFERS and v[0] == "fail" and DIFFERS[k][0] in v[1])}
     assert not bad, "\n\n".join(f"{k}: {v[0]}\n{v[1]}" for k, v in bad.items())
 
 

@@ -146,14 +146,29 @@ def train_on_wheels(tmp_path, wheel_env, world, parallel, opt_level, optimizer, 
 def test_amp_data_parallel(tmp_path, wheel_env, world, parallel, opt_level, optimizer):
     got = train_on_wheels(tmp_path, wheel_env, world, parallel, opt_level, optimizer)
     check(got, fp16=opt_level != "O0")
+    # No spurious overflow (DDP + O2 once skipped its first two steps): every step is taken and
+    # the scale stays where it started.
+    for rank in got[0]:
+        for name in ("straight", "resumed"):
+            assert all(stepped for stepped, _ in rank[name]["history"]), rank[name]["history"]
+            start = 1.0 if opt_level == "O0" else 2.0 ** 10
+            assert {scale for _, scale in rank[name]["history"]} == {start}
 
 
 @pytest.mark.parametrize("parallel", ["ddp", "combine_ddp"])
-def test_an_overflow_on_one_rank_is_skipped_by_every_rank(tmp_path, wheel_env, parallel):
-    # The float status is per process: only the ranks' agreement keeps them one replica.
-    got, _ = train_on_wheels(tmp_path, wheel_env, 2, parallel, "O2", "adam",
+@pytest.mark.parametrize("opt_level", ["O1", "O2"])
+def test_an_overflow_on_one_rank_is_skipped_by_every_rank(tmp_path, wheel_env, parallel,
+                                                          opt_level):
+    # Rank 1 alone overflows at step 4 (its float status is its own): both ranks skip that step
+    # and back off, as Ascend's check_overflow_and_sync makes them, and stay one replica.
+    got, _ = train_on_wheels(tmp_path, wheel_env, 2, parallel, opt_level, "adam",
                              env={"NPU_RANKS_OVERFLOW_AT": "4"})
+    for rank in got:
+        history = rank["straight"]["history"]
+        assert [stepped for stepped, _ in history] == [i != 4 for i in range(STEPS)], history
+        assert [scale for _, scale in history] == [1024.0] * 4 + [512.0] * (STEPS - 4), history
     for name in ("straight", "resumed"):
+        assert got[0][name]["history"] == got[1][name]["history"]
         for a, b in zip(flat_state(got[0][name]), flat_state(got[1][name])):
             assert torch.equal(a, b), name
 

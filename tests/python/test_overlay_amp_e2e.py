@@ -227,3 +227,86 @@ def test_gradient_accumulation_with_and_without_delay_unscale(venv_python, tmp_p
     # O2 params are fp16: within fp16 rounding, and the same whichever way grads were combined.
     o2 = {v for k, v in errors.items() if k[0] == "O2"}
     assert len(o2) == 1 and o2.pop() < 1e-3, errors
+
+
+# --- issue 18: behaviours Ascend's apex has ----------------------------------------------------
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_a_forward_saturation_is_no_overflow_of_the_step(venv_python, tmp_path, level):
+    # Ascend's scale_loss clears the float status on entry: masked_fill(-1e9) on fp16 scores
+    # saturates every forward, yet no step is skipped and the scale stays at 2^16.
+    events = json.loads(run(venv_python, "forward_saturation.py", level, cwd=tmp_path))
+    clean, overflow, accumulated = events[:5], events[5], events[6]
+    assert all(e["saturated_in_forward"] for e in events)
+    assert all(e["stepped"] and e["scale"] == 65536.0 for e in clean)
+    # A backward overflow still skips and backs off, also one from a delayed-unscale backward.
+    assert not overflow["stepped"] and overflow["scale"] == 32768.0
+    assert not accumulated["stepped"] and accumulated["scale"] == 16384.0
+
+
+def test_fused_layer_norm_falls_back_to_torch_layer_norm(venv_python, tmp_path):
+    result = json.loads(run(venv_python, "layer_norm.py", cwd=tmp_path))
+    for affine in (True, False):  # bit for bit: it is F.layer_norm
+        assert result[f"module_affine={affine}"] == [True, "npu", True]
+    assert result["functional_affine"] and result["functional"]
+    first, last = result["losses"]
+    assert last < 0.5 * first
+
+
+HELPER_CASES = [(level, which, cg, zero) for level in ("O1", "O2")
+                for which, cg in (("torch_sgd", 1), ("fused_adam", 0), ("fused_adam", 1))
+                for zero in ("opt", "opt_none", "model_none")] + [
+    ("O1", "torch_sgd", 0, "opt"), ("O2", "torch_sgd", 0, "opt")]
+
+
+@pytest.mark.parametrize("level, which, combine_grad, zero", HELPER_CASES)
+def test_combined_helpers_on_every_optimizer_and_fusion_kept_across_steps(
+        venv_python, tmp_path, level, which, combine_grad, zero):
+    out = json.loads(run(venv_python, "combined_helpers.py", level, which, combine_grad, zero,
+                         cwd=tmp_path))
+    fused = which == "fused_adam"
+    combined = bool(combine_grad) or fused  # NpuFused optimizers combine at O1/O2 (Ascend)
+    assert out["accelerate"] == bool(combine_grad) and out["is_npu_fused_optimizer"] == fused
+    assert out["grads_before_backward"] == 0  # nothing combined before the first backward
+    # clip_optimizer_grad_norm_fused on any optimizer equals torch's clip_grad_norm_ (fp32
+    # norms of the same gradients in another order: 1e-5 relative).
+    got, want = out["norm"]
+    assert abs(got - want) <= 1e-5 * want and out["clipped_max_error"] < 1e-6, out
+    assert out["clip_model"] == ("ok" if level == "O1" else "RuntimeError")
+    if not combined:
+        assert out["grads"] == 0 and out["builds"] is None
+        return
+    assert out["grads"] >= 1 and out["mask_elements"] == out["master_elements"]
+    assert out["masked_sum_matches"]
+    assert out["params"] == (out["grads"] if fused else 0)  # combined params: NpuFused only
+    assert out["model_mask_elements"] == out["model_elements"]
+    if level == "O2":  # fp16 model gradients, and the fp32 LayerNorm's beside the masters
+        assert "torch.float16" in out["model_grad_dtypes"]
+    # Five steps, whatever set_to_none says: the buffers were made once.
+    assert out["builds"] == 1, out
+    if fused:
+        assert out["fusions"] == 1, out
+
+
+def test_amp_state_dict_loads_in_nvidia_and_ascend_apex_and_theirs_here(venv_python, tmp_path):
+    upstream = os.environ.get("APEXNPU_TEST_UPSTREAM", "")
+    if not os.path.isdir(upstream):
+        pytest.skip("needs APEXNPU_TEST_UPSTREAM as a local repository (NVIDIA's frontend.py)")
+    pin = None
+    with open(os.path.join(HERE, "..", "..", "patches", "UPSTREAM")) as f:
+        for line in f:
+            if line.startswith("commit "):
+                pin = line.split()[1]
+    frontend = tmp_path / "nvidia_frontend.py"
+    shown = subprocess.run(["git", "-C", upstream, "show", f"{pin}:apex/amp/frontend.py"],
+                           capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    frontend.write_text(shown.stdout)
+    out = json.loads(run(venv_python, "amp_state_dict.py", frontend, cwd=tmp_path))
+    assert out["amp_keys"] == ["loss_scaler0"]
+    assert out["opt_keys"] == ["amp_master_params", "param_groups", "state"]
+    assert out["masters_saved"] is True
+    assert out["theirs_loads_ours"] is True, out["theirs_loads_ours"]
+    assert out["torch_loader_takes_ours"] is True
+    assert out["ascend_amp_loaded"] == [512.0, 7]
+    assert out["legacy_masters_loaded"] and out["opt_masters_loaded"]

@@ -20,6 +20,7 @@ if RUNTIME_DIR is not None:
 from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
 from apex.npu import float_status, loss_scaling  # noqa: E402
 from apex.npu.amp_options import NpuAmpOptions  # noqa: E402
+from apex.npu import ddp_overlap  # noqa: E402
 from apex.npu.combined_grads import CombinedGrads  # noqa: E402
 from apex.optimizers.npu_fused import NpuFusedAdam, NpuFusedSGD  # noqa: E402
 
@@ -163,44 +164,54 @@ def test_fp16_model_with_fp32_masters_share_one_layout(kernel_path):
     assert combined.intact()
 
 
-class RecordingAverager:
-    """Stands in for combined_ddp.GradientAverager (which needs a process group): records."""
-
-    def __init__(self):
-        self.buffers = []
-
-    def average(self, buffers):
-        self.buffers = list(buffers)
-
-
-def test_ranks_exchange_only_what_backward_wrote():
+def test_backward_regions_are_what_backward_wrote():
+    """combine_ddp averages (slice by slice, see ddp_overlap) what each backward writes."""
     torch.manual_seed(0)
     model = make_model()
     half = make_model().half()
     masters = [p.detach().clone().float().requires_grad_() for p in half.parameters()]
     x, y = data()[0]
-    recorded = RecordingAverager()
     # fp32 model: its parameters are the masters, backward writes the whole master buffer.
     fp32 = CombinedGrads(torch.optim.SGD(model.parameters(), lr=0.1))
     F.cross_entropy(model(x), y).backward()
-    fp32.average_across_ranks(recorded)
-    assert len(recorded.buffers) == 1 and recorded.buffers[0] is fp32.units[0].grad
+    fp32.build()
+    [(buf, entries)] = fp32.regions()
+    assert buf is fp32.units[0].grad
+    assert [e[2] for e in entries] == list(model.parameters())
+    assert [e[3] for e in entries] == list(range(len(entries)))
     # fp16 model with fp32 masters, except the last layer, which stays fp32 (as amp keeps
-    # BatchNorm): the fp16 buffer whole, and of the master buffer only the fp32 layer's part
-    # (plus the alignment gaps, zeros).
+    # BatchNorm): the fp16 buffer, written for the fp16 parameters, and of the master buffer
+    # only the run of the fp32 layer's parameters.
     head = list(half.children())[-1].float()
     masters[-2:] = list(head.parameters())
     mixed = CombinedGrads(torch.optim.SGD(masters, lr=0.1),
                           {id(m): p for m, p in zip(masters[:-2], list(half.parameters())[:-2])})
     F.cross_entropy(head(half[:-1](x.half()).float()), y).backward()
-    want = torch.cat([p.grad.reshape(-1) for p in head.parameters()]).clone()
-    mixed.average_across_ranks(recorded)
-    own, fp16 = recorded.buffers
-    assert fp16 is mixed.units[0].model_grad
+    mixed.build()
+    (fp16, fp16_entries), (own, own_entries) = mixed.regions()
     unit = mixed.units[0]
-    assert own.dtype == torch.float32
-    assert own.numel() == int(unit.keep_mask.sum()) < unit.grad.numel()
-    assert torch.equal(own[own != 0], want[want != 0])
+    assert fp16 is unit.model_grad and own is unit.grad
+    assert [e[2] for e in fp16_entries] == list(half.parameters())[:-2]
+    assert [e[2] for e in own_entries] == list(head.parameters())
+    for offset, n, param, _ in own_entries:  # the head's gradients, in place in the buffer
+        assert torch.equal(own[offset:offset + n], param.grad.reshape(-1))
+    # Cut into slices of at least MIN_SLICE_ELEMENTS: these small buffers give one slice each,
+    # the one whose parameters come last going out first.
+    slices = ddp_overlap.cut(mixed.regions(), replica_count=4)
+    assert [s.params for s in slices] == [list(head.parameters()), list(half.parameters())[:-2]]
+    assert slices[1].view.data_ptr() == fp16.data_ptr()
+
+
+def test_slices_cut_at_parameter_boundaries_in_backward_order():
+    buf = torch.zeros(600_000)
+    writers = [torch.zeros(1, requires_grad=True) for _ in range(6)]
+    entries = [(i * 100_000, 100_000 - 32, w, i) for i, w in enumerate(writers)]
+    slices = ddp_overlap.cut([(buf, entries)], replica_count=3)
+    # 6 x ~100k elements in 3 slices of at least 200k: two parameters each, last first.
+    index = {id(w): i for i, w in enumerate(writers)}
+    assert [[index[id(p)] for p in s.params] for s in slices] == [[4, 5], [2, 3], [0, 1]]
+    assert [(s.view.data_ptr() - buf.data_ptr()) // 4 for s in slices] == [400_000, 200_000, 0]
+    assert [s.view.numel() for s in slices] == [200_000 - 32] * 3
 
 
 def test_saturated_fp16_gradients_are_an_overflow(kernel_path):

@@ -14,18 +14,19 @@ from overlay_support import use_overlay
 use_overlay()
 sys.path.insert(0, os.path.dirname(overlay_support.__file__))
 import ddp_worker  # noqa: E402
-from apex.npu import combined_ddp  # noqa: E402
 from apex.npu.amp_options import NpuAmpOptions  # noqa: E402
 
 WORKER = os.path.join(os.path.dirname(overlay_support.__file__), "ddp_worker.py")
 WORLD = 2
 
 
-def run_ranks(scenario, tmp_path):
+def run_ranks(scenario, tmp_path, **env_vars):
     """Runs every rank of `scenario` at once; returns each rank's saved result."""
+    tmp_path = tmp_path / "-".join([scenario] + [f"{k}={v}" for k, v in env_vars.items()])
+    tmp_path.mkdir()
     init = tmp_path / "init"
     outs = [tmp_path / f"rank{r}.pt" for r in range(WORLD)]
-    env = overlay_support.overlay_env()
+    env = dict(overlay_support.overlay_env(), **env_vars)
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # ranks on this machine; its name may not resolve
     procs = [subprocess.Popen([sys.executable, WORKER, scenario, str(r), str(WORLD), str(init),
                                str(outs[r])], env=env,
@@ -88,14 +89,29 @@ def test_an_overflow_on_one_rank_skips_the_step_on_every_rank(tmp_path):
         assert torch.equal(got, initial.detach())  # no step was taken
 
 
+def test_slices_go_out_during_backward_with_the_same_bits_as_after_it(tmp_path):
+    # Each slice's all-reduce starts from a gradient hook as soon as backward has accumulated
+    # its gradients; what is averaged, element by element, does not change, so the results are
+    # those of averaging after backward (APEXNPU_COMBINE_DDP_OVERLAP=0), bit for bit.
+    overlapped = run_ranks("wide_fp16", tmp_path)
+    after = run_ranks("wide_fp16", tmp_path, APEXNPU_COMBINE_DDP_OVERLAP="0")
+    assert_one_replica(overlapped)
+    for r in overlapped + after:
+        assert r["slices"] >= 3 and r["found"] == [False] * ddp_worker.STEPS
+    # The first backward has no plan yet; every later one starts slices before it ends.
+    assert all(r["started"][0] == 0 and min(r["started"][1:]) >= 1 for r in overlapped)
+    assert all(r["started"] == [0] * ddp_worker.STEPS for r in after)
+    for a, b in zip(overlapped[0]["params"], after[0]["params"]):
+        assert torch.equal(a, b)
+
+
 def test_a_buffer_is_averaged_in_slices_to_its_last_element(tmp_path):
     ranks = run_ranks("slices", tmp_path)
     want = torch.arange(300_001, dtype=torch.float32) * 1.5  # mean of 1x and 2x
     for r in ranks:
         assert "error" not in r, r.get("error")
         torch.testing.assert_close(r["buffer"], want, rtol=1e-6, atol=0)
-    assert len(combined_ddp._slices(torch.zeros(300_001), 4)) == 4
-    assert combined_ddp._slices(torch.zeros(0), 4) == []
+        assert r["slices"] == 3
 
 
 def test_ranks_with_different_models_stop_with_a_clear_error(tmp_path):

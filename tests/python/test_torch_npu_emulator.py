@@ -2,23 +2,11 @@
 Huawei's torch_npu, loads apex's one device layer in either import order, carries torch_npu's
 helpers, and its transfer_to_npu runs CUDA scripts on the emulated NPU. Each case runs in a fresh
 interpreter, as import order and migration are process-wide."""
-import os
-import subprocess
-import sys
-import textwrap
-
 import overlay_support
-
-SRC = os.path.join(overlay_support.REPO_ROOT, "src")
 
 
 def run(code):
-    env = overlay_support.overlay_env()
-    env["PYTHONPATH"] = SRC + os.pathsep + env["PYTHONPATH"]
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout.split()
+    return overlay_support.run_with_emulator(code)
 
 
 def test_import_torch_npu_gives_the_emulator():

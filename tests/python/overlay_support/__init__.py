@@ -75,6 +75,20 @@ def runtime_dir():
 RUNTIME_SKIP_REASON = ""
 
 
+def run_with_emulator(code: str) -> list:
+    """Run ``code`` (dedented) in a fresh interpreter with the overlay and the emulator's
+    torch_npu (src/) importable; returns its stdout split into words. A failure asserts."""
+    import subprocess
+    import textwrap
+
+    env = overlay_env()
+    env["PYTHONPATH"] = os.path.join(REPO_ROOT, "src") + os.pathsep + env["PYTHONPATH"]
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout.split()
+
+
 def select_kernel_path(path: str, monkeypatch, runtime: "str | None") -> str:
     """For a test parameterised over APEXNPU_OPTIM_PATH: select ``path`` ("torch" or "runtime");
     "runtime" is skipped, with the reason, when ``runtime`` (runtime_dir()'s answer) is None."""

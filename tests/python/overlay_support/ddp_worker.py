@@ -8,13 +8,15 @@ The overlay must be on PYTHONPATH (overlay_support.overlay_env()).
 import datetime
 import sys
 import traceback
+from typing import Optional
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from apex.npu.combined_ddp import GradientAverager, broadcast_from_rank0
+from apex.npu.combined_ddp import broadcast_from_rank0
+from apex.npu.ddp_overlap import OverlappedAverager
 from apex.npu.combined_grads import CombinedGrads
 
 SCALE = 1024.0
@@ -22,9 +24,14 @@ STEPS = 5
 PER_RANK = 8
 
 
-def make_model(seed: int, extra_layer: bool = False) -> nn.Module:
+def make_model(seed: int, extra_layer: bool = False, width: Optional[int] = None) -> nn.Module:
+    """A small MLP, or with ``width`` a wide one whose gradients make several slices."""
     torch.manual_seed(seed)
-    layers = [nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)]
+    if width is None:
+        layers = [nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)]
+    else:
+        layers = [nn.Linear(8, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
+                  nn.Linear(width, 4)]
     if extra_layer:
         layers.append(nn.Linear(4, 4))
     return nn.Sequential(*layers)
@@ -44,8 +51,9 @@ def forward(model: nn.Module, x: torch.Tensor, half: bool) -> torch.Tensor:
     return head(model[:-1](x.half()).to(head.weight.dtype)).float()
 
 
-def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head: bool = False):
-    model = make_model(100 + rank)  # different on every rank until the broadcast
+def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head: bool = False,
+          width: Optional[int] = None):
+    model = make_model(100 + rank, width=width)  # different on every rank until the broadcast
     if half:
         model.half()  # broadcast in fp16, as amp.initialize does after casting for O2
         if fp32_head:
@@ -62,8 +70,8 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head
         masters = list(model.parameters())
         opt = torch.optim.SGD(masters, lr=0.1, momentum=0.9)
         combined = CombinedGrads(opt)
-    averager = GradientAverager(replica_count=4)
-    found, first_grads = [], None
+    averager = OverlappedAverager(replica_count=4)
+    found, first_grads, started = [], None, []
     for x, y in full_batches(world):
         x, y = x[rank * PER_RANK:(rank + 1) * PER_RANK], y[rank * PER_RANK:(rank + 1) * PER_RANK]
         opt.zero_grad()
@@ -73,6 +81,7 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head
         combined.prepare()
         (F.cross_entropy(forward(model, x, half), y) * SCALE * loss_factor).backward()
         combined.average_across_ranks(averager)
+        started.append(averager.started_during_backward)
         found.append(bool(combined.unscale(1.0 / SCALE)))
         if first_grads is None:
             first_grads = [m.grad.clone() for m in masters]
@@ -84,14 +93,18 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head
                 for p, m in zip(model.parameters(), masters):
                     p.copy_(m)
     return {"params": [m.detach().clone() for m in masters], "found": found,
-            "first_grads": first_grads}
+            "first_grads": first_grads, "started": started, "slices": len(averager.slices)}
 
 
 def slices(rank: int, world: int):
-    """A buffer that averages in several slices, with an uneven tail."""
+    """A buffer averaged in several slices, with an uneven tail, without hooks armed."""
     buf = torch.arange(300_001, dtype=torch.float32) * (rank + 1)
-    GradientAverager(replica_count=4).average([buf])
-    return {"buffer": buf}
+    writers = [torch.zeros(1, requires_grad=True) for _ in range(3)]
+    averager = OverlappedAverager(replica_count=4)
+    averager.plan([(buf, [(0, 100_000, writers[0], 0), (100_000, 100_000, writers[1], 1),
+                          (200_000, 100_001, writers[2], 2)])])
+    averager.finish()
+    return {"buffer": buf, "slices": len(averager.slices)}
 
 
 def main() -> None:
@@ -108,6 +121,8 @@ def main() -> None:
             result = train(rank, world, half=True, fp32_head=True)
         elif scenario == "overflow_on_one_rank":
             result = train(rank, world, half=False, loss_factor=float("inf") if rank == 1 else 1.0)
+        elif scenario == "wide_fp16":  # several slices: 8x512, 512x512 and 512x4 layers
+            result = train(rank, world, half=True, fp32_head=True, width=512)
         elif scenario == "slices":
             result = slices(rank, world)
         elif scenario == "different_models":

@@ -12,7 +12,7 @@ PARALLEL is ddp, ddp+combine_grad (torch DDP over amp's combined gradients, the 
 recipe), combine_ddp or none (one process on the whole batch); OPT_LEVEL is none (no
 apex.amp) or O0..O3; PHASE is straight (rank 0 also writes OUT/checkpoint.pt before step
 RESUME_AT) or resumed (starts from that checkpoint). Each rank writes OUT/<PHASE>-rank<R>.pt: the
-final parameters and optimizer state.
+final parameters and optimizer state, and each step's (parameters changed, loss scale after).
 """
 import os
 import sys
@@ -91,6 +91,8 @@ class Run:
                                                            output_device=rank)
 
     def step(self, x, y, overflow_here=False):
+        """One training step; returns (whether the parameters changed, the loss scale after)."""
+        before = [p.detach().clone() for p in self.model.parameters()]
         self.opt.zero_grad()
         dtype = torch.float16 if self.opt_level in ("O2", "O3") else torch.float32
         out = self.net(x.npu().to(dtype))
@@ -103,6 +105,9 @@ class Run:
         else:
             loss.backward()
         self.opt.step()
+        stepped = not all(torch.equal(a, p) for a, p in zip(before, self.model.parameters()))
+        scale = self.amp.state_dict()["loss_scaler0"]["loss_scale"] if self.amp else 1.0
+        return stepped, scale
 
     def checkpoint(self):
         state = {"model": self.model.state_dict(), "optimizer": self.opt.state_dict()}
@@ -128,13 +133,15 @@ def main(out, parallel, opt_level, optimizer, steps, resume_at, phase):
         assert all(t.device == torch.device(f"npu:{local_rank}")
                    for t in state["model"].values())
         run, first = Run(parallel, opt_level, optimizer, local_rank, state), resume_at
+    history = []  # (stepped, loss scale after) of each step
     for step in range(first, steps):
         if phase == "straight" and step == resume_at and rank == 0:
             torch.save(run.checkpoint(), path)
-        run.step(*batch(step, rank, world), overflow_here=(step == OVERFLOW_AT and rank == 1))
+        history.append(run.step(*batch(step, rank, world),
+                                overflow_here=(step == OVERFLOW_AT and rank == 1)))
     assert all(p.device == torch.device(f"npu:{local_rank}") for p in run.model.parameters())
     params = {k: v.detach().cpu() for k, v in run.model.state_dict().items()}
-    torch.save({"params": params, "optimizer": run.opt.state_dict()},
+    torch.save({"params": params, "optimizer": run.opt.state_dict(), "history": history},
                os.path.join(out, f"{phase}-rank{rank}.pt"))
     dist.barrier()
     dist.destroy_process_group()

@@ -6,14 +6,14 @@ import torch
 import torch.nn.functional as F
 
 
-def _adam_moments(state, p, grad, beta1, beta2, names=("exp_avg", "exp_avg_sq")):
+def _adam_moments(state, p, grad, beta1, beta2):
     """Adam's first and second moments of p (zeros, and step 0, at the first use), updated in
     place from grad; returns them."""
     if not state:
         state["step"] = 0
-        for name in names:
-            state[name] = torch.zeros_like(p)
-    m, v = state[names[0]], state[names[1]]
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_avg_sq"] = torch.zeros_like(p)
+    m, v = state["exp_avg"], state["exp_avg_sq"]
     m.mul_(beta1).add_(grad * (1 - beta1))
     v.mul_(beta2).add_(grad * grad * (1 - beta2))
     return m, v
@@ -58,14 +58,23 @@ class AdamPReference(_PerParam):
         p.add_(perturb * -step_size)
 
 
-class BertAdamReference(_PerParam):
-    """BERT's Adam: no bias correction, decay in the update, warmup schedule, per-tensor clip."""
+class BertAdamReference(torch.optim.Optimizer):
+    """BertAdam as Ascend's apex runs it (its NpuFusedBertAdam, per parameter): no bias
+    correction, decay in the update, warmup schedule; with max_grad_norm > 0 every gradient is
+    divided by the global L2 norm when that norm is finite and above 1. State as Ascend keeps it:
+    ``exp_avg``, ``exp_avg_sq`` and a ``step`` that Ascend reads when it (re)combines the state
+    and never writes back (its running count lives beside the state, here in ``_steps``)."""
 
     def __init__(self, params, lr, warmup=-1, t_total=-1, schedule="warmup_linear", b1=0.9,
                  b2=0.99, e=1e-6, weight_decay=0.01, max_grad_norm=-1):
         super().__init__(params, dict(lr=lr, warmup=warmup, t_total=t_total, schedule=schedule,
                                       b1=b1, b2=b2, e=e, weight_decay=weight_decay,
                                       max_grad_norm=max_grad_norm))
+        self._steps = None
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        self._steps = None  # Ascend re-combines its state, taking the first parameter's step
 
     @staticmethod
     def schedule(name, x, warmup):
@@ -81,24 +90,46 @@ class BertAdamReference(_PerParam):
             return 1.0
         return (1.0 - x) ** 0.5
 
-    def update(self, group, p, grad, state):
-        if group["max_grad_norm"] > 0:
-            torch.nn.utils.clip_grad_norm_([p], group["max_grad_norm"])
-        m, v = _adam_moments(state, p, grad, group["b1"], group["b2"], ("next_m", "next_v"))
-        update = m / (v.sqrt() + group["e"])
-        if group["weight_decay"] > 0:
-            update = update + group["weight_decay"] * p
-        lr = group["lr"]
-        if group["t_total"] != -1:
-            lr = lr * self.schedule(group["schedule"], state["step"] / group["t_total"],
-                                    group["warmup"])
-        p.sub_(lr * update)
-        state["step"] += 1
+    @torch.no_grad()
+    def step(self):
+        with_grad = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups]
+        for params in with_grad:
+            for p in params:
+                if not self.state[p]:
+                    self.state[p].update(step=0, exp_avg=torch.zeros_like(p),
+                                         exp_avg_sq=torch.zeros_like(p))
+        if self._steps is None:
+            self._steps = [int(self.state[ps[0]]["step"]) if ps else 0 for ps in with_grad]
+        if any(g["max_grad_norm"] > 0 for g in self.param_groups):
+            norm = math.sqrt(sum(float((p.grad.double() ** 2).sum())
+                                 for ps in with_grad for p in ps))
+            if math.isfinite(norm) and norm > 1:
+                for group, ps in zip(self.param_groups, with_grad):
+                    if group["max_grad_norm"] > 0:
+                        for p in ps:
+                            p.grad.div_(norm)
+        for index, (group, params) in enumerate(zip(self.param_groups, with_grad)):
+            lr = group["lr"]
+            if group["t_total"] != -1:
+                lr = lr * self.schedule(group["schedule"], self._steps[index] / group["t_total"],
+                                        group["warmup"])
+            for p in params:
+                state = self.state[p]
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m.mul_(group["b1"]).add_(p.grad * (1 - group["b1"]))
+                v.mul_(group["b2"]).add_(p.grad * p.grad * (1 - group["b2"]))
+                update = m / (v.sqrt() + group["e"])
+                if group["weight_decay"] > 0:
+                    update = update + group["weight_decay"] * p
+                p.sub_(lr * update)
+            self._steps[index] += 1
 
 
 class LambReference(torch.optim.Optimizer):
-    """LAMB in the form of the common reference code: no bias correction, ‖w‖ clamped to 10.
-    ``global_clip`` scales all gradients by 1 / max(global L2 norm, 1) first."""
+    """LAMB in the form of the common reference code (Ascend's apex.optimizers.Lamb): no bias
+    correction, ‖w‖ clamped to 10; each parameter's state keeps its last ``weight_norm``,
+    ``adam_norm`` and ``trust_ratio`` beside the moments. ``global_clip`` scales all gradients by
+    1 / max(global L2 norm, 1) first."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
                  adam=False, global_clip=False):
@@ -126,7 +157,12 @@ class LambReference(torch.optim.Optimizer):
                     r = r + group["weight_decay"] * p
                 w_norm = min(float(p.norm()), 10.0)
                 r_norm = float(r.norm())
-                trust = 1.0 if (w_norm == 0 or r_norm == 0 or self.adam) else w_norm / r_norm
+                trust = 1.0 if (w_norm == 0 or r_norm == 0) else w_norm / r_norm
+                state["weight_norm"] = torch.tensor(w_norm)
+                state["adam_norm"] = torch.tensor(r_norm)
+                state["trust_ratio"] = torch.tensor(trust)
+                if self.adam:
+                    trust = 1.0
                 p.sub_(group["lr"] * trust * r)
 
 

@@ -37,6 +37,11 @@ def is_real_npu() -> bool:
     return _load_torch_npu() is not None
 
 
+def real_torch_npu() -> Optional[object]:
+    """Huawei's torch_npu module, or None on the emulated NPU."""
+    return _load_torch_npu()
+
+
 def is_emulated_npu() -> bool:
     """True when the NPU is emulated on the CPU (no real torch_npu)."""
     return not is_real_npu()

@@ -5,17 +5,17 @@ One process per device, each holding a whole replica of the model, joined by
 ``torch.distributed.init_process_group`` (hccl on a real NPU, gloo on the emulated one).
 
 - ``amp.initialize`` broadcasts rank 0's parameters and buffers, so every replica starts equal.
-- After every backward, the gradients that backward produced are averaged over the ranks: the
-  fp16 model-gradient buffers, and of each master buffer what backward wrote (all of it, or
-  beside an fp16 buffer only the fp32 parameters' part; see CombinedGrads). Each is divided by
-  the world size first, which keeps fp16 sums in range, then all-reduced in
-  ``ddp_replica_count`` slices that are in flight together. Gradients accumulated by earlier
-  backwards were averaged then.
+- During every backward, the gradients that backward produces are averaged over the ranks: the
+  fp16 model-gradient buffers, and of each master buffer what backward writes (all of it, or
+  beside an fp16 buffer only the fp32 parameters' parts; see CombinedGrads.regions), in about
+  ``ddp_replica_count`` slices, each divided by the world size (which keeps fp16 sums in range)
+  and all-reduced as soon as backward has accumulated its last gradient (see ddp_overlap).
+  Gradients accumulated by earlier backwards were averaged then.
 - Every rank then unscales the same values, so overflow decisions and loss scales agree.
 
-Before the broadcast and before each averaging the ranks compare what they are about to send (one
-small all-gather): a rank whose model or optimizer differs stops every rank with an error instead
-of a mismatched collective that would hang.
+Before the broadcast and whenever the gradient buffers are (re)made the ranks compare what they
+are about to send (one small all-gather): a rank whose model or optimizer differs stops every
+rank with an error instead of a mismatched collective that would hang.
 """
 from __future__ import annotations
 
@@ -24,9 +24,6 @@ from typing import List, Sequence
 import torch
 
 from . import collective_dtypes
-
-# Slices smaller than this many elements are not worth a collective of their own.
-MIN_SLICE_ELEMENTS = 1 << 16
 
 _DTYPE_CODES = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.float64: 4}
 
@@ -92,35 +89,3 @@ def check_same_layout(tensors: Sequence[torch.Tensor], what: str) -> None:
 
 def _total(layout: torch.Tensor) -> int:
     return (int(layout[1]) << 30) + int(layout[2])
-
-
-def _slices(buf: torch.Tensor, count: int) -> List[torch.Tensor]:
-    if buf.numel() == 0:
-        return []
-    parts = max(1, min(count, buf.numel() // MIN_SLICE_ELEMENTS))
-    step = -(-buf.numel() // parts)
-    return [buf[start:start + step] for start in range(0, buf.numel(), step)]
-
-
-class GradientAverager:
-    """Averages flat gradient buffers over all ranks of the default process group."""
-
-    def __init__(self, replica_count: int):
-        self.replica_count = replica_count
-
-    def average(self, buffers: Sequence[torch.Tensor]) -> None:
-        """Replace each buffer, on every rank, by its mean over the ranks."""
-        import torch.distributed as dist
-
-        check_same_layout(buffers, "combined gradients")
-        world = dist.get_world_size()
-        if world == 1:
-            return
-        pending = []
-        with torch.no_grad():
-            for buf in buffers:
-                for part in _slices(buf, self.replica_count):
-                    part.div_(world)
-                    pending.append(dist.all_reduce(part, async_op=True))
-        for work in pending:
-            work.wait()

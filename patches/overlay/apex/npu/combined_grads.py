@@ -7,9 +7,10 @@ in an fp16 buffer of the same layout, so one operation moves them into the maste
 
 Per backward pass (see amp's ``scale_loss``): ``prepare`` stashes the gradients accumulated so
 far and zeroes the buffers, backward writes scaled gradients in place, ``unscale`` computes
-``master = (master + model) / scale + stash``. With ``combine_ddp``, ``average_across_ranks``
-comes between backward and ``unscale`` (see combined_ddp). ``after_step`` clears the master gradients of fp16
-model parameters (upstream amp sets them to None, which would break the fusion).
+``master = (master + model) / scale + stash``. With ``combine_ddp``, ``prepare`` arms the
+averaging of each slice as backward completes it, and ``average_across_ranks`` finishes it
+before ``unscale`` (see combined_ddp). ``after_step`` clears the master gradients of fp16 model
+parameters (upstream amp sets them to None, which would break the fusion).
 """
 from __future__ import annotations
 
@@ -19,28 +20,27 @@ import torch
 
 from apex.contrib.combine_tensors import change_data_ptr, combine_npu, combined_offsets
 
-from . import grad_memory, loss_scaling
+from . import combined_ddp, ddp_overlap, grad_memory, loss_scaling
 
 
 class _Unit:
     """One combined master-gradient buffer, and the fp16 model-gradient buffer beside it."""
 
     def __init__(self, masters: List[torch.Tensor], grad: torch.Tensor,
-                 models: List[Optional[torch.Tensor]]):
+                 models: List[Optional[torch.Tensor]], offsets: Sequence[int],
+                 param_buffer: Optional[torch.Tensor] = None):
         self.masters = masters
+        self.param_buffer = param_buffer  # the masters' combined values (NpuFused buckets only)
+        self.offsets = list(offsets)  # of each master gradient in `grad`, then the total
         self.grad = grad
         self.stash = torch.zeros_like(grad)
         self.models = models
         self.model_grad: Optional[torch.Tensor] = None
         self.keep_mask: Optional[torch.Tensor] = None
-        # Where backward writes into `grad`: every element, or (beside an fp16 model buffer) the
-        # elements of masters that are model parameters themselves, the rest holding zeros.
-        self.own_positions: Optional[torch.Tensor] = None
         if any(m is not None for m in models):
-            offsets = combined_offsets(masters)
             self.model_grad = torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
             self.keep_mask = torch.ones_like(grad)
-            for model, offset, master in zip(models, offsets, masters):
+            for model, offset, master in zip(models, self.offsets, masters):
                 if model is None:
                     continue
                 if model.grad is None:
@@ -48,19 +48,38 @@ class _Unit:
                 self.model_grad[offset:offset + model.numel()].copy_(model.grad.reshape(-1))
                 change_data_ptr(model.grad, self.model_grad, offset)
                 self.keep_mask[offset:offset + master.numel()].zero_()
-            self.own_positions = self.keep_mask.nonzero().reshape(-1)
         self._ptrs = self._pointers()
 
-    def written_by_backward(self) -> List[torch.Tensor]:
-        """What this backward wrote: whole buffers, or a gathered copy of the own positions
-        (``scatter_written`` puts the copy back)."""
-        if self.model_grad is None:
-            return [self.grad]
-        return [self.grad.index_select(0, self.own_positions), self.model_grad]
+    def segments(self, which: str = "masters") -> List[Tuple[int, int]]:
+        """(offset, numel) of the gradients in the buffers: of every master (``"masters"``), of
+        the fp16 model parameters in ``model_grad`` (``"models"``), or of the masters that are
+        model parameters themselves (``"own"``)."""
+        return [(offset, master.numel())
+                for master, model, offset in zip(self.masters, self.models, self.offsets)
+                if which == "masters" or (model is None) == (which == "own")]
 
-    def scatter_written(self, written: List[torch.Tensor]) -> None:
-        if self.model_grad is not None:
-            self.grad.index_copy_(0, self.own_positions, written[0])
+    def regions(self, first_position: int) -> List[ddp_overlap.Region]:
+        """Where backward writes: the master buffer whole (every master a model parameter), or
+        the fp16 model buffer and each run of masters that are model parameters themselves in
+        the master buffer (the rest of it holds zeros until unscaling). Each gradient comes with
+        the tensor backward accumulates it for and its position among the optimizer's masters,
+        counted from ``first_position``."""
+        entries = [(offset, master.numel(), master if model is None else model, first_position + i)
+                   for i, (master, model, offset) in
+                   enumerate(zip(self.masters, self.models, self.offsets))]
+        if self.model_grad is None:
+            return [(self.grad, entries)]
+        regions = [(self.model_grad, [e for e, m in zip(entries, self.models) if m is not None])]
+        run: List = []
+        for entry, model in zip(entries, self.models):
+            if model is None:
+                run.append(entry)
+            elif run:
+                regions.append((self.grad, run))
+                run = []
+        if run:
+            regions.append((self.grad, run))
+        return regions
 
     def _pointers(self) -> List[Tuple[int, int]]:
         return [(m.grad.data_ptr() if m.grad is not None else 0,
@@ -79,6 +98,9 @@ class CombinedGrads:
         self.optimizer = optimizer
         self.model_of_master = model_of_master or {}
         self.units: List[_Unit] = []
+        self.builds = 0  # how many times the buffers were (re)made
+        self._averager: Optional[ddp_overlap.OverlappedAverager] = None  # combine_ddp's
+        self._planned_builds = -1  # the build its plan was cut for
 
     def _masters(self) -> List[torch.Tensor]:
         return [p for group in self.optimizer.param_groups for p in group["params"]
@@ -91,20 +113,24 @@ class CombinedGrads:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
         grad_memory.keep_grad_memory()
+        self.builds += 1
         self.units = []
         combine_now = getattr(self.optimizer, "combine_grads_now", None)
         if combine_now is not None:
             for bucket in combine_now():
                 models = [self.model_of_master.get(id(p)) for p in bucket.params]
-                self.units.append(_Unit(list(bucket.params), bucket.grad, models))
+                self.units.append(_Unit(list(bucket.params), bucket.grad, models, bucket.offsets,
+                                        bucket.param))
             return
         by_dtype: Dict[torch.dtype, List[torch.Tensor]] = {}
         for p in masters:
             by_dtype.setdefault(p.dtype, []).append(p)
         for params in by_dtype.values():
-            flat = combine_npu([p.grad for p in params])
+            grads = [p.grad for p in params]
+            offsets = combined_offsets(grads)
+            flat = combine_npu(grads)
             models = [self.model_of_master.get(id(p)) for p in params]
-            self.units.append(_Unit(params, flat, models))
+            self.units.append(_Unit(params, flat, models, offsets))
 
     def intact(self) -> bool:
         masters = self._masters()
@@ -128,15 +154,28 @@ class CombinedGrads:
                 unit.grad.zero_()
                 if unit.model_grad is not None:
                     unit.model_grad.zero_()
+        if self._averager is not None and self._planned_builds == self.builds:
+            self._averager.arm()  # combine_ddp: slices go out as backward completes them
 
-    def average_across_ranks(self, averager) -> None:
-        """combine_ddp: average the gradients of this backward over the ranks."""
+    def regions(self) -> List[ddp_overlap.Region]:
+        """Where backward writes, over every unit (see ``_Unit.regions``)."""
+        regions, position = [], 0
+        for unit in self.units:
+            regions += unit.regions(position)
+            position += len(unit.masters)
+        return regions
+
+    def average_across_ranks(self, averager: ddp_overlap.OverlappedAverager) -> None:
+        """combine_ddp: average the gradients of this backward over the ranks (the slices that
+        hooks started during backward, then the rest)."""
         if not self.units or not self.intact():
             self.build()
-        written = [unit.written_by_backward() for unit in self.units]
-        averager.average([t for tensors in written for t in tensors])
-        for unit, tensors in zip(self.units, written):
-            unit.scatter_written(tensors)
+        if self._averager is not averager or self._planned_builds != self.builds:
+            regions = self.regions()
+            combined_ddp.check_same_layout([buf for buf, _ in regions], "combined gradients")
+            averager.plan(regions)
+            self._averager, self._planned_builds = averager, self.builds
+        averager.finish()
 
     def unscale(self, inv_scale: float) -> bool:
         """After backward: unscale into the master buffers; returns whether an inf/NaN was met."""

@@ -21,11 +21,14 @@ class FlatTensors:
     """What an update rule works on: parameter, gradient and state as flat tensors.
 
     ``segments`` gives each original parameter's place in them, for per-parameter quantities
-    (norms, trust ratios, projections). ``step`` is the step being taken (1 for the first).
+    (norms, trust ratios, projections), and ``params`` the parameters themselves, in the same
+    order. ``step`` is the step being taken (1 for the first).
     """
 
     def __init__(self, param: torch.Tensor, grad: torch.Tensor, state: Dict[str, torch.Tensor],
-                 segments: List[Segment], step: int, first_use: bool):
+                 segments: List[Segment], step: int, first_use: bool,
+                 params: Sequence[torch.nn.Parameter] = ()):
+        self.params = list(params)
         self.param = param
         self.grad = grad
         self.state = state
@@ -137,7 +140,7 @@ class CombinedParams:
         step = self.step
         assert step is not None
         return FlatTensors(self.param, self.grad, self.state, self.segments, step + 1,
-                           first_use=step == 0)
+                           first_use=step == 0, params=self.params)
 
     def per_param(self) -> List[Tuple[int, FlatTensors]]:
         """(index, flat tensors) per parameter, for when the parameters' step counts differ."""
@@ -147,7 +150,8 @@ class CombinedParams:
             part = {name: self.state[name][offset:offset + n] for name in self.state_names}
             step = self.param_steps[i]
             views.append((i, FlatTensors(self.param[offset:offset + n], self.grad[offset:offset + n],
-                                         part, [(0, shape)], step + 1, first_use=step == 0)))
+                                         part, [(0, shape)], step + 1, first_use=step == 0,
+                                         params=[self.params[i]])))
         return views
 
     def record_step(self, state: Dict, indices: Optional[Sequence[int]] = None) -> None:

@@ -1,5 +1,12 @@
 """NpuFusedBertAdam: BERT's Adam (no bias correction, decay added to the update, warmup
-schedules, per-parameter gradient clipping) over combined buffers."""
+schedules) over combined buffers, with Ascend's apex's state layout and clipping.
+
+As in Ascend's apex (whose checkpoints and results users have): the moments are ``exp_avg`` and
+``exp_avg_sq``, and with ``max_grad_norm > 0`` every gradient of the optimizer is divided by
+their global L2 norm when that norm exceeds 1 (HuggingFace's BertAdam clips each parameter to
+``max_grad_norm`` instead, and names the moments ``next_m``/``next_v``). A checkpoint in
+HuggingFace's names, as this class wrote them before, loads with the moments renamed.
+"""
 from __future__ import annotations
 
 import math
@@ -8,8 +15,12 @@ from typing import Callable, Dict, List, Optional, Tuple
 import torch
 from torch.optim.optimizer import required
 
+from . import step_path
 from .combined_params import FlatTensors
 from .npu_fused_optim_base import NpuFusedOptimizerBase, check_non_negative
+
+# Moment names of HuggingFace's BertAdam -> Ascend's (and this class's).
+LEGACY_STATE_NAMES = {"next_m": "exp_avg", "next_v": "exp_avg_sq"}
 
 
 # The schedules of HuggingFace's pytorch-pretrained-bert (0.6): ``x`` is the progress
@@ -60,11 +71,10 @@ def scheduled_lr(group: Dict, steps_taken: int) -> float:
 
 
 class NpuFusedBertAdam(NpuFusedOptimizerBase):
-    """BertAdam as in BERT's reference implementation."""
+    """BertAdam as in Ascend's apex; see the module docstring."""
 
     STEP_KIND = "int"
     RUNTIME_KIND = "bert_adam"
-    RUNTIME_STATE_NAMES = {"next_m": "exp_avg", "next_v": "exp_avg_sq"}
     RUNTIME_SCHEDULES = ("warmup_linear", "warmup_cosine", "warmup_constant")
 
     def __init__(self, params, lr=required, warmup=-1, t_total=-1, schedule='warmup_linear',
@@ -85,14 +95,49 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
                                       max_grad_norm=max_grad_norm))
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        return [("next_m", 0.0), ("next_v", 0.0)]
+        return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
         if group["schedule"] not in self.RUNTIME_SCHEDULES:
             return None
+        # The global-norm division, when on, already happened in _before_group_updates.
         return dict(lr=group["lr"], warmup=group["warmup"], t_total=group["t_total"],
                     schedule=group["schedule"], b1=group["b1"], b2=group["b2"], e=group["e"],
-                    weight_decay=group["weight_decay"], max_grad_norm=group["max_grad_norm"])
+                    weight_decay=group["weight_decay"], max_grad_norm=-1.0)
+
+    def _before_group_updates(self) -> None:
+        """Divide the gradients of groups with ``max_grad_norm > 0`` by the global norm of all
+        the optimizer's gradients, when it is finite and above 1."""
+        clipped = [i for i, group in enumerate(self.param_groups) if group["max_grad_norm"] > 0]
+        grads = self._grads_for_norm() if clipped else []
+        if not grads:
+            return
+        global_norm = float(step_path.total_norm(grads, 2.0))
+        if not (math.isfinite(global_norm) and global_norm > 1.0):
+            return
+        for g in self._grads_for_norm(clipped):
+            g.div_(global_norm)
+
+    def load_state_dict(self, state_dict: Dict) -> None:
+        """Loads Ascend's layout (``exp_avg``/``exp_avg_sq``) and HuggingFace's names
+        (``next_m``/``next_v``), renamed; a state holding both is refused."""
+        renamed = dict(state_dict)
+        renamed["state"] = {key: self._renamed_state(key, value)
+                            for key, value in state_dict["state"].items()}
+        super().load_state_dict(renamed)
+
+    @staticmethod
+    def _renamed_state(key, param_state: Dict) -> Dict:
+        out = dict(param_state)
+        for old, new in LEGACY_STATE_NAMES.items():
+            if old not in out:
+                continue
+            if new in out:
+                raise ValueError(f"NpuFusedBertAdam.load_state_dict: the state of parameter {key} "
+                                 f"holds both {old!r} and {new!r}; which moment to keep is "
+                                 f"ambiguous")
+            out[new] = out.pop(old)
+        return out
 
     def get_lr(self) -> List[float]:
         """The current scheduled learning rate of each parameter (as the reference provides)."""
@@ -108,16 +153,10 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         grad, p = flat.grad, flat.param
-        if group["max_grad_norm"] > 0:
-            max_norm = group["max_grad_norm"]
-            for g_seg in flat.segment_views(grad):
-                norm = torch.norm(g_seg.float(), 2.0)
-                coef = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
-                g_seg.mul_(coef.to(g_seg.dtype))
-        next_m, next_v = flat.state["next_m"], flat.state["next_v"]
-        next_m.mul_(group["b1"]).add_(grad, alpha=1 - group["b1"])
-        next_v.mul_(group["b2"]).addcmul_(grad, grad, value=1 - group["b2"])
-        update = next_m / (next_v.sqrt() + group["e"])
+        exp_avg, exp_avg_sq = flat.state["exp_avg"], flat.state["exp_avg_sq"]
+        exp_avg.mul_(group["b1"]).add_(grad, alpha=1 - group["b1"])
+        exp_avg_sq.mul_(group["b2"]).addcmul_(grad, grad, value=1 - group["b2"])
+        update = exp_avg / (exp_avg_sq.sqrt() + group["e"])
         if group["weight_decay"] > 0.0:
             update += group["weight_decay"] * p
         p.add_(update, alpha=-scheduled_lr(group, flat.step - 1))

@@ -25,6 +25,7 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
 
     STEP_KIND = "int"
     RUNTIME_KIND = "lamb"
+    RECORDS_NORMS = False  # Lamb keeps weight_norm, adam_norm and trust_ratio in its state
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
                  adam=False, use_global_grad_norm=False):
@@ -64,14 +65,26 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
         adam_step = exp_avg / exp_avg_sq.sqrt().add(group["eps"])
         if group["weight_decay"] != 0:
             adam_step.add_(p, alpha=group["weight_decay"])
-        if self.adam:
+        if self.adam and not self.RECORDS_NORMS:
             p.add_(adam_step, alpha=-group["lr"])
             return
-        for p_seg, step_seg in zip(flat.segment_views(p), flat.segment_views(adam_step)):
+        for param, p_seg, step_seg in zip(flat.params, flat.segment_views(p),
+                                          flat.segment_views(adam_step)):
             weight_norm = p_seg.float().pow(2).sum().sqrt().clamp(0, WEIGHT_NORM_CLAMP)
             adam_norm = step_seg.float().pow(2).sum().sqrt()
             if weight_norm == 0 or adam_norm == 0:
-                trust_ratio = 1.0
+                trust_ratio = torch.ones(())
             else:
-                trust_ratio = float(weight_norm / adam_norm)
-            p_seg.add_(step_seg, alpha=-group["lr"] * trust_ratio)
+                trust_ratio = weight_norm / adam_norm
+            if self.RECORDS_NORMS:
+                self._record_norms(self.state[param], weight_norm, adam_norm, trust_ratio)
+            ratio = 1.0 if self.adam else float(trust_ratio)
+            p_seg.add_(step_seg, alpha=-group["lr"] * ratio)
+
+    @staticmethod
+    def _record_norms(state: Dict, weight_norm: torch.Tensor, adam_norm: torch.Tensor,
+                      trust_ratio: torch.Tensor) -> None:
+        """Lamb's per-parameter state beside the moments, as the reference keeps it."""
+        state["weight_norm"] = weight_norm
+        state["adam_norm"] = adam_norm
+        state["trust_ratio"] = trust_ratio

@@ -16,7 +16,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import torch
 from torch.optim.optimizer import Optimizer
 
-from apex.npu import grad_memory, loss_scaling
+from apex.npu import fused_clip, grad_memory
 
 from . import step_path
 from .combined_params import CombinedParams, FlatTensors
@@ -26,12 +26,14 @@ SUPPORTED_PARAM_DTYPES = (torch.float32, torch.float16)
 class NpuFusedOptimizerBase(Optimizer):
     """Common machinery; see the module docstring."""
 
+    is_npu_fused_optimizer = True  # as Ascend's apex marks its fused optimizers (amp reads it)
     STEP_KIND: Optional[str] = "int"
     RUNTIME_KIND: Optional[str] = None  # the runtime's name for this rule, when it has a kernel
     RUNTIME_STATE_NAMES: Dict[str, str] = {}  # our state name -> the runtime's, where they differ
 
     def __init__(self, params, defaults: Dict):
         self._combined: Dict[Tuple[int, torch.dtype], CombinedParams] = {}
+        self.fusions = 0  # how many times a group's buffers were (re)combined
         super().__init__(params, defaults)
 
     # --- what subclasses provide ---------------------------------------------------------------
@@ -73,6 +75,7 @@ class NpuFusedOptimizerBase(Optimizer):
     def __setstate__(self, state: Dict) -> None:
         super().__setstate__(state)
         self.__dict__.setdefault("_combined", {})
+        self.__dict__.setdefault("fusions", 0)
 
     def load_state_dict(self, state_dict: Dict) -> None:
         # The loaded per-parameter tensors are copied into fresh combined buffers at the next step.
@@ -131,6 +134,7 @@ class NpuFusedOptimizerBase(Optimizer):
                 combined = CombinedParams(params, self.state, self._state_spec(group),
                                           self.STEP_KIND)
                 self._combined[key] = combined
+                self.fusions += 1
                 grad_memory.keep_grad_memory()
             buckets.append(combined)
         return buckets
@@ -187,39 +191,38 @@ class NpuFusedOptimizerBase(Optimizer):
 
     # --- gradient norm ----------------------------------------------------------------------------
 
-    def _grads_for_norm(self) -> List[torch.Tensor]:
-        """Each gradient once: whole combined gradient buffers plus any unfused gradients."""
+    def _grads_for_norm(self, group_indices: Optional[Sequence[int]] = None) -> List[torch.Tensor]:
+        """Each gradient once, of the groups at ``group_indices`` (all by default): whole
+        combined gradient buffers plus any unfused gradients."""
+        wanted = set(range(len(self.param_groups)) if group_indices is None else group_indices)
         grads, covered = [], set()
-        for combined in self._combined.values():
-            if combined.matches(combined.params):
+        for (index, _), combined in self._combined.items():
+            if index in wanted and combined.matches(combined.params):
                 grads.append(combined.grad)
                 covered.update(id(p) for p in combined.params)
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
+            if index not in wanted:
+                continue
             for p in group["params"]:
                 if p.grad is not None and id(p) not in covered:
                     grads.append(p.grad)
         return grads
 
-    @torch.no_grad()
+    def _grad_parts(self) -> List[fused_clip.Part]:
+        """Each gradient once, as parts for fused_clip: the gradients' segments of each combined
+        buffer, and every unfused gradient whole."""
+        parts, covered = [], set()
+        for combined in self._combined.values():
+            if combined.matches(combined.params):
+                parts.append((combined.grad, [(o, shape.numel()) for o, shape in combined.segments]))
+                covered.update(id(p) for p in combined.params)
+        unfused = [p.grad for group in self.param_groups for p in group["params"]
+                   if p.grad is not None and id(p) not in covered]
+        return parts + fused_clip.whole(unfused)
+
     def clip_optimizer_grad_norm_fused(self, max_norm: float, norm_type: float = 2.0) -> torch.Tensor:
         """Clip all gradients of this optimizer; equal to ``torch.nn.utils.clip_grad_norm_``."""
-        max_norm = float(max_norm)
-        norm_type = float(norm_type)
-        grads = self._grads_for_norm()
-        if not grads:
-            return torch.tensor(0.0)
-        rt = step_path.runtime_kernels()
-        if rt is not None and norm_type in (2.0, float("inf")) and \
-                all(g.is_contiguous() and g.dtype in SUPPORTED_PARAM_DTYPES for g in grads):
-            buffers = [(g.data_ptr(), loss_scaling.runtime_dtype_code(rt, g.dtype),
-                        [(0, g.numel())]) for g in grads]
-            return torch.tensor(rt.clip_grad_norm(buffers, max_norm, norm_type))
-        total_norm = step_path.total_norm(grads, norm_type)
-        clip_coef = max_norm / (total_norm + 1e-6)
-        clip_coef_clamped = torch.clamp(clip_coef, max=1.0)
-        for g in grads:
-            g.mul_(clip_coef_clamped.to(g.dtype))
-        return total_norm
+        return fused_clip.clip_parts(self._grad_parts(), max_norm, norm_type)
 
 
 def check_betas(name: str, betas: Sequence[float]) -> None:

@@ -1,8 +1,10 @@
 """Tensor fusion: many tensors re-pointed into one combined buffer that shares their memory.
 
-Each tensor takes ``ceil(numel/16)*16 + 32`` elements of the combined buffer (the layout of the
-NPU build), so every tensor starts aligned and a fused kernel can run over the whole buffer; the
-gaps stay zero. After ``combine_npu`` the original tensors are views of the combined buffer:
+Each tensor takes ``ceil(storage/16)*16 + 32`` elements of the combined buffer (the layout of the
+NPU build), where ``storage`` is the size of the tensor's storage as the NPU reports it
+(``torch_npu.get_storage_size``: a tensor in a private format such as FRACTAL_NZ stores more
+elements than it has), so every tensor starts aligned and a fused kernel can run over the whole
+buffer; the gaps stay zero. After ``combine_npu`` the original tensors are views of the combined buffer:
 writing either one is seen by the other, and the combined buffer stays alive as long as any of
 them does.
 """
@@ -15,11 +17,6 @@ import torch
 from apex.npu import storage_sizes
 
 SUPPORTED_DTYPES = (torch.float32, torch.float16)
-
-
-def combined_size(numel: int) -> int:
-    """Elements one tensor of ``numel`` elements occupies in a combined buffer."""
-    return (numel + 15) // 16 * 16 + 32
 
 
 def get_aligned_storage_size(tensor: torch.Tensor, align: int = 16, pad: int = 32) -> int:
@@ -37,7 +34,7 @@ def combined_offsets(tensors: Sequence[torch.Tensor]) -> List[int]:
     """Element offset of each tensor in the combined buffer, then the total size."""
     offsets = [0]
     for t in tensors:
-        offsets.append(offsets[-1] + combined_size(t.numel()))
+        offsets.append(offsets[-1] + get_aligned_storage_size(t))
     return offsets
 
 
@@ -101,26 +98,28 @@ def combine_npu(list_of_tensor: Sequence[Optional[torch.Tensor]],
     return combined
 
 
-def get_part_combined_tensor(combined_tensor: torch.Tensor, index: int, size: int) -> torch.Tensor:
-    """The ``size`` elements of the combined buffer starting at element ``index``."""
-    if index < 0 or size < 0 or index + size > combined_tensor.numel():
-        raise ValueError(f"get_part_combined_tensor: [{index}, {index + size}) is outside the "
-                         f"combined tensor of {combined_tensor.numel()} elements")
-    return combined_tensor[index:index + size]
+def get_part_combined_tensor(combined_tensor: Optional[torch.Tensor], index: int,
+                             size: int) -> Optional[torch.Tensor]:
+    """The ``size`` elements of the combined buffer starting at element ``index`` (sharing its
+    memory), or None when there is no buffer or nothing to take."""
+    if combined_tensor is None or size == 0:
+        return None
+    available = storage_sizes.storage_size(combined_tensor)
+    if index < 0 or size < 0 or index + size > available:
+        raise RuntimeError(f"get_part_combined_tensor: [{index}, {index + size}) is outside the "
+                           f"combined tensor's storage of {available} elements")
+    return combined_tensor.reshape(-1)[index:index + size]
 
 
 def is_combined_tensor_valid(combined_tensor: Optional[torch.Tensor],
                              list_of_tensor: Sequence[Optional[torch.Tensor]]) -> bool:
-    """Whether each tensor still points at its own slot of ``combined_tensor``."""
-    tensors = [t for t in list_of_tensor if t is not None]
+    """Whether every tensor of the list (any subset of what was combined) still points into the
+    combined buffer's storage. An empty list is valid; a None tensor, or no buffer for a
+    non-empty list, is not."""
+    if len(list_of_tensor) == 0:
+        return True
     if combined_tensor is None:
-        return not tensors
-    offsets = combined_offsets(tensors)
-    base = combined_tensor.data_ptr()
-    item = combined_tensor.element_size()
-    for t, offset in zip(tensors, offsets):
-        if t.dtype != combined_tensor.dtype or not t.is_contiguous():
-            return False
-        if t.data_ptr() != base + offset * item:
-            return False
-    return offsets[-1] == combined_tensor.numel()
+        return False
+    start = combined_tensor.data_ptr()
+    end = start + storage_sizes.storage_size(combined_tensor) * combined_tensor.element_size()
+    return all(t is not None and start <= t.data_ptr() < end for t in list_of_tensor)
