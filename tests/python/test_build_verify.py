@@ -156,6 +156,28 @@ def test_wheel_file_name_must_match(good, tmp_path):
     assert proc.returncode == 1 and "is not among WHEEL's tags" in proc.stderr, proc.stderr
 
 
+def test_a_platform_tag_the_binaries_do_not_keep_is_refused(good, tmp_path):
+    """As auditwheel would: the modules need glibc 2.14 (memcpy), so a claim of
+    manylinux_2_5 is refused naming the version and the symbol; an x86_64 module under an
+    aarch64 tag too."""
+    doc, files = good
+    for claim, needles in (("manylinux_2_5_x86_64", ["tag manylinux_2_5_x86_64", "GLIBC_2.14",
+                                                     "newer than manylinux_2_5's GLIBC_2.5"]),
+                           ("linux_aarch64", ["binary in a wheel tagged linux_aarch64"])):
+        if bh.MACHINE != "x86_64":
+            pytest.skip("the claims are written for an x86_64 build")
+        claimed = dict(files)
+        wheel_meta = claimed[DI + "/WHEEL"].decode()
+        lines = [l for l in wheel_meta.splitlines() if not l.startswith("Tag: ")]
+        claimed[DI + "/WHEEL"] = ("\n".join(lines + ["Tag: cp311-cp311-" + claim]) + "\n").encode()
+        rerecord(claimed)
+        wheel = write_wheel(claimed, str(tmp_path / "apex-0.1+ascend-cp311-cp311-{}.whl".format(claim)))
+        proc = bh.run(["verify", wheel])
+        assert proc.returncode == 1, proc.stderr
+        for needle in needles:
+            assert needle in proc.stderr, "{!r} not in:\n{}".format(needle, proc.stderr)
+
+
 def test_every_violation_is_listed(good, tmp_path):
     doc, files = good
     files = dict(files)
