@@ -19,11 +19,9 @@ echo '' >"$work/tree/apex/__init__.py"
 
 seconds() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-fresh=0
-build() {  # build PYTHONS: a cold build into a fresh output and object cache
-  fresh=$((fresh + 1))
-  "$bin" -q build --python="$1" --tree "$work/tree" -o "$work/dist$fresh" --wheel --no-emulator \
-    --object-cache "$work/cache$fresh" -j "$jobs"
+build() {  # build NAME PYTHONS: a cold build into output and object cache of their own
+  "$bin" -q build --python="$2" --tree "$work/tree" -o "$work/dist-$1" --wheel --no-emulator \
+    --object-cache "$work/cache-$1" -j "$jobs"
 }
 
 # The Pythons --python=all finds, for the single builds.
@@ -33,10 +31,10 @@ pythons=$("$bin" --json build --python=all --tree "$work/tree" -o "$work/probe" 
 count=$(wc -w <<<"$pythons")
 echo "Pythons: $pythons ($count)"
 
-all=$(seconds build all)
-one=$(seconds build "${pythons%% *}")
+all=$(seconds build all all)
+one=$(seconds build one "${pythons%% *}")
 each=0
-for p in $pythons; do each=$(awk -v a="$each" -v b="$(seconds build "$p")" 'BEGIN { print a + b }'); done
+for p in $pythons; do each=$(awk -v a="$each" -v b="$(seconds build "single-$p" "$p")" 'BEGIN { print a + b }'); done
 
 printf '%-52s %8.2f s\n' "one build, --python=all ($count wheels), cold" "$all"
 printf '%-52s %8.2f s\n' "one single-Python build (${pythons%% *}), cold" "$one"

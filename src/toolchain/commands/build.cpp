@@ -110,7 +110,8 @@ BuildContext load_context(const BuildOptions& o, std::string version) {
                                        : static_cast<std::int64_t>(std::time(nullptr));
   ctx.runtime_dir = runtime_source_dir();
   ctx.templates = templates_dir();
-  ctx.object_cache = o.object_cache ? *o.object_cache : compile::default_cache_dir();
+  ctx.object_cache =
+      fs::absolute(o.object_cache ? *o.object_cache : compile::default_cache_dir()).lexically_normal();
   ctx.matrix = manifest::load_compat_matrix(ctx.templates);
   ctx.policies = wheel::load_manylinux_policies(ctx.templates);
   return ctx;

@@ -58,7 +58,8 @@ std::vector<std::string> parse_depfile(const std::string& text) {
   return deps;
 }
 
-ObjectCache::ObjectCache(fs::path root) : root_(std::move(root)) {
+// Absolute: the compiler runs in the runtime's folder and is handed paths into the cache.
+ObjectCache::ObjectCache(fs::path root) : root_(fs::absolute(root).lexically_normal()) {
   std::error_code ec;
   for (const char* sub : {"o", "so", "manifests", "tmp", "locks"}) {
     fs::create_directories(root_ / sub, ec);
