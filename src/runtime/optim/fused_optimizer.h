@@ -19,18 +19,11 @@
 #include "exec/chunking.h"
 #include "exec/half.h"
 #include "exec/thread_pool.h"
+#include "optim/fused_buffers.h"
 #include "optim/options.h"
 #include "optim/work_plan.h"
 
 namespace apexnpu::rt::optim {
-
-struct FusedBuffers {
-  float* params = nullptr;            // fp32 params, or the fp32 master params in fp16 mode
-  const float* grads = nullptr;       // fp32 (master) gradients
-  half_bits* half_params = nullptr;   // fp16 mode: the fp16 model params; null in fp32 mode
-  std::size_t numel = 0;              // elements in every buffer (the combined buffer's length)
-  Device* device = nullptr;           // whose float status a step raises; null: device(0)
-};
 
 namespace detail {
 

@@ -1,14 +1,15 @@
 // The fused optimizers as one Python type, apex._apexnpu.Optimizer(kind, options, ...), whose
-// step() runs over raw buffers. Every kind, its options and its state buffers come from the
-// registry (optim/registry.h); options are a dict over the kind's defaults.
+// step() runs over raw buffers. Kinds, options and state buffers come from the runtime's
+// registry through optim/any_optimizer.h, so this file (compiled once per Python) instantiates no
+// optimizer template; options are a dict over the kind's defaults.
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <variant>
+#include <vector>
 
-#include "optim/registry.h"
+#include "optim/any_optimizer.h"
 #include "python/convert.h"
 #include "python/methods.h"
 
@@ -17,47 +18,11 @@ namespace {
 
 using namespace rt::optim;
 
-// One option value <-> Python, by the member's type.
-bool read_value(PyObject* v, const char* name, double& out) { return as_double(v, name, out); }
-bool read_value(PyObject* v, const char* name, bool& out) { return as_bool(v, name, out); }
-bool read_value(PyObject* v, const char* name, WarmupSchedule& out) {
-  const char* s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : nullptr;
-  if (s == nullptr) {
-    PyErr_Format(PyExc_TypeError, "%s must be a str (warmup_linear, warmup_cosine, "
-                 "warmup_constant, none)", name);
-    return false;
-  }
-  out = parse_warmup_schedule(s);  // ArgumentError -> ValueError via guarded()
-  return true;
-}
-PyObject* to_python(double v) { return PyFloat_FromDouble(v); }
-PyObject* to_python(bool v) { return PyBool_FromLong(v); }
-PyObject* to_python(WarmupSchedule v) { return PyUnicode_FromString(to_string(v)); }
-
 bool put(PyObject* d, const char* key, PyObject* v) {
   if (v == nullptr) return false;
   const int rc = PyDict_SetItemString(d, key, v);
   Py_DECREF(v);
   return rc == 0;
-}
-
-// 1: set, 0: not a field of these options, -1: error set.
-template <typename Options>
-int set_field(Options& o, std::string_view key, PyObject* v) {
-  int rc = 0;
-  std::apply([&](const auto&... field) {
-    ((rc == 0 && key == field.name ? rc = read_value(v, field.name, o.*field.member) ? 1 : -1
-                                   : 0),
-     ...);
-  }, Options::fields());
-  return rc;
-}
-
-template <typename Options>
-bool get_fields(const Options& o, PyObject* d) {
-  return std::apply([&](const auto&... field) {
-    return (put(d, field.name, to_python(o.*field.member)) && ...);
-  }, Options::fields());
 }
 
 // fn(name, value) -> bool for each entry of `dict` (None: none), whose keys must be str;
@@ -83,51 +48,71 @@ bool for_each_named(PyObject* dict, const char* what, Fn&& fn) {
   return true;
 }
 
-// Applies a dict of options onto `o`; false with an exception set on an unknown key.
-template <typename Options>
-bool apply_options(Options& o, PyObject* dict, const char* kind) {
-  return for_each_named(dict, "options", [&](const char* name, PyObject* value) {
-    const int rc = set_field(o, name, value);
-    if (rc == 0) PyErr_Format(PyExc_TypeError, "%s has no option '%s' (see options())", kind, name);
-    return rc > 0;
-  });
-}
-
-// Buffer name -> address, into the State's fields.
-template <typename State>
-bool parse_state(PyObject* dict, State& state, const char* kind) {
-  return for_each_named(dict, "state (name -> address)", [&](const char* name, PyObject* value) {
-    for (const auto& field : State::fields()) {
-      if (std::string_view(name) != field.name) continue;
-      std::uintptr_t address = 0;
-      if (!to_address(value, &address)) return false;
-      state.*field.member = ptr<float>(address);
+// A Python value -> the option's value, by the option's type; false with TypeError.
+bool to_option(PyObject* v, const OptionInfo& option, OptionValue& out) {
+  switch (option.type) {
+    case OptionType::number: {
+      double d = 0;
+      if (!as_double(v, option.name, d)) return false;
+      out = d;
       return true;
     }
-    PyErr_Format(PyExc_ValueError, "%s has no state buffer '%s'", kind, name);
-    return false;
+    case OptionType::flag: {
+      bool b = false;
+      if (!as_bool(v, option.name, b)) return false;
+      out = b;
+      return true;
+    }
+    case OptionType::schedule: {
+      const char* s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : nullptr;
+      if (s == nullptr) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str (warmup_linear, warmup_cosine, "
+                     "warmup_constant, none)", option.name);
+        return false;
+      }
+      out = std::string(s);  // an unknown name: ArgumentError -> ValueError via guarded()
+      return true;
+    }
+  }
+  return false;
+}
+
+PyObject* to_python(const OptionValue& value) {
+  if (const auto* d = std::get_if<double>(&value)) return PyFloat_FromDouble(*d);
+  if (const auto* b = std::get_if<bool>(&value)) return PyBool_FromLong(*b);
+  return PyUnicode_FromString(std::get<std::string>(value).c_str());
+}
+
+// A dict of options -> changes; false with an exception set on an unknown key or a bad value.
+bool parse_options(PyObject* dict, const KindInfo& kind, OptionChanges& changes) {
+  return for_each_named(dict, "options", [&](const char* name, PyObject* value) {
+    const int index = kind.option_index(name);
+    if (index < 0) {
+      PyErr_Format(PyExc_TypeError, "%s has no option '%s' (see options())", kind.name, name);
+      return false;
+    }
+    OptionValue v;
+    if (!to_option(value, kind.options[static_cast<std::size_t>(index)], v)) return false;
+    changes.emplace_back(static_cast<std::size_t>(index), std::move(v));
+    return true;
   });
 }
 
-// std::variant over the registry's optimizer classes, each once (adam and adamw share one).
-template <typename Variant, typename... Rest>
-struct UniqueVariant {
-  using type = Variant;
-};
-template <typename... Done, typename Next, typename... Rest>
-struct UniqueVariant<std::variant<Done...>, Next, Rest...>
-    : std::conditional_t<(std::is_same_v<Next, Done> || ...),
-                         UniqueVariant<std::variant<Done...>, Rest...>,
-                         UniqueVariant<std::variant<Done..., Next>, Rest...>> {};
-
-template <typename Kinds>
-struct VariantOfKinds;
-template <typename... Kinds>
-struct VariantOfKinds<std::tuple<Kinds...>> {
-  using type = typename UniqueVariant<std::variant<>, typename Kinds::Optimizer...>::type;
-};
-
-using AnyOptimizer = VariantOfKinds<std::remove_const_t<decltype(kOptimizerKinds)>>::type;
+// A dict of state buffer name -> address into one pointer per kind.state entry.
+bool parse_state(PyObject* dict, const KindInfo& kind, std::vector<float*>& state) {
+  state.assign(kind.state.size(), nullptr);
+  return for_each_named(dict, "state (name -> address)", [&](const char* name, PyObject* value) {
+    const int index = kind.state_index(name);
+    if (index < 0) {
+      PyErr_Format(PyExc_ValueError, "%s has no state buffer '%s'", kind.name, name);
+      return false;
+    }
+    std::uintptr_t address = 0;
+    if (!to_address(value, &address)) return false;
+    state[static_cast<std::size_t>(index)] = ptr<float>(address);
+    return true;
+  });
+}
 
 struct OptimizerObject {
   PyObject_HEAD
@@ -142,79 +127,51 @@ struct OptimizerObject {
 PyTypeObject OptimizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 #pragma GCC diagnostic pop
 
-// What Optimizer(kind, ...) was given besides the kind.
-struct ConstructorArgs {
-  PyObject* options = nullptr;
-  PyObject* segments = nullptr;
-  PyObject* rows = nullptr;
-};
-
-// The kind's optimizer from its defaults, the options dict and what its constructor needs;
-// null with an exception set on bad input.
-template <typename Kind>
-std::unique_ptr<AnyOptimizer> make_optimizer(const Kind& kind, const ConstructorArgs& args) {
-  using Opt = typename Kind::Optimizer;
-  std::vector<rt::Segment> segments;
-  std::vector<std::size_t> rows;
-  if constexpr (TakesSegments<Opt> || TakesSegmentsAndRows<Opt>) {
-    if (args.segments == nullptr || args.segments == Py_None) {
-      PyErr_Format(PyExc_ValueError, "Optimizer('%s') needs segments=[(offset, numel), ...]",
-                   kind.name);
-      return nullptr;
-    }
-    if (!parse_segments(args.segments, segments)) return nullptr;
-  }
-  if constexpr (TakesSegmentsAndRows<Opt>) {
-    if (args.rows == nullptr || args.rows == Py_None) rows.assign(segments.size(), 0);
-    else if (!parse_sizes(args.rows, "rows must be a sequence of ints", rows)) return nullptr;
-  }
-  typename Kind::Options options = kind.defaults;
-  if (!apply_options(options, args.options, kind.name)) return nullptr;
-  if constexpr (TakesSegmentsAndRows<Opt>)
-    return std::make_unique<AnyOptimizer>(std::in_place_type<Opt>, options,
-                                          rt::SegmentTable(segments), rows);
-  else if constexpr (TakesSegments<Opt>)
-    return std::make_unique<AnyOptimizer>(std::in_place_type<Opt>, options,
-                                          rt::SegmentTable(segments));
-  else
-    return std::make_unique<AnyOptimizer>(std::in_place_type<Opt>, options);
-}
-
 std::string kind_names() {
   std::string names;
-  for_each_optimizer_kind([&](const auto& kind) {
+  for (const KindInfo& kind : optimizer_kinds()) {
     names += names.empty() ? "" : ", ";
     names += kind.name;
-  });
+  }
   return names;
 }
 
 PyObject* optimizer_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"kind", "options", "segments", "rows", nullptr};
   const char* kind_c = nullptr;
-  ConstructorArgs given;
+  PyObject *options = nullptr, *segments = nullptr, *rows = nullptr;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OOO:Optimizer", const_cast<char**>(names),
-                                   &kind_c, &given.options, &given.segments, &given.rows))
+                                   &kind_c, &options, &segments, &rows))
     return nullptr;
+  const KindInfo* kind = find_optimizer_kind(kind_c);
+  if (kind == nullptr) {
+    PyErr_Format(PyExc_ValueError, "unknown optimizer kind '%s' (%s)", kind_c,
+                 kind_names().c_str());
+    return nullptr;
+  }
   return guarded([&]() -> PyObject* {
-    std::unique_ptr<AnyOptimizer> impl;
-    const char* canonical = nullptr;
-    for_each_optimizer_kind([&](const auto& kind) {
-      if (canonical != nullptr || std::string_view(kind_c) != kind.name) return;
-      canonical = kind.name;
-      impl = make_optimizer(kind, given);
-    });
-    if (canonical == nullptr) {
-      PyErr_Format(PyExc_ValueError, "unknown optimizer kind '%s' (%s)", kind_c,
-                   kind_names().c_str());
-      return nullptr;
+    std::vector<rt::Segment> segs;
+    std::vector<std::size_t> row_sizes;
+    if (kind->inputs != KindInputs::options) {
+      if (segments == nullptr || segments == Py_None) {
+        PyErr_Format(PyExc_ValueError, "Optimizer('%s') needs segments=[(offset, numel), ...]",
+                     kind->name);
+        return nullptr;
+      }
+      if (!parse_segments(segments, segs)) return nullptr;
     }
-    if (impl == nullptr) return nullptr;
+    if (kind->inputs == KindInputs::segments_and_rows && rows != nullptr && rows != Py_None &&
+        !parse_sizes(rows, "rows must be a sequence of ints", row_sizes))
+      return nullptr;
+    OptionChanges changes;
+    if (!parse_options(options, *kind, changes)) return nullptr;
+    std::unique_ptr<AnyOptimizer> impl =
+        make_optimizer(*kind, changes, std::move(segs), std::move(row_sizes));
     auto* self = reinterpret_cast<OptimizerObject*>(type->tp_alloc(type, 0));
     if (self == nullptr) return nullptr;
     new (&self->impl) std::unique_ptr<AnyOptimizer>(std::move(impl));
     new (&self->mutex) std::unique_ptr<std::mutex>(std::make_unique<std::mutex>());
-    self->kind = canonical;
+    self->kind = kind->name;
     return reinterpret_cast<PyObject*>(self);
   });
 }
@@ -251,33 +208,33 @@ PyObject* optimizer_step(PyObject* obj, PyObject* args, PyObject* kwargs) {
     buffers.half_params = half_params ? ptr<rt::half_bits>(half_params) : nullptr;
     buffers.numel = numel;
     buffers.device = &rt::device(device_index);
+    std::vector<float*> st;
+    if (!parse_state(state, self->impl->kind(), st)) return nullptr;
     bool flagged = false;
-    const bool ok = std::visit(
-        [&]<typename Opt>(Opt& opt) -> bool {
-          typename Opt::State st;
-          if (!parse_state(state, st, self->kind)) return false;
-          GilRelease unlocked;
-          std::lock_guard lock(*self->mutex);
-          if constexpr (TakesGlobalGradNorm<Opt>) flagged = opt.step(buffers, st, global_norm);
-          else flagged = opt.step(buffers, st);
-          return true;
-        },
-        *self->impl);
-    if (!ok) return nullptr;
+    {
+      GilRelease unlocked;
+      std::lock_guard lock(*self->mutex);
+      flagged = self->impl->step(buffers, st, global_norm);
+    }
     return PyBool_FromLong(flagged);
   });
 }
 
 PyObject* optimizer_options(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
-  PyObject* d = PyDict_New();
-  if (d == nullptr) return nullptr;
-  const bool ok = std::visit([&](const auto& opt) { return get_fields(opt.options(), d); }, *self->impl);
-  if (!ok) {
-    Py_DECREF(d);
-    return nullptr;
-  }
-  return d;
+  const KindInfo& kind = self->impl->kind();
+  return guarded([&]() -> PyObject* {
+    const std::vector<OptionValue> values = self->impl->options();
+    PyObject* d = PyDict_New();
+    if (d == nullptr) return nullptr;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (!put(d, kind.options[i].name, to_python(values[i]))) {
+        Py_DECREF(d);
+        return nullptr;
+      }
+    }
+    return d;
+  });
 }
 
 PyObject* optimizer_set_options(PyObject* obj, PyObject* args) {
@@ -285,23 +242,17 @@ PyObject* optimizer_set_options(PyObject* obj, PyObject* args) {
   PyObject* dict = nullptr;
   if (!PyArg_ParseTuple(args, "O!:set_options", &PyDict_Type, &dict)) return nullptr;
   return guarded([&]() -> PyObject* {
-    const bool ok = std::visit(
-        [&](auto& opt) {
-          auto o = opt.options();
-          if (!apply_options(o, dict, self->kind)) return false;
-          std::lock_guard lock(*self->mutex);
-          opt.set_options(o);
-          return true;
-        },
-        *self->impl);
-    if (!ok) return nullptr;
+    OptionChanges changes;
+    if (!parse_options(dict, self->impl->kind(), changes)) return nullptr;
+    std::lock_guard lock(*self->mutex);
+    self->impl->set_options(changes);
     Py_RETURN_NONE;
   });
 }
 
 PyObject* optimizer_get_step(PyObject* obj, void*) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
-  return PyLong_FromLongLong(std::visit([](const auto& o) { return o.step_count(); }, *self->impl));
+  return PyLong_FromLongLong(self->impl->step_count());
 }
 
 int optimizer_set_step(PyObject* obj, PyObject* value, void*) {
@@ -313,7 +264,7 @@ int optimizer_set_step(PyObject* obj, PyObject* value, void*) {
   const long long steps = PyLong_AsLongLong(value);
   if (steps == -1 && PyErr_Occurred()) return -1;
   PyObject* r = guarded([&]() -> PyObject* {
-    std::visit([&](auto& o) { o.set_step_count(steps); }, *self->impl);
+    self->impl->set_step_count(steps);
     Py_RETURN_NONE;
   });
   if (r == nullptr) return -1;
@@ -325,67 +276,64 @@ PyObject* optimizer_get_kind(PyObject* obj, void*) {
   return PyUnicode_FromString(reinterpret_cast<OptimizerObject*>(obj)->kind);
 }
 
-PyObject* floats_to_list(std::span<const float> v) {
+// A list of what to_item makes of each element.
+template <typename T, typename ToItem>
+PyObject* to_list(const std::vector<T>& v, ToItem to_item) {
   PyObject* l = PyList_New(static_cast<Py_ssize_t>(v.size()));
   if (l == nullptr) return nullptr;
-  for (std::size_t i = 0; i < v.size(); ++i)
-    PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), PyFloat_FromDouble(v[i]));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    PyObject* item = to_item(v[i]);
+    if (item == nullptr) {
+      Py_DECREF(l);
+      return nullptr;
+    }
+    PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), item);
+  }
   return l;
+}
+
+PyObject* only_for(const char* call, const char* kind) {
+  PyErr_Format(PyExc_TypeError, "%s() is only for %s", call, kind);
+  return nullptr;
 }
 
 PyObject* optimizer_trust_ratios(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
-  if (auto* lamb = std::get_if<FusedLamb>(self->impl.get())) return floats_to_list(lamb->trust_ratios());
-  PyErr_SetString(PyExc_TypeError, "trust_ratios() is only for lamb");
-  return nullptr;
+  const auto ratios = lamb_trust_ratios(*self->impl);
+  if (!ratios) return only_for("trust_ratios", "lamb");
+  return to_list(*ratios, [](float r) { return PyFloat_FromDouble(r); });
 }
 
 PyObject* optimizer_grad_sum_squares(PyObject* obj, PyObject* args) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
   std::uintptr_t grads = 0;
   if (!PyArg_ParseTuple(args, "O&:grad_sum_squares", to_address, &grads)) return nullptr;
-  auto* lamb = std::get_if<FusedLamb>(self->impl.get());
-  if (lamb == nullptr) {
-    PyErr_SetString(PyExc_TypeError, "grad_sum_squares() is only for lamb");
-    return nullptr;
-  }
   return guarded([&]() -> PyObject* {
-    double s = 0;
+    std::optional<double> sum;
     {
       GilRelease unlocked;
       std::lock_guard lock(*self->mutex);
-      s = lamb->grad_sum_squares(ptr<const float>(grads));
+      sum = lamb_grad_sum_squares(*self->impl, ptr<const float>(grads));
     }
-    return PyFloat_FromDouble(s);
+    if (!sum) return only_for("grad_sum_squares", "lamb");
+    return PyFloat_FromDouble(*sum);
   });
 }
 
 PyObject* optimizer_scheduled_lr(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
-  auto* bert = std::get_if<FusedBertAdam>(self->impl.get());
-  if (bert == nullptr) {
-    PyErr_SetString(PyExc_TypeError, "scheduled_lr() is only for bert_adam");
-    return nullptr;
-  }
-  return guarded([&] { return PyFloat_FromDouble(bert->scheduled_lr()); });
+  return guarded([&]() -> PyObject* {
+    const auto lr = bert_adam_scheduled_lr(*self->impl);
+    if (!lr) return only_for("scheduled_lr", "bert_adam");
+    return PyFloat_FromDouble(*lr);
+  });
 }
 
 PyObject* optimizer_projections(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
-  auto* adamp = std::get_if<FusedAdamP>(self->impl.get());
-  if (adamp == nullptr) {
-    PyErr_SetString(PyExc_TypeError, "projections() is only for adamp");
-    return nullptr;
-  }
-  const auto p = adamp->projections();
-  PyObject* l = PyList_New(static_cast<Py_ssize_t>(p.size()));
-  if (l == nullptr) return nullptr;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const char* name = p[i] == FusedAdamP::Projection::channel ? "channel"
-                       : p[i] == FusedAdamP::Projection::layer ? "layer" : "none";
-    PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), PyUnicode_FromString(name));
-  }
-  return l;
+  const auto projections = adamp_projections(*self->impl);
+  if (!projections) return only_for("projections", "adamp");
+  return to_list(*projections, [](const char* name) { return PyUnicode_FromString(name); });
 }
 
 PyMethodDef optimizer_methods[] = {
@@ -408,32 +356,32 @@ PyGetSetDef optimizer_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 // The registry's kinds, in its order, as a tuple of str.
-PyObject* optimizer_kinds() {
-  PyObject* kinds = PyTuple_New(static_cast<Py_ssize_t>(kOptimizerKindCount));
-  if (kinds == nullptr) return nullptr;
-  Py_ssize_t i = 0;
-  bool ok = true;
-  for_each_optimizer_kind([&](const auto& kind) {
-    PyObject* name = PyUnicode_FromString(kind.name);
-    ok = ok && name != nullptr;
-    if (name != nullptr) PyTuple_SET_ITEM(kinds, i++, name);
-  });
-  if (ok) return kinds;
-  Py_DECREF(kinds);
-  return nullptr;
+PyObject* optimizer_kind_names() {
+  const auto kinds = optimizer_kinds();
+  PyObject* names = PyTuple_New(static_cast<Py_ssize_t>(kinds.size()));
+  if (names == nullptr) return nullptr;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    PyObject* name = PyUnicode_FromString(kinds[i].name);
+    if (name == nullptr) {
+      Py_DECREF(names);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(names, static_cast<Py_ssize_t>(i), name);
+  }
+  return names;
 }
 
 // kind -> the apex.optimizers class that runs it.
 PyObject* optimizer_classes() {
   PyObject* classes = PyDict_New();
   if (classes == nullptr) return nullptr;
-  bool ok = true;
-  for_each_optimizer_kind([&](const auto& kind) {
-    ok = ok && put(classes, kind.name, PyUnicode_FromString(kind.python_class));
-  });
-  if (ok) return classes;
-  Py_DECREF(classes);
-  return nullptr;
+  for (const KindInfo& kind : optimizer_kinds()) {
+    if (!put(classes, kind.name, PyUnicode_FromString(kind.python_class))) {
+      Py_DECREF(classes);
+      return nullptr;
+    }
+  }
+  return classes;
 }
 
 }  // namespace
@@ -451,7 +399,7 @@ int add_optim_constants(PyObject* m) {
   OptimizerType.tp_methods = optimizer_methods;
   OptimizerType.tp_getset = optimizer_getset;
   if (add_type(m, "Optimizer", &OptimizerType) < 0) return -1;
-  if (add_object(m, "OPTIMIZERS", optimizer_kinds()) < 0) return -1;
+  if (add_object(m, "OPTIMIZERS", optimizer_kind_names()) < 0) return -1;
   return add_object(m, "OPTIMIZER_CLASSES", optimizer_classes());
 }
 
