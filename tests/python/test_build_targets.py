@@ -1,5 +1,5 @@
-"""`apexnpu build` over a matrix: several Pythons in one call (the runtime compiled once, the
-binding once per Python), `--python=all`, and `--target aarch64` cross-compiled with Debian's
+"""`apexnpu build` over a matrix: several Pythons in one call (the runtime and the stable-ABI
+binding compiled once, each wheel naming the module with its own EXT_SUFFIX), `--python=all`, and `--target aarch64` cross-compiled with Debian's
 cross compiler for the CPython whose multiarch headers are installed; the aarch64 wheel is
 installed by pip into an arm64 venv and stepped under qemu-user, on an interpreter that says it
 is aarch64."""
@@ -45,10 +45,17 @@ def test_several_pythons_in_one_call_share_one_runtime(tree, tmp_path):
     wheels = doc["wheels"]
     assert [w["python"]["version"].rsplit(".", 1)[0] for w in wheels] == \
         ["3.{}".format(m) for m in minors]
-    # The runtime once (a core batch and one kernel batch per ISA level), two binding modules
-    # per Python.
+    # The runtime once (a core batch and one kernel batch per ISA level) and the two binding
+    # modules once: they are written for the stable ABI of CPython 3.7, linked once, and shared.
     levels = len(json.load(open(wheels[0]["manifest"]))["runtime"]["isa_levels"])
-    assert doc["total"] == doc["compiled"] == 1 + levels + 2 * len(minors)
+    assert doc["total"] == doc["compiled"] == 1 + levels + 2
+    assert doc["linked"] == 2
+    modules = []
+    for w in wheels:
+        suffix = w["python"]["ext_suffix"]
+        files = bh.read_wheel(w["wheel"])
+        modules.append((files["apex/_apexnpu" + suffix], files["change_data_ptr" + suffix]))
+    assert all(m == modules[0] for m in modules), "one stable-ABI binary serves every Python"
     for w, m in zip(wheels, minors):
         assert w["architecture"] == bh.MACHINE
         assert w["tag"].startswith("cp3{0}-cp3{0}".format(m)) and w["tag"].endswith(bh.PLATFORM_TAG)
@@ -65,6 +72,16 @@ def test_several_pythons_in_one_call_share_one_runtime(tree, tmp_path):
         assert manifest["wheel"]["file"] == os.path.basename(w["wheel"])
         assert bh.run(["verify", w["wheel"]]).returncode == 0
     assert doc["wheel"] == wheels[0]["wheel"] and doc["tag"] == wheels[0]["tag"]
+    # Each Python imports its wheel's module and steps an optimizer with it.
+    for w in wheels:
+        check = subprocess.run(
+            [w["python"]["executable"], "-c",
+             "import array; from apex import _apexnpu as rt; p = array.array('f', [1.0]); "
+             "g = array.array('f', [0.5]); rt.Optimizer('sgd', {'lr': 0.5}).step("
+             "p.buffer_info()[0], g.buffer_info()[0], 1); assert p[0] == 0.75, p[0]; print('ok')"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+            env=dict(bh.venv_env(), PYTHONPATH=w["layout"]))
+        assert check.stdout.strip() == "ok", (w["python"]["version"], check.stdout)
 
 
 def test_all_builds_every_python_found(tree, tmp_path, tmp_path_factory):

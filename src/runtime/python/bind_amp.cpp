@@ -87,10 +87,8 @@ PyObject* grad_norm(PyObject*, PyObject* args, PyObject* kwargs) {
                             per_segment ? parts.data() : nullptr, dev);
     }
     if (!per_segment) return PyFloat_FromDouble(total);
-    PyObject* list = PyList_New(static_cast<Py_ssize_t>(parts.size()));
+    PyObject* list = to_list(parts, [](double part) { return PyFloat_FromDouble(part); });
     if (list == nullptr) return nullptr;
-    for (std::size_t i = 0; i < parts.size(); ++i)
-      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), PyFloat_FromDouble(parts[i]));
     return Py_BuildValue("(dN)", total, list);
   });
 }
@@ -104,15 +102,13 @@ PyObject* clip_grad_norm(PyObject*, PyObject* args, PyObject* kwargs) {
                                    &list, &max_norm, &norm_type, &device_index))
     return nullptr;
   return guarded([&]() -> PyObject* {
-    PyObject* fast = PySequence_Fast(list, "buffers must be a list of (address, dtype, segments)");
-    if (fast == nullptr) return nullptr;
-    std::vector<ParsedBuffer> parsed(static_cast<std::size_t>(PySequence_Fast_GET_SIZE(fast)));
-    for (std::size_t i = 0; i < parsed.size(); ++i)
-      if (!parse_buffer(PySequence_Fast_GET_ITEM(fast, static_cast<Py_ssize_t>(i)), parsed[i])) {
-        Py_DECREF(fast);
-        return nullptr;
-      }
-    Py_DECREF(fast);
+    std::vector<ParsedBuffer> parsed;
+    if (!for_each_item(list, "buffers must be a list of (address, dtype, segments)",
+                       [&](Py_ssize_t, PyObject* item) {
+                         parsed.emplace_back();
+                         return parse_buffer(item, parsed.back());
+                       }))
+      return nullptr;
     std::vector<rt::GradBuffer> buffers;
     for (const auto& p : parsed) buffers.push_back({ptr<void>(p.address), p.dtype, p.table.get()});
     rt::Device& dev = rt::device(device_index);
@@ -157,11 +153,6 @@ struct ScalerObject {
   std::unique_ptr<rt::LossScaler> impl;
 };
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-PyTypeObject ScalerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
-#pragma GCC diagnostic pop
-
 PyObject* scaler_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"dynamic", "init_scale", "growth_factor", "backoff_factor",
                                 "window", "min_scale", "max_scale", nullptr};
@@ -182,7 +173,7 @@ PyObject* scaler_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   }
   return guarded([&]() -> PyObject* {
     auto impl = std::make_unique<rt::LossScaler>(o);
-    auto* self = reinterpret_cast<ScalerObject*>(type->tp_alloc(type, 0));
+    auto* self = reinterpret_cast<ScalerObject*>(new_instance(type));
     if (self == nullptr) return nullptr;
     new (&self->impl) std::unique_ptr<rt::LossScaler>(std::move(impl));
     return reinterpret_cast<PyObject*>(self);
@@ -191,7 +182,7 @@ PyObject* scaler_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 
 void scaler_dealloc(PyObject* obj) {
   reinterpret_cast<ScalerObject*>(obj)->impl.~unique_ptr();
-  Py_TYPE(obj)->tp_free(obj);
+  free_instance(obj);
 }
 
 rt::LossScaler& scaler(PyObject* obj) { return *reinterpret_cast<ScalerObject*>(obj)->impl; }
@@ -235,6 +226,20 @@ PyGetSetDef scaler_getset[] = {
     {"dynamic", scaler_get_dynamic, nullptr, "whether the scale is dynamic", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+PyType_Slot scaler_slots[] = {
+    {Py_tp_doc, const_cast<char*>(
+                    "LossScaler(dynamic=True, init_scale=65536.0, growth_factor=2.0, "
+                    "backoff_factor=0.5, window=2000, min_scale=None, max_scale=16777216.0); "
+                    "static: dynamic=False, init_scale=S")},
+    {Py_tp_new, reinterpret_cast<void*>(scaler_new)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(scaler_dealloc)},
+    {Py_tp_methods, scaler_methods},
+    {Py_tp_getset, scaler_getset},
+    {0, nullptr}};
+
+PyType_Spec scaler_spec = {"apex._apexnpu.LossScaler", sizeof(ScalerObject), 0,
+                           Py_TPFLAGS_DEFAULT, scaler_slots};
+
 template <typename Fn>
 PyCFunction kw(Fn fn) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn));
@@ -255,18 +260,6 @@ PyMethodDef kAmpMethods[] = {
      "scale_segments(data, dtype, segments, factor, device=0) -> bool non-finite/saturated"},
     {nullptr, nullptr, 0, nullptr}};
 
-int add_amp_types(PyObject* m) {
-  ScalerType.tp_name = "apex._apexnpu.LossScaler";
-  ScalerType.tp_basicsize = sizeof(ScalerObject);
-  ScalerType.tp_flags = Py_TPFLAGS_DEFAULT;
-  ScalerType.tp_doc =
-      "LossScaler(dynamic=True, init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, "
-      "window=2000, min_scale=None, max_scale=16777216.0); static: dynamic=False, init_scale=S";
-  ScalerType.tp_new = scaler_new;
-  ScalerType.tp_dealloc = scaler_dealloc;
-  ScalerType.tp_methods = scaler_methods;
-  ScalerType.tp_getset = scaler_getset;
-  return add_type(m, "LossScaler", &ScalerType);
-}
+int add_amp_types(PyObject* m) { return add_type(m, "LossScaler", &scaler_spec); }
 
 }  // namespace apexnpu::py

@@ -16,8 +16,13 @@ PyObject* runtime_version(PyObject*, PyObject*) {
 PyObject* isa_levels(PyObject*, PyObject*) {
   PyObject* t = PyTuple_New(rt::kIsaLevelCount);
   if (t == nullptr) return nullptr;
-  for (int i = 0; i < rt::kIsaLevelCount; ++i)
-    PyTuple_SET_ITEM(t, i, PyUnicode_FromString(rt::isa_name(static_cast<rt::IsaLevel>(i))));
+  for (int i = 0; i < rt::kIsaLevelCount; ++i) {
+    PyObject* name = PyUnicode_FromString(rt::isa_name(static_cast<rt::IsaLevel>(i)));
+    if (name == nullptr || PyTuple_SetItem(t, i, name) < 0) {  // SetItem steals the name
+      Py_DECREF(t);
+      return nullptr;
+    }
+  }
   return t;
 }
 

@@ -38,12 +38,13 @@ bool for_each_named(PyObject* dict, const char* what, Fn&& fn) {
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(dict, &pos, &key, &value)) {
-    const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
-    if (name == nullptr) {
+    std::string name;
+    if (!PyUnicode_Check(key) || !utf8(key, name)) {
+      PyErr_Clear();
       PyErr_Format(PyExc_TypeError, "%s must be a dict with str keys", what);
       return false;
     }
-    if (!fn(name, value)) return false;
+    if (!fn(name.c_str(), value)) return false;
   }
   return true;
 }
@@ -64,13 +65,14 @@ bool to_option(PyObject* v, const OptionInfo& option, OptionValue& out) {
       return true;
     }
     case OptionType::schedule: {
-      const char* s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : nullptr;
-      if (s == nullptr) {
+      std::string name;
+      if (!PyUnicode_Check(v) || !utf8(v, name)) {
+        PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s must be a str (warmup_linear, warmup_cosine, "
                      "warmup_constant, none)", option.name);
         return false;
       }
-      out = std::string(s);  // an unknown name: ArgumentError -> ValueError via guarded()
+      out = std::move(name);  // an unknown name: ArgumentError -> ValueError via guarded()
       return true;
     }
   }
@@ -121,12 +123,6 @@ struct OptimizerObject {
   const char* kind;
 };
 
-// Filled in by add_optim_constants (designated initialisers of PyTypeObject differ by version).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-PyTypeObject OptimizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
-#pragma GCC diagnostic pop
-
 std::string kind_names() {
   std::string names;
   for (const KindInfo& kind : optimizer_kinds()) {
@@ -167,7 +163,7 @@ PyObject* optimizer_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     if (!parse_options(options, *kind, changes)) return nullptr;
     std::unique_ptr<AnyOptimizer> impl =
         make_optimizer(*kind, changes, std::move(segs), std::move(row_sizes));
-    auto* self = reinterpret_cast<OptimizerObject*>(type->tp_alloc(type, 0));
+    auto* self = reinterpret_cast<OptimizerObject*>(new_instance(type));
     if (self == nullptr) return nullptr;
     new (&self->impl) std::unique_ptr<AnyOptimizer>(std::move(impl));
     new (&self->mutex) std::unique_ptr<std::mutex>(std::make_unique<std::mutex>());
@@ -180,7 +176,7 @@ void optimizer_dealloc(PyObject* obj) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
   self->impl.~unique_ptr();
   self->mutex.~unique_ptr();
-  Py_TYPE(obj)->tp_free(obj);
+  free_instance(obj);
 }
 
 PyObject* optimizer_step(PyObject* obj, PyObject* args, PyObject* kwargs) {
@@ -276,22 +272,6 @@ PyObject* optimizer_get_kind(PyObject* obj, void*) {
   return PyUnicode_FromString(reinterpret_cast<OptimizerObject*>(obj)->kind);
 }
 
-// A list of what to_item makes of each element.
-template <typename T, typename ToItem>
-PyObject* to_list(const std::vector<T>& v, ToItem to_item) {
-  PyObject* l = PyList_New(static_cast<Py_ssize_t>(v.size()));
-  if (l == nullptr) return nullptr;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    PyObject* item = to_item(v[i]);
-    if (item == nullptr) {
-      Py_DECREF(l);
-      return nullptr;
-    }
-    PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), item);
-  }
-  return l;
-}
-
 PyObject* only_for(const char* call, const char* kind) {
   PyErr_Format(PyExc_TypeError, "%s() is only for %s", call, kind);
   return nullptr;
@@ -357,18 +337,12 @@ PyGetSetDef optimizer_getset[] = {
 
 // The registry's kinds, in its order, as a tuple of str.
 PyObject* optimizer_kind_names() {
-  const auto kinds = optimizer_kinds();
-  PyObject* names = PyTuple_New(static_cast<Py_ssize_t>(kinds.size()));
+  PyObject* names =
+      to_list(optimizer_kinds(), [](const KindInfo& kind) { return PyUnicode_FromString(kind.name); });
   if (names == nullptr) return nullptr;
-  for (std::size_t i = 0; i < kinds.size(); ++i) {
-    PyObject* name = PyUnicode_FromString(kinds[i].name);
-    if (name == nullptr) {
-      Py_DECREF(names);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(names, static_cast<Py_ssize_t>(i), name);
-  }
-  return names;
+  PyObject* tuple = PyList_AsTuple(names);
+  Py_DECREF(names);
+  return tuple;
 }
 
 // kind -> the apex.optimizers class that runs it.
@@ -384,21 +358,25 @@ PyObject* optimizer_classes() {
   return classes;
 }
 
+PyType_Slot optimizer_slots[] = {
+    {Py_tp_doc, const_cast<char*>(
+                    "Optimizer(kind, options=None, segments=None, rows=None): a fused optimizer "
+                    "(see API.md)")},
+    {Py_tp_new, reinterpret_cast<void*>(optimizer_new)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(optimizer_dealloc)},
+    {Py_tp_methods, optimizer_methods},
+    {Py_tp_getset, optimizer_getset},
+    {0, nullptr}};
+
+PyType_Spec optimizer_spec = {"apex._apexnpu.Optimizer", sizeof(OptimizerObject), 0,
+                              Py_TPFLAGS_DEFAULT, optimizer_slots};
+
 }  // namespace
 
 PyMethodDef kOptimMethods[] = {{nullptr, nullptr, 0, nullptr}};
 
 int add_optim_constants(PyObject* m) {
-  OptimizerType.tp_name = "apex._apexnpu.Optimizer";
-  OptimizerType.tp_basicsize = sizeof(OptimizerObject);
-  OptimizerType.tp_flags = Py_TPFLAGS_DEFAULT;
-  OptimizerType.tp_doc =
-      "Optimizer(kind, options=None, segments=None, rows=None): a fused optimizer (see API.md)";
-  OptimizerType.tp_new = optimizer_new;
-  OptimizerType.tp_dealloc = optimizer_dealloc;
-  OptimizerType.tp_methods = optimizer_methods;
-  OptimizerType.tp_getset = optimizer_getset;
-  if (add_type(m, "Optimizer", &OptimizerType) < 0) return -1;
+  if (add_type(m, "Optimizer", &optimizer_spec) < 0) return -1;
   if (add_object(m, "OPTIMIZERS", optimizer_kind_names()) < 0) return -1;
   return add_object(m, "OPTIMIZER_CLASSES", optimizer_classes());
 }

@@ -5,7 +5,7 @@ namespace apexnpu::py {
 int to_address(PyObject* obj, void* out) {
   if (!PyLong_Check(obj)) {
     PyErr_Format(PyExc_TypeError, "expected an address (int, e.g. tensor.data_ptr()), got %s",
-                 Py_TYPE(obj)->tp_name);
+                 type_name(obj).c_str());
     return 0;
   }
   const unsigned long long v = PyLong_AsUnsignedLongLong(obj);
@@ -23,7 +23,7 @@ int to_address(PyObject* obj, void* out) {
 
 int to_size(PyObject* obj, void* out) {
   if (!PyLong_Check(obj)) {
-    PyErr_Format(PyExc_TypeError, "expected a size (int), got %s", Py_TYPE(obj)->tp_name);
+    PyErr_Format(PyExc_TypeError, "expected a size (int), got %s", type_name(obj).c_str());
     return 0;
   }
   const Py_ssize_t v = PyLong_AsSsize_t(obj);
@@ -36,10 +36,41 @@ int to_size(PyObject* obj, void* out) {
   return 1;
 }
 
-int add_type(PyObject* module, const char* name, PyTypeObject* type) {
-  if (PyType_Ready(type) < 0) return -1;
-  Py_INCREF(type);
-  return add_object(module, name, reinterpret_cast<PyObject*>(type));
+int add_type(PyObject* module, const char* name, PyType_Spec* spec) {
+  return add_object(module, name, PyType_FromSpec(spec));
+}
+
+PyObject* new_instance(PyTypeObject* type) {
+  // GenericAlloc zeroes the object and, for a heap type, takes a reference to the type (every
+  // CPython), which free_instance gives back.
+  return PyType_GenericAlloc(type, 0);
+}
+
+void free_instance(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  auto* free_memory = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));
+  free_memory(self);
+  Py_DECREF(type);
+}
+
+std::string type_name(PyObject* obj) {
+  std::string name = "?";
+  PyObject* type_name_str = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__name__");
+  if (type_name_str == nullptr || !utf8(type_name_str, name)) PyErr_Clear();
+  Py_XDECREF(type_name_str);
+  return name;
+}
+
+bool utf8(PyObject* obj, std::string& out) {
+  if (!PyUnicode_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "expected a str, got %s", type_name(obj).c_str());
+    return false;
+  }
+  PyObject* bytes = PyUnicode_AsUTF8String(obj);
+  if (bytes == nullptr) return false;
+  out.assign(PyBytes_AsString(bytes), static_cast<std::size_t>(PyBytes_Size(bytes)));
+  Py_DECREF(bytes);
+  return true;
 }
 
 int add_object(PyObject* module, const char* name, PyObject* value) {

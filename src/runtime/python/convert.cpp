@@ -1,48 +1,54 @@
 #include "python/convert.h"
 
+#include <functional>
+
 namespace apexnpu::py {
 
-bool parse_segments(PyObject* seq, std::vector<rt::Segment>& out) {
-  PyObject* fast = PySequence_Fast(seq, "segments must be a sequence of (offset, numel) pairs");
-  if (fast == nullptr) return false;
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  out.clear();
-  out.reserve(static_cast<std::size_t>(n));
-  bool ok = true;
-  for (Py_ssize_t i = 0; i < n && ok; ++i) {
-    PyObject* item = PySequence_Fast_GET_ITEM(fast, i);
-    std::size_t offset = 0, numel = 0;
-    if (!PyTuple_Check(item) && !PyList_Check(item)) {
-      PyErr_Format(PyExc_TypeError, "segments[%zd] must be an (offset, numel) pair", i);
-      ok = false;
-    } else if (PySequence_Size(item) != 2) {
-      PyErr_Format(PyExc_ValueError, "segments[%zd] must have 2 items (offset, numel)", i);
-      ok = false;
-    } else {
-      PyObject* o = PySequence_GetItem(item, 0);
-      PyObject* c = PySequence_GetItem(item, 1);
-      ok = o != nullptr && c != nullptr && to_size(o, &offset) && to_size(c, &numel);
-      Py_XDECREF(o);
-      Py_XDECREF(c);
-      if (ok) out.push_back({offset, numel});
-    }
+bool for_each_item(PyObject* seq, const char* what,
+                   const std::function<bool(Py_ssize_t, PyObject*)>& fn) {
+  PyObject* list = PySequence_List(seq);  // any iterable, as PySequence_Fast took
+  if (list == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, what);
+    return false;
   }
-  Py_DECREF(fast);
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < PyList_Size(list); ++i) ok = fn(i, PyList_GetItem(list, i));
+  Py_DECREF(list);
   return ok;
 }
 
-bool parse_sizes(PyObject* seq, const char* what, std::vector<std::size_t>& out) {
-  PyObject* fast = PySequence_Fast(seq, what);
-  if (fast == nullptr) return false;
+bool parse_segments(PyObject* seq, std::vector<rt::Segment>& out) {
   out.clear();
-  bool ok = true;
-  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast) && ok; ++i) {
+  return for_each_item(seq, "segments must be a sequence of (offset, numel) pairs",
+                       [&](Py_ssize_t i, PyObject* item) {
+    std::size_t offset = 0, numel = 0;
+    if (!PyTuple_Check(item) && !PyList_Check(item)) {
+      PyErr_Format(PyExc_TypeError, "segments[%zd] must be an (offset, numel) pair", i);
+      return false;
+    }
+    if (PySequence_Size(item) != 2) {
+      PyErr_Format(PyExc_ValueError, "segments[%zd] must have 2 items (offset, numel)", i);
+      return false;
+    }
+    PyObject* o = PySequence_GetItem(item, 0);
+    PyObject* c = PySequence_GetItem(item, 1);
+    const bool ok = o != nullptr && c != nullptr && to_size(o, &offset) && to_size(c, &numel);
+    Py_XDECREF(o);
+    Py_XDECREF(c);
+    if (ok) out.push_back({offset, numel});
+    return ok;
+  });
+}
+
+bool parse_sizes(PyObject* seq, const char* what, std::vector<std::size_t>& out) {
+  out.clear();
+  return for_each_item(seq, what, [&](Py_ssize_t, PyObject* item) {
     std::size_t v = 0;
-    ok = to_size(PySequence_Fast_GET_ITEM(fast, i), &v);
-    if (ok) out.push_back(v);
-  }
-  Py_DECREF(fast);
-  return ok;
+    if (!to_size(item, &v)) return false;
+    out.push_back(v);
+    return true;
+  });
 }
 
 bool parse_dtype(int code, rt::DType& out) {
@@ -58,7 +64,7 @@ bool as_double(PyObject* v, const char* what, double& out) {
   const double d = PyFloat_AsDouble(v);
   if (d == -1.0 && PyErr_Occurred()) {
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "%s must be a number, got %s", what, Py_TYPE(v)->tp_name);
+    PyErr_Format(PyExc_TypeError, "%s must be a number, got %s", what, type_name(v).c_str());
     return false;
   }
   out = d;

@@ -4,6 +4,9 @@
 // tensors' own methods (set_, storage_offset, numel, dtype), so it needs no torch headers and
 // serves every torch version; and because dst then shares src's storage object, the combined
 // buffer stays alive as long as any re-pointed tensor does (the original kept a raw pointer).
+#ifndef Py_LIMITED_API
+#error "change_data_ptr is compiled for the stable ABI: build.json's binding.stable_abi defines Py_LIMITED_API"
+#endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -33,9 +36,11 @@ std::string dtype_of(PyObject* tensor) {
   PyObject* s = PyObject_Str(dtype);
   Py_DECREF(dtype);
   if (s == nullptr) return {};
-  const char* utf8 = PyUnicode_AsUTF8(s);
-  std::string out = utf8 != nullptr ? utf8 : "";
+  PyObject* bytes = PyUnicode_AsUTF8String(s);
   Py_DECREF(s);
+  if (bytes == nullptr) return {};
+  std::string out(PyBytes_AsString(bytes), static_cast<std::size_t>(PyBytes_Size(bytes)));
+  Py_DECREF(bytes);
   return out;
 }
 

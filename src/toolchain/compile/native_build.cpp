@@ -34,6 +34,30 @@ std::vector<CompiledUnit> compile_units(const UnitCompiler& setup, const std::ve
   return objects;
 }
 
+// A stable-ABI module, linked once, serves every Python: each gets a copy named with its own
+// EXT_SUFFIX, in its own folder.
+void share_stable_abi_modules(const NativeBuildOptions& options,
+                              const std::vector<TargetPython>& pythons,
+                              std::vector<BuiltModule>& modules) {
+  const std::vector<BuiltModule> linked = modules;
+  for (std::size_t p = 0; p < pythons.size(); ++p) {
+    for (const BuiltModule& m : linked) {
+      if (m.python == p) continue;
+      BuiltModule copy = m;
+      copy.python = p;
+      copy.linked = false;
+      copy.relative_path = module_relative_path(m.name, pythons[p].ext_suffix);
+      copy.file = options.output_dir / std::to_string(p) / copy.relative_path;
+      std::error_code ec;
+      fs::create_directories(copy.file.parent_path(), ec);
+      fs::copy_file(m.file, copy.file, fs::copy_options::overwrite_existing, ec);
+      if (ec) throw Error(fmt::format("cannot write {}: {}", copy.file.string(), ec.message()));
+      fs::permissions(copy.file, fs::perms(0755), ec);
+      modules.push_back(std::move(copy));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> base_compile_flags(const RuntimeBuildConfig& config, bool native,
@@ -87,6 +111,9 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
     result.modules.back().python = module.python;
     result.linked += result.modules.back().linked ? 1 : 0;
   }
+  if (!config.stable_abi.empty()) share_stable_abi_modules(options, pythons, result.modules);
+  std::stable_sort(result.modules.begin(), result.modules.end(),
+                   [](const BuiltModule& a, const BuiltModule& b) { return a.python < b.python; });
   return result;
 }
 

@@ -67,6 +67,7 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
     c.excluded_dirs = j.value("excluded_dirs", std::vector<std::string>{});
     c.isa_levels = isa_levels_for(j.at("isa_levels"), c.architecture, source);
     c.module_link_flags = j.at("binding").value("link_flags", std::vector<std::string>{});
+    c.stable_abi = j.at("binding").value("stable_abi", std::string());
     for (const auto& m : j.at("binding").at("modules")) {
       c.modules.push_back({m.at("name").get<std::string>(),
                            m.at("sources").get<std::vector<std::string>>(),

@@ -39,6 +39,9 @@ struct RuntimeBuildConfig {
   std::vector<IsaLevel> isa_levels;        // build.json's list for `architecture`
   std::vector<BindingModule> modules;
   std::vector<std::string> module_link_flags;  // binding.link_flags: for every module's link
+  // binding.stable_abi: the Py_LIMITED_API the binding is written for; when set, the binding is
+  // compiled once (with the lowest target Python's headers) and serves every Python.
+  std::string stable_abi;
   UnityBatches unity;
 };
 

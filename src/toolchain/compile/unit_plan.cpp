@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "compile/native_build.h"
 #include "compile/unity_batches.h"
@@ -32,6 +33,23 @@ void add_units(UnitPlan& plan, const fs::path& runtime_dir, const std::vector<st
   }
 }
 
+// The index of the oldest Python: "3.7.16" before "3.11.2".
+std::size_t oldest(const std::vector<TargetPython>& pythons) {
+  const auto key = [](const std::string& version) {
+    std::vector<int> parts;
+    for (std::size_t start = 0; start <= version.size();) {
+      const std::size_t dot = std::min(version.find('.', start), version.size());
+      parts.push_back(std::atoi(version.substr(start, dot - start).c_str()));
+      start = dot + 1;
+    }
+    return parts;
+  };
+  std::size_t best = 0;
+  for (std::size_t p = 1; p < pythons.size(); ++p)
+    if (key(pythons[p].version) < key(pythons[best].version)) best = p;
+  return best;
+}
+
 }  // namespace
 
 UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& config,
@@ -47,15 +65,23 @@ UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& confi
   }
   plan.runtime_units = plan.units.size();
   // Binding sources: the only ones that see Python.h, so only they are keyed on the Python.
-  for (std::size_t p = 0; p < pythons.size(); ++p) {
+  // Written for the stable ABI, they are compiled once, with the oldest Python's headers.
+  std::vector<std::size_t> compiled_for;
+  if (config.stable_abi.empty()) {
+    for (std::size_t p = 0; p < pythons.size(); ++p) compiled_for.push_back(p);
+  } else if (!pythons.empty()) {
+    compiled_for.push_back(oldest(pythons));
+  }
+  for (const std::size_t p : compiled_for) {
     const TargetPython& python = pythons[p];
     for (std::size_t m = 0; m < config.modules.size(); ++m) {
       const std::size_t first = plan.units.size();
       const std::string label =
-          pythons.size() == 1 ? config.modules[m].name
-                              : fmt::format("{} for Python {}", config.modules[m].name, python.version);
+          compiled_for.size() == 1 ? config.modules[m].name
+                                   : fmt::format("{} for Python {}", config.modules[m].name, python.version);
       std::vector<std::string> flags = {"-I" + python.include_dir.string()};
       flags.insert(flags.end(), python.include_flags.begin(), python.include_flags.end());
+      if (!config.stable_abi.empty()) flags.push_back("-DPy_LIMITED_API=" + config.stable_abi);
       add_units(plan, runtime_dir, config.modules[m].sources, config.unity.binding, label, flags,
                 "python " + python.version + " " + python.include_dir.string());
       ModuleUnits module{p, m, {}};
