@@ -65,4 +65,11 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input);
 std::string write_patch(const FileTree& old_tree, const FileTree& new_tree,
                         const std::vector<std::string>& paths);
 
+// write_patch in parts, for callers that fetch the files themselves: the order of its sections
+// (`paths` sorted and deduplicated, those missing from the new tree first), and one path's
+// section (empty when nothing differs; `before` or `after` null when the file is absent there).
+// The sections of section_order's paths, joined, are write_patch's output.
+std::vector<std::string> section_order(const FileTree& new_tree, const std::vector<std::string>& paths);
+std::string write_section(const std::string& path, const FileEntry* before, const FileEntry* after);
+
 }  // namespace apexnpu::patch
