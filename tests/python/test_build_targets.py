@@ -165,18 +165,12 @@ def test_a_foreign_target_needs_named_pythons(tree, tmp_path):
     assert "--target aarch64 needs --python=3.N" in proc.stderr
 
 
-ARM_STEP = textwrap.dedent(r"""
+ARM_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
     import array, platform, sys
     assert platform.machine() == "aarch64", platform.machine()  # never the x86 build by mistake
     from apex import _apexnpu as rt
     import change_data_ptr
     assert rt.isa_levels()[0] == "scalar" and rt.active_isa() in rt.isa_levels()
-
-    def addr(a):
-        return a.buffer_info()[0]
-
-    def close(a, b, tol=1e-5):
-        return abs(a - b) <= tol * max(1.0, abs(b))
 
     p0 = [1.0, -2.0, 3.5, 0.25, -0.75, 10.0, 0.0]
     g0 = [0.5, -1.0, 0.25, 2.0, 0.0, -3.0, 1.5]
@@ -186,7 +180,7 @@ ARM_STEP = textwrap.dedent(r"""
     p = array.array("f", p0); g = array.array("f", g0); buf = array.array("f", [0.0] * n)
     rt.Optimizer("sgd", {"lr": 0.1, "momentum": 0.9}).step(addr(p), addr(g), n,
                                                            {"momentum_buffer": addr(buf)})
-    assert all(close(p[i], p0[i] - 0.1 * g0[i]) for i in range(n)), list(p)
+    assert all(close(p[i], p0[i] - 0.1 * g0[i], 1e-5) for i in range(n)), list(p)
     for kind in rt.OPTIMIZERS:
         p = array.array("f", p0); g = array.array("f", g0)
         names = {"sgd": ["momentum_buffer"], "adadelta": ["square_avg", "acc_delta"],
@@ -202,7 +196,7 @@ ARM_STEP = textwrap.dedent(r"""
             if g0[i] != 0 and kind != "adamp":
                 assert (p[i] - p0[i]) * g0[i] < 0, (kind, i, p[i], p0[i])  # against the gradient
         if kind == "adam":  # bias-corrected first step: lr * g / (|g| + eps)
-            assert all(close(p[i], p0[i] - 0.01 * g0[i] / (abs(g0[i]) + 1e-8)) for i in range(n))
+            assert all(close(p[i], p0[i] - 0.01 * g0[i] / (abs(g0[i]) + 1e-8), 1e-5) for i in range(n))
     # fp16 with the NPU's saturation.
     rt.clear_float_status()
     src = array.array("f", [1.0, 70000.0, -1e9]); dst = array.array("H", [0, 0, 0])
