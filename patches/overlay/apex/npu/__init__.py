@@ -21,3 +21,7 @@ if is_emulated_npu():
     from . import emulator
 
     emulator.install()
+
+from . import fused_optimizer_switch  # noqa: E402
+
+fused_optimizer_switch.install()  # APEXNPU_FUSED_OPTIMIZER=1: torch.optim's are the NpuFused ones
