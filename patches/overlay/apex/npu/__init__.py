@@ -22,6 +22,8 @@ if is_emulated_npu():
 
     emulator.install()
 
-from . import fused_optimizer_switch  # noqa: E402
+from . import ddp, fused_optimizer_switch  # noqa: E402
+
+ddp.install()  # torch DDP takes the APEXNPU_*_COMPRESSION / _HIERARCHICAL_ALLREDUCE switches
 
 fused_optimizer_switch.install()  # APEXNPU_FUSED_OPTIMIZER=1: torch.optim's are the NpuFused ones
