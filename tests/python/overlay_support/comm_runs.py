@@ -11,7 +11,7 @@ from . import ranks
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "comm_worker.py")
 STEPS = 8
-PARAMS = 16 * 64 + 64 + 64 * 32 + 32 + 32 * 4 + 4  # comm_worker's model
+PARAMS = 8 * 64 + 64 + 64 * 32 + 32 + 32 * 4 + 4  # comm_worker's model
 SWITCHES = ("APEXNPU_FP16_COMPRESSION", "APEXNPU_POWERSGD_COMPRESSION",
             "APEXNPU_MATRIX_APPROXIMATION_RANK", "APEXNPU_START_COMPRESS_ITER",
             "APEXNPU_HIERARCHICAL_ALLREDUCE")

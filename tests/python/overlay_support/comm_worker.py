@@ -16,21 +16,13 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch_npu  # noqa: F401
 
-GLOBAL_BATCH = 16
+from npu_ranks_worker import batch  # each rank's share of the step's batch (8 in, 4 out)
 
 
 def make_model():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(),
+    return nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(),
                          nn.Linear(32, 4))
-
-
-def batch(step, rank, world):
-    g = torch.Generator().manual_seed(1000 + step)
-    x = torch.randn(GLOBAL_BATCH, 16, generator=g)
-    y = torch.randn(GLOBAL_BATCH, 4, generator=g)
-    share = GLOBAL_BATCH // world
-    return x[rank * share:(rank + 1) * share], y[rank * share:(rank + 1) * share]
 
 
 def main(out, parallel, steps):
