@@ -52,7 +52,7 @@ TEST_P(OptimDispatch, BitIdenticalAcrossIsaLevelsAndThreadCounts) {
       baseline = run(c, layout, half_mode);
     }
     int levels_run = 0;
-    for (const IsaLevel level : {IsaLevel::scalar, IsaLevel::avx2, IsaLevel::avx512}) {
+    for (const IsaLevel level : kIsaLevels) {
       if (!isa_supported(level)) continue;
       ++levels_run;
       for (const std::size_t thread_count : {1, 2, 3}) {
@@ -62,7 +62,7 @@ TEST_P(OptimDispatch, BitIdenticalAcrossIsaLevelsAndThreadCounts) {
         EXPECT_EQ(count_differences(baseline, run(c, layout, half_mode)), 0u);
       }
     }
-    if (levels_run < 3) {
+    if (levels_run < kIsaLevelCount) {
       std::cout << "note: only " << levels_run << " ISA level(s) available on this CPU\n";
     }
   }

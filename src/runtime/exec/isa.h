@@ -27,7 +27,7 @@
 // with -fno-tree-vectorize (build.json), so plain loops stay scalar; the kernels' V16
 // (exec/vec16.h) uses gcc's generic vectors there, which the compiler lowers to the baseline's
 // SIMD (SSE2 on x86-64, NEON on aarch64) or to scalar code, element-wise IEEE operations
-// either way.
+// either way. Code for one level is chosen with isa_levels.h's APEXNPU_ISA_USES_<LEVEL>.
 //
 // Numerics across levels: every kernel file is compiled with -ffp-contract=off (build.json), so
 // no level contracts a*b+c into an FMA behind the kernel's back; a kernel written with the same
@@ -52,6 +52,11 @@ enum class IsaLevel : int { APEXNPU_ISA_LEVELS(APEXNPU_ISA_ENUMERATOR) };
 #define APEXNPU_ISA_ONE(...) +1
 inline constexpr int kIsaLevelCount = 0 APEXNPU_ISA_LEVELS(APEXNPU_ISA_ONE);
 #undef APEXNPU_ISA_ONE
+
+// Every level, in order (for loops over them: tests, benchmarks).
+#define APEXNPU_ISA_VALUE(name, ...) IsaLevel::name,
+inline constexpr IsaLevel kIsaLevels[] = {APEXNPU_ISA_LEVELS(APEXNPU_ISA_VALUE)};
+#undef APEXNPU_ISA_VALUE
 
 // The build.json key of the architecture these levels belong to ("x86_64", "aarch64").
 inline constexpr std::string_view kIsaArchitecture = APEXNPU_ISA_ARCHITECTURE;
