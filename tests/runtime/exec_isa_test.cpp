@@ -27,6 +27,16 @@ struct NamedLevel {
 constexpr NamedLevel kNamedLevels[] = {
     {"scalar", IsaLevel::scalar}, {"avx2", IsaLevel::avx2}, {"avx512", IsaLevel::avx512}};
 constexpr const char* kExpectedLevels = "scalar, avx2 or avx512";
+#elif defined(__aarch64__)
+constexpr NamedLevel kNamedLevels[] = {{"scalar", IsaLevel::scalar}, {"neon", IsaLevel::neon}};
+constexpr const char* kExpectedLevels = "scalar or neon";
+
+// Linux distributions for aarch64 (and qemu-aarch64) build everything for ARMv8-A with Advanced
+// SIMD: a probe that missed it would leave the neon kernels untested, every test passing.
+TEST(Isa, NeonIsSupported) {
+  EXPECT_TRUE(isa_supported(IsaLevel::neon));
+  EXPECT_EQ(best_supported_isa(), IsaLevel::neon);
+}
 #endif
 
 TEST(Isa, ParsesNamesAndRejectsOthers) {

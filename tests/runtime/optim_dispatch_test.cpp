@@ -1,7 +1,7 @@
 // Every optimizer gives bit-identical params, fp16 copies and state buffers at every ISA level
-// the CPU has (scalar, AVX2, AVX-512, each forced) and with 1, 2 and 3 threads, on a layout that
-// spans several chunks (so the threads really split it and per-tensor reductions combine
-// partials from several chunks).
+// the CPU has (x86-64: scalar, AVX2, AVX-512; aarch64: scalar, NEON; each forced) and with 1, 2
+// and 3 threads, on a layout that spans several chunks (so the threads really split it and
+// per-tensor reductions combine partials from several chunks).
 #include <gtest/gtest.h>
 
 #include "exec/isa.h"

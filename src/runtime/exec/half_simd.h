@@ -1,8 +1,8 @@
 #pragma once
 // fp16 <-> fp32 conversion for kernel files (*.kernels.cpp), vectorised for the level the file
-// is being compiled for: F16C at avx2, AVX-512 at avx512 (exec/half_simd_x86.h), the scalar
-// reference at scalar. Bit-identical to exec/half.h (saturation: |x| > 65504 -> +-65504,
-// NaN -> +0, both reported).
+// is being compiled for: F16C at avx2, AVX-512 at avx512 (exec/half_simd_x86.h), FCVTL/FCVTN at
+// aarch64's neon (exec/half_simd_neon.h), the scalar reference at scalar. Bit-identical to
+// exec/half.h (saturation: |x| > 65504 -> +-65504, NaN -> +0, both reported).
 //
 // Two ways to use it inside `namespace apexnpu::rt::APEXNPU_ISA_NS`:
 //  1. Array form, any n (e.g. stage a tile of fp16 values in a float array on the stack,
@@ -11,9 +11,10 @@
 //       half_to_float_n(p16 + i, tile, len);
 //       ... update tile ...
 //       overflow |= float_to_half_n(tile, p16 + i, len);   // true if any saturated or NaN
-//  2. Register form for intrinsic code (avx2: 8 lanes, avx512: 16 lanes):
+//  2. Register form for intrinsic code (avx2: 8 lanes, avx512: 16 lanes, neon: 2x4 lanes):
 //       __m256 v = load_half8(p);  store_half8(p, v, bad);  // bad: __m256 mask, OR-accumulated
 //       __m512 v = load_half16(p); store_half16(p, v, bad); // bad: __mmask16, OR-accumulated
+//       float32x4x2_t v = load_half8(p); store_half8(p, lo, hi, bad);  // bad: uint32x4_t
 #include <cstddef>
 #include <cstdint>
 
@@ -25,6 +26,8 @@
 #endif
 #if APEXNPU_ISA_USES_AVX2
 #include "exec/half_simd_x86.h"
+#elif APEXNPU_ISA_USES_NEON
+#include "exec/half_simd_neon.h"
 #endif
 
 namespace apexnpu::rt::APEXNPU_ISA_NS {
@@ -40,6 +43,9 @@ inline void half_to_float_n(const half_bits* in, float* out, std::size_t n) noex
 #endif
 #if APEXNPU_ISA_USES_AVX2
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, load_half8(in + i));
+#endif
+#if APEXNPU_ISA_USES_NEON
+  for (; i + 8 <= n; i += 8) vst1q_f32_x2(out + i, load_half8(in + i));
 #endif
   for (; i < n; ++i) out[i] = half_to_float(in[i]);
 }
@@ -57,6 +63,11 @@ inline bool float_to_half_n(const float* in, half_bits* out, std::size_t n) noex
   __m256 bad8 = _mm256_setzero_ps();
   for (; i + 8 <= n; i += 8) store_half8(out + i, _mm256_loadu_ps(in + i), bad8);
   overflow |= any_lane(bad8);
+#endif
+#if APEXNPU_ISA_USES_NEON
+  uint32x4_t bad4 = vdupq_n_u32(0);
+  for (; i + 8 <= n; i += 8) store_half8(out + i, vld1q_f32(in + i), vld1q_f32(in + i + 4), bad4);
+  overflow |= any_lane(bad4);
 #endif
   for (; i < n; ++i) out[i] = float_to_half(in[i], overflow);
   return overflow;

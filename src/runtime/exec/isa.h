@@ -3,7 +3,8 @@
 //
 // The levels are those of the architecture being compiled for, listed once in
 // exec/isa_levels.h (x86-64: scalar = 0, avx2 = 1 (AVX2 + FMA + F16C), avx512 = 2 (AVX-512
-// F/BW/VL/DQ + the AVX2 set); aarch64: scalar = 0); everything below is generated from that list.
+// F/BW/VL/DQ + the AVX2 set); aarch64: scalar = 0, neon = 1 (ARMv8-A Advanced SIMD with its fp16
+// conversions)); everything below is generated from that list.
 //
 // A file named `*.kernels.cpp` is compiled once per level with -DAPEXNPU_ISA_LEVEL=<n> and that
 // level's flags (build.json). It puts its symbols in `namespace apexnpu::rt::APEXNPU_ISA_NS`,

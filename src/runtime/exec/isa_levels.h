@@ -55,8 +55,24 @@
 
 #define APEXNPU_ISA_ARCHITECTURE "aarch64"
 
-// The baseline (ARMv8-A: NEON included) only, until kernels are written for wider levels.
-#define APEXNPU_ISA_LEVELS(X, ...) X(scalar, 0, 1, "", __VA_ARGS__)
+// Advanced SIMD (NEON) and its fp16 <-> fp32 conversions (FCVTL/FCVTN) are part of ARMv8-A, so
+// the neon level needs no flag beyond the compiler's default; scalar is the same baseline with
+// the vectoriser off (build.json). ARMv8.2-A's FP16 is no level: it adds half-precision
+// arithmetic, which the kernels never do (they compute in fp32); built for it, they are the
+// same instructions.
+#if defined(__ARM_NEON) && defined(__ARM_FP) && (__ARM_FP & 0x2)
+#define APEXNPU_ISA_TARGETS_NEON 1
+#else
+#define APEXNPU_ISA_TARGETS_NEON 0
+#endif
+
+#define APEXNPU_ISA_LEVELS(X, ...)    \
+  X(scalar, 0, 1, "", __VA_ARGS__) \
+  X(neon, 1, APEXNPU_ISA_TARGETS_NEON, "-march=armv8-a (gcc's default)", __VA_ARGS__)
+
+#if defined(APEXNPU_ISA_LEVEL)
+#define APEXNPU_ISA_USES_NEON (APEXNPU_ISA_LEVEL >= 1)
+#endif
 
 #else
 #error "exec/isa_levels.h has no ISA levels for this architecture (add them here and in build.json)"

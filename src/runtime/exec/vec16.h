@@ -1,7 +1,8 @@
 #pragma once
 // A 16-lane float vector for kernel files (*.kernels.cpp) of any folder, one representation per
-// ISA level: one __m512 at avx512 (exec/vec16_avx512.h), two __m256 at avx2 (vec16_avx2.h), a
-// gcc generic vector at scalar (vec16_generic.h). Kernels are written once against it, a block of 16 elements at a time;
+// ISA level: one __m512 at avx512 (exec/vec16_avx512.h), two __m256 at avx2 (vec16_avx2.h),
+// four float32x4_t at aarch64's neon (vec16_neon.h), a gcc generic vector at scalar
+// (vec16_generic.h). Kernels are written once against it, a block of 16 elements at a time;
 // every level computes each lane with the same IEEE operations in the same order (no FMA: the
 // kernel files turn contraction off), so all levels give bit-identical results, reductions
 // included (lane k always takes the elements k, k+16, ... of a range; Sum16 adds 4 blocks of
@@ -30,6 +31,8 @@
 #include "exec/vec16_avx512.h"
 #elif APEXNPU_ISA_USES_AVX2
 #include "exec/vec16_avx2.h"
+#elif APEXNPU_ISA_USES_NEON
+#include "exec/vec16_neon.h"
 #else
 #include "exec/vec16_generic.h"
 #endif
