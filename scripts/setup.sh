@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config git patch
-  g++-aarch64-linux-gnu
+  g++-aarch64-linux-gnu qemu-user
   libgit2-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pytest python3-numpy python3-torch python3-pip
