@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/native_build.h"
 #include "compile/runtime_build_config.h"
 #include "core/error.h"
 #include "fs/file_io.h"
@@ -122,6 +123,17 @@ TEST(RuntimeBuildConfig, EveryWrappedGlibcSymbolIsDefinedByTheFloor) {
     EXPECT_NE(std::find(module.sources.begin(), module.sources.end(), "python/glibc_floor.cpp"),
               module.sources.end())
         << module.name << " is linked with the wraps but without their definitions";
+}
+
+// Sources outside the kernel files compute too (step sizes, bias corrections, projections):
+// gcc fuses their multiplies and adds by default where the baseline has FMA (aarch64), which
+// x86-64's baseline cannot, so every source needs contraction off for the same bits on both.
+TEST(RuntimeBuildConfig, EverySourceHasContractionOffAndTheBaseFlagsCarryIt) {
+  const auto c = load_runtime_build_config(std::string(APEXNPU_SOURCE_DIR) + "/src/runtime");
+  EXPECT_EQ(c.compile_flags, (std::vector<std::string>{"-ffp-contract=off"}));
+  const auto flags = base_compile_flags(c, false, false);
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "-ffp-contract=off"), flags.end());
+  EXPECT_TRUE(parse_runtime_build_config(kTwoArchitectures, "b.json", "x86_64").compile_flags.empty());
 }
 
 }  // namespace

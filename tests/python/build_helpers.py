@@ -201,6 +201,17 @@ def pip(vpy, *args):
                           stderr=subprocess.STDOUT, env=venv_env(), universal_newlines=True)
 
 
+# The helpers the step scripts (run in the Pythons a wheel was built for) share: an array's
+# address, and closeness relative to the expected value.
+STEP_SCRIPT_HELPERS = """
+def addr(a):
+    return a.buffer_info()[0]
+
+def close(a, b, tol=1e-6):
+    return abs(a - b) <= tol * max(1.0, abs(b))
+"""
+
+
 def glibc_needs(module):
     """What a shared object asks of the loader, read with binutils' readelf (independent of
     apexnpu's ELF reader): (DT_NEEDED names, the highest GLIBC_ version required as a tuple)."""

@@ -2,7 +2,7 @@
 binding compiled once, each wheel naming the module with its own EXT_SUFFIX), `--python=all`, and `--target aarch64` cross-compiled with Debian's
 cross compiler for the CPython whose multiarch headers are installed; the aarch64 wheel is
 installed by pip into an arm64 venv and stepped under qemu-user, on an interpreter that says it
-is aarch64."""
+is aarch64, giving the same bits as the x86_64 wheel of the same call."""
 import glob
 import json
 import os
@@ -130,16 +130,22 @@ def aarch64_build(tree, tmp_path_factory):
     if why:
         pytest.skip(why)
     out = str(tmp_path_factory.mktemp("aarch64"))
-    proc, doc = bh.build_json(["--target", "aarch64", "--python=3.11", "--tree", tree, "-o", out,
+    # With the host's wheel beside it, from the same call, to compare their bits.
+    proc, doc = bh.build_json(["--target", "x86_64,aarch64", "--python=3.11", "--tree", tree, "-o", out,
                                "--wheel", "--no-emulator", "--object-cache",
                                bh.shared_cache_dir(tmp_path_factory), "-j2"])
     assert proc.returncode == 0, proc.stderr
+    assert sorted(w["architecture"] for w in doc["wheels"]) == ["aarch64", "x86_64"]
     return doc
 
 
+def wheel_for(doc, architecture):
+    (w,) = [w for w in doc["wheels"] if w["architecture"] == architecture]
+    return w
+
+
 def test_aarch64_wheel_is_cross_compiled_and_tagged_from_its_binaries(aarch64_build):
-    doc = aarch64_build
-    (w,) = doc["wheels"]
+    w = wheel_for(aarch64_build, "aarch64")
     assert w["architecture"] == "aarch64"
     assert w["tag"] == "cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64"
     modules = glob.glob(os.path.join(w["layout"], "**", "*.so"), recursive=True)
@@ -165,18 +171,12 @@ def test_a_foreign_target_needs_named_pythons(tree, tmp_path):
     assert "--target aarch64 needs --python=3.N" in proc.stderr
 
 
-ARM_STEP = textwrap.dedent(r"""
+ARM_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
     import array, platform, sys
     assert platform.machine() == "aarch64", platform.machine()  # never the x86 build by mistake
     from apex import _apexnpu as rt
     import change_data_ptr
     assert rt.isa_levels()[0] == "scalar" and rt.active_isa() in rt.isa_levels()
-
-    def addr(a):
-        return a.buffer_info()[0]
-
-    def close(a, b, tol=1e-5):
-        return abs(a - b) <= tol * max(1.0, abs(b))
 
     p0 = [1.0, -2.0, 3.5, 0.25, -0.75, 10.0, 0.0]
     g0 = [0.5, -1.0, 0.25, 2.0, 0.0, -3.0, 1.5]
@@ -186,7 +186,7 @@ ARM_STEP = textwrap.dedent(r"""
     p = array.array("f", p0); g = array.array("f", g0); buf = array.array("f", [0.0] * n)
     rt.Optimizer("sgd", {"lr": 0.1, "momentum": 0.9}).step(addr(p), addr(g), n,
                                                            {"momentum_buffer": addr(buf)})
-    assert all(close(p[i], p0[i] - 0.1 * g0[i]) for i in range(n)), list(p)
+    assert all(close(p[i], p0[i] - 0.1 * g0[i], 1e-5) for i in range(n)), list(p)
     for kind in rt.OPTIMIZERS:
         p = array.array("f", p0); g = array.array("f", g0)
         names = {"sgd": ["momentum_buffer"], "adadelta": ["square_avg", "acc_delta"],
@@ -202,7 +202,7 @@ ARM_STEP = textwrap.dedent(r"""
             if g0[i] != 0 and kind != "adamp":
                 assert (p[i] - p0[i]) * g0[i] < 0, (kind, i, p[i], p0[i])  # against the gradient
         if kind == "adam":  # bias-corrected first step: lr * g / (|g| + eps)
-            assert all(close(p[i], p0[i] - 0.01 * g0[i] / (abs(g0[i]) + 1e-8)) for i in range(n))
+            assert all(close(p[i], p0[i] - 0.01 * g0[i] / (abs(g0[i]) + 1e-8), 1e-5) for i in range(n))
     # fp16 with the NPU's saturation.
     rt.clear_float_status()
     src = array.array("f", [1.0, 70000.0, -1e9]); dst = array.array("H", [0, 0, 0])
@@ -211,6 +211,35 @@ ARM_STEP = textwrap.dedent(r"""
     print("ARM-OK", platform.machine(), sys.version_info[:2])
 """)
 
+
+# Three steps of every optimizer over 37 elements (SIMD bodies and a tail), printed as the bits
+# of the parameters and the state: the same on either architecture at every ISA level.
+BITS_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
+    import array, platform
+    from apex import _apexnpu as rt
+    print("isa", platform.machine(), rt.active_isa())
+    n = 37
+    def series(seed, scale):
+        x, out = seed, []
+        for _ in range(n):
+            x = (x * 1103515245 + 12345) % 2**31
+            out.append(scale * (x / 2**30 - 1.0))
+        return out
+    for kind in rt.OPTIMIZERS:
+        names = {"sgd": ["momentum_buffer"], "adadelta": ["square_avg", "acc_delta"],
+                 "rmsprop": ["square_avg"], "rmsprop_tf": ["square_avg"]}.get(kind, ["exp_avg", "exp_avg_sq"])
+        state = {name: array.array("f", [1.0 if kind == "rmsprop_tf" else 0.0] * n) for name in names}
+        options = {"lr": 0.01, "weight_decay": 0.01}
+        if kind == "sgd":
+            options["momentum"] = 0.9
+        segments = [(0, 20), (20, n - 20)] if kind in ("adamp", "bert_adam", "lamb") else None
+        opt = rt.Optimizer(kind, options, segments=segments)
+        p = array.array("f", series(7, 3.0))
+        for step in range(3):
+            g = array.array("f", series(11 + step, 0.5))
+            opt.step(addr(p), addr(g), n, {k: addr(v) for k, v in state.items()})
+        print(kind, p.tobytes().hex(), *(state[k].tobytes().hex() for k in names))
+""")
 
 def arm64_python(root):
     """Debian's CPython 3.11 for arm64, unpacked under root (its interpreter package cannot be
@@ -229,7 +258,7 @@ def arm64_python(root):
 
 
 def test_aarch64_wheel_installs_and_steps_under_qemu(aarch64_build, tmp_path):
-    (w,) = aarch64_build["wheels"]
+    w = wheel_for(aarch64_build, "aarch64")
     interpreter = arm64_python(str(tmp_path))
     env = dict(bh.venv_env(), QEMU_LD_PREFIX="/")
     qemu = ["qemu-aarch64"]
@@ -252,3 +281,32 @@ def test_aarch64_wheel_installs_and_steps_under_qemu(aarch64_build, tmp_path):
     site = subprocess.run(qemu + [vpy, "-c", "import apex, sys; print(apex.__file__)"],
                           stdout=subprocess.PIPE, env=env, universal_newlines=True, timeout=600)
     assert site.stdout.strip().startswith(venv), site.stdout
+
+    # The same steps give the same bits on aarch64 (neon and scalar) as the host's wheel of the
+    # same call gives on x86_64 (its best level and scalar).
+    host = wheel_for(aarch64_build, "x86_64")
+    host_python = bh.find_python(11)
+    if host_python is None:
+        pytest.skip("no CPython 3.11 on this host to run the x86_64 wheel")
+    runs = {}
+    for isa in ("", "scalar"):
+        arm = subprocess.run(qemu + [vpy, "-c", BITS_STEP], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=dict(env, APEXNPU_ISA=isa),
+                             universal_newlines=True, cwd=str(tmp_path), timeout=900)
+        assert arm.returncode == 0, arm.stderr
+        x86 = subprocess.run([host_python, "-c", BITS_STEP], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, universal_newlines=True, cwd=str(tmp_path),
+                             env=dict(bh.venv_env(), APEXNPU_ISA=isa, PYTHONPATH=host["layout"]),
+                             timeout=600)
+        assert x86.returncode == 0, x86.stderr
+        runs["aarch64", isa], runs["x86_64", isa] = arm.stdout.splitlines(), x86.stdout.splitlines()
+    assert runs["aarch64", ""][0] == "isa aarch64 neon"
+    assert runs["aarch64", "scalar"][0] == "isa aarch64 scalar"
+    assert runs["x86_64", ""][0].startswith("isa x86_64 ")
+    assert runs["x86_64", "scalar"][0] == "isa x86_64 scalar"
+    reference = runs["x86_64", "scalar"][1:]
+    assert [line.split()[0] for line in reference][:3] == ["sgd", "adam", "adamw"], reference
+    for key, lines in runs.items():
+        assert len(lines) == len(reference) + 1, key
+        for want, got in zip(reference, lines[1:]):
+            assert got == want, (key, want.split()[0])

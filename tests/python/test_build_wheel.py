@@ -49,7 +49,7 @@ def built(tree, cache, tmp_path_factory):
     return get
 
 
-STEP_SCRIPT = textwrap.dedent(r"""
+STEP_SCRIPT = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
     import array, math, os, sys
     import apex, apex.sub
     from apex import _apexnpu as rt
@@ -58,12 +58,6 @@ STEP_SCRIPT = textwrap.dedent(r"""
     assert callable(change_data_ptr.change_data_ptr)
     assert rt.runtime_version() == rt.RUNTIME_VERSION
     assert "scalar" in rt.isa_levels() and rt.active_isa() in rt.supported_isa_levels()
-
-    def addr(a):
-        return a.buffer_info()[0]
-
-    def close(a, b, tol=1e-6):
-        return abs(a - b) <= tol * max(1.0, abs(b))
 
     # SGD with momentum and weight decay, two steps (torch.optim.SGD's rule).
     p0 = [1.0, -2.0, 3.5, 0.25, -0.75, 10.0, 0.0]

@@ -310,3 +310,79 @@ def test_amp_state_dict_loads_in_nvidia_and_ascend_apex_and_theirs_here(venv_pyt
     assert out["torch_loader_takes_ours"] is True
     assert out["ascend_amp_loaded"] == [512.0, 7]
     assert out["legacy_masters_loaded"] and out["opt_masters_loaded"]
+
+
+# --- O2 for torch-native AMP code (apex.npu.amp_decorate) ------------------------------------
+
+@pytest.mark.parametrize("optimizer", ["torch_sgd", "npu_fused_sgd"])
+def test_amp_decorate_trains_as_amp_initialize_o2(venv_python, tmp_path, optimizer):
+    import torch
+
+    got = {}
+    for mode in ("decorate", "initialize"):
+        run(venv_python, "native_o2.py", mode, optimizer, tmp_path / f"{mode}.pt", cwd=tmp_path)
+        got[mode] = torch.load(tmp_path / f"{mode}.pt")
+    decorated, initialized = got["decorate"], got["initialize"]
+    # The same loss scaler and the same update on the same values: bit for bit (the promise is
+    # "within fp tolerance"; nothing here rounds differently).
+    for a, b in zip(decorated["masters"], initialized["masters"]):
+        assert a.dtype == torch.float32 and torch.equal(a, b)
+    assert decorated["history"] == initialized["history"]
+    # The forced overflows, and only they, are skipped; O2's scaler halves the scale (the
+    # GradScaler's own backoff 0.25 and growth every 3 steps do not act).
+    assert [stepped for _, stepped in decorated["history"]] == \
+        [step not in (20, 35) for step in range(50)]
+    assert [scale for scale, _ in decorated["history"]] == \
+        [2.0 ** 16] * 20 + [2.0 ** 15] * 15 + [2.0 ** 14] * 15
+    assert decorated["dtypes"] == {"0.weight": "torch.float16", "0.bias": "torch.float16",
+                                   "1.weight": "torch.float32", "1.bias": "torch.float32",
+                                   "3.weight": "torch.float16", "3.bias": "torch.float16"}
+
+
+def test_amp_decorate_after_ddp_says_to_call_it_first(venv_python, tmp_path):
+    message = run(venv_python, "decorate_after_ddp.py", cwd=tmp_path)
+    assert message.startswith("amp_decorate: the model is already wrapped in "
+                              "DistributedDataParallel; call amp_decorate on the bare model "
+                              "first"), message
+
+
+# --- combine_ddp under the communication switches ------------------------------------------
+# As tests/python/test_overlay_comm_switches.py does for torch DDP, with the same tolerances:
+# apex.amp's combine_ddp (NpuFusedSGD) at O1 (fp32 master buffers all-reduced) and O2 (the
+# fp16 model-gradient buffer), against the same run without switches. At O2 the sums are of
+# fp16 values, so the hierarchy's other order is held to fp16's rounding (atol 1e-3).
+
+COMBINE_CASES = [("combine_ddp_O1", 2, 1, "fp16"), ("combine_ddp_O2", 2, 1, "powersgd"),
+                 ("combine_ddp_O1", 4, 2, "hierarchical"), ("combine_ddp_O2", 4, 2, "hierarchical"),
+                 ("combine_ddp_O2", 4, 2, "powersgd")]
+
+
+@pytest.mark.parametrize("parallel,world,per_node,switch", COMBINE_CASES)
+def test_combine_ddp_under_the_communication_switches(venv_python, tmp_path, parallel, world,
+                                                      per_node, switch):
+    from overlay_support import comm_runs
+
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    flat = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python)
+    if switch == "fp16":
+        got = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python,
+                            APEXNPU_FP16_COMPRESSION="1")
+        comm_runs.assert_close(got, flat, rtol=1e-3, atol=1e-4)
+        assert comm_runs.max_difference(got, flat) > 0
+    elif switch == "powersgd":
+        got = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python,
+                            APEXNPU_POWERSGD_COMPRESSION="1", APEXNPU_START_COMPRESS_ITER="3")
+        assert comm_runs.max_difference(got, flat, range(3)) == 0
+        assert all(comm_runs.max_difference(got, flat, [s]) > 0
+                   for s in range(3, comm_runs.STEPS))
+        comm_runs.assert_close(got, flat, rtol=0, atol=5e-2)
+    else:
+        got = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python,
+                            APEXNPU_HIERARCHICAL_ALLREDUCE="1")
+        tol = dict(rtol=1e-3, atol=1e-3) if parallel.endswith("O2") else dict(rtol=1e-5,
+                                                                              atol=1e-6)
+        comm_runs.assert_close(got, flat, **tol)
+        leaders = [r["internode_bytes"] > 0 for r in got]
+        assert leaders == [r % per_node == 0 for r in range(world)]
+    comm_runs.assert_ranks_identical(got)

@@ -29,7 +29,7 @@ import apex.npu  # noqa: E402,F401
 from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
 from apex.optimizers import npu_fused  # noqa: E402
 from apex.optimizers.npu_fused import (  # noqa: E402
-    Lamb, NpuFusedAdadelta, NpuFusedAdam, NpuFusedAdamP, NpuFusedAdamW, NpuFusedBertAdam,
+    LAMB, Lamb, NpuFusedAdadelta, NpuFusedAdam, NpuFusedAdamP, NpuFusedAdamW, NpuFusedBertAdam,
     NpuFusedLamb, NpuFusedRMSprop, NpuFusedRMSpropTF, NpuFusedSGD)
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -68,6 +68,14 @@ CASES = {
     "npu_fused_lamb": (NpuFusedLamb, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
     "npu_fused_lamb_global_norm": (NpuFusedLamb, ref.LambReference,
                                    dict(lr=1e-2, use_global_grad_norm=True)),
+    # AIAK-Training's LAMB: its defaults clip the global gradient norm to 1, with eps 1e-8.
+    "lamb_aiak_defaults": (LAMB, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
+    "lamb_aiak_l2_no_averaging": (LAMB, ref.LambReference,
+                                  dict(lr=1e-3, weight_decay=1e-2, adam_w_mode=False,
+                                       grad_averaging=False, max_grad_norm=0.5)),
+    "lamb_aiak_as_lamb": (LAMB, ref.LambReference,
+                          dict(lr=1e-2, weight_decay=1e-2, eps=1e-6, max_grad_norm=0.0,
+                               set_grad_none=False)),
     "rmsprop_tf": (NpuFusedRMSpropTF, ref.RMSpropTFReference, dict(lr=1e-3)),
     "rmsprop_tf_momentum": (NpuFusedRMSpropTF, ref.RMSpropTFReference,
                             dict(lr=1e-3, momentum=0.9, weight_decay=1e-2)),
@@ -77,8 +85,10 @@ CASES = {
 }
 
 
-def reference_kwargs(kwargs):
+def reference_kwargs(kwargs, ref_cls=None):
     kwargs = dict(kwargs)
+    if ref_cls is ref.LambReference:
+        kwargs.pop("set_grad_none", None)  # zero_grad's default: nothing of the update
     if "use_global_grad_norm" in kwargs:
         kwargs["global_clip"] = kwargs.pop("use_global_grad_norm")
     return kwargs
@@ -134,7 +144,9 @@ def test_parity_with_reference_over_50_steps(case, model_name, step_path):
     fused_model = factory()
     ref_model = copy.deepcopy(fused_model)
     fused = fused_cls(fused_model.parameters(), **kwargs)
-    reference = ref_cls(ref_model.parameters(), **reference_kwargs(kwargs))
+    if fused_cls is LAMB:
+        kwargs = dict(dict(eps=1e-8, max_grad_norm=1.0), **kwargs)  # LAMB's defaults, said
+    reference = ref_cls(ref_model.parameters(), **reference_kwargs(kwargs, ref_cls))
     data = batches(shape)
     train(fused_model, fused, data, STEPS)
     train(ref_model, reference, data, STEPS)
@@ -367,6 +379,9 @@ def test_signatures_and_defaults_are_those_of_the_manual():
     assert defaults(NpuFusedAdadelta) == dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0)
     assert defaults(Lamb) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
                                   adam=False)
+    assert defaults(LAMB) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                                  adam_w_mode=True, grad_averaging=True, set_grad_none=True,
+                                  max_grad_norm=1.0, adam=False)
     assert defaults(NpuFusedLamb) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
                                           adam=False, use_global_grad_norm=False)
     assert defaults(NpuFusedRMSprop) == dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0,
@@ -376,6 +391,22 @@ def test_signatures_and_defaults_are_those_of_the_manual():
                                                decoupled_decay=False, lr_in_momentum=True)
     for name in npu_fused.__all__:
         assert issubclass(getattr(npu_fused, name), torch.optim.Optimizer)
+
+
+def test_lamb_set_grad_none_is_zero_grads_default():
+    for cls, kwargs, cleared in ((LAMB, {}, True), (LAMB, dict(set_grad_none=False), False),
+                                 (Lamb, {}, False)):
+        model = make_mlp()
+        opt = cls(model.parameters(), **kwargs)
+        F.cross_entropy(model(torch.randn(4, 6)), torch.tensor([0, 1, 2, 3])).backward()
+        opt.zero_grad()
+        grads = [p.grad for p in model.parameters()]
+        if cleared:
+            assert all(g is None for g in grads), cls
+        else:
+            assert all(g is not None and not g.any() for g in grads), cls
+    with pytest.raises(ValueError, match="max_grad_norm"):
+        LAMB(make_mlp().parameters(), max_grad_norm=-1.0)
 
 
 def test_bad_hyperparameters_are_value_errors():

@@ -29,7 +29,7 @@ struct Config {
 };
 std::vector<Config> configs() {
   std::vector<Config> out;
-  for (const IsaLevel level : {IsaLevel::scalar, IsaLevel::avx2, IsaLevel::avx512})
+  for (const IsaLevel level : kIsaLevels)
     if (isa_supported(level))
       for (const std::size_t threads : {1u, 2u, 3u}) out.push_back({level, threads});
   return out;

@@ -24,7 +24,7 @@ constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 // Calls fn for every supported ISA level and thread counts 1, 2, 3.
 template <typename Fn>
 void for_each_config(Fn&& fn) {
-  for (const IsaLevel level : {IsaLevel::scalar, IsaLevel::avx2, IsaLevel::avx512}) {
+  for (const IsaLevel level : kIsaLevels) {
     if (!isa_supported(level)) continue;
     ScopedIsaLevel isa(level);
     for (const std::size_t threads : {1u, 2u, 3u}) {

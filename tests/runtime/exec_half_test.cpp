@@ -181,8 +181,7 @@ TEST_P(HalfIsa, VectorisedMatchesScalarReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLevels, HalfIsa,
-                         ::testing::Values(IsaLevel::scalar, IsaLevel::avx2, IsaLevel::avx512),
+INSTANTIATE_TEST_SUITE_P(AllLevels, HalfIsa, ::testing::ValuesIn(kIsaLevels),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Every optimizer gives bit-identical params, fp16 copies and state buffers at every ISA level
-// the CPU has (scalar, AVX2, AVX-512, each forced) and with 1, 2 and 3 threads, on a layout that
-// spans several chunks (so the threads really split it and per-tensor reductions combine
-// partials from several chunks).
+// the CPU has (x86-64: scalar, AVX2, AVX-512; aarch64: scalar, NEON; each forced) and with 1, 2
+// and 3 threads, on a layout that spans several chunks (so the threads really split it and
+// per-tensor reductions combine partials from several chunks).
 #include <gtest/gtest.h>
 
 #include "exec/isa.h"
@@ -52,7 +52,7 @@ TEST_P(OptimDispatch, BitIdenticalAcrossIsaLevelsAndThreadCounts) {
       baseline = run(c, layout, half_mode);
     }
     int levels_run = 0;
-    for (const IsaLevel level : {IsaLevel::scalar, IsaLevel::avx2, IsaLevel::avx512}) {
+    for (const IsaLevel level : kIsaLevels) {
       if (!isa_supported(level)) continue;
       ++levels_run;
       for (const std::size_t thread_count : {1, 2, 3}) {
@@ -62,7 +62,7 @@ TEST_P(OptimDispatch, BitIdenticalAcrossIsaLevelsAndThreadCounts) {
         EXPECT_EQ(count_differences(baseline, run(c, layout, half_mode)), 0u);
       }
     }
-    if (levels_run < 3) {
+    if (levels_run < kIsaLevelCount) {
       std::cout << "note: only " << levels_run << " ISA level(s) available on this CPU\n";
     }
   }

@@ -67,12 +67,20 @@ inline Layout wide_layout() {
   return make_layout("wide", {150000, 77, 40000, 1500, 3}, {600, 0, 0, 3, 0});
 }
 
-// IEEE round-to-nearest-even to fp16 (the compiler's _Float16), then the NPU's saturation.
+// The compiler's IEEE binary16 type, which converts from float rounding to nearest even:
+// _Float16, or __fp16 on aarch64 (gcc 12 has no _Float16 in C++ there).
+#if defined(__aarch64__)
+using CompilerHalf = __fp16;
+#else
+using CompilerHalf = _Float16;
+#endif
+
+// IEEE round-to-nearest-even to fp16 (the compiler's half type), then the NPU's saturation.
 inline half_bits saturated_half(float x) {
   if (std::isnan(x)) return 0;
   if (x > 65504.0f) x = 65504.0f;
   if (x < -65504.0f) x = -65504.0f;
-  const _Float16 h = static_cast<_Float16>(x);
+  const CompilerHalf h = static_cast<CompilerHalf>(x);
   half_bits bits;
   static_assert(sizeof h == sizeof bits);
   std::memcpy(&bits, &h, sizeof bits);
@@ -566,7 +574,7 @@ struct Problem {
       for (std::size_t k = s.offset; k < s.offset + s.numel; ++k) params[k] = u(rng);
     if (half_mode) {
       half.assign(l.total, 0);
-      for (float& p : params) p = static_cast<float>(static_cast<_Float16>(p));
+      for (float& p : params) p = static_cast<float>(static_cast<CompilerHalf>(p));
       for (std::size_t k = 0; k < l.total; ++k) half[k] = saturated_half(params[k]);
     }
   }

@@ -3,7 +3,8 @@
 //
 // The levels are those of the architecture being compiled for, listed once in
 // exec/isa_levels.h (x86-64: scalar = 0, avx2 = 1 (AVX2 + FMA + F16C), avx512 = 2 (AVX-512
-// F/BW/VL/DQ + the AVX2 set); aarch64: scalar = 0); everything below is generated from that list.
+// F/BW/VL/DQ + the AVX2 set); aarch64: scalar = 0, neon = 1 (ARMv8-A Advanced SIMD with its fp16
+// conversions)); everything below is generated from that list.
 //
 // A file named `*.kernels.cpp` is compiled once per level with -DAPEXNPU_ISA_LEVEL=<n> and that
 // level's flags (build.json). It puts its symbols in `namespace apexnpu::rt::APEXNPU_ISA_NS`,
@@ -27,7 +28,7 @@
 // with -fno-tree-vectorize (build.json), so plain loops stay scalar; the kernels' V16
 // (exec/vec16.h) uses gcc's generic vectors there, which the compiler lowers to the baseline's
 // SIMD (SSE2 on x86-64, NEON on aarch64) or to scalar code, element-wise IEEE operations
-// either way.
+// either way. Code for one level is chosen with isa_levels.h's APEXNPU_ISA_USES_<LEVEL>.
 //
 // Numerics across levels: every kernel file is compiled with -ffp-contract=off (build.json), so
 // no level contracts a*b+c into an FMA behind the kernel's back; a kernel written with the same
@@ -52,6 +53,11 @@ enum class IsaLevel : int { APEXNPU_ISA_LEVELS(APEXNPU_ISA_ENUMERATOR) };
 #define APEXNPU_ISA_ONE(...) +1
 inline constexpr int kIsaLevelCount = 0 APEXNPU_ISA_LEVELS(APEXNPU_ISA_ONE);
 #undef APEXNPU_ISA_ONE
+
+// Every level, in order (for loops over them: tests, benchmarks).
+#define APEXNPU_ISA_VALUE(name, ...) IsaLevel::name,
+inline constexpr IsaLevel kIsaLevels[] = {APEXNPU_ISA_LEVELS(APEXNPU_ISA_VALUE)};
+#undef APEXNPU_ISA_VALUE
 
 // The build.json key of the architecture these levels belong to ("x86_64", "aarch64").
 inline constexpr std::string_view kIsaArchitecture = APEXNPU_ISA_ARCHITECTURE;

@@ -430,16 +430,25 @@ BuildResult describe_result(const BuildContext& ctx,
 
 }  // namespace
 
+namespace {
+
+nlohmann::json path_or_null(const std::optional<fs::path>& p) {
+  return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
+}
+
+nlohmann::json python_json(const BuiltPython& python) {
+  return {{"executable", python.executable.string()}, {"version", python.version},
+          {"implementation", python.implementation}, {"soabi", python.soabi},
+          {"ext_suffix", python.ext_suffix}, {"include_dir", python.include_dir.string()},
+          {"platform", python.platform}};
+}
+
+}  // namespace
+
 nlohmann::json BuiltWheel::to_json() const {
-  const auto path_or_null = [](const std::optional<fs::path>& p) {
-    return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
-  };
   return {
       {"architecture", architecture},
-      {"python", {{"executable", python.executable.string()}, {"version", python.version},
-                  {"implementation", python.implementation}, {"soabi", python.soabi},
-                  {"ext_suffix", python.ext_suffix}, {"include_dir", python.include_dir.string()},
-                  {"platform", python.platform}}},
+      {"python", python_json(python)},
       {"tag", tag},
       {"platform_tags", platform_tags},
       {"files", files},
@@ -453,16 +462,10 @@ nlohmann::json BuiltWheel::to_json() const {
 }
 
 nlohmann::json BuildResult::to_json() const {
-  const auto path_or_null = [](const std::optional<fs::path>& p) {
-    return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
-  };
   nlohmann::json all = nlohmann::json::array();
   for (const auto& w : wheels) all.push_back(w.to_json());
   return {
-      {"python", {{"executable", python.executable.string()}, {"version", python.version},
-                  {"implementation", python.implementation}, {"soabi", python.soabi},
-                  {"ext_suffix", python.ext_suffix}, {"include_dir", python.include_dir.string()},
-                  {"platform", python.platform}}},
+      {"python", python_json(python)},
       {"tag", tag},
       {"version", version},
       {"compiled", compiled},

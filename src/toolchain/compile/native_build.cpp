@@ -68,6 +68,7 @@ std::vector<std::string> base_compile_flags(const RuntimeBuildConfig& config, bo
   if (debug) f.push_back("-g");
   else f.push_back("-DNDEBUG");
   f.push_back(fmt::format("-DAPEXNPU_RUNTIME_VERSION=\"{}\"", config.runtime_version));
+  f.insert(f.end(), config.compile_flags.begin(), config.compile_flags.end());
   return f;
 }
 

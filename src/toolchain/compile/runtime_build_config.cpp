@@ -62,6 +62,7 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
     const auto j = nlohmann::json::parse(text);
     c.runtime_version = j.at("runtime_version").get<std::string>();
     c.std = j.value("std", c.std);
+    c.compile_flags = j.value("compile_flags", std::vector<std::string>{});
     c.include_dirs = j.value("include_dirs", std::vector<std::string>{"."});
     c.kernel_suffix = j.value("kernel_suffix", c.kernel_suffix);
     c.excluded_dirs = j.value("excluded_dirs", std::vector<std::string>{});

@@ -33,6 +33,7 @@ struct RuntimeBuildConfig {
   std::string runtime_version;
   std::string architecture;  // the one isa_levels are for: "x86_64", "aarch64"
   std::string std = "c++20";
+  std::vector<std::string> compile_flags;  // for every runtime source, binding included
   std::vector<std::string> include_dirs;   // relative to the runtime directory
   std::string kernel_suffix = ".kernels.cpp";
   std::vector<std::string> excluded_dirs;  // top-level folders that are not runtime sources

@@ -129,31 +129,45 @@ class LambReference(torch.optim.Optimizer):
     """LAMB in the form of the common reference code (Ascend's apex.optimizers.Lamb): no bias
     correction, ‖w‖ clamped to 10; each parameter's state keeps its last ``weight_norm``,
     ``adam_norm`` and ``trust_ratio`` beside the moments. ``global_clip`` scales all gradients by
-    1 / max(global L2 norm, 1) first."""
+    1 / max(global L2 norm, 1) first; ``max_grad_norm`` by max_grad_norm / max(norm,
+    max_grad_norm). NVIDIA's FusedLAMB options: ``adam_w_mode=False`` adds the weight decay to
+    the gradient instead of the update, ``grad_averaging=False`` takes the whole gradient into the
+    first moment."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
-                 adam=False, global_clip=False):
+                 adam=False, global_clip=False, max_grad_norm=0.0, adam_w_mode=True,
+                 grad_averaging=True):
         self.adam = adam
-        self.global_clip = global_clip
+        self.max_grad_norm = 1.0 if global_clip else max_grad_norm
+        self.adam_w_mode, self.grad_averaging = adam_w_mode, grad_averaging
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
 
     @torch.no_grad()
     def step(self):
         grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
-        if self.global_clip:
+        if self.max_grad_norm > 0:
             norm = math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads))
             for g in grads:
-                g.div_(max(norm, 1.0))
+                g.div_(max(norm, self.max_grad_norm) / self.max_grad_norm)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 state = self.state[p]
-                m, v = _adam_moments(state, p, p.grad, beta1, beta2)
+                grad = p.grad
+                if not self.adam_w_mode:
+                    grad = grad + group["weight_decay"] * p
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m.mul_(beta1).add_(grad * ((1 - beta1) if self.grad_averaging else 1.0))
+                v.mul_(beta2).add_(grad * grad * (1 - beta2))
                 state["step"] += 1
                 r = m / (v.sqrt() + group["eps"])
-                if group["weight_decay"] != 0:
+                if group["weight_decay"] != 0 and self.adam_w_mode:
                     r = r + group["weight_decay"] * p
                 w_norm = min(float(p.norm()), 10.0)
                 r_norm = float(r.norm())

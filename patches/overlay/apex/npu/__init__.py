@@ -10,14 +10,22 @@ unchanged. The emulator's own ``torch_npu`` package (its own wheel) loads this s
 from __future__ import annotations
 
 from . import backend, emulation, float_status, saturation, shim
+from .amp_decorate import amp_decorate, amp_parameters
 from .backend import device_type, is_emulated_npu, is_npu_tensor, is_real_npu
 
 __all__ = [
     "backend", "emulation", "float_status", "saturation", "shim",
     "device_type", "is_emulated_npu", "is_npu_tensor", "is_real_npu",
+    "amp_decorate", "amp_parameters",
 ]
 
 if is_emulated_npu():
     from . import emulator
 
     emulator.install()
+
+from . import ddp, fused_optimizer_switch  # noqa: E402
+
+ddp.install()  # torch DDP takes the APEXNPU_*_COMPRESSION / _HIERARCHICAL_ALLREDUCE switches
+
+fused_optimizer_switch.install()  # APEXNPU_FUSED_OPTIMIZER=1: torch.optim's are the NpuFused ones

@@ -3,6 +3,9 @@
 Ascend scripts pass the NPU they train on: ``DDP(model, device_ids=[rank], output_device=rank)``.
 The emulated NPU is backed by the CPU, where torch's DDP takes no device ids, so once the ids are
 checked against the NPU the module is on they are not handed to torch.
+
+Once made, a DDP gets the communication hook the comm_settings variables ask for (fp16 or
+PowerSGD compression, hierarchical all-reduce; see comm_hooks), with or without an NPU.
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from typing import Any, Optional
 
 import torch
 
-from . import devices, placement
+from . import comm_hooks, devices, placement
 
 
 def _module_npu(module: torch.nn.Module) -> Optional[int]:
@@ -41,6 +44,7 @@ def _wrap_init(original):
             _check_ids(device_ids, output_device, npu)
             device_ids, output_device = None, None
         original(self, module, device_ids, output_device, *args, **kwargs)
+        comm_hooks.register_on_ddp(self)
 
     __init__.__doc__ = original.__doc__
     __init__.__wrapped__ = original  # type: ignore[attr-defined]

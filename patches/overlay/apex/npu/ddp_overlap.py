@@ -14,13 +14,19 @@ Each element is still divided by the world size and summed over the ranks on its
 results are those of averaging the whole buffers after backward, bit for bit (the emulated
 NPU's hccl sums in rank order). ``APEXNPU_COMBINE_DDP_OVERLAP=0`` leaves the hooks unarmed:
 everything goes out after backward, as before the overlap existed.
+
+When the comm_settings variables ask for compression or the hierarchical all-reduce, each slice
+goes through the torch communication hook torch DDP would get (see comm_hooks, slice_bucket)
+instead of being divided and all-reduced here.
 """
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
+
+from . import comm_hooks, comm_settings, slice_bucket
 
 # Slices smaller than this many elements are not worth a collective of their own.
 MIN_SLICE_ELEMENTS = 1 << 16
@@ -34,10 +40,12 @@ def overlap_enabled() -> bool:
 
 
 class _Slice:
-    def __init__(self, view: torch.Tensor, params: List[torch.Tensor], first_position: int):
+    def __init__(self, view: torch.Tensor, params: List[torch.Tensor], first_position: int,
+                 offsets: List[int]):
         self.view = view
         self.params = params
         self.first_position = first_position
+        self.offsets = offsets  # of each parameter's gradient in the view
         self.pending = len(params)
 
 
@@ -63,7 +71,8 @@ def cut(regions: Sequence[Region], replica_count: int) -> List[_Slice]:
 def _slice_of(buffer: torch.Tensor, run: List[Tuple[int, int, torch.Tensor, int]]) -> _Slice:
     start, (last_offset, last_numel) = run[0][0], run[-1][:2]
     return _Slice(buffer[start:last_offset + last_numel], [p for _, _, p, _ in run],
-                  min(position for _, _, _, position in run))
+                  min(position for _, _, _, position in run),
+                  [offset - start for offset, _, _, _ in run])
 
 
 class OverlappedAverager:
@@ -79,9 +88,17 @@ class OverlappedAverager:
         self._next = 0
         self._works: List = []
         self.started_during_backward = 0  # slices the last backward's hooks started
+        self._communication: Optional[Tuple[Any, comm_hooks.Hook]] = None
+        self._settings: Optional[comm_settings.CommSettings] = None
 
     def plan(self, regions: Sequence[Region]) -> None:
         """Cut ``regions`` into slices and hook their parameters (replacing any earlier plan)."""
+        if self._settings is None:  # on every rank at once: the groups are made collectively
+            self._settings = comm_settings.from_environment()
+            if self._settings.changes_anything:
+                self._communication = comm_hooks.state_and_hook(self._settings)
+        elif self._communication is not None:
+            comm_hooks.forget_plan(self._communication[0])
         for handle in self._hooks:
             handle.remove()
         self._hooks, self._nodes = [], []
@@ -111,12 +128,19 @@ class OverlappedAverager:
     def _count_down(self, index: int) -> None:
         self.slices[index].pending -= 1
         while self._next < len(self.slices) and self.slices[self._next].pending <= 0:
-            self._start(self.slices[self._next])
+            self._start(self._next)
             self._next += 1
 
-    def _start(self, s: _Slice) -> None:
+    def _start(self, index: int) -> None:
         import torch.distributed as dist
 
+        s = self.slices[index]
+        if self._communication is not None:
+            state, hook = self._communication
+            bucket = slice_bucket.SliceBucket(s.view, list(zip(s.offsets, s.params)), index,
+                                              index == len(self.slices) - 1)
+            self._works.append(slice_bucket.start(hook, state, bucket))
+            return
         with torch.no_grad():
             s.view.div_(dist.get_world_size())
         self._works.append(dist.all_reduce(s.view, async_op=True))
@@ -128,7 +152,7 @@ class OverlappedAverager:
         self._armed = False
         self.started_during_backward = self._next
         while self._next < len(self.slices):
-            self._start(self.slices[self._next])
+            self._start(self._next)
             self._next += 1
         for work in self._works:
             work.wait()

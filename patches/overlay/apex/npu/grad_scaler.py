@@ -10,6 +10,12 @@ Under torch.distributed, the ranks agree on an overflow at unscale_ (the status 
 so they all skip the same steps.
 Unscaling runs in the runtime's fused kernel when it is built (``APEXNPU_OPTIM_PATH=torch``
 forces torch operations; the results are the same).
+
+After ``amp_decorate`` (apex's O2 for torch-native AMP code), the scaler follows O2's loss
+scaler instead of its own schedule: its scale is the loss scaler's, ``unscale_`` fills the fp32
+master gradients and lets the loss scaler decide the overflow and the next scale, and
+``init_scale``, ``growth_factor``, ``backoff_factor`` and ``growth_interval`` do not act
+(see native_amp_o2).
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import torch
 
-from . import float_status, loss_scaling
+from . import float_status, loss_scaling, native_amp_o2
 
 
 class OptState(Enum):
@@ -72,11 +78,17 @@ class GradScaler:
         if not self._enabled:
             return outputs
         float_status.clear()  # what the forward pass saturated on purpose does not count
+        o2 = native_amp_o2.active()
+        if o2:
+            native_amp_o2.before_backward()
 
         def apply(value: Any) -> Any:
             if isinstance(value, torch.Tensor):
                 if self._scale is None:
                     self._lazy_init(value.device)
+                if o2:  # as amp.scale_loss scales
+                    self._scale.fill_(native_amp_o2.loss_scale())
+                    return value.float() * native_amp_o2.loss_scale()
                 return value * self._scale.to(device=value.device)
             if isinstance(value, (list, tuple)):
                 return type(value)(apply(v) for v in value)
@@ -98,6 +110,12 @@ class GradScaler:
                                "unscaled since the last update()")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("GradScaler.unscale_: called after step() and before update()")
+        if native_amp_o2.is_decorated(optimizer):
+            found = native_amp_o2.unscale(optimizer)
+            state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
+                                            device=scale.device)
+            state["stage"] = OptState.UNSCALED
+            return
         inv_scale = 1.0 / float(scale.item())
         found = False
         for group in optimizer.param_groups:
@@ -136,6 +154,8 @@ class GradScaler:
         retval = None
         if not float(state["found_inf"].item()):
             retval = optimizer.step(*args, **kwargs)
+        elif native_amp_o2.is_decorated(optimizer):
+            native_amp_o2.skip(optimizer)
         state["stage"] = OptState.STEPPED
         return retval
 
@@ -145,7 +165,11 @@ class GradScaler:
         if not self._enabled:
             return
         scale = self._check_scale("update")
-        if new_scale is not None:
+        if native_amp_o2.active():  # the loss scaler moved its scale at unscale_
+            if new_scale is not None:
+                native_amp_o2.set_loss_scale(float(new_scale))
+            scale.fill_(native_amp_o2.loss_scale())
+        elif new_scale is not None:
             if isinstance(new_scale, float):
                 scale.fill_(new_scale)
             elif isinstance(new_scale, torch.Tensor) and new_scale.numel() == 1 and \
@@ -180,6 +204,8 @@ class GradScaler:
     def get_scale(self) -> float:
         if not self._enabled:
             return 1.0
+        if native_amp_o2.active():
+            return native_amp_o2.loss_scale()
         return self._init_scale if self._scale is None else float(self._scale.item())
 
     def get_growth_factor(self) -> float:
@@ -210,6 +236,8 @@ class GradScaler:
         """torch.cuda.amp.GradScaler's keys, so checkpoints move between the two."""
         if not self._enabled:
             return {}
+        if native_amp_o2.active():
+            return native_amp_o2.state()
         return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
                 "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
                 "_growth_tracker": self._get_growth_tracker()}
@@ -224,6 +252,9 @@ class GradScaler:
                    "_growth_tracker"} - set(state_dict)
         if missing:
             raise KeyError(f"GradScaler.load_state_dict: missing {sorted(missing)}")
+        if native_amp_o2.active():
+            native_amp_o2.set_loss_scale(state_dict["scale"], state_dict["_growth_tracker"])
+            return
         self._init_scale = float(state_dict["scale"])
         if self._scale is not None:
             self._scale.fill_(self._init_scale)

@@ -1,11 +1,13 @@
-"""``torch.npu.amp``: autocast, GradScaler and the custom-Function decorators, as one module
-(also what transfer_to_npu puts in place of ``torch.cuda.amp``)."""
+"""``torch.npu.amp``: autocast, GradScaler, the custom-Function decorators and apex's
+``amp_decorate`` / ``amp_parameters`` (O2 for torch-native AMP code), as one module (also what
+transfer_to_npu puts in place of ``torch.cuda.amp``)."""
 from __future__ import annotations
 
 import types
 
 import torch
 
+from . import amp_decorate as _amp_decorate
 from . import autocast as _autocast
 from . import grad_scaler as _grad_scaler
 
@@ -17,6 +19,8 @@ def make_module() -> types.ModuleType:
     module.custom_fwd = _autocast.custom_fwd
     module.custom_bwd = _autocast.custom_bwd
     module.is_autocast_enabled = _autocast.is_enabled
+    module.amp_decorate = _amp_decorate.amp_decorate
+    module.amp_parameters = _amp_decorate.amp_parameters
     return module
 
 

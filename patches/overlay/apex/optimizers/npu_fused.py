@@ -6,7 +6,7 @@ kernel names its kind in ``RUNTIME_KIND``, one of the runtime registry's kinds
 """
 from __future__ import annotations
 
-from .lamb import Lamb
+from .lamb import LAMB, Lamb
 from .npu_fused_adadelta import NpuFusedAdadelta
 from .npu_fused_adam import NpuFusedAdam
 from .npu_fused_adamp import NpuFusedAdamP
@@ -19,5 +19,5 @@ from .npu_fused_sgd import NpuFusedSGD
 
 __all__ = [
     "NpuFusedSGD", "NpuFusedAdam", "NpuFusedAdamW", "NpuFusedAdamP", "NpuFusedBertAdam",
-    "NpuFusedAdadelta", "Lamb", "NpuFusedLamb", "NpuFusedRMSprop", "NpuFusedRMSpropTF",
+    "NpuFusedAdadelta", "Lamb", "LAMB", "NpuFusedLamb", "NpuFusedRMSprop", "NpuFusedRMSpropTF",
 ]

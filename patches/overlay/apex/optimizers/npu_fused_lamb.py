@@ -21,6 +21,12 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
     ``use_global_grad_norm=True`` first scales all gradients of the optimizer by
     ``1 / max(global_norm, 1)``, the global L2 gradient norm clipped to 1 (as NVIDIA's LAMB does
     with its default ``max_grad_norm=1``).
+
+    Lamb and LAMB set three more things (always the defaults here; the runtime kernel has only
+    them): ``max_grad_norm`` (the clipping threshold of that global norm; 0 turns it off),
+    ``adam_w_mode`` (True: weight decay added to the Adam step, decoupled; False: to the
+    gradient, L2) and ``grad_averaging`` (True: the first moment takes ``1 - beta1`` of the
+    gradient; False: all of it).
     """
 
     STEP_KIND = "int"
@@ -34,25 +40,31 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
         check_betas(name, betas)
         self.adam = adam
         self.use_global_grad_norm = use_global_grad_norm
+        self.max_grad_norm = 1.0 if use_global_grad_norm else 0.0
+        self.adam_w_mode = True
+        self.grad_averaging = True
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
+        if not (self.adam_w_mode and self.grad_averaging):
+            return None  # the kernel has their defaults only
         beta1, beta2 = group["betas"]
         # The global-norm scaling, when on, already happened in _before_group_updates.
         return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
                     weight_decay=group["weight_decay"], adam=self.adam, use_global_grad_norm=False)
 
     def _before_group_updates(self) -> None:
-        if not self.use_global_grad_norm:
+        if self.max_grad_norm <= 0:
             return
         grads = self._grads_for_norm()
         if not grads:
             return
         global_norm = step_path.total_norm(grads, 2.0)
-        scale = 1.0 / torch.clamp(global_norm, min=1.0)
+        max_norm = self.max_grad_norm
+        scale = max_norm / torch.clamp(global_norm, min=max_norm)
         for g in grads:
             g.mul_(scale.to(g.dtype))
 
@@ -60,10 +72,13 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
         beta1, beta2 = group["betas"]
         grad, p = flat.grad, flat.param
         exp_avg, exp_avg_sq = flat.state["exp_avg"], flat.state["exp_avg_sq"]
-        exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+        decoupled = self.adam_w_mode
+        if group["weight_decay"] != 0 and not decoupled:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1 if self.grad_averaging else 1.0)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         adam_step = exp_avg / exp_avg_sq.sqrt().add(group["eps"])
-        if group["weight_decay"] != 0:
+        if group["weight_decay"] != 0 and decoupled:
             adam_step.add_(p, alpha=group["weight_decay"])
         if self.adam and not self.RECORDS_NORMS:
             p.add_(adam_step, alpha=-group["lr"])
