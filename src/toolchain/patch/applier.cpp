@@ -106,7 +106,18 @@ class FileApplier {
       }
       return std::nullopt;
     }
-    for (std::int64_t offset = 0; offset <= max_offset; ++offset) {
+    // GNU's search, from offset 0 outwards, alternating. When the pattern compares a line, a
+    // place puts its lines inside the file or cannot match: the offsets before the first such
+    // place are skipped, so a header naming line 10^8, or an earlier hunk found 10^8 lines
+    // away, costs what the file's length allows rather than 10^8 steps.
+    std::int64_t first_offset = 0;
+    if (pat_lines - suffix_fuzz >= 1 + prefix_fuzz) {
+      const std::int64_t first_pos = std::max<std::int64_t>(0, 1 - prefix_fuzz - first_guess);
+      const std::int64_t first_neg = std::max<std::int64_t>(1, first_guess - max_where);
+      first_offset = std::min(first_pos <= max_pos_offset ? first_pos : max_offset + 1,
+                              first_neg <= max_neg_offset ? first_neg : max_offset + 1);
+    }
+    for (std::int64_t offset = first_offset; offset <= max_offset; ++offset) {
       if (offset <= max_pos_offset && matches(h, first_guess + offset, prefix_fuzz, suffix_fuzz)) {
         in_offset_ += offset;
         return first_guess + offset;
