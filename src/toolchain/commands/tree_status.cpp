@@ -2,6 +2,7 @@
 
 #include "fs/tree_io.h"
 #include "git/blob_id.h"
+#include "git/object_id.h"
 
 namespace apexnpu::commands {
 
@@ -27,7 +28,7 @@ TreeStatus compare_with_commit(const git::BlobListing& commit, const HashedTree&
       status.added.push_back(file->first);
       ++file, ++id;
     } else {
-      if (file->second.kind != up->second.kind || git_oid_cmp(&*id, &up->second.id) != 0)
+      if (file->second.kind != up->second.kind || !git::same_id(*id, up->second.id))
         status.changed.push_back(file->first);
       ++up, ++file, ++id;
     }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/file_tree.h"
+#include "git/blob_listing.h"
 #include "git/libgit2.h"
 
 namespace apexnpu::git {
@@ -18,13 +19,6 @@ std::string commit_sha(const git_commit* commit);
 // Every blob of the commit's tree; gitlinks (submodules) are skipped and listed.
 FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
                           std::vector<std::string>& skipped_submodules);
-
-// A blob of a tree without its content: its object id and what kind of file it is.
-struct BlobRef {
-  git_oid id;
-  FileKind kind;
-};
-using BlobListing = std::map<std::string, BlobRef>;
 
 // The commit's blobs by path, from its tree objects alone (nothing inflated): what `git status`
 // compares a work tree against. Gitlinks are skipped and listed.

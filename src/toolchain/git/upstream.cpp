@@ -5,12 +5,15 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <system_error>
 
 #include "core/error.h"
 #include "fs/temp_path.h"
 #include "git/cache_lock.h"
 #include "git/libgit2.h"
+#include "git/local_repository.h"
+#include "git/object_id.h"
 #include "git/tree_reader.h"
 
 namespace apexnpu::git {
@@ -120,9 +123,37 @@ UpstreamTree read_commit(git_repository* repo, const git_commit* commit, Upstrea
   return result;
 }
 
+// The native reader's read, when it can make one; nullopt leaves the repository to libgit2,
+// which also has the last word when the native reader finds something wrong (its errors are
+// the ones users know, and what it reads the native reader may not).
+std::optional<UpstreamTree> read_natively(const stdfs::path& path, const UpstreamRequest& request,
+                                          UpstreamContent content) try {
+  std::shared_ptr<const LocalRepository> repo = LocalRepository::open(path);
+  if (!repo) return std::nullopt;
+  const std::optional<git_oid> commit = repo->resolve_commit(request.ref);
+  if (!commit) return std::nullopt;
+  UpstreamTree result;
+  result.commit = to_hex(*commit);
+  if (content == UpstreamContent::files)
+    result.tree = repo->read_commit_tree(*commit, result.skipped_submodules);
+  else
+    result.blobs = repo->list_commit_blobs(*commit, result.skipped_submodules);
+  result.local = std::move(repo);
+  return result;
+} catch (const Error&) {
+  return std::nullopt;
+}
+
 UpstreamTree read_in_place(const UpstreamRequest& request, UpstreamContent content) {
   std::error_code ec;
   const stdfs::path path = stdfs::absolute(request.upstream, ec);
+  if (std::optional<UpstreamTree> native = read_natively(path, request, content)) {
+    native->url = request.upstream;
+    native->repository = path;
+    native->read_in_place = true;
+    return std::move(*native);
+  }
+  ensure_libgit2();
   git_repository* raw = nullptr;
   check(git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
         fmt::format("cannot open the upstream repository {}", request.upstream));
@@ -153,6 +184,7 @@ UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent 
     throw Error(fmt::format("cannot create the cache directory {}: {}", repos.string(), ec.message()),
                 "pass --clone-cache DIR, or set XDG_CACHE_HOME to a writable directory");
   const CacheLock lock(repos / (name + ".lock"));
+  ensure_libgit2();
 
   UpstreamTree result;
   result.url = request.upstream;
@@ -197,7 +229,6 @@ stdfs::path default_cache_dir() {
 }
 
 UpstreamTree read_upstream(const UpstreamRequest& request, UpstreamContent content) {
-  ensure_libgit2();
   if (request.upstream.empty())
     throw UsageError("no upstream given", "pass --upstream URL|PATH or set APEXNPU_UPSTREAM");
   if (request.ref.empty()) throw UsageError("--ref is empty", "pass a branch, tag or commit");

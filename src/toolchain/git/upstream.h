@@ -3,13 +3,16 @@
 // file:// URL is cloned once into the cache and only fetched afterwards.
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/file_tree.h"
-#include "git/tree_reader.h"
+#include "git/blob_listing.h"
 
 namespace apexnpu::git {
+
+class LocalRepository;
 
 struct TransferProgress {
   std::size_t received_objects = 0;
@@ -38,6 +41,9 @@ struct UpstreamTree {
   bool read_in_place = false;          // a local path, no clone
   bool fetched = false;                // this run went to the network (clone or fetch)
   std::vector<std::string> skipped_submodules;
+  // The repository as the native reader opened it, when it read it (libgit2 did otherwise);
+  // blobs are read through it later.
+  std::shared_ptr<const LocalRepository> local;
 
   // How many files upstream has at the commit, whichever way it was read.
   std::size_t file_count() const { return tree.size() + blobs.size(); }  // one of them is empty

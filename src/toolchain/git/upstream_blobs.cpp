@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "git/local_repository.h"
 #include "git/tree_reader.h"
 
 namespace apexnpu::git {
@@ -18,11 +19,12 @@ Repository open_repository(const std::filesystem::path& path) {
 }  // namespace
 
 UpstreamBlobs::UpstreamBlobs(const UpstreamTree& upstream)
-    : listing_(upstream.blobs), repo_(open_repository(upstream.repository)) {}
+    : upstream_(upstream), repo_(upstream.local ? Repository() : open_repository(upstream.repository)) {}
 
 std::optional<FileEntry> UpstreamBlobs::read(const std::string& path) const {
-  const auto it = listing_.find(path);
-  if (it == listing_.end()) return std::nullopt;
+  const auto it = upstream_.blobs.find(path);
+  if (it == upstream_.blobs.end()) return std::nullopt;
+  if (upstream_.local) return upstream_.local->read_blob(path, it->second);
   return read_blob(repo_.get(), path, it->second);
 }
 

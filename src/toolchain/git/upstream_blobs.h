@@ -9,8 +9,9 @@
 
 namespace apexnpu::git {
 
-// A handle of its own on the repository read (libgit2 handles are not shared between threads:
-// one UpstreamBlobs per thread). `upstream` must outlive it.
+// Reads through the native reader when it read the listing (shared by every thread), else
+// through a libgit2 handle of its own (libgit2 handles are not shared between threads: one
+// UpstreamBlobs per thread). `upstream` must outlive it.
 class UpstreamBlobs {
  public:
   explicit UpstreamBlobs(const UpstreamTree& upstream);
@@ -19,8 +20,8 @@ class UpstreamBlobs {
   std::optional<FileEntry> read(const std::string& path) const;
 
  private:
-  const BlobListing& listing_;
-  Repository repo_;
+  const UpstreamTree& upstream_;
+  Repository repo_;  // only without upstream_.local
 };
 
 }  // namespace apexnpu::git
