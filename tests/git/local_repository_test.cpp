@@ -32,7 +32,7 @@ struct Libgit2Read {
   FileTree files;
 };
 Libgit2Read read_with_libgit2(const std::filesystem::path& path, const std::string& ref) {
-  ensure_libgit2();
+  (void)libgit2();
   git_repository* raw = nullptr;
   check(git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr), "open");
   Repository repo(raw);

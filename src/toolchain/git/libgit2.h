@@ -1,6 +1,9 @@
 #pragma once
-// libgit2 behind RAII: the library initialised once per process, every handle owned, every
-// failure turned into an apexnpu::Error that says what was being done.
+// libgit2 behind RAII, loaded when first needed. The toolchain does not link it: the commands
+// that never need it (gen and make-patch on a local repository the native reader reads, build,
+// verify) start without loading it and the ~20 libraries it brings (TLS, Kerberos, SSH), which
+// took longer than the rest of a make-patch run; nor do they pay for its start-up. Every
+// libgit2 function the toolchain calls is listed here and called through libgit2().
 #include <git2.h>
 
 #include <memory>
@@ -8,22 +11,40 @@
 
 namespace apexnpu::git {
 
-// Initialises libgit2 on first use; shut down at process exit.
-void ensure_libgit2();
+#define APEXNPU_LIBGIT2_FUNCTIONS(X)                                                             \
+  X(git_libgit2_init) X(git_libgit2_shutdown) X(git_error_last) X(git_oid_tostr)                  \
+  X(git_repository_open_ext) X(git_repository_open_bare) X(git_repository_path)                  \
+  X(git_repository_free) X(git_revparse_single) X(git_object_peel) X(git_object_free)            \
+  X(git_commit_id) X(git_commit_tree) X(git_commit_free) X(git_tree_walk) X(git_tree_free)       \
+  X(git_tree_entry_name) X(git_tree_entry_id) X(git_tree_entry_filemode) X(git_blob_lookup)      \
+  X(git_blob_rawcontent) X(git_blob_rawsize) X(git_blob_free) X(git_clone_options_init)          \
+  X(git_clone) X(git_fetch_options_init) X(git_remote_create_with_fetchspec)                     \
+  X(git_remote_lookup) X(git_remote_fetch) X(git_remote_free)
 
-template <typename T, void (*Free)(T*)>
-struct GitDeleter {
-  void operator()(T* p) const noexcept { Free(p); }
+// The functions, as loaded from the library the toolchain was compiled against.
+struct Libgit2 {
+#define APEXNPU_LIBGIT2_MEMBER(name) decltype(&::name) name = nullptr;
+  APEXNPU_LIBGIT2_FUNCTIONS(APEXNPU_LIBGIT2_MEMBER)
+#undef APEXNPU_LIBGIT2_MEMBER
 };
-template <typename T, void (*Free)(T*)>
+
+// libgit2, loaded and initialised on first use (shut down at exit). Throws Error naming the
+// library when it cannot be loaded or lacks a function.
+const Libgit2& libgit2();
+
+template <typename T, auto Libgit2::*Free>
+struct GitDeleter {
+  void operator()(T* p) const noexcept { (libgit2().*Free)(p); }
+};
+template <typename T, auto Libgit2::*Free>
 using GitHandle = std::unique_ptr<T, GitDeleter<T, Free>>;
 
-using Repository = GitHandle<git_repository, git_repository_free>;
-using Object = GitHandle<git_object, git_object_free>;
-using Commit = GitHandle<git_commit, git_commit_free>;
-using Tree = GitHandle<git_tree, git_tree_free>;
-using Blob = GitHandle<git_blob, git_blob_free>;
-using Remote = GitHandle<git_remote, git_remote_free>;
+using Repository = GitHandle<git_repository, &Libgit2::git_repository_free>;
+using Object = GitHandle<git_object, &Libgit2::git_object_free>;
+using Commit = GitHandle<git_commit, &Libgit2::git_commit_free>;
+using Tree = GitHandle<git_tree, &Libgit2::git_tree_free>;
+using Blob = GitHandle<git_blob, &Libgit2::git_blob_free>;
+using Remote = GitHandle<git_remote, &Libgit2::git_remote_free>;
 
 // Throws apexnpu::Error("<what>: <libgit2's message>") when rc < 0; returns rc otherwise.
 int check(int rc, const std::string& what);

@@ -11,29 +11,29 @@ namespace apexnpu::git {
 
 Commit resolve_commit(git_repository* repo, const std::string& ref) {
   git_object* raw = nullptr;
-  if (git_revparse_single(&raw, repo, ref.c_str()) != 0) return nullptr;
+  if (libgit2().git_revparse_single(&raw, repo, ref.c_str()) != 0) return nullptr;
   Object object(raw);
   git_object* peeled = nullptr;
-  if (git_object_peel(&peeled, object.get(), GIT_OBJECT_COMMIT) != 0) return nullptr;
+  if (libgit2().git_object_peel(&peeled, object.get(), GIT_OBJECT_COMMIT) != 0) return nullptr;
   return Commit(reinterpret_cast<git_commit*>(peeled));
 }
 
 std::string commit_sha(const git_commit* commit) {
   char hex[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(hex, sizeof hex, git_commit_id(commit));
+  libgit2().git_oid_tostr(hex, sizeof hex, libgit2().git_commit_id(commit));
   return hex;
 }
 
 FileEntry read_blob(git_repository* repo, const std::string& path, const BlobRef& ref) {
   git_blob* raw = nullptr;
-  if (git_blob_lookup(&raw, repo, &ref.id) != 0) {
-    const git_error* e = git_error_last();
+  if (libgit2().git_blob_lookup(&raw, repo, &ref.id) != 0) {
+    const git_error* e = libgit2().git_error_last();
     throw Error(fmt::format("cannot read {}: {}", path, e != nullptr ? e->message : "missing object"),
                 "the repository is incomplete; fetch it again");
   }
   Blob blob(raw);
-  return {std::string(static_cast<const char*>(git_blob_rawcontent(blob.get())),
-                      static_cast<std::size_t>(git_blob_rawsize(blob.get()))),
+  return {std::string(static_cast<const char*>(libgit2().git_blob_rawcontent(blob.get())),
+                      static_cast<std::size_t>(libgit2().git_blob_rawsize(blob.get()))),
           ref.kind};
 }
 
@@ -48,9 +48,9 @@ struct WalkState {
 
 int visit_entry(const char* root, const git_tree_entry* entry, void* payload) {
   auto& state = *static_cast<WalkState*>(payload);
-  const git_filemode_t mode = git_tree_entry_filemode(entry);
+  const git_filemode_t mode = libgit2().git_tree_entry_filemode(entry);
   if (mode == GIT_FILEMODE_TREE) return 0;
-  std::string path = std::string(root) + git_tree_entry_name(entry);
+  std::string path = std::string(root) + libgit2().git_tree_entry_name(entry);
   if (mode == GIT_FILEMODE_COMMIT) {
     state.skipped->push_back(std::move(path));
     return 0;
@@ -58,7 +58,7 @@ int visit_entry(const char* root, const git_tree_entry* entry, void* payload) {
   const FileKind kind = mode == GIT_FILEMODE_BLOB_EXECUTABLE ? FileKind::executable
                         : mode == GIT_FILEMODE_LINK          ? FileKind::symlink
                                                              : FileKind::regular;
-  state.blobs->emplace(std::move(path), BlobRef{*git_tree_entry_id(entry), kind});
+  state.blobs->emplace(std::move(path), BlobRef{*libgit2().git_tree_entry_id(entry), kind});
   return 0;
 }
 
@@ -79,7 +79,7 @@ std::string read_blobs(git_repository* repo, const std::vector<const BlobItem*>&
 std::string read_blobs_in_thread(const std::string& repo_path, const std::vector<const BlobItem*>& blobs,
                                  std::vector<FileEntry>& out, std::size_t first, std::size_t stride) {
   git_repository* raw_repo = nullptr;
-  if (git_repository_open_ext(&raw_repo, repo_path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
+  if (libgit2().git_repository_open_ext(&raw_repo, repo_path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
     return fmt::format("cannot open {}", repo_path);
   Repository repo(raw_repo);
   return read_blobs(repo.get(), blobs, out, first, stride);
@@ -96,11 +96,11 @@ FileTree to_tree(const std::vector<const BlobItem*>& blobs, std::vector<FileEntr
 
 BlobListing list_commit_blobs(const git_commit* commit, std::vector<std::string>& skipped_submodules) {
   git_tree* raw = nullptr;
-  check(git_commit_tree(&raw, commit), fmt::format("cannot read the tree of {}", commit_sha(commit)));
+  check(libgit2().git_commit_tree(&raw, commit), fmt::format("cannot read the tree of {}", commit_sha(commit)));
   Tree tree(raw);
   BlobListing blobs;
   WalkState state{&blobs, &skipped_submodules};
-  check(git_tree_walk(tree.get(), GIT_TREEWALK_PRE, visit_entry, &state),
+  check(libgit2().git_tree_walk(tree.get(), GIT_TREEWALK_PRE, visit_entry, &state),
         fmt::format("cannot walk the tree of {}", commit_sha(commit)));
   return blobs;
 }
@@ -113,7 +113,7 @@ FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
   for (const auto& item : listing) blobs.push_back(&item);
 
   // Inflating blobs is most of the work: spread it over a few threads.
-  const std::string repo_path = git_repository_path(repo);
+  const std::string repo_path = libgit2().git_repository_path(repo);
   const std::size_t threads =
       std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, blobs.size() < 64 ? 1 : 4);
   std::vector<FileEntry> contents(blobs.size());

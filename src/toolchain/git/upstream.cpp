@@ -59,12 +59,12 @@ int transfer_progress(const git_indexer_progress* stats, void* payload) {
 // Branches under refs/remotes/origin/ and every tag, so branch and tag refs resolve in the cache.
 int create_cache_remote(git_remote** out, git_repository* repo, const char* name, const char* url,
                         void*) {
-  return git_remote_create_with_fetchspec(out, repo, name, url, "+refs/heads/*:refs/remotes/origin/*");
+  return libgit2().git_remote_create_with_fetchspec(out, repo, name, url, "+refs/heads/*:refs/remotes/origin/*");
 }
 
 git_fetch_options fetch_options(const UpstreamRequest& request) {
   git_fetch_options options;
-  git_fetch_options_init(&options, GIT_FETCH_OPTIONS_VERSION);
+  libgit2().git_fetch_options_init(&options, GIT_FETCH_OPTIONS_VERSION);
   options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
   options.prune = GIT_FETCH_PRUNE;
   options.callbacks.transfer_progress = transfer_progress;
@@ -76,13 +76,13 @@ Repository clone_into_cache(const UpstreamRequest& request, const stdfs::path& t
   fs::TempDirBeside staging(target);
   stdfs::remove(staging.path());  // git_clone wants to create the directory itself
   git_clone_options options;
-  git_clone_options_init(&options, GIT_CLONE_OPTIONS_VERSION);
+  libgit2().git_clone_options_init(&options, GIT_CLONE_OPTIONS_VERSION);
   options.bare = 1;
   options.local = GIT_CLONE_LOCAL_NO_LINKS;
   options.remote_cb = create_cache_remote;
   options.fetch_opts = fetch_options(request);
   git_repository* raw = nullptr;
-  check(git_clone(&raw, request.upstream.c_str(), staging.path().c_str(), &options),
+  check(libgit2().git_clone(&raw, request.upstream.c_str(), staging.path().c_str(), &options),
         fmt::format("cannot clone {}", request.upstream));
   Repository cloned(raw);
   cloned.reset();
@@ -91,20 +91,20 @@ Repository clone_into_cache(const UpstreamRequest& request, const stdfs::path& t
                             target.string()));
   staging.release();
   git_repository* opened = nullptr;
-  check(git_repository_open_bare(&opened, target.c_str()), "cannot open the cached clone");
+  check(libgit2().git_repository_open_bare(&opened, target.c_str()), "cannot open the cached clone");
   return Repository(opened);
 }
 
 void fetch(git_repository* repo, const UpstreamRequest& request) {
   git_remote* raw = nullptr;
-  check(git_remote_lookup(&raw, repo, "origin"), "the cached clone has no origin remote");
+  check(libgit2().git_remote_lookup(&raw, repo, "origin"), "the cached clone has no origin remote");
   Remote remote(raw);
   git_fetch_options options = fetch_options(request);
   const char* tags = "+refs/tags/*:refs/tags/*";
   const char* heads = "+refs/heads/*:refs/remotes/origin/*";
   char* specs[] = {const_cast<char*>(heads), const_cast<char*>(tags)};
   git_strarray refspecs{specs, 2};
-  check(git_remote_fetch(remote.get(), &refspecs, &options, nullptr),
+  check(libgit2().git_remote_fetch(remote.get(), &refspecs, &options, nullptr),
         fmt::format("cannot fetch {}", request.upstream));
 }
 
@@ -153,9 +153,8 @@ UpstreamTree read_in_place(const UpstreamRequest& request, UpstreamContent conte
     native->read_in_place = true;
     return std::move(*native);
   }
-  ensure_libgit2();
   git_repository* raw = nullptr;
-  check(git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
+  check(libgit2().git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
         fmt::format("cannot open the upstream repository {}", request.upstream));
   Repository repo(raw);
   Commit commit = resolve_commit(repo.get(), request.ref);
@@ -184,7 +183,6 @@ UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent 
     throw Error(fmt::format("cannot create the cache directory {}: {}", repos.string(), ec.message()),
                 "pass --clone-cache DIR, or set XDG_CACHE_HOME to a writable directory");
   const CacheLock lock(repos / (name + ".lock"));
-  ensure_libgit2();
 
   UpstreamTree result;
   result.url = request.upstream;
@@ -195,7 +193,7 @@ UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent 
     result.fetched = true;
   } else {
     git_repository* raw = nullptr;
-    check(git_repository_open_bare(&raw, target.c_str()),
+    check(libgit2().git_repository_open_bare(&raw, target.c_str()),
           fmt::format("cannot open the cached clone {}", target.string()));
     repo.reset(raw);
   }

@@ -11,7 +11,7 @@ namespace {
 
 Repository open_repository(const std::filesystem::path& path) {
   git_repository* raw = nullptr;
-  check(git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
+  check(libgit2().git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
         fmt::format("cannot open the upstream repository {}", path.string()));
   return Repository(raw);
 }
