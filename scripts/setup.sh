@@ -8,7 +8,7 @@ packages=(
   g++ cmake ninja-build pkg-config git patch
   g++-aarch64-linux-gnu qemu-user
   clang libclang-rt-14-dev
-  libgit2-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libssl-dev
+  libgit2-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pytest python3-numpy python3-torch python3-pip
 )
