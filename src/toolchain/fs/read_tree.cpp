@@ -1,15 +1,22 @@
 // fs::read_tree (declared in tree_io.h): a walk through directory descriptors. Each name is
 // opened relative to its directory's descriptor, so no path is resolved from the root again,
 // and a file costs one open, one fstat and its reads; the type comes from the directory entry.
+// Directories are read by a few threads from one queue (reading a tree is mostly system calls,
+// which run side by side), each thread filling a tree of its own; the trees are merged at the end.
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "core/error.h"
 #include "core/relative_path.h"
@@ -29,6 +36,52 @@ struct DirCloser {
 };
 using Dir = std::unique_ptr<DIR, DirCloser>;
 
+// Directories still to read, each open as a descriptor with its path in the tree ("" or ending
+// in '/'). The walk is over when the queue is empty and no thread is reading a directory (which
+// could add more), or when a thread failed.
+class DirectoryQueue {
+ public:
+  struct Directory {
+    UniqueFd fd;
+    std::string prefix;
+  };
+
+  void push(Directory dir) {
+    const std::lock_guard lock(mutex_);
+    pending_.push_back(std::move(dir));
+    ready_.notify_one();
+  }
+  // The next directory to read; false when the walk is over.
+  bool pop(Directory& dir) {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return !pending_.empty() || reading_ == 0 || error_; });
+    if (pending_.empty() || error_) return false;
+    dir = std::move(pending_.back());
+    pending_.pop_back();
+    ++reading_;
+    return true;
+  }
+  void done() {
+    const std::lock_guard lock(mutex_);
+    if (--reading_ == 0 && pending_.empty()) ready_.notify_all();
+  }
+  void fail(std::exception_ptr error) {
+    const std::lock_guard lock(mutex_);
+    if (!error_) error_ = std::move(error);
+    ready_.notify_all();
+  }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<Directory> pending_;
+  std::size_t reading_ = 0;
+  std::exception_ptr error_;
+};
+
 class TreeWalk {
  public:
   TreeWalk(const stdfs::path& root, const std::vector<std::string>& excludes)
@@ -41,13 +94,35 @@ class TreeWalk {
         throw Error(fmt::format("{} is not a directory", root_.string()));
       throw Error(fmt::format("cannot read {}: {}", root_.string(), errno_text()));
     }
-    walk(std::move(fd), "");
-    return std::move(tree_);
+    queue_.push({std::move(fd), ""});
+    const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+    std::vector<FileTree> trees(threads);
+    {
+      std::vector<std::jthread> workers;
+      for (std::size_t t = 1; t < threads; ++t) workers.emplace_back([&, t] { work(trees[t]); });
+      work(trees[0]);
+    }
+    queue_.rethrow();
+    for (std::size_t t = 1; t < threads; ++t) trees[0].merge(trees[t]);
+    return std::move(trees[0]);
   }
 
  private:
-  // Reads the directory open as `fd`, whose path in the tree is `prefix` ("" or ending in '/').
-  void walk(UniqueFd fd, const std::string& prefix) {
+  void work(FileTree& tree) {
+    DirectoryQueue::Directory dir;
+    while (queue_.pop(dir)) {
+      try {
+        walk(std::move(dir.fd), dir.prefix, tree);
+      } catch (...) {
+        queue_.fail(std::current_exception());
+      }
+      queue_.done();
+    }
+  }
+
+  // Reads the directory open as `fd`, whose path in the tree is `prefix` ("" or ending in '/');
+  // its subdirectories go to the queue.
+  void walk(UniqueFd fd, const std::string& prefix, FileTree& tree) {
     const int dir_fd = fd.get();
     Dir dir(::fdopendir(dir_fd));
     if (!dir) throw Error(fmt::format("cannot read {}: {}", (root_ / prefix).string(), errno_text()));
@@ -62,32 +137,33 @@ class TreeWalk {
       }
       const std::string_view name = entry->d_name;
       if (name == "." || name == "..") continue;
-      take(dir_fd, std::string(name), prefix + std::string(name), entry->d_type);
+      take(dir_fd, std::string(name), prefix + std::string(name), entry->d_type, tree);
     }
   }
 
-  void take(int dir_fd, const std::string& name, const std::string& rel, unsigned char type) {
+  void take(int dir_fd, const std::string& name, const std::string& rel, unsigned char type,
+            FileTree& tree) {
     if (is_excluded(rel, excludes_)) return;  // a directory is not entered
     if (type == DT_UNKNOWN) type = type_of(dir_fd, name, rel);
     if (type == DT_DIR) {
       UniqueFd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!sub) throw Error(fmt::format("cannot read {}: {}", (root_ / rel).string(), errno_text()));
-      walk(std::move(sub), rel + '/');
+      queue_.push({std::move(sub), rel + '/'});
       return;
     }
     if (auto reason = unsafe_path_reason(rel))
       throw Error(fmt::format("cannot take {}: {}", (root_ / rel).string(), *reason));
     if (type == DT_LNK) {
-      tree_.emplace(rel, FileEntry{link_target(dir_fd, name, rel), FileKind::symlink});
+      tree.emplace(rel, FileEntry{link_target(dir_fd, name, rel), FileKind::symlink});
     } else if (type == DT_REG) {
-      take_file(dir_fd, name, rel);
+      take_file(dir_fd, name, rel, tree);
     } else {
       throw Error(fmt::format("{} is not a regular file, directory or symlink", (root_ / rel).string()),
                   "remove it or leave it out with --exclude");
     }
   }
 
-  void take_file(int dir_fd, const std::string& name, const std::string& rel) {
+  void take_file(int dir_fd, const std::string& name, const std::string& rel, FileTree& tree) {
     UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0)
@@ -95,7 +171,7 @@ class TreeWalk {
     if (!S_ISREG(st.st_mode))  // replaced since the directory was read
       throw Error(fmt::format("{} is not a regular file", (root_ / rel).string()));
     const bool exec = (st.st_mode & S_IXUSR) != 0;
-    tree_.emplace(rel, FileEntry{read_all(fd.get(), root_ / rel, static_cast<std::size_t>(st.st_size)),
+    tree.emplace(rel, FileEntry{read_all(fd.get(), root_ / rel, static_cast<std::size_t>(st.st_size)),
                                  exec ? FileKind::executable : FileKind::regular});
   }
 
@@ -124,7 +200,7 @@ class TreeWalk {
 
   const stdfs::path& root_;
   const std::vector<std::string>& excludes_;
-  FileTree tree_;
+  DirectoryQueue queue_;
 };
 
 }  // namespace

@@ -7,12 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "core/error.h"
+#include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
 #include "fs/temp_path.h"
@@ -41,8 +44,9 @@ void check_tree_paths(const FileTree& tree) {
       throw Error(fmt::format("refusing to write {}: it is a file and a directory of the tree", dir));
 }
 
-// Creates the files of a tree under a fresh root; remembers the directories it made so each is
-// made once, and sets modes explicitly only when the umask would change them.
+// Creates a tree under a fresh root: every directory first, then the files on a few threads
+// (creating files is mostly waiting on the file system, which serves several at once); modes set
+// explicitly only when the umask would change them.
 class TreeCreator {
  public:
   explicit TreeCreator(stdfs::path root) : root_(std::move(root)) {
@@ -51,9 +55,34 @@ class TreeCreator {
     umask_ = mask;
   }
 
-  void create(const std::string& path, const FileEntry& entry) {
+  void create(const FileTree& tree) {
+    std::set<std::string> directories;  // sorted: a parent before its children
+    std::vector<const FileTree::value_type*> files;
+    files.reserve(tree.size());
+    for (const auto& item : tree) {
+      files.push_back(&item);
+      for (std::size_t slash = item.first.find('/'); slash != std::string::npos;
+           slash = item.first.find('/', slash + 1))
+        directories.insert(item.first.substr(0, slash));
+    }
+    for (const std::string& dir : directories) {
+      const stdfs::path full = root_ / dir;
+      if (::mkdir(full.c_str(), 0755) != 0)
+        throw Error(fmt::format("cannot create directory {}: {}", full.string(), errno_text()));
+    }
+    constexpr std::size_t kRun = 8;
+    const int workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+    const compile::PoolOutcome outcome =
+        compile::run_pool((files.size() + kRun - 1) / kRun, workers, [&](std::size_t run) {
+          for (std::size_t i = run * kRun; i < std::min(files.size(), (run + 1) * kRun); ++i)
+            create_file(files[i]->first, files[i]->second);
+        });
+    if (!outcome.failures.empty()) throw Error(outcome.failures.front().second);
+  }
+
+ private:
+  void create_file(const std::string& path, const FileEntry& entry) const {
     const stdfs::path full = root_ / path;
-    make_parents(path);
     if (entry.kind == FileKind::symlink) {
       if (::symlink(entry.content.c_str(), full.c_str()) != 0)
         throw Error(fmt::format("cannot create symlink {}: {}", full.string(), errno_text()));
@@ -66,21 +95,8 @@ class TreeCreator {
     if ((mode & umask_) != 0) ::fchmod(fd.get(), mode);  // the umask must not decide the mode
   }
 
- private:
-  void make_parents(const std::string& path) {
-    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-      std::string dir = path.substr(0, slash);
-      if (made_.contains(dir)) continue;
-      const stdfs::path full = root_ / dir;
-      if (::mkdir(full.c_str(), 0755) != 0 && errno != EEXIST)
-        throw Error(fmt::format("cannot create directory {}: {}", full.string(), errno_text()));
-      made_.insert(std::move(dir));
-    }
-  }
-
   stdfs::path root_;
   mode_t umask_ = 022;
-  std::set<std::string> made_;
 };
 
 bool is_empty_directory(const stdfs::path& path) {
@@ -143,8 +159,7 @@ StagedTree::StagedTree(const FileTree& tree, stdfs::path target, ReplaceMode mod
   check_target(target_, mode_);
   staging_ = std::make_unique<TempDirBeside>(target_);
   ::chmod(staging_->path().c_str(), 0755);
-  TreeCreator creator(staging_->path());
-  for (const auto& [path, entry] : tree) creator.create(path, entry);
+  TreeCreator(staging_->path()).create(tree);
 }
 
 void StagedTree::commit() {
