@@ -11,6 +11,7 @@
 #include "git/local_repository.h"
 #include "git/tree_reader.h"
 #include "git/upstream.h"
+#include "git/zlib_inflate.h"
 #include "support/fixture_repo.h"
 
 namespace apexnpu::git {
@@ -176,6 +177,17 @@ TEST_F(LocalRepositoryTest, ADamagedPackIsReportedByName) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(pack.filename().string()), std::string::npos) << e.what();
   }
+}
+
+TEST(Inflate, ASizeTheDataCannotHoldIsRefusedWithoutReservingIt) {
+  // "abc" deflated; a damaged pack header may claim 4 GiB for it (found by the fuzzer as an
+  // out-of-memory: the whole claimed size used to be allocated first).
+  const std::string abc("\x78\x9c\x4b\x4c\x4a\x06\x00\x02\x4d\x01\x27", 11);
+  const auto* in = reinterpret_cast<const unsigned char*>(abc.data());
+  EXPECT_EQ(inflate_exact(in, abc.size(), 3, "t"), "abc");
+  EXPECT_THROW(inflate_exact(in, abc.size(), std::size_t{4} << 30, "t"), Error);
+  EXPECT_THROW(inflate_exact(in, abc.size(), 2, "t"), Error);
+  EXPECT_THROW(inflate_exact(in, abc.size() - 3, 3, "t"), Error);
 }
 
 TEST(Delta, CopiesAndInsertsAndRefusesWhatDoesNotFit) {

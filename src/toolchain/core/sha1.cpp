@@ -4,6 +4,7 @@
 #include <utility>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -75,8 +76,14 @@ __attribute__((target("sha,sse4.1"))) void compress_sha_ni(std::array<std::uint3
   state[4] = static_cast<std::uint32_t>(_mm_extract_epi32(e0, 3));
 }
 
+// CPUID: leaf 1 ECX has SSSE3 (bit 9) and SSE4.1 (bit 19), leaf 7 EBX has SHA (bit 29).
 bool has_sha_instructions() {
-  static const bool has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & (1u << 9)) == 0 || (c & (1u << 19)) == 0)
+      return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) != 0 && (b & (1u << 29)) != 0;
+  }();
   return has;
 }
 #else

@@ -47,12 +47,18 @@ class Inflater {
 std::string inflate_exact(const unsigned char* in, std::size_t available, std::size_t size,
                           const std::string& what) {
   Inflater inflater(in, available, what);
-  // One spare byte shows a stream longer than announced.
-  std::string out(size + 1, '\0');
-  const int status = inflater.run(out, 0);
-  if (status != Z_STREAM_END)
-    inflater.fail(status == Z_OK || status == Z_BUF_ERROR ? "truncated, or longer than its header says"
-                                                          : "corrupt data");
+  // The room grows as the data turns out to be there: a damaged header may claim any size. One
+  // spare byte shows a stream longer than announced.
+  const std::size_t room = size + 1;
+  std::string out(std::min(room, std::max<std::size_t>(available * 4, 1 << 16)), '\0');
+  for (;;) {
+    const int status = inflater.run(out, inflater.produced());
+    if (status == Z_STREAM_END) break;
+    if (status != Z_OK && status != Z_BUF_ERROR) inflater.fail("corrupt data");
+    if (inflater.produced() < out.size()) inflater.fail("truncated");  // the input ran out
+    if (out.size() == room) inflater.fail("longer than its header says");
+    out.resize(std::min(room, out.size() * 2));
+  }
   if (inflater.produced() != size) inflater.fail("not the size its header gives");
   out.resize(size);
   return out;
