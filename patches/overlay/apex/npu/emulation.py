@@ -3,9 +3,11 @@
 CPU torch lacks most fp16 kernels (matmul, conv, softmax, ...). While the mode is active, every
 aten operation that reads or writes fp16 data runs in fp32 instead, and its fp16 results are
 rounded back to fp16 with NPU saturation (see ``saturation``), as an NPU's fp32 accumulation
-would (``general_path``). In-place and ``out=`` operations write back into the original fp16
-tensors. View and metadata operations run unchanged so that aliasing is kept. The mode sees the
-backward pass too, because autograd dispatches its backward operations through the same stack.
+would: ``general_path`` does it, ``fast_path`` gives the same bits at less cost, and
+``emulation_path`` says which runs. In-place and ``out=`` operations write back into the
+original fp16 tensors. View and metadata operations run unchanged so that aliasing is kept. The
+mode sees the backward pass too, because autograd dispatches its backward operations through
+the same stack.
 
 The mode stack of torch is per thread: the mode applies to the thread that enabled it.
 """
@@ -17,7 +19,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from . import general_path, npu_kernels, op_schema, placement
+from . import emulation_path, fast_path, general_path, npu_kernels, op_schema, placement
 
 try:  # torch >= 1.13
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -41,19 +43,22 @@ class EmulatedNpuMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        leaves, _ = tree_flatten((args, kwargs))
+        fast = emulation_path.is_fast()
+        leaves = fast_path.leaves(args, kwargs) if fast else tree_flatten((args, kwargs))[0]
         npu = placement.common_npu(leaves, func)
         out = None
         if npu is not None and func in npu_kernels.OPS:
             (args, kwargs), out = npu_kernels.npu_call(func, args, kwargs)
+        unchanged = fast_path.runs_unchanged(func) if fast else op_schema.runs_unchanged(func)
         if out is not None:
             pass
-        elif op_schema.runs_unchanged(func) or not _touches_half(leaves):
+        elif unchanged or not _touches_half(leaves):
             out = func(*args, **kwargs)
         else:
-            out = general_path.run_in_fp32(func, args, kwargs)
+            out = (fast_path if fast else general_path).run_in_fp32(func, args, kwargs)
         if npu is not None:
-            placement.put_outputs(tree_flatten(out)[0], leaves, npu)
+            outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
+            placement.put_outputs(outputs, leaves, npu)
         return out
 
 

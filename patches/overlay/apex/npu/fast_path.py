@@ -1,0 +1,119 @@
+"""The fast path of the fp16 emulation: the general path's arithmetic, bit for bit, at less cost.
+
+Each fp16 operation still runs in fp32 on exact copies of its inputs and is rounded back with
+NPU saturation, so values and float status are those of ``general_path``. What changes is how:
+- the schema facts are read once per op (``op_schema``), the output dtypes once per call
+  signature (``output_dtypes``) instead of a meta run per call;
+- fp16 inputs are widened by the runtime in one pass (``fp32_copies``);
+- arguments are walked directly instead of through torch's pytree.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from . import fp32_copies, general_path, op_schema, output_dtypes, saturation
+
+_HALF = torch.float16
+_FLOAT = torch.float32
+_Tensor = torch.Tensor
+
+
+def _upcast(x: Any) -> Any:
+    """general_path._upcast, through lists and tuples as pytree goes."""
+    if isinstance(x, _Tensor):
+        return fp32_copies.to_fp32(x) if x.dtype == _HALF else x
+    if x is _HALF:
+        return _FLOAT
+    if isinstance(x, (list, tuple)):
+        return type(x)(_upcast(v) for v in x)
+    return x
+
+
+def leaves(args: Sequence[Any], kwargs: Dict[str, Any]) -> List[Any]:
+    """The leaves of ``(args, kwargs)`` in pytree's order."""
+    found: List[Any] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        else:
+            found.append(x)
+
+    walk(args)
+    walk(kwargs)
+    return found
+
+
+def runs_unchanged(func: Any) -> bool:
+    return op_schema.schema_of(func).unchanged
+
+
+def output_leaves(result: Any) -> List[Any]:
+    return _flat_outputs(result)[0]
+
+
+def _flat_outputs(result: Any) -> Tuple[List[Any], Any]:
+    """(leaves, rebuild) of an op's result: a tensor or a tuple/list of tensors directly, anything
+    else through pytree (the order pytree gives, which the expected dtypes follow)."""
+    if isinstance(result, _Tensor):
+        return [result], None
+    if type(result) in (tuple, list) and all(isinstance(x, _Tensor) for x in result):
+        return list(result), type(result)
+    flat, spec = tree_flatten(result)
+    return flat, spec
+
+
+def _rebuild(flat: List[Any], how: Any) -> Any:
+    if how is None:
+        return flat[0]
+    if how is tuple or how is list:
+        return how(flat)
+    return tree_unflatten(flat, how)
+
+
+def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    """``general_path.run_in_fp32``, with the same results."""
+    schema = op_schema.schema_of(func)
+    expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path._expected_dtypes)
+
+    up_args = [_upcast(a) for a in args]
+    up_kwargs = {k: _upcast(v) for k, v in kwargs.items()}
+    scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
+    for arg in schema.written:
+        key, original = op_schema.written_value(arg, args, kwargs)
+        if isinstance(original, _Tensor) and original.dtype == _HALF:
+            scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
+            scratch_by_alias[arg.alias] = (original, scratch)
+
+    result = func(*up_args, **up_kwargs)
+
+    for original, scratch in scratch_by_alias.values():
+        saturation.store_fp16(original, scratch)
+
+    flat, how = _flat_outputs(result)
+    # Returns that alias a written argument are that argument itself.
+    if scratch_by_alias and len(schema.written_returns) == len(flat):
+        for i, alias in enumerate(schema.written_returns):
+            if alias is not None and alias in scratch_by_alias:
+                flat[i] = scratch_by_alias[alias][0]
+    written = {id(orig) for orig, _ in scratch_by_alias.values()}
+    fallback = None
+    for i, x in enumerate(flat):
+        if not isinstance(x, _Tensor) or id(x) in written:
+            continue
+        if expected is not None and i < len(expected):
+            want = expected[i]
+        else:
+            if fallback is None:
+                fallback = general_path._fallback_dtype(args, kwargs)
+            want = fallback
+        if want == _HALF and x.dtype != _HALF and x.is_floating_point():
+            flat[i] = saturation.to_fp16(x)
+    return _rebuild(flat, how)
