@@ -37,22 +37,25 @@ class plain_torch:  # noqa: N801 - used like a function
     """The emulation off in this block: inputs keep the exact bits they are given (NaN, inf)."""
 
     def __enter__(self):
+        self._was_enabled = emulation.is_enabled()
         emulation.disable()
 
     def __exit__(self, *exc):
-        emulation.enable()
+        if self._was_enabled:
+            emulation.enable()
 
 
 def values(*shape, seed=0, scale=1.0, specials=False, dtype=torch.float16, npu=False):
     """Random values (made with the emulation off); ``specials`` puts inf, -inf, NaN, +-65504,
     a subnormal and -0.0 at the first positions."""
-    g = torch.Generator().manual_seed(seed)
-    x = (torch.randn(shape, generator=g) * scale).to(dtype)
-    if specials:
-        flat = x.view(-1)
-        picks = [math.inf, -math.inf, math.nan, 65504.0, -65504.0, 6e-8, -0.0]
-        for i, v in enumerate(picks[:flat.numel()]):
-            flat[i] = v
+    with plain_torch():
+        g = torch.Generator().manual_seed(seed)
+        x = (torch.randn(shape, generator=g) * scale).to(dtype)
+        if specials:
+            flat = x.view(-1)
+            picks = [math.inf, -math.inf, math.nan, 65504.0, -65504.0, 6e-8, -0.0]
+            for i, v in enumerate(picks[:flat.numel()]):
+                flat[i] = v
     return placement.put(x, 0) if npu else x
 
 
@@ -169,6 +172,20 @@ OPS = {
     "gelu": (F.gelu, h(4, 9, scale=3, specials=True)),
     "relu": (F.relu, h(4, 9, specials=True)),
     "relu_inplace": (lambda a: F.relu(a, inplace=True), h(4, 9, specials=True)),
+    "relu_transposed": (lambda a: F.relu(a.t()), h(4, 9, specials=True)),
+    "relu_empty": (F.relu, h(0, 3)),
+    "relu_backward": (lambda g, s: aten.threshold_backward(g, s, 0),
+                      lambda: [values(5, 7, specials=True, scale=1e5), values(5, 7, seed=1, specials=True)]),
+    "relu_backward_float_zero": (lambda g, s: aten.threshold_backward(g, s, 0.0),
+                                 lambda: [values(5, 7, specials=True), values(5, 7, seed=1)]),
+    "threshold_backward_nonzero": (lambda g, s: aten.threshold_backward(g, s, 0.5),
+                                   lambda: [values(5, 7, specials=True), values(5, 7, seed=1)]),
+    "relu_backward_broadcast": (lambda g, s: aten.threshold_backward(g, s, 0),
+                                lambda: [values(5, 7, specials=True), values(7, seed=1)]),
+    "relu_backward_fp32_grad": (lambda g, s: aten.threshold_backward(g, s, 0),
+                                lambda: [values(5, 7, dtype=torch.float32, scale=1e5), values(5, 7, seed=1)]),
+    "relu_backward_strided": (lambda g, s: aten.threshold_backward(g[:, ::2], s[:, ::2], 0),
+                              lambda: [values(5, 8, specials=True), values(5, 8, seed=1, specials=True)]),
     "sigmoid": (torch.sigmoid, h(4, 9)),
     "tanh": (torch.tanh, h(4, 9)),
     "exp_overflow": (torch.exp, h(4, 9, scale=8)),
@@ -185,6 +202,22 @@ OPS = {
     "conv2d": (lambda x, w: F.conv2d(x, w, padding=1), lambda: [values(2, 3, 6, 6), values(4, 3, 3, 3, seed=1)]),
     "conv2d_channels_last": (lambda x, w: F.conv2d(x, w), lambda: [values(2, 3, 6, 6).contiguous(memory_format=torch.channels_last), values(4, 3, 1, 1, seed=1)]),
     "max_pool2d": (lambda x: F.max_pool2d(x, 2), h(2, 3, 6, 6, specials=True)),
+    "max_pool2d_backward": (
+        lambda x, g: aten.max_pool2d_with_indices_backward(
+            g, x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+            aten.max_pool2d_with_indices(x, [2, 2])[1]),
+        lambda: [values(2, 3, 6, 6, specials=True), values(2, 3, 3, 3, seed=1, specials=True)]),
+    "max_pool2d_backward_overlapping": (
+        lambda x, g: aten.max_pool2d_with_indices_backward(
+            g, x, [3, 3], [1, 1], [1, 1], [1, 1], False,
+            aten.max_pool2d_with_indices(x, [3, 3], [1, 1], [1, 1])[1]),
+        lambda: [values(1, 2, 5, 5), values(1, 2, 5, 5, seed=1, scale=3e4)]),
+    "max_pool2d_backward_channels_last": (
+        lambda x, g: aten.max_pool2d_with_indices_backward(
+            g, x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+            aten.max_pool2d_with_indices(x, [2, 2])[1]),
+        lambda: [values(2, 3, 6, 6).contiguous(memory_format=torch.channels_last),
+                 values(2, 3, 3, 3, seed=1).contiguous(memory_format=torch.channels_last)]),
     "batch_norm_fp32_params": (lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=True),
                                lambda: [values(4, 3, 5, 5), torch.zeros(3), torch.ones(3), torch.ones(3), torch.zeros(3)]),
     # placement: outputs of NPU inputs are on that NPU
@@ -258,6 +291,13 @@ def every_fp16_value():
         return torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(torch.float16)
 
 
+def test_inputs_keep_their_nan_and_inf():
+    x = values(3, 3, specials=True)
+    with plain_torch():
+        assert bool(x.view(-1)[2].isnan()) and x.view(-1)[0].item() == math.inf
+        assert torch.full((2,), math.nan).half().isnan().all()
+
+
 LAYOUTS = {
     "contiguous": lambda x: x,
     "offset": lambda x: x[5:],
@@ -267,6 +307,28 @@ LAYOUTS = {
     "strided": lambda x: x[::3],
     "expanded": lambda x: x[:7].view(7, 1).expand(7, 9),
 }
+
+
+def test_relu_and_its_backward_agree_for_every_fp16_value():
+    """Every value at several offsets (each lands in the vector body and the scalar tail of
+    torch's fp32 kernel), as input, as gradient and as the saved input."""
+    def each(offset):
+        return lambda: [every_fp16_value()[offset:]]
+
+    specials = [0.0, -0.0, 1.0, -1.0, 6e-8, -6e-8, math.inf, -math.inf, math.nan, 65504.0]
+    for offset in (0, 1, 7):
+        assert_paths_agree(F.relu, each(offset), repeats=1)
+        assert_paths_agree(lambda a: a.relu_(), each(offset), repeats=1)
+        for v in specials:
+            def pair(grad_varies, offset=offset, v=v):
+                def make():
+                    every = every_fp16_value()[offset:]
+                    other = torch.full(every.shape, v).half()
+                    return [every, other] if grad_varies else [other, every]
+                return make
+            for grad_varies in (True, False):
+                assert_paths_agree(lambda g, s: aten.threshold_backward(g, s, 0),
+                                   pair(grad_varies), repeats=1)
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))

@@ -4,7 +4,9 @@ Each fp16 operation still runs in fp32 on exact copies of its inputs and is roun
 NPU saturation, so values and float status are those of ``general_path``. What changes is how:
 - the schema facts are read once per op (``op_schema``), the output dtypes once per call
   signature (``output_dtypes``) instead of a meta run per call;
-- fp16 inputs are widened by the runtime in one pass (``fp32_copies``);
+- fp16 inputs are widened by the runtime in one pass (``fp32_copies``), except arguments whose
+  values the op never reads, which get an fp32 tensor of their layout (``unread_args``);
+- relu and its backward run in one runtime pass over fp16 memory (``half_kernels``);
 - arguments are walked directly instead of through torch's pytree.
 """
 from __future__ import annotations
@@ -14,22 +16,36 @@ from typing import Any, Dict, List, Sequence, Tuple
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from . import fp32_copies, general_path, op_schema, output_dtypes, saturation
+from . import (backend, fp32_copies, general_path, half_kernels, op_schema, output_dtypes,
+               saturation, unread_args)
 
 _HALF = torch.float16
 _FLOAT = torch.float32
 _Tensor = torch.Tensor
 
 
-def _upcast(x: Any) -> Any:
+def _upcast(x: Any, rt: Any) -> Any:
     """general_path._upcast, through lists and tuples as pytree goes."""
     if isinstance(x, _Tensor):
-        return fp32_copies.to_fp32(x) if x.dtype == _HALF else x
+        return fp32_copies.to_fp32(x, rt) if x.dtype == _HALF else x
     if x is _HALF:
         return _FLOAT
     if isinstance(x, (list, tuple)):
-        return type(x)(_upcast(v) for v in x)
+        return type(x)(_upcast(v, rt) for v in x)
     return x
+
+
+def _upcast_args(func: Any, args: Sequence[Any], rt: Any) -> List[Any]:
+    unread = unread_args.UNREAD.get(func)
+    if unread is None:
+        return [_upcast(a, rt) for a in args]
+    up = []
+    for i, a in enumerate(args):
+        like = None
+        if i in unread and isinstance(a, _Tensor) and a.dtype == _HALF:
+            like = fp32_copies.fp32_like(a)
+        up.append(like if like is not None else _upcast(a, rt))
+    return up
 
 
 def leaves(args: Sequence[Any], kwargs: Dict[str, Any]) -> List[Any]:
@@ -80,11 +96,15 @@ def _rebuild(flat: List[Any], how: Any) -> Any:
 
 def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     """``general_path.run_in_fp32``, with the same results."""
+    rt = backend.runtime_kernels()
+    done = half_kernels.run(func, args, kwargs, rt)
+    if done is not half_kernels.NOT_HANDLED:
+        return done
     schema = op_schema.schema_of(func)
     expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path._expected_dtypes)
 
-    up_args = [_upcast(a) for a in args]
-    up_kwargs = {k: _upcast(v) for k, v in kwargs.items()}
+    up_args = _upcast_args(func, args, rt)
+    up_kwargs = {k: _upcast(v, rt) for k, v in kwargs.items()}
     scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
     for arg in schema.written:
         key, original = op_schema.written_value(arg, args, kwargs)
@@ -95,7 +115,7 @@ def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     result = func(*up_args, **up_kwargs)
 
     for original, scratch in scratch_by_alias.values():
-        saturation.store_fp16(original, scratch)
+        saturation.store_fp16(original, scratch, rt)
 
     flat, how = _flat_outputs(result)
     # Returns that alias a written argument are that argument itself.
@@ -115,5 +135,5 @@ def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
                 fallback = general_path._fallback_dtype(args, kwargs)
             want = fallback
         if want == _HALF and x.dtype != _HALF and x.is_floating_point():
-            flat[i] = saturation.to_fp16(x)
+            flat[i] = saturation.to_fp16(x, rt)
     return _rebuild(flat, how)
