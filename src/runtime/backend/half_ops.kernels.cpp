@@ -1,12 +1,42 @@
-// Per-ISA bodies of backend/half_relu.h: branch-free loops on 16-bit patterns, which the
-// compiler vectorises at every SIMD level (integer selections give the same bits at any level).
+// Per-ISA bodies of backend/half_ops.h. The selections are branch-free loops on 16-bit
+// patterns, which the compiler vectorises at every SIMD level (integer work gives the same bits
+// at any level); add widens tiles with exec/half_simd.h, adds in fp32 and narrows with the
+// saturating conversion, as exact at every level as the conversions themselves.
 #include <cstddef>
 #include <cstdint>
 
 #include "exec/half.h"
+#include "exec/half_simd.h"
 #include "exec/isa.h"
 
 namespace apexnpu::rt::APEXNPU_ISA_NS {
+
+bool saturate_half_range(const half_bits* in, half_bits* out, std::size_t n) {
+  unsigned bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t h = in[i];
+    const std::uint32_t magnitude = h & 0x7FFFu;
+    const unsigned nan = magnitude > 0x7C00u;
+    const unsigned inf = magnitude == 0x7C00u;
+    out[i] = static_cast<half_bits>(nan ? 0u : (inf ? (h & 0x8000u) | kHalfMaxBits : h));
+    bad |= nan | inf;
+  }
+  return bad != 0;
+}
+
+bool add_half_range(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n) {
+  bool bad = false;
+  float ta[kHalfTile];
+  float tb[kHalfTile];
+  for (std::size_t i = 0; i < n; i += kHalfTile) {
+    const std::size_t len = n - i < kHalfTile ? n - i : kHalfTile;
+    half_to_float_n(a + i, ta, len);
+    half_to_float_n(b + i, tb, len);
+    for (std::size_t k = 0; k < len; ++k) ta[k] = ta[k] + tb[k];
+    bad |= float_to_half_n(ta, out + i, len);
+  }
+  return bad;
+}
 
 bool relu_half_range(const half_bits* in, half_bits* out, std::size_t n) {
   unsigned bad = 0;
