@@ -121,6 +121,12 @@ OPS = {
     "fp16_and_0dim_fp32": (torch.mul, lambda: [values(3, 3), torch.tensor(2.5)]),
     "0dim_fp16": (torch.mul, lambda: [values(), values(4, seed=1)]),
     "add_inplace": (lambda a, b: a.add_(b), lambda: [values(4, 5), values(4, 5, seed=1, scale=1e4)]),
+    "add_inplace_specials": (lambda a, b: a.add_(b), lambda: [values(4, 5, specials=True), values(4, 5, seed=1, specials=True)]),
+    "add_inplace_itself": (lambda a: a.add_(a), h(4, 5, specials=True, scale=4e4)),
+    "add_inplace_overlapping": (lambda a: a[1:].add_(a[:-1]), h(600, scale=3e4)),
+    "add_alpha_one": (lambda a, b: torch.add(a, b, alpha=1), lambda: [values(9, specials=True), values(9, seed=1)]),
+    "add_0dim_fp16": (torch.add, lambda: [values(4, 5), values(seed=1)]),
+    "add_transposed": (lambda a, b: a.t() + b.t(), lambda: [values(4, 5), values(4, 5, seed=1)]),
     "add_inplace_fp32_other": (lambda a, b: a.add_(b), lambda: [values(4, 5), values(5, dtype=torch.float32)]),
     "mul_inplace_view": (lambda a: a[:, 1:3].mul_(7e3), h(4, 5, scale=10)),
     "add_out": (lambda a, b, c: torch.add(a, b, out=c), lambda: [values(3, 4), values(3, 4, seed=1), values(0)]),
@@ -142,7 +148,15 @@ OPS = {
     "masked_fill_none_selected": (lambda a, m: a.masked_fill(m, -1e9), lambda: [values(4, 4), values(4, 4) > 1e9]),
     "where": (torch.where, lambda: [values(4, 4) > 0, values(4, 4, specials=True), values(4, 4, seed=1)]),
     # data movement
+    "clone": (lambda a: a.clone(), h(5, 3, specials=True)),
+    "clone_channels_last": (lambda a: a.clone(memory_format=torch.channels_last), h(2, 3, 4, 4, specials=True)),
     "clone_transposed": (lambda a: a.t().clone(), h(5, 3, specials=True)),
+    "unsafe_view": (lambda a: aten._unsafe_view(a, [3, -1]), h(2, 3, 4, specials=True)),
+    "copy_overlapping": (lambda a: a[1:].copy_(a[:-1]), h(600, specials=True)),
+    "copy_itself": (lambda a: a.copy_(a), h(9, specials=True)),
+    "cat_strided": (lambda a, b: torch.cat([a.t(), b]), lambda: [values(3, 3, specials=True), values(2, 3, seed=1)]),
+    "cat_with_empty": (lambda a, b: torch.cat([a, b]), lambda: [values(0), values(4, seed=1, specials=True)]),
+    "cat_out": (lambda a, b, c: torch.cat([a, b], out=c), lambda: [values(2, specials=True), values(3, seed=1), values(0)]),
     "contiguous": (lambda a: a.transpose(0, 1).contiguous(), h(2, 3, 4, specials=True)),
     "reshape_copy": (lambda a: a.transpose(1, 2).reshape(2, -1), h(2, 3, 4, specials=True)),
     "cat": (lambda a, b: torch.cat([a, b], 1), lambda: [values(3, 2, specials=True), values(3, 4, seed=1)]),
@@ -156,6 +170,11 @@ OPS = {
     "to_fp16": (lambda a: a.half(), lambda: [values(3, 5, dtype=torch.float32, scale=5e4, specials=True)]),
     "to_fp16_strided": (lambda a: a[:, ::2].half(), lambda: [values(3, 6, dtype=torch.float32, scale=5e4)]),
     "to_fp16_from_fp16": (lambda a: a.to(torch.float16, copy=True), h(3, 5, specials=True)),
+    "to_fp16_from_fp16_strided": (lambda a: a[:, ::2].to(torch.float16, copy=True), h(3, 6, specials=True)),
+    "to_fp32_strided": (lambda a: a[:, ::2].float(), h(3, 6, specials=True)),
+    "to_fp32_empty": (lambda a: a.float(), h(0, 2)),
+    "to_fp16_empty": (lambda a: a.half(), lambda: [values(2, 0, dtype=torch.float32)]),
+    "to_fp32_memory_format": (lambda a: a.to(torch.float32, memory_format=torch.channels_last), h(2, 3, 2, 2)),
     "zeros_like": (torch.zeros_like, h(2, 3)),
     "ones_half": (lambda: torch.ones(2, 3, dtype=torch.float16), lambda: []),
     "full_overflow": (lambda: torch.full((2,), 7e4, dtype=torch.float16), lambda: []),
@@ -307,6 +326,20 @@ LAYOUTS = {
     "strided": lambda x: x[::3],
     "expanded": lambda x: x[:7].view(7, 1).expand(7, 9),
 }
+
+
+def test_add_and_copies_agree_for_every_fp16_value():
+    every = every_fp16_value
+    specials = [0.0, -0.0, 1.0, -1.0, 6e-8, 0.5, 65504.0, -65504.0, 32.0, math.inf, math.nan]
+    assert_paths_agree(lambda a: a.clone(), lambda: [every()], repeats=1)
+    assert_paths_agree(lambda a: a.to(torch.float32), lambda: [every()], repeats=1)
+    assert_paths_agree(lambda a, b: a.copy_(b), lambda: [every() * 0, every()], repeats=1)
+    for v in specials:
+        def make(v=v):
+            with plain_torch():
+                return [every(), torch.full((65536,), v).half()]
+        assert_paths_agree(torch.add, make, repeats=1)
+        assert_paths_agree(lambda a, b: b.add_(a), make, repeats=1)
 
 
 def test_relu_and_its_backward_agree_for_every_fp16_value():
