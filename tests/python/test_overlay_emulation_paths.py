@@ -397,3 +397,96 @@ def test_an_unknown_emulation_path_is_refused():
     with pytest.raises(ValueError, match="not one of fast, general"):
         emulation_path.select("quick")
     assert emulation_path.selected() in emulation_path.PATHS
+
+
+# --- whole training steps -----------------------------------------------------------------------
+
+class TinyCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(inplace=True),
+            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 2 * 2, 5))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self, vocab=20, seq=6, width=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.tokens = nn.Embedding(vocab, width)
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.fc1, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+        self.head = nn.Linear(width, 5)
+        self.register_buffer("future", torch.ones(seq, seq, dtype=torch.bool).triu(1))
+
+    def forward(self, tokens):
+        x = self.tokens(tokens)
+        b, t, w = x.shape
+        q, k, v = (z.reshape(b, t, self.heads, w // self.heads).transpose(1, 2)
+                   for z in self.qkv(self.norm1(x)).chunk(3, dim=-1))
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(w // self.heads)).masked_fill(
+            self.future, -1e9)  # saturates to -65504 and raises the status in the forward pass
+        x = x + self.proj((F.softmax(scores, -1) @ v).transpose(1, 2).reshape(b, t, w))
+        x = x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+        return self.head(x.mean(1))
+
+
+def train_o2_by_hand(path, make_model, batch, scale, steps=8):
+    """fp16 model, fp32 masters, dynamic loss scale from ``scale`` (the first steps overflow and are
+    skipped, as amp's O2 skips them), SGD; returns every step's loss, status and parameters."""
+    with emulation_path.using(path):
+        torch.manual_seed(0)
+        model = make_model()
+        for m in model.modules():
+            if not isinstance(m, nn.BatchNorm2d):
+                m.half()  # BatchNorm stays fp32, as O2's keep_batchnorm_fp32
+        params = [p for p in model.parameters()]
+        masters = [p.detach().float() for p in params]
+        record = []
+        x, y = batch()
+        for _ in range(steps):
+            loss = F.cross_entropy(model(x).float(), y)
+            forward_status = float_status.clear()  # as amp.scale_loss clears it on entry
+            (loss * scale).backward()
+            overflow = float_status.clear()
+            if overflow:
+                scale /= 2
+            else:
+                with torch.no_grad():
+                    for p, m in zip(params, masters):
+                        m.add_(p.grad.float() / scale, alpha=-0.1)
+                        p.copy_(m)
+            for p in params:
+                p.grad.zero_()
+            record.append((loss.detach().clone(), forward_status, overflow,
+                           [p.detach().clone() for p in params], [m.clone() for m in masters]))
+        return record
+
+
+def image_batch():
+    with plain_torch():
+        g = torch.Generator().manual_seed(1)
+        return torch.randn(4, 3, 8, 8, generator=g).half(), torch.randint(0, 5, (4,), generator=g)
+
+
+def token_batch():
+    g = torch.Generator().manual_seed(1)
+    return torch.randint(0, 20, (3, 6), generator=g), torch.randint(0, 5, (3,), generator=g)
+
+
+@pytest.mark.parametrize("make_model,batch,scale", [(TinyCnn, image_batch, 2.0 ** 17),
+                                                    (TinyTransformer, token_batch, 2.0 ** 20)],
+                         ids=["cnn", "transformer"])
+def test_training_steps_are_bit_identical_on_both_paths(make_model, batch, scale):
+    general = train_o2_by_hand("general", make_model, batch, scale)
+    fast = train_o2_by_hand("fast", make_model, batch, scale)
+    assert [r[2] for r in general][:2] == [True, True], "the first steps overflow"
+    assert not general[-1][2], "and later steps train"
+    for step, (want, got) in enumerate(zip(general, fast)):
+        assert got[1:3] == want[1:3], f"step {step}: float status"
+        assert same(got[0], want[0]) and same(got[3], want[3]) and same(got[4], want[4]), step
