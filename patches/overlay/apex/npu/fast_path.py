@@ -51,20 +51,28 @@ def _upcast_args(func: Any, args: Sequence[Any], rt: Any) -> List[Any]:
 def leaves(args: Sequence[Any], kwargs: Dict[str, Any]) -> List[Any]:
     """The leaves of ``(args, kwargs)`` in pytree's order."""
     found: List[Any] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, (list, tuple)):
-            for v in x:
-                walk(v)
-        elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
+    for x in args:
+        if isinstance(x, (list, tuple, dict)):
+            _walk(x, found)
         else:
             found.append(x)
-
-    walk(args)
-    walk(kwargs)
+    for x in kwargs.values():
+        if isinstance(x, (list, tuple, dict)):
+            _walk(x, found)
+        else:
+            found.append(x)
     return found
+
+
+def _walk(x: Any, found: List[Any]) -> None:
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            _walk(v, found)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _walk(v, found)
+    else:
+        found.append(x)
 
 
 def runs_unchanged(func: Any) -> bool:

@@ -25,6 +25,13 @@ def non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> b
     """torch's ``is_non_overlapping_and_dense`` for a tensor with no size-0 dimension: the
     dimensions of size > 1, by increasing stride, tile memory without gaps or overlaps."""
     expected = 1
+    for stride, size in zip(reversed(strides), reversed(sizes)):  # row-major: no sort needed
+        if size != 1 and stride != expected:
+            break
+        expected *= size
+    else:
+        return True
+    expected = 1
     for stride, size in sorted(zip(strides, sizes)):
         if size == 1:
             continue
