@@ -377,6 +377,42 @@ def test_fp32_copies_equal_torch_conversion_for_every_fp16_value(layout):
     assert same(fp32_copies.to_fp32(x), want)
 
 
+def test_scratch_pool_lends_buffers_and_keeps_those_a_result_holds():
+    from apex.npu import scratch_pool
+
+    scratch_pool.clear()
+    a = scratch_pool.take((2, 3), (1, 2), 6)
+    ptr = a.data_ptr()
+    assert a.shape == (2, 3) and a.stride() == (1, 2) and a.dtype == torch.float32
+    scratch_pool.give_back([])
+    assert scratch_pool.kept_bytes() == 24
+    b = scratch_pool.take((6,), (1,), 6)
+    assert b.data_ptr() == ptr, "reused"
+    scratch_pool.give_back([b[2:]])  # a result lies in the buffer: it is not lent again
+    c = scratch_pool.take((6,), (1,), 6)
+    assert c.data_ptr() != ptr
+    scratch_pool.give_back([])
+    big = scratch_pool.MAX_BUFFER_BYTES // 4 + 1
+    scratch_pool.take((big,), (1,), big)
+    scratch_pool.give_back([])
+    assert scratch_pool.kept_bytes() == 24, "buffers above the limit are not kept"
+    torch.npu.empty_cache()
+    assert scratch_pool.kept_bytes() == 0
+
+
+def test_a_failing_operation_gives_its_buffers_back():
+    from apex.npu import scratch_pool
+
+    scratch_pool.clear()
+    a, b = values(4, 5), values(6, 7)
+    with emulation_path.using("fast"), pytest.raises(RuntimeError):
+        a @ b
+    assert not scratch_pool._pool.lent
+    with emulation_path.using("fast"):
+        a @ values(5, 2)
+    assert not scratch_pool._pool.lent
+
+
 def test_output_dtype_keys_tell_apart_what_the_meta_call_sees():
     from apex.npu import output_dtypes
 

@@ -4,8 +4,9 @@ Each fp16 operation still runs in fp32 on exact copies of its inputs and is roun
 NPU saturation, so values and float status are those of ``general_path``. What changes is how:
 - the schema facts are read once per op (``op_schema``), the output dtypes once per call
   signature (``output_dtypes``) instead of a meta run per call;
-- fp16 inputs are widened by the runtime in one pass (``fp32_copies``), except arguments whose
-  values the op never reads, which get an fp32 tensor of their layout (``unread_args``);
+- fp16 inputs are widened by the runtime in one pass (``fp32_copies``) into memory reused from
+  op to op (``scratch_pool``), except arguments whose values the op never reads, which get an
+  fp32 tensor of their layout (``unread_args``);
 - relu and its backward run in one runtime pass over fp16 memory (``half_kernels``);
 - arguments are walked directly instead of through torch's pytree.
 """
@@ -17,7 +18,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from . import (backend, fp32_copies, general_path, half_kernels, op_schema, output_dtypes,
-               saturation, unread_args)
+               saturation, scratch_pool, unread_args)
 
 _HALF = torch.float16
 _FLOAT = torch.float32
@@ -27,7 +28,7 @@ _Tensor = torch.Tensor
 def _upcast(x: Any, rt: Any) -> Any:
     """general_path._upcast, through lists and tuples as pytree goes."""
     if isinstance(x, _Tensor):
-        return fp32_copies.to_fp32(x, rt) if x.dtype == _HALF else x
+        return fp32_copies.to_fp32(x, rt, pooled=True) if x.dtype == _HALF else x
     if x is _HALF:
         return _FLOAT
     if isinstance(x, (list, tuple)):
@@ -43,7 +44,7 @@ def _upcast_args(func: Any, args: Sequence[Any], rt: Any) -> List[Any]:
     for i, a in enumerate(args):
         like = None
         if i in unread and isinstance(a, _Tensor) and a.dtype == _HALF:
-            like = fp32_copies.fp32_like(a)
+            like = fp32_copies.fp32_like(a, pooled=True)
         up.append(like if like is not None else _upcast(a, rt))
     return up
 
@@ -108,6 +109,16 @@ def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     done = half_kernels.run(func, args, kwargs, rt)
     if done is not half_kernels.NOT_HANDLED:
         return done
+    flat: List[Any] = []
+    try:
+        flat, how = _round_trip(func, args, kwargs, rt)
+    finally:
+        scratch_pool.give_back(flat)
+    return _rebuild(flat, how)
+
+
+def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
+                rt: Any) -> Tuple[List[Any], Any]:
     schema = op_schema.schema_of(func)
     expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path._expected_dtypes)
 
@@ -144,4 +155,4 @@ def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
             want = fallback
         if want == _HALF and x.dtype != _HALF and x.is_floating_point():
             flat[i] = saturation.to_fp16(x, rt)
-    return _rebuild(flat, how)
+    return flat, how

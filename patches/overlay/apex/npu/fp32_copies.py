@@ -6,7 +6,8 @@ layout is the one ``_to_copy`` picks: a tensor that is non-overlapping and dense
 strides, and only such a tensor is converted by the runtime, as one flat range of memory
 (``data_ptr`` is its lowest address, since strides are never negative). Anything else, or no
 runtime, goes through ``x.to(torch.float32)`` itself. An argument whose values the op never
-reads gets a tensor of that layout without the conversion (``fp32_like``).
+reads gets a tensor of that layout without the conversion (``fp32_like``). The memory may be
+lent by ``scratch_pool``.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from . import backend
+from . import backend, scratch_pool
 
 _FLOAT = torch.float32
 _empty_strided = torch._C._VariableFunctions.empty_strided
@@ -44,27 +45,35 @@ def non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> b
 _LOOKUP = object()
 
 
-def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
+def _new(sizes: Sequence[int], strides: Sequence[int], n: int, pooled: bool) -> torch.Tensor:
+    if pooled:
+        return scratch_pool.take(sizes, strides, n)
+    return _empty_strided(sizes, strides, dtype=_FLOAT)
+
+
+def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.Tensor:
     """The fp16 tensor ``x`` as a new fp32 tensor: the values and strides of ``x.to(float32)``.
-    ``rt``: the runtime as ``backend.runtime_kernels()`` gives it, if the caller has it."""
+    ``rt``: the runtime as ``backend.runtime_kernels()`` gives it, if the caller has it;
+    ``pooled``: the memory is lent by ``scratch_pool`` (the caller gives it back)."""
     n = x.numel()
     if n and x.layout == torch.strided and _is_cpu(x):
         sizes, strides = x.size(), x.stride()
         if rt is _LOOKUP:
             rt = backend.runtime_kernels()
         if rt is not None and non_overlapping_and_dense(sizes, strides):
-            out = _empty_strided(sizes, strides, dtype=_FLOAT)
+            out = _new(sizes, strides, n, pooled)
             rt.half_to_float(x.data_ptr(), out.data_ptr(), n)
             return out
     return x.to(_FLOAT)
 
 
-def fp32_like(x: torch.Tensor) -> Optional[torch.Tensor]:
+def fp32_like(x: torch.Tensor, pooled: bool = False) -> Optional[torch.Tensor]:
     """An fp32 tensor with the sizes and strides ``to_fp32(x)`` would have and unset values, for
     an argument the op never reads the values of; None when ``x`` is not non-overlapping and
     dense (torch then picks the copy's layout by rules not repeated here)."""
-    if x.numel() and x.layout == torch.strided and _is_cpu(x):
+    n = x.numel()
+    if n and x.layout == torch.strided and _is_cpu(x):
         sizes, strides = x.size(), x.stride()
         if non_overlapping_and_dense(sizes, strides):
-            return _empty_strided(sizes, strides, dtype=_FLOAT)
+            return _new(sizes, strides, n, pooled)
     return None
