@@ -400,6 +400,15 @@ def test_scratch_pool_lends_buffers_and_keeps_those_a_result_holds():
     assert scratch_pool.kept_bytes() == 0
 
 
+def test_the_fast_path_keeps_freed_host_memory_and_empty_cache_returns_it():
+    from apex.npu import host_allocator
+
+    assert host_allocator._glibc() is not None, "Debian's C library is glibc"
+    assert host_allocator._applied == [True], "enabling the fast emulation told glibc"
+    assert host_allocator.keep_freed_memory()
+    torch.npu.empty_cache()  # malloc_trim
+
+
 def test_a_failing_operation_gives_its_buffers_back():
     from apex.npu import scratch_pool
 

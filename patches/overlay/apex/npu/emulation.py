@@ -19,7 +19,8 @@ from typing import Any, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from . import emulation_path, fast_path, general_path, npu_kernels, op_schema, placement
+from . import (emulation_path, fast_path, general_path, host_allocator, npu_kernels, op_schema,
+               placement)
 
 try:  # torch >= 1.13
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -104,6 +105,8 @@ def enable() -> None:
     """Turn the emulation on for the calling thread (idempotent)."""
     if _active_mode() is not None:
         return
+    if emulation_path.is_fast():
+        host_allocator.keep_freed_memory()
     _install_legacy_constructor_fix()
     mode = EmulatedNpuMode()
     mode.__enter__()
