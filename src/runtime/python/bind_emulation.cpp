@@ -2,7 +2,9 @@
 // path of apex.npu's emulation calls them where they give the general path's bits. Each raises
 // the device's float status when something was saturated, as float_to_half does.
 #include "backend/device.h"
+#include "backend/half_max_pool.h"
 #include "backend/half_ops.h"
+#include "exec/error.h"
 #include "python/methods.h"
 
 namespace apexnpu::py {
@@ -52,6 +54,32 @@ PyObject* binary(PyObject*, PyObject* args) {
   });
 }
 
+PyObject* max_pool2d_half(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, dst = 0, indices = 0;
+  long long planes = 0;
+  long long v[12] = {};
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&LLLLLLLLLLLLL|i:max_pool2d_half", to_address, &src,
+                        to_address, &dst, to_address, &indices, &planes, &v[0], &v[1], &v[2],
+                        &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &index))
+    return nullptr;
+  return guarded([&] {
+    const rt::PoolGeometry g{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]};
+    if (planes < 0 || g.in_h < 1 || g.in_w < 1 || g.out_h < 1 || g.out_w < 1 || g.kernel_h < 1 ||
+        g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_h < 0 || g.pad_w < 0 ||
+        g.dilation_h < 1 || g.dilation_w < 1)
+      throw rt::ArgumentError("max_pool2d_half: sizes, kernel, stride and dilation must be "
+                              "positive, padding non-negative");
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = rt::max_pool2d_half(ptr<const rt::half_bits>(src), ptr<rt::half_bits>(dst),
+                                ptr<std::int64_t>(indices), planes, g);
+    }
+    return reported(index, bad);
+  });
+}
+
 }  // namespace
 
 PyMethodDef kEmulationMethods[] = {
@@ -68,6 +96,11 @@ PyMethodDef kEmulationMethods[] = {
      "relu_backward_half(grad_fp16_addr, self_fp16_addr, dst_fp16_addr, n, device=0) -> bool: "
      "threshold_backward(grad, self, 0), stored saturating; True (and the status raised) for a "
      "passed NaN or inf"},
+    {"max_pool2d_half", max_pool2d_half, METH_VARARGS,
+     "max_pool2d_half(src_fp16_addr, dst_fp16_addr, indices_int64_addr, planes, in_h, in_w, "
+     "out_h, out_w, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, "
+     "dilation_w, device=0) -> bool: torch's contiguous max_pool2d_with_indices on the exact "
+     "values, stored saturating; True (and the status raised) for a stored NaN or inf"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace apexnpu::py
