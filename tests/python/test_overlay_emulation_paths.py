@@ -221,6 +221,10 @@ OPS = {
     "conv2d": (lambda x, w: F.conv2d(x, w, padding=1), lambda: [values(2, 3, 6, 6), values(4, 3, 3, 3, seed=1)]),
     "conv2d_channels_last": (lambda x, w: F.conv2d(x, w), lambda: [values(2, 3, 6, 6).contiguous(memory_format=torch.channels_last), values(4, 3, 1, 1, seed=1)]),
     "max_pool2d": (lambda x: F.max_pool2d(x, 2), h(2, 3, 6, 6, specials=True)),
+    "max_pool2d_3d_input": (lambda x: F.max_pool2d(x, 2), h(3, 6, 6, specials=True)),
+    "max_pool2d_one_channel": (lambda x: F.max_pool2d(x, 2), h(2, 1, 6, 6, specials=True)),
+    "max_pool2d_channels_last": (lambda x: F.max_pool2d(x, 2), lambda: [
+        values(2, 3, 6, 6, specials=True).contiguous(memory_format=torch.channels_last)]),
     "max_pool2d_backward": (
         lambda x, g: aten.max_pool2d_with_indices_backward(
             g, x, [2, 2], [2, 2], [0, 0], [1, 1], False,
@@ -326,6 +330,51 @@ LAYOUTS = {
     "strided": lambda x: x[::3],
     "expanded": lambda x: x[:7].view(7, 1).expand(7, 9),
 }
+
+
+POOL_GEOMETRIES = [  # kernel, stride, padding, dilation, ceil_mode, input H x W
+    (2, None, 0, 1, False, (8, 8)), (3, 1, 1, 1, False, (7, 9)), (3, 2, 1, 1, True, (7, 8)),
+    ((2, 3), (1, 2), (1, 0), 1, False, (6, 7)), (3, 2, 1, 2, True, (11, 10)),
+    (2, 3, 0, 1, True, (7, 7)), (1, 1, 0, 1, False, (3, 4)), (5, 2, 2, 1, True, (5, 5)),
+]
+
+
+@pytest.mark.parametrize("geometry", POOL_GEOMETRIES, ids=str)
+def test_max_pool_agrees_on_every_geometry_with_ties_nan_and_inf(geometry):
+    kernel, stride, pad, dilation, ceil, (height, width) = geometry
+
+    def make():
+        with plain_torch():
+            g = torch.Generator().manual_seed(3)
+            # few distinct values: ties everywhere; then NaN, infinities and zeros of both signs
+            x = torch.randint(-3, 4, (2, 3, height, width), generator=g).half()
+            flat = x.view(-1)
+            picks = torch.randint(0, flat.numel(), (12,), generator=g).tolist()
+            for i, v in zip(picks, [math.nan, math.inf, -math.inf, -0.0, math.nan, 65504.0,
+                                    -math.inf, 0.0, math.nan, -65504.0, math.inf, -0.0]):
+                flat[i] = v
+            return [x]
+
+    def pool(x):
+        return torch.ops.aten.max_pool2d_with_indices(x, kernel if isinstance(kernel, tuple) else [kernel],
+                                                      [] if stride is None else stride, pad, dilation, ceil)
+
+    assert_paths_agree(pool, make)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: F.max_pool2d(x, 2, padding=2),  # padding above half the kernel
+    lambda x: F.max_pool2d(x, 9),  # window larger than the input
+    lambda x: x + values(5, 5),  # shapes that do not broadcast
+    lambda x: torch.cat([x, values(2, 2)]),
+], ids=["pool_padding", "pool_window", "add_shapes", "cat_shapes"])
+def test_both_paths_refuse_the_same_calls_alike(call):
+    messages = []
+    for path in ("general", "fast"):
+        with emulation_path.using(path), pytest.raises(RuntimeError) as error:
+            call(values(1, 2, 6, 6))
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
 
 
 def test_add_and_copies_agree_for_every_fp16_value():

@@ -16,6 +16,8 @@ the float status of device 0, as the general path's ``float_to_half`` does.
   zeros in any precision).
 - conversions: ``_to_copy`` to fp32 is the general path's own widening; ``_to_copy`` to fp16 of
   an fp32 tensor and ``copy_`` of fp32 values into an fp16 tensor are its narrowing.
+- ``max_pool2d_with_indices`` of NCHW fp16: torch's contiguous fp32 kernel selects an element
+  per window by comparisons, which the runtime repeats on the fp16 values (``half_max_pool.h``).
 """
 from __future__ import annotations
 
@@ -183,6 +185,61 @@ def _cat(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     return out
 
 
+def _pair(value: Any, default: Optional[Sequence[int]] = None) -> Optional[Sequence[int]]:
+    """A pooling size as torch reads it: one int for both sides or two; empty: ``default``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    if len(value) == 0:
+        return default
+    if len(value) == 1:
+        return (value[0], value[0])
+    return tuple(value) if len(value) == 2 else None
+
+
+def _pooled_size(size: int, kernel: int, stride: int, pad: int, dilation: int,
+                 ceil: bool) -> int:
+    """torch's pooling_output_shape."""
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _max_pool2d(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    """``max_pool2d_with_indices`` of a contiguous fp16 (N,)C,H,W tensor laid out as NCHW (more
+    than one channel and one pixel, so torch takes its contiguous kernel); arguments torch would
+    refuse go to the round trip, which raises torch's error."""
+    if kwargs or not 2 <= len(args) <= 6 or not _plain(args[0], _HALF):
+        return NOT_HANDLED
+    x = args[0]
+    kernel = _pair(args[1])
+    stride = _pair(args[2] if len(args) > 2 else [], kernel)
+    pad = _pair(args[3] if len(args) > 3 else 0)
+    dilation = _pair(args[4] if len(args) > 4 else 1)
+    ceil = args[5] if len(args) > 5 else False
+    if kernel is None or stride is None or pad is None or dilation is None \
+            or not isinstance(ceil, bool) or x.dim() not in (3, 4):
+        return NOT_HANDLED
+    *lead, height, width = x.shape
+    if (x.dim() == 4 and lead[1] < 2) or height * width < 2 or min(kernel + stride + dilation) < 1 \
+            or min(pad) < 0 or pad[0] > kernel[0] // 2 or pad[1] > kernel[1] // 2:
+        return NOT_HANDLED
+    out_h = _pooled_size(height, kernel[0], stride[0], pad[0], dilation[0], ceil)
+    out_w = _pooled_size(width, kernel[1], stride[1], pad[1], dilation[1], ceil)
+    if out_h < 1 or out_w < 1:
+        return NOT_HANDLED
+    planes = x.numel() // (height * width)
+    out = _empty((*lead, out_h, out_w), dtype=_HALF)
+    indices = _empty((*lead, out_h, out_w), dtype=torch.int64)
+    rt.max_pool2d_half(x.data_ptr(), out.data_ptr(), indices.data_ptr(), planes, height, width,
+                       out_h, out_w, kernel[0], kernel[1], stride[0], stride[1], pad[0], pad[1],
+                       dilation[0], dilation[1])
+    return (out, indices)
+
+
 _KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
     aten.relu.default: _relu,
     aten.relu_.default: _relu_,
@@ -195,12 +252,13 @@ _KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
     aten.copy_.default: _copy_,
     aten.zero_.default: _zero_,
     aten.cat.default: _cat,
+    aten.max_pool2d_with_indices.default: _max_pool2d,
 }
 
 
 def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:
     """The op's result computed without the round trip, or NOT_HANDLED."""
     kernel = _KERNELS.get(func)
-    if kernel is None or rt is None or not hasattr(rt, "saturate_half"):
+    if kernel is None or rt is None or not hasattr(rt, "max_pool2d_half"):
         return NOT_HANDLED
     return kernel(rt, args, kwargs)
