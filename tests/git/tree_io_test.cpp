@@ -79,6 +79,52 @@ TEST(WriteTree, AFailureLeavesTheTargetAsItWas) {
   for (const auto& e : stdfs::directory_iterator(tmp.path())) EXPECT_EQ(e.path().filename(), "out");
 }
 
+TEST(StagedTree, AppearsOnlyOnCommitAndLeavesNothingWhenDropped) {
+  TempDir tmp;
+  test::write_file(tmp / "out/old", "old\n");
+  const FileTree tree{{"dir/new", {"new\n"}}};
+  {
+    StagedTree dropped(tree, tmp / "out", ReplaceMode::replace);
+  }
+  EXPECT_EQ(test::snapshot(tmp.path()), (std::map<std::string, std::string>{{"out/old", "old\n"}}));
+
+  StagedTree staged(tree, tmp / "out", ReplaceMode::replace);
+  EXPECT_EQ(test::read_file(tmp / "out/old"), "old\n") << "written beside, not yet in place";
+  staged.commit();
+  EXPECT_EQ(read_tree(tmp / "out"), tree);
+  EXPECT_THROW(staged.commit(), Error);
+  for (const auto& e : stdfs::directory_iterator(tmp.path())) EXPECT_EQ(e.path().filename(), "out");
+  EXPECT_THROW(StagedTree(tree, tmp / "out", ReplaceMode::refuse_non_empty), Error);
+}
+
+TEST(ReadTree, NamesWhatItCannotTake) {
+  TempDir tmp;
+  test::write_file(tmp / "t/a.py", "a\n");
+  const std::string long_target = std::string(300, 'x') + "/target";
+  stdfs::create_symlink(long_target, tmp / "t/long");
+  EXPECT_EQ(read_tree(tmp / "t").at("long").content, long_target);
+
+  stdfs::create_directory_symlink(tmp / "t", tmp / "root-link");
+  try {
+    read_tree(tmp / "root-link");
+    ADD_FAILURE() << "a symlink is not taken as the root";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("root-link is not a directory"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(::mkfifo((tmp / "t/sub/pipe").c_str(), 0644), -1) << "no parent yet";
+  stdfs::create_directories(tmp / "t/sub");
+  ASSERT_EQ(::mkfifo((tmp / "t/sub/pipe").c_str(), 0644), 0);
+  try {
+    read_tree(tmp / "t");
+    ADD_FAILURE() << "a FIFO is refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t/sub/pipe is not a regular file, directory or symlink"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_tree(tmp / "t", {"pipe"}).size(), 2u) << "unless excluded";
+}
+
 TEST(WriteFile, ReplacesAtomicallyAndReadRefusesSymlinks) {
   TempDir tmp;
   write_file_atomic(tmp / "f", "one");

@@ -14,6 +14,7 @@ struct HostileCase {
   std::string name;
   std::string patch;
   std::vector<std::string> any_of;  // the error names one of these (case-insensitive)
+  std::string where = {};           // and, when given, the patch file and line: "hostile.patch:N"
 };
 
 std::string lower(std::string s) {
@@ -55,9 +56,22 @@ std::vector<HostileCase> hostile_cases() {
        "diff --git a/bin b/bin\nnew file mode 100644\nGIT binary patch\nliteral 3\nKcmZ?wV*mgF0RRC2\n\n",
        {"binary"}},
       {"GarbageOnly", "this is not a patch\nat all\n", {"garbage", "no diff", "not a patch"}},
-      {"CreateAndDeleteSameFile",
-       "--- /dev/null\n+++ b/twice.py\n@@ -0,0 +1 @@\n+x\n--- a/twice.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n",
+      {"CreateTheSameFileTwice",
+       "--- /dev/null\n+++ b/twice.py\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/twice.py\n@@ -0,0 +1 @@\n+y\n",
        {"twice", "more than once", "same file", "already"}},
+      {"QuotedDotDot", "--- /dev/null\n+++ \"b/..\\057outside/evil.txt\"\n@@ -0,0 +1 @@\n+x\n", {".."}},
+      {"MalformedQuotedName", "--- a/README\n+++ \"b/READ\\qME\"\n@@ -1 +1 @@\n-x\n+y\n", {"quoted"},
+       "hostile.patch:2"},
+      {"NoNewlineMarkerInsideAHunk",
+       "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n-readme line 1\n\\ No newline at end of file\n"
+       "+x\n readme line 2\n",
+       {"malformed"}, "hostile.patch:5"},
+      {"ContextOnlyHunk", "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n readme line 1\n readme line 2\n",
+       {"malformed"}, "hostile.patch:3"},
+      {"MisorderedHunks",
+       "--- a/README\n+++ b/README\n@@ -4 +4 @@\n-readme line 4\n+x\n@@ -1,2 +1,2 @@\n-readme line 1\n+y\n"
+       " readme line 2\n",
+       {"misordered"}, "hostile.patch:6"},
       {"DeletionDiffers",
        "--- a/README\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-not what the file says\n-readme line 2\n",
        {"README"}},
@@ -95,6 +109,9 @@ TEST_P(HostilePatchTest, IsRefusedAndNothingIsWritten) {
   bool named = false;
   for (const auto& word : c.any_of) named |= err.find(lower(word)) != std::string::npos;
   EXPECT_TRUE(named) << "error should name one of the expected causes: " << r.err;
+  if (!c.where.empty()) {
+    EXPECT_NE(r.err.find(c.where), std::string::npos) << "the patch file and line: " << r.err;
+  }
   EXPECT_FALSE(stdfs::exists(out)) << "no output may be created";
   EXPECT_TRUE(stdfs::is_empty(tmp / "outside")) << "nothing written through the symlink";
   EXPECT_FALSE(stdfs::exists("/tmp/apexnpu-escape.py"));

@@ -4,9 +4,8 @@
 // offset, need fuzz, or fail.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "patch/patch_engine.h"
+#include "random_lines.h"
 #include "support/test_support.h"
 
 namespace apexnpu::patch {
@@ -14,54 +13,6 @@ namespace {
 
 using test::RunResult;
 using test::TempDir;
-
-class CaseMaker {
- public:
-  explicit CaseMaker(unsigned seed) : rng_(seed) {}
-
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-
-  std::string line() {
-    const std::string eol = pick(0, 9) == 0 ? "\r\n" : "\n";
-    return "line " + std::to_string(pick(0, 40)) + eol;  // few distinct lines: repeats happen
-  }
-
-  std::vector<std::string> file(int lo, int hi) {
-    std::vector<std::string> lines(pick(lo, hi));
-    for (auto& l : lines) l = line();
-    if (!lines.empty() && pick(0, 4) == 0) lines.back().pop_back();  // no final newline
-    return lines;
-  }
-
-  // A few random replacements, insertions and deletions.
-  void edit(std::vector<std::string>& lines, int max_ops) {
-    for (int ops = pick(1, max_ops); ops > 0; --ops) {
-      const int at = pick(0, static_cast<int>(lines.size()));
-      switch (pick(0, 2)) {
-        case 0:
-          if (at < static_cast<int>(lines.size())) lines[at] = line();
-          break;
-        case 1:
-          for (int k = pick(1, 3); k > 0; --k) lines.insert(lines.begin() + at, line());
-          break;
-        default:
-          if (at < static_cast<int>(lines.size())) lines.erase(lines.begin() + at);
-      }
-    }
-    // Only the last line may lack its newline.
-    for (std::size_t i = 0; i + 1 < lines.size(); ++i)
-      if (lines[i].empty() || lines[i].back() != '\n') lines[i] += "\n";
-  }
-
- private:
-  std::mt19937 rng_;
-};
-
-std::string join(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l;
-  return s;
-}
 
 TEST(GnuParity, RandomPatchesApplyExactlyAsGnuPatchDoes) {
   TempDir tmp;

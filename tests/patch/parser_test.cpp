@@ -104,10 +104,14 @@ TEST(Parser, RefusesUnsafePathsAfterStripping) {
             std::string::npos);
 }
 
-TEST(Parser, AFilePatchedTwiceIsAnError) {
-  EXPECT_NE(error_of("--- /dev/null\n+++ b/t\n@@ -0,0 +1 @@\n+x\n--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n")
-                .find("patched twice"),
-            std::string::npos);
+TEST(Parser, SeveralSectionsForOneFileAreKeptInOrder) {
+  // A concatenated series (issue 13): no longer "patched twice"; the applier takes them in order.
+  const PatchSet set =
+      parse_patch("--- /dev/null\n+++ b/t\n@@ -0,0 +1 @@\n+x\n--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", "p.patch");
+  ASSERT_EQ(set.files.size(), 2u);
+  EXPECT_EQ(set.files[0].operation, FileOperation::create);
+  EXPECT_EQ(set.files[1].operation, FileOperation::remove);
+  EXPECT_EQ(set.files[1].patch_line, 5u);
 }
 
 }  // namespace

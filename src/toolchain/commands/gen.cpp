@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <system_error>
 
 #include "commands/phase_timer.h"
@@ -115,11 +116,17 @@ std::vector<std::string> add_overlay(FileTree& tree, FileTree overlay,
 
 // The tree GNU patch leaves when hunks fail: the hunks that applied, and each file's failed ones
 // in <file>.rej beside it.
+// Several sections of one file append to its one .rej, as GNU's do.
 GenOutcome keep_rejects(patch::ApplyResult& applied, GenResult result) {
   result.rejects.emplace();
   for (const auto& file : applied.files) {
     if (file.rejects.empty()) continue;
     const std::string rej = file.path + ".rej";
+    const bool ours = std::find(result.rejects->begin(), result.rejects->end(), rej) != result.rejects->end();
+    if (ours) {
+      applied.tree[rej].content += file.rejects;
+      continue;
+    }
     if (applied.tree.contains(rej))
       throw Error(fmt::format("cannot keep the rejects of {}: {} already exists in the tree",
                               file.path, rej));

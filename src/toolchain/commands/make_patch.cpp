@@ -2,45 +2,48 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <future>
 #include <system_error>
 
 #include "commands/phase_timer.h"
+#include "commands/tree_status.h"
+#include "commands/upstream_patch.h"
 #include "commands/upstream_defaults.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
 #include "fs/file_io.h"
 #include "fs/tree_io.h"
-#include "patch/patch_engine.h"
 
 namespace apexnpu::commands {
 namespace stdfs = std::filesystem;
 
 namespace {
 
-// How the edited tree differs from upstream, paths sorted (both trees are sorted maps).
-struct TreeDifference {
-  std::vector<std::string> changed;  // in both, content or kind differs
-  std::vector<std::string> deleted;  // upstream only (and not excluded)
-  FileTree added;                    // edited tree only: becomes the overlay
-};
-
-TreeDifference compare_trees(const FileTree& upstream, const FileTree& edited,
-                             const std::vector<std::string>& excludes) {
-  TreeDifference diff;
-  for (const auto& [path, entry] : upstream) {
-    if (fs::is_excluded(path, excludes)) continue;
-    const auto it = edited.find(path);
-    if (it == edited.end())
-      diff.deleted.push_back(path);
-    else if (!(it->second == entry))
-      diff.changed.push_back(path);
+// The output directory, made if missing; the directories it made are removed again if the
+// command fails before keep(), so a failed make-patch leaves no trace.
+class OutputDirectory {
+ public:
+  explicit OutputDirectory(const stdfs::path& path) {
+    std::error_code ec;
+    for (stdfs::path p = stdfs::absolute(path, ec);
+         !ec && p.has_relative_path() && !stdfs::exists(p, ec); p = p.parent_path())
+      made_.push_back(p);
+    stdfs::create_directories(path, ec);
+    if (ec)
+      throw Error(fmt::format("cannot create the output directory {}: {}", path.string(),
+                              ec.message()));
   }
-  for (const auto& [path, entry] : edited)
-    if (!upstream.contains(path)) diff.added.emplace(path, entry);
-  return diff;
-}
+  ~OutputDirectory() {
+    std::error_code ec;
+    for (const auto& dir : made_) stdfs::remove(dir, ec);  // innermost first; only if empty
+  }
+  OutputDirectory(const OutputDirectory&) = delete;
+  OutputDirectory& operator=(const OutputDirectory&) = delete;
+  void keep() { made_.clear(); }
+
+ private:
+  std::vector<stdfs::path> made_;  // innermost first
+};
 
 }  // namespace
 
@@ -67,40 +70,47 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   PhaseTimer timer;
   std::vector<std::string> excludes = fs::default_excludes();
   excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
-  // The edited tree is read while upstream is: one is mostly system calls, the other inflating.
-  std::future<FileTree> edited_tree =
-      std::async(std::launch::async, [&] { return fs::read_tree(options.tree, excludes); });
-  const git::UpstreamTree upstream = git::read_upstream(with_pinned_defaults(options.upstream));
-  const FileTree edited = edited_tree.get();
+  // The edited tree is read and hashed on one thread while upstream's tree objects are read on
+  // this one; no upstream blob is inflated until it is known to differ.
+  std::future<HashedTree> edited_tree = std::async(
+      std::launch::async, [&] { return hash_tree(fs::read_tree(options.tree, excludes)); });
+  const git::UpstreamTree upstream =
+      git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
+  HashedTree edited = edited_tree.get();
   timer.mark("read_upstream_and_tree");
 
   timer.restart();
-  const TreeDifference diff = compare_trees(upstream.tree, edited, excludes);
-  std::vector<std::string> patched_paths = diff.changed;
-  patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
-  std::sort(patched_paths.begin(), patched_paths.end());
-  const std::string patch_text = patch::write_patch(upstream.tree, edited, patched_paths);
-  timer.mark("diff");
+  const TreeStatus diff = compare_with_commit(upstream.blobs, edited, excludes);
+  FileTree overlay;
+  for (const std::string& path : diff.added) overlay.insert(edited.files.extract(path));
   if (callbacks.detail)
     callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(),
                                  diff.deleted.size(), diff.added.size()));
 
-  timer.restart();
+  // The overlay is written beside its place while the patch is diffed (neither needs the other),
+  // and put in place only once the patch is written.
   const stdfs::path patch_file = options.output / "npu.patch";
   const stdfs::path overlay_dir = options.output / "overlay";
-  stdfs::create_directories(options.output, ec);
-  if (ec)
-    throw Error(fmt::format("cannot create the output directory {}: {}",
-                            options.output.string(), ec.message()));
-  write_file_atomic(patch_file, patch_text);
-  fs::write_tree_atomically(diff.added, overlay_dir, fs::ReplaceMode::replace);
+  OutputDirectory output(options.output);
+  std::future<fs::StagedTree> staged_overlay = std::async(std::launch::async, [&] {
+    return fs::StagedTree(overlay, overlay_dir, fs::ReplaceMode::replace);
+  });
+  std::vector<std::string> patched_paths = diff.changed;
+  patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
+  const std::string patch_text = write_upstream_patch(upstream, edited.files, patched_paths);
+  timer.mark("diff");
+
+  timer.restart();
+  fs::StagedTree overlay_tree = staged_overlay.get();
+  // Not synced, like the overlay beside it: syncing one of the two would not make the pair
+  // durable, and the renames already make each appear whole or not at all.
+  write_file_atomic(patch_file, patch_text, kFileMode, Durability::renamed);
+  overlay_tree.commit();
+  output.keep();
   timer.mark("write");
 
-  MakePatchResult result{describe_upstream(upstream), options.tree, patch_file, overlay_dir,
-                         diff.changed, diff.deleted, {}, patch_text.size(), excludes,
-                         timer.timings()};
-  for (const auto& [path, entry] : diff.added) result.overlay_files.push_back(path);
-  return result;
+  return {describe_upstream(upstream), options.tree, patch_file, overlay_dir, diff.changed,
+          diff.deleted, diff.added, patch_text.size(), excludes, timer.timings()};
 }
 
 }  // namespace apexnpu::commands

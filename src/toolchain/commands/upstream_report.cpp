@@ -4,7 +4,7 @@ namespace apexnpu::commands {
 
 UpstreamReport describe_upstream(const git::UpstreamTree& upstream) {
   return {upstream.url,    upstream.commit,      upstream.repository, upstream.read_in_place,
-          upstream.fetched, upstream.tree.size(), upstream.skipped_submodules};
+          upstream.fetched, upstream.file_count(), upstream.skipped_submodules};
 }
 
 nlohmann::json UpstreamReport::to_json() const {

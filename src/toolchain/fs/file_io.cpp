@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -63,7 +64,8 @@ std::optional<std::string> try_read_file(const stdfs::path& path) {
   }
 }
 
-void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::perms perms) {
+void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::perms perms,
+                       Durability durability) {
   const stdfs::path parent = path.parent_path().empty() ? stdfs::path(".") : path.parent_path();
   std::string pattern = fs::temp_pattern_beside(path);
   fs::UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));
@@ -74,7 +76,7 @@ void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::p
   try {
     fs::write_all(fd.get(), bytes, path);
     ::fchmod(fd.get(), static_cast<mode_t>(perms));
-    if (::fsync(fd.get()) != 0)
+    if (durability == Durability::synced && ::fsync(fd.get()) != 0)
       throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()));
     fd.reset();
     if (::rename(temp.c_str(), path.c_str()) != 0)
@@ -83,7 +85,7 @@ void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::p
     ::unlink(temp.c_str());
     throw;
   }
-  fsync_directory(parent);
+  if (durability == Durability::synced) fsync_directory(parent);
 }
 
 std::string unique_suffix() {
@@ -107,18 +109,21 @@ TempDir::~TempDir() {
 
 namespace fs {
 
-std::string read_all(int fd, const stdfs::path& path) {
-  std::string bytes;
-  char buffer[1 << 16];
+std::string read_all(int fd, const stdfs::path& path, std::size_t size_hint) {
+  // One byte more than the hint, so the read that finds the end needs no room made first.
+  std::string bytes(size_hint + 1, '\0');
+  std::size_t have = 0;
   for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (have == bytes.size()) bytes.resize(std::max<std::size_t>(2 * bytes.size(), 1 << 16));
+    const ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
       throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()));
     }
-    bytes.append(buffer, static_cast<std::size_t>(n));
+    have += static_cast<std::size_t>(n);
   }
+  bytes.resize(have);
   return bytes;
 }
 

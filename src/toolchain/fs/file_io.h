@@ -2,7 +2,7 @@
 // Whole-file reads and writes, the one implementation every layer uses. Reads refuse symlinks
 // and anything but a regular file; writes go to a temporary file beside the target, are synced
 // and renamed into place (then the directory is synced), so a reader never sees half a file and
-// a crash leaves the old file or the new one.
+// a crash leaves the old file or the new one (unless the caller waives the syncs).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -20,9 +20,14 @@ inline constexpr std::filesystem::perms kFileMode =
     std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
     std::filesystem::perms::group_read | std::filesystem::perms::others_read;  // 0644
 
+// Whether write_file_atomic waits until the file and its directory entry are on disk (fsync),
+// or only makes the new file appear whole through the rename, as a file git checks out does.
+enum class Durability { synced, renamed };
+
 // Replaces `path` with `bytes` atomically, with mode `perms` (not subject to the umask).
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes,
-                       std::filesystem::perms perms = kFileMode);
+                       std::filesystem::perms perms = kFileMode,
+                       Durability durability = Durability::synced);
 
 // A name no other process or thread will pick: pid, thread and a counter.
 std::string unique_suffix();
@@ -47,8 +52,9 @@ class TempDir {
 
 namespace fs {
 
-// The whole of an open file descriptor's content; throws Error naming `path`.
-std::string read_all(int fd, const std::filesystem::path& path);
+// The whole of an open file descriptor's content; throws Error naming `path`. `size_hint`, the
+// size fstat gave, lets it read straight into a string of the right size.
+std::string read_all(int fd, const std::filesystem::path& path, std::size_t size_hint = 0);
 // Writes all of `bytes`; throws Error naming `path`.
 void write_all(int fd, std::string_view bytes, const std::filesystem::path& path);
 

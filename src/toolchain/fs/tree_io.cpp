@@ -88,6 +88,22 @@ bool is_empty_directory(const stdfs::path& path) {
   return stdfs::is_empty(path, ec) && !ec;
 }
 
+// Throws unless `target` may be replaced by a directory (absent, an empty directory, or with
+// ReplaceMode::replace any directory); returns whether something must be moved aside first.
+bool check_target(const stdfs::path& target, ReplaceMode mode) {
+  std::error_code ec;
+  const auto status = stdfs::symlink_status(target, ec);
+  const bool exists = !ec && stdfs::exists(status);
+  if (exists && !stdfs::is_directory(status))
+    throw Error(fmt::format("{} exists and is not a directory", target.string()),
+                "choose another output directory");
+  const bool occupied = exists && !is_empty_directory(target);
+  if (occupied && mode == ReplaceMode::refuse_non_empty)
+    throw Error(fmt::format("the output directory {} is not empty", target.string()),
+                "pass --force to replace it");
+  return occupied;
+}
+
 }  // namespace
 
 const std::vector<std::string>& default_excludes() {
@@ -121,75 +137,40 @@ bool is_excluded(std::string_view relative_path, const std::vector<std::string>&
   return false;
 }
 
-FileTree read_tree(const stdfs::path& root, const std::vector<std::string>& excludes) {
-  std::error_code ec;
-  const auto root_status = stdfs::symlink_status(root, ec);
-  if (ec || !stdfs::is_directory(root_status))
-    throw Error(fmt::format("{} is not a directory", root.string()));
-  FileTree tree;
-  stdfs::recursive_directory_iterator it(root, stdfs::directory_options::none, ec);
-  if (ec) throw Error(fmt::format("cannot read {}: {}", root.string(), ec.message()));
-  for (; it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) throw Error(fmt::format("cannot read {}: {}", root.string(), ec.message()));
-    const stdfs::path& full = it->path();
-    const std::string rel = full.lexically_relative(root).generic_string();
-    if (is_excluded(rel, excludes)) {
-      if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();
-      continue;
-    }
-    const auto status = it->symlink_status(ec);
-    if (stdfs::is_directory(status)) continue;
-    if (auto reason = unsafe_path_reason(rel))
-      throw Error(fmt::format("cannot take {}: {}", full.string(), *reason));
-    if (stdfs::is_symlink(status)) {
-      tree[rel] = FileEntry{stdfs::read_symlink(full).string(), FileKind::symlink};
-    } else if (stdfs::is_regular_file(status)) {
-      const bool exec = (status.permissions() & stdfs::perms::owner_exec) != stdfs::perms::none;
-      tree[rel] = FileEntry{read_file(full), exec ? FileKind::executable : FileKind::regular};
-    } else {
-      throw Error(fmt::format("{} is not a regular file, directory or symlink", full.string()),
-                  "remove it or leave it out with --exclude");
+StagedTree::StagedTree(const FileTree& tree, stdfs::path target, ReplaceMode mode)
+    : target_(std::move(target)), mode_(mode) {
+  check_tree_paths(tree);
+  check_target(target_, mode_);
+  staging_ = std::make_unique<TempDirBeside>(target_);
+  ::chmod(staging_->path().c_str(), 0755);
+  TreeCreator creator(staging_->path());
+  for (const auto& [path, entry] : tree) creator.create(path, entry);
+}
+
+void StagedTree::commit() {
+  if (staging_->path().empty()) throw Error(fmt::format("{} was already put in place", target_.string()));
+  const stdfs::path& staged = staging_->path();
+  if (!check_target(target_, mode_)) {
+    if (::rename(staged.c_str(), target_.c_str()) != 0)
+      throw Error(fmt::format("cannot move the output into {}: {}", target_.string(), errno_text()));
+  } else {
+    // Old output aside, new one in, old one removed: the target is never missing or half made.
+    TempDirBeside aside(target_);
+    if (::rename(target_.c_str(), aside.path().c_str()) != 0)
+      throw Error(fmt::format("cannot move the old {} aside: {}", target_.string(), errno_text()));
+    if (::rename(staged.c_str(), target_.c_str()) != 0) {
+      const std::string why = errno_text();
+      ::rename(aside.path().c_str(), target_.c_str());
+      throw Error(fmt::format("cannot move the output into {}: {}", target_.string(), why));
     }
   }
-  return tree;
+  staging_->release();
+  // No fsync here: the files themselves are not synced either (as git checkout does not); the
+  // renames only make the result appear whole or not at all.
 }
 
 void write_tree_atomically(const FileTree& tree, const stdfs::path& target, ReplaceMode mode) {
-  check_tree_paths(tree);
-  std::error_code ec;
-  const auto target_status = stdfs::symlink_status(target, ec);
-  const bool exists = !ec && stdfs::exists(target_status);
-  if (exists && !stdfs::is_directory(target_status))
-    throw Error(fmt::format("{} exists and is not a directory", target.string()),
-                "choose another output directory");
-  const bool empty = exists && is_empty_directory(target);
-  if (exists && !empty && mode == ReplaceMode::refuse_non_empty)
-    throw Error(fmt::format("the output directory {} is not empty", target.string()),
-                "pass --force to replace it");
-
-  TempDirBeside staging(target);
-  ::chmod(staging.path().c_str(), 0755);
-  TreeCreator creator(staging.path());
-  for (const auto& [path, entry] : tree) creator.create(path, entry);
-
-  if (!exists || empty) {
-    if (::rename(staging.path().c_str(), target.c_str()) != 0)
-      throw Error(fmt::format("cannot move the output into {}: {}", target.string(), errno_text()));
-    staging.release();
-  } else {
-    // Old output aside, new one in, old one removed: the target is never missing or half made.
-    TempDirBeside aside(target);
-    if (::rename(target.c_str(), aside.path().c_str()) != 0)
-      throw Error(fmt::format("cannot move the old {} aside: {}", target.string(), errno_text()));
-    if (::rename(staging.path().c_str(), target.c_str()) != 0) {
-      const std::string why = errno_text();
-      ::rename(aside.path().c_str(), target.c_str());
-      throw Error(fmt::format("cannot move the output into {}: {}", target.string(), why));
-    }
-    staging.release();
-  }
-  // No fsync here: the files themselves are not synced either (as git checkout does not); the
-  // renames only make the result appear whole or not at all.
+  StagedTree(tree, target, mode).commit();
 }
 
 }  // namespace apexnpu::fs

@@ -3,11 +3,13 @@
 // FileTree out, safely (no symlink is followed, nothing escapes the target) and atomically
 // (built beside the target, renamed into place only when complete).
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/file_tree.h"
+#include "fs/temp_path.h"
 
 namespace apexnpu::fs {
 
@@ -30,6 +32,20 @@ enum class ReplaceMode { refuse_non_empty, replace };
 // the temporary directory is removed and `target` is left as it was.
 void write_tree_atomically(const FileTree& tree, const std::filesystem::path& target,
                            ReplaceMode mode);
+
+// write_tree_atomically in two steps, so a tree can be written while other work that may still
+// fail goes on: the constructor writes it beside `target` (and checks `target` as the rename
+// will), commit() renames it into place. Destroyed uncommitted, the written tree is removed.
+class StagedTree {
+ public:
+  StagedTree(const FileTree& tree, std::filesystem::path target, ReplaceMode mode);
+  void commit();
+
+ private:
+  std::filesystem::path target_;
+  ReplaceMode mode_;
+  std::unique_ptr<TempDirBeside> staging_;
+};
 
 // (Whole files: fs/file_io.h.)
 

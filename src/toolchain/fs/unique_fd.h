@@ -23,6 +23,8 @@ class UniqueFd {
   UniqueFd& operator=(const UniqueFd&) = delete;
 
   int get() const { return fd_; }
+  // Gives the descriptor up without closing it (to an owner such as a DIR).
+  int release() { return std::exchange(fd_, -1); }
   explicit operator bool() const { return fd_ >= 0; }
   void reset() {
     if (fd_ >= 0) ::close(fd_);

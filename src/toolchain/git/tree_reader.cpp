@@ -24,17 +24,25 @@ std::string commit_sha(const git_commit* commit) {
   return hex;
 }
 
+FileEntry read_blob(git_repository* repo, const std::string& path, const BlobRef& ref) {
+  git_blob* raw = nullptr;
+  if (git_blob_lookup(&raw, repo, &ref.id) != 0) {
+    const git_error* e = git_error_last();
+    throw Error(fmt::format("cannot read {}: {}", path, e != nullptr ? e->message : "missing object"),
+                "the repository is incomplete; fetch it again");
+  }
+  Blob blob(raw);
+  return {std::string(static_cast<const char*>(git_blob_rawcontent(blob.get())),
+                      static_cast<std::size_t>(git_blob_rawsize(blob.get()))),
+          ref.kind};
+}
+
 namespace {
 
-// A blob to read: where it goes and what it is.
-struct BlobEntry {
-  std::string path;
-  git_oid id;
-  FileKind kind;
-};
+using BlobItem = BlobListing::value_type;
 
 struct WalkState {
-  std::vector<BlobEntry>* blobs;
+  BlobListing* blobs;
   std::vector<std::string>* skipped;
 };
 
@@ -50,43 +58,59 @@ int visit_entry(const char* root, const git_tree_entry* entry, void* payload) {
   const FileKind kind = mode == GIT_FILEMODE_BLOB_EXECUTABLE ? FileKind::executable
                         : mode == GIT_FILEMODE_LINK          ? FileKind::symlink
                                                              : FileKind::regular;
-  state.blobs->push_back({std::move(path), *git_tree_entry_id(entry), kind});
+  state.blobs->emplace(std::move(path), BlobRef{*git_tree_entry_id(entry), kind});
   return 0;
 }
 
-// Reads blobs[first], blobs[first + stride], ... through its own repository handle (libgit2
-// handles are not shared between threads). Returns an error message, empty on success.
-std::string read_blobs(const std::string& repo_path, const std::vector<BlobEntry>& blobs,
+// Reads blobs[first], blobs[first + stride], ... through `repo`. Returns an error message,
+// empty on success.
+std::string read_blobs(git_repository* repo, const std::vector<const BlobItem*>& blobs,
                        std::vector<FileEntry>& out, std::size_t first, std::size_t stride) {
-  git_repository* raw_repo = nullptr;
-  if (git_repository_open_ext(&raw_repo, repo_path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
-    return fmt::format("cannot open {}", repo_path);
-  Repository repo(raw_repo);
-  for (std::size_t i = first; i < blobs.size(); i += stride) {
-    git_blob* raw = nullptr;
-    if (git_blob_lookup(&raw, repo.get(), &blobs[i].id) != 0) {
-      const git_error* e = git_error_last();
-      return fmt::format("cannot read {}: {}", blobs[i].path, e != nullptr ? e->message : "missing object");
-    }
-    Blob blob(raw);
-    out[i].content.assign(static_cast<const char*>(git_blob_rawcontent(blob.get())),
-                          static_cast<std::size_t>(git_blob_rawsize(blob.get())));
-    out[i].kind = blobs[i].kind;
+  try {
+    for (std::size_t i = first; i < blobs.size(); i += stride)
+      out[i] = read_blob(repo, blobs[i]->first, blobs[i]->second);
+  } catch (const Error& e) {
+    return e.what();
   }
   return {};
 }
 
+// The same through a handle of its own (libgit2 handles are not shared between threads).
+std::string read_blobs_in_thread(const std::string& repo_path, const std::vector<const BlobItem*>& blobs,
+                                 std::vector<FileEntry>& out, std::size_t first, std::size_t stride) {
+  git_repository* raw_repo = nullptr;
+  if (git_repository_open_ext(&raw_repo, repo_path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
+    return fmt::format("cannot open {}", repo_path);
+  Repository repo(raw_repo);
+  return read_blobs(repo.get(), blobs, out, first, stride);
+}
+
+FileTree to_tree(const std::vector<const BlobItem*>& blobs, std::vector<FileEntry>& contents) {
+  FileTree files;
+  for (std::size_t i = 0; i < blobs.size(); ++i)
+    files.emplace_hint(files.end(), blobs[i]->first, std::move(contents[i]));
+  return files;
+}
+
 }  // namespace
 
-FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
-                          std::vector<std::string>& skipped_submodules) {
+BlobListing list_commit_blobs(const git_commit* commit, std::vector<std::string>& skipped_submodules) {
   git_tree* raw = nullptr;
   check(git_commit_tree(&raw, commit), fmt::format("cannot read the tree of {}", commit_sha(commit)));
   Tree tree(raw);
-  std::vector<BlobEntry> blobs;
+  BlobListing blobs;
   WalkState state{&blobs, &skipped_submodules};
   check(git_tree_walk(tree.get(), GIT_TREEWALK_PRE, visit_entry, &state),
         fmt::format("cannot walk the tree of {}", commit_sha(commit)));
+  return blobs;
+}
+
+FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
+                          std::vector<std::string>& skipped_submodules) {
+  const BlobListing listing = list_commit_blobs(commit, skipped_submodules);
+  std::vector<const BlobItem*> blobs;
+  blobs.reserve(listing.size());
+  for (const auto& item : listing) blobs.push_back(&item);
 
   // Inflating blobs is most of the work: spread it over a few threads.
   const std::string repo_path = git_repository_path(repo);
@@ -96,15 +120,13 @@ FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
   std::vector<std::string> errors(threads);
   std::vector<std::thread> workers;
   for (std::size_t t = 1; t < threads; ++t)
-    workers.emplace_back([&, t] { errors[t] = read_blobs(repo_path, blobs, contents, t, threads); });
-  errors[0] = read_blobs(repo_path, blobs, contents, 0, threads);
+    workers.emplace_back(
+        [&, t] { errors[t] = read_blobs_in_thread(repo_path, blobs, contents, t, threads); });
+  errors[0] = read_blobs_in_thread(repo_path, blobs, contents, 0, threads);
   for (auto& w : workers) w.join();
   for (const auto& e : errors)
     if (!e.empty()) throw Error(e, "the repository is incomplete; fetch it again");
-
-  FileTree files;
-  for (std::size_t i = 0; i < blobs.size(); ++i) files.emplace(std::move(blobs[i].path), std::move(contents[i]));
-  return files;
+  return to_tree(blobs, contents);
 }
 
 }  // namespace apexnpu::git

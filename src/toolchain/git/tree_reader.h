@@ -1,5 +1,6 @@
 #pragma once
 // Reading a commit's tree out of a repository into memory; no work tree needed.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,19 @@ std::string commit_sha(const git_commit* commit);
 // Every blob of the commit's tree; gitlinks (submodules) are skipped and listed.
 FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
                           std::vector<std::string>& skipped_submodules);
+
+// A blob of a tree without its content: its object id and what kind of file it is.
+struct BlobRef {
+  git_oid id;
+  FileKind kind;
+};
+using BlobListing = std::map<std::string, BlobRef>;
+
+// The commit's blobs by path, from its tree objects alone (nothing inflated): what `git status`
+// compares a work tree against. Gitlinks are skipped and listed.
+BlobListing list_commit_blobs(const git_commit* commit, std::vector<std::string>& skipped_submodules);
+
+// One listed blob's content; `path` names it in errors.
+FileEntry read_blob(git_repository* repo, const std::string& path, const BlobRef& ref);
 
 }  // namespace apexnpu::git

@@ -110,13 +110,17 @@ Commit resolve_in_cache(git_repository* repo, const std::string& ref) {
   return resolve_commit(repo, "origin/" + ref);
 }
 
-UpstreamTree read_commit(git_repository* repo, const git_commit* commit, UpstreamTree result) {
+UpstreamTree read_commit(git_repository* repo, const git_commit* commit, UpstreamContent content,
+                         UpstreamTree result) {
   result.commit = commit_sha(commit);
-  result.tree = read_commit_tree(repo, commit, result.skipped_submodules);
+  if (content == UpstreamContent::files)
+    result.tree = read_commit_tree(repo, commit, result.skipped_submodules);
+  else
+    result.blobs = list_commit_blobs(commit, result.skipped_submodules);
   return result;
 }
 
-UpstreamTree read_in_place(const UpstreamRequest& request) {
+UpstreamTree read_in_place(const UpstreamRequest& request, UpstreamContent content) {
   std::error_code ec;
   const stdfs::path path = stdfs::absolute(request.upstream, ec);
   git_repository* raw = nullptr;
@@ -131,10 +135,10 @@ UpstreamTree read_in_place(const UpstreamRequest& request) {
   result.url = request.upstream;
   result.repository = path;
   result.read_in_place = true;
-  return read_commit(repo.get(), commit.get(), std::move(result));
+  return read_commit(repo.get(), commit.get(), content, std::move(result));
 }
 
-UpstreamTree read_through_cache(const UpstreamRequest& request) {
+UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent content) {
   const stdfs::path repos =
       (request.cache_dir.empty() ? default_cache_dir() : request.cache_dir) / "repos";
   const std::string name = cache_name(request.upstream);
@@ -178,7 +182,7 @@ UpstreamTree read_through_cache(const UpstreamRequest& request) {
     throw Error(fmt::format("the ref {} is not in {}", request.ref, request.upstream),
                 "pass --ref with a branch, tag or commit sha that the upstream has");
   }
-  return read_commit(repo.get(), commit.get(), std::move(result));
+  return read_commit(repo.get(), commit.get(), content, std::move(result));
 }
 
 }  // namespace
@@ -192,17 +196,17 @@ stdfs::path default_cache_dir() {
               "pass --clone-cache DIR");
 }
 
-UpstreamTree read_upstream(const UpstreamRequest& request) {
+UpstreamTree read_upstream(const UpstreamRequest& request, UpstreamContent content) {
   ensure_libgit2();
   if (request.upstream.empty())
     throw UsageError("no upstream given", "pass --upstream URL|PATH or set APEXNPU_UPSTREAM");
   if (request.ref.empty()) throw UsageError("--ref is empty", "pass a branch, tag or commit");
-  if (is_url(request.upstream)) return read_through_cache(request);
+  if (is_url(request.upstream)) return read_through_cache(request, content);
   std::error_code ec;
   if (!stdfs::exists(request.upstream, ec))
     throw Error(fmt::format("the upstream {} does not exist", request.upstream),
                 "pass --upstream with a local repository path or a URL");
-  return read_in_place(request);
+  return read_in_place(request, content);
 }
 
 }  // namespace apexnpu::git

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/file_tree.h"
+#include "git/tree_reader.h"
 
 namespace apexnpu::git {
 
@@ -24,19 +25,28 @@ struct UpstreamRequest {
   std::function<void(const TransferProgress&)> on_progress;  // clone/fetch progress, may be empty
 };
 
+// What read_upstream reads of the commit's tree: every file's content, or only its blob ids.
+enum class UpstreamContent { files, blob_ids };
+
 struct UpstreamTree {
-  FileTree tree;                       // every blob at the commit (gitlinks skipped)
+  FileTree tree;                       // every blob at the commit (gitlinks skipped); empty
+                                       // when only blob ids were read
+  BlobListing blobs;                   // with UpstreamContent::blob_ids: each blob's id and kind
   std::string commit;                  // full sha the ref resolved to
   std::string url;                     // the upstream as given (normalised for paths)
   std::filesystem::path repository;    // the repository read (in place, or the cache copy)
   bool read_in_place = false;          // a local path, no clone
   bool fetched = false;                // this run went to the network (clone or fetch)
   std::vector<std::string> skipped_submodules;
+
+  // How many files upstream has at the commit, whichever way it was read.
+  std::size_t file_count() const { return tree.size() + blobs.size(); }  // one of them is empty
 };
 
 // Resolves the request to a commit and reads its tree. Throws apexnpu::Error naming the upstream
 // and ref on failure (unknown ref, offline without a cached copy, network errors, ...).
-UpstreamTree read_upstream(const UpstreamRequest& request);
+UpstreamTree read_upstream(const UpstreamRequest& request,
+                           UpstreamContent content = UpstreamContent::files);
 
 // The cache directory used when UpstreamRequest::cache_dir is empty.
 std::filesystem::path default_cache_dir();

@@ -7,6 +7,7 @@
 
 #include "patch/lines.h"
 #include "patch/patch_engine.h"
+#include "patch/quoted_name.h"
 
 namespace apexnpu::patch {
 
@@ -105,7 +106,18 @@ class FileApplier {
       }
       return std::nullopt;
     }
-    for (std::int64_t offset = 0; offset <= max_offset; ++offset) {
+    // GNU's search, from offset 0 outwards, alternating. When the pattern compares a line, a
+    // place puts its lines inside the file or cannot match: the offsets before the first such
+    // place are skipped, so a header naming line 10^8, or an earlier hunk found 10^8 lines
+    // away, costs what the file's length allows rather than 10^8 steps.
+    std::int64_t first_offset = 0;
+    if (pat_lines - suffix_fuzz >= 1 + prefix_fuzz) {
+      const std::int64_t first_pos = std::max<std::int64_t>(0, 1 - prefix_fuzz - first_guess);
+      const std::int64_t first_neg = std::max<std::int64_t>(1, first_guess - max_where);
+      first_offset = std::min(first_pos <= max_pos_offset ? first_pos : max_offset + 1,
+                              first_neg <= max_neg_offset ? first_neg : max_offset + 1);
+    }
+    for (std::int64_t offset = first_offset; offset <= max_offset; ++offset) {
       if (offset <= max_pos_offset && matches(h, first_guess + offset, prefix_fuzz, suffix_fuzz)) {
         in_offset_ += offset;
         return first_guess + offset;
@@ -120,25 +132,29 @@ class FileApplier {
   }
 
   // Applies the hunk at `where` as GNU does: input lines are copied lazily, removed lines
-  // skipped, added lines written; context comes from the input, not from the patch.
-  void apply(const Hunk& hunk, std::int64_t where) {
+  // skipped, added lines written; context comes from the input, not from the patch. False, with
+  // nothing changed, when its first change lies before the end of an earlier hunk's changes
+  // (GNU's "misordered hunks! output would be garbled").
+  bool apply(const Hunk& hunk, std::int64_t where) {
     std::int64_t old = 1;
+    bool first_change = true;
     for (const auto& line : hunk.lines) {
-      switch (line.kind) {
-        case LineKind::removed:
-          copy_till(where - 1 + old - 1);
-          ++last_frozen_;
-          ++old;
-          break;
-        case LineKind::added:
-          copy_till(where - 1 + old - 1);
-          output_ += line.text;
-          break;
-        case LineKind::context:
-          ++old;
-          break;
+      if (line.kind == LineKind::context) {
+        ++old;
+        continue;
+      }
+      const std::int64_t before = where - 1 + old - 1;
+      if (first_change && last_frozen_ > before) return false;
+      first_change = false;
+      copy_till(before);
+      if (line.kind == LineKind::removed) {
+        ++last_frozen_;
+        ++old;
+      } else {
+        output_ += line.text;
       }
     }
+    return true;
   }
 
   std::string finish() {
@@ -171,8 +187,8 @@ class FileApplier {
 // Appends a failed hunk to the file's reject text (the file header before its first one).
 void render_reject(std::string& rejects, const FilePatch& file, const Hunk& hunk) {
   if (rejects.empty())
-    rejects += fmt::format("--- {}\n+++ {}\n", file.old_path.empty() ? "/dev/null" : "a/" + file.old_path,
-                           file.new_path.empty() ? "/dev/null" : "b/" + file.new_path);
+    rejects += fmt::format("--- {}\n+++ {}\n", file.old_path.empty() ? "/dev/null" : header_name("a/", file.old_path),
+                           file.new_path.empty() ? "/dev/null" : header_name("b/", file.new_path));
   rejects += hunk.header + "\n";
   for (const auto& line : hunk.lines) {
     rejects += static_cast<char>(line.kind);
@@ -261,8 +277,13 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
                              : "its lines were not found in the file, not even at an offset or with fuzz 2";
         render_reject(report.rejects, file, hunk);
         result.ok = false;
+      } else if (!applier.apply(hunk, *where)) {
+        hr.status = FileStatus::failed;
+        hr.reason = fmt::format("misordered hunks: it would apply at line {}, inside or before an earlier "
+                                "hunk's changes (output would be garbled)", *where);
+        render_reject(report.rejects, file, hunk);
+        result.ok = false;
       } else {
-        applier.apply(hunk, *where);
         hr.offset = *where - shape.first;
         hr.fuzz = fuzz;
         hr.status = fuzz > 0 ? FileStatus::fuzz : hr.offset != 0 ? FileStatus::offset : FileStatus::clean;

@@ -1,8 +1,14 @@
 #include "patch/line_diff.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <climits>
+#include <memory>
 #include <string>
 #include <unordered_map>
+
+#include "core/error.h"
 
 namespace apexnpu::patch {
 
@@ -12,6 +18,7 @@ namespace {
 std::pair<std::vector<int>, std::vector<int>> intern(const std::vector<std::string_view>& a,
                                                      const std::vector<std::string_view>& b) {
   std::unordered_map<std::string_view, int> ids;
+  ids.reserve(a.size() + b.size());
   auto id_of = [&](std::string_view s) {
     return ids.emplace(s, static_cast<int>(ids.size())).first->second;
   };
@@ -20,13 +27,45 @@ std::pair<std::vector<int>, std::vector<int>> intern(const std::vector<std::stri
   ib.reserve(b.size());
   for (auto s : a) ia.push_back(id_of(s));
   for (auto s : b) ib.push_back(id_of(s));
-  return {ia, ib};
+  return {std::move(ia), std::move(ib)};
 }
+
+// The search's values, step by step: step d keeps d + 1 of them, and the walk back reads them
+// all. Steps are laid end to end in large blocks that never move (growing one array copied it
+// again and again, and that copying and its page faults were most of make-patch's time), and
+// are left uninitialised: each value is written before it is read.
+class Trace {
+ public:
+  int* add_step(std::size_t count) {
+    if (count > left_) {
+      const std::size_t size = std::max(count, block_size);
+      blocks_.push_back(std::make_unique_for_overwrite<int[]>(size));
+      next_ = blocks_.back().get();
+      left_ = size;
+    }
+    int* step = next_;
+    next_ += count;
+    left_ -= count;
+    steps_.push_back(step);
+    return step;
+  }
+  const int* step(long d) const { return steps_[static_cast<std::size_t>(d)]; }
+
+ private:
+  static constexpr std::size_t block_size = std::size_t{1} << 18;  // 1 MiB of ints
+  std::vector<std::unique_ptr<int[]>> blocks_;
+  std::vector<int*> steps_;
+  int* next_ = nullptr;
+  std::size_t left_ = 0;
+};
 
 }  // namespace
 
 std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
                              const std::vector<std::string_view>& b) {
+  if (a.size() > INT_MAX || b.size() > INT_MAX)
+    throw Error(fmt::format("cannot diff files of {} and {} lines", a.size(), b.size()),
+                "files of more than 2^31 lines are not supported");
   const auto [x, y] = intern(a, b);
   const std::size_t n_all = x.size(), m_all = y.size();
   // Common prefix and suffix need no search.
@@ -41,51 +80,48 @@ std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
   const int* xs = x.data() + prefix;
   const int* ys = y.data() + prefix;
 
-  // Forward Myers search; trace[d] keeps V for diagonals -d..d (indexed k + d).
-  std::vector<std::vector<long>> trace;
-  std::vector<long> v(3, 0);  // for d = 0, diagonal k in [-1, 1] via offset 1
-  long found_d = -1;
-  if (n == 0 && m == 0) found_d = 0;
-  std::vector<long> prev;
+  // Forward Myers search: step d reaches, on each diagonal k = x - y of -d, -d+2, ..., d, the
+  // furthest x, kept at trace.step(d)[(k + d) / 2].
+  Trace trace;
+  long found_d = n == 0 && m == 0 ? 0 : -1;
   for (long d = 0; found_d < 0; ++d) {
-    std::vector<long> cur(2 * d + 1, 0);
-    for (long k = -d; k <= d; k += 2) {
+    int* cur = trace.add_step(static_cast<std::size_t>(d) + 1);
+    const int* prev = d == 0 ? nullptr : trace.step(d - 1);
+    for (long k = -d, i = 0; k <= d; k += 2, ++i) {
+      // prev[i - 1] is diagonal k - 1 of step d - 1, prev[i] diagonal k + 1.
       long xk;
-      auto prev_at = [&](long kk) { return prev[kk + (d - 1)]; };
-      if (d == 0) {
+      if (d == 0)
         xk = 0;
-      } else if (k == -d || (k != d && prev_at(k - 1) < prev_at(k + 1))) {
-        xk = prev_at(k + 1);  // down: an insertion
-      } else {
-        xk = prev_at(k - 1) + 1;  // right: a removal
-      }
+      else if (k == -d || (k != d && prev[i - 1] < prev[i]))
+        xk = prev[i];  // down: an insertion
+      else
+        xk = prev[i - 1] + 1;  // right: a removal
       long yk = xk - k;
       while (xk < n && yk < m && xs[xk] == ys[yk]) ++xk, ++yk;
-      cur[k + d] = xk;
+      cur[i] = static_cast<int>(xk);
       if (xk >= n && yk >= m) {
         found_d = d;
         break;
       }
     }
-    trace.push_back(cur);
-    prev = std::move(cur);
   }
 
-  // Walk back from (n, m) through the trace.
+  // Walk back from (n, m) through the trace; the edits come out last first.
   std::vector<Edit> middle;
   long xk = n, yk = m;
+  auto keep_back = [&] {
+    --xk, --yk;
+    middle.push_back({EditKind::keep, static_cast<std::size_t>(xk), static_cast<std::size_t>(yk)});
+  };
   for (long d = found_d; d > 0; --d) {
-    const std::vector<long>& pv = trace[d - 1];
+    const int* prev = trace.step(d - 1);
     const long k = xk - yk;
-    auto prev_at = [&](long kk) { return pv[kk + (d - 1)]; };
-    const bool down = k == -d || (k != d && prev_at(k - 1) < prev_at(k + 1));
+    const long i = (k + d) / 2;
+    const bool down = k == -d || (k != d && prev[i - 1] < prev[i]);
     const long prev_k = down ? k + 1 : k - 1;
-    const long prev_x = prev_at(prev_k);
+    const long prev_x = down ? prev[i] : prev[i - 1];
     const long prev_y = prev_x - prev_k;
-    while (xk > (down ? prev_x : prev_x + 1) && yk > (down ? prev_y + 1 : prev_y)) {
-      --xk, --yk;
-      middle.push_back({EditKind::keep, static_cast<std::size_t>(xk), static_cast<std::size_t>(yk)});
-    }
+    while (xk > (down ? prev_x : prev_x + 1) && yk > (down ? prev_y + 1 : prev_y)) keep_back();
     if (down) {
       --yk;
       middle.push_back({EditKind::insert, static_cast<std::size_t>(xk), static_cast<std::size_t>(yk)});
@@ -94,16 +130,13 @@ std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
       middle.push_back({EditKind::remove, static_cast<std::size_t>(xk), static_cast<std::size_t>(yk)});
     }
   }
-  while (xk > 0 && yk > 0) {
-    --xk, --yk;
-    middle.push_back({EditKind::keep, static_cast<std::size_t>(xk), static_cast<std::size_t>(yk)});
-  }
-  std::reverse(middle.begin(), middle.end());
+  while (xk > 0 && yk > 0) keep_back();
 
   std::vector<Edit> edits;
   edits.reserve(prefix + middle.size() + suffix);
   for (std::size_t i = 0; i < prefix; ++i) edits.push_back({EditKind::keep, i, i});
-  for (const Edit& e : middle) edits.push_back({e.kind, e.old_index + prefix, e.new_index + prefix});
+  for (auto e = middle.rbegin(); e != middle.rend(); ++e)
+    edits.push_back({e->kind, e->old_index + prefix, e->new_index + prefix});
   for (std::size_t i = 0; i < suffix; ++i)
     edits.push_back({EditKind::keep, n_all - suffix + i, m_all - suffix + i});
   return edits;

@@ -10,9 +10,12 @@
 
 namespace apexnpu::patch {
 
-// Parses `diff -Nur` and `git diff` style patches. `strip` is patch's -p level. Validates every
-// stripped path (not absolute, not empty, no "." / ".." / ".git" component, no NUL) and every
-// hunk's counts before sizing anything from them. An empty patch gives an empty PatchSet; a
+// Parses `diff -Nur` and `git diff` style patches. `strip` is patch's -p level. C-quoted names are
+// decoded as git writes them, then every stripped path is validated (not absolute, not empty,
+// no "." / ".." / ".git" component, no NUL), and every hunk's counts before sizing anything from
+// them. Hunks GNU patch calls malformed are errors: a body that does not match the counts, a
+// "\ No newline" marker inside a hunk, a hunk that changes nothing. A file may have several
+// sections (a concatenated series), kept in order. An empty patch gives an empty PatchSet; a
 // non-empty one with no diff in it is an error ("only garbage was found").
 PatchSet parse_patch(std::string_view bytes, std::string_view source_name, int strip = 1);
 
@@ -47,16 +50,26 @@ struct ApplyResult {
 };
 
 // Applies the patch to the tree with GNU `patch` semantics (exact, then nearest offset, then
-// fuzz 1 and 2). On any failure `ok` is false; callers that are all or nothing must then not use
+// fuzz 1 and 2; a hunk that would land before an earlier hunk's changes fails as misordered).
+// Sections are applied in order, each to the result of the ones before (a file created, then
+// modified, then deleted). On any failure `ok` is false; callers that are all or nothing must then not use
 // `tree` (gen writes nothing), and a porting workflow may (gen --keep-rejects).
 // Refuses to write through a symlink in the tree or to create one. Takes the tree by value:
 // a caller done with its tree moves it in, and no file is copied.
 ApplyResult apply_patch(const PatchSet& patch, FileTree input);
 
-// Renders the difference between two trees as a deterministic patch (sorted paths, no
-// timestamps, 3 lines of context) that GNU `patch -p1` and `git apply` both accept.
+// Renders the difference between two trees as a deterministic patch (deletions first, then the
+// other paths, each sorted; no timestamps; 3 lines of context; names C-quoted where needed) that
+// GNU `patch -p1` and `git apply` both accept.
 // Only the paths in `paths` are diffed (each present in one or both trees).
 std::string write_patch(const FileTree& old_tree, const FileTree& new_tree,
                         const std::vector<std::string>& paths);
+
+// write_patch in parts, for callers that fetch the files themselves: the order of its sections
+// (`paths` sorted and deduplicated, those missing from the new tree first), and one path's
+// section (empty when nothing differs; `before` or `after` null when the file is absent there).
+// The sections of section_order's paths, joined, are write_patch's output.
+std::vector<std::string> section_order(const FileTree& new_tree, const std::vector<std::string>& paths);
+std::string write_section(const std::string& path, const FileEntry* before, const FileEntry* after);
 
 }  // namespace apexnpu::patch

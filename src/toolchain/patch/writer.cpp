@@ -1,5 +1,5 @@
 // The patch writer: one deterministic git-style rendering that GNU patch -p1 and git apply
-// both accept.
+// both accept; names that need it are C-quoted in every header.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include "patch/line_diff.h"
 #include "patch/lines.h"
 #include "patch/patch_engine.h"
+#include "patch/quoted_name.h"
 
 namespace apexnpu::patch {
 
@@ -73,42 +74,55 @@ void render_hunks(std::string& out, const std::vector<std::string_view>& a,
 
 }  // namespace
 
-std::string write_patch(const FileTree& old_tree, const FileTree& new_tree,
-                        const std::vector<std::string>& paths) {
+// Deletions first, then the rest, each in path order: a file that replaces a directory of the
+// same name is created only once the directory's files are gone (GNU patch applies in order).
+std::vector<std::string> section_order(const FileTree& new_tree, const std::vector<std::string>& paths) {
   std::vector<std::string> sorted = paths;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::string out;
-  for (const std::string& path : sorted) {
-    const auto old_it = old_tree.find(path);
-    const auto new_it = new_tree.find(path);
-    const FileEntry* before = old_it == old_tree.end() ? nullptr : &old_it->second;
-    const FileEntry* after = new_it == new_tree.end() ? nullptr : &new_it->second;
-    if (before == nullptr && after == nullptr)
-      throw Error(fmt::format("cannot diff {}: it is in neither tree", path));
-    if ((before != nullptr && before->kind == FileKind::symlink) ||
-        (after != nullptr && after->kind == FileKind::symlink))
-      throw Error(fmt::format("cannot put {} in the patch: it is a symlink", path),
-                  "patches carry regular files only; replace the symlink with a file");
-    if (before != nullptr && after != nullptr && *before == *after) continue;
+  std::stable_partition(sorted.begin(), sorted.end(),
+                        [&](const std::string& path) { return !new_tree.contains(path); });
+  return sorted;
+}
 
-    // GNU patch 2.7.6 cannot delete an empty file from a header-only git diff (it skips it or
-    // assumes -R), while it and git apply both create one; so only creation is supported.
-    if (after == nullptr && before->content.empty())
-      throw Error(fmt::format("cannot put the deletion of {} in the patch: the file is empty", path),
-                  "GNU patch cannot delete an empty file from a patch; delete it by hand or give it content first");
-    out += fmt::format("diff --git a/{0} b/{0}\n", path);
-    if (before == nullptr) out += fmt::format("new file mode {}\n", mode_of(after->kind));
-    if (after == nullptr) out += fmt::format("deleted file mode {}\n", mode_of(before->kind));
-    if (before != nullptr && after != nullptr && before->kind != after->kind)
-      out += fmt::format("old mode {}\nnew mode {}\n", mode_of(before->kind), mode_of(after->kind));
-    const std::string_view old_content = before != nullptr ? std::string_view(before->content) : "";
-    const std::string_view new_content = after != nullptr ? std::string_view(after->content) : "";
-    if (old_content == new_content) continue;  // a mode change, or an empty file made or removed
-    out += before == nullptr ? "--- /dev/null\n" : fmt::format("--- a/{}\n", path);
-    out += after == nullptr ? "+++ /dev/null\n" : fmt::format("+++ b/{}\n", path);
-    render_hunks(out, split_lines(old_content), split_lines(new_content));
-  }
+std::string write_section(const std::string& path, const FileEntry* before, const FileEntry* after) {
+  if (before == nullptr && after == nullptr)
+    throw Error(fmt::format("cannot diff {}: it is in neither tree", path));
+  if ((before != nullptr && before->kind == FileKind::symlink) ||
+      (after != nullptr && after->kind == FileKind::symlink))
+    throw Error(fmt::format("cannot put {} in the patch: it is a symlink", path),
+                "patches carry regular files only; replace the symlink with a file");
+  if (before != nullptr && after != nullptr && *before == *after) return {};
+
+  // GNU patch 2.7.6 cannot delete an empty file from a header-only git diff (it skips it or
+  // assumes -R), while it and git apply both create one; so only creation is supported.
+  if (after == nullptr && before->content.empty())
+    throw Error(fmt::format("cannot put the deletion of {} in the patch: the file is empty", path),
+                "GNU patch cannot delete an empty file from a patch; delete it by hand or give it content first");
+  const std::string old_name = header_name("a/", path), new_name = header_name("b/", path);
+  std::string out = fmt::format("diff --git {} {}\n", old_name, new_name);
+  if (before == nullptr) out += fmt::format("new file mode {}\n", mode_of(after->kind));
+  if (after == nullptr) out += fmt::format("deleted file mode {}\n", mode_of(before->kind));
+  if (before != nullptr && after != nullptr && before->kind != after->kind)
+    out += fmt::format("old mode {}\nnew mode {}\n", mode_of(before->kind), mode_of(after->kind));
+  const std::string_view old_content = before != nullptr ? std::string_view(before->content) : "";
+  const std::string_view new_content = after != nullptr ? std::string_view(after->content) : "";
+  if (old_content == new_content) return out;  // a mode change, or an empty file made or removed
+  out += fmt::format("--- {}\n+++ {}\n", before == nullptr ? "/dev/null" : old_name,
+                     after == nullptr ? "/dev/null" : new_name);
+  render_hunks(out, split_lines(old_content), split_lines(new_content));
+  return out;
+}
+
+std::string write_patch(const FileTree& old_tree, const FileTree& new_tree,
+                        const std::vector<std::string>& paths) {
+  auto find = [](const FileTree& tree, const std::string& path) -> const FileEntry* {
+    const auto it = tree.find(path);
+    return it == tree.end() ? nullptr : &it->second;
+  };
+  std::string out;
+  for (const std::string& path : section_order(new_tree, paths))
+    out += write_section(path, find(old_tree, path), find(new_tree, path));
   return out;
 }
 

@@ -1,0 +1,38 @@
+#include "commands/tree_status.h"
+
+#include "fs/tree_io.h"
+#include "git/blob_id.h"
+
+namespace apexnpu::commands {
+
+HashedTree hash_tree(FileTree files) {
+  HashedTree hashed{std::move(files), {}};
+  hashed.ids.reserve(hashed.files.size());
+  for (const auto& [path, entry] : hashed.files) hashed.ids.push_back(git::blob_id(entry.content));
+  return hashed;
+}
+
+TreeStatus compare_with_commit(const git::BlobListing& commit, const HashedTree& edited,
+                               const std::vector<std::string>& excludes) {
+  // Both sides are sorted by path the same way: one merge walk.
+  TreeStatus status;
+  auto up = commit.begin();
+  auto file = edited.files.begin();
+  auto id = edited.ids.begin();
+  while (up != commit.end() || file != edited.files.end()) {
+    if (file == edited.files.end() || (up != commit.end() && up->first < file->first)) {
+      if (!fs::is_excluded(up->first, excludes)) status.deleted.push_back(up->first);
+      ++up;
+    } else if (up == commit.end() || file->first < up->first) {
+      status.added.push_back(file->first);
+      ++file, ++id;
+    } else {
+      if (file->second.kind != up->second.kind || git_oid_cmp(&*id, &up->second.id) != 0)
+        status.changed.push_back(file->first);
+      ++up, ++file, ++id;
+    }
+  }
+  return status;
+}
+
+}  // namespace apexnpu::commands
