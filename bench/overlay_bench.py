@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Fused optimizer steps of the apexnpu package against torch's foreach optimizers, side by side
-in one process, and one amp training step at O2 against O0 on the emulated NPU (O2 is what
-Ascend users run, so its cost over O0 is what their CI time is made of).
+in one process, and one amp training step at O2 against O0 on the emulated NPU for a CNN and a
+transformer block, on today's general emulation path and the fast one (bench/amp_steps.py; O2
+is what Ascend users run, so its cost over O0 is what their CI time is made of; goal <= 1.25).
 
     python3 bench/overlay_bench.py [--sizes 10,50] [--steps 10] [--threads N]
                                    [--apex-path DIR | --binary build/release/src/cli/apexnpu]
+                                   [--skip-amp | --skip-optimizers] [--amp-rounds 3]
 
 Optimizers: NpuFusedAdam vs torch.optim.Adam(foreach=True), NpuFusedSGD(momentum=0.9) vs
 torch.optim.SGD(momentum=0.9, foreach=True), NpuFusedLamb vs a LAMB written here with
@@ -26,7 +28,6 @@ Where the package comes from:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -53,9 +54,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--binary", default=os.path.join(REPO, "build", "release", "src", "cli",
                                                       "apexnpu"),
                     help="the apexnpu binary that compiles the runtime (without --apex-path)")
-    ap.add_argument("--amp-steps", type=int, default=10, help="timed CNN training steps")
+    ap.add_argument("--amp-steps", type=int, default=10, help="timed training steps per process")
+    ap.add_argument("--amp-rounds", type=int, default=3, help="rounds of the amp table; medians")
+    ap.add_argument("--amp-models", default="cnn,transformer", help="models of bench/amp_models.py")
     ap.add_argument("--skip-amp", action="store_true", help="time the optimizers only")
-    ap.add_argument("--amp-child", help=argparse.SUPPRESS)  # internal: one amp level, JSON out
+    ap.add_argument("--skip-optimizers", action="store_true", help="time the amp steps only")
     return ap.parse_args(argv)
 
 
@@ -242,70 +245,6 @@ def run_optimizers(args) -> None:
               f"{r['max_diff']:>10.1e}", flush=True)
 
 
-# --- amp: one CNN training step at O2 against O0 -----------------------------------------------------
-
-def amp_child(level: str, steps: int) -> None:
-    """Runs in its own process (amp keeps process-wide state): prints {"ms": median}."""
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-    from apex import amp
-    from apex.optimizers import NpuFusedSGD
-
-    torch.manual_seed(0)
-    model = nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
-        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(64, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 8 * 8, 10)).npu()
-    opt = NpuFusedSGD(model.parameters(), lr=1e-3, momentum=0.9)
-    kwargs = {} if level == "O0" else {"loss_scale": "dynamic", "combine_grad": True}
-    model, opt = amp.initialize(model, opt, opt_level=level, verbosity=0, **kwargs)
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(32, 3, 32, 32, generator=g).npu()
-    y = torch.randint(0, 10, (32,), generator=g).npu()
-    times, losses = [], []
-    for i in range(3 + steps):
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x).float(), y)
-        with amp.scale_loss(loss, opt) as scaled:
-            scaled.backward()
-        opt.step()
-        torch.npu.synchronize()
-        losses.append(loss.item())
-        if i >= 3:
-            times.append((time.perf_counter() - t0) * 1e3)
-    print(json.dumps({"ms": statistics.median(times), "first_loss": losses[0],
-                      "last_loss": losses[-1]}))
-
-
-def run_amp(args, apex_path: str) -> None:
-    print(f"\namp: one training step of a small CNN (3 conv + BN, batch 32 of 3x32x32) on the "
-          f"emulated NPU, median of {args.amp_steps} steps, NpuFusedSGD, better of "
-          f"{args.rounds} rounds (O0 and O2 alternate)")
-    env = dict(os.environ, PYTHONPATH=apex_path + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    results: Dict[str, Dict] = {}
-    # One process per level and round (amp keeps process-wide state); alternating the levels
-    # lets both see the shared machine's load alike.
-    for _ in range(args.rounds):
-        for level in ("O0", "O2"):
-            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--amp-child", level,
-                                   "--amp-steps", str(args.amp_steps), "--threads",
-                                   str(args.threads)], capture_output=True, text=True, env=env)
-            if proc.returncode != 0:
-                sys.exit(f"overlay_bench: the {level} training step failed:\n{proc.stderr}")
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            if level not in results or r["ms"] < results[level]["ms"]:
-                results[level] = r
-    for level in ("O0", "O2"):
-        r = results[level]
-        print(f"  {level}: {r['ms']:8.1f} ms/step  (loss {r['first_loss']:.4f} -> "
-              f"{r['last_loss']:.4f} over {args.amp_steps + 3} steps on one batch)")
-    print(f"  O2 / O0: {results['O2']['ms'] / results['O0']['ms']:.2f}  (the cost of emulating "
-          f"fp16 on the CPU: casts, saturation checks, loss scaling)")
-
-
 def main(argv: Sequence[str]) -> None:
     args = parse_args(argv)
     os.environ["APEXNPU_NUM_THREADS"] = str(args.threads)  # before the runtime first runs
@@ -315,9 +254,6 @@ def main(argv: Sequence[str]) -> None:
         sys.exit(f"overlay_bench: {sys.executable} has no torch (use a Python with torch, e.g. "
                  f"Debian's /usr/bin/python3 with python3-torch)")
     torch.set_num_threads(args.threads)
-    if args.amp_child:
-        amp_child(args.amp_child, args.amp_steps)
-        return
 
     apex_path: Optional[str] = args.apex_path
     work = tempfile.TemporaryDirectory(prefix="overlay-bench-")
@@ -337,13 +273,17 @@ def main(argv: Sequence[str]) -> None:
     if backend.runtime_kernels() is None:
         sys.exit("overlay_bench: apex._apexnpu (the runtime) is not importable: the fused "
                  "optimizers would run their torch fallback")
-    run_optimizers(args)
+    if not args.skip_optimizers:
+        run_optimizers(args)
     if args.skip_amp:
         return
     if apex_path is None:
         print("\namp: skipped (needs apex.amp: pass --apex-path, or set APEXNPU_TEST_UPSTREAM)")
         return
-    run_amp(args, os.path.abspath(apex_path))
+    import amp_steps
+
+    amp_steps.run(args.amp_models.split(","), args.amp_rounds, args.amp_steps, args.threads,
+                  os.path.abspath(apex_path))
 
 
 if __name__ == "__main__":

@@ -108,5 +108,26 @@ TEST(ThreadPool, ResizingBetweenJobsKeepsEveryJobWhole) {
   }
 }
 
+// Jobs short enough to finish before a worker wakes: the caller returns without the late
+// workers, which must then leave that job alone and take part in a later one. Every index of
+// every job runs exactly once, with jobs submitted from several threads.
+TEST(ThreadPool, LateWorkersNeverTouchAFinishedJob) {
+  ScopedNumThreads threads(3);
+  std::vector<std::thread> callers;
+  std::atomic<bool> failed{false};
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&] {
+      for (int job = 0; job < 3000; ++job) {
+        const std::size_t count = 2 + static_cast<std::size_t>(job % 5);
+        std::vector<std::atomic<int>> hits(count);
+        parallel_for(count, [&](std::size_t i) { hits[i].fetch_add(1); });
+        for (auto& h : hits)
+          if (h.load() != 1) failed = true;
+      }
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_FALSE(failed.load());
+}
+
 }  // namespace
 }  // namespace apexnpu::rt

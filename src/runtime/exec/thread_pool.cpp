@@ -55,7 +55,8 @@ class ThreadPool {
       context_ = context;
       count_ = count;
       next_.store(0, std::memory_order_relaxed);
-      busy_workers_ = workers_.size();
+      open_ = true;
+      joined_ = 0;
       error_ = nullptr;
       ++generation_;
     }
@@ -63,8 +64,12 @@ class ThreadPool {
     t_inside_pool_job = true;
     work();
     t_inside_pool_job = false;
+    // Close the job and wait only for the workers that joined it: a worker still asleep (on a
+    // loaded machine the scheduler may not run it for milliseconds) has nothing left to do, and
+    // finds the job closed when it wakes.
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return busy_workers_ == 0; });
+    open_ = false;
+    done_.wait(lock, [&] { return joined_ == 0; });
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
@@ -99,10 +104,12 @@ class ThreadPool {
         wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
         if (stopping_) return;
         seen = generation_;
+        if (!open_) continue;  // finished by the others before this worker woke
+        ++joined_;
       }
       work();
       std::lock_guard lock(mutex_);
-      if (--busy_workers_ == 0) done_.notify_one();
+      if (--joined_ == 0) done_.notify_one();
     }
   }
 
@@ -136,7 +143,8 @@ class ThreadPool {
   void* context_ = nullptr;
   std::size_t count_ = 0;
   std::atomic<std::size_t> next_{0};
-  std::size_t busy_workers_ = 0;
+  bool open_ = false;        // the current job still takes workers
+  std::size_t joined_ = 0;   // workers in the current job, not yet done with it
   std::exception_ptr error_;
 };
 

@@ -10,7 +10,7 @@ std::vector<PyMethodDef>& all_methods() {
   static std::vector<PyMethodDef> methods = [] {
     std::vector<PyMethodDef> v;
     for (PyMethodDef* table : {apexnpu::py::kCoreMethods, apexnpu::py::kAmpMethods,
-                               apexnpu::py::kOptimMethods})
+                               apexnpu::py::kOptimMethods, apexnpu::py::kEmulationMethods})
       for (PyMethodDef* m = table; m->ml_name != nullptr; ++m) v.push_back(*m);
     v.push_back({nullptr, nullptr, 0, nullptr});
     return v;

@@ -3,21 +3,24 @@
 CPU torch lacks most fp16 kernels (matmul, conv, softmax, ...). While the mode is active, every
 aten operation that reads or writes fp16 data runs in fp32 instead, and its fp16 results are
 rounded back to fp16 with NPU saturation (see ``saturation``), as an NPU's fp32 accumulation
-would. In-place and ``out=`` operations write back into the original fp16 tensors. View and
-metadata operations run unchanged so that aliasing is kept. The mode sees the backward pass too,
-because autograd dispatches its backward operations through the same stack.
+would: ``general_path`` does it, ``fast_path`` gives the same bits at less cost, and
+``emulation_path`` says which runs. In-place and ``out=`` operations write back into the
+original fp16 tensors. View and metadata operations run unchanged so that aliasing is kept. The
+mode sees the backward pass too, because autograd dispatches its backward operations through
+the same stack.
 
 The mode stack of torch is per thread: the mode applies to the thread that enabled it.
 """
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+from torch.utils._pytree import tree_flatten
 
-from . import npu_kernels, placement, saturation
+from . import (emulation_path, fast_path, general_path, host_allocator, npu_kernels, op_schema,
+               placement)
 
 try:  # torch >= 1.13
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -25,126 +28,14 @@ except ImportError:  # pragma: no cover - older torch has no dispatch modes
     TorchDispatchMode = object  # type: ignore[misc,assignment]
 
 _HALF = torch.float16
-_FLOAT = torch.float32
 
 
 def _is_half(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.dtype == _HALF
 
 
-def _runs_unchanged(func) -> bool:
-    """Views and metadata changes must act on the original tensor, never on an fp32 copy; so
-    must collectives (``c10d::``), which fill their tensors in place and do no arithmetic the
-    NPU would do differently (their schemas do not mark the tensors as written); allocations
-    have no values to round."""
-    schema = func._schema
-    if schema.name.startswith("c10d::"):
-        return True
-    if any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns):
-        return True
-    if torch.Tag.inplace_view in getattr(func, "tags", ()):
-        return True
-    return schema.name in _UNCHANGED_OPS
-
-
-# Operations with nothing to compute: storage changes, and allocations whose values are
-# unspecified (an fp32 round trip would read the garbage through the saturation check and raise
-# the float status, as DDP's bucket allocation did).
-_UNCHANGED_OPS = frozenset({"aten::set_", "aten::resize_", "aten::resize_as_", "aten::empty",
-                            "aten::empty_like", "aten::empty_strided", "aten::new_empty",
-                            "aten::new_empty_strided"})
-
-
 def _touches_half(leaves: Sequence[Any]) -> bool:
     return any(_is_half(x) or x is _HALF for x in leaves)
-
-
-def _upcast(x: Any) -> Any:
-    if _is_half(x):
-        return x.to(_FLOAT)
-    if x is _HALF:
-        return _FLOAT
-    return x
-
-
-def _to_meta(x: Any) -> Any:
-    return x.to("meta") if isinstance(x, torch.Tensor) else x
-
-
-def _expected_dtypes(func, args, kwargs) -> Optional[List[Optional[torch.dtype]]]:
-    """Dtypes the op's tensor outputs would have with native fp16 kernels (from meta tensors)."""
-    try:
-        out = func(*tree_map(_to_meta, args), **tree_map(_to_meta, kwargs))
-    except Exception:  # some ops have no meta kernel in this torch
-        return None
-    leaves, _ = tree_flatten(out)
-    return [x.dtype if isinstance(x, torch.Tensor) else None for x in leaves]
-
-
-def _fallback_dtype(args, kwargs) -> torch.dtype:
-    """Without meta: the dtype argument if there is one, else the first floating input's dtype."""
-    leaves, _ = tree_flatten((args, kwargs))
-    for x in leaves:
-        if isinstance(x, torch.dtype):
-            return x
-    for x in leaves:
-        if isinstance(x, torch.Tensor) and x.is_floating_point():
-            return x.dtype
-    return _FLOAT
-
-
-def _mutated_half_args(func, args, kwargs) -> List[Tuple[Any, Any, Optional[frozenset]]]:
-    """(key, fp16 tensor, alias set) for each fp16 argument the op writes (in-place, ``out=``)."""
-    found = []
-    for index, arg in enumerate(func._schema.arguments):
-        if arg.alias_info is None or not arg.alias_info.is_write:
-            continue
-        if arg.kwarg_only or index >= len(args):
-            key: Any = arg.name
-            value = kwargs.get(arg.name)
-        else:
-            key = index
-            value = args[index]
-        if _is_half(value):
-            found.append((key, value, frozenset(arg.alias_info.before_set)))
-    return found
-
-
-def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
-    """Run ``func`` with fp16 inputs upcast to fp32; round fp16 results back with saturation."""
-    expected = _expected_dtypes(func, args, kwargs)
-    mutated = _mutated_half_args(func, args, kwargs)
-
-    up_args = list(tree_map(_upcast, tuple(args)))
-    up_kwargs = tree_map(_upcast, dict(kwargs))
-    scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
-    for key, original, alias in mutated:
-        scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
-        scratch_by_alias[alias] = (original, scratch)
-
-    result = func(*up_args, **up_kwargs)
-
-    for original, scratch in scratch_by_alias.values():
-        saturation.store_fp16(original, scratch)
-
-    # Returns that alias a written argument are that argument itself.
-    returns = func._schema.returns
-    flat, spec = tree_flatten(result)
-    if len(returns) == len(flat):
-        for i, ret in enumerate(returns):
-            if ret.alias_info is not None and ret.alias_info.is_write:
-                alias = frozenset(ret.alias_info.before_set)
-                if alias in scratch_by_alias:
-                    flat[i] = scratch_by_alias[alias][0]
-    written = {id(orig) for orig, _ in scratch_by_alias.values()}
-    fallback = _fallback_dtype(args, kwargs)
-    for i, x in enumerate(flat):
-        if not isinstance(x, torch.Tensor) or id(x) in written:
-            continue
-        want = expected[i] if expected is not None and i < len(expected) else fallback
-        if want == _HALF and x.is_floating_point() and x.dtype != _HALF:
-            flat[i] = saturation.to_fp16(x)
-    return tree_unflatten(flat, spec)
 
 
 class EmulatedNpuMode(TorchDispatchMode):
@@ -153,19 +44,22 @@ class EmulatedNpuMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        leaves, _ = tree_flatten((args, kwargs))
+        fast = emulation_path.is_fast()
+        leaves = fast_path.leaves(args, kwargs) if fast else tree_flatten((args, kwargs))[0]
         npu = placement.common_npu(leaves, func)
         out = None
         if npu is not None and func in npu_kernels.OPS:
             (args, kwargs), out = npu_kernels.npu_call(func, args, kwargs)
+        unchanged = fast_path.runs_unchanged(func) if fast else op_schema.runs_unchanged(func)
         if out is not None:
             pass
-        elif _runs_unchanged(func) or not _touches_half(leaves):
+        elif unchanged or not _touches_half(leaves):
             out = func(*args, **kwargs)
         else:
-            out = run_in_fp32(func, args, kwargs)
+            out = (fast_path if fast else general_path).run_in_fp32(func, args, kwargs)
         if npu is not None:
-            placement.put_outputs(tree_flatten(out)[0], leaves, npu)
+            outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
+            placement.put_outputs(outputs, leaves, npu)
         return out
 
 
@@ -211,6 +105,8 @@ def enable() -> None:
     """Turn the emulation on for the calling thread (idempotent)."""
     if _active_mode() is not None:
         return
+    if emulation_path.is_fast():
+        host_allocator.keep_freed_memory()
     _install_legacy_constructor_fix()
     mode = EmulatedNpuMode()
     mode.__enter__()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Tuple
 
-from . import devices
+from . import devices, host_allocator, scratch_pool
 
 
 def _kib(path: str, field: str) -> int:
@@ -83,4 +83,7 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
 
 
 def empty_cache() -> None:
-    """Nothing is cached beyond the host allocator's own memory."""
+    """Frees the fp16 emulation's idle fp32 buffers (``scratch_pool``) of the calling thread and
+    returns the host heap's free memory to the system (``host_allocator``)."""
+    scratch_pool.clear()
+    host_allocator.release_free_memory()

@@ -6,6 +6,8 @@ The runtime's ``float_to_half`` does it in one pass when built (and not forced o
 """
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from . import backend, float_status
@@ -27,22 +29,27 @@ def _saturated(values: torch.Tensor) -> torch.Tensor:
     return torch.nan_to_num(values, nan=0.0).clamp(-FP16_MAX, FP16_MAX)
 
 
-def _runtime_convert(values: torch.Tensor, out: torch.Tensor) -> bool:
+_LOOKUP = object()
+
+
+def _runtime_convert(values: torch.Tensor, out: torch.Tensor, rt: Any = _LOOKUP) -> bool:
     """Convert fp32 ``values`` into fp16 ``out`` in the runtime; False when it cannot."""
     if values.dtype != torch.float32 or not values.is_contiguous() or not out.is_contiguous() \
             or values.numel() != out.numel() or values.numel() == 0:
         return False
-    rt = backend.runtime_kernels()
+    if rt is _LOOKUP:
+        rt = backend.runtime_kernels()
     if rt is None:
         return False
     rt.float_to_half(values.data_ptr(), out.data_ptr(), values.numel())
     return True
 
 
-def to_fp16(values: torch.Tensor) -> torch.Tensor:
-    """``values`` (any float dtype) as fp16, saturated to ±65504; sets the float status on overflow."""
+def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
+    """``values`` (any float dtype) as fp16, saturated to ±65504; sets the float status on
+    overflow. ``rt``: the runtime as ``backend.runtime_kernels()`` gives it, if the caller has it."""
     out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
-    if _runtime_convert(values, out):
+    if _runtime_convert(values, out, rt):
         return out
     if overflows_fp16(values):
         float_status.set()
@@ -50,11 +57,11 @@ def to_fp16(values: torch.Tensor) -> torch.Tensor:
     return values.to(torch.float16)
 
 
-def store_fp16(dst: torch.Tensor, values: torch.Tensor) -> None:
+def store_fp16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> None:
     """Write ``values`` into the fp16 tensor ``dst`` in place, saturated."""
     if dst.shape != values.shape:
         dst.resize_(values.shape)
-    if _runtime_convert(values, dst):
+    if _runtime_convert(values, dst, rt):
         return
     if overflows_fp16(values):
         float_status.set()

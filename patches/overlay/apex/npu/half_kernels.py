@@ -1,0 +1,264 @@
+"""fp16 operations the fast path computes without the fp32 round trip.
+
+Each gives exactly what the general path gives: the same fp16 bits, the same float status, a
+new contiguous tensor (or the written input, for in-place ops). They apply only where that is
+plain to see: contiguous, non-empty tensors of one shape and the arguments below; anything else
+returns ``NOT_HANDLED`` and takes the round trip. The runtime's one-pass kernels
+(``apex._apexnpu``: ``*_half``, ``float_to_half``, ``half_to_float``) do the work; they raise
+the float status of device 0, as the general path's ``float_to_half`` does.
+- ``relu``/``relu_`` and ``threshold_backward(grad, self, 0)``: torch's fp32 ``max(x, 0)`` and
+  ``self <= 0 ? 0 : grad`` on exact values, stored saturating.
+- ``add``/``add_`` of two fp16 tensors with ``alpha`` 1: the fp32 sum, stored saturating (torch's
+  fp32 kernel computes ``a + alpha * b`` with one rounding; ``alpha * b`` is exact at 1).
+- copies of fp16 values (``clone``, ``_unsafe_view``, ``_to_copy`` to fp16, ``copy_`` between
+  fp16 tensors, and ``cat``, whose fp16 result torch makes natively): the values themselves,
+  stored saturating (NaN -> 0 and inf -> +-65504, reported); ``zero_`` natively (zeros are
+  zeros in any precision).
+- conversions: ``_to_copy`` to fp32 is the general path's own widening; ``_to_copy`` to fp16 of
+  an fp32 tensor and ``copy_`` of fp32 values into an fp16 tensor are its narrowing.
+- ``max_pool2d_with_indices`` of NCHW fp16: torch's contiguous fp32 kernel selects an element
+  per window by comparisons, which the runtime repeats on the fp16 values (``half_max_pool.h``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence
+
+import torch
+
+from . import fp32_copies, saturation
+
+aten = torch.ops.aten
+NOT_HANDLED = object()
+_HALF = torch.float16
+_FLOAT = torch.float32
+_empty = torch._C._VariableFunctions.empty
+_is_cpu = torch._C._TensorBase.is_cpu.__get__
+_KEEP_FORMATS = (None, torch.preserve_format, torch.contiguous_format)
+
+Args = Sequence[Any]
+Kwargs = Dict[str, Any]
+
+
+def _plain(x: Any, dtype: torch.dtype) -> bool:
+    """A contiguous, non-empty host tensor of ``dtype``, read as one flat range."""
+    return (isinstance(x, torch.Tensor) and x.dtype == dtype and x.layout == torch.strided
+            and _is_cpu(x) and x.numel() > 0 and x.is_contiguous())
+
+
+def _same_or_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """``a`` and ``b`` (contiguous, one element size) are the same memory or do not overlap."""
+    pa, pb = a.data_ptr(), b.data_ptr()
+    if pa == pb:
+        return a.numel() == b.numel()
+    size = a.element_size()
+    return pa + a.numel() * size <= pb or pb + b.numel() * size <= pa
+
+
+def _is_one(alpha: Any) -> bool:
+    return type(alpha) in (int, float) and alpha == 1
+
+
+def _relu(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    (x,) = args
+    if kwargs or not _plain(x, _HALF):
+        return NOT_HANDLED
+    out = _empty(x.shape, dtype=_HALF)
+    rt.relu_half(x.data_ptr(), out.data_ptr(), x.numel())
+    return out
+
+
+def _relu_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    (x,) = args
+    if kwargs or not _plain(x, _HALF):
+        return NOT_HANDLED
+    rt.relu_half(x.data_ptr(), x.data_ptr(), x.numel())
+    return x
+
+
+def _relu_backward(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    if kwargs or len(args) != 3:
+        return NOT_HANDLED
+    grad, self, threshold = args
+    if type(threshold) not in (int, float) or threshold != 0 or not _plain(grad, _HALF) \
+            or not _plain(self, _HALF) or grad.shape != self.shape:
+        return NOT_HANDLED
+    out = _empty(grad.shape, dtype=_HALF)
+    rt.relu_backward_half(grad.data_ptr(), self.data_ptr(), out.data_ptr(), grad.numel())
+    return out
+
+
+def _add_operands(args: Args, kwargs: Kwargs) -> Optional[Sequence[torch.Tensor]]:
+    if len(args) != 2 or any(k != "alpha" for k in kwargs) or not _is_one(kwargs.get("alpha", 1)):
+        return None
+    a, b = args
+    if not _plain(a, _HALF) or not _plain(b, _HALF) or a.shape != b.shape:
+        return None
+    return a, b
+
+
+def _add(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    operands = _add_operands(args, kwargs)
+    if operands is None:
+        return NOT_HANDLED
+    a, b = operands
+    out = _empty(a.shape, dtype=_HALF)
+    rt.add_half(a.data_ptr(), b.data_ptr(), out.data_ptr(), a.numel())
+    return out
+
+
+def _add_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    operands = _add_operands(args, kwargs)
+    if operands is None or not _same_or_apart(*operands):
+        return NOT_HANDLED
+    a, b = operands
+    rt.add_half(a.data_ptr(), b.data_ptr(), a.data_ptr(), a.numel())
+    return a
+
+
+def _saturated_copy(rt: Any, x: torch.Tensor, shape: Any) -> torch.Tensor:
+    out = _empty(shape, dtype=_HALF)
+    rt.saturate_half(x.data_ptr(), out.data_ptr(), x.numel())
+    return out
+
+
+def _clone(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    (x,) = args
+    if any(k != "memory_format" for k in kwargs) or kwargs.get("memory_format") not in \
+            _KEEP_FORMATS or not _plain(x, _HALF):
+        return NOT_HANDLED
+    return _saturated_copy(rt, x, x.shape)
+
+
+def _unsafe_view(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    if kwargs or len(args) != 2 or not _plain(args[0], _HALF):
+        return NOT_HANDLED
+    x, size = args
+    return _saturated_copy(rt, x, x.view(size).shape)
+
+
+def _to_copy(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    if len(args) != 1 or set(kwargs) != {"dtype"}:
+        return NOT_HANDLED
+    (x,), dtype = args, kwargs["dtype"]
+    if not isinstance(x, torch.Tensor):
+        return NOT_HANDLED
+    if x.dtype == _HALF and dtype == _FLOAT:
+        return fp32_copies.to_fp32(x, rt)
+    if x.dtype == _HALF and dtype == _HALF and _plain(x, _HALF):
+        return _saturated_copy(rt, x, x.shape)
+    if x.dtype == _FLOAT and dtype == _HALF and _plain(x, _FLOAT):
+        return saturation.to_fp16(x, rt)
+    return NOT_HANDLED
+
+
+def _copy_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    if kwargs or len(args) != 2:
+        return NOT_HANDLED
+    dst, src = args
+    if not _plain(dst, _HALF) or not isinstance(src, torch.Tensor) or src.shape != dst.shape:
+        return NOT_HANDLED
+    if _plain(src, _FLOAT):
+        rt.float_to_half(src.data_ptr(), dst.data_ptr(), dst.numel())
+        return dst
+    if _plain(src, _HALF) and _same_or_apart(dst, src):
+        rt.saturate_half(src.data_ptr(), dst.data_ptr(), dst.numel())
+        return dst
+    return NOT_HANDLED
+
+
+def _zero_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    (x,) = args
+    if kwargs or not isinstance(x, torch.Tensor) or x.dtype != _HALF:
+        return NOT_HANDLED
+    return aten.zero_.default(x)
+
+
+def _cat(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    tensors = args[0] if args else None
+    if kwargs or len(args) > 2 or not isinstance(tensors, (list, tuple)) or not tensors \
+            or not all(_plain(t, _HALF) for t in tensors):
+        return NOT_HANDLED
+    out = aten.cat.default(*args)
+    if not out.is_contiguous():
+        return NOT_HANDLED
+    rt.saturate_half(out.data_ptr(), out.data_ptr(), out.numel())
+    return out
+
+
+def _pair(value: Any, default: Optional[Sequence[int]] = None) -> Optional[Sequence[int]]:
+    """A pooling size as torch reads it: one int for both sides or two; empty: ``default``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    if len(value) == 0:
+        return default
+    if len(value) == 1:
+        return (value[0], value[0])
+    return tuple(value) if len(value) == 2 else None
+
+
+def _pooled_size(size: int, kernel: int, stride: int, pad: int, dilation: int,
+                 ceil: bool) -> int:
+    """torch's pooling_output_shape."""
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _max_pool2d(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    """``max_pool2d_with_indices`` of a contiguous fp16 (N,)C,H,W tensor laid out as NCHW (more
+    than one channel and one pixel, so torch takes its contiguous kernel); arguments torch would
+    refuse go to the round trip, which raises torch's error."""
+    if kwargs or not 2 <= len(args) <= 6 or not _plain(args[0], _HALF):
+        return NOT_HANDLED
+    x = args[0]
+    kernel = _pair(args[1])
+    stride = _pair(args[2] if len(args) > 2 else [], kernel)
+    pad = _pair(args[3] if len(args) > 3 else 0)
+    dilation = _pair(args[4] if len(args) > 4 else 1)
+    ceil = args[5] if len(args) > 5 else False
+    if kernel is None or stride is None or pad is None or dilation is None \
+            or not isinstance(ceil, bool) or x.dim() not in (3, 4):
+        return NOT_HANDLED
+    *lead, height, width = x.shape
+    if (x.dim() == 4 and lead[1] < 2) or height * width < 2 or min(kernel + stride + dilation) < 1 \
+            or min(pad) < 0 or pad[0] > kernel[0] // 2 or pad[1] > kernel[1] // 2:
+        return NOT_HANDLED
+    out_h = _pooled_size(height, kernel[0], stride[0], pad[0], dilation[0], ceil)
+    out_w = _pooled_size(width, kernel[1], stride[1], pad[1], dilation[1], ceil)
+    if out_h < 1 or out_w < 1:
+        return NOT_HANDLED
+    planes = x.numel() // (height * width)
+    out = _empty((*lead, out_h, out_w), dtype=_HALF)
+    indices = _empty((*lead, out_h, out_w), dtype=torch.int64)
+    rt.max_pool2d_half(x.data_ptr(), out.data_ptr(), indices.data_ptr(), planes, height, width,
+                       out_h, out_w, kernel[0], kernel[1], stride[0], stride[1], pad[0], pad[1],
+                       dilation[0], dilation[1])
+    return (out, indices)
+
+
+_KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
+    aten.relu.default: _relu,
+    aten.relu_.default: _relu_,
+    aten.threshold_backward.default: _relu_backward,
+    aten.add.Tensor: _add,
+    aten.add_.Tensor: _add_,
+    aten.clone.default: _clone,
+    aten._unsafe_view.default: _unsafe_view,
+    aten._to_copy.default: _to_copy,
+    aten.copy_.default: _copy_,
+    aten.zero_.default: _zero_,
+    aten.cat.default: _cat,
+    aten.max_pool2d_with_indices.default: _max_pool2d,
+}
+
+
+def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:
+    """The op's result computed without the round trip, or NOT_HANDLED."""
+    kernel = _KERNELS.get(func)
+    if kernel is None or rt is None or not hasattr(rt, "max_pool2d_half"):
+        return NOT_HANDLED
+    return kernel(rt, args, kwargs)

@@ -1,0 +1,68 @@
+"""The dtypes an operation's outputs would have with native fp16 kernels, remembered per call.
+
+The general path finds them on every call by running the op on meta copies of its arguments
+(``emulation._expected_dtypes``). That answer is a function of what the meta call receives: the
+op, each tensor's dtype, sizes, strides and layout (``to("meta")`` keeps nothing else), and the
+other arguments' values. The fast path keys a table on exactly that and runs the meta call once
+per key. Arguments whose meta copy could carry more (complex, sparse or quantized tensors,
+objects such as generators) make the call uncached: it is computed every time, as before.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+
+Dtypes = Optional[List[Optional[torch.dtype]]]
+_MAX_ENTRIES = 4096  # shapes can vary (sequence lengths); the table is cleared when this full
+_table: Dict[Any, Dtypes] = {}
+
+_UNCACHEABLE = object()
+_VALUE_TYPES = (bool, int, str, type(None), torch.dtype, torch.device, torch.layout,
+                torch.memory_format)
+_PLAIN_DTYPES = frozenset({torch.float16, torch.float32, torch.float64, torch.bfloat16,
+                           torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
+                           torch.bool})
+
+
+def _key(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided or x.dtype not in _PLAIN_DTYPES:
+            return _UNCACHEABLE
+        return (x.dtype, tuple(x.shape), x.stride())
+    if isinstance(x, float):
+        return (float, x.hex())  # -0.0 and 0.0 differ; every NaN is one key
+    if isinstance(x, _VALUE_TYPES):
+        return (type(x), x)
+    if isinstance(x, (list, tuple)):
+        keys = tuple(_key(v) for v in x)
+        return _UNCACHEABLE if _UNCACHEABLE in keys else (type(x), keys)
+    return _UNCACHEABLE
+
+
+def call_key(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    """The table key of a call, or None when the call is not cached."""
+    positional = _key(tuple(args))
+    if positional is _UNCACHEABLE:
+        return None
+    named = tuple((name, _key(value)) for name, value in kwargs.items())
+    if any(k is _UNCACHEABLE for _, k in named):
+        return None
+    return (func, positional, named)
+
+
+def expected_dtypes(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
+                    compute: Callable[[Any, Any, Any], Dtypes]) -> Dtypes:
+    """``compute(func, args, kwargs)`` (the meta call), once per key."""
+    key = call_key(func, args, kwargs)
+    if key is None:
+        return compute(func, args, kwargs)
+    try:
+        return _table[key]
+    except KeyError:
+        pass
+    found = compute(func, args, kwargs)
+    if len(_table) >= _MAX_ENTRIES:
+        _table.clear()
+    _table[key] = found
+    return found

@@ -1,0 +1,57 @@
+#include "backend/half_ops.h"
+
+#include <atomic>
+
+#include "exec/chunking.h"
+#include "exec/isa.h"
+#include "exec/thread_pool.h"
+
+namespace apexnpu::rt {
+
+APEXNPU_ISA_DECLARE(bool, saturate_half_range, (const half_bits*, half_bits*, std::size_t))
+APEXNPU_ISA_DECLARE(bool, add_half_range,
+                    (const half_bits*, const half_bits*, half_bits*, std::size_t))
+APEXNPU_ISA_DECLARE(bool, relu_half_range, (const half_bits*, half_bits*, std::size_t))
+APEXNPU_ISA_DECLARE(bool, relu_backward_half_range,
+                    (const half_bits*, const half_bits*, half_bits*, std::size_t))
+
+namespace {
+
+// Runs body(chunk range) over the thread pool; true if any chunk reported.
+template <typename Body>
+bool any_chunk(std::size_t n, Body&& body) {
+  std::atomic<bool> bad{false};
+  parallel_for(chunk_count(n), [&](std::size_t c) {
+    if (body(chunk_range(c, n))) bad.store(true, std::memory_order_relaxed);
+  });
+  return bad.load();
+}
+
+}  // namespace
+
+bool saturate_half(const half_bits* in, half_bits* out, std::size_t n) {
+  auto* fn = APEXNPU_ISA_SELECT(saturate_half_range);
+  return any_chunk(n, [&](ChunkRange r) { return fn(in + r.begin, out + r.begin, r.size()); });
+}
+
+bool add_half(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n) {
+  auto* fn = APEXNPU_ISA_SELECT(add_half_range);
+  return any_chunk(n, [&](ChunkRange r) {
+    return fn(a + r.begin, b + r.begin, out + r.begin, r.size());
+  });
+}
+
+bool relu_half(const half_bits* in, half_bits* out, std::size_t n) {
+  auto* fn = APEXNPU_ISA_SELECT(relu_half_range);
+  return any_chunk(n, [&](ChunkRange r) { return fn(in + r.begin, out + r.begin, r.size()); });
+}
+
+bool relu_backward_half(const half_bits* grad, const half_bits* self, half_bits* out,
+                        std::size_t n) {
+  auto* fn = APEXNPU_ISA_SELECT(relu_backward_half_range);
+  return any_chunk(n, [&](ChunkRange r) {
+    return fn(grad + r.begin, self + r.begin, out + r.begin, r.size());
+  });
+}
+
+}  // namespace apexnpu::rt

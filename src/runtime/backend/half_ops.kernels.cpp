@@ -1,0 +1,72 @@
+// Per-ISA bodies of backend/half_ops.h. The selections are branch-free loops on 16-bit
+// patterns, which the compiler vectorises at every SIMD level (integer work gives the same bits
+// at any level); add widens tiles with exec/half_simd.h, adds in fp32 and narrows with the
+// saturating conversion, as exact at every level as the conversions themselves.
+#include <cstddef>
+#include <cstdint>
+
+#include "exec/half.h"
+#include "exec/half_simd.h"
+#include "exec/isa.h"
+
+namespace apexnpu::rt::APEXNPU_ISA_NS {
+
+bool saturate_half_range(const half_bits* in, half_bits* out, std::size_t n) {
+  unsigned bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t h = in[i];
+    const std::uint32_t magnitude = h & 0x7FFFu;
+    const unsigned nan = magnitude > 0x7C00u;
+    const unsigned inf = magnitude == 0x7C00u;
+    out[i] = static_cast<half_bits>(nan ? 0u : (inf ? (h & 0x8000u) | kHalfMaxBits : h));
+    bad |= nan | inf;
+  }
+  return bad != 0;
+}
+
+bool add_half_range(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n) {
+  bool bad = false;
+  float ta[kHalfTile];
+  float tb[kHalfTile];
+  for (std::size_t i = 0; i < n; i += kHalfTile) {
+    const std::size_t len = n - i < kHalfTile ? n - i : kHalfTile;
+    half_to_float_n(a + i, ta, len);
+    half_to_float_n(b + i, tb, len);
+    for (std::size_t k = 0; k < len; ++k) ta[k] = ta[k] + tb[k];
+    bad |= float_to_half_n(ta, out + i, len);
+  }
+  return bad;
+}
+
+bool relu_half_range(const half_bits* in, half_bits* out, std::size_t n) {
+  unsigned bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t h = in[i];
+    const unsigned nan = (h & 0x7FFFu) > 0x7C00u;
+    const unsigned plus_inf = h == 0x7C00u;
+    const unsigned negative = h > 0x8000u;  // sign set and not -0 (-inf and -NaN included)
+    const std::uint32_t r = (negative | nan) ? 0u : (plus_inf ? std::uint32_t{kHalfMaxBits} : h);
+    out[i] = static_cast<half_bits>(r);
+    bad |= nan | plus_inf;
+  }
+  return bad != 0;
+}
+
+bool relu_backward_half_range(const half_bits* grad, const half_bits* self, half_bits* out,
+                              std::size_t n) {
+  unsigned bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t s = self[i];
+    const std::uint32_t g = grad[i];
+    const unsigned at_most_zero = s == 0u || (s >= 0x8000u && s <= 0xFC00u);
+    const std::uint32_t magnitude = g & 0x7FFFu;
+    const unsigned nan = magnitude > 0x7C00u;
+    const unsigned inf = magnitude == 0x7C00u;
+    const std::uint32_t saturated = nan ? 0u : (inf ? (g & 0x8000u) | kHalfMaxBits : g);
+    out[i] = static_cast<half_bits>(at_most_zero ? 0u : saturated);
+    bad |= (nan | inf) & (at_most_zero ^ 1u);
+  }
+  return bad != 0;
+}
+
+}  // namespace apexnpu::rt::APEXNPU_ISA_NS

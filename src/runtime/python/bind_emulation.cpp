@@ -1,0 +1,106 @@
+// The emulated NPU's fp16 operations done in one runtime pass (backend/half_ops.h): the fast
+// path of apex.npu's emulation calls them where they give the general path's bits. Each raises
+// the device's float status when something was saturated, as float_to_half does.
+#include "backend/device.h"
+#include "backend/half_max_pool.h"
+#include "backend/half_ops.h"
+#include "exec/error.h"
+#include "python/methods.h"
+
+namespace apexnpu::py {
+namespace {
+
+using Unary = bool (*)(const rt::half_bits*, rt::half_bits*, std::size_t);
+using Binary = bool (*)(const rt::half_bits*, const rt::half_bits*, rt::half_bits*, std::size_t);
+
+PyObject* reported(int index, bool bad) {
+  if (bad) rt::device(index).float_status().raise();
+  return PyBool_FromLong(bad);
+}
+
+template <Unary op>
+PyObject* unary(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, dst = 0;
+  std::size_t n = 0;
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&|i", to_address, &src, to_address, &dst, to_size, &n,
+                        &index))
+    return nullptr;
+  return guarded([&] {
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = op(ptr<const rt::half_bits>(src), ptr<rt::half_bits>(dst), n);
+    }
+    return reported(index, bad);
+  });
+}
+
+template <Binary op>
+PyObject* binary(PyObject*, PyObject* args) {
+  std::uintptr_t a = 0, b = 0, dst = 0;
+  std::size_t n = 0;
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&O&|i", to_address, &a, to_address, &b, to_address, &dst,
+                        to_size, &n, &index))
+    return nullptr;
+  return guarded([&] {
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = op(ptr<const rt::half_bits>(a), ptr<const rt::half_bits>(b), ptr<rt::half_bits>(dst), n);
+    }
+    return reported(index, bad);
+  });
+}
+
+PyObject* max_pool2d_half(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, dst = 0, indices = 0;
+  long long planes = 0;
+  long long v[12] = {};
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&LLLLLLLLLLLLL|i:max_pool2d_half", to_address, &src,
+                        to_address, &dst, to_address, &indices, &planes, &v[0], &v[1], &v[2],
+                        &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &index))
+    return nullptr;
+  return guarded([&] {
+    const rt::PoolGeometry g{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]};
+    if (planes < 0 || g.in_h < 1 || g.in_w < 1 || g.out_h < 1 || g.out_w < 1 || g.kernel_h < 1 ||
+        g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_h < 0 || g.pad_w < 0 ||
+        g.dilation_h < 1 || g.dilation_w < 1)
+      throw rt::ArgumentError("max_pool2d_half: sizes, kernel, stride and dilation must be "
+                              "positive, padding non-negative");
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = rt::max_pool2d_half(ptr<const rt::half_bits>(src), ptr<rt::half_bits>(dst),
+                                ptr<std::int64_t>(indices), planes, g);
+    }
+    return reported(index, bad);
+  });
+}
+
+}  // namespace
+
+PyMethodDef kEmulationMethods[] = {
+    {"saturate_half", unary<rt::saturate_half>, METH_VARARGS,
+     "saturate_half(src_fp16_addr, dst_fp16_addr, n, device=0) -> bool: a copy with NaN stored "
+     "as +0 and inf as +-65504; True (and the device float status raised) if there were any"},
+    {"add_half", binary<rt::add_half>, METH_VARARGS,
+     "add_half(a_fp16_addr, b_fp16_addr, dst_fp16_addr, n, device=0) -> bool: the fp32 sum, "
+     "stored saturating; True (and the status raised) for NaN or overflow"},
+    {"relu_half", unary<rt::relu_half>, METH_VARARGS,
+     "relu_half(src_fp16_addr, dst_fp16_addr, n, device=0) -> bool: torch's fp32 relu of the "
+     "values, stored saturating; True (and the status raised) for NaN or +inf"},
+    {"relu_backward_half", binary<rt::relu_backward_half>, METH_VARARGS,
+     "relu_backward_half(grad_fp16_addr, self_fp16_addr, dst_fp16_addr, n, device=0) -> bool: "
+     "threshold_backward(grad, self, 0), stored saturating; True (and the status raised) for a "
+     "passed NaN or inf"},
+    {"max_pool2d_half", max_pool2d_half, METH_VARARGS,
+     "max_pool2d_half(src_fp16_addr, dst_fp16_addr, indices_int64_addr, planes, in_h, in_w, "
+     "out_h, out_w, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, "
+     "dilation_w, device=0) -> bool: torch's contiguous max_pool2d_with_indices on the exact "
+     "values, stored saturating; True (and the status raised) for a stored NaN or inf"},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace apexnpu::py

@@ -1,0 +1,181 @@
+// ReLU and its gradient on fp16 values (backend/half_ops.h) against their definition: the fp32
+// computation torch's kernels do (max(x, 0) keeping x when both are zero; s <= 0 ? 0 : g) on
+// the exact fp32 values, stored back with the saturating conversion. Every fp16 input, at every
+// ISA level, at unaligned starts and odd lengths, in place, and over several chunks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "backend/half_ops.h"
+#include "exec/half.h"
+#include "exec/isa.h"
+
+namespace apexnpu::rt {
+namespace {
+
+half_bits saturate_definition(half_bits x, bool& overflow) {
+  return float_to_half(half_to_float(x), overflow);
+}
+
+half_bits add_definition(half_bits a, half_bits b, bool& overflow) {
+  return float_to_half(half_to_float(a) + half_to_float(b), overflow);
+}
+
+half_bits relu_definition(half_bits x, bool& overflow) {
+  const float f = half_to_float(x);
+  return float_to_half(f < 0.0f ? 0.0f : f, overflow);  // NaN < 0 is false: NaN stays NaN
+}
+
+half_bits relu_backward_definition(half_bits grad, half_bits self, bool& overflow) {
+  return float_to_half(half_to_float(self) <= 0.0f ? 0.0f : half_to_float(grad), overflow);
+}
+
+std::vector<half_bits> every_half(std::size_t extra) {
+  std::vector<half_bits> all(65536 + extra);
+  for (std::size_t h = 0; h < all.size(); ++h) all[h] = static_cast<half_bits>(h);
+  return all;
+}
+
+// Inputs for the other operand: zeros, specials, boundaries, random values.
+std::vector<half_bits> some_halves() {
+  std::vector<half_bits> out = {0x0000, 0x8000, 0x0001, 0x8001, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF,
+                                0x7C00, 0xFC00, 0x7C01, 0x7E00, 0xFC01, 0xFE00, 0xFFFF, 0x03FF};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 48; ++i) out.push_back(static_cast<half_bits>(rng()));
+  return out;
+}
+
+class HalfOpsIsa : public ::testing::TestWithParam<IsaLevel> {
+ protected:
+  void SetUp() override {
+    if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported";
+  }
+};
+
+TEST_P(HalfOpsIsa, SaturateOfEveryHalfIsItsFp32ValueStoredBack) {
+  ScopedIsaLevel isa(GetParam());
+  const std::vector<half_bits> all = every_half(9);
+  std::vector<half_bits> got(all.size());
+  const bool reported = saturate_half(all.data() + 1, got.data(), all.size() - 1);
+  bool overflow = false;
+  for (std::size_t i = 1; i < all.size(); ++i)
+    ASSERT_EQ(got[i - 1], saturate_definition(all[i], overflow)) << std::hex << all[i];
+  EXPECT_TRUE(reported && overflow);
+  std::vector<half_bits> finite(all.begin(), all.begin() + 0x7C00);
+  EXPECT_FALSE(saturate_half(finite.data(), finite.data(), finite.size()));
+}
+
+TEST_P(HalfOpsIsa, AddOfEveryHalfWithSomeIsTheFp32SumSaturated) {
+  ScopedIsaLevel isa(GetParam());
+  const std::vector<half_bits> all = every_half(3);
+  std::vector<half_bits> other(all.size()), got(all.size());
+  for (const half_bits fixed : some_halves()) {
+    other.assign(all.size(), fixed);
+    for (const bool in_place : {false, true}) {
+      std::vector<half_bits> a(all.begin() + 3, all.end());
+      half_bits* out = in_place ? a.data() : got.data();
+      const std::vector<half_bits> a_before = a;
+      const bool reported = add_half(a.data(), other.data(), out, a.size());
+      bool overflow = false;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        ASSERT_EQ(out[i], add_definition(a_before[i], fixed, overflow))
+            << std::hex << a_before[i] << " + " << fixed;
+      EXPECT_EQ(reported, overflow);
+    }
+  }
+  // 65504 + 8 is 65512 in fp32: above the largest half, so saturated and reported although
+  // IEEE rounding would give 65504.
+  const std::vector<half_bits> max(5, 0x7BFF), eight(5, 0x4800);
+  EXPECT_TRUE(add_half(max.data(), eight.data(), got.data(), 5));
+  EXPECT_EQ(got[4], kHalfMaxBits);
+}
+
+TEST_P(HalfOpsIsa, ReluOfEveryHalfIsTheFp32ReluSaturated) {
+  ScopedIsaLevel isa(GetParam());
+  const std::vector<half_bits> all = every_half(7);
+  for (const std::size_t start : {std::size_t{0}, std::size_t{3}}) {
+    const std::size_t n = all.size() - start - 2;
+    std::vector<half_bits> got(n);
+    const bool reported = relu_half(all.data() + start, got.data(), n);
+    bool overflow = false;
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(got[i], relu_definition(all[start + i], overflow)) << std::hex << all[start + i];
+    EXPECT_EQ(reported, overflow);
+  }
+  std::vector<half_bits> in_place = all;
+  relu_half(in_place.data(), in_place.data(), in_place.size());
+  bool overflow = false;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    ASSERT_EQ(in_place[i], relu_definition(all[i], overflow));
+}
+
+TEST_P(HalfOpsIsa, ReluBackwardOfEveryPairWithASpecialIsTheFp32ThresholdSaturated) {
+  ScopedIsaLevel isa(GetParam());
+  const std::vector<half_bits> all = every_half(5);
+  std::vector<half_bits> other(all.size()), got(all.size());
+  for (const half_bits fixed : some_halves()) {
+    other.assign(all.size(), fixed);
+    for (const bool grad_varies : {true, false}) {
+      const half_bits* grad = grad_varies ? all.data() : other.data();
+      const half_bits* self = grad_varies ? other.data() : all.data();
+      const std::size_t n = all.size() - 1;
+      const bool reported = relu_backward_half(grad + 1, self + 1, got.data(), n);
+      bool overflow = false;
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(got[i], relu_backward_definition(grad[i + 1], self[i + 1], overflow))
+            << std::hex << "grad " << grad[i + 1] << " self " << self[i + 1];
+      EXPECT_EQ(reported, overflow);
+    }
+  }
+}
+
+TEST_P(HalfOpsIsa, ReportsOnlyWhatItStores) {
+  ScopedIsaLevel isa(GetParam());
+  for (const std::size_t where : {std::size_t{0}, std::size_t{9}, std::size_t{16}, std::size_t{30}}) {
+    std::vector<half_bits> x(31, 0x3C00), g(31, 0x7C00), out(31);
+    EXPECT_FALSE(relu_half(x.data(), out.data(), x.size()));
+    EXPECT_FALSE(relu_backward_half(g.data(), std::vector<half_bits>(31, 0xBC00).data(),
+                                    out.data(), 31));  // every inf grad is blocked
+    x[where] = 0x7C00;
+    EXPECT_TRUE(relu_half(x.data(), out.data(), x.size())) << where;
+    EXPECT_EQ(out[where], kHalfMaxBits);
+    EXPECT_TRUE(relu_backward_half(g.data(), x.data(), out.data(), 31)) << where;
+    x[where] = 0xFC00;  // -inf: relu gives +0, nothing to report
+    EXPECT_FALSE(relu_half(x.data(), out.data(), x.size())) << where;
+  }
+}
+
+TEST_P(HalfOpsIsa, ManyChunksGiveTheSameBits) {
+  ScopedIsaLevel isa(GetParam());
+  std::mt19937 rng(3);
+  const std::size_t n = 5 * 65536 + 77;
+  std::vector<half_bits> x(n), g(n), out(n), back(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<half_bits>(rng());
+    g[i] = static_cast<half_bits>(rng());
+  }
+  std::vector<half_bits> copy(n), sum(n);
+  const bool relu_reported = relu_half(x.data(), out.data(), n);
+  const bool back_reported = relu_backward_half(g.data(), x.data(), back.data(), n);
+  const bool copy_reported = saturate_half(x.data(), copy.data(), n);
+  const bool sum_reported = add_half(x.data(), g.data(), sum.data(), n);
+  bool relu_overflow = false, back_overflow = false, copy_overflow = false, sum_overflow = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(out[i], relu_definition(x[i], relu_overflow));
+    ASSERT_EQ(back[i], relu_backward_definition(g[i], x[i], back_overflow));
+    ASSERT_EQ(copy[i], saturate_definition(x[i], copy_overflow));
+    ASSERT_EQ(sum[i], add_definition(x[i], g[i], sum_overflow));
+  }
+  EXPECT_EQ(relu_reported, relu_overflow);
+  EXPECT_EQ(back_reported, back_overflow);
+  EXPECT_EQ(copy_reported, copy_overflow);
+  EXPECT_EQ(sum_reported, sum_overflow);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLevels, HalfOpsIsa, ::testing::ValuesIn(kIsaLevels),
+                         [](const auto& info) { return std::string(isa_name(info.param)); });
+
+}  // namespace
+}  // namespace apexnpu::rt
