@@ -9,7 +9,9 @@ namespace apexnpu::git {
 
 namespace {
 
-// The library open, its functions found and libgit2 initialised; shut down and closed at exit.
+// The library open, its functions found and libgit2 initialised; shut down at exit, but left
+// mapped (as every linked library is): what it still holds stays attributable to it, and leak
+// checkers can name it.
 class LoadedLibgit2 {
  public:
   LoadedLibgit2() : handle_(::dlopen(APEXNPU_LIBGIT2_SONAME, RTLD_NOW | RTLD_LOCAL)) {
@@ -21,10 +23,7 @@ class LoadedLibgit2 {
 #undef APEXNPU_LIBGIT2_FIND
     functions_.git_libgit2_init();
   }
-  ~LoadedLibgit2() {
-    functions_.git_libgit2_shutdown();
-    ::dlclose(handle_);
-  }
+  ~LoadedLibgit2() { functions_.git_libgit2_shutdown(); }
   LoadedLibgit2(const LoadedLibgit2&) = delete;
   LoadedLibgit2& operator=(const LoadedLibgit2&) = delete;
 
