@@ -104,31 +104,12 @@ void Sha1::compress(const std::uint8_t* blocks, std::size_t count) {
 }
 
 Sha1& Sha1::update(std::string_view bytes) {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  std::size_t n = bytes.size();
-  total_bytes_ += n;
-  if (buffered_ > 0) {
-    const std::size_t take = std::min(n, buffer_.size() - buffered_);
-    std::memcpy(buffer_.data() + buffered_, p, take);
-    buffered_ += take, p += take, n -= take;
-    if (buffered_ < buffer_.size()) return *this;
-    compress(buffer_.data(), 1);
-    buffered_ = 0;
-  }
-  compress(p, n / 64);
-  p += n / 64 * 64, n %= 64;
-  std::memcpy(buffer_.data(), p, n);
-  buffered_ = n;
+  blocks_.update(bytes, [this](const std::uint8_t* b, std::size_t n) { compress(b, n); });
   return *this;
 }
 
 Sha1::Digest Sha1::finish() {
-  const std::uint64_t bits = total_bytes_ * 8;
-  static constexpr std::uint8_t kPad[64] = {0x80};
-  update(std::string_view(reinterpret_cast<const char*>(kPad), 1 + (119 - buffered_) % 64));
-  std::uint8_t length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
-  update(std::string_view(reinterpret_cast<const char*>(length), 8));
+  blocks_.finish([this](const std::uint8_t* b, std::size_t n) { compress(b, n); });
   Digest digest;
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 4; ++j) digest[4 * i + j] = static_cast<std::uint8_t>(state_[i] >> (24 - 8 * j));

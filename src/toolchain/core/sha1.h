@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/hash_blocks.h"
+
 namespace apexnpu {
 
 class Sha1 {
@@ -21,9 +23,7 @@ class Sha1 {
   void compress(const std::uint8_t* blocks, std::size_t count);
 
   std::array<std::uint32_t, 5> state_;
-  std::array<std::uint8_t, 64> buffer_{};
-  std::size_t buffered_ = 0;
-  std::uint64_t total_bytes_ = 0;
+  HashBlocks blocks_;
   bool use_sha_instructions_;
 };
 

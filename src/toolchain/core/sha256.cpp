@@ -49,36 +49,14 @@ void Sha256::compress(const std::uint8_t* block) {
 }
 
 Sha256& Sha256::update(std::string_view bytes) {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  std::size_t n = bytes.size();
-  total_bytes_ += n;
-  if (buffered_ > 0) {
-    const std::size_t take = std::min(n, buffer_.size() - buffered_);
-    std::memcpy(buffer_.data() + buffered_, p, take);
-    buffered_ += take; p += take; n -= take;
-    if (buffered_ < buffer_.size()) return *this;
-    compress(buffer_.data());
-    buffered_ = 0;
-  }
-  for (; n >= 64; p += 64, n -= 64) compress(p);
-  if (n > 0) {
-    std::memcpy(buffer_.data(), p, n);
-    buffered_ = n;
-  }
+  blocks_.update(bytes, [this](const std::uint8_t* b, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) compress(b + 64 * i);
+  });
   return *this;
 }
 
 Sha256::Digest Sha256::finish() {
-  const std::uint64_t bits = total_bytes_ * 8;
-  buffer_[buffered_++] = 0x80;
-  if (buffered_ > 56) {
-    std::memset(buffer_.data() + buffered_, 0, 64 - buffered_);
-    compress(buffer_.data());
-    buffered_ = 0;
-  }
-  std::memset(buffer_.data() + buffered_, 0, 56 - buffered_);
-  for (int i = 0; i < 8; ++i) buffer_[56 + i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
-  compress(buffer_.data());
+  blocks_.finish([this](const std::uint8_t* b, std::size_t) { compress(b); });
   Digest out{};
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<std::uint8_t>(state_[i] >> (24 - 8 * j));

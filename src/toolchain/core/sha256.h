@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/hash_blocks.h"
+
 namespace apexnpu {
 
 class Sha256 {
@@ -20,9 +22,7 @@ class Sha256 {
   void compress(const std::uint8_t* block);
 
   std::array<std::uint32_t, 8> state_;
-  std::array<std::uint8_t, 64> buffer_{};
-  std::size_t buffered_ = 0;
-  std::uint64_t total_bytes_ = 0;
+  HashBlocks blocks_;
 };
 
 Sha256::Digest sha256(std::string_view bytes);
