@@ -148,6 +148,7 @@ std::vector<OptimizerBench> optimizers() {
                    auto opt = std::make_shared<FusedLamb>(LambOptions{}, model_segments(fb.numel, 16 * 1024));
                    return [=] { opt->step(fb, {b[2], b[3]}); };
                  }});
+  // Lamb's two passes after a read of every gradient for the global norm.
   out.push_back({"NpuFusedLamb_global_norm", 28, 44, [](const Buffers& b, FusedBuffers fb) -> Step {
                    auto opt = std::make_shared<FusedLamb>(LambOptions{.use_global_grad_norm = true},
                                                          model_segments(fb.numel));
