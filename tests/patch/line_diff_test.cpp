@@ -149,5 +149,18 @@ TEST(LineDiff, UnrelatedFilesAreTheTextbookChoice) {
   }
 }
 
+TEST(LineDiff, BothTraceWidthsGiveTheTextbookChoice) {
+  // The trace keeps 16-bit values while 2n + m <= 32767 and ints beyond: files on both sides of
+  // that line, with scattered edits.
+  for (const std::size_t lines : {10900u, 10930u, 11000u, 16000u}) {
+    CaseMaker maker(lines);
+    const std::vector<std::string> a = maker.file(static_cast<int>(lines), static_cast<int>(lines));
+    std::vector<std::string> b = a;
+    maker.edit(b, 40);
+    check(a, b, false);
+    if (HasFatalFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace apexnpu::patch
