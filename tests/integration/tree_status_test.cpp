@@ -5,6 +5,7 @@
 
 #include "commands/tree_status.h"
 #include "fs/tree_io.h"
+#include "git/object_id.h"
 #include "git/upstream.h"
 #include "integration/fixture.h"
 
@@ -13,6 +14,8 @@ namespace {
 
 using commands::compare_with_commit;
 using commands::hash_tree;
+using commands::HashedTree;
+using commands::read_hashed_tree;
 using commands::TreeStatus;
 using Paths = std::vector<std::string>;
 
@@ -52,8 +55,13 @@ class TreeStatusTest : public ::testing::Test {
     const git::UpstreamTree upstream = git::read_upstream(request, git::UpstreamContent::blob_ids);
     EXPECT_TRUE(upstream.tree.empty()) << "no upstream file is read";
     EXPECT_EQ(upstream.file_count(), 11u);
-    return compare_with_commit(upstream.blobs, hash_tree(fs::read_tree(edited, fs::default_excludes())),
-                               fs::default_excludes());
+    const HashedTree hashed = read_hashed_tree(edited, fs::default_excludes());
+    const HashedTree apart = hash_tree(fs::read_tree(edited, fs::default_excludes()));
+    EXPECT_EQ(hashed.files, apart.files);
+    EXPECT_TRUE(std::equal(hashed.ids.begin(), hashed.ids.end(), apart.ids.begin(), apart.ids.end(),
+                           git::same_id))
+        << "hashed while read, or afterwards: the same ids";
+    return compare_with_commit(upstream.blobs, hashed, fs::default_excludes());
   }
 
   TempDir tmp;

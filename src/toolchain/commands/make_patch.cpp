@@ -70,10 +70,10 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   PhaseTimer timer;
   std::vector<std::string> excludes = fs::default_excludes();
   excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
-  // The edited tree is read and hashed on one thread while upstream's tree objects are read on
+  // The edited tree is read and hashed by a few threads while upstream's tree objects are read on
   // this one; no upstream blob is inflated until it is known to differ.
   std::future<HashedTree> edited_tree = std::async(
-      std::launch::async, [&] { return hash_tree(fs::read_tree(options.tree, excludes)); });
+      std::launch::async, [&] { return read_hashed_tree(options.tree, excludes); });
   const git::UpstreamTree upstream =
       git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
   HashedTree edited = edited_tree.get();

@@ -1,7 +1,9 @@
 #include "commands/tree_status.h"
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "core/job_pool.h"
 #include "fs/tree_io.h"
@@ -23,6 +25,20 @@ HashedTree hash_tree(FileTree files) {
     for (std::size_t i = run * kRun; i < std::min(entries.size(), (run + 1) * kRun); ++i)
       hashed.ids[i] = git::blob_id(entries[i]->content);
   });
+  return hashed;
+}
+
+HashedTree read_hashed_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes) {
+  std::mutex mutex;
+  std::unordered_map<const FileEntry*, git_oid> ids;  // the entries do not move once read
+  HashedTree hashed;
+  hashed.files = fs::read_tree(root, excludes, [&](const std::string&, const FileEntry& entry) {
+    const git_oid id = git::blob_id(entry.content);
+    const std::lock_guard lock(mutex);
+    ids.emplace(&entry, id);
+  });
+  hashed.ids.reserve(hashed.files.size());
+  for (const auto& [path, entry] : hashed.files) hashed.ids.push_back(ids.at(&entry));
   return hashed;
 }
 

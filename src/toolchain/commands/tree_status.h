@@ -4,6 +4,7 @@
 // and no file compared byte by byte unless it differs.
 #include <git2.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct HashedTree {
 };
 
 HashedTree hash_tree(FileTree files);
+
+// The tree under `root` read and hashed at once: each file hashed by the thread that read it.
+HashedTree read_hashed_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes);
 
 struct TreeStatus {
   std::vector<std::string> changed;  // in both; content or kind differs

@@ -84,8 +84,8 @@ class DirectoryQueue {
 
 class TreeWalk {
  public:
-  TreeWalk(const stdfs::path& root, const std::vector<std::string>& excludes)
-      : root_(root), excludes_(excludes) {}
+  TreeWalk(const stdfs::path& root, const std::vector<std::string>& excludes, const FileVisitor& visit)
+      : root_(root), excludes_(excludes), visit_(visit) {}
 
   FileTree read() {
     UniqueFd fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -154,7 +154,7 @@ class TreeWalk {
     if (auto reason = unsafe_path_reason(rel))
       throw Error(fmt::format("cannot take {}: {}", (root_ / rel).string(), *reason));
     if (type == DT_LNK) {
-      tree.emplace(rel, FileEntry{link_target(dir_fd, name, rel), FileKind::symlink});
+      visit(tree.emplace(rel, FileEntry{link_target(dir_fd, name, rel), FileKind::symlink}).first);
     } else if (type == DT_REG) {
       take_file(dir_fd, name, rel, tree);
     } else {
@@ -171,8 +171,9 @@ class TreeWalk {
     if (!S_ISREG(st.st_mode))  // replaced since the directory was read
       throw Error(fmt::format("{} is not a regular file", (root_ / rel).string()));
     const bool exec = (st.st_mode & S_IXUSR) != 0;
-    tree.emplace(rel, FileEntry{read_all(fd.get(), root_ / rel, static_cast<std::size_t>(st.st_size)),
-                                 exec ? FileKind::executable : FileKind::regular});
+    visit(tree.emplace(rel, FileEntry{read_all(fd.get(), root_ / rel, static_cast<std::size_t>(st.st_size)),
+                                      exec ? FileKind::executable : FileKind::regular})
+              .first);
   }
 
   unsigned char type_of(int dir_fd, const std::string& name, const std::string& rel) const {
@@ -199,14 +200,20 @@ class TreeWalk {
   }
 
   const stdfs::path& root_;
+  void visit(FileTree::const_iterator it) const {
+    if (visit_) visit_(it->first, it->second);
+  }
+
   const std::vector<std::string>& excludes_;
+  const FileVisitor& visit_;
   DirectoryQueue queue_;
 };
 
 }  // namespace
 
-FileTree read_tree(const stdfs::path& root, const std::vector<std::string>& excludes) {
-  return TreeWalk(root, excludes).read();
+FileTree read_tree(const stdfs::path& root, const std::vector<std::string>& excludes,
+                   const FileVisitor& visit) {
+  return TreeWalk(root, excludes, visit).read();
 }
 
 }  // namespace apexnpu::fs

@@ -3,6 +3,7 @@
 // FileTree out, safely (no symlink is followed, nothing escapes the target) and atomically
 // (built beside the target, renamed into place only when complete).
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,9 +21,14 @@ const std::vector<std::string>& default_excludes();
 // component of the path, or the whole path.
 bool is_excluded(std::string_view relative_path, const std::vector<std::string>& patterns);
 
+// Called with each file as soon as it is read, on the thread that read it (several at once):
+// work on the bytes while they are in cache. The entry stays where it is in the returned tree.
+using FileVisitor = std::function<void(const std::string& path, const FileEntry& entry)>;
+
 // Reads every file under `root` (regular files, executables, symlinks recorded as symlinks,
 // never followed). Paths matching an exclude pattern are skipped (whole directories pruned).
-FileTree read_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes = {});
+FileTree read_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes = {},
+                   const FileVisitor& visit = {});
 
 enum class ReplaceMode { refuse_non_empty, replace };
 
