@@ -4,17 +4,13 @@
 
 #include <random>
 
+#include "core/hex.h"
 #include "core/sha1.h"
 
 namespace apexnpu {
 namespace {
 
-std::string hex(const Sha1::Digest& d) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (auto b : d) out += {kDigits[b >> 4], kDigits[b & 15]};
-  return out;
-}
+std::string hex(const Sha1::Digest& d) { return to_hex(d); }
 
 TEST(Sha1, GivesTheStandardsDigests) {
   for (auto engine : {Sha1::Engine::best, Sha1::Engine::portable}) {

@@ -1,11 +1,8 @@
 #include "commands/tree_status.h"
 
-#include <algorithm>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 
-#include "core/job_pool.h"
 #include "fs/tree_io.h"
 #include "git/blob_id.h"
 #include "git/object_id.h"
@@ -14,17 +11,8 @@ namespace apexnpu::commands {
 
 HashedTree hash_tree(FileTree files) {
   HashedTree hashed{std::move(files), {}};
-  std::vector<const FileEntry*> entries;
-  entries.reserve(hashed.files.size());
-  for (const auto& [path, entry] : hashed.files) entries.push_back(&entry);
-  hashed.ids.resize(entries.size());
-  // A couple of threads over runs of files (hashing a tree of sources takes milliseconds).
-  constexpr std::size_t kRun = 16;
-  const int workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  compile::run_pool((entries.size() + kRun - 1) / kRun, workers, [&](std::size_t run) {
-    for (std::size_t i = run * kRun; i < std::min(entries.size(), (run + 1) * kRun); ++i)
-      hashed.ids[i] = git::blob_id(entries[i]->content);
-  });
+  hashed.ids.reserve(hashed.files.size());
+  for (const auto& [path, entry] : hashed.files) hashed.ids.push_back(git::blob_id(entry.content));
   return hashed;
 }
 

@@ -19,6 +19,7 @@ struct HashedTree {
   std::vector<git_oid> ids;
 };
 
+// Hashes a tree already read (one file after another).
 HashedTree hash_tree(FileTree files);
 
 // The tree under `root` read and hashed at once: each file hashed by the thread that read it.

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/hex.h"
+
 namespace apexnpu {
 namespace {
 
@@ -65,16 +67,7 @@ Sha256::Digest Sha256::finish() {
 
 Sha256::Digest sha256(std::string_view bytes) { return Sha256().update(bytes).finish(); }
 
-std::string to_hex(const Sha256::Digest& digest) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(64);
-  for (auto b : digest) {
-    s.push_back(kHex[b >> 4]);
-    s.push_back(kHex[b & 15]);
-  }
-  return s;
-}
+std::string to_hex(const Sha256::Digest& digest) { return to_hex(std::span<const std::uint8_t>(digest)); }
 
 std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
 

@@ -1,5 +1,7 @@
 #include "git/object_id.h"
 
+#include "core/hex.h"
+
 namespace apexnpu::git {
 
 namespace {
@@ -13,15 +15,7 @@ int hex_value(char c) {
 
 }  // namespace
 
-std::string to_hex(const git_oid& id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(kHexIdSize, '0');
-  for (std::size_t i = 0; i < kIdSize; ++i) {
-    hex[2 * i] = kDigits[id.id[i] >> 4];
-    hex[2 * i + 1] = kDigits[id.id[i] & 15];
-  }
-  return hex;
-}
+std::string to_hex(const git_oid& id) { return apexnpu::to_hex(std::span<const std::uint8_t>(id.id, kIdSize)); }
 
 std::optional<git_oid> parse_hex_id(std::string_view hex) {
   if (hex.size() != kHexIdSize) return std::nullopt;
