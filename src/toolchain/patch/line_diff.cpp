@@ -16,8 +16,12 @@ namespace apexnpu::patch {
 namespace {
 
 // Lines as small integers, so the inner loop compares ints, not strings.
-std::pair<std::vector<int>, std::vector<int>> intern(const std::vector<std::string_view>& a,
-                                                     const std::vector<std::string_view>& b) {
+struct Interned {
+  std::vector<int> a, b;
+  std::size_t distinct;
+};
+
+Interned intern(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
   std::unordered_map<std::string_view, int> ids;
   ids.reserve(a.size() + b.size());
   auto id_of = [&](std::string_view s) {
@@ -28,7 +32,7 @@ std::pair<std::vector<int>, std::vector<int>> intern(const std::vector<std::stri
   ib.reserve(b.size());
   for (auto s : a) ia.push_back(id_of(s));
   for (auto s : b) ib.push_back(id_of(s));
-  return {std::move(ia), std::move(ib)};
+  return {std::move(ia), std::move(ib), ids.size()};
 }
 
 // The search's values, step by step: step d keeps d + 1 of them, and the walk back reads them
@@ -119,6 +123,52 @@ std::vector<Edit> search(const int* xs, long n, const int* ys, long m) {
   return middle;
 }
 
+// x never exceeds n + d <= 2n + m: 16 bits suffice for any source file.
+std::vector<Edit> search_any_width(const int* xs, long n, const int* ys, long m) {
+  return 2 * n + m <= INT16_MAX ? search<std::int16_t>(xs, n, ys, m) : search<int>(xs, n, ys, m);
+}
+
+// The shortest script over xs[0, n) and ys[0, m), first edit first. A line found on one side
+// only can be in no common subsequence, so the search runs over the others (in a rewritten file,
+// most of its new lines: the search's cost grows with the square of the edit's length), and
+// each gap between two kept lines becomes its removals, then its insertions: a shortest script,
+// and on every input tried the one the search over all lines picks (line_diff_test.cpp).
+std::vector<Edit> middle_script(const int* xs, long n, const int* ys, long m, std::size_t distinct) {
+  std::vector<std::uint8_t> sides(distinct, 0);  // bit 1: a line of xs, bit 2: of ys
+  for (long i = 0; i < n; ++i) sides[static_cast<std::size_t>(xs[i])] |= 1;
+  for (long j = 0; j < m; ++j) sides[static_cast<std::size_t>(ys[j])] |= 2;
+  std::vector<std::size_t> x_lines, y_lines;  // positions of the lines found on both sides
+  std::vector<int> x_ids, y_ids;
+  for (long i = 0; i < n; ++i)
+    if (sides[static_cast<std::size_t>(xs[i])] == 3)
+      x_lines.push_back(static_cast<std::size_t>(i)), x_ids.push_back(xs[i]);
+  for (long j = 0; j < m; ++j)
+    if (sides[static_cast<std::size_t>(ys[j])] == 3)
+      y_lines.push_back(static_cast<std::size_t>(j)), y_ids.push_back(ys[j]);
+
+  std::vector<Edit> last_first;
+  if (static_cast<long>(x_ids.size()) == n && static_cast<long>(y_ids.size()) == m) {
+    last_first = search_any_width(xs, n, ys, m);
+    return {last_first.rbegin(), last_first.rend()};
+  }
+  last_first = search_any_width(x_ids.data(), static_cast<long>(x_ids.size()), y_ids.data(),
+                                static_cast<long>(y_ids.size()));
+  std::vector<Edit> edits;
+  edits.reserve(static_cast<std::size_t>(n + m));
+  std::size_t old_line = 0, new_line = 0;  // lines passed so far
+  auto gap_to = [&](std::size_t old_end, std::size_t new_end) {
+    for (; old_line < old_end; ++old_line) edits.push_back({EditKind::remove, old_line, new_line});
+    for (; new_line < new_end; ++new_line) edits.push_back({EditKind::insert, old_line, new_line});
+  };
+  for (auto e = last_first.rbegin(); e != last_first.rend(); ++e) {
+    if (e->kind != EditKind::keep) continue;
+    gap_to(x_lines[e->old_index], y_lines[e->new_index]);
+    edits.push_back({EditKind::keep, old_line++, new_line++});
+  }
+  gap_to(static_cast<std::size_t>(n), static_cast<std::size_t>(m));
+  return edits;
+}
+
 }  // namespace
 
 std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
@@ -126,7 +176,7 @@ std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
   if (a.size() > INT_MAX || b.size() > INT_MAX)
     throw Error(fmt::format("cannot diff files of {} and {} lines", a.size(), b.size()),
                 "files of more than 2^31 lines are not supported");
-  const auto [x, y] = intern(a, b);
+  const auto [x, y, distinct] = intern(a, b);
   const std::size_t n_all = x.size(), m_all = y.size();
   // Common prefix and suffix need no search.
   std::size_t prefix = 0;
@@ -140,15 +190,11 @@ std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
   const int* xs = x.data() + prefix;
   const int* ys = y.data() + prefix;
 
-  // x never exceeds n + d <= 2n + m: 16 bits suffice for any source file.
-  std::vector<Edit> middle = 2 * n + m <= INT16_MAX ? search<std::int16_t>(xs, n, ys, m)
-                                                    : search<int>(xs, n, ys, m);
-
+  const std::vector<Edit> middle = middle_script(xs, n, ys, m, distinct);
   std::vector<Edit> edits;
   edits.reserve(prefix + middle.size() + suffix);
   for (std::size_t i = 0; i < prefix; ++i) edits.push_back({EditKind::keep, i, i});
-  for (auto e = middle.rbegin(); e != middle.rend(); ++e)
-    edits.push_back({e->kind, e->old_index + prefix, e->new_index + prefix});
+  for (const Edit& e : middle) edits.push_back({e.kind, e.old_index + prefix, e.new_index + prefix});
   for (std::size_t i = 0; i < suffix; ++i)
     edits.push_back({EditKind::keep, n_all - suffix + i, m_all - suffix + i});
   return edits;
