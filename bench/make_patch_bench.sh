@@ -9,10 +9,13 @@
 #   APEXNPU_BINARY           the apexnpu binary (default: build/release/src/cli/apexnpu)
 #   APEXNPU_BASELINE_BINARY  optional: another apexnpu (an older build) timed in the same rounds
 #   RUNS                     rounds (default 15); TMPDIR, where the trees and outputs go
-# make-patch creates an inode per overlay file and directory (about 70 here), diff one. On ext4
+# make-patch creates an inode per overlay file and directory (about 70 here), diff two. On ext4
 # without a journal, each new inode first skips every inode of its group deleted in the last
-# minutes (ext4's recently_deleted()), which after a test run costs about 1 ms per file: with
-# TMPDIR on tmpfs the programs are timed rather than that. The file system is printed.
+# minutes (ext4's recently_deleted(), which only journal-less ext4 runs), which after a test run
+# costs up to about 1 ms of kernel time per inode. So the bench also times `cp -r` of
+# make-patch's output in the same rounds, the cost of creating those files alone, and prints the
+# file system and whether it has a journal; TMPDIR on tmpfs, or on ext4 with a journal, times the
+# programs rather than that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 up=${APEXNPU_TEST_UPSTREAM:?set APEXNPU_TEST_UPSTREAM to an NVIDIA Apex repository path}
@@ -45,6 +48,19 @@ git_diff() {
   mkdir -p "$out" && (cd "$work" && git diff --no-index a edited > "$out/g.diff" || [[ $? == 1 ]])
 }
 
+# The control: make-patch's files and directories created by coreutils, nothing computed.
+copy_output() { cp -r "$work/warm-make_patch" "$out"; }
+
+# "ext4 with a journal", "ext4 without a journal", or the file system's type.
+file_system() {
+  local type device
+  type=$(df --output=fstype "$work" | tail -1 | tr -d ' ')
+  [[ $type == ext4 ]] || { echo "$type"; return; }
+  device=$(basename "$(findmnt -n -o SOURCE -T "$work")")
+  if compgen -G "/proc/fs/jbd2/$device-*" >/dev/null; then echo "ext4 with a journal"
+  else echo "ext4 without a journal"; fi
+}
+
 routes=(make_patch diff_nur git_diff)
 [[ -n $baseline ]] && routes+=(baseline_make_patch)
 mkdir -p "$work/runs"
@@ -55,6 +71,7 @@ cp -a "$work/a" "$work/check"
 cp -r "$work/warm-make_patch/overlay/." "$work/check/"
 diff -r "$work/check" "$work/edited" >/dev/null ||
   { echo "make_patch_bench: make-patch's output does not give the edited tree" >&2; exit 1; }
+routes+=(copy_output)
 time_routes "${routes[@]}"
 t_make=$(median make_patch)
 t_diff=$(median diff_nur)
@@ -62,9 +79,16 @@ t_git=$(median git_diff)
 printf '%-40s %8.4f s\n' "apexnpu make-patch" "$t_make" "diff -Nur of the same trees" "$t_diff" \
   "git diff --no-index of the same trees" "$t_git"
 [[ -n $baseline ]] && printf '%-40s %8.4f s\n' "baseline make-patch ($baseline)" "$(median baseline_make_patch)"
-echo "ratios (lower is faster; goal: <= 1.00 each), trees and outputs on $(df --output=fstype "$work" | tail -1)"
+t_copy=$(median copy_output)
+printf '%-40s %8.4f s\n' "cp -r of make-patch's output (control)" "$t_copy"
+fs=$(file_system)
+echo "ratios (lower is faster; goal: <= 1.00 each), trees and outputs on $fs"
 printf '  make-patch / diff -Nur              %.2f\n' "$(echo "$t_make / $t_diff" | bc -l)"
 printf '  make-patch / git diff --no-index    %.2f\n' "$(echo "$t_make / $t_git" | bc -l)"
+printf '  control: cp -r of the output / diff -Nur  %.2f\n' "$(echo "$t_copy / $t_diff" | bc -l)"
+[[ $fs == "ext4 without a journal" ]] &&
+  echo "  (journal-less ext4: soon after mass deletions, creating the output's inodes costs more than" \
+       "the diffs; compare the control, or set TMPDIR to tmpfs or a journaled file system)"
 if [[ -n $baseline ]]; then
   t_base=$(median baseline_make_patch)
   printf '  baseline / diff -Nur                %.2f\n' "$(echo "$t_base / $t_diff" | bc -l)"
