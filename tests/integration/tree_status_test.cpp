@@ -5,6 +5,7 @@
 
 #include "commands/tree_status.h"
 #include "fs/tree_io.h"
+#include "git/blob_id.h"
 #include "git/object_id.h"
 #include "git/upstream.h"
 #include "integration/fixture.h"
@@ -13,11 +14,18 @@ namespace apexnpu::test {
 namespace {
 
 using commands::compare_with_commit;
-using commands::hash_tree;
 using commands::HashedTree;
 using commands::read_hashed_tree;
 using commands::TreeStatus;
 using Paths = std::vector<std::string>;
+
+// The reference for read_hashed_tree: a tree already read, hashed one file after another.
+HashedTree hash_tree(FileTree files) {
+  HashedTree hashed{std::move(files), {}};
+  hashed.ids.reserve(hashed.files.size());
+  for (const auto& [path, entry] : hashed.files) hashed.ids.push_back(git::blob_id(entry.content));
+  return hashed;
+}
 
 class TreeStatusTest : public ::testing::Test {
  protected:

@@ -9,13 +9,6 @@
 
 namespace apexnpu::commands {
 
-HashedTree hash_tree(FileTree files) {
-  HashedTree hashed{std::move(files), {}};
-  hashed.ids.reserve(hashed.files.size());
-  for (const auto& [path, entry] : hashed.files) hashed.ids.push_back(git::blob_id(entry.content));
-  return hashed;
-}
-
 HashedTree read_hashed_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes) {
   std::mutex mutex;
   std::unordered_map<const FileEntry*, git_oid> ids;  // the entries do not move once read

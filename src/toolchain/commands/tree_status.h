@@ -19,9 +19,6 @@ struct HashedTree {
   std::vector<git_oid> ids;
 };
 
-// Hashes a tree already read (one file after another).
-HashedTree hash_tree(FileTree files);
-
 // The tree under `root` read and hashed at once: each file hashed by the thread that read it.
 HashedTree read_hashed_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes);
 
