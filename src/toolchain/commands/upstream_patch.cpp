@@ -6,6 +6,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/io_threads.h"
 #include "git/upstream_blobs.h"
 #include "patch/patch_engine.h"
 
@@ -43,8 +44,7 @@ std::string write_upstream_patch(const git::UpstreamTree& upstream, const FileTr
       }
     }
   };
-  const std::size_t threads =
-      std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), 4, order.size()});
+  const std::size_t threads = std::min(io_threads(), order.size());
   std::vector<std::jthread> helpers;
   for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
   work();

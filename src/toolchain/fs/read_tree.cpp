@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/io_threads.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
 #include "fs/tree_io.h"
@@ -95,7 +96,7 @@ class TreeWalk {
       throw Error(fmt::format("cannot read {}: {}", root_.string(), errno_text()));
     }
     queue_.push({std::move(fd), ""});
-    const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+    const std::size_t threads = io_threads();
     std::vector<FileTree> trees(threads);
     {
       std::vector<std::jthread> workers;

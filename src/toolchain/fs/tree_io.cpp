@@ -12,9 +12,9 @@
 #include <cstring>
 #include <set>
 #include <system_error>
-#include <thread>
 
 #include "core/error.h"
+#include "core/io_threads.h"
 #include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
@@ -71,7 +71,7 @@ class TreeCreator {
         throw Error(fmt::format("cannot create directory {}: {}", full.string(), errno_text()));
     }
     constexpr std::size_t kRun = 8;
-    const int workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+    const int workers = static_cast<int>(io_threads());
     const compile::PoolOutcome outcome =
         compile::run_pool((files.size() + kRun - 1) / kRun, workers, [&](std::size_t run) {
           for (std::size_t i = run * kRun; i < std::min(files.size(), (run + 1) * kRun); ++i)

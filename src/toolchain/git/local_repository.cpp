@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "core/error.h"
+#include "core/io_threads.h"
 #include "core/job_pool.h"
 #include "fs/file_io.h"
 
@@ -176,7 +176,7 @@ FileTree LocalRepository::read_commit_tree(const git_oid& commit,
   for (const auto& item : listing) blobs.push_back(&item);
   // Inflating blobs is most of the work: spread it over a few threads.
   std::vector<FileEntry> contents(blobs.size());
-  const int workers = static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 4));
+  const int workers = static_cast<int>(io_threads());
   const compile::PoolOutcome outcome = compile::run_pool(blobs.size(), workers, [&](std::size_t i) {
     contents[i] = read_blob(blobs[i]->first, blobs[i]->second);
   });

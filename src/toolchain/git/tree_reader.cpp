@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/io_threads.h"
 
 namespace apexnpu::git {
 
@@ -114,8 +115,7 @@ FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
 
   // Inflating blobs is most of the work: spread it over a few threads.
   const std::string repo_path = libgit2().git_repository_path(repo);
-  const std::size_t threads =
-      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, blobs.size() < 64 ? 1 : 4);
+  const std::size_t threads = blobs.size() < 64 ? 1 : io_threads();
   std::vector<FileEntry> contents(blobs.size());
   std::vector<std::string> errors(threads);
   std::vector<std::thread> workers;
