@@ -45,18 +45,24 @@ inline Layout make_layout(std::string name, std::vector<std::size_t> numels,
   return l;
 }
 
+// `count` tensors of 1 to `max_numel` elements drawn from `seed`; AdamP sees those of a numel
+// divisible by 4 as 4 rows, the others divisible by `odd_rows` as that many, the rest as 1-d.
+inline Layout many_small_layout(unsigned seed, int count, std::size_t max_numel, std::size_t odd_rows) {
+  std::vector<std::size_t> small, small_rows;
+  std::mt19937 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    const std::size_t n = 1 + rng() % max_numel;
+    small.push_back(n);
+    small_rows.push_back(n % 4 == 0 ? 4 : n % odd_rows == 0 ? odd_rows : 0);
+  }
+  return make_layout("many_small", small, small_rows);
+}
+
 // One big tensor (two chunks), many small ones, sizes that are not multiples of 16.
 inline std::vector<Layout> standard_layouts() {
   std::vector<Layout> out;
   out.push_back(make_layout("one_big", {70000}, {280}));
-  std::vector<std::size_t> small, small_rows;
-  std::mt19937 rng(7);
-  for (int i = 0; i < 300; ++i) {
-    const std::size_t n = 1 + rng() % 120;
-    small.push_back(n);
-    small_rows.push_back(n % 4 == 0 ? 4 : n % 3 == 0 ? 3 : 0);
-  }
-  out.push_back(make_layout("many_small", small, small_rows));
+  out.push_back(many_small_layout(7, 300, 120, 3));
   out.push_back(make_layout("odd_sizes", {17, 1000, 33, 4099, 9999, 5, 20001},
                             {0, 10, 3, 0, 3, 0, 59}));
   return out;

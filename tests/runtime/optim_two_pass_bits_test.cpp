@@ -33,14 +33,7 @@ std::vector<Layout> layouts() {
   std::vector<Layout> out;
   out.push_back(make_layout("around_block", {32752, 32768, 32769, 5, 65536, 65537, 100000, 40000},
                             {2047, 64, 0, 0, 256, 0, 400, 200}));
-  std::vector<std::size_t> small, small_rows;
-  std::mt19937 rng(11);
-  for (int i = 0; i < 1000; ++i) {
-    const std::size_t n = 1 + rng() % 200;
-    small.push_back(n);
-    small_rows.push_back(n % 4 == 0 ? 4 : n % 5 == 0 ? 5 : 0);
-  }
-  out.push_back(make_layout("many_small", small, small_rows));
+  out.push_back(many_small_layout(11, 1000, 200, 5));
   out.push_back(make_layout("one_huge", {300000}, {300}));
   out.push_back(make_layout("mixed", {300, 130000, 17, 90000, 70000, 1000, 200000, 9},
                             {3, 500, 0, 300, 0, 10, 1000, 0}));
