@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 #include <string>
 
 #include "patch/line_diff.h"
@@ -167,29 +166,16 @@ TEST(LineDiff, LinesOnOneSideOnlyKeepTheTextbookChoice) {
   // The search skips lines found on one side only (no script can keep them): on files full of
   // them, a few shared lines among many unique ones, the script is still the textbook's.
   for (unsigned seed = 0; seed < 3000; ++seed) {
-    std::mt19937 rng(seed);
-    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    CaseMaker maker(seed);
     int next_unique = 0;
-    const int shared = pick(0, 30);
-    auto shared_line = [&] { return "shared " + std::to_string(pick(0, shared)) + "\n"; };
-    auto unique_line = [&](char side) { return std::string(1, side) + std::to_string(next_unique++) + "\n"; };
+    const int shared = maker.pick(0, 30);
+    auto shared_line = [&] { return "shared " + std::to_string(maker.pick(0, shared)) + "\n"; };
+    auto unique_line = [&](char side) { return side + std::to_string(next_unique++) + "\n"; };
     std::vector<std::string> a;
-    for (int i = pick(0, 120); i > 0; --i) a.push_back(pick(0, 4) == 0 ? unique_line('a') : shared_line());
+    for (int i = maker.pick(0, 120); i > 0; --i)
+      a.push_back(maker.pick(0, 4) == 0 ? unique_line('a') : shared_line());
     std::vector<std::string> b = a;
-    for (int ops = pick(1, 40); ops > 0; --ops) {
-      const int at = pick(0, static_cast<int>(b.size()));
-      const bool inside = at < static_cast<int>(b.size());
-      switch (pick(0, 2)) {
-        case 0:
-          if (inside) b[at] = unique_line('b');
-          break;
-        case 1:
-          b.insert(b.begin() + at, pick(0, 1) == 0 ? unique_line('b') : shared_line());
-          break;
-        default:
-          if (inside) b.erase(b.begin() + at);
-      }
-    }
+    maker.edit(b, 40, [&] { return maker.pick(0, 1) == 0 ? unique_line('b') : shared_line(); });
     check(a, b, true);
     if (HasFatalFailure()) return;
   }

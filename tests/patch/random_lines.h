@@ -27,14 +27,20 @@ class CaseMaker {
 
   // A few random replacements, insertions and deletions.
   void edit(std::vector<std::string>& lines, int max_ops) {
+    edit(lines, max_ops, [&] { return line(); });
+  }
+
+  // The same, with the replaced and inserted lines made by `new_line()`.
+  template <typename NewLine>
+  void edit(std::vector<std::string>& lines, int max_ops, NewLine&& new_line) {
     for (int ops = pick(1, max_ops); ops > 0; --ops) {
       const int at = pick(0, static_cast<int>(lines.size()));
       switch (pick(0, 2)) {
         case 0:
-          if (at < static_cast<int>(lines.size())) lines[at] = line();
+          if (at < static_cast<int>(lines.size())) lines[at] = new_line();
           break;
         case 1:
-          for (int k = pick(1, 3); k > 0; --k) lines.insert(lines.begin() + at, line());
+          for (int k = pick(1, 3); k > 0; --k) lines.insert(lines.begin() + at, new_line());
           break;
         default:
           if (at < static_cast<int>(lines.size())) lines.erase(lines.begin() + at);
