@@ -3,7 +3,10 @@
 // (libgit2 decides then) and damage it reports.
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
 #include <fstream>
+#include <functional>
 
 #include "core/error.h"
 #include "git/delta.h"
@@ -56,8 +59,8 @@ class LocalRepositoryTest : public ::testing::Test {
     for (int version = 0; version < 60; ++version) {
       big.replace(static_cast<std::size_t>(version) * 10, 4, "EDIT");
       repo.write("big.py", big);
-      repo.write("dir/v" + std::to_string(version % 7) + ".txt", std::to_string(version));
-      commits.push_back(repo.commit("v" + std::to_string(version)));
+      repo.write(fmt::format("dir/v{}.txt", version % 7), std::to_string(version));
+      commits.push_back(repo.commit(fmt::format("v{}", version)));
     }
     repo.tag("annotated", commits[3], true);
     repo.tag("light", commits[4], false);
@@ -177,6 +180,41 @@ TEST_F(LocalRepositoryTest, ADamagedPackIsReportedByName) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(pack.filename().string()), std::string::npos) << e.what();
   }
+}
+
+TEST(MissingBlobs, BothReadersReportTheFirstListedPathThatFailed) {
+  // 80 files, so libgit2's reader spreads them over its threads too; two blobs removed, the first
+  // listed on one thread, the other on another: the error names the first, whichever thread
+  // reached its blob sooner.
+  TempDir tmp;
+  FixtureRepo repo(tmp / "up");
+  for (int i = 0; i < 80; ++i) repo.write(fmt::format("f{:02}", i), fmt::format("file {}\n", i));
+  const std::string sha = repo.commit("many");
+  for (const char* path : {"f42", "f05"}) {
+    const auto r = test::run_process("git", {"-C", repo.dir().string(), "rev-parse", fmt::format("{}:{}", sha, path)},
+                                     {"GIT_CONFIG_NOSYSTEM=1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string id = r.out.substr(0, 40);
+    ASSERT_TRUE(std::filesystem::remove(repo.dir() / ".git/objects" / id.substr(0, 2) / id.substr(2)));
+  }
+  auto expect_f05 = [](const std::function<void()>& read, const char* reader) {
+    try {
+      read();
+      ADD_FAILURE() << reader << " read a tree with missing blobs";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("f05"), std::string::npos) << reader << ": " << e.what();
+      EXPECT_EQ(e.hint(), "the repository is incomplete; fetch it again") << reader;
+    }
+  };
+  expect_f05([&] { read_with_libgit2(repo.dir(), sha); }, "libgit2");
+  const auto local = LocalRepository::open(repo.dir());
+  ASSERT_TRUE(local);
+  expect_f05(
+      [&] {
+        std::vector<std::string> skipped;
+        local->read_commit_tree(*local->resolve_commit(sha), skipped);
+      },
+      "native");
 }
 
 TEST(Inflate, ASizeTheDataCannotHoldIsRefusedWithoutReservingIt) {

@@ -7,8 +7,8 @@
 
 #include "core/error.h"
 #include "core/io_threads.h"
-#include "core/job_pool.h"
 #include "fs/file_io.h"
+#include "git/listed_blobs.h"
 
 namespace apexnpu::git {
 namespace stdfs = std::filesystem;
@@ -170,22 +170,9 @@ FileEntry LocalRepository::read_blob(const std::string& path, const BlobRef& ref
 
 FileTree LocalRepository::read_commit_tree(const git_oid& commit,
                                            std::vector<std::string>& skipped_submodules) const {
-  const BlobListing listing = list_commit_blobs(commit, skipped_submodules);
-  std::vector<const BlobListing::value_type*> blobs;
-  blobs.reserve(listing.size());
-  for (const auto& item : listing) blobs.push_back(&item);
-  // Inflating blobs is most of the work: spread it over a few threads.
-  std::vector<FileEntry> contents(blobs.size());
-  const int workers = static_cast<int>(io_threads());
-  const compile::PoolOutcome outcome = compile::run_pool(blobs.size(), workers, [&](std::size_t i) {
-    contents[i] = read_blob(blobs[i]->first, blobs[i]->second);
+  return read_listed_blobs(list_commit_blobs(commit, skipped_submodules), io_threads(), [this] {
+    return [this](const std::string& path, const BlobRef& ref) { return read_blob(path, ref); };
   });
-  if (!outcome.failures.empty())
-    throw Error(outcome.failures.front().second, "the repository is incomplete; fetch it again");
-  FileTree files;
-  for (std::size_t i = 0; i < blobs.size(); ++i)
-    files.emplace_hint(files.end(), blobs[i]->first, std::move(contents[i]));
-  return files;
 }
 
 }  // namespace apexnpu::git

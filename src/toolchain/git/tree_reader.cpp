@@ -2,11 +2,9 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <thread>
-
 #include "core/error.h"
 #include "core/io_threads.h"
+#include "git/listed_blobs.h"
 
 namespace apexnpu::git {
 
@@ -40,8 +38,6 @@ FileEntry read_blob(git_repository* repo, const std::string& path, const BlobRef
 
 namespace {
 
-using BlobItem = BlobListing::value_type;
-
 struct WalkState {
   BlobListing* blobs;
   std::vector<std::string>* skipped;
@@ -63,36 +59,6 @@ int visit_entry(const char* root, const git_tree_entry* entry, void* payload) {
   return 0;
 }
 
-// Reads blobs[first], blobs[first + stride], ... through `repo`. Returns an error message,
-// empty on success.
-std::string read_blobs(git_repository* repo, const std::vector<const BlobItem*>& blobs,
-                       std::vector<FileEntry>& out, std::size_t first, std::size_t stride) {
-  try {
-    for (std::size_t i = first; i < blobs.size(); i += stride)
-      out[i] = read_blob(repo, blobs[i]->first, blobs[i]->second);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return {};
-}
-
-// The same through a handle of its own (libgit2 handles are not shared between threads).
-std::string read_blobs_in_thread(const std::string& repo_path, const std::vector<const BlobItem*>& blobs,
-                                 std::vector<FileEntry>& out, std::size_t first, std::size_t stride) {
-  git_repository* raw_repo = nullptr;
-  if (libgit2().git_repository_open_ext(&raw_repo, repo_path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
-    return fmt::format("cannot open {}", repo_path);
-  Repository repo(raw_repo);
-  return read_blobs(repo.get(), blobs, out, first, stride);
-}
-
-FileTree to_tree(const std::vector<const BlobItem*>& blobs, std::vector<FileEntry>& contents) {
-  FileTree files;
-  for (std::size_t i = 0; i < blobs.size(); ++i)
-    files.emplace_hint(files.end(), blobs[i]->first, std::move(contents[i]));
-  return files;
-}
-
 }  // namespace
 
 BlobListing list_commit_blobs(const git_commit* commit, std::vector<std::string>& skipped_submodules) {
@@ -109,24 +75,15 @@ BlobListing list_commit_blobs(const git_commit* commit, std::vector<std::string>
 FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
                           std::vector<std::string>& skipped_submodules) {
   const BlobListing listing = list_commit_blobs(commit, skipped_submodules);
-  std::vector<const BlobItem*> blobs;
-  blobs.reserve(listing.size());
-  for (const auto& item : listing) blobs.push_back(&item);
-
-  // Inflating blobs is most of the work: spread it over a few threads.
   const std::string repo_path = libgit2().git_repository_path(repo);
-  const std::size_t threads = blobs.size() < 64 ? 1 : io_threads();
-  std::vector<FileEntry> contents(blobs.size());
-  std::vector<std::string> errors(threads);
-  std::vector<std::thread> workers;
-  for (std::size_t t = 1; t < threads; ++t)
-    workers.emplace_back(
-        [&, t] { errors[t] = read_blobs_in_thread(repo_path, blobs, contents, t, threads); });
-  errors[0] = read_blobs_in_thread(repo_path, blobs, contents, 0, threads);
-  for (auto& w : workers) w.join();
-  for (const auto& e : errors)
-    if (!e.empty()) throw Error(e, "the repository is incomplete; fetch it again");
-  return to_tree(blobs, contents);
+  return read_listed_blobs(listing, listing.size() < 64 ? 1 : io_threads(), [&] {
+    git_repository* raw = nullptr;
+    if (libgit2().git_repository_open_ext(&raw, repo_path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
+      throw Error(fmt::format("cannot open {}", repo_path));
+    return [thread_repo = Repository(raw)](const std::string& path, const BlobRef& ref) {
+      return read_blob(thread_repo.get(), path, ref);
+    };
+  });
 }
 
 }  // namespace apexnpu::git
