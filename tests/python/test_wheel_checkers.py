@@ -184,3 +184,160 @@ def test_without_pypi_the_checkers_skip_with_a_message(tmp_path):
     assert proc.returncode == 75, proc.stdout
     assert proc.stdout.startswith("SKIPPED: ") and "PyPI" in proc.stdout, proc.stdout
     assert not os.path.exists(venv)
+
+
+# Broken wheels: the host's apex wheel with one fault added and RECORD written anew, so the
+# fault is the only thing wrong with it.
+
+def host_wheel(build):
+    doc, _ = build
+    (w,) = [w for w in doc["wheels"] if w["architecture"] == bh.MACHINE]
+    return w
+
+
+def b64_record(files, di):
+    rows = []
+    for path in sorted(files):
+        if path != di + "/RECORD":
+            digest = base64.urlsafe_b64encode(hashlib.sha256(files[path]).digest()).rstrip(b"=")
+            rows.append("{},sha256={},{}".format(path, digest.decode(), len(files[path])))
+    rows.append(di + "/RECORD,,")
+    files[di + "/RECORD"] = ("\n".join(rows) + "\n").encode()
+
+
+def write_broken(build, tmp_path, change):
+    """A copy of the host's apex wheel, under its own name, with `change(files)` applied."""
+    w = host_wheel(build)
+    files = bh.read_wheel(w["wheel"])
+    di = bh.check_record(files)
+    change(files)
+    b64_record(files, di)
+    out = tmp_path / "broken"
+    out.mkdir()
+    path = str(out / os.path.basename(w["wheel"]))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in sorted(files):
+            z.writestr(name, files[name])
+    assert bh.check_record(bh.read_wheel(path)) == di
+    return path
+
+
+MODULE = r"""
+#define _GNU_SOURCE
+%(limited)s
+#include <Python.h>
+#include <unistd.h>
+
+static PyObject* probe(PyObject* self, PyObject* arg) {
+    (void)self;
+    %(body)s
+}
+
+static PyMethodDef methods[] = {{"probe", probe, METH_O, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef definition = {PyModuleDef_HEAD_INIT, "%(name)s", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_%(name)s(void) { return PyModule_Create(&definition); }
+"""
+
+
+def compile_module(tmp_path, name, body, limited=True):
+    """A real extension module for this machine's Python, compiled with the system compiler."""
+    source = tmp_path / (name + ".c")
+    source.write_text(MODULE % {"name": name, "body": body,
+                                "limited": "#define Py_LIMITED_API 0x03070000" if limited else ""})
+    out = str(tmp_path / (name + ".so"))
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-I", sysconfig.get_paths()["include"],
+                    str(source), "-o", out], check=True)
+    with open(out, "rb") as f:
+        return f.read()
+
+
+def test_a_module_needing_a_newer_glibc_is_refused_by_verify_and_auditwheel(build, checkers, tmp_path):
+    # close_range exists from glibc 2.34 on: the module needs GLIBC_2.34, far above 2.17.
+    if tuple(int(x) for x in os.confstr("CS_GNU_LIBC_VERSION").split()[1].split(".")[:2]) < (2, 34):
+        pytest.skip("this machine's glibc is older than 2.34: no newer symbol to link against")
+    module = compile_module(tmp_path, "_newer_glibc",
+                            "return PyLong_FromLong(close_range(~0U, ~0U, 0));")
+    needed, newest = bh.glibc_needs(str(tmp_path / "_newer_glibc.so"))
+    assert newest == (2, 34), newest
+    suffix = host_wheel(build)["python"]["ext_suffix"]
+    broken = write_broken(build, tmp_path,
+                          lambda f: f.__setitem__("apex/_newer_glibc" + suffix, module))
+    claimed = wc.platform_tags(broken)[0]
+
+    ours = bh.run(["verify", broken])
+    assert ours.returncode == 1, ours.stderr
+    assert "apex/_newer_glibc{} needs GLIBC_2.34".format(suffix) in ours.stderr, ours.stderr
+    assert "newer than manylinux_2_17's GLIBC_2" in ours.stderr, ours.stderr
+
+    shown = checkers.auditwheel_show(broken)
+    assert shown["overall_tag"] == "manylinux_2_34_" + bh.MACHINE != claimed, shown["overall_tag"]
+    repair = checkers.auditwheel_repair(broken, str(tmp_path / "repaired"), "--plat", claimed)
+    assert repair.returncode != 0, repair.stderr
+    assert "too-recent versioned symbols" in repair.stderr, repair.stderr
+
+
+def test_a_stray_pyc_is_refused_by_verify_and_check_wheel_contents(build, checkers, tmp_path):
+    source = tmp_path / "__init__.py"
+    source.write_bytes(bh.read_wheel(host_wheel(build)["wheel"])["apex/__init__.py"])
+    pyc = py_compile.compile(str(source), cfile=str(tmp_path / "__init__.pyc"), doraise=True)
+    with open(pyc, "rb") as f:
+        compiled = f.read()
+    stray = "apex/__pycache__/__init__.cpython-311.pyc"
+    broken = write_broken(build, tmp_path, lambda f: f.__setitem__(stray, compiled))
+
+    ours = bh.run(["verify", broken])
+    assert ours.returncode == 1, ours.stderr
+    assert stray + ": compiled bytecode in the wheel" in ours.stderr, ours.stderr
+
+    theirs = checkers.check_wheel_contents(broken, wc.declared_toplevel(bh.read_wheel(broken)))
+    assert theirs.returncode != 0, theirs.stdout
+    assert "W001" in theirs.stdout and stray in theirs.stdout, theirs.stdout
+
+
+# Fields an index refuses: (the line that replaces or joins METADATA's, what verify says).
+INVALID_FIELDS = {
+    "requires_python": ("Requires-Python: >=3.7,<<3.14", "Requires-Python: '>=3.7,<<3.14' is invalid"),
+    "requires_dist": ("Requires-Dist: torch (>=1.13", "the version's '(' is not closed"),
+    "unknown_field": ("Requires-Torch: 1.13", "'Requires-Torch' is not a core metadata field"),
+    "field_newer_than_declared": ("License-Expression: BSD-3-Clause",
+                                  "License-Expression is a Metadata-Version 2.4 field"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVALID_FIELDS))
+def test_an_invalid_metadata_field_is_refused_by_verify_and_twine(case, build, checkers, tmp_path):
+    line, needle = INVALID_FIELDS[case]
+    field = line.split(":")[0] + ":"
+
+    def corrupt(files):
+        (path,) = [p for p in files if p.endswith(".dist-info/METADATA")]
+        head, _, body = files[path].decode().partition("\n\n")
+        lines = [l for l in head.splitlines() if not l.startswith(field)] + [line]
+        files[path] = ("\n".join(lines) + "\n\n" + body).encode()
+
+    broken = write_broken(build, tmp_path, corrupt)
+    ours = bh.run(["verify", broken])
+    assert ours.returncode == 1, ours.stderr
+    assert needle in ours.stderr, ours.stderr
+    theirs = checkers.twine_check(broken)
+    assert theirs.returncode != 0, theirs.stdout
+    assert "Invalid distribution metadata" in theirs.stdout + theirs.stderr, theirs.stdout + theirs.stderr
+
+
+def test_abi3audit_sees_symbols_outside_the_limited_api(build, checkers, tmp_path):
+    """abi3audit is alive: a module built without the limited API, calling a private function
+    and one that entered the limited API long after 3.7, is flagged, and the audit fails."""
+    module = compile_module(tmp_path, "_full_api", "PyObject** d = _PyObject_GetDictPtr(arg);\n"
+                            "    return PyUnicode_FromString(d ? PyUnicode_AsUTF8(arg) : \"\");",
+                            limited=False)
+    suffix = host_wheel(build)["python"]["ext_suffix"]
+    broken = write_broken(build, tmp_path, lambda f: f.__setitem__("apex/_full_api" + suffix, module))
+    proc, report = checkers.abi3audit(broken)
+    assert proc.returncode != 0, proc.stderr
+    (spec,) = report["specs"].values()
+    results = {r["name"]: r["result"] for r in spec["wheel"]}
+    flagged = results.pop("_full_api" + suffix)
+    assert sorted(flagged["non_abi3_symbols"]) == ["PyUnicode_AsUTF8", "_PyObject_GetDictPtr"], flagged
+    assert not flagged["is_abi3"], flagged
+    # The wheel's own modules are still clean beside it.
+    assert results and all(r["non_abi3_symbols"] == [] for r in results.values()), results
