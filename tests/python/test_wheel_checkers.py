@@ -176,6 +176,39 @@ def test_twine_check_passes(build, checkers):
         assert "PASSED" in proc.stdout and "WARNING" not in proc.stdout + proc.stderr, proc.stdout
 
 
+def version_key(v):
+    return [int(x) for x in v.split(".")]
+
+
+def test_our_manylinux_policies_are_auditwheels(checkers):
+    """templates/manylinux_policy.json says what auditwheel's own policy file says, for every
+    policy and for the architectures we build: aliases, libraries, the newest version of every
+    versioned library, the non-numeric versions, the forbidden symbols."""
+    with open(os.path.join(bh.REPO, "templates", "manylinux_policy.json")) as f:
+        ours = json.load(f)
+    theirs = checkers.auditwheel_policies()
+    theirs.pop("linux")
+    assert [p["name"] for p in ours["policies"]] == sorted(theirs, key=lambda n: int(n.split("_")[2]))
+    for policy in ours["policies"]:
+        their = theirs[policy["name"]]
+        where = policy["name"]
+        assert ([policy["alias"]] if "alias" in policy else []) == their["aliases"], where
+        assert sorted(ours["libraries"] + policy["more_libraries"]) == sorted(their["lib_whitelist"]), where
+        assert policy["forbidden_symbols"] == their["blacklist"], where
+        arches = [a for a in their["symbol_versions"] if a in ("x86_64", "aarch64")]
+        assert sorted(policy["newest"]) == sorted(arches), where
+        for arch in arches:
+            for prefix, versions in their["symbol_versions"][arch].items():
+                numeric = [v for v in versions if v[0].isdigit()]
+                newest = max(numeric, key=version_key) if numeric else "none"
+                assert policy["newest"][arch][prefix] == newest, (where, arch, prefix)
+                # Every numeric version auditwheel allows is one at or below the newest.
+                assert all(version_key(v) <= version_key(newest) for v in numeric)
+                others = sorted(v for v in versions if not v[0].isdigit())
+                assert sorted(policy["also"][arch].get(prefix, [])) == others, (where, arch, prefix)
+            assert set(policy["newest"][arch]) == set(their["symbol_versions"][arch]), (where, arch)
+
+
 def test_without_pypi_the_checkers_skip_with_a_message(tmp_path):
     env = dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS="", PIP_EXTRA_INDEX_URL="",
                PIP_CONFIG_FILE=os.devnull)
