@@ -374,3 +374,21 @@ def test_abi3audit_sees_symbols_outside_the_limited_api(build, checkers, tmp_pat
     assert not flagged["is_abi3"], flagged
     # The wheel's own modules are still clean beside it.
     assert results and all(r["non_abi3_symbols"] == [] for r in results.values()), results
+
+
+def check_wheels(checkers, wheels):
+    """scripts/check_wheels.sh, the pipeline's step, over the same venv."""
+    return subprocess.run(["bash", os.path.join(bh.REPO, "scripts", "check_wheels.sh")] + wheels,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          env=dict(os.environ, APEXNPU_CHECKERS_VENV=checkers.venv), timeout=1200)
+
+
+def test_the_pipelines_script_passes_our_wheels_and_fails_a_broken_one(build, checkers, tmp_path):
+    _, wheels = build
+    passed = check_wheels(checkers, wheels)
+    assert passed.returncode == 0, passed.stdout
+    assert passed.stdout.count("== ") == len(wheels) and "FAILED" not in passed.stdout
+    broken = write_broken(build, tmp_path, lambda f: f.__setitem__("apex/stray.pyc", b"\x00" * 16))
+    failed = check_wheels(checkers, [broken])
+    assert failed.returncode == 1, failed.stdout
+    assert "FAILED: {}: check-wheel-contents".format(broken) in failed.stdout, failed.stdout
