@@ -7,6 +7,7 @@
 # root, no debootstrap, Debian's mirror unreachable); exit 1 when debootstrap fails otherwise.
 # The mirror is the one apt uses on this machine ($APEXNPU_DEBIAN_MIRROR overrides it).
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"  # debootstrap and chroot live there
 root=${1:?usage: scripts/bullseye_root.sh ROOT}
 suite=bullseye
 include=python3,python3-pip
