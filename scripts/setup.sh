@@ -11,6 +11,7 @@ packages=(
   libgit2-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pytest python3-numpy python3-torch python3-pip
+  debootstrap
 )
 arm64_packages=(libc6:arm64 libstdc++6:arm64 libpython3.11-dev:arm64 libpython3.11-stdlib:arm64)
 

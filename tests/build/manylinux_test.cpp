@@ -1,7 +1,8 @@
 // PEP 600 tags from binaries the real compiler builds here: a module needing only old glibc
 // versions gets the lowest policy and its legacy alias; one calling a function newer than every
-// policy (arc4random, glibc 2.36) and one linking a library no policy allows fall back to
-// linux_<arch>, naming the symbol or the library; a claimed tag is checked as verify does.
+// policy (arc4random, glibc 2.36, against the policies up to 2.35) and one linking a library no
+// policy allows fall back to linux_<arch>, naming the symbol or the library; zlib's versions are
+// policed as glibc's; a claimed tag is checked as verify does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,11 +80,39 @@ TEST_F(Manylinux, ATooNewSymbolFallsBackToLinuxNamingIt) {
   EXPECT_EQ(needs->library, "libc.so.6");
   EXPECT_EQ(needs->symbols, std::vector<std::string>{"arc4random"});
 
-  const PlatformTags tags = platform_tags(policies_, b.architecture, {b});
+  // Policies up to glibc 2.35: arc4random is newer than every one of them.
+  ManylinuxPolicies older = policies_;
+  std::erase_if(older.policies, [](const ManylinuxPolicy& p) { return p.glibc_minor > 35; });
+  const PlatformTags tags = platform_tags(older, b.architecture, {b});
   EXPECT_EQ(tags.tags, std::vector<std::string>{"linux_" + b.architecture});
   const std::string why = joined(tags.reasons);
   EXPECT_NE(why.find("pkg/new.so needs GLIBC_2.36 from libc.so.6"), std::string::npos) << why;
   EXPECT_NE(why.find("arc4random"), std::string::npos) << why;
+  // The bundled policies go on to glibc 2.41, as auditwheel's do: manylinux_2_36 holds.
+  EXPECT_EQ(platform_tags(policies_, b.architecture, {b}).tags,
+            std::vector<std::string>{"manylinux_2_36_" + b.architecture});
+}
+
+TEST_F(Manylinux, ZlibVersionsArePolicedAsGlibcs) {
+  // deflatePending is zlib 1.2.5.1's (ZLIB_1.2.5.1): too new for manylinux_2_12's zlib 1.2.3,
+  // and manylinux_2_5 allows no versioned zlib symbol at all.
+  const WheelBinary b = binary(
+      "z.so", "#include <zlib.h>\nextern \"C\" int pending(z_stream* s) { return deflatePending(s, nullptr, nullptr); }\n",
+      {"-nodefaultlibs", "-lc", "-lz"});
+  const auto needs = std::find_if(b.dynamic.versions.begin(), b.dynamic.versions.end(),
+                                  [](const elf::VersionRequirement& v) { return v.library == "libz.so.1"; });
+  ASSERT_NE(needs, b.dynamic.versions.end());
+  EXPECT_EQ(needs->version, "ZLIB_1.2.5.1");
+  EXPECT_EQ(platform_tags(policies_, b.architecture, {b}).tags.front(), "manylinux_2_17_" + b.architecture);
+  if (b.architecture != "x86_64") return;  // the older policies are x86_64's only
+  const auto policy = [&](int minor) {
+    return *std::find_if(policies_.policies.begin(), policies_.policies.end(),
+                         [&](const ManylinuxPolicy& p) { return p.glibc_minor == minor; });
+  };
+  const std::string at12 = joined(policy_violations(policies_, policy(12), {b}));
+  EXPECT_NE(at12.find("ZLIB_1.2.5.1 is newer than manylinux_2_12's ZLIB_1.2.2.4"), std::string::npos) << at12;
+  const std::string at5 = joined(policy_violations(policies_, policy(5), {b}));
+  EXPECT_NE(at5.find("manylinux_2_5 allows no ZLIB version on x86_64"), std::string::npos) << at5;
 }
 
 TEST_F(Manylinux, AForbiddenLibraryFallsBackToLinuxNamingIt) {
@@ -152,7 +181,7 @@ TEST(ManylinuxPolicies, TheBundledPoliciesGoUpFromTheLowest) {
   for (const auto& policy : p.policies) {
     EXPECT_TRUE(policy.newest.contains("x86_64")) << policy.name;
     for (const auto& [arch, newest] : policy.newest)
-      for (const char* prefix : {"GLIBC", "CXXABI", "GLIBCXX", "GCC"})
+      for (const char* prefix : {"GLIBC", "CXXABI", "GLIBCXX", "GCC", "ZLIB", "LIBATOMIC"})
         EXPECT_TRUE(newest.contains(prefix)) << policy.name << " " << arch << " " << prefix;
   }
   EXPECT_EQ(p.loaders.at("aarch64"), "ld-linux-aarch64.so.1");

@@ -127,6 +127,24 @@ TEST(Verify, ExtensionSuffixDoesNotMatchTag) {
   expect_violation(w, "extension suffix '.cpython-311-x86_64-linux-gnu.so' does not match");
 }
 
+TEST(Verify, CompiledBytecodeIsRefused) {
+  for (const char* path : {"apex/__pycache__/__init__.cpython-311.pyc", "apex/old.pyo"}) {
+    WheelUnderCheck w{valid_files(), {}};
+    w.files[path] = std::string("\xa7\x0d\x0d\x0a", 4);
+    const std::string record = std::string(kDi) + "/RECORD";
+    w.files[record] = format_record(w.files, record);
+    expect_violation(w, std::string(path) + ": compiled bytecode in the wheel");
+  }
+}
+
+TEST(Verify, InvalidMetadataFieldIsRefused) {
+  WheelUnderCheck w{valid_files(), {}};
+  w.files[std::string(kDi) + "/METADATA"] += "Requires-Python: >=3.7,<<3.14\n";
+  const std::string record = std::string(kDi) + "/RECORD";
+  w.files[record] = format_record(w.files, record);
+  expect_violation(w, "METADATA: line 4: Requires-Python: '>=3.7,<<3.14' is invalid");
+}
+
 // The torch_npu emulator's wheel: pure Python, py3-none-any.
 WheelFiles pure_files() {
   const std::string di = "torch_npu_emulator-0.1+ascend.dist-info";

@@ -32,19 +32,22 @@ std::optional<std::vector<int>> numeric_version(std::string_view text) {
 // Whether a required version ("GLIBC_2.14") is allowed: its prefix is governed and the version
 // no newer than the newest, or one of the non-numeric ones; versions of other prefixes belong to
 // the libraries' own interfaces and are not policed.
-std::optional<std::string> version_problem(const ManylinuxPolicy& policy,
-                                           const std::map<std::string, std::string>& newest,
+std::optional<std::string> version_problem(const ManylinuxPolicy& policy, const std::string& arch,
                                            const std::string& requirement) {
   if (requirement == "GLIBC_PRIVATE") return "GLIBC_PRIVATE is glibc's internal interface";
   const auto underscore = requirement.find('_');
   if (underscore == std::string::npos) return std::nullopt;
   const std::string prefix = requirement.substr(0, underscore);
   const std::string version = requirement.substr(underscore + 1);
+  const auto& newest = policy.newest.at(arch);
   const auto limit = newest.find(prefix);
   if (limit == newest.end()) return std::nullopt;
-  if (const auto also = policy.also.find(prefix); also != policy.also.end() &&
-      std::find(also->second.begin(), also->second.end(), version) != also->second.end())
-    return std::nullopt;
+  if (const auto arch_also = policy.also.find(arch); arch_also != policy.also.end())
+    if (const auto also = arch_also->second.find(prefix); also != arch_also->second.end() &&
+        std::find(also->second.begin(), also->second.end(), version) != also->second.end())
+      return std::nullopt;
+  if (limit->second == "none")
+    return fmt::format("{} allows no {} version on {}", policy.name, prefix, arch);
   const auto wanted = numeric_version(version);
   const auto allowed = numeric_version(limit->second);
   if (wanted && allowed && *wanted <= *allowed) return std::nullopt;
@@ -79,7 +82,9 @@ ManylinuxPolicies parse_manylinux_policies(const std::string& text, const std::s
       if (std::sscanf(policy.name.c_str(), "manylinux_%d_%d", &major, &policy.glibc_minor) != 2)
         throw Error(fmt::format("{}: policy name '{}' is not manylinux_2_N", source, policy.name));
       policy.newest = p.at("newest").get<std::map<std::string, std::map<std::string, std::string>>>();
-      policy.also = p.at("also").get<std::map<std::string, std::vector<std::string>>>();
+      policy.also =
+          p.at("also").get<std::map<std::string, std::map<std::string, std::vector<std::string>>>>();
+      policy.more_libraries = p.value("more_libraries", std::vector<std::string>{});
       policy.forbidden_symbols =
           p.at("forbidden_symbols").get<std::map<std::string, std::vector<std::string>>>();
       if (!out.policies.empty() && out.policies.back().glibc_minor >= policy.glibc_minor)
@@ -119,16 +124,17 @@ std::vector<std::string> policy_violations(const ManylinuxPolicies& policies,
     }
     const auto loader = policies.loaders.find(b.architecture);
     for (const std::string& library : b.dynamic.needed) {
-      const bool allowed =
-          std::find(policies.libraries.begin(), policies.libraries.end(), library) !=
-              policies.libraries.end() ||
-          (loader != policies.loaders.end() && loader->second == library);
+      const auto listed = [&](const std::vector<std::string>& names) {
+        return std::find(names.begin(), names.end(), library) != names.end();
+      };
+      const bool allowed = listed(policies.libraries) || listed(policy.more_libraries) ||
+                           (loader != policies.loaders.end() && loader->second == library);
       if (!allowed)
         out.push_back(fmt::format("{} links {}, which {} does not allow", b.path, library,
                                   policy.name));
     }
     for (const elf::VersionRequirement& v : b.dynamic.versions) {
-      if (const auto problem = version_problem(policy, newest->second, v.version))
+      if (const auto problem = version_problem(policy, b.architecture, v.version))
         out.push_back(fmt::format("{} needs {} from {} ({}) for {}", b.path, v.version, v.library,
                                   *problem, fmt::join(v.symbols, ", ")));
       const auto forbidden = policy.forbidden_symbols.find(v.library);

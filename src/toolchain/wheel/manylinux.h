@@ -16,14 +16,17 @@ struct ManylinuxPolicy {
   std::string name;   // "manylinux_2_17"
   std::string alias;  // "manylinux2014", or empty
   int glibc_minor = 0;
-  // architecture -> version prefix (GLIBC, CXXABI, GLIBCXX, GCC) -> newest allowed "2.17"
+  // architecture -> version prefix (GLIBC, CXXABI, GLIBCXX, GCC, ZLIB, LIBATOMIC) -> newest
+  // allowed "2.17", or "none": no version of that prefix at all
   std::map<std::string, std::map<std::string, std::string>> newest;
-  std::map<std::string, std::vector<std::string>> also;  // prefix -> non-numeric versions
+  // architecture -> prefix -> the non-numeric versions allowed ("TM_1", "FLOAT128")
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> also;
   std::map<std::string, std::vector<std::string>> forbidden_symbols;  // library -> symbols
+  std::vector<std::string> more_libraries;  // allowed here beyond ManylinuxPolicies::libraries
 };
 
 struct ManylinuxPolicies {
-  std::vector<std::string> libraries;
+  std::vector<std::string> libraries;  // allowed by every policy
   std::map<std::string, std::string> loaders;  // architecture -> dynamic loader soname
   std::vector<ManylinuxPolicy> policies;       // lowest first
 };

@@ -11,6 +11,7 @@
 #include "core/sha256.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "wheel/core_metadata.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"
 #include "wheel/platform_check.h"
@@ -140,8 +141,13 @@ VerifyReport verify_wheel(const WheelUnderCheck& w, const ManylinuxPolicies& pol
   VerifyReport r;
   r.files = w.files.size();
   auto v = [&](std::string s) { r.violations.push_back(std::move(s)); };
-  for (const auto& [path, bytes] : w.files)
+  for (const auto& [path, bytes] : w.files) {
     if (unsafe_path(path)) v(fmt::format("{}: unsafe path in the wheel", path));
+    // Bytecode belongs to the Python that installs the wheel (installers compile their own);
+    // a .pyc shipped is stale for every other version, and RECORD cannot track the ones made.
+    if (path.ends_with(".pyc") || path.ends_with(".pyo"))
+      v(fmt::format("{}: compiled bytecode in the wheel (installers compile their own)", path));
+  }
 
   std::set<std::string> dist_infos;
   for (const auto& [path, bytes] : w.files) {
@@ -168,6 +174,8 @@ VerifyReport verify_wheel(const WheelUnderCheck& w, const ManylinuxPolicies& pol
     const auto m = parse_header_fields(w.files.at(metadata_path));
     for (const char* key : {"Metadata-Version", "Name", "Version"})
       if (!m.first.count(key)) v(fmt::format("{}: no {} field", metadata_path, key));
+    for (const std::string& problem : core_metadata_problems(w.files.at(metadata_path)))
+      v(fmt::format("{}: {}", metadata_path, problem));
     if (m.first.count("Name") && m.first.count("Version")) {
       const std::string expected = dist_info_dir(m.first.at("Name"), m.first.at("Version"));
       // Names compare case-insensitively with '-', '_' and '.' alike (PEP 503).

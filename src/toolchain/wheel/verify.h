@@ -1,7 +1,8 @@
 #pragma once
 // Checks a wheel (.whl) or wheel layout directory against the binary distribution format:
-// every RECORD row (sha256, urlsafe base64 without padding, size), every file listed, METADATA
-// and WHEEL present and agreeing with the .dist-info name and the wheel's file name, extension
+// every RECORD row (sha256, urlsafe base64 without padding, size), every file listed, no
+// compiled bytecode, METADATA valid as an index reads it (core_metadata.h), METADATA and WHEEL
+// present and agreeing with the .dist-info name and the wheel's file name, extension
 // module suffixes agreeing with the tag, and the modules' architecture, libraries and symbol
 // versions agreeing with the platform tags. pip checks none of this, so apexnpu checks its own
 // output with it, and `apexnpu verify` offers it for any wheel.
