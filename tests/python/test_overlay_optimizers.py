@@ -18,13 +18,8 @@ import overlay_support
 from overlay_support import use_overlay
 from overlay_support import reference_optimizers as ref
 
-use_overlay()
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
-RUNTIME_DIR = overlay_support.runtime_dir()
-if RUNTIME_DIR is not None:
-    import sys
-
-    sys.path.append(RUNTIME_DIR)
+RUNTIME_DIR = use_overlay(runtime=True)
 import apex.npu  # noqa: E402,F401
 from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
 from apex.optimizers import npu_fused  # noqa: E402

@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 
 import torch_npu  # noqa: F401 - the emulated NPU first
-from apex.npu import devices
+from .._device import devices
 
 # torch.cuda functions and classes that torch.npu answers under the same name.
 _CUDA_NAMES = (

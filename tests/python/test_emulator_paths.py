@@ -14,12 +14,13 @@ import torch.nn.functional as F
 import overlay_support
 from overlay_support import use_overlay
 
-use_overlay()
-RUNTIME_DIR = overlay_support.runtime_dir()
-if RUNTIME_DIR is not None:
-    sys.path.append(RUNTIME_DIR)
-import apex.npu  # noqa: E402,F401
-from apex.npu import emulation, emulation_path, float_status, placement  # noqa: E402
+# The runtime goes on sys.path before anything looks it up (the lookup is cached).
+RUNTIME_DIR = use_overlay(runtime=True)
+import torch_npu  # noqa: E402,F401
+from torch_npu._device import placement  # noqa: E402
+from torch_npu._fp16 import float_status  # noqa: E402
+from torch_npu._fp16 import mode as emulation  # noqa: E402
+from torch_npu._fp16 import path as emulation_path  # noqa: E402
 
 aten = torch.ops.aten
 INT_OF = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}
@@ -415,7 +416,7 @@ def test_relu_and_its_backward_agree_for_every_fp16_value():
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_fp32_copies_equal_torch_conversion_for_every_fp16_value(layout):
-    from apex.npu import fp32_copies
+    from torch_npu._fp16 import fp32_copies
     from torch._prims_common import is_non_overlapping_and_dense
 
     x = LAYOUTS[layout](every_fp16_value())
@@ -427,7 +428,7 @@ def test_fp32_copies_equal_torch_conversion_for_every_fp16_value(layout):
 
 
 def test_scratch_pool_lends_buffers_and_keeps_those_a_result_holds():
-    from apex.npu import scratch_pool
+    from torch_npu._fp16 import scratch_pool
 
     scratch_pool.clear()
     a = scratch_pool.take((2, 3), (1, 2), 6)
@@ -450,7 +451,7 @@ def test_scratch_pool_lends_buffers_and_keeps_those_a_result_holds():
 
 
 def test_the_fast_path_keeps_freed_host_memory_and_empty_cache_returns_it():
-    from apex.npu import host_allocator
+    from torch_npu._device import host_allocator
 
     assert host_allocator._glibc() is not None, "Debian's C library is glibc"
     assert host_allocator._applied == [True], "enabling the fast emulation told glibc"
@@ -459,7 +460,7 @@ def test_the_fast_path_keeps_freed_host_memory_and_empty_cache_returns_it():
 
 
 def test_a_failing_operation_gives_its_buffers_back():
-    from apex.npu import scratch_pool
+    from torch_npu._fp16 import scratch_pool
 
     scratch_pool.clear()
     a, b = values(4, 5), values(6, 7)
@@ -472,7 +473,7 @@ def test_a_failing_operation_gives_its_buffers_back():
 
 
 def test_output_dtype_keys_tell_apart_what_the_meta_call_sees():
-    from apex.npu import output_dtypes
+    from torch_npu._fp16 import output_dtypes
 
     def key(*args, **kwargs):
         return output_dtypes.call_key(aten.add.Tensor, args, kwargs)

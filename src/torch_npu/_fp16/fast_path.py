@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from . import (backend, fp32_copies, general_path, half_kernels, op_schema, output_dtypes,
+from .. import _runtime
+from . import (fp32_copies, general_path, half_kernels, op_schema, output_dtypes,
                saturation, scratch_pool, unread_args)
 
 _HALF = torch.float16
@@ -105,7 +106,7 @@ def _rebuild(flat: List[Any], how: Any) -> Any:
 
 def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     """``general_path.run_in_fp32``, with the same results."""
-    rt = backend.runtime_kernels()
+    rt = _runtime.runtime_kernels()
     done = half_kernels.run(func, args, kwargs, rt)
     if done is not half_kernels.NOT_HANDLED:
         return done

@@ -1,5 +1,6 @@
 """fp16 stores with NPU saturation: beyond ±65504 clamp, NaN becomes +0, and the float status is
-set (the NPU stores no fp16 inf or NaN).
+set (the NPU stores no fp16 inf or NaN). In INF/NAN mode (see ``overflow_mode``) a store rounds
+as IEEE does: overflow gives inf, NaN stays NaN, and the status is left alone.
 
 The runtime's ``float_to_half`` does it in one pass when built (and not forced off with
 ``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
@@ -10,7 +11,8 @@ from typing import Any
 
 import torch
 
-from . import backend, float_status
+from .. import _runtime
+from . import float_status, overflow_mode
 
 FP16_MAX = 65504.0
 
@@ -38,7 +40,7 @@ def _runtime_convert(values: torch.Tensor, out: torch.Tensor, rt: Any = _LOOKUP)
             or values.numel() != out.numel() or values.numel() == 0:
         return False
     if rt is _LOOKUP:
-        rt = backend.runtime_kernels()
+        rt = _runtime.runtime_kernels()
     if rt is None:
         return False
     rt.float_to_half(values.data_ptr(), out.data_ptr(), values.numel())
@@ -47,7 +49,9 @@ def _runtime_convert(values: torch.Tensor, out: torch.Tensor, rt: Any = _LOOKUP)
 
 def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
     """``values`` (any float dtype) as fp16, saturated to ±65504; sets the float status on
-    overflow. ``rt``: the runtime as ``backend.runtime_kernels()`` gives it, if the caller has it."""
+    overflow. ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has it."""
+    if overflow_mode.inf_nan():
+        return values.to(torch.float16)
     out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
     if _runtime_convert(values, out, rt):
         return out
@@ -61,6 +65,9 @@ def store_fp16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> No
     """Write ``values`` into the fp16 tensor ``dst`` in place, saturated."""
     if dst.shape != values.shape:
         dst.resize_(values.shape)
+    if overflow_mode.inf_nan():
+        dst.copy_(values)
+        return
     if _runtime_convert(values, dst, rt):
         return
     if overflows_fp16(values):

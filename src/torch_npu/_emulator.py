@@ -1,15 +1,14 @@
-"""The emulated NPU, put into torch in one step.
+"""The emulated NPU, put into torch in one step when ``torch_npu`` is imported.
 
-Called when apex.npu is imported on a machine without the real torch_npu, and by the emulator's
-own ``torch_npu`` package (whichever comes first; the second call does nothing). The order
-matters: ``torch.device`` first, as the other parts accept its NpuDevice.
+The order matters: ``torch.device`` first, as the other parts accept NPU devices.
 """
 from __future__ import annotations
 
 import os
 
-from . import (checkpoint, ddp, emulation, factories, hccl, shim, tensor_methods,
-               tensor_types, torch_device)
+from ._device import checkpoint, factories, formats, tensor_methods, tensor_types, torch_device
+from ._fp16 import mode as emulation
+from .distributed import ddp, hccl
 
 _installed = [False]
 
@@ -20,13 +19,17 @@ def install() -> None:
     if _installed[0]:
         return
     _installed[0] = True
+    from . import npu, profiler
+
     torch_device.install()
     tensor_types.install()
     factories.install()
     tensor_methods.install()
+    formats.install()
     checkpoint.install()
     ddp.install()
     hccl.register()
-    shim.install()
+    npu.install()
+    profiler.install()
     if os.environ.get("APEXNPU_EMULATION", "1") != "0":
         emulation.enable()

@@ -1,8 +1,8 @@
-"""``torch.npu`` on the emulated NPU.
+"""``torch_npu.npu``, which is ``torch.npu``, on the emulated NPU.
 
 The functions Ascend scripts call on ``torch.npu`` (devices, seeds, synchronisation, streams and
-events, memory queries, the float status, the ``torch.npu.*Tensor`` types, compile options),
-answered by the emulator. Installed only when there is no real torch_npu.
+events, memory queries, the float status, the ``torch.npu.*Tensor`` types, compile options, the
+``matmul``/``conv`` settings, ``amp`` and ``utils``), answered by the emulator.
 """
 from __future__ import annotations
 
@@ -12,8 +12,16 @@ from typing import Any, Dict, List, NamedTuple
 
 import torch
 
-from . import (devices, emulation, float_status, memory, npu_amp, placement, streams,
-               tensor_types)
+from .._device import devices, placement, tensor_types
+from .._device.memory import (empty_cache, max_memory_allocated, max_memory_cached,  # noqa: F401
+                              max_memory_reserved, mem_get_info, memory_allocated, memory_cached,
+                              memory_reserved, memory_stats, memory_summary,
+                              reset_max_memory_allocated, reset_max_memory_cached,
+                              reset_peak_memory_stats)
+from .._device.streams import (Event, Stream, current_stream, default_stream,  # noqa: F401
+                               set_stream, stream)
+from .._fp16 import float_status
+from .._fp16 import mode as emulation
 
 DEVICE_NAME = "Emulated Ascend NPU (CPU)"
 _FLOAT_STATUS_SIZE = 8
@@ -48,7 +56,7 @@ class DeviceProperties(NamedTuple):
 
 def get_device_properties(device: Any = None) -> DeviceProperties:
     devices.index_of(device, "torch.npu.get_device_properties")
-    return DeviceProperties(DEVICE_NAME, memory.mem_get_info()[1])
+    return DeviceProperties(DEVICE_NAME, mem_get_info()[1])
 
 
 def synchronize(device: Any = None) -> None:
@@ -164,6 +172,30 @@ def npu_clear_float_status(status: torch.Tensor) -> torch.Tensor:
 _options: Dict[str, Any] = {}
 
 
+def set_start_fuzz_compile_step(step: int) -> None:
+    _options["fuzz_compile_start_step"] = int(step)
+
+
+def global_step_inc() -> None:
+    """The real NPU counts training steps for its fuzzy compilation; nothing to count here."""
+
+
+class profile:  # noqa: N801 - torch.npu.profile(path) is a context manager
+    """``torch.npu.profile(profiler_result_path, use_e2e_profiler=False, config=None)``: CANN
+    profiling of the block on a real NPU. The emulated NPU has no CANN: the block runs as it
+    is and nothing is written (profile it with ``torch.profiler``)."""
+
+    def __init__(self, profiler_result_path: str = "./", use_e2e_profiler: bool = False,
+                 config: Any = None) -> None:
+        self.result_path = profiler_result_path
+
+    def __enter__(self) -> "profile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
 def set_compile_mode(jit_compile: bool = False) -> None:
     _options["jit_compile"] = bool(jit_compile)
 
@@ -179,55 +211,30 @@ def is_bf16_supported() -> bool:
     return False
 
 
-def _make_config() -> types.SimpleNamespace:
-    return types.SimpleNamespace(allow_internal_format=False)
+config = types.SimpleNamespace(allow_internal_format=False)
+# TF32-like "HF32" on Ascend 910B for matmul and convolution; the emulator computes in fp32.
+matmul = types.SimpleNamespace(allow_hf32=False)
+conv = types.SimpleNamespace(allow_hf32=True)
+
+for _name, _cls in tensor_types.TYPES.items():
+    globals()[_name] = _cls
+
+from . import amp, utils  # noqa: E402
+from .amp import is_autocast_enabled  # noqa: E402,F401
 
 
-_FUNCTIONS = (is_available, device_count, set_device, current_device, get_device_name,
-              get_device_properties, synchronize, is_initialized, init, device_of,
-              manual_seed, seed, initial_seed, get_rng_state,
-              set_rng_state, get_rng_state_all, set_rng_state_all, get_npu_overflow_flag,
-              clear_npu_overflow_flag, npu_alloc_float_status, npu_get_float_status,
-              npu_clear_float_status, set_compile_mode, set_option, is_bf16_supported)
-_MEMORY = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-           "memory_cached", "max_memory_cached", "reset_peak_memory_stats",
-           "reset_max_memory_allocated", "reset_max_memory_cached", "mem_get_info",
-           "memory_stats", "memory_summary", "empty_cache")
-_STREAMS = ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream")
-
-
-def make_module() -> types.ModuleType:
-    module = types.ModuleType("torch.npu", "The emulated Ascend NPU (apex.npu): CPU-backed "
-                                           "devices with the NPU's fp16 semantics.")
-    for fn in _FUNCTIONS:
-        setattr(module, fn.__name__, fn)
-    module.manual_seed_all = manual_seed_all
-    module.seed_all = seed_all
-    module.device = device
-    module.DeviceProperties = DeviceProperties
-    for name in _MEMORY:
-        setattr(module, name, getattr(memory, name))
-    for name in _STREAMS:
-        setattr(module, name, getattr(streams, name))
-    for name, cls in tensor_types.TYPES.items():
-        setattr(module, name, cls)
-    module.config = _make_config()
-    module.amp = npu_amp.make_module()
-    module.is_autocast_enabled = module.amp.is_autocast_enabled
-    return module
-
-
-def install() -> bool:
-    """Install ``torch.npu`` unless torch already has one (never replace someone else's);
-    returns whether it did."""
-    if hasattr(torch, "npu"):
-        return False
-    module = make_module()
-    torch.npu = module
-    sys.modules["torch.npu"] = module
-    sys.modules["torch.npu.amp"] = module.amp
-    npu_amp.install_torch_autocast()
+def install() -> None:
+    """Make this module ``torch.npu`` (and ``torch.npu.amp``), as torch_npu does."""
+    register = getattr(torch, "_register_device_module", None)
+    if getattr(torch, "npu", None) is not sys.modules[__name__]:
+        if register is not None and not hasattr(torch, "npu"):
+            register("npu", sys.modules[__name__])
+        else:
+            torch.npu = sys.modules[__name__]
+            sys.modules["torch.npu"] = sys.modules[__name__]
+    sys.modules["torch.npu.amp"] = amp
+    sys.modules["torch.npu.utils"] = utils
+    amp.install_torch_autocast()
     torch.npu_alloc_float_status = npu_alloc_float_status
     torch.npu_get_float_status = npu_get_float_status
     torch.npu_clear_float_status = npu_clear_float_status
-    return True

@@ -15,7 +15,8 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from . import backend, scratch_pool
+from .. import _runtime
+from . import scratch_pool
 
 _FLOAT = torch.float32
 _empty_strided = torch._C._VariableFunctions.empty_strided
@@ -53,13 +54,13 @@ def _new(sizes: Sequence[int], strides: Sequence[int], n: int, pooled: bool) -> 
 
 def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.Tensor:
     """The fp16 tensor ``x`` as a new fp32 tensor: the values and strides of ``x.to(float32)``.
-    ``rt``: the runtime as ``backend.runtime_kernels()`` gives it, if the caller has it;
+    ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has it;
     ``pooled``: the memory is lent by ``scratch_pool`` (the caller gives it back)."""
     n = x.numel()
     if n and x.layout == torch.strided and _is_cpu(x):
         sizes, strides = x.size(), x.stride()
         if rt is _LOOKUP:
-            rt = backend.runtime_kernels()
+            rt = _runtime.runtime_kernels()
         if rt is not None and non_overlapping_and_dense(sizes, strides):
             out = _new(sizes, strides, n, pooled)
             rt.half_to_float(x.data_ptr(), out.data_ptr(), n)

@@ -3,19 +3,14 @@
 torch.cuda.amp.GradScaler's interface and behaviour (scale, unscale_, step, update, the
 growth/backoff schedule, state_dict with torch's keys, the same misuse errors), with two things
 of the NPU's: an overflow is what the float status records (fp16 saturates instead of producing
-inf, so checking the gradients for inf is not enough), and ``dynamic=False`` keeps the scale
-fixed, as torch_npu's GradScaler offers. The float status is cleared when the scaler scales a
+inf, so checking the gradients for inf is not enough; in INF/NAN mode the gradients' values
+decide, as on a GPU), and ``dynamic=False`` keeps the scale fixed, as torch_npu's GradScaler
+offers. The float status is cleared when the scaler scales a
 loss, so a saturation the forward pass meant (a masked fill) does not count against the step.
 Under torch.distributed, the ranks agree on an overflow at unscale_ (the status is per process),
 so they all skip the same steps.
-Unscaling runs in the runtime's fused kernel when it is built (``APEXNPU_OPTIM_PATH=torch``
-forces torch operations; the results are the same).
-
-After ``amp_decorate`` (apex's O2 for torch-native AMP code), the scaler follows O2's loss
-scaler instead of its own schedule: its scale is the loss scaler's, ``unscale_`` fills the fp32
-master gradients and lets the loss scaler decide the overflow and the next scale, and
-``init_scale``, ``growth_factor``, ``backoff_factor`` and ``growth_interval`` do not act
-(see native_amp_o2).
+Unscaling runs in the runtime's fused kernel when this package carries it
+(``APEXNPU_OPTIM_PATH=torch`` forces torch operations; the results are the same).
 """
 from __future__ import annotations
 
@@ -25,7 +20,8 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import torch
 
-from . import float_status, loss_scaling, native_amp_o2
+from ... import _runtime
+from ..._fp16 import float_status, overflow_mode
 
 
 class OptState(Enum):
@@ -78,17 +74,11 @@ class GradScaler:
         if not self._enabled:
             return outputs
         float_status.clear()  # what the forward pass saturated on purpose does not count
-        o2 = native_amp_o2.active()
-        if o2:
-            native_amp_o2.before_backward()
 
         def apply(value: Any) -> Any:
             if isinstance(value, torch.Tensor):
                 if self._scale is None:
                     self._lazy_init(value.device)
-                if o2:  # as amp.scale_loss scales
-                    self._scale.fill_(native_amp_o2.loss_scale())
-                    return value.float() * native_amp_o2.loss_scale()
                 return value * self._scale.to(device=value.device)
             if isinstance(value, (list, tuple)):
                 return type(value)(apply(v) for v in value)
@@ -110,12 +100,6 @@ class GradScaler:
                                "unscaled since the last update()")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("GradScaler.unscale_: called after step() and before update()")
-        if native_amp_o2.is_decorated(optimizer):
-            found = native_amp_o2.unscale(optimizer)
-            state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
-                                            device=scale.device)
-            state["stage"] = OptState.UNSCALED
-            return
         inv_scale = 1.0 / float(scale.item())
         found = False
         for group in optimizer.param_groups:
@@ -126,8 +110,10 @@ class GradScaler:
                     raise ValueError("GradScaler.unscale_: fp16 gradients cannot be unscaled in "
                                      "place; train fp32 parameters under autocast")
                 grad = p.grad if not p.grad.is_sparse else p.grad.coalesce()._values()
-                found = loss_scaling.unscale_flat(grad, inv_scale) or found
-        found = loss_scaling.agree_across_ranks(float_status.get() or found)
+                found = _unscale(grad, inv_scale) or found
+        if not overflow_mode.inf_nan():
+            found = float_status.get() or found
+        found = _agree_across_ranks(found)
         state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
                                         device=scale.device)
         state["stage"] = OptState.UNSCALED
@@ -154,8 +140,6 @@ class GradScaler:
         retval = None
         if not float(state["found_inf"].item()):
             retval = optimizer.step(*args, **kwargs)
-        elif native_amp_o2.is_decorated(optimizer):
-            native_amp_o2.skip(optimizer)
         state["stage"] = OptState.STEPPED
         return retval
 
@@ -165,11 +149,7 @@ class GradScaler:
         if not self._enabled:
             return
         scale = self._check_scale("update")
-        if native_amp_o2.active():  # the loss scaler moved its scale at unscale_
-            if new_scale is not None:
-                native_amp_o2.set_loss_scale(float(new_scale))
-            scale.fill_(native_amp_o2.loss_scale())
-        elif new_scale is not None:
+        if new_scale is not None:
             if isinstance(new_scale, float):
                 scale.fill_(new_scale)
             elif isinstance(new_scale, torch.Tensor) and new_scale.numel() == 1 and \
@@ -204,8 +184,6 @@ class GradScaler:
     def get_scale(self) -> float:
         if not self._enabled:
             return 1.0
-        if native_amp_o2.active():
-            return native_amp_o2.loss_scale()
         return self._init_scale if self._scale is None else float(self._scale.item())
 
     def get_growth_factor(self) -> float:
@@ -236,8 +214,6 @@ class GradScaler:
         """torch.cuda.amp.GradScaler's keys, so checkpoints move between the two."""
         if not self._enabled:
             return {}
-        if native_amp_o2.active():
-            return native_amp_o2.state()
         return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
                 "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
                 "_growth_tracker": self._get_growth_tracker()}
@@ -252,9 +228,6 @@ class GradScaler:
                    "_growth_tracker"} - set(state_dict)
         if missing:
             raise KeyError(f"GradScaler.load_state_dict: missing {sorted(missing)}")
-        if native_amp_o2.active():
-            native_amp_o2.set_loss_scale(state_dict["scale"], state_dict["_growth_tracker"])
-            return
         self._init_scale = float(state_dict["scale"])
         if self._scale is not None:
             self._scale.fill_(self._init_scale)
@@ -273,3 +246,34 @@ class GradScaler:
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._per_optimizer_states = defaultdict(_refresh)
+
+
+def _unscale(grad: torch.Tensor, inv_scale: float) -> bool:
+    """``grad *= inv_scale`` in place; whether it held an inf or NaN (which raises the float
+    status, as any NPU operation on one does in saturation mode)."""
+    rt = _runtime.runtime_kernels()
+    codes = {torch.float32: "DTYPE_FLOAT32", torch.float16: "DTYPE_FLOAT16"}
+    if rt is not None and grad.dtype in codes and grad.is_contiguous():
+        # One pass: multiply and detect inf/NaN.
+        return bool(rt.unscale(grad.data_ptr(), getattr(rt, codes[grad.dtype]), grad.numel(),
+                               float(inv_scale)))
+    found = grad.numel() > 0 and not bool(torch.isfinite(grad).all())
+    if found and not overflow_mode.inf_nan():
+        float_status.set()
+    if inv_scale != 1.0:
+        grad.mul_(inv_scale)
+    return found
+
+
+def _agree_across_ranks(overflow: bool) -> bool:
+    """Whether any rank of torch.distributed's default group overflowed (every rank calls this
+    together at unscale_). The float status is each process's own: an fp16 gradient that
+    saturated on one rank arrives on the others finite after the all-reduce, so without
+    agreement one rank would skip a step the others take, and the replicas would drift apart."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return overflow
+    flag = torch.tensor([1 if overflow else 0], dtype=torch.int32, device="npu")
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())

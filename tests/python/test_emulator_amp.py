@@ -12,14 +12,10 @@ import torch.nn.functional as F
 import overlay_support
 from overlay_support import use_overlay
 
-use_overlay()
-RUNTIME_DIR = overlay_support.runtime_dir()
-if RUNTIME_DIR is not None:
-    import sys
-
-    sys.path.append(RUNTIME_DIR)
-import apex.npu  # noqa: E402
-from apex.npu import float_status  # noqa: E402
+# The runtime goes on sys.path before anything looks it up (the lookup is cached).
+RUNTIME_DIR = use_overlay(runtime=True)
+import torch_npu  # noqa: E402,F401
+from torch_npu._fp16 import float_status  # noqa: E402
 from torch.npu.amp import GradScaler, autocast, custom_bwd, custom_fwd  # noqa: E402
 
 
@@ -132,11 +128,11 @@ def test_enabled_false_inside_and_decorator_use():
     a, b = npu(3, 3), npu(3, 3, seed=1)
     with autocast():
         assert (a @ b).dtype == torch.float16
-        assert apex.npu.autocast.is_enabled()
+        assert torch.npu.amp.is_autocast_enabled()
         with autocast(enabled=False):
             assert (a @ b).dtype == torch.float32 and not torch.npu.amp.is_autocast_enabled()
         assert (a @ b).dtype == torch.float16
-    assert (a @ b).dtype == torch.float32 and not apex.npu.autocast.is_enabled()
+    assert (a @ b).dtype == torch.float32 and not torch.npu.amp.is_autocast_enabled()
 
     @autocast()
     def decorated(x, y):
@@ -166,7 +162,7 @@ class Scale(torch.autograd.Function):
     @staticmethod
     @custom_fwd(cast_inputs=torch.float32)
     def forward(ctx, x):
-        ctx.inner = (apex.npu.autocast.is_enabled(), x.dtype)
+        ctx.inner = (torch.npu.amp.is_autocast_enabled(), x.dtype)
         return x * 2
 
     @staticmethod
@@ -185,7 +181,7 @@ class Plain(torch.autograd.Function):
     @staticmethod
     @custom_bwd
     def backward(ctx, g):
-        ctx.backward_autocast = apex.npu.autocast.is_enabled()
+        ctx.backward_autocast = torch.npu.amp.is_autocast_enabled()
         x, w = ctx.saved_tensors
         return g @ w.t(), x.t() @ g
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Tuple
 
-from . import devices, host_allocator, scratch_pool
+from .._fp16 import scratch_pool
+from . import devices, host_allocator
 
 
 def _kib(path: str, field: str) -> int:

@@ -19,8 +19,9 @@ from typing import Any, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from . import (emulation_path, fast_path, general_path, host_allocator, npu_kernels, op_schema,
-               placement)
+from .._device import host_allocator, placement
+from . import fast_path, general_path, npu_kernels, op_schema
+from . import path as emulation_path
 
 try:  # torch >= 1.13
     from torch.utils._python_dispatch import TorchDispatchMode

@@ -13,7 +13,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 
-from . import device_args, devices, emulation, placement, tensor_types
+from .._fp16 import mode as emulation
+from . import device_args, devices, formats, placement, tensor_types
 from .devices import NpuDevice
 from .torch_device import TorchDevice
 
@@ -188,6 +189,7 @@ def _get_data(self: torch.Tensor) -> torch.Tensor:
 def _set_data(self: torch.Tensor, value: torch.Tensor) -> None:
     _base_data.__set__(self, value)
     placement.put(self, placement.npu_of(value))
+    formats.follow_data(self, value)
 
 
 _base_parameter_new = torch.nn.Parameter.__new__

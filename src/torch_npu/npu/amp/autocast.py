@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import backend
+from ..._device import placement
 from .autocast_policy import (BANNED, BANNED_MESSAGE, FP32, FP32_SET_OPT_DTYPE, LOWER_PRECISION,
                               POLICY, PROMOTE)
 
@@ -48,7 +48,7 @@ def get_autocast_dtype() -> torch.dtype:
 
 def _eligible(x: Any) -> bool:
     return (isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.float32)
-            and backend.is_npu_tensor(x))
+            and placement.npu_of(x) is not None)
 
 
 def _cast(x: Any, dtype: torch.dtype) -> Any:
@@ -170,7 +170,7 @@ class autocast:  # noqa: N801 - torch.npu.amp.autocast
 
 def _cast_inputs(value: Any, dtype: torch.dtype) -> Any:
     if isinstance(value, torch.Tensor):
-        return value.to(dtype) if value.is_floating_point() and backend.is_npu_tensor(value) \
+        return value.to(dtype) if value.is_floating_point() and placement.npu_of(value) is not None \
             else value
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_inputs(v, dtype) for v in value)

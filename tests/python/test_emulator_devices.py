@@ -19,8 +19,9 @@ import overlay_support
 from overlay_support import overlay_env, use_overlay
 
 use_overlay()
-import apex.npu  # noqa: E402
-from apex.npu import devices, factories, placement  # noqa: E402
+import torch_npu  # noqa: E402,F401
+from torch_npu._device import devices, factories, placement  # noqa: E402
+from torch_npu._fp16 import float_status  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -77,12 +78,12 @@ def test_torchscript_still_compiles_device_annotations():
 
 def test_device_count_is_eight_and_settable():
     assert torch.npu.device_count() == 8
-    proc = run_child("import apex.npu, torch; print(torch.npu.device_count()); "
+    proc = run_child("import torch_npu, torch; print(torch.npu.device_count()); "
                      "torch.zeros(1, device='npu:1'); torch.zeros(1, device='npu:2')",
                      APEXNPU_DEVICE_COUNT="2")
     assert proc.stdout.split() == ["2"]
     assert proc.returncode != 0 and "torch.zeros: npu:2 does not exist" in proc.stderr
-    bad = run_child("import apex.npu, torch; torch.npu.device_count()", APEXNPU_DEVICE_COUNT="lots")
+    bad = run_child("import torch_npu, torch; torch.npu.device_count()", APEXNPU_DEVICE_COUNT="lots")
     assert bad.returncode != 0 and "APEXNPU_DEVICE_COUNT='lots'" in bad.stderr
 
 
@@ -484,11 +485,11 @@ def test_binary_cross_entropy_on_the_npu_does_not_check_its_range():
     out = nn.functional.binary_cross_entropy(wild, torch.tensor([1.0, 0.0]).npu(), reduction="none")
     assert out.is_npu and torch.isnan(out[0]) and torch.isclose(out[1].cpu(), torch.tensor(0.6931),
                                                                  atol=1e-4)
-    apex.npu.float_status.clear()
+    float_status.clear()
     half = nn.functional.binary_cross_entropy(wild.half(), torch.ones(2).half().npu())
     # The NPU has no fp16 NaN: the result saturates and the float status records it.
     assert half.dtype == torch.float16 and not torch.isnan(half)
-    assert apex.npu.float_status.clear()
+    assert float_status.clear()
     with pytest.raises(RuntimeError, match="between 0 and 1"):  # host tensors keep CPU rules
         nn.functional.binary_cross_entropy(torch.tensor([3.0]), torch.tensor([1.0]))
 

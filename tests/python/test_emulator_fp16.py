@@ -1,4 +1,4 @@
-"""The emulated NPU of the overlay (apex.npu): fp16 emulation, saturation, float status, shim.
+"""The emulated NPU (torch_npu): fp16 emulation, saturation, float status, torch.npu.
 
 Every emulated fp16 result is compared with the same computation done in fp32 on the upcast
 inputs and rounded to fp16 (exactly equal: the emulation is that computation), or, through
@@ -19,13 +19,11 @@ import torch.nn.functional as F
 import overlay_support
 from overlay_support import overlay_env, use_overlay
 
-use_overlay()
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
-RUNTIME_DIR = overlay_support.runtime_dir()
-if RUNTIME_DIR is not None:
-    sys.path.append(RUNTIME_DIR)
-import apex.npu  # noqa: E402
-from apex.npu import emulation, float_status, saturation  # noqa: E402
+RUNTIME_DIR = use_overlay(runtime=True)
+import torch_npu  # noqa: E402,F401
+from torch_npu._fp16 import float_status, saturation  # noqa: E402
+from torch_npu._fp16 import mode as emulation  # noqa: E402
 
 FP16_MAX = 65504.0
 
@@ -40,7 +38,7 @@ def kernel_path(request, monkeypatch):
 @pytest.fixture(autouse=True)
 def clean_status(kernel_path):
     float_status.clear()
-    assert emulation.is_enabled(), "importing apex.npu turns the emulation on"
+    assert emulation.is_enabled(), "importing torch_npu turns the emulation on"
     yield
     float_status.clear()
 
@@ -289,7 +287,7 @@ def run_child(code):
 def test_ascend_script_runs_unchanged_in_a_fresh_process():
     proc = run_child("""
         import torch, torch.nn as nn
-        import apex.npu
+        import torch_npu
         torch.npu.set_device(0)
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1)).npu().half()
@@ -310,29 +308,44 @@ def test_ascend_script_runs_unchanged_in_a_fresh_process():
     assert last < 0.2 * first
 
 
-def test_shim_never_replaces_a_real_torch_npu(tmp_path):
-    # A stand-in torch_npu package (the real one needs Ascend hardware) that provides torch.npu.
+def test_apex_over_a_real_torch_npu_installs_nothing_of_the_emulator(tmp_path):
+    # A stand-in for Huawei's torch_npu (the real one needs Ascend hardware): torch.npu with an
+    # amp.GradScaler, no emulator mark. apex uses it as it is and only extends its GradScaler.
     pkg = tmp_path / "torch_npu"
     pkg.mkdir()
     (pkg / "__init__.py").write_text(
-        "import torch, types\n"
-        "torch.npu = types.ModuleType('torch.npu')\n"
-        "torch.npu.marker = 'real'\n")
-    env = overlay_env()
-    env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
+        "import sys, torch, types\n"
+        "npu = types.ModuleType('torch_npu.npu')\n"
+        "npu.marker = 'real'\n"
+        "npu.amp = types.ModuleType('torch_npu.npu.amp')\n"
+        "class GradScaler:\n"
+        "    def scale(self, outputs): return outputs\n"
+        "    def unscale_(self, optimizer): pass\n"
+        "    def step(self, optimizer, *a, **k): return optimizer.step(*a, **k)\n"
+        "    def update(self, new_scale=None): pass\n"
+        "    def get_scale(self): return 1.0\n"
+        "    def state_dict(self): return {}\n"
+        "    def load_state_dict(self, state): pass\n"
+        "npu.amp.GradScaler = GradScaler\n"
+        "torch.npu = npu\n"
+        "sys.modules['torch_npu.npu'] = npu\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), overlay_support.OVERLAY_DIR])
     code = ("import torch, apex.npu\n"
             "print(apex.npu.is_real_npu(), apex.npu.device_type(), torch.npu.marker,"
-            " hasattr(torch.Tensor, 'npu'), apex.npu.emulation.is_enabled())\n")
+            " hasattr(torch.Tensor, 'npu'), torch.npu.amp.GradScaler._apexnpu_native_amp_o2,"
+            " torch.npu.amp.amp_decorate is apex.npu.amp_decorate)\n")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "npu", "real", "False", "False"]
+    assert proc.stdout.split() == ["True", "npu", "real", "False", "True", "True"]
 
 
 def test_emulation_can_be_left_off_by_environment():
     env = overlay_env()
     env["APEXNPU_EMULATION"] = "0"
-    code = "import apex.npu, torch; print(apex.npu.emulation.is_enabled(), torch.npu.is_available())"
+    code = ("import torch, torch_npu; from torch_npu._fp16 import mode; "
+            "print(mode.is_enabled(), torch.npu.is_available())")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
+from . import overflow_mode
+
 PATHS = ("fast", "general")
 _selected: List[Optional[str]] = [None]
 
@@ -31,7 +33,9 @@ def selected() -> str:
 
 
 def is_fast() -> bool:
-    return selected() == "fast"
+    """Whether the fast path runs: selected, and the NPU saturates (INF/NAN mode keeps inf and
+    NaN, which the fast path's kernels would saturate)."""
+    return selected() == "fast" and not overflow_mode.inf_nan()
 
 
 def select(path: str) -> str:
