@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, Optional
 
 import torch
 
+from .. import _wraps
 from . import devices, placement
 
 _WHAT = "torch.load(map_location=...)"
@@ -73,7 +74,7 @@ def _wrap_save(original: Callable) -> Callable:
             _saving.table = None
 
     save.__doc__ = original.__doc__
-    save.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(save, original)
     return save
 
 
@@ -121,12 +122,12 @@ def _wrap_load(original: Callable) -> Callable:
         return obj
 
     load.__doc__ = original.__doc__
-    load.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(load, original)
     return load
 
 
 def install() -> None:
-    if hasattr(torch.load, "__wrapped__"):
+    if _wraps.is_wrapper(torch.load):
         return
     torch.save = _wrap_save(torch.save)
     torch.load = _wrap_load(torch.load)

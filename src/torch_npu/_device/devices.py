@@ -132,6 +132,9 @@ def npu_index(device: Any, what: str) -> Optional[int]:
     if isinstance(device, str):
         return parse_npu_string(device, what)
     type_name = getattr(device, "type", None)
+    if type_name == "npu":  # torch 2.x's own torch.device("npu:N")
+        index = getattr(device, "index", None)
+        return current_device() if index is None else check_index(index, what)
     if cuda_means_npu and type_name == "cuda" and not isinstance(device, NpuDevice):
         index = getattr(device, "index", None)
         return current_device() if index is None else check_index(index, what)

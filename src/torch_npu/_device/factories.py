@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from .. import _wraps
 from . import device_args, devices, placement, tensor_types
 
 # Makers torch exposes that are not aten operators, and where their device may sit positionally.
@@ -38,7 +39,8 @@ def _aten_makers() -> Tuple[List[Tuple[Any, str]], List[str]]:
         seen.add(name)
         if name.startswith("new_") and hasattr(torch.Tensor, name):
             methods.append(name)
-        elif callable(getattr(torch, name, None)):
+        elif callable(getattr(torch, name, None)) and not isinstance(getattr(torch, name), type):
+            # (a class such as torch.Generator takes a device too, but stays a class)
             functions.append((torch, name))
         elif name.startswith("fft_") and callable(getattr(torch.fft, name[4:], None)):
             functions.append((torch.fft, name[4:]))
@@ -73,21 +75,27 @@ def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
             placement.put(out, devices.current_device())
         return out
 
-    maker.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(maker, original)
     return maker
 
 
 def _install_function(namespace: Any, name: str, position: Optional[int] = None) -> None:
     original = getattr(namespace, name)
-    if hasattr(original, "__wrapped__"):
+    if _wraps.is_wrapper(original):
         return
     prefix = "torch." if namespace is torch else namespace.__name__ + "."
-    setattr(namespace, name, wrap_maker(original, prefix + name, position, _derived(name)))
+    maker = wrap_maker(original, prefix + name, position, _derived(name))
+    setattr(namespace, name, maker)
+    # TorchScript compiles a call of torch.zeros & co. to its aten operator by looking the
+    # function up in a table of builtins; the wrapper stands for the same operator.
+    builtin = torch.jit._builtins._find_builtin(original)
+    if builtin is not None:
+        torch.jit._builtins._register_builtin(maker, builtin)
 
 
 def _install_method(name: str, source: Optional[Callable[..., Any]] = None) -> None:
     original = getattr(torch.Tensor, name)
-    if hasattr(original, "__wrapped__"):
+    if _wraps.is_wrapper(original):
         return
     setattr(torch.Tensor, name,
             wrap_maker(original, "Tensor." + name, None, derived=True, source=source))

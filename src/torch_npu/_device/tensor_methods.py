@@ -3,7 +3,7 @@ emulated NPU.
 
 ``npu()``, ``to("npu:N")`` and ``cpu()`` move tensors between the host and the NPUs as torch does
 between devices: a tensor that changes device is a new tensor (a copy), one already there is
-returned as it is. ``is_npu``, ``device`` (an ``NpuDevice``) and ``type()``
+returned as it is. ``is_npu``, ``device`` (``npu:N``) and ``type()``
 ("torch.npu.HalfTensor") report the NPU; ``numpy()`` of an NPU tensor is refused as on the NPU.
 Modules move in place: their parameters and buffers are put on the NPU.
 """
@@ -16,18 +16,20 @@ import torch
 from .._fp16 import mode as emulation
 from . import device_args, devices, formats, placement, tensor_types
 from .devices import NpuDevice
+from . import torch_device
 from .torch_device import TorchDevice
 
 _TensorBase = torch._C._TensorBase
 _KEEP = object()  # the call names no device: the result stays where torch's rules put it
-_NPUS: Dict[int, NpuDevice] = {}
+_NPUS: Dict[int, Any] = {}
 
 
-def npu_device(index: int) -> NpuDevice:
-    """The (shared, immutable) NpuDevice of ``index``."""
+def npu_device(index: int) -> Any:
+    """The (shared, immutable) ``torch.device`` of NPU ``index``: torch's own on torch 2.x, an
+    NpuDevice on torch 1.13."""
     dev = _NPUS.get(index)
     if dev is None:
-        dev = _NPUS[index] = NpuDevice(index)
+        dev = _NPUS[index] = TorchDevice("npu", index) if torch_device.NATIVE else NpuDevice(index)
     return dev
 
 
@@ -86,6 +88,9 @@ def transfer(source: torch.Tensor, index: Optional[int],
 
 
 _modes_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)
+# torch 1.13 pauses the torch-function modes with this; torch 2.x's DisableTorchFunction does.
+_no_function_modes = getattr(torch.overrides, "_no_torch_function_mode",
+                             torch._C.DisableTorchFunction)
 
 
 def _torch_own(method: Callable) -> Callable:
@@ -95,7 +100,7 @@ def _torch_own(method: Callable) -> Callable:
     def call(*args: Any, **kwargs: Any) -> Any:
         if not _modes_enabled():
             return method(*args, **kwargs)
-        with torch.overrides._no_torch_function_mode():
+        with _no_function_modes():
             return method(*args, **kwargs)
 
     return call

@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional
 
 import torch
 
+from .. import _wraps
 from . import devices, placement
 
 DTYPES: Dict[str, torch.dtype] = {
@@ -89,10 +90,10 @@ def _wrap_set_default_tensor_type(original):
         _default_on_npu[0] = True
 
     set_default_tensor_type.__doc__ = original.__doc__
-    set_default_tensor_type.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(set_default_tensor_type, original)
     return set_default_tensor_type
 
 
 def install() -> None:
-    if not hasattr(torch.set_default_tensor_type, "__wrapped__"):
+    if not _wraps.is_wrapper(torch.set_default_tensor_type):
         torch.set_default_tensor_type = _wrap_set_default_tensor_type(torch.set_default_tensor_type)

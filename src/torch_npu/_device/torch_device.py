@@ -1,9 +1,11 @@
 """``torch.device`` that can name the emulated NPU.
 
-torch 1.13's ``torch.device`` knows no "npu" type and cannot be subclassed, so the emulator puts
-a class of its own in its place: ``torch.device("npu:1")`` (or ``("npu", 1)``, or ``type="npu"``)
-gives an ``NpuDevice``, every other device is torch's own object, and ``isinstance(x,
-torch.device)`` holds for both.
+torch 2.x names out-of-tree devices itself: its PrivateUse1 device type is renamed ``npu``, as
+Huawei's torch_npu does, and ``torch.device("npu:1")`` is torch's own object. torch 1.13's
+``torch.device`` knows no "npu" type and cannot be subclassed, so there the emulator puts a class
+of its own in its place: ``torch.device("npu:1")`` (or ``("npu", 1)``, or ``type="npu"``) gives
+an ``NpuDevice``, every other device is torch's own object, and ``isinstance(x, torch.device)``
+holds for both.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from . import devices
 from .devices import NpuDevice
 
 TorchDevice = torch._C.device  # torch's own type, whatever torch.device names later
+# torch 2.x: torch.device names "npu" once PrivateUse1 is renamed.
+NATIVE = hasattr(getattr(torch, "utils", None), "rename_privateuse1_backend")
 
 
 class _DeviceType(type):
@@ -62,7 +66,38 @@ class device(metaclass=_DeviceType):  # noqa: N801 - it is torch.device
 device.__module__ = "torch"
 
 
+def _register_accelerator() -> None:
+    """torch 2.x asks the PrivateUse1 backend's hooks and device guard whenever it looks for the
+    accelerator (``dist.barrier``, ``torch.accelerator``); without them it raises. The emulated
+    NPU answers from Python, as torch's own Python backends do."""
+    acc = getattr(torch._C, "_acc", None)
+    if acc is None:
+        return
+
+    class Hooks(acc.PrivateUse1Hooks):
+        def is_available(self) -> bool:
+            return True
+
+        def has_primary_context(self, device_index: int) -> bool:
+            return True
+
+        def is_built(self) -> bool:
+            return True
+
+    class Guard(acc.DeviceGuard):
+        def type_(self) -> Any:
+            return torch._C._autograd.DeviceType.PrivateUse1
+
+    acc.register_python_privateuseone_hook(Hooks())
+    acc.register_python_privateuseone_device_guard(Guard())
+
+
 def install() -> None:
+    if NATIVE:
+        if torch._C._get_privateuse1_backend_name() != "npu":
+            torch.utils.rename_privateuse1_backend("npu")
+            _register_accelerator()
+        return
     if torch.device is not device:
         device.__doc__ = TorchDevice.__doc__
         torch.device = device  # type: ignore[misc]

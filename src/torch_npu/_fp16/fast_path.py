@@ -126,15 +126,20 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
     up_args = _upcast_args(func, args, rt)
     up_kwargs = {k: _upcast(v, rt) for k, v in kwargs.items()}
     scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
+    listed: List[Tuple[torch.Tensor, torch.Tensor]] = []  # written elements of tensor lists
     for arg in schema.written:
         key, original = op_schema.written_value(arg, args, kwargs)
         if isinstance(original, _Tensor) and original.dtype == _HALF:
             scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
             scratch_by_alias[arg.alias] = (original, scratch)
+        elif isinstance(original, (list, tuple)):
+            scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
+            listed.extend((x, scratch[i]) for i, x in enumerate(original)
+                          if isinstance(x, _Tensor) and x.dtype == _HALF)
 
     result = func(*up_args, **up_kwargs)
 
-    for original, scratch in scratch_by_alias.values():
+    for original, scratch in list(scratch_by_alias.values()) + listed:
         saturation.store_fp16(original, scratch, rt)
 
     flat, how = _flat_outputs(result)

@@ -59,7 +59,9 @@ def _fallback_dtype(args, kwargs) -> torch.dtype:
 
 
 def _mutated_half_args(func, args, kwargs) -> List[Tuple[Any, Any, Optional[frozenset]]]:
-    """(key, fp16 tensor, alias set) for each fp16 argument the op writes (in-place, ``out=``)."""
+    """(key, fp16 tensor, alias set) for each fp16 argument the op writes (in-place, ``out=``).
+    An fp16 tensor in a written list (``_foreach_add_``'s) has the key (key, index) and no alias
+    set (no return aliases a list's element)."""
     found = []
     for index, arg in enumerate(func._schema.arguments):
         if arg.alias_info is None or not arg.alias_info.is_write:
@@ -72,7 +74,16 @@ def _mutated_half_args(func, args, kwargs) -> List[Tuple[Any, Any, Optional[froz
             value = args[index]
         if _is_half(value):
             found.append((key, value, frozenset(arg.alias_info.before_set)))
+        elif isinstance(value, (list, tuple)):
+            found.extend(((key, i), x, None) for i, x in enumerate(value) if _is_half(x))
     return found
+
+
+def scratch_of(up_args: Sequence[Any], up_kwargs: Dict[str, Any], key: Any) -> Any:
+    """The upcast argument at ``key`` (a position, a name, or (either, list index))."""
+    if isinstance(key, tuple):
+        return scratch_of(up_args, up_kwargs, key[0])[key[1]]
+    return up_args[key] if isinstance(key, int) else up_kwargs[key]
 
 
 def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
@@ -83,13 +94,17 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     up_args = list(tree_map(_upcast, tuple(args)))
     up_kwargs = tree_map(_upcast, dict(kwargs))
     scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
+    listed: List[Tuple[torch.Tensor, torch.Tensor]] = []  # written elements of tensor lists
     for key, original, alias in mutated:
-        scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
-        scratch_by_alias[alias] = (original, scratch)
+        pair = (original, scratch_of(up_args, up_kwargs, key))
+        if alias is None:
+            listed.append(pair)
+        else:
+            scratch_by_alias[alias] = pair
 
     result = func(*up_args, **up_kwargs)
 
-    for original, scratch in scratch_by_alias.values():
+    for original, scratch in list(scratch_by_alias.values()) + listed:
         saturation.store_fp16(original, scratch)
 
     # Returns that alias a written argument are that argument itself.

@@ -47,7 +47,7 @@ class EmulatedNpuMode(TorchDispatchMode):
         kwargs = kwargs or {}
         fast = emulation_path.is_fast()
         leaves = fast_path.leaves(args, kwargs) if fast else tree_flatten((args, kwargs))[0]
-        npu = placement.common_npu(leaves, func)
+        npu = placement.common_npu(leaves, func, args, kwargs)
         out = None
         if npu is not None and func in npu_kernels.OPS:
             (args, kwargs), out = npu_kernels.npu_call(func, args, kwargs)
@@ -65,23 +65,24 @@ class EmulatedNpuMode(TorchDispatchMode):
 
 
 def _install_legacy_constructor_fix() -> None:
-    """Let ``torch.Tensor(...)`` construct under the mode.
+    """Let ``torch.Tensor(...)`` and tensor subclasses construct under the mode.
 
-    torch 1.13's legacy constructor fails when any dispatch mode is active ("the raw Tensor
-    object is already associated to a python object"); construction involves no fp16
-    arithmetic, so it runs with the emulation paused.
+    torch's legacy constructor fails when any dispatch mode is active ("the raw Tensor object is
+    already associated to a python object"; torch 2.x only for subclasses); construction
+    involves no fp16 arithmetic, so it runs with the emulation paused.
     """
     if getattr(torch.Tensor.__new__, "_apexnpu_pauses_emulation", False):
         return
     base_new = torch.Tensor.__new__
 
-    def tensor_new(cls, *args, **kwargs):
+    # (*args, **kwargs) only: torch 2.x's dynamo accepts that signature for torch.Tensor.__new__.
+    def tensor_new(*args, **kwargs):
         if isinstance(_current_mode(), EmulatedNpuMode):
             from torch.utils._python_dispatch import _pop_mode_temporarily
 
             with _pop_mode_temporarily():
-                return base_new(cls, *args, **kwargs)
-        return base_new(cls, *args, **kwargs)
+                return base_new(*args, **kwargs)
+        return base_new(*args, **kwargs)
 
     tensor_new._apexnpu_pauses_emulation = True  # type: ignore[attr-defined]
     torch.Tensor.__new__ = staticmethod(tensor_new)  # type: ignore[assignment]

@@ -49,7 +49,8 @@ def _runtime_convert(values: torch.Tensor, out: torch.Tensor, rt: Any = _LOOKUP)
 
 def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
     """``values`` (any float dtype) as fp16, saturated to ±65504; sets the float status on
-    overflow. ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has it."""
+    overflow. ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has
+    it."""
     if overflow_mode.inf_nan():
         return values.to(torch.float16)
     out = torch.empty(values.shape, dtype=torch.float16, device=values.device)

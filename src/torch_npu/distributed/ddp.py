@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 import torch
 
+from .. import _wraps
 from .._device import devices, placement
 
 
@@ -43,12 +44,11 @@ def _wrap_init(original):
         original(self, module, device_ids, output_device, *args, **kwargs)
 
     __init__.__doc__ = original.__doc__
-    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(__init__, original)
     return __init__
 
 
 def install() -> None:
     ddp = torch.nn.parallel.DistributedDataParallel
-    if not getattr(ddp.__init__, "_apexnpu_npu_device_ids", False):
+    if not _wraps.is_wrapper(ddp.__init__):
         ddp.__init__ = _wrap_init(ddp.__init__)
-        ddp.__init__._apexnpu_npu_device_ids = True  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
 
+from .. import _wraps
 from .hccl_group import HcclProcessGroup
 
 NAME = "hccl"
@@ -127,7 +128,7 @@ def _checked(name: str, original: Callable) -> Callable:
             _check_dtypes(name, (t for v in bound.arguments.values() for t in _tensors(v)))
         return original(*args, **kwargs)
 
-    collective.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(collective, original)
     return collective
 
 
@@ -141,13 +142,13 @@ def _object_collective(original: Callable) -> Callable:
         finally:
             _inside_object_collective.active = outer
 
-    collective.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(collective, original)
     return collective
 
 
 def _replace(name: str, wrap: Callable[[Callable], Callable]) -> None:
     original = getattr(c10d, name, None)
-    if original is None or hasattr(original, "__wrapped__"):
+    if original is None or _wraps.is_wrapper(original):
         return
     wrapped = wrap(original)
     setattr(c10d, name, wrapped)  # what torch's own functions call
@@ -165,7 +166,11 @@ def register() -> None:
             raise RuntimeError("an hccl backend is already registered with torch.distributed "
                                "(the real torch_npu?); the emulated NPU will not replace it")
         return
-    dist.Backend.register_backend(NAME, _create_group, extended_api=True)
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:  # torch 2.x
+        # The emulated NPU's tensors are host tensors to torch's C++: its CPU backend.
+        dist.Backend.register_backend(NAME, _create_group, extended_api=True, devices=["cpu"])
+    else:
+        dist.Backend.register_backend(NAME, _create_group, extended_api=True)
     for name in COLLECTIVES:
         _replace(name, functools.partial(_checked, name))
     for name in OBJECT_COLLECTIVES:

@@ -8,7 +8,8 @@
   run gets the same bits. (The values go round by all-gather; the emulator favours
   reproducibility over bandwidth.)
 - The collectives HCCL has and torch 1.13's gloo lacks (all_gather into one tensor,
-  reduce_scatter, all_to_all of lists) are made of the ones gloo has.
+  reduce_scatter, all_to_all of lists) are made of the ones gloo has, under torch 1.13's and
+  torch 2.x's names.
 
 torch DDP calls this group from C++ and reads the futures of the works it returns, so every
 method returns a real gloo work: after a rank-order reduction, the broadcast of the (already equal)
@@ -103,6 +104,31 @@ class HcclProcessGroup(dist.ProcessGroup):
     def _allgather_base(self, output: torch.Tensor, input: torch.Tensor,
                         opts: Optional[Any] = None) -> Any:
         return self.gloo.allgather([list(output.view(-1).chunk(self.size()))], [input.view(-1)])
+
+    # torch 2.x calls the single-tensor collectives by these names.
+    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor,
+                          opts: Optional[Any] = None) -> Any:
+        return self._allgather_base(output, input, opts)
+
+    def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any) -> Any:
+        return self._reduce_scatter_base(output, input, opts)
+
+    def all_to_all_single(self, output: torch.Tensor, input: torch.Tensor,
+                          output_split_sizes: Any, input_split_sizes: Any,
+                          opts: Optional[Any] = None) -> Any:
+        return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
+
+    def all_gather_single_coalesced(self, outputs: Sequence[torch.Tensor],
+                                    inputs: Sequence[torch.Tensor], opts: Any = None) -> Any:
+        for output, input in zip(outputs, inputs):
+            self._allgather_base(output, input, opts).wait()
+        return self.gloo.barrier(dist.BarrierOptions())
+
+    def reduce_scatter_single_coalesced(self, outputs: Sequence[torch.Tensor],
+                                        inputs: Sequence[torch.Tensor], opts: Any) -> Any:
+        for output, input in zip(outputs, inputs):
+            self._reduce_scatter_base(output, input, opts).wait()
+        return self.gloo.barrier(dist.BarrierOptions())
 
     def alltoall(self, outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor],
                  opts: Optional[Any] = None) -> Any:

@@ -64,6 +64,11 @@ def synchronize(device: Any = None) -> None:
     devices.index_of(device, "torch.npu.synchronize")
 
 
+def _is_in_bad_fork() -> bool:
+    """torch 2.x asks a device module this before seeding it (the emulated NPU forks fine)."""
+    return False
+
+
 def is_initialized() -> bool:
     return emulation.is_enabled()
 

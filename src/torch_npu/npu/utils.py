@@ -1,6 +1,6 @@
-"""``torch_npu.npu.utils`` on the emulated NPU: the overflow queries that loss scalers call (Huawei's
-apex asks ``is_support_inf_nan()`` to pick its overflow check), and the device functions that
-torch_npu also exports here."""
+"""``torch_npu.npu.utils`` on the emulated NPU: the overflow queries that loss scalers call
+(Huawei's apex asks ``is_support_inf_nan()`` to pick its overflow check), and the device
+functions that torch_npu also exports here."""
 from __future__ import annotations
 
 import math

@@ -3,13 +3,13 @@
 ``amp_decorate`` puts model and optimizer into apex.amp's O2 (fp16 model, fp32 master weights
 in the optimizer) and records the optimizer here. From then on ``torch.npu.amp.GradScaler``
 (torch_npu's own class, which ``install`` extends through its public methods, on a real NPU as
-on the emulated one) acts on such an optimizer as ``amp.scale_loss`` would: ``scale`` multiplies the loss by O2's
-loss scale (loss scaler 0) and readies the optimizers for a backward once per iteration (so
-accumulated backwards add up scaled, as torch's scaler has them); ``unscale_`` copies the fp16
-model gradients into the fp32 master gradients, unscaled, and lets the loss scaler decide
-overflow, back off or grow, as ``scale_loss`` does on leaving its block; ``step`` skips the step
-the loss scaler skipped; ``update`` takes the loss scaler's new scale. The GradScaler's own
-growth and backoff settings do not act.
+on the emulated one) acts on such an optimizer as ``amp.scale_loss`` would: ``scale``
+multiplies the loss by O2's loss scale (loss scaler 0) and readies the optimizers for a backward
+once per iteration (so accumulated backwards add up scaled, as torch's scaler has them);
+``unscale_`` copies the fp16 model gradients into the fp32 master gradients, unscaled, and lets
+the loss scaler decide overflow, back off or grow, as ``scale_loss`` does on leaving its block;
+``step`` skips the step the loss scaler skipped; ``update`` takes the loss scaler's new scale.
+The GradScaler's own growth and backoff settings do not act.
 """
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from ..._device import devices
-from .autocast import autocast, custom_bwd, custom_fwd  # noqa: F401
-from .autocast import is_enabled as is_autocast_enabled  # noqa: F401
+from .autocast_mode import autocast, custom_bwd, custom_fwd  # noqa: F401
+from .autocast_mode import is_enabled as is_autocast_enabled  # noqa: F401
 from .grad_scaler import GradScaler  # noqa: F401
 
 

@@ -170,8 +170,8 @@ class autocast:  # noqa: N801 - torch.npu.amp.autocast
 
 def _cast_inputs(value: Any, dtype: torch.dtype) -> Any:
     if isinstance(value, torch.Tensor):
-        return value.to(dtype) if value.is_floating_point() and placement.npu_of(value) is not None \
-            else value
+        on_npu = placement.npu_of(value) is not None
+        return value.to(dtype) if value.is_floating_point() and on_npu else value
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_inputs(v, dtype) for v in value)
     if isinstance(value, dict):
