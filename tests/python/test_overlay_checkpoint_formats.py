@@ -89,6 +89,10 @@ def checkpoint_after_ten_steps(cls, kwargs):
 
 
 def resume(cls, kwargs, ck):
+    """A model and optimizer resumed from their own copy of ``ck``, as from a file: torch 2.x's
+    load_state_dict keeps the loaded state tensors (1.13 copied them), so two optimizers
+    resumed from one dict would step the same moments."""
+    ck = copy.deepcopy(ck)
     model = make_model()
     model.load_state_dict(ck["model"])
     opt = make(cls, kwargs, model)

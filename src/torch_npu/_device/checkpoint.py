@@ -43,7 +43,7 @@ def tensors_in(obj: Any, seen: Optional[set] = None) -> Iterator[torch.Tensor]:
 
 
 def _storage_address(t: torch.Tensor) -> int:
-    return t.storage().data_ptr()
+    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).data_ptr()
 
 
 def _npu_location(storage: Any) -> Optional[str]:
