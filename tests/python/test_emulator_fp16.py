@@ -264,7 +264,7 @@ def test_nan_is_stored_as_zero_on_both_kernel_paths():
     assert float_status.get()
 
 
-# --- the torch.npu shim (devices, tensors and modules: test_overlay_npu_devices.py) -----------
+# --- torch.npu (devices, tensors and modules: test_emulator_devices.py) ----------------------
 
 def test_shim_float_status_calls_share_the_flag():
     assert not torch.npu.get_npu_overflow_flag()
