@@ -426,9 +426,16 @@ def test_fp32_copies_equal_torch_conversion_for_every_fp16_value(layout):
     x = LAYOUTS[layout](every_fp16_value())
     assert fp32_copies.non_overlapping_and_dense(x.shape, x.stride()) == \
         is_non_overlapping_and_dense(x)
+    got = fp32_copies.to_fp32(x)
     with plain_torch():
         want = x.to(torch.float32)
-    assert same(fp32_copies.to_fp32(x), want)
+        # torch 2.x's own conversion keeps a NaN's payload in its vector loop and returns the
+        # canonical NaN in its scalar tail, so payloads depend on the layout: NaNs are compared as
+        # NaNs, every other value bit for bit.
+        nan = want.isnan()
+        assert torch.equal(got.isnan(), nan)
+        got_bits, want_bits = got.masked_fill(nan, 0), want.masked_fill(nan, 0)
+    assert same(got_bits, want_bits)
 
 
 def test_scratch_pool_lends_buffers_and_keeps_those_a_result_holds():
