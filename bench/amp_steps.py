@@ -11,7 +11,7 @@ of each round's O2/O0 (both levels measured side by side). The two paths must gi
 losses, bit for bit, at every step: the table says whether they did.
 
 Run through bench/overlay_bench.py (which finds or builds the package), or directly:
-    PYTHONPATH=<wheel layout> python3 bench/amp_steps.py [--models cnn,transformer] [--rounds 3]
+    PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
 """
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ def _run_child(model: str, path: str, level: str, steps: int, threads: int,
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run(models: Sequence[str], rounds: int, steps: int, threads: int, apex_path: str) -> Dict:
+def run(models: Sequence[str], rounds: int, steps: int, threads: int,
+        paths: Sequence[str]) -> Dict:
     """Times every (model, path, level) in ``rounds`` rounds and prints the table; returns
     {model: {path: {"O0": ms, "O2": ms, "ratio": O2/O0}}, "identical": bool}."""
     sys.path.insert(0, HERE)
@@ -85,7 +86,8 @@ def run(models: Sequence[str], rounds: int, steps: int, threads: int, apex_path:
           f"general path is today's emulation (APEXNPU_EMULATION_PATH=general)")
     for name in models:
         print(f"  {name}: {amp_models.MODELS[name][0]}")
-    env = dict(os.environ, PYTHONPATH=apex_path + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(list(paths) +
+                                                      [os.environ.get("PYTHONPATH", "")]))
     found: Dict[str, Dict[str, Dict[str, List[Dict]]]] = {
         m: {p: {lv: [] for lv in LEVELS} for p in PATHS} for m in models}
     for r in range(rounds):
@@ -134,9 +136,10 @@ def main(argv: Sequence[str]) -> None:
         child(args.child[0], args.child[1], args.amp_steps)
         return
     import apex
+    import torch_npu
 
-    layout = os.path.dirname(os.path.dirname(os.path.abspath(apex.__file__)))
-    run(args.models.split(","), args.rounds, args.amp_steps, args.threads, layout)
+    run(args.models.split(","), args.rounds, args.amp_steps, args.threads,
+        [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) for m in (apex, torch_npu)])
 
 
 if __name__ == "__main__":

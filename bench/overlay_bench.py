@@ -78,6 +78,17 @@ def build_full_package(binary: str, upstream: str, work: str) -> str:
     return layouts[0]
 
 
+def emulator_beside(apex_path: str) -> str:
+    """The torch_npu emulator's wheel layout that `apexnpu build` wrote beside ``apex_path``."""
+    parent = os.path.dirname(os.path.abspath(apex_path))
+    found = [os.path.join(parent, d) for d in os.listdir(parent)
+             if d.startswith("torch_npu_emulator-") and os.path.isdir(os.path.join(parent, d))]
+    if len(found) != 1:
+        sys.exit(f"overlay_bench: expected the torch_npu emulator's layout beside {apex_path}, "
+                 f"found {found} (build without --no-emulator)")
+    return found[0]
+
+
 def import_overlay_with_runtime(binary: str) -> None:
     """The overlay of this checkout plus a freshly compiled apex._apexnpu on sys.path."""
     if not os.access(binary, os.X_OK):
@@ -88,11 +99,8 @@ def import_overlay_with_runtime(binary: str) -> None:
     sys.path.insert(0, os.path.join(REPO, "tests", "python"))
     import overlay_support  # noqa: E402 - the tests' helper that builds the runtime
 
-    overlay_support.use_overlay()
-    runtime = overlay_support.runtime_dir()
-    if runtime is None:
+    if overlay_support.use_overlay(runtime=True) is None:
         sys.exit("overlay_bench: " + overlay_support.RUNTIME_SKIP_REASON)
-    sys.path.append(runtime)
 
 
 # --- optimizers ------------------------------------------------------------------------------------
@@ -265,7 +273,7 @@ def main(argv: Sequence[str]) -> None:
     if apex_path is not None:
         if not os.path.isdir(os.path.join(apex_path, "apex")):
             sys.exit(f"overlay_bench: {apex_path} holds no apex/ package")
-        sys.path.insert(0, os.path.abspath(apex_path))
+        sys.path[:0] = [os.path.abspath(apex_path), emulator_beside(apex_path)]
     else:
         import_overlay_with_runtime(args.binary)
     import apex.npu.backend as backend
@@ -283,7 +291,7 @@ def main(argv: Sequence[str]) -> None:
     import amp_steps
 
     amp_steps.run(args.amp_models.split(","), args.amp_rounds, args.amp_steps, args.threads,
-                  os.path.abspath(apex_path))
+                  [os.path.abspath(apex_path), emulator_beside(apex_path)])
 
 
 if __name__ == "__main__":

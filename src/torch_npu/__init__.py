@@ -2,25 +2,23 @@
 
 On a machine without Huawei's torch_npu, ``import torch_npu`` gives Ascend training scripts the
 API they expect (``torch.npu``, ``npu:N`` devices, ``Tensor.npu()``, ``is_npu``, the
-``torch.npu.*Tensor`` types, hccl, ``torch.npu.amp``), backed by the CPU through apex's device
-layer (``apex.npu``): one device layer, loaded by both packages. Never install this wheel beside
-the real torch_npu: both own the import name ``torch_npu``.
+``torch.npu.*Tensor`` types, hccl, ``torch.npu.amp``, ``torch_npu.npu.utils``, the profiler
+entry points), backed by the CPU with the NPU's fp16 arithmetic. It needs nothing but torch (1.13
+or 2.x); the compiled kernels in ``torch_npu._apexnpu`` make it faster. Never install this wheel
+beside the real torch_npu: both own the import name ``torch_npu``.
 """
-# Read by apex.npu.backend to tell this emulator from Huawei's torch_npu; set before apex loads.
+# Marks the emulator: its NPU memory is host memory (apex's fused CPU kernels may run on it).
 __apexnpu_emulator__ = True
-
-import sys as _sys  # noqa: E402
 
 import torch  # noqa: E402
 
-from apex.npu import emulator as _emulator  # noqa: E402
+from . import _emulator  # noqa: E402
 
 _emulator.install()
 
-from .formats import get_npu_format, get_storage_size, npu_format_cast, npu_format_cast_  # noqa: E402,E501
+from . import contrib, distributed, npu, profiler, utils  # noqa: E402,F401
+from ._device.formats import (get_npu_format, get_storage_size, npu_format_cast,  # noqa: E402
+                              npu_format_cast_)
 
-npu = torch.npu
-_sys.modules[__name__ + ".npu"] = npu  # `import torch_npu.npu`, `from torch_npu.npu import ...`
-_sys.modules[__name__ + ".npu.amp"] = npu.amp
-
-__all__ = ["npu", "get_storage_size", "npu_format_cast", "npu_format_cast_", "get_npu_format"]
+__all__ = ["npu", "get_storage_size", "npu_format_cast", "npu_format_cast_", "get_npu_format",
+           "profiler", "utils", "contrib", "distributed"]

@@ -196,6 +196,24 @@ def make_venv(path):
     return os.path.join(path, "bin", "python")
 
 
+def make_torch_venv(path):
+    """A venv that sees the torch of the Python running the test: Debian's (a venv of it with
+    its site packages), or the torch 2.x venv's (through a .pth file naming its site packages);
+    returns the venv's python."""
+    import site
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        return make_venv(path)
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", path], check=True, env=venv_env())
+    vpy = os.path.join(path, "bin", "python")
+    inner = subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                           stdout=subprocess.PIPE, check=True, universal_newlines=True)
+    with open(os.path.join(inner.stdout.strip(), "torch_venv.pth"), "w") as f:
+        f.write("\n".join(site.getsitepackages()) + "\n")
+    return vpy
+
+
 def pip(vpy, *args):
     return subprocess.run([vpy, "-m", "pip"] + list(args), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, env=venv_env(), universal_newlines=True)

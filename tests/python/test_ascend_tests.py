@@ -14,8 +14,11 @@ guide says to run CUDA code. Every test passes except those excluded below, each
 import json
 import os
 import subprocess
+import sys
 
 import pytest
+
+import build_helpers as bh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "overlay_support", "ascend_runner.py")
@@ -69,15 +72,10 @@ def apexnpu(*args, timeout):
 
 
 def make_venv(path, wheels):
-    """A venv of Debian's Python (its torch visible) with ``wheels`` pip-installed; its python."""
-    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("PYTHONPATH", None)
-    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", path], check=True,
-                   env=env)
-    python = os.path.join(path, "bin", "python")
-    inst = subprocess.run([python, "-m", "pip", "install", "--no-index"] + wheels,
-                          capture_output=True, text=True, env=env)
-    assert inst.returncode == 0, inst.stdout + inst.stderr
+    """A venv over the running Python's torch with ``wheels`` pip-installed; its python."""
+    python = bh.make_torch_venv(path)
+    inst = bh.pip(python, "install", "--no-index", "--no-deps", *wheels)
+    assert inst.returncode == 0, inst.stdout
     return python
 
 
@@ -97,7 +95,7 @@ def ascend(tmp_path_factory):
     gen = apexnpu("gen", "--upstream", UPSTREAM, "-o", ours, timeout=1200)
     assert gen.returncode == 0, gen.stderr
     dist = str(work / "dist")
-    build = apexnpu("-q", "build", "--python=/usr/bin/python3", "--tree", ours, "-o", dist,
+    build = apexnpu("-q", "build", "--python=" + sys.executable, "--tree", ours, "-o", dist,
                     "--wheel", "-j2", timeout=1800)
     assert build.returncode == 0, build.stderr
     wheels = sorted(os.path.join(dist, f) for f in os.listdir(dist) if f.endswith(".whl"))

@@ -1,7 +1,8 @@
-"""The torch_npu emulator's wheel from `apexnpu build`: a pure-Python distribution of its own
-(torch_npu_emulator, import name torch_npu) beside apex's, installed with it by pip into a venv
-over Debian's torch, told apart from Huawei's torch_npu, and removed cleanly; --no-emulator
-leaves it out."""
+"""The torch_npu emulator's wheel from `apexnpu build`: a distribution of its own
+(torch_npu_emulator, import name torch_npu) carrying the runtime's binding for CPython 3.7's stable
+ABI, one per architecture; installed alone into a venv over the torch running the test, it trains
+under torch.npu.amp with nothing of apex; apex's wheel installs beside it and finds it as its
+NPU; both are removed cleanly; --no-emulator leaves it out."""
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ SYSTEM_PYTHON = bh.SYSTEM_PYTHON
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
     tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
-    # The emulator imports apex.npu: the fixture's apex package gets the overlay's device layer.
+    # apex's additions for the NPU, so that apex beside the emulator finds it.
     shutil.copytree(os.path.join(bh.REPO, "patches", "overlay", "apex"), os.path.join(tree, "apex"),
                     dirs_exist_ok=True)
     out = str(tmp_path_factory.mktemp("dist"))
@@ -28,11 +29,13 @@ def dist(tmp_path_factory):
     return doc, tree
 
 
-def test_a_pure_wheel_of_its_own(dist):
+def test_a_wheel_of_its_own_with_the_runtime(dist):
     doc, _ = dist
     emulator = doc["emulator"]
     assert emulator["name"] == "torch_npu_emulator"
-    assert os.path.basename(emulator["wheel"]) == "torch_npu_emulator-0.1+ascend-py3-none-any.whl"
+    tag = "cp37-abi3-" + bh.PLATFORM_TAG
+    assert os.path.basename(emulator["wheel"]) == f"torch_npu_emulator-0.1+ascend-{tag}.whl"
+    assert doc["emulators"] == [emulator]
     files = bh.read_wheel(emulator["wheel"])
     assert files == bh.read_layout(emulator["layout"])
     di = bh.check_record(files)
@@ -40,21 +43,31 @@ def test_a_pure_wheel_of_its_own(dist):
     package = {p for p in files if not p.startswith(di + "/")}
     assert "torch_npu/__init__.py" in package
     assert "torch_npu/contrib/transfer_to_npu.py" in package
-    assert all(p.startswith("torch_npu/") and p.endswith(".py") for p in package), package
+    # The runtime is apex's very binding, named for every Python 3.7+.
+    runtime = "torch_npu/_apexnpu.abi3.so"
+    apex_files = bh.read_wheel(doc["wheel"])
+    (apex_runtime,) = [p for p in apex_files if p.startswith("apex/_apexnpu")]
+    assert files[runtime] == apex_files[apex_runtime]
+    python_files = package - {runtime}
+    assert all(p.startswith("torch_npu/") and p.endswith(".py") for p in python_files), package
     source = os.path.join(bh.REPO, "src")
-    for p in package:
+    for p in python_files:
         with open(os.path.join(source, p), "rb") as f:
             assert files[p] == f.read(), p
     meta = files[di + "/METADATA"].decode()
-    for line in ("Name: torch_npu_emulator", "Version: 0.1+ascend",
-                 "Requires-Dist: apex (==0.1+ascend)", "Requires-Dist: torch", "Platform: any"):
+    for line in ("Name: torch_npu_emulator", "Version: 0.1+ascend", "Requires-Dist: torch"):
         assert line in meta, line
+    assert "apex" not in meta.replace("apexnpu", "")  # it needs none of apex
     assert "never install it beside Huawei's torch_npu" in meta
     wheel_meta = files[di + "/WHEEL"].decode()
-    assert "Root-Is-Purelib: true" in wheel_meta and "Tag: py3-none-any" in wheel_meta
+    assert "Root-Is-Purelib: false" in wheel_meta
+    for t in bh.PLATFORM_TAG.split("."):
+        assert f"Tag: cp37-abi3-{t}" in wheel_meta
     assert files[di + "/top_level.txt"].decode().split() == ["torch_npu"]
     assert bh.run(["verify", emulator["wheel"]]).returncode == 0
     assert bh.run(["verify", emulator["layout"]]).returncode == 0
+    with open(doc["manifest"]) as f:
+        assert json.load(f)["emulator"]["file"] == os.path.basename(emulator["wheel"])
 
 
 def test_a_tampered_emulator_wheel_fails_verify(dist, tmp_path):
@@ -67,25 +80,59 @@ def test_a_tampered_emulator_wheel_fails_verify(dist, tmp_path):
     assert proc.returncode == 1 and "torch_npu/__init__.py" in proc.stdout + proc.stderr
 
 
-def test_installs_with_apex_runs_and_uninstalls_cleanly(dist, tmp_path):
+TRAIN_UNDER_NPU_AMP = textwrap.dedent("""
+    import importlib.util
+    import torch, torch_npu
+    from torch_npu import _runtime
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(),
+                                torch.nn.Linear(32, 1)).npu()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    scaler = torch.npu.amp.GradScaler()
+    x = torch.randn(64, 8).npu()
+    y = x.sum(1, keepdim=True)
+    losses = []
+    for _ in range(60):
+        opt.zero_grad()
+        with torch.npu.amp.autocast():
+            out = model(x)
+        loss = torch.nn.functional.mse_loss(out.float(), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    print(losses[-1] < 0.2 * losses[0], out.dtype, out.device, torch.__version__.split(".")[0],
+          importlib.util.find_spec("apex") is None, _runtime.runtime() is not None)
+""")
+
+
+def test_alone_it_trains_under_npu_amp_then_apex_installs_beside(dist, tmp_path):
+    import torch
+
     doc, _ = dist
-    vpy = bh.make_venv(str(tmp_path / "venv"))
+    vpy = bh.make_torch_venv(str(tmp_path / "venv"))
     before = set(bh.listing(str(tmp_path / "venv")))
-    alone = bh.pip(vpy, "install", "--no-index", doc["emulator"]["wheel"])
-    assert alone.returncode != 0 and "apex" in alone.stdout  # Requires-Dist: apex (==0.1+ascend)
-    both = bh.pip(vpy, "install", "--no-index", doc["wheel"], doc["emulator"]["wheel"])
+    alone = bh.pip(vpy, "install", "--no-index", "--no-deps", doc["emulator"]["wheel"])
+    assert alone.returncode == 0, alone.stdout
+    run = subprocess.run([vpy, "-c", TRAIN_UNDER_NPU_AMP], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=bh.venv_env(), universal_newlines=True,
+                         cwd=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "torch.float16", "npu:0",
+                                  torch.__version__.split(".")[0], "True", "True"]
+    both = bh.pip(vpy, "install", "--no-index", "--no-deps", doc["wheel"])
     assert both.returncode == 0, both.stdout
     code = textwrap.dedent("""
         import torch, torch_npu
         import apex.npu
         x = torch.ones(3, device="npu:2")
         print(torch_npu.__apexnpu_emulator__, apex.npu.is_real_npu(), torch.npu.device_count(),
-              x.device, x.type())
+              x.device, x.type(), apex.npu.backend.runtime() is not None)
     """)
     run = subprocess.run([vpy, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=bh.venv_env(), universal_newlines=True, cwd=str(tmp_path))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["True", "False", "8", "npu:2", "torch.npu.FloatTensor"]
+    assert run.stdout.split() == ["True", "False", "8", "npu:2", "torch.npu.FloatTensor", "True"]
     un = bh.pip(vpy, "uninstall", "-y", "torch_npu_emulator", "apex")
     assert un.returncode == 0, un.stdout
     left = set(bh.listing(str(tmp_path / "venv"))) - before

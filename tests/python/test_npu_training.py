@@ -25,18 +25,14 @@ from overlay_support import ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "overlay_support", "npu_ranks_worker.py")
-SRC = os.path.join(overlay_support.REPO_ROOT, "src")
 STEPS, RESUME_AT = 20, 10
 
 RUNTIME_DIR = overlay_support.runtime_dir()
 
 
 def overlay_python_env():
-    """Environment running the worker from the overlay, torch_npu's source and the runtime."""
-    env = overlay_support.overlay_env()
-    path = [SRC, env["PYTHONPATH"]] + ([RUNTIME_DIR] if RUNTIME_DIR else [])
-    env["PYTHONPATH"] = os.pathsep.join(path)
-    return env
+    """Environment running the worker from the overlay and torch_npu, with the runtime."""
+    return overlay_support.overlay_env(RUNTIME_DIR)
 
 
 def launch(out, world, parallel, opt_level, optimizer, phase, env, python=None,

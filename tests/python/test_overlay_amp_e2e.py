@@ -1,5 +1,6 @@
-"""apex.amp on the emulated NPU, end to end on the installed wheel (real upstream Apex + our
-patch and overlay, built by apexnpu, installed into a venv over Debian's torch).
+"""apex.amp on the emulated NPU, end to end on the installed wheels (real upstream Apex + our
+patch and overlay, and the torch_npu emulator, built by apexnpu, installed into a venv over the
+torch of the Python running the test: Debian's 1.13 or the torch 2.x venv's).
 
 Needs APEXNPU_TEST_UPSTREAM (an NVIDIA Apex repository) and `apexnpu gen`; skips with a message
 otherwise. APEXNPU_TEST_APEX_TREE may name an already generated tree instead (development).
@@ -13,9 +14,11 @@ import sys
 
 import pytest
 
+import build_helpers as bh
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = os.path.join(HERE, "overlay_support", "amp_scenarios")
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the wheels are built for it, the venv sees its torch
 
 
 def _apexnpu(*args, **kwargs):
@@ -45,20 +48,15 @@ def venv_python(tmp_path_factory):
     assert build.returncode == 0, build.stderr
     wheels = sorted(f for f in os.listdir(dist) if f.endswith(".whl"))
     assert len(wheels) == 2, wheels  # apex and the torch_npu emulator
-    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("PYTHONPATH", None)
-    venv = str(work / "venv")
-    subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", venv], check=True, env=env)
-    vpy = os.path.join(venv, "bin", "python")
-    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index"] +
-                          [os.path.join(dist, w) for w in wheels],
-                          capture_output=True, text=True, env=env)
-    assert inst.returncode == 0, inst.stdout + inst.stderr
+    vpy = bh.make_torch_venv(str(work / "venv"))
+    inst = bh.pip(vpy, "install", "--no-index", "--no-deps",
+                  *[os.path.join(dist, w) for w in wheels])
+    assert inst.returncode == 0, inst.stdout
     return vpy
 
 
-def run(vpy, script, *args, cwd):
-    env = dict(os.environ)
+def run(vpy, script, *args, cwd, env=None):
+    env = dict(os.environ, **(env or {}))
     env.pop("PYTHONPATH", None)
     proc = subprocess.run([vpy, os.path.join(SCENARIOS, script)] + [str(a) for a in args],
                           capture_output=True, text=True, env=env, cwd=str(cwd), timeout=900)
@@ -117,9 +115,17 @@ def test_o0_trains_fp32(o0_result):
     assert o0_result["last"] < 0.6 * o0_result["first"]
 
 
+@pytest.mark.parametrize("level", ["O1", "O2"])
+@pytest.mark.parametrize("mode", ["saturation", "inf_nan"])
 @pytest.mark.parametrize("combine_grad", [0, 1])
-def test_overflow_skips_the_step_and_scale_follows_window_min_max(venv_python, tmp_path, combine_grad):
-    events = json.loads(run(venv_python, "overflow.py", combine_grad, cwd=tmp_path))
+def test_overflow_skips_the_step_and_scale_follows_window_min_max(venv_python, tmp_path, combine_grad,
+                                                                  mode, level):
+    # Ascend 910 saturates fp16 and raises the float status; 910B's INF/NAN mode gives inf and
+    # the scaler looks at the values: both skip the same steps.
+    out = json.loads(run(venv_python, "overflow.py", combine_grad, level, cwd=tmp_path,
+                         env={"APEXNPU_INF_NAN_MODE": "1" if mode == "inf_nan" else "0"}))
+    assert out["inf_nan"] == (mode == "inf_nan")
+    events = out["events"]
     scales = [e["scale"] for e in events]
     # init 2^10; overflow -> 512; 3 clean steps -> 1024, 3 more -> 2048 (= max), stays at max;
     # then overflows halve it down to min 256 and no further.

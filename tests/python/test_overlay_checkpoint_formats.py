@@ -24,12 +24,8 @@ import overlay_support
 from overlay_support import use_overlay
 from overlay_support import reference_optimizers as ref
 
-use_overlay()
-RUNTIME_DIR = overlay_support.runtime_dir()
-if RUNTIME_DIR is not None:
-    import sys
-
-    sys.path.append(RUNTIME_DIR)
+# The runtime goes on sys.path before anything looks it up (the lookup is cached).
+RUNTIME_DIR = use_overlay(runtime=True)
 from apex.optimizers.npu_fused import Lamb, NpuFusedBertAdam, NpuFusedLamb  # noqa: E402
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -93,6 +89,10 @@ def checkpoint_after_ten_steps(cls, kwargs):
 
 
 def resume(cls, kwargs, ck):
+    """A model and optimizer resumed from their own copy of ``ck``, as from a file: torch 2.x's
+    load_state_dict keeps the loaded state tensors (1.13 copied them), so two optimizers
+    resumed from one dict would step the same moments."""
+    ck = copy.deepcopy(ck)
     model = make_model()
     model.load_state_dict(ck["model"])
     opt = make(cls, kwargs, model)

@@ -18,13 +18,8 @@ import overlay_support
 from overlay_support import use_overlay
 from overlay_support import reference_optimizers as ref
 
-use_overlay()
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
-RUNTIME_DIR = overlay_support.runtime_dir()
-if RUNTIME_DIR is not None:
-    import sys
-
-    sys.path.append(RUNTIME_DIR)
+RUNTIME_DIR = use_overlay(runtime=True)
 import apex.npu  # noqa: E402,F401
 from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
 from apex.optimizers import npu_fused  # noqa: E402
@@ -248,9 +243,11 @@ def test_checkpoint_moves_between_torch_and_fused(pair, direction, step_path):
 
     reference = torch_cls(straight.parameters(), **kwargs)
     train(straight, reference, data, 40)
-    # The runtime's one-pass kernels round differently from torch's operation order; over 40
-    # steps of centered RMSprop that reaches ~3e-5 relative on single entries.
-    rtol, atol = (1e-4, 1e-5) if step_path == "runtime" else (RTOL, ATOL)
+    # The runtime's one-pass kernels round differently from torch's operation order, and so does
+    # torch 2.x's centered RMSprop (its average of the gradients by lerp_, 1.13's and ours by
+    # mul_ and add_); over 40 steps that reaches ~3e-5 relative on single entries.
+    centered_on_torch2 = kwargs.get("centered") and int(torch.__version__.split(".")[0]) >= 2
+    rtol, atol = (1e-4, 1e-5) if step_path == "runtime" or centered_on_torch2 else (RTOL, ATOL)
     for p, q in zip(resumed.parameters(), straight.parameters()):
         torch.testing.assert_close(p.detach(), q.detach(), rtol=rtol, atol=atol)
     assert opt2.state_dict()["state"].keys() == reference.state_dict()["state"].keys()

@@ -1,6 +1,6 @@
-"""The torch_npu emulator package (src/torch_npu) over the overlay: it is told apart from
-Huawei's torch_npu, loads apex's one device layer in either import order, carries torch_npu's
-helpers, and its transfer_to_npu runs CUDA scripts on the emulated NPU. Each case runs in a fresh
+"""The torch_npu emulator package (src/torch_npu) with the overlay's apex over it: apex finds the
+emulator in either import order, torch_npu's helpers (storage sizes, formats) behave as on the
+NPU, and its transfer_to_npu runs CUDA scripts on the emulated NPU. Each case runs in a fresh
 interpreter, as import order and migration are process-wide."""
 import overlay_support
 
@@ -34,14 +34,23 @@ def test_storage_sizes_and_formats():
         from apex.contrib.combine_tensors import combine_npu, get_aligned_storage_size
         x, y = torch.zeros(5, device="npu"), torch.zeros(20, device="npu")
         combined = combine_npu([x, y])
-        # As on the NPU, a combined tensor keeps its own storage size; its slot is the aligned one.
+        # apex's combine makes x and y views of the combined buffer: torch_npu reports the
+        # buffer's storage for them, as it does for any view; apex keeps each one's own slot.
         print(torch_npu.get_storage_size(combined), torch_npu.get_storage_size(x),
               get_aligned_storage_size(x), get_aligned_storage_size(y),
               y.data_ptr() - x.data_ptr() == get_aligned_storage_size(x) * x.element_size(),
-              combined.is_npu, torch_npu.npu_format_cast(x, 29) is x, torch_npu.get_npu_format(x),
-              torch_npu.get_npu_format(y), x.npu_format_cast_(2) is x)
+              combined.is_npu)
+        # npu_format_cast returns a new tensor (the input itself when already in that format);
+        # npu_format_cast_ changes the tensor in place. Private formats store padded elements.
+        w = torch.ones(3, 20, device="npu")
+        nz = torch_npu.npu_format_cast(w, 29)
+        print(nz is w, torch_npu.get_npu_format(nz), torch_npu.get_npu_format(w),
+              torch_npu.get_storage_size(nz), torch.equal(nz.cpu(), w.cpu()),
+              torch_npu.npu_format_cast(nz, 29) is nz, w.npu_format_cast_(29) is w,
+              torch_npu.get_npu_format(w), torch_npu.get_storage_size(w))
     """)
-    assert out == ["112", "5", "48", "64", "True", "True", "True", "29", "2", "True"]
+    assert out == ["112", "112", "48", "64", "True", "True",
+                   "False", "29", "2", "512", "True", "True", "True", "29", "512"]
 
 
 def test_torch_npu_amp_and_its_cuda_name():

@@ -1,5 +1,6 @@
-// apex._apexnpu: the bundled runtime for Python, over raw addresses (tensor.data_ptr()), element
-// counts and dtype codes. The Python API is documented in API.md beside this file.
+// _apexnpu (apex._apexnpu, and torch_npu._apexnpu in the emulator's wheel): the bundled runtime
+// for Python, over raw addresses (tensor.data_ptr()), element counts and dtype codes. The Python
+// API is documented in API.md beside this file.
 #include <vector>
 
 #include "python/methods.h"
@@ -19,7 +20,8 @@ std::vector<PyMethodDef>& all_methods() {
 }
 
 PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "apex._apexnpu",
+    // The last component only: the import system then names it after the package it is in.
+    PyModuleDef_HEAD_INIT, "_apexnpu",
     "The apexnpu runtime: emulated NPU float status, fp16 conversion, loss scaling, gradient "
     "norms and fused optimizers over raw buffer addresses. See API.md.",
     -1, nullptr, nullptr, nullptr, nullptr, nullptr};

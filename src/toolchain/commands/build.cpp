@@ -165,16 +165,18 @@ PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id,
   return w;
 }
 
-wheel::WheelIdentity emulator_identity(const BuildContext& ctx) {
+// The emulator's wheel of one architecture: its package, with the runtime's binding as
+// torch_npu/_apexnpu (written for CPython 3.7's stable ABI: one module for every Python).
+wheel::WheelIdentity emulator_identity(const BuildContext& ctx, const std::string& platform_tag,
+                                       const std::string& platform) {
   wheel::WheelIdentity id;
   id.name = kEmulatorName;
   id.version = ctx.version;
-  id.tag = "py3-none-any";
-  id.platform = "any";
+  id.tag = fmt::format("cp37-abi3-{}", platform_tag);
+  id.platform = platform;
   id.apexnpu_version = APEXNPU_VERSION;
   id.top_level = {"torch_npu"};
   id.metadata_template = "METADATA-emulator";
-  id.purelib = true;
   return id;
 }
 
@@ -227,6 +229,27 @@ wheel::PlatformTags platform_of(const BuildContext& ctx, const WheelJob& job,
     for (const auto& reason : tags.reasons) cb.warn("  " + reason);
   }
   return tags;
+}
+
+constexpr const char* kRuntimeModule = "apex._apexnpu";
+constexpr const char* kEmulatorRuntimePath = "torch_npu/_apexnpu.abi3.so";
+
+// The emulator's wheel for one target: its package files and the target's runtime binding.
+PlannedWheel plan_emulator_wheel(const BuildContext& ctx, const EmulatorPackage& package,
+                                 const WheelJob& job, const BuildCallbacks& cb) {
+  const auto module = std::find_if(job.modules.begin(), job.modules.end(),
+                                   [](const auto& m) { return m.name == kRuntimeModule; });
+  if (module == job.modules.end())
+    throw Error(fmt::format("no built module is {}, which the emulator's wheel carries",
+                            kRuntimeModule),
+                "src/runtime/build.json must list it among the binding's modules");
+  wheel::WheelFiles files = package.files;
+  files[kEmulatorRuntimePath] = read_file(module->file);
+  const wheel::PlatformTags platform =
+      platform_of(ctx, job, {{kEmulatorRuntimePath, files[kEmulatorRuntimePath]}}, cb);
+  return plan_wheel(std::move(files),
+                    emulator_identity(ctx, platform.str(), job.python->info.platform),
+                    ctx.templates, {});
 }
 
 manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext& ctx,
@@ -301,7 +324,7 @@ struct ApexWheel {
 };
 
 ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const Packages& packages,
-                          const WheelJob& job, const std::optional<PlannedWheel>& emulator,
+                          const WheelJob& job, const PlannedWheel* emulator,
                           const BuildCallbacks& cb) {
   wheel::WheelFiles modules;
   std::vector<std::string> module_paths;
@@ -356,15 +379,15 @@ std::string manifest_name(const PlannedWheel& apex) { return apex.layout_name + 
 // returns the names to commit, in order.
 std::vector<std::string> stage_wheels(const BuildContext& ctx, const BuildOutput& output,
                                       const std::vector<ApexWheel>& apex,
-                                      const std::optional<PlannedWheel>& emulator, bool zip) {
+                                      const std::vector<PlannedWheel>& emulators, bool zip) {
   std::vector<std::string> items;
   for (const ApexWheel& w : apex) {
     for (auto& item : stage_wheel(ctx, output, w.planned, zip)) items.push_back(std::move(item));
     write_file_atomic(output.staged(manifest_name(w.planned)), w.manifest_text);
     items.push_back(manifest_name(w.planned));
   }
-  if (emulator)
-    for (auto& item : stage_wheel(ctx, output, *emulator, zip)) items.push_back(std::move(item));
+  for (const PlannedWheel& emulator : emulators)
+    for (auto& item : stage_wheel(ctx, output, emulator, zip)) items.push_back(std::move(item));
   return items;
 }
 
@@ -403,7 +426,7 @@ BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, fs::pa
 BuildResult describe_result(const BuildContext& ctx,
                             const std::vector<compile::NativeBuildResult>& compiled,
                             const std::vector<ApexWheel>& apex,
-                            const std::optional<PlannedWheel>& emulator,
+                            const std::vector<PlannedWheel>& emulators,
                             const std::map<std::string, fs::path>& committed) {
   BuildResult r;
   for (const ApexWheel& w : apex) r.wheels.push_back(describe_wheel(w, committed));
@@ -422,9 +445,10 @@ BuildResult describe_result(const BuildContext& ctx,
   r.layout = first.layout;
   r.manifest = first.manifest;
   r.wheel = first.wheel;
-  if (emulator)
-    r.emulator = BuiltEmulator{kEmulatorName, committed.at(emulator->layout_name),
-                               committed_path(committed, emulator->wheel_file)};
+  for (const PlannedWheel& emulator : emulators)
+    r.emulators.push_back(BuiltEmulator{kEmulatorName, committed.at(emulator.layout_name),
+                                        committed_path(committed, emulator.wheel_file)});
+  if (!r.emulators.empty()) r.emulator = r.emulators.front();
   return r;
 }
 
@@ -461,9 +485,16 @@ nlohmann::json BuiltWheel::to_json() const {
   };
 }
 
+nlohmann::json emulator_json(const BuiltEmulator& emulator) {
+  return {{"name", emulator.name}, {"layout", emulator.layout.string()},
+          {"wheel", path_or_null(emulator.wheel)}};
+}
+
 nlohmann::json BuildResult::to_json() const {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& w : wheels) all.push_back(w.to_json());
+  nlohmann::json emulators_json = nlohmann::json::array();
+  for (const auto& e : emulators) emulators_json.push_back(emulator_json(e));
   return {
       {"python", python_json(python)},
       {"tag", tag},
@@ -478,10 +509,8 @@ nlohmann::json BuildResult::to_json() const {
       {"manifest", manifest.string()},
       {"wheel", path_or_null(wheel)},
       {"wheels", all},
-      {"emulator", emulator ? nlohmann::json{{"name", emulator->name},
-                                             {"layout", emulator->layout.string()},
-                                             {"wheel", path_or_null(emulator->wheel)}}
-                            : nlohmann::json(nullptr)},
+      {"emulator", emulator ? emulator_json(*emulator) : nlohmann::json(nullptr)},
+      {"emulators", emulators_json},
       {"verified", true},
   };
 }
@@ -506,15 +535,23 @@ BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
       jobs.push_back(std::move(job));
     }
 
-  std::optional<PlannedWheel> emulator;
-  if (packages.emulator)
-    emulator = plan_wheel(std::move(packages.emulator->files), emulator_identity(ctx),
-                          ctx.templates, {});
+  // One emulator wheel per target, made with the target's first wheel job.
+  std::vector<PlannedWheel> emulators;
+  std::vector<std::size_t> emulator_of_job;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (!packages.emulator) break;
+    if (j == 0 || jobs[j].target != jobs[j - 1].target)
+      emulators.push_back(plan_emulator_wheel(ctx, *packages.emulator, jobs[j], cb));
+    emulator_of_job.push_back(emulators.size() - 1);
+  }
   std::vector<ApexWheel> apex;
-  for (const WheelJob& job : jobs) apex.push_back(plan_apex_wheel(o, ctx, packages, job, emulator, cb));
-  const std::vector<std::string> items = stage_wheels(ctx, output, apex, emulator, o.wheel);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const PlannedWheel* emulator = packages.emulator ? &emulators[emulator_of_job[j]] : nullptr;
+    apex.push_back(plan_apex_wheel(o, ctx, packages, jobs[j], emulator, cb));
+  }
+  const std::vector<std::string> items = stage_wheels(ctx, output, apex, emulators, o.wheel);
   const std::map<std::string, fs::path> committed = commit(output, items);
-  return describe_result(ctx, compiled, apex, emulator, committed);
+  return describe_result(ctx, compiled, apex, emulators, committed);
 }
 
 }  // namespace apexnpu::commands

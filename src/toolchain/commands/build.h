@@ -1,10 +1,10 @@
 #pragma once
 // `apexnpu build`: for each target architecture and each of its Pythons, the compiled runtime
 // and binding -> apex's wheel layout (+ .whl) tagged manylinux from its own binaries, and its
-// compatibility manifest; the torch_npu emulator's pure-Python wheel beside them; all in -o,
-// verified, or nothing. The runtime is compiled once per architecture, the binding once per
-// Python. The CLI (src/cli/cmd_build.cpp) only parses options into BuildOptions and prints the
-// result.
+// compatibility manifest; the torch_npu emulator's wheel (one per architecture, carrying the
+// same binding) beside them; all in -o, verified, or nothing. The runtime is compiled once per
+// architecture, the binding once per Python. The CLI (src/cli/cmd_build.cpp) only parses options
+// into BuildOptions and prints the result.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -91,7 +91,8 @@ struct BuildResult {
   std::filesystem::path layout;
   std::filesystem::path manifest;
   std::optional<std::filesystem::path> wheel;  // with --wheel
-  std::optional<BuiltEmulator> emulator;       // none with --no-emulator
+  std::optional<BuiltEmulator> emulator;       // the first target's; none with --no-emulator
+  std::vector<BuiltEmulator> emulators;        // one per target architecture
   std::vector<BuiltWheel> wheels;              // every apex wheel, target-major
   // The --json document (the object cache is its "cache_dir"; "verified" is always true, as a
   // wheel that does not verify fails the build).

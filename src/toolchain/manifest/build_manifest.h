@@ -15,7 +15,8 @@ namespace apexnpu::manifest {
 // 2: adds "emulator", the torch_npu emulator wheel built beside apex's (null without it).
 inline constexpr int kManifestSchemaVersion = 2;
 
-// The torch_npu emulator's wheel, built beside apex's (pure Python, one for every interpreter).
+// The torch_npu emulator's wheel of the same architecture, built beside apex's (one for every
+// interpreter: its runtime module is written for CPython 3.7's stable ABI).
 struct EmulatorWheel {
   std::string name;           // "torch_npu_emulator"
   std::string file;           // the .whl file name (also when --wheel was not given)

@@ -19,7 +19,8 @@ import torch
 import torch.distributed as dist
 
 import torch_npu  # noqa: F401 - the emulated NPU first
-from apex.npu import devices
+from .. import _wraps
+from .._device import devices
 
 # torch.cuda functions and classes that torch.npu answers under the same name.
 _CUDA_NAMES = (
@@ -67,7 +68,7 @@ def _nccl_is_hccl(original: Callable) -> Callable:
             args = ("hccl",) + tuple(args[1:])
         return original(*args, **kwargs)
 
-    call.__wrapped__ = original  # type: ignore[attr-defined]
+    _wraps.mark(call, original)
     return call
 
 

@@ -1,5 +1,7 @@
 """Makes the overlay importable without upstream Apex: ``patches/overlay`` goes on sys.path, so
-``apex`` is a namespace package holding only the overlay's modules."""
+``apex`` is a namespace package holding only the overlay's modules; beside it the emulator's
+``torch_npu``, from its source (``src/``) or, with the compiled runtime, as ``apexnpu build``
+laid out its wheel."""
 from __future__ import annotations
 
 import os
@@ -7,35 +9,49 @@ import sys
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 OVERLAY_DIR = os.path.join(REPO_ROOT, "patches", "overlay")
+SRC_DIR = os.path.join(REPO_ROOT, "src")  # the emulator's torch_npu, without its runtime
 
 
-def use_overlay() -> str:
-    """Put the overlay first on sys.path (idempotent) and return its directory."""
-    if OVERLAY_DIR not in sys.path:
-        sys.path.insert(0, OVERLAY_DIR)
+def use_overlay(runtime: bool = False):
+    """Put the overlay and the emulator's torch_npu first on sys.path (idempotent). With
+    ``runtime``, both come with the compiled runtime (``runtime_dir()``) when it can be built.
+    Returns that runtime directory, or None."""
+    built = runtime_dir() if runtime else None
+    for path in reversed([built or SRC_DIR, OVERLAY_DIR]):
+        if path not in sys.path:
+            sys.path.insert(0, path)
     import apex
 
     where = list(getattr(apex, "__path__", []))
     if os.path.join(OVERLAY_DIR, "apex") not in where:
         raise RuntimeError(f"'apex' resolves to {where}, not to the overlay in {OVERLAY_DIR}")
-    return OVERLAY_DIR
+    return built
 
 
-def overlay_env() -> dict:
-    """Environment for a child Python that imports the overlay."""
+def overlay_env(runtime=None) -> dict:
+    """Environment for a child Python that imports the overlay and the emulator's torch_npu
+    (with ``runtime``, a ``runtime_dir()``, the compiled one)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = OVERLAY_DIR + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("APEXNPU_OPTIM_PATH", None)  # the child has no runtime on its path
+    env["PYTHONPATH"] = os.pathsep.join([OVERLAY_DIR, runtime or SRC_DIR,
+                                         env.get("PYTHONPATH", "")])
+    if runtime is None:
+        env.pop("APEXNPU_OPTIM_PATH", None)  # the child has no runtime on its path
     return env
 
 
+_built_runtime: list = []  # [directory] once built in this process
+
+
 def runtime_dir():
-    """A directory holding ``apex/_apexnpu*.so`` built from this checkout, for sys.path.
+    """A directory holding ``apex/_apexnpu*.so`` and the emulator's ``torch_npu`` package with
+    its ``_apexnpu`` module, built from this checkout, for sys.path.
 
     Built with ``$APEXNPU_BINARY build`` from a tree holding only the overlay (the binary
     compiles the runtime; upstream Apex is not needed). Returns None, with the reason in
     ``RUNTIME_SKIP_REASON``, when APEXNPU_BINARY is unset; a failing build raises.
     """
+    if _built_runtime:
+        return _built_runtime[0]
     import glob
     import shutil
     import subprocess
@@ -63,12 +79,16 @@ def runtime_dir():
     if proc.returncode != 0:
         raise RuntimeError("apexnpu build failed (%d):\n%s%s" % (proc.returncode, proc.stdout,
                                                                  proc.stderr))
-    built = glob.glob(os.path.join(work, "dist", "*", "apex", "_apexnpu*.so"))
-    if len(built) != 1:
-        raise RuntimeError("apexnpu build wrote %d apex/_apexnpu modules in %s" % (len(built), work))
+    built = glob.glob(os.path.join(work, "dist", "apex-*", "apex", "_apexnpu*.so"))
+    emulator = glob.glob(os.path.join(work, "dist", "torch_npu_emulator-*", "torch_npu"))
+    if len(built) != 1 or len(emulator) != 1:
+        raise RuntimeError("apexnpu build wrote %d apex/_apexnpu modules and %d torch_npu "
+                           "packages in %s" % (len(built), len(emulator), work))
     target = os.path.join(work, "runtime")
     os.makedirs(os.path.join(target, "apex"))
     shutil.copy(built[0], os.path.join(target, "apex"))
+    shutil.copytree(emulator[0], os.path.join(target, "torch_npu"))
+    _built_runtime.append(target)
     return target
 
 
@@ -82,7 +102,6 @@ def run_with_emulator(code: str) -> list:
     import textwrap
 
     env = overlay_env()
-    env["PYTHONPATH"] = os.path.join(REPO_ROOT, "src") + os.pathsep + env["PYTHONPATH"]
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

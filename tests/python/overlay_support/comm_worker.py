@@ -1,5 +1,5 @@
 """One rank of a data-parallel run whose communication the APEXNPU_* switches choose (the script
-itself never mentions them), on the emulated NPU over hccl.
+itself never mentions them; importing apex switches them on), on the emulated NPU over hccl.
 
     python comm_worker.py OUT PARALLEL STEPS
 
@@ -15,6 +15,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch_npu  # noqa: F401
+import apex.npu  # noqa: F401 - what the wheel's `import apex` loads: the switches
 
 from npu_ranks_worker import batch  # each rank's share of the step's batch (8 in, 4 out)
 

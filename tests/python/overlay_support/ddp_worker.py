@@ -74,7 +74,7 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head
     found, first_grads, started = [], None, []
     for x, y in full_batches(world):
         x, y = x[rank * PER_RANK:(rank + 1) * PER_RANK], y[rank * PER_RANK:(rank + 1) * PER_RANK]
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=False)  # as amp does while fused (torch 2.x defaults to None)
         for p in model.parameters():
             if p.grad is not None:
                 p.grad.zero_()

@@ -10,7 +10,7 @@ import traceback
 import torch
 import torch.distributed as dist
 
-import apex.npu  # noqa: F401 - the emulated NPU and its hccl
+import torch_npu  # noqa: F401 - the emulated NPU and its hccl
 
 
 def collectives(rank, world):

@@ -1,75 +1,64 @@
-"""The one seam between a real Ascend NPU (``torch_npu``) and the emulated NPU on the CPU."""
+"""The one seam between apex and the NPU: ``torch_npu``, Huawei's or the emulator's.
+
+apex reaches the device only through torch_npu's public API (``torch.npu``, the float status,
+``torch_npu.npu.utils``, storage sizes and formats), so its code path is the same on a real NPU
+and on the emulated one. The one thing it asks the emulator is whether NPU memory is host memory
+(``torch_npu.__apexnpu_emulator__``): then apex's fused work (optimizers, unscaling, gradient
+norms) may run in apex's own compiled kernels, ``apex._apexnpu``, over that memory.
+"""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
-import sys
-from typing import Optional
 
-_torch_npu = None  # the real torch_npu module once imported
-_torch_npu_missing = False  # no real torch_npu (asked once: find_spec stats sys.path)
-
-
-def _load_torch_npu() -> Optional[object]:
-    global _torch_npu, _torch_npu_missing
-    if _torch_npu is not None:
-        return _torch_npu
-    if os.environ.get("APEXNPU_FORCE_EMULATION") == "1" or _torch_npu_missing:
-        return None
-    module = sys.modules.get("torch_npu")
-    if module is None:
-        if importlib.util.find_spec("torch_npu") is None:
-            _torch_npu_missing = True
-            return None
-        module = importlib.import_module("torch_npu")
-    if getattr(module, "__apexnpu_emulator__", False):
-        # The emulator's own torch_npu: it sets the mark before it loads this package.
-        _torch_npu_missing = True
-        return None
-    _torch_npu = module
-    return _torch_npu
-
-
-def is_real_npu() -> bool:
-    """True when Huawei's torch_npu is importable: tensors live on the NPU and torch's own ops
-    run. The emulator's torch_npu does not count."""
-    return _load_torch_npu() is not None
-
-
-def real_torch_npu() -> Optional[object]:
-    """Huawei's torch_npu module, or None on the emulated NPU."""
-    return _load_torch_npu()
+try:
+    import torch_npu
+except ImportError as error:  # pragma: no cover - depends on the machine
+    raise ImportError(
+        "apex for Ascend needs torch_npu: install Huawei's torch_npu on an NPU machine, or the "
+        "emulated NPU's wheel (torch_npu_emulator, written by `apexnpu build`) anywhere else"
+    ) from error
 
 
 def is_emulated_npu() -> bool:
-    """True when the NPU is emulated on the CPU (no real torch_npu)."""
-    return not is_real_npu()
+    """True when torch_npu is apexnpu's emulator: NPU tensors live in host memory."""
+    return bool(getattr(torch_npu, "__apexnpu_emulator__", False))
+
+
+def is_real_npu() -> bool:
+    """True when torch_npu is Huawei's: tensors live on the NPU."""
+    return not is_emulated_npu()
 
 
 def device_type() -> str:
-    """The torch device type that NPU tensors report: ``"npu"``, real or emulated."""
+    """The torch device type of NPU tensors."""
     return "npu"
+
+
+def is_npu_tensor(tensor) -> bool:
+    """Whether ``tensor`` lives on the NPU."""
+    return tensor.device.type == "npu"
+
+
+def inf_nan_mode() -> bool:
+    """Whether the NPU runs in INF/NAN mode (Ascend 910B: fp16 overflow gives inf and NaN, and
+    loss scalers look at the values) rather than saturating and raising the float status."""
+    utils = getattr(torch_npu.npu, "utils", None)
+    return bool(utils is not None and hasattr(utils, "is_support_inf_nan")
+                and utils.is_support_inf_nan())
 
 
 _runtime_module = []  # [module or None] once looked up
 
 
 def runtime():
-    """The compiled runtime module ``apex._apexnpu``, or None when it was not built."""
+    """apex's compiled runtime module ``apex._apexnpu``, or None when it was not built."""
     if not _runtime_module:
         try:
             _runtime_module.append(importlib.import_module("apex._apexnpu"))
         except ImportError:
             _runtime_module.append(None)
     return _runtime_module[0]
-
-
-def is_npu_tensor(tensor) -> bool:
-    """Whether ``tensor`` lives on the NPU. On the emulated NPU the host memory backing it
-    counts too: scripts that never call ``.npu()`` still run with the NPU's arithmetic."""
-    device = tensor.device.type
-    return device == "npu" or (device == "cpu" and is_emulated_npu())
 
 
 KERNEL_PATHS = ("auto", "torch", "runtime")
@@ -93,5 +82,6 @@ def runtime_kernels():
     rt = runtime() if is_emulated_npu() else None
     if rt is None and path == "runtime":
         raise RuntimeError("APEXNPU_OPTIM_PATH=runtime but the runtime apex._apexnpu is not "
-                           "available; build apex with `apexnpu build` or unset the variable")
+                           "available here (it runs on the emulated NPU's host memory); build "
+                           "apex with `apexnpu build` or unset the variable")
     return rt

@@ -1,57 +1,28 @@
-"""torch's DistributedDataParallel over a module on the emulated NPU.
+"""torch's DistributedDataParallel with the communication the comm_settings variables ask for.
 
-Ascend scripts pass the NPU they train on: ``DDP(model, device_ids=[rank], output_device=rank)``.
-The emulated NPU is backed by the CPU, where torch's DDP takes no device ids, so once the ids are
-checked against the NPU the module is on they are not handed to torch.
-
-Once made, a DDP gets the communication hook the comm_settings variables ask for (fp16 or
-PowerSGD compression, hierarchical all-reduce; see comm_hooks), with or without an NPU.
+Once made, a DDP gets the communication hook that ``APEXNPU_FP16_COMPRESSION``,
+``APEXNPU_POWERSGD_COMPRESSION`` or ``APEXNPU_HIERARCHICAL_ALLREDUCE`` ask for (see comm_hooks),
+on a real NPU and on the emulated one alike.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
-
 import torch
 
-from . import comm_hooks, devices, placement
-
-
-def _module_npu(module: torch.nn.Module) -> Optional[int]:
-    for p in module.parameters():
-        index = placement.npu_of(p)
-        if index is not None:
-            return index
-    return None
-
-
-def _check_ids(device_ids: Any, output_device: Any, npu: int) -> None:
-    what = "DistributedDataParallel"
-    for name, value in (("device_ids", list(device_ids or ())), ("output_device", output_device)):
-        for item in value if isinstance(value, list) else [value]:
-            if item is None:
-                continue
-            index = devices.index_of(item, f"{what}({name}=...)")
-            if index != npu:
-                raise ValueError(f"{what}: {name} names npu:{index} but the module's parameters "
-                                 f"are on npu:{npu}; move the module with .npu({index}) or pass "
-                                 f"device_ids=[{npu}]")
+from . import comm_hooks
 
 
 def _wrap_init(original):
-    def __init__(self, module, device_ids=None, output_device=None, *args, **kwargs):
-        npu = _module_npu(module)
-        if npu is not None:
-            _check_ids(device_ids, output_device, npu)
-            device_ids, output_device = None, None
-        original(self, module, device_ids, output_device, *args, **kwargs)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
         comm_hooks.register_on_ddp(self)
 
     __init__.__doc__ = original.__doc__
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    __init__._apexnpu_comm_hooks = True  # type: ignore[attr-defined]
     return __init__
 
 
 def install() -> None:
     ddp = torch.nn.parallel.DistributedDataParallel
-    if not hasattr(ddp.__init__, "__wrapped__"):
+    if not getattr(ddp.__init__, "_apexnpu_comm_hooks", False):
         ddp.__init__ = _wrap_init(ddp.__init__)

@@ -1,12 +1,14 @@
 """``APEXNPU_FUSED_OPTIMIZER=1``: torch.optim's SGD, Adam, AdamW, Adadelta and RMSprop are
 apex's NpuFused ones, so an unchanged script gets the fused update.
 
-When apex (or the emulator's torch_npu) is imported with the variable set, ``torch.optim.SGD``
+When apex is imported with the variable set, ``torch.optim.SGD``
 and the others become subclasses of ``NpuFusedSGD``, ... that take torch's arguments: the ones
 that choose torch's implementation (``foreach``, ``capturable``, ``differentiable``, ``fused``)
 are accepted and left out, everything else goes to the fused class, whose state has torch's
 names and layout (a state_dict moves to the torch class and back). ``maximize=True``, which the
-fused kernels do not do, builds torch's own class instead. The first optimizer of each kind that
+fused kernels do not do, builds torch's own class instead, and so does torch 2.x's
+``Adam(decoupled_weight_decay=True)`` (AdamW's update under Adam's name; torch.optim.AdamW is
+the fused one). The first optimizer of each kind that
 is built says so on stderr, in one line. Only the ``torch.optim.<Name>`` attributes change;
 ``torch.optim.adam.Adam`` and the like stay torch's.
 """
@@ -25,6 +27,9 @@ SWITCHED = {"SGD": "NpuFusedSGD", "Adam": "NpuFusedAdam", "AdamW": "NpuFusedAdam
             "Adadelta": "NpuFusedAdadelta", "RMSprop": "NpuFusedRMSprop"}
 # torch's arguments that pick an implementation of the same update; the fused one is another.
 IMPLEMENTATION_CHOICES = ("foreach", "capturable", "differentiable", "fused")
+# torch's arguments that, set, ask for an update the fused class does not make: torch's own
+# class runs then.
+TORCH_ONLY = ("maximize", "decoupled_weight_decay")
 
 _originals: Dict[str, type] = {}
 _announced: Set[str] = set()
@@ -65,9 +70,10 @@ def _switched_class(name: str, fused: type, torch_class: type) -> type:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         given = fused_kwargs(args, kwargs)
-        if given.pop("maximize", False):
-            _announce(name + "(maximize=True)", torch_class, "stays")
-            return torch_class(*args, **kwargs)  # not a cls: __init__ below is not run
+        for choice in TORCH_ONLY:
+            if given.pop(choice, False):
+                _announce(f"{name}({choice}=True)", torch_class, "stays")
+                return torch_class(*args, **kwargs)  # not a cls: __init__ below is not run
         unknown = set(given) - fused_arguments
         if unknown:
             raise TypeError(f"torch.optim.{name} ({VARIABLE}=1): {fused.__name__} has no "
@@ -76,7 +82,8 @@ def _switched_class(name: str, fused: type, torch_class: type) -> type:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         given = fused_kwargs(args, kwargs)
-        given.pop("maximize", None)
+        for choice in TORCH_ONLY:
+            given.pop(choice, None)
         _announce(name, fused, "is")
         fused.__init__(self, **given)
 

@@ -34,11 +34,7 @@ def my_node() -> int:
 
 
 def _device() -> torch.device:
-    from . import backend
-
-    if backend.is_real_npu():  # HCCL sends device tensors
-        return torch.device("npu", torch.npu.current_device())
-    return torch.device("cpu")
+    return torch.device("npu", torch.npu.current_device())  # HCCL sends device tensors
 
 
 def gather_nodes() -> List[int]:

@@ -1,7 +1,8 @@
 """Gradient unscaling with overflow detection, the loss scaler's device work.
 
-An overflow is what the float status records: fp16 results that saturated during forward and
-backward (see ``saturation``), plus any inf/NaN met while unscaling, which raises the status too.
+An overflow is any inf/NaN met while unscaling, plus, on an NPU that saturates (Ascend 910), what
+the float status records: fp16 results that saturated during forward and backward and so reach
+the gradients finite. In INF/NAN mode (Ascend 910B) such results are inf/NaN and the values tell.
 """
 from __future__ import annotations
 
@@ -21,13 +22,8 @@ def runtime_dtype_code(rt, dtype: torch.dtype):
     return None
 
 
-def _raise_if_not_finite(values: torch.Tensor) -> bool:
-    if values.numel() == 0:
-        return False
-    if bool(torch.isfinite(values).all()):
-        return False
-    float_status.set()
-    return True
+def _has_non_finite(values: torch.Tensor) -> bool:
+    return values.numel() > 0 and not bool(torch.isfinite(values).all())
 
 
 @torch.no_grad()
@@ -36,18 +32,17 @@ def unscale_flat(grad: torch.Tensor, inv_scale: float, stash: Optional[torch.Ten
     """``grad = (grad + add) * inv_scale + stash`` in place over a combined buffer.
 
     ``add`` (fp16 model gradients in the same layout) and ``stash`` (gradients accumulated before
-    this backward pass, already unscaled) are optional. Returns whether an inf/NaN was met (the
-    float status is raised then).
+    this backward pass, already unscaled) are optional. Returns whether an inf/NaN was met.
     """
     if add is not None:
         grad.add_(add)
     rt = backend.runtime_kernels()
     code = runtime_dtype_code(rt, grad.dtype) if rt is not None else None
     if code is not None and grad.is_contiguous():
-        # One pass: multiply and detect inf/NaN (the runtime raises the float status itself).
+        # One pass: multiply and detect inf/NaN.
         found = bool(rt.unscale(grad.data_ptr(), code, grad.numel(), float(inv_scale)))
     else:
-        found = _raise_if_not_finite(grad)
+        found = _has_non_finite(grad)
         if inv_scale != 1.0:
             grad.mul_(inv_scale)
     if stash is not None:
@@ -59,10 +54,10 @@ def unscale_flat(grad: torch.Tensor, inv_scale: float, stash: Optional[torch.Ten
 def unscale_tensors(model_grads: Sequence[torch.Tensor], master_grads: Sequence[torch.Tensor],
                     inv_scale: float, stashed: Optional[Sequence[torch.Tensor]] = None) -> bool:
     """``master = model * inv_scale (+ stashed)`` for separate tensors; returns whether an inf/NaN
-    was met in the model gradients (the float status is raised then)."""
+    was met in the model gradients."""
     found = False
     for i, (model, master) in enumerate(zip(model_grads, master_grads)):
-        found = _raise_if_not_finite(model) or found
+        found = _has_non_finite(model) or found
         if stashed is not None:
             # The stash may be ``master`` itself: compute aside, then write in place.
             master.copy_(model.to(master.dtype) * inv_scale + stashed[i].to(master.dtype))
@@ -90,5 +85,8 @@ def agree_across_ranks(overflow: bool) -> bool:
 
 
 def take_overflow() -> bool:
-    """Whether an overflow happened since the last call; clears the float status."""
+    """Whether the float status records an overflow since the last call (it is cleared); always
+    False in INF/NAN mode, where the gradients' values tell."""
+    if backend.inf_nan_mode():
+        return False
     return float_status.clear()

@@ -57,7 +57,8 @@ def change_data_ptr(dst: torch.Tensor, src: torch.Tensor, offset: int) -> None:
     with torch.no_grad():
         # A fresh tensor on src's storage becomes dst's data. Not dst.set_(): on a parameter that
         # replaces its gradient accumulator, and the hooks on the old one (torch DDP's) go quiet.
-        slot = src.new_empty(0).set_(src.storage(), src.storage_offset() + offset, dst.size(),
+        storage = src.untyped_storage() if hasattr(src, "untyped_storage") else src.storage()
+        slot = src.new_empty(0).set_(storage, src.storage_offset() + offset, dst.size(),
                                      _contiguous_strides(dst.size()))
         dst.data = slot
 

@@ -1,0 +1,134 @@
+"""``torch.save`` and ``torch.load`` on the emulated NPU.
+
+A checkpoint records where each storage lives. The emulator writes NPU tensors' storages with the
+location a real NPU writes ("npu:N"), so checkpoints move between the emulator and real NPUs both
+ways. Loading puts tensors where ``map_location`` says, as on the NPU: None keeps each where it
+was saved, "npu"/"npu:N"/an NPU ``torch.device`` puts every tensor on that NPU, "cpu" on the
+host, and a dict maps saved locations ("npu:0", "cpu") to new ones. A callable ``map_location``
+is torch's own business and runs unchanged (what it returns stays on the host).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, Iterator, Optional
+
+import torch
+
+from .. import _wraps
+from . import devices, placement
+
+_WHAT = "torch.load(map_location=...)"
+_saving = threading.local()  # storage address -> NPU index, while torch.save runs
+
+
+def tensors_in(obj: Any, seen: Optional[set] = None) -> Iterator[torch.Tensor]:
+    """Every tensor reachable from ``obj`` through containers and modules (and their grads)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, torch.Tensor):
+        yield obj
+        if obj.grad is not None:
+            yield from tensors_in(obj.grad, seen)
+    elif isinstance(obj, torch.nn.Module):
+        for t in list(obj.parameters()) + list(obj.buffers()):
+            yield from tensors_in(t, seen)
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from tensors_in(value, seen)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            yield from tensors_in(value, seen)
+
+
+def _storage_address(t: torch.Tensor) -> int:
+    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).data_ptr()
+
+
+def _npu_location(storage: Any) -> Optional[str]:
+    """The location torch.save records for a storage of an NPU tensor ("npu:N")."""
+    table = getattr(_saving, "table", None)
+    if not table:
+        return None
+    index = table.get(storage.data_ptr())
+    return None if index is None else f"npu:{index}"
+
+
+def _host_storage(storage: Any, location: str) -> Any:
+    """Storages saved on an NPU load into host memory, the emulated NPU's backing."""
+    return storage if location.startswith("npu") else None
+
+
+def _wrap_save(original: Callable) -> Callable:
+    def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> Any:
+        table: Dict[int, int] = {}
+        for t in tensors_in(obj):
+            index = placement.npu_of(t)
+            if index is not None and t.numel() > 0:
+                table[_storage_address(t)] = index
+        _saving.table = table
+        try:
+            return original(obj, f, *args, **kwargs)
+        finally:
+            _saving.table = None
+
+    save.__doc__ = original.__doc__
+    _wraps.mark(save, original)
+    return save
+
+
+def _saved_npu(location: str) -> Optional[int]:
+    """The NPU a saved location names (None: the host). CUDA locations are an NPU only under
+    transfer_to_npu; otherwise torch's own error for them stands."""
+    if location == "cpu":
+        return None
+    index = devices.npu_index(location, "torch.load")
+    if index is None:
+        raise RuntimeError(f"torch.load: a storage was saved on {location!r}, which this machine "
+                           "does not have; pass map_location='npu' (or 'cpu') to place it, or "
+                           "import torch_npu.contrib.transfer_to_npu for CUDA checkpoints")
+    return index
+
+
+def _target(map_location: Any, saved: str) -> Optional[int]:
+    """Where a tensor saved at ``saved`` goes under ``map_location``."""
+    if map_location is None:
+        return _saved_npu(saved)
+    if isinstance(map_location, dict):
+        return _saved_npu(str(map_location.get(saved, saved)))
+    index = devices.npu_index(map_location, _WHAT)
+    if index is not None:
+        return index
+    if str(map_location) == "cpu":
+        return None
+    raise RuntimeError(f"{_WHAT}: {map_location!r} names neither the host ('cpu') nor an NPU")
+
+
+def _wrap_load(original: Callable) -> Callable:
+    def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if callable(map_location) and not isinstance(map_location, dict):
+            return original(f, map_location, *args, **kwargs)
+        saved_at: Dict[int, str] = {}
+
+        def keep_on_host(storage: Any, location: str) -> Any:
+            saved_at[storage.data_ptr()] = location
+            return storage
+
+        obj = original(f, keep_on_host, *args, **kwargs)
+        for t in tensors_in(obj):
+            saved = saved_at.get(_storage_address(t), "cpu")
+            placement.put(t, _target(map_location, saved))
+        return obj
+
+    load.__doc__ = original.__doc__
+    _wraps.mark(load, original)
+    return load
+
+
+def install() -> None:
+    if _wraps.is_wrapper(torch.load):
+        return
+    torch.save = _wrap_save(torch.save)
+    torch.load = _wrap_load(torch.load)
+    torch.serialization.register_package(5, _npu_location, _host_storage)

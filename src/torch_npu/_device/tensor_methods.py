@@ -1,0 +1,252 @@
+"""The NPU side of ``torch.Tensor``, ``torch.nn.Parameter`` and ``torch.nn.Module`` on the
+emulated NPU.
+
+``npu()``, ``to("npu:N")`` and ``cpu()`` move tensors between the host and the NPUs as torch does
+between devices: a tensor that changes device is a new tensor (a copy), one already there is
+returned as it is. ``is_npu``, ``device`` (``npu:N``) and ``type()``
+("torch.npu.HalfTensor") report the NPU; ``numpy()`` of an NPU tensor is refused as on the NPU.
+Modules move in place: their parameters and buffers are put on the NPU.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import torch
+
+from .._fp16 import mode as emulation
+from . import device_args, devices, formats, placement, tensor_types
+from .devices import NpuDevice
+from . import torch_device
+from .torch_device import TorchDevice
+
+_TensorBase = torch._C._TensorBase
+_KEEP = object()  # the call names no device: the result stays where torch's rules put it
+_NPUS: Dict[int, Any] = {}
+
+
+def npu_device(index: int) -> Any:
+    """The (shared, immutable) ``torch.device`` of NPU ``index``: torch's own on torch 2.x, an
+    NpuDevice on torch 1.13."""
+    dev = _NPUS.get(index)
+    if dev is None:
+        dev = _NPUS[index] = TorchDevice("npu", index) if torch_device.NATIVE else NpuDevice(index)
+    return dev
+
+
+def _device_like(x: Any) -> bool:
+    return isinstance(x, (str, TorchDevice, NpuDevice)) or (isinstance(x, int)
+                                                          and not isinstance(x, bool))
+
+
+def target(args: Tuple[Any, ...], kwargs: Dict[str, Any], what: str):
+    """(where a ``to(...)``-style call moves a tensor: an NPU index, None for the host or another
+    device, or _KEEP; the args with the CPU for an NPU device)."""
+    if args and isinstance(args[0], torch.Tensor):  # to(other)
+        return placement.npu_of(args[0]), args, kwargs
+    position = 0 if args and _device_like(args[0]) else None
+    npu, where, args, kwargs = device_args.to_host(args, kwargs, what, position)
+    if npu is not None:
+        return npu, args, kwargs
+    if device_args.names_a_device(args, kwargs, where):
+        return None, args, kwargs
+    return _KEEP, args, kwargs
+
+
+class _Transfer(torch.autograd.Function):
+    """A move between devices that autograd sees: the gradient goes back to the source's
+    device and dtype, as torch's own device copies do."""
+
+    @staticmethod
+    def forward(ctx, source, index, convert):
+        ctx.source_npu = placement.npu_of(source)
+        ctx.source_dtype = source.dtype
+        out = convert(source)
+        if out is source:
+            out = source.clone()
+        return placement.put(out, index)
+
+    @staticmethod
+    def backward(ctx, grad):
+        back = grad.to(ctx.source_dtype)
+        if back is grad:
+            back = grad.detach()
+        return placement.put(back, ctx.source_npu), None, None
+
+
+def transfer(source: torch.Tensor, index: Optional[int],
+             convert: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """``convert(source)`` (torch's own call) with the result on ``index`` (None: the host). A
+    tensor that changes device is a new tensor, as it is on the NPU."""
+    if placement.npu_of(source) == index:
+        return convert(source)
+    if source.requires_grad and torch.is_grad_enabled():
+        return _Transfer.apply(source, index, convert)
+    out = convert(source)
+    if out is source:
+        out = source.clone()
+    return placement.put(out, index)
+
+
+_modes_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)
+# torch 1.13 pauses the torch-function modes with this; torch 2.x's DisableTorchFunction does.
+_no_function_modes = getattr(torch.overrides, "_no_torch_function_mode",
+                             torch._C.DisableTorchFunction)
+
+
+def _torch_own(method: Callable) -> Callable:
+    """torch's own ``method``, called without torch-function modes (autocast's): a mode would
+    send the call to its public API, which is the override here, and run it twice."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not _modes_enabled():
+            return method(*args, **kwargs)
+        with _no_function_modes():
+            return method(*args, **kwargs)
+
+    return call
+
+
+_base_to = _torch_own(_TensorBase.to)
+_base_cpu = _torch_own(_TensorBase.cpu)
+_base_type = _torch_own(_TensorBase.type)
+_base_numpy = _torch_own(_TensorBase.numpy)
+_base_device = _TensorBase.device
+_base_data = _TensorBase.data
+_base_is_cpu = _TensorBase.is_cpu
+_base_record_stream = _torch_own(_TensorBase.record_stream)
+
+
+def tensor_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    where, args, kwargs = target(args, kwargs, "Tensor.to")
+    if where is _KEEP:
+        return _base_to(self, *args, **kwargs)
+    return transfer(self, where, lambda t: _base_to(t, *args, **kwargs))
+
+
+def tensor_cpu(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    return transfer(self, None, lambda t: _base_cpu(t, *args, **kwargs))
+
+
+def tensor_npu(self: torch.Tensor, device: Any = None, non_blocking: bool = False,
+               memory_format: torch.memory_format = torch.preserve_format) -> torch.Tensor:
+    """``Tensor.npu(device=None)``: this tensor on the current (or the given) NPU."""
+    index = devices.index_of(device, "Tensor.npu")
+    emulation.enable()
+    return tensor_to(self, npu_device(index), non_blocking=non_blocking,
+                     memory_format=memory_format)
+
+
+def tensor_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False,
+                **kwargs: Any) -> Any:
+    index = placement.npu_of(self)
+    if dtype is None:
+        name = _base_type(self)
+        return name if index is None else tensor_types.npu_type_name(name)
+    npu_dtype = tensor_types.npu_dtype(dtype)
+    if npu_dtype is not None:
+        where = devices.current_device() if index is None else index
+        return tensor_to(self, npu_device(where), npu_dtype, non_blocking=non_blocking)
+    if isinstance(dtype, torch.dtype):  # a dtype keeps the device
+        return _base_type(self, dtype, non_blocking, **kwargs)
+    # A host type name moves the tensor to the host.
+    return transfer(self, None, lambda t: _base_type(t, dtype, non_blocking, **kwargs))
+
+
+def tensor_numpy(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+    if placement.npu_of(self) is not None:
+        raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                        "Tensor.cpu() to copy the tensor to host memory first.")
+    return _base_numpy(self, *args, **kwargs)
+
+
+def tensor_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
+    """Pinned host memory is ordinary host memory on the emulated NPU: a contiguous copy."""
+    if placement.npu_of(self) is not None:
+        raise RuntimeError(f"cannot pin '{tensor_type(self)}' only dense CPU tensors can be pinned")
+    return self.clone(memory_format=torch.contiguous_format)
+
+
+def tensor_record_stream(self: torch.Tensor, stream: Any) -> None:
+    if getattr(stream, "is_emulated_npu_stream", False):
+        return  # the emulated NPU runs in order: nothing to keep alive
+    _base_record_stream(self, stream)
+
+
+def _get_device(self: torch.Tensor) -> Any:
+    index = placement.npu_of(self)
+    return _base_device.__get__(self) if index is None else npu_device(index)
+
+
+def _get_is_npu(self: torch.Tensor) -> bool:
+    return placement.npu_of(self) is not None
+
+
+def _get_is_cpu(self: torch.Tensor) -> bool:
+    return placement.npu_of(self) is None and _base_is_cpu.__get__(self)
+
+
+def _get_data(self: torch.Tensor) -> torch.Tensor:
+    data = _base_data.__get__(self)
+    index = placement.npu_of(self)
+    return data if index is None else placement.put(data, index)
+
+
+def _set_data(self: torch.Tensor, value: torch.Tensor) -> None:
+    _base_data.__set__(self, value)
+    placement.put(self, placement.npu_of(value))
+    formats.follow_data(self, value)
+
+
+_base_parameter_new = torch.nn.Parameter.__new__
+
+
+def _parameter_new(cls, data: Optional[torch.Tensor] = None, requires_grad: bool = True):
+    param = _base_parameter_new(cls, data, requires_grad)
+    if data is not None:
+        placement.put(param, placement.npu_of(data))
+    return param
+
+
+_base_module_to = torch.nn.Module.to
+
+
+def module_to(self: torch.nn.Module, *args: Any, **kwargs: Any) -> torch.nn.Module:
+    where, host_args, host_kwargs = target(args, kwargs, "Module.to")
+    if where is _KEEP or where is None:
+        return _base_module_to(self, *host_args, **host_kwargs)
+    _, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*host_args, **host_kwargs)
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                        f"desired dtype={dtype}")
+    device = npu_device(where)
+
+    def convert(t: torch.Tensor) -> torch.Tensor:
+        t_dtype = dtype if t.is_floating_point() or t.is_complex() else None
+        if memory_format is not None and t.dim() in (4, 5):
+            return tensor_to(t, device, t_dtype, non_blocking, memory_format=memory_format)
+        return tensor_to(t, device, t_dtype, non_blocking)
+
+    emulation.enable()
+    return self._apply(convert)
+
+
+def module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
+    """``Module.npu(device=None)``: the module, its parameters and buffers on the NPU."""
+    return module_to(self, npu_device(devices.index_of(device, "Module.npu")))
+
+
+def install() -> None:
+    if getattr(torch.Tensor, "npu", None) is tensor_npu:
+        return
+    for name, fn in (("to", tensor_to), ("cpu", tensor_cpu), ("npu", tensor_npu),
+                     ("type", tensor_type), ("numpy", tensor_numpy),
+                     ("pin_memory", tensor_pin_memory), ("record_stream", tensor_record_stream)):
+        fn.__doc__ = fn.__doc__ or getattr(getattr(_TensorBase, name, None), "__doc__", None)
+        setattr(torch.Tensor, name, fn)
+    torch.Tensor.device = property(_get_device, doc=_base_device.__doc__)
+    torch.Tensor.is_npu = property(_get_is_npu, doc="True if the tensor is on an NPU.")
+    torch.Tensor.is_cpu = property(_get_is_cpu, doc=_base_is_cpu.__doc__)
+    torch.Tensor.data = property(_get_data, _set_data, doc=_base_data.__doc__)
+    torch.nn.Parameter.__new__ = staticmethod(_parameter_new)  # type: ignore[assignment]
+    torch.nn.Module.to = module_to
+    torch.nn.Module.npu = module_npu

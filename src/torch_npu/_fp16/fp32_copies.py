@@ -1,0 +1,80 @@
+"""fp32 copies of fp16 tensors, as ``x.to(torch.float32)`` makes them, in one runtime pass.
+
+torch's own conversion and the runtime's ``half_to_float`` give the same bits for every fp16
+value (exact; NaNs quieted with their payload kept), so the copy differs only in speed. Its
+layout is the one ``_to_copy`` picks: a tensor that is non-overlapping and dense keeps its
+strides, and only such a tensor is converted by the runtime, as one flat range of memory
+(``data_ptr`` is its lowest address, since strides are never negative). Anything else, or no
+runtime, goes through ``x.to(torch.float32)`` itself. An argument whose values the op never
+reads gets a tensor of that layout without the conversion (``fp32_like``). The memory may be
+lent by ``scratch_pool``.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import torch
+
+from .. import _runtime
+from . import scratch_pool
+
+_FLOAT = torch.float32
+_empty_strided = torch._C._VariableFunctions.empty_strided
+_is_cpu = torch._C._TensorBase.is_cpu.__get__
+
+
+def non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """torch's ``is_non_overlapping_and_dense`` for a tensor with no size-0 dimension: the
+    dimensions of size > 1, by increasing stride, tile memory without gaps or overlaps."""
+    expected = 1
+    for stride, size in zip(reversed(strides), reversed(sizes)):  # row-major: no sort needed
+        if size != 1 and stride != expected:
+            break
+        expected *= size
+    else:
+        return True
+    expected = 1
+    for stride, size in sorted(zip(strides, sizes)):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+_LOOKUP = object()
+
+
+def _new(sizes: Sequence[int], strides: Sequence[int], n: int, pooled: bool) -> torch.Tensor:
+    if pooled:
+        return scratch_pool.take(sizes, strides, n)
+    return _empty_strided(sizes, strides, dtype=_FLOAT)
+
+
+def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.Tensor:
+    """The fp16 tensor ``x`` as a new fp32 tensor: the values and strides of ``x.to(float32)``.
+    ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has it;
+    ``pooled``: the memory is lent by ``scratch_pool`` (the caller gives it back)."""
+    n = x.numel()
+    if n and x.layout == torch.strided and _is_cpu(x):
+        sizes, strides = x.size(), x.stride()
+        if rt is _LOOKUP:
+            rt = _runtime.runtime_kernels()
+        if rt is not None and non_overlapping_and_dense(sizes, strides):
+            out = _new(sizes, strides, n, pooled)
+            rt.half_to_float(x.data_ptr(), out.data_ptr(), n)
+            return out
+    return x.to(_FLOAT)
+
+
+def fp32_like(x: torch.Tensor, pooled: bool = False) -> Optional[torch.Tensor]:
+    """An fp32 tensor with the sizes and strides ``to_fp32(x)`` would have and unset values, for
+    an argument the op never reads the values of; None when ``x`` is not non-overlapping and
+    dense (torch then picks the copy's layout by rules not repeated here)."""
+    n = x.numel()
+    if n and x.layout == torch.strided and _is_cpu(x):
+        sizes, strides = x.size(), x.stride()
+        if non_overlapping_and_dense(sizes, strides):
+            return _new(sizes, strides, n, pooled)
+    return None

@@ -1,0 +1,127 @@
+"""The general path of the fp16 emulation: every operation that reads or writes fp16 data runs
+in fp32 on torch's own upcasts of its inputs, and its fp16 results are rounded back with NPU
+saturation (see ``saturation``).
+
+Which outputs are fp16 is found by running the op on meta tensors (the dtypes native fp16
+kernels would give). In-place and ``out=`` arguments are written back into the original fp16
+tensors, and returns that alias them are those tensors. It is the reference the fast path
+(``fast_path``) is tested against, and what ``APEXNPU_EMULATION_PATH=general`` runs.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+from . import saturation
+
+_HALF = torch.float16
+_FLOAT = torch.float32
+
+
+def _is_half(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.dtype == _HALF
+
+
+def _upcast(x: Any) -> Any:
+    if _is_half(x):
+        return x.to(_FLOAT)
+    if x is _HALF:
+        return _FLOAT
+    return x
+
+
+def _to_meta(x: Any) -> Any:
+    return x.to("meta") if isinstance(x, torch.Tensor) else x
+
+
+def _expected_dtypes(func, args, kwargs) -> Optional[List[Optional[torch.dtype]]]:
+    """Dtypes the op's tensor outputs would have with native fp16 kernels (from meta tensors)."""
+    try:
+        out = func(*tree_map(_to_meta, args), **tree_map(_to_meta, kwargs))
+    except Exception:  # some ops have no meta kernel in this torch
+        return None
+    leaves, _ = tree_flatten(out)
+    return [x.dtype if isinstance(x, torch.Tensor) else None for x in leaves]
+
+
+def _fallback_dtype(args, kwargs) -> torch.dtype:
+    """Without meta: the dtype argument if there is one, else the first floating input's dtype."""
+    leaves, _ = tree_flatten((args, kwargs))
+    for x in leaves:
+        if isinstance(x, torch.dtype):
+            return x
+    for x in leaves:
+        if isinstance(x, torch.Tensor) and x.is_floating_point():
+            return x.dtype
+    return _FLOAT
+
+
+def _mutated_half_args(func, args, kwargs) -> List[Tuple[Any, Any, Optional[frozenset]]]:
+    """(key, fp16 tensor, alias set) for each fp16 argument the op writes (in-place, ``out=``).
+    An fp16 tensor in a written list (``_foreach_add_``'s) has the key (key, index) and no alias
+    set (no return aliases a list's element)."""
+    found = []
+    for index, arg in enumerate(func._schema.arguments):
+        if arg.alias_info is None or not arg.alias_info.is_write:
+            continue
+        if arg.kwarg_only or index >= len(args):
+            key: Any = arg.name
+            value = kwargs.get(arg.name)
+        else:
+            key = index
+            value = args[index]
+        if _is_half(value):
+            found.append((key, value, frozenset(arg.alias_info.before_set)))
+        elif isinstance(value, (list, tuple)):
+            found.extend(((key, i), x, None) for i, x in enumerate(value) if _is_half(x))
+    return found
+
+
+def scratch_of(up_args: Sequence[Any], up_kwargs: Dict[str, Any], key: Any) -> Any:
+    """The upcast argument at ``key`` (a position, a name, or (either, list index))."""
+    if isinstance(key, tuple):
+        return scratch_of(up_args, up_kwargs, key[0])[key[1]]
+    return up_args[key] if isinstance(key, int) else up_kwargs[key]
+
+
+def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    """Run ``func`` with fp16 inputs upcast to fp32; round fp16 results back with saturation."""
+    expected = _expected_dtypes(func, args, kwargs)
+    mutated = _mutated_half_args(func, args, kwargs)
+
+    up_args = list(tree_map(_upcast, tuple(args)))
+    up_kwargs = tree_map(_upcast, dict(kwargs))
+    scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
+    listed: List[Tuple[torch.Tensor, torch.Tensor]] = []  # written elements of tensor lists
+    for key, original, alias in mutated:
+        pair = (original, scratch_of(up_args, up_kwargs, key))
+        if alias is None:
+            listed.append(pair)
+        else:
+            scratch_by_alias[alias] = pair
+
+    result = func(*up_args, **up_kwargs)
+
+    for original, scratch in list(scratch_by_alias.values()) + listed:
+        saturation.store_fp16(original, scratch)
+
+    # Returns that alias a written argument are that argument itself.
+    returns = func._schema.returns
+    flat, spec = tree_flatten(result)
+    if len(returns) == len(flat):
+        for i, ret in enumerate(returns):
+            if ret.alias_info is not None and ret.alias_info.is_write:
+                alias = frozenset(ret.alias_info.before_set)
+                if alias in scratch_by_alias:
+                    flat[i] = scratch_by_alias[alias][0]
+    written = {id(orig) for orig, _ in scratch_by_alias.values()}
+    fallback = _fallback_dtype(args, kwargs)
+    for i, x in enumerate(flat):
+        if not isinstance(x, torch.Tensor) or id(x) in written:
+            continue
+        want = expected[i] if expected is not None and i < len(expected) else fallback
+        if want == _HALF and x.is_floating_point() and x.dtype != _HALF:
+            flat[i] = saturation.to_fp16(x)
+    return tree_unflatten(flat, spec)

@@ -1,0 +1,142 @@
+"""fp16 arithmetic of the emulated NPU, as one torch dispatch mode.
+
+CPU torch lacks most fp16 kernels (matmul, conv, softmax, ...). While the mode is active, every
+aten operation that reads or writes fp16 data runs in fp32 instead, and its fp16 results are
+rounded back to fp16 with NPU saturation (see ``saturation``), as an NPU's fp32 accumulation
+would: ``general_path`` does it, ``fast_path`` gives the same bits at less cost, and
+``emulation_path`` says which runs. In-place and ``out=`` operations write back into the
+original fp16 tensors. View and metadata operations run unchanged so that aliasing is kept. The
+mode sees the backward pass too, because autograd dispatches its backward operations through
+the same stack.
+
+The mode stack of torch is per thread: the mode applies to the thread that enabled it.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional, Sequence
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from .._device import host_allocator, placement
+from . import fast_path, general_path, npu_kernels, op_schema
+from . import path as emulation_path
+
+try:  # torch >= 1.13
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError:  # pragma: no cover - older torch has no dispatch modes
+    TorchDispatchMode = object  # type: ignore[misc,assignment]
+
+_HALF = torch.float16
+
+
+def _is_half(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.dtype == _HALF
+
+
+def _touches_half(leaves: Sequence[Any]) -> bool:
+    return any(_is_half(x) or x is _HALF for x in leaves)
+
+
+class EmulatedNpuMode(TorchDispatchMode):
+    """Dispatch mode that gives CPU torch the fp16 arithmetic of an NPU, and puts each
+    operation's new outputs on the NPU its inputs are on (see ``placement``)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        fast = emulation_path.is_fast()
+        leaves = fast_path.leaves(args, kwargs) if fast else tree_flatten((args, kwargs))[0]
+        npu = placement.common_npu(leaves, func, args, kwargs)
+        out = None
+        if npu is not None and func in npu_kernels.OPS:
+            (args, kwargs), out = npu_kernels.npu_call(func, args, kwargs)
+        unchanged = fast_path.runs_unchanged(func) if fast else op_schema.runs_unchanged(func)
+        if out is not None:
+            pass
+        elif unchanged or not _touches_half(leaves):
+            out = func(*args, **kwargs)
+        else:
+            out = (fast_path if fast else general_path).run_in_fp32(func, args, kwargs)
+        if npu is not None:
+            outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
+            placement.put_outputs(outputs, leaves, npu)
+        return out
+
+
+def _install_legacy_constructor_fix() -> None:
+    """Let ``torch.Tensor(...)`` and tensor subclasses construct under the mode.
+
+    torch's legacy constructor fails when any dispatch mode is active ("the raw Tensor object is
+    already associated to a python object"; torch 2.x only for subclasses); construction
+    involves no fp16 arithmetic, so it runs with the emulation paused.
+    """
+    if getattr(torch.Tensor.__new__, "_apexnpu_pauses_emulation", False):
+        return
+    base_new = torch.Tensor.__new__
+
+    # (*args, **kwargs) only: torch 2.x's dynamo accepts that signature for torch.Tensor.__new__.
+    def tensor_new(*args, **kwargs):
+        if isinstance(_current_mode(), EmulatedNpuMode):
+            from torch.utils._python_dispatch import _pop_mode_temporarily
+
+            with _pop_mode_temporarily():
+                return base_new(*args, **kwargs)
+        return base_new(*args, **kwargs)
+
+    tensor_new._apexnpu_pauses_emulation = True  # type: ignore[attr-defined]
+    torch.Tensor.__new__ = staticmethod(tensor_new)  # type: ignore[assignment]
+
+
+def _current_mode():
+    try:
+        from torch.utils._python_dispatch import _get_current_dispatch_mode
+    except ImportError:  # pragma: no cover - other torch versions
+        return None
+    return _get_current_dispatch_mode()
+
+
+_state = threading.local()
+
+
+def _active_mode() -> Optional[EmulatedNpuMode]:
+    return getattr(_state, "mode", None)
+
+
+def enable() -> None:
+    """Turn the emulation on for the calling thread (idempotent)."""
+    if _active_mode() is not None:
+        return
+    if emulation_path.is_fast():
+        host_allocator.keep_freed_memory()
+    _install_legacy_constructor_fix()
+    mode = EmulatedNpuMode()
+    mode.__enter__()
+    _state.mode = mode
+
+
+def disable() -> None:
+    """Turn the emulation off for the calling thread, if this module turned it on."""
+    mode = _active_mode()
+    if mode is None:
+        return
+    _state.mode = None
+    mode.__exit__(None, None, None)
+
+
+def is_enabled() -> bool:
+    """Whether the calling thread runs with the emulation."""
+    return _active_mode() is not None
+
+
+class enabled:  # noqa: N801 - used like a function: ``with emulation.enabled():``
+    """Context manager: the emulation on inside the block, restored to its prior state after."""
+
+    def __enter__(self) -> "enabled":
+        self._was_enabled = is_enabled()
+        enable()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self._was_enabled:
+            disable()

@@ -1,0 +1,77 @@
+"""fp16 stores with NPU saturation: beyond ±65504 clamp, NaN becomes +0, and the float status is
+set (the NPU stores no fp16 inf or NaN). In INF/NAN mode (see ``overflow_mode``) a store rounds
+as IEEE does: overflow gives inf, NaN stays NaN, and the status is left alone.
+
+The runtime's ``float_to_half`` does it in one pass when built (and not forced off with
+``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .. import _runtime
+from . import float_status, overflow_mode
+
+FP16_MAX = 65504.0
+
+
+def overflows_fp16(values: torch.Tensor) -> bool:
+    """True when storing ``values`` as fp16 would leave the fp16 range (or they are inf/NaN)."""
+    if values.numel() == 0:
+        return False
+    lowest, highest = torch.aminmax(values)
+    # NaN fails both comparisons.
+    return not (bool(lowest >= -FP16_MAX) and bool(highest <= FP16_MAX))
+
+
+def _saturated(values: torch.Tensor) -> torch.Tensor:
+    """Values beyond +-65504 clamped to it and NaN stored as +0, as the runtime's kernels do."""
+    return torch.nan_to_num(values, nan=0.0).clamp(-FP16_MAX, FP16_MAX)
+
+
+_LOOKUP = object()
+
+
+def _runtime_convert(values: torch.Tensor, out: torch.Tensor, rt: Any = _LOOKUP) -> bool:
+    """Convert fp32 ``values`` into fp16 ``out`` in the runtime; False when it cannot."""
+    if values.dtype != torch.float32 or not values.is_contiguous() or not out.is_contiguous() \
+            or values.numel() != out.numel() or values.numel() == 0:
+        return False
+    if rt is _LOOKUP:
+        rt = _runtime.runtime_kernels()
+    if rt is None:
+        return False
+    rt.float_to_half(values.data_ptr(), out.data_ptr(), values.numel())
+    return True
+
+
+def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
+    """``values`` (any float dtype) as fp16, saturated to ±65504; sets the float status on
+    overflow. ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has
+    it."""
+    if overflow_mode.inf_nan():
+        return values.to(torch.float16)
+    out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
+    if _runtime_convert(values, out, rt):
+        return out
+    if overflows_fp16(values):
+        float_status.set()
+        values = _saturated(values)
+    return values.to(torch.float16)
+
+
+def store_fp16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> None:
+    """Write ``values`` into the fp16 tensor ``dst`` in place, saturated."""
+    if dst.shape != values.shape:
+        dst.resize_(values.shape)
+    if overflow_mode.inf_nan():
+        dst.copy_(values)
+        return
+    if _runtime_convert(values, dst, rt):
+        return
+    if overflows_fp16(values):
+        float_status.set()
+        values = _saturated(values)
+    dst.copy_(values)

@@ -1,0 +1,178 @@
+"""``init_process_group("hccl")`` on the emulated NPU: HCCL's rules, carried by gloo.
+
+Ascend's collective communication (HCCL) allocates devices per node in groups of 1, 2, 4 or 8 and
+carries only int8, int32, float16 and float32 data (Ascend's collective-communication
+constraints). The emulator runs hccl process groups on gloo and refuses what HCCL refuses, with an
+error naming the call and the rule, so that code passing here does not first fail on the NPU:
+- devices per node: checked when the default hccl group is made; per node is LOCAL_WORLD_SIZE
+  when the launcher sets it (torchrun does), else the whole world (one node);
+- data types: checked on every collective that code calls through ``torch.distributed`` on an
+  hccl group. The byte and size tensors that torch's object collectives (all_gather_object, ...)
+  move for you, and torch's own traffic from C++ (DDP's parameter checks, bucket all-reduces and
+  buffer broadcasts), are not checked: the real stack carries them too.
+``APEXNPU_HCCL_STRICT=0`` relaxes both rules on the emulator. Gloo binds to loopback unless
+GLOO_SOCKET_IFNAME names an interface (ranks on several hosts need it). The group itself
+(``hccl_group``) reduces in rank order and has the collectives gloo lacks.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import threading
+from typing import Any, Callable, Iterable, Iterator
+
+import torch
+import torch.distributed as dist
+from torch.distributed import distributed_c10d as c10d
+
+from .. import _wraps
+from .hccl_group import HcclProcessGroup
+
+NAME = "hccl"
+STRICT_VARIABLE = "APEXNPU_HCCL_STRICT"
+DTYPES = (torch.int8, torch.int32, torch.float16, torch.float32)
+DEVICES_PER_NODE = (1, 2, 4, 8)
+_RELAX = f"set {STRICT_VARIABLE}=0 to allow it on the emulator"
+
+# Collectives whose tensors are checked, by the name torch.distributed gives them.
+COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
+               "all_gather_into_tensor", "_all_gather_base", "all_gather_coalesced", "gather",
+               "scatter", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
+               "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
+               "batch_isend_irecv")
+# Collectives of Python objects: the tensors they move internally are torch's, not the caller's.
+OBJECT_COLLECTIVES = ("all_gather_object", "gather_object", "broadcast_object_list",
+                      "scatter_object_list")
+
+_inside_object_collective = threading.local()
+
+
+def strict() -> bool:
+    value = os.environ.get(STRICT_VARIABLE, "1").strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"{STRICT_VARIABLE}={value!r}: expected 1 (HCCL's rules, the default) "
+                         "or 0 (relaxed)")
+    return value == "1"
+
+
+def devices_per_node(world_size: int) -> int:
+    text = os.environ.get("LOCAL_WORLD_SIZE", "").strip()
+    return int(text) if text.isdigit() else world_size
+
+
+def check_devices_per_node(world_size: int) -> None:
+    per_node = devices_per_node(world_size)
+    if strict() and per_node not in DEVICES_PER_NODE:
+        raise ValueError(f"init_process_group('hccl'): {per_node} processes per node: HCCL "
+                         f"allocates 1, 2, 4 or 8 devices per node (Ascend's collective-"
+                         f"communication constraints); {_RELAX}")
+
+
+def _gloo_device() -> Any:
+    interface = os.environ.get("GLOO_SOCKET_IFNAME", "").split(",")[0].strip() or "lo"
+    return dist.ProcessGroupGloo.create_device(interface=interface)
+
+
+def _create_group(options: Any, pg_options: Any = None) -> Any:
+    if not options.global_ranks_in_group:  # the default group: the job's allocation
+        check_devices_per_node(options.group_size)
+    gloo = dist.ProcessGroupGloo._Options()
+    gloo._devices = [_gloo_device()]
+    gloo._threads = 2
+    gloo._timeout = options.timeout
+    inner = dist.ProcessGroupGloo(options.store, options.group_rank, options.group_size, gloo)
+    return HcclProcessGroup(inner, options.group_rank, options.group_size)
+
+
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors(item)
+    elif isinstance(value, dist.P2POp):
+        yield value.tensor
+
+
+def _is_hccl(group: Any) -> bool:
+    try:
+        return dist.get_backend(group) == NAME
+    except (RuntimeError, ValueError):  # not a member, or no group yet: torch says so itself
+        return False
+    except AssertionError:  # a group made in Python (comm_hooks'): its collectives check theirs
+        return False
+
+
+def _check_dtypes(call: str, tensors: Iterable[torch.Tensor]) -> None:
+    for t in tensors:
+        if t.dtype not in DTYPES:
+            raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL carries only int8, int32, "
+                            f"float16 and float32 (Ascend's collective-communication "
+                            f"constraints); {_RELAX}")
+
+
+def _checked(name: str, original: Callable) -> Callable:
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def collective(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        group = bound.arguments.get("group")
+        ops = bound.arguments.get("p2p_op_list")
+        if ops:
+            group = ops[0].group
+        if not _is_hccl(group):
+            return original(*args, **kwargs)
+        if not getattr(_inside_object_collective, "active", False) and strict():
+            _check_dtypes(name, (t for v in bound.arguments.values() for t in _tensors(v)))
+        return original(*args, **kwargs)
+
+    _wraps.mark(collective, original)
+    return collective
+
+
+def _object_collective(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def collective(*args: Any, **kwargs: Any) -> Any:
+        outer = getattr(_inside_object_collective, "active", False)
+        _inside_object_collective.active = True
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _inside_object_collective.active = outer
+
+    _wraps.mark(collective, original)
+    return collective
+
+
+def _replace(name: str, wrap: Callable[[Callable], Callable]) -> None:
+    original = getattr(c10d, name, None)
+    if original is None or _wraps.is_wrapper(original):
+        return
+    wrapped = wrap(original)
+    setattr(c10d, name, wrapped)  # what torch's own functions call
+    if getattr(dist, name, None) is original:
+        setattr(dist, name, wrapped)
+
+
+def register() -> None:
+    """Make "hccl" a torch.distributed backend on gloo with HCCL's rules (idempotent)."""
+    if not dist.is_available():
+        return
+    strict()  # a bad APEXNPU_HCCL_STRICT is an error now, not at the first collective
+    if NAME.upper() in dist.Backend._plugins:
+        if dist.Backend._plugins[NAME.upper()].creator_fn is not _create_group:
+            raise RuntimeError("an hccl backend is already registered with torch.distributed "
+                               "(the real torch_npu?); the emulated NPU will not replace it")
+        return
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:  # torch 2.x
+        # The emulated NPU's tensors are host tensors to torch's C++: its CPU backend.
+        dist.Backend.register_backend(NAME, _create_group, extended_api=True, devices=["cpu"])
+    else:
+        dist.Backend.register_backend(NAME, _create_group, extended_api=True)
+    for name in COLLECTIVES:
+        _replace(name, functools.partial(_checked, name))
+    for name in OBJECT_COLLECTIVES:
+        _replace(name, _object_collective)
+    dist.is_hccl_available = lambda: True

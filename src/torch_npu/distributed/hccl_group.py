@@ -1,0 +1,180 @@
+"""The process group behind ``hccl`` on the emulated NPU: gloo underneath, with two changes.
+
+- Floating-point sums and products are reduced in rank order: every element is
+  ``((x0 + x1) + x2) + ...`` whatever its place in the buffer. Gloo's ring all-reduce adds in an
+  order that depends on where an element falls in its buffer, and torch DDP re-buckets gradients
+  after its first iteration, so the same gradients summed over three or more ranks could round
+  differently in a run resumed from a checkpoint. In rank order, every rank and every resumed
+  run gets the same bits. (The values go round by all-gather; the emulator favours
+  reproducibility over bandwidth.)
+- The collectives HCCL has and torch 1.13's gloo lacks (all_gather into one tensor,
+  reduce_scatter, all_to_all of lists) are made of the ones gloo has, under torch 1.13's and
+  torch 2.x's names.
+
+torch DDP calls this group from C++ and reads the futures of the works it returns, so every
+method returns a real gloo work: after a rank-order reduction, the broadcast of the (already equal)
+result from rank 0, whose future holds the reduced tensors; after the collectives made here, a
+barrier.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import AllgatherOptions
+
+_ORDERED = {"SUM", "AVG", "PRODUCT"}
+
+
+def _op_name(op: Any) -> str:
+    for name in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"):
+        if op == getattr(dist.ReduceOp, name):
+            return name
+    return str(op)
+
+
+class HcclProcessGroup(dist.ProcessGroup):
+    def __init__(self, gloo: Any, rank: int, size: int) -> None:
+        super().__init__(rank, size)
+        self.gloo = gloo
+
+    def getBackendName(self) -> str:  # noqa: N802 - c10d's name
+        return "hccl"
+
+    # --- reductions in rank order ---------------------------------------------------------------
+
+    def _reduce_in_rank_order(self, tensor: torch.Tensor, op: str) -> None:
+        parts = [torch.empty_like(tensor) for _ in range(self.size())]
+        self.gloo.allgather([parts], [tensor]).wait()
+        acc = parts[0].clone()
+        for part in parts[1:]:
+            if op == "PRODUCT":
+                acc.mul_(part)
+            else:
+                acc.add_(part)
+        if op == "AVG":
+            acc.div_(self.size())
+        tensor.copy_(acc)
+
+    def _announce(self, tensors: List[torch.Tensor]) -> Any:
+        """A gloo work whose future holds ``tensors`` (equal on every rank already)."""
+        options = dist.BroadcastOptions()
+        options.rootRank = 0
+        return self.gloo.broadcast(tensors, options)
+
+    def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
+        opts = opts if opts is not None else dist.AllreduceOptions()
+        op = _op_name(opts.reduceOp)
+        if op not in _ORDERED or not all(t.is_floating_point() for t in tensors):
+            return self.gloo.allreduce(tensors, opts)
+        for t in tensors:
+            self._reduce_in_rank_order(t, op)
+        return self._announce(tensors)
+
+    def allreduce_coalesced(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
+        options = dist.AllreduceOptions()
+        if opts is not None:
+            options.reduceOp = opts.reduceOp
+        return self.allreduce(tensors, options)
+
+    def reduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
+        options = dist.AllreduceOptions()
+        options.reduceOp = opts.reduceOp
+        if _op_name(opts.reduceOp) in _ORDERED and all(t.is_floating_point() for t in tensors):
+            return self.allreduce(tensors, options)  # every rank gets it; dst reads it
+        return self.gloo.reduce(tensors, opts)
+
+    def reduce_scatter(self, outputs: List[torch.Tensor], input_lists: List[List[torch.Tensor]],
+                       opts: Any) -> Any:
+        options = dist.AllreduceOptions()
+        options.reduceOp = opts.reduceOp
+        for output, inputs in zip(outputs, input_lists):
+            whole = torch.cat([t.reshape(-1) for t in inputs])
+            self.allreduce([whole], options).wait()
+            start = sum(t.numel() for t in inputs[:self.rank()])
+            output.copy_(whole[start:start + output.numel()].view_as(output))
+        return self.gloo.barrier(dist.BarrierOptions())
+
+    def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any) -> Any:
+        return self.reduce_scatter([output], [list(input.reshape(-1).chunk(self.size()))], opts)
+
+    # --- gathers ----------------------------------------------------------------------------------
+
+    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor,
+                        opts: Optional[Any] = None) -> Any:
+        return self.gloo.allgather([list(output.view(-1).chunk(self.size()))], [input.view(-1)])
+
+    # torch 2.x calls the single-tensor collectives by these names.
+    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor,
+                          opts: Optional[Any] = None) -> Any:
+        return self._allgather_base(output, input, opts)
+
+    def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any) -> Any:
+        return self._reduce_scatter_base(output, input, opts)
+
+    def all_to_all_single(self, output: torch.Tensor, input: torch.Tensor,
+                          output_split_sizes: Any, input_split_sizes: Any,
+                          opts: Optional[Any] = None) -> Any:
+        return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
+
+    def all_gather_single_coalesced(self, outputs: Sequence[torch.Tensor],
+                                    inputs: Sequence[torch.Tensor], opts: Any = None) -> Any:
+        for output, input in zip(outputs, inputs):
+            self._allgather_base(output, input, opts).wait()
+        return self.gloo.barrier(dist.BarrierOptions())
+
+    def reduce_scatter_single_coalesced(self, outputs: Sequence[torch.Tensor],
+                                        inputs: Sequence[torch.Tensor], opts: Any) -> Any:
+        for output, input in zip(outputs, inputs):
+            self._reduce_scatter_base(output, input, opts).wait()
+        return self.gloo.barrier(dist.BarrierOptions())
+
+    def alltoall(self, outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor],
+                 opts: Optional[Any] = None) -> Any:
+        sent = torch.cat([t.reshape(-1) for t in inputs])
+        received = torch.empty(sum(t.numel() for t in outputs), dtype=sent.dtype)
+        self.gloo.alltoall_base(received, sent, [t.numel() for t in outputs],
+                                [t.numel() for t in inputs], dist.AllToAllOptions()).wait()
+        for out, part in zip(outputs, received.split([t.numel() for t in outputs])):
+            out.copy_(part.view_as(out))
+        return self.gloo.barrier(dist.BarrierOptions())
+
+    # --- everything else is gloo's ------------------------------------------------------------------
+
+    def broadcast(self, tensors: List[torch.Tensor], opts: Any) -> Any:
+        return self.gloo.broadcast(tensors, opts)
+
+    def allgather(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
+        return self.gloo.allgather(outputs, inputs, opts if opts is not None
+                                   else AllgatherOptions())
+
+    def allgather_coalesced(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
+        return self.gloo.allgather_coalesced(outputs, inputs, opts if opts is not None
+                                             else AllgatherOptions())
+
+    def gather(self, outputs: Any, inputs: Any, opts: Any) -> Any:
+        return self.gloo.gather(outputs, inputs, opts)
+
+    def scatter(self, outputs: Any, inputs: Any, opts: Any) -> Any:
+        return self.gloo.scatter(outputs, inputs, opts)
+
+    def alltoall_base(self, output: torch.Tensor, input: torch.Tensor, output_split_sizes: Any,
+                      input_split_sizes: Any, opts: Optional[Any] = None) -> Any:
+        return self.gloo.alltoall_base(output, input, output_split_sizes, input_split_sizes,
+                                       opts if opts is not None else dist.AllToAllOptions())
+
+    def send(self, tensors: List[torch.Tensor], dst: int, tag: int) -> Any:
+        return self.gloo.send(tensors, dst, tag)
+
+    def recv(self, tensors: List[torch.Tensor], src: int, tag: int) -> Any:
+        return self.gloo.recv(tensors, src, tag)
+
+    def recv_anysource(self, tensors: List[torch.Tensor], tag: int) -> Any:
+        return self.gloo.recv_anysource(tensors, tag)
+
+    def barrier(self, opts: Optional[Any] = None) -> Any:
+        return self.gloo.barrier(opts if opts is not None else dist.BarrierOptions())
+
+    def monitored_barrier(self, timeout: Any = None, wait_all_ranks: bool = False) -> Any:
+        return self.gloo.monitored_barrier(timeout, wait_all_ranks)
