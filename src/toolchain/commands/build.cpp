@@ -14,6 +14,7 @@
 #include "commands/gen.h"
 #include "compile/compiler.h"
 #include "fs/file_io.h"
+#include "fs/output_guard.h"
 #include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/runtime_build_config.h"
@@ -60,7 +61,8 @@ void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& 
     if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
 }
 
-// From --tree, or from gen run in memory when there is none.
+// From --tree, or from gen run in memory when there is none; -o is refused where it would
+// write into what is read.
 ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) {
   ApexSources apex;
   if (o.tree) {
@@ -71,7 +73,9 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
   }
   GenOptions gen;
   gen.upstream = o.upstream;
-  GenOutcome generated = generate_tree(gen, {cb.detail}, std::nullopt);
+  GenInputs inputs = read_gen_inputs(gen, {cb.detail});
+  apexnpu::fs::refuse_output_over_inputs(o.output, "-o", inputs.read_paths());
+  GenOutcome generated = apply_gen_inputs(std::move(inputs), gen, std::nullopt);
   apex.upstream_url = generated.result.upstream.url;
   apex.upstream_commit = generated.result.upstream.commit;
   const wheel::PackageSelection package = wheel::select_package_files(
@@ -488,6 +492,7 @@ nlohmann::json BuildResult::to_json() const {
 
 BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = check_options(o);
+  if (o.tree) apexnpu::fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
   const std::vector<BuildTarget> targets =
       resolve_targets(o.target, o.python, runtime_source_dir(), cb.warn, cb.detail);
   // Read everything before anything is compiled or written.

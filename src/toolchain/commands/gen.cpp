@@ -179,35 +179,43 @@ nlohmann::json GenResult::to_json() const {
   return j;
 }
 
-GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
-                         const std::optional<stdfs::path>& reject_file) {
-  PhaseTimer timer;
-  // The patch and the overlay first: a patch that does not parse fails before the upstream is
-  // fetched or read.
-  const stdfs::path patch_file = options.patch_file.value_or(bundled_patch_file());
-  const patch::PatchSet patch_set =
-      patch::parse_patch(read_file(patch_file), patch_file.string(), 1);
-  const stdfs::path overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
-  std::optional<FileTree> overlay;
-  if (!options.no_overlay) overlay = read_overlay(overlay_dir);
-  timer.mark("read_patch_and_overlay");
+std::vector<fs::ReadPath> GenInputs::read_paths() const {
+  std::vector<fs::ReadPath> paths{{patch_file, "the patch"}};
+  if (overlay) paths.push_back({overlay_dir, "the overlay"});
+  for (const auto& dir : upstream.read_dirs) paths.push_back({dir, "the upstream repository"});
+  return paths;
+}
 
-  git::UpstreamTree upstream = git::read_upstream(with_pinned_defaults(options.upstream));
-  timer.mark("read_upstream");
+GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbacks) {
+  GenInputs inputs;
+  inputs.patch_file = options.patch_file.value_or(bundled_patch_file());
+  inputs.patch_set = patch::parse_patch(read_file(inputs.patch_file), inputs.patch_file.string(), 1);
+  inputs.overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
+  if (!options.no_overlay) inputs.overlay = read_overlay(inputs.overlay_dir);
+  inputs.timer.mark("read_patch_and_overlay");
+
+  inputs.upstream = git::read_upstream(with_pinned_defaults(options.upstream));
+  inputs.timer.mark("read_upstream");
   if (callbacks.detail)
-    callbacks.detail(fmt::format("upstream {} at {}: {} files", upstream.url, upstream.commit,
-                                 upstream.tree.size()));
+    callbacks.detail(fmt::format("upstream {} at {}: {} files", inputs.upstream.url,
+                                 inputs.upstream.commit, inputs.upstream.tree.size()));
+  return inputs;
+}
 
+GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
+                            const std::optional<stdfs::path>& reject_file) {
+  PhaseTimer& timer = inputs.timer;
   GenResult result;
-  result.upstream = describe_upstream(upstream);
-  result.patch = patch_file;
-  patch::ApplyResult applied = patch::apply_patch(patch_set, std::move(upstream.tree));
+  result.upstream = describe_upstream(inputs.upstream);
+  result.patch = inputs.patch_file;
+  patch::ApplyResult applied = patch::apply_patch(inputs.patch_set, std::move(inputs.upstream.tree));
   timer.mark("apply_patch");
   result.files = applied.files;
   if (!applied.ok && options.keep_rejects) {
     GenOutcome outcome = keep_rejects(applied, std::move(result));
-    if (overlay)
-      outcome.result.overlay_files = add_overlay(outcome.tree, std::move(*overlay), overlay_dir);
+    if (inputs.overlay)
+      outcome.result.overlay_files =
+          add_overlay(outcome.tree, std::move(*inputs.overlay), inputs.overlay_dir);
     outcome.result.timings = timer.timings();
     return outcome;
   }
@@ -216,13 +224,18 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
     fail_patch(applied, result, reject_file);
   }
 
-  if (overlay) {
-    result.overlay_files = add_overlay(applied.tree, std::move(*overlay), overlay_dir);
-    result.overlay = overlay_dir;
+  if (inputs.overlay) {
+    result.overlay_files = add_overlay(applied.tree, std::move(*inputs.overlay), inputs.overlay_dir);
+    result.overlay = inputs.overlay_dir;
     timer.mark("overlay");
   }
   result.timings = timer.timings();
   return {std::move(applied.tree), std::move(result), 0, {}};
+}
+
+GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
+                         const std::optional<stdfs::path>& reject_file) {
+  return apply_gen_inputs(read_gen_inputs(options, callbacks), options, reject_file);
 }
 
 GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
@@ -230,11 +243,16 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
     throw UsageError("--keep-rejects writes the tree; --check writes nothing",
                      "pass one of them");
   const stdfs::path output = normalised_output(options.output);
-  if (!options.check && !options.force) refuse_non_empty_output(output);
 
   std::optional<stdfs::path> reject_file;
   if (!options.check) reject_file = stdfs::path(output.string() + ".rej");
-  GenOutcome outcome = generate_tree(options, callbacks, reject_file);
+  GenInputs inputs = read_gen_inputs(options, callbacks);
+  if (!options.check) {
+    fs::refuse_output_over_inputs(output, "-o", inputs.read_paths());
+    fs::refuse_output_over_inputs(*reject_file, "the reject report (beside -o)", inputs.read_paths());
+    if (!options.force) refuse_non_empty_output(output);
+  }
+  GenOutcome outcome = apply_gen_inputs(std::move(inputs), options, reject_file);
 
   GenResult& result = outcome.result;
   result.check = options.check;

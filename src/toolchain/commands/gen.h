@@ -11,6 +11,7 @@
 #include "commands/phase_timer.h"
 #include "commands/upstream_report.h"
 #include "core/file_tree.h"
+#include "fs/output_guard.h"
 #include "git/upstream.h"
 #include "patch/patch_engine.h"
 
@@ -62,6 +63,27 @@ struct GenOutcome {
   std::size_t failed_hunks = 0;  // only with keep_rejects: the tree then holds their .rej files
   std::string failures;          // the failed hunks, described for the error message
 };
+
+// What gen reads, before anything is applied or written: the patch (parsed), the overlay and
+// upstream's tree.
+struct GenInputs {
+  std::filesystem::path patch_file;
+  patch::PatchSet patch_set;
+  std::filesystem::path overlay_dir;
+  std::optional<FileTree> overlay;  // none with --no-overlay
+  git::UpstreamTree upstream;
+  PhaseTimer timer;
+  // Every path read: what no output may be, hold or lie inside.
+  std::vector<fs::ReadPath> read_paths() const;
+};
+
+// Reads the patch and the overlay first (a patch that does not parse fails before upstream is
+// fetched or read), then upstream.
+GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbacks);
+
+// Applies the patch and the overlay to upstream's tree, in memory; see generate_tree.
+GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
+                            const std::optional<std::filesystem::path>& reject_file);
 
 // Reads upstream, applies the patch and the overlay, all in memory. Throws apexnpu::Error with
 // every failed hunk in the message (and the PatchReport in Error::result()) when the patch

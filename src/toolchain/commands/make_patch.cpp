@@ -12,6 +12,7 @@
 #include "commands/upstream_report.h"
 #include "core/error.h"
 #include "fs/file_io.h"
+#include "fs/output_guard.h"
 #include "fs/tree_io.h"
 
 namespace apexnpu::commands {
@@ -66,6 +67,9 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   if (!stdfs::is_directory(options.tree, ec))
     throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
                      "pass the edited Apex tree, e.g. one written by `apexnpu gen`");
+  // Before anything is read: -o inside --tree would take in its own previous output.
+  std::vector<fs::ReadPath> inputs{{options.tree, "the edited tree (--tree)"}};
+  fs::refuse_output_over_inputs(options.output, "-o", inputs);
 
   PhaseTimer timer;
   std::vector<std::string> excludes = fs::default_excludes();
@@ -78,6 +82,8 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
       git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
   HashedTree edited = edited_tree.get();
   timer.mark("read_upstream_and_tree");
+  for (const auto& dir : upstream.read_dirs) inputs.push_back({dir, "the upstream repository"});
+  fs::refuse_output_over_inputs(options.output, "-o", inputs);
 
   timer.restart();
   const TreeStatus diff = compare_with_commit(upstream.blobs, edited, excludes);

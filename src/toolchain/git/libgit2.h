@@ -14,6 +14,7 @@ namespace apexnpu::git {
 #define APEXNPU_LIBGIT2_FUNCTIONS(X)                                                             \
   X(git_libgit2_init) X(git_libgit2_shutdown) X(git_error_last) X(git_oid_tostr)                  \
   X(git_repository_open_ext) X(git_repository_open_bare) X(git_repository_path)                  \
+  X(git_repository_workdir) X(git_repository_commondir)                                          \
   X(git_repository_free) X(git_revparse_single) X(git_object_peel) X(git_object_free)            \
   X(git_commit_id) X(git_commit_tree) X(git_commit_free) X(git_tree_walk) X(git_tree_free)       \
   X(git_tree_entry_name) X(git_tree_entry_id) X(git_tree_entry_filemode) X(git_blob_lookup)      \

@@ -14,6 +14,7 @@
 #include "git/libgit2.h"
 #include "git/local_repository.h"
 #include "git/object_id.h"
+#include "git/repository_dirs.h"
 #include "git/tree_reader.h"
 
 namespace apexnpu::git {
@@ -230,12 +231,18 @@ UpstreamTree read_upstream(const UpstreamRequest& request, UpstreamContent conte
   if (request.upstream.empty())
     throw UsageError("no upstream given", "pass --upstream URL|PATH or set APEXNPU_UPSTREAM");
   if (request.ref.empty()) throw UsageError("--ref is empty", "pass a branch, tag or commit");
-  if (is_url(request.upstream)) return read_through_cache(request, content);
-  std::error_code ec;
-  if (!stdfs::exists(request.upstream, ec))
-    throw Error(fmt::format("the upstream {} does not exist", request.upstream),
-                "pass --upstream with a local repository path or a URL");
-  return read_in_place(request, content);
+  UpstreamTree result;
+  if (is_url(request.upstream)) {
+    result = read_through_cache(request, content);
+  } else {
+    std::error_code ec;
+    if (!stdfs::exists(request.upstream, ec))
+      throw Error(fmt::format("the upstream {} does not exist", request.upstream),
+                  "pass --upstream with a local repository path or a URL");
+    result = read_in_place(request, content);
+  }
+  result.read_dirs = repository_dirs(result.repository);
+  return result;
 }
 
 }  // namespace apexnpu::git

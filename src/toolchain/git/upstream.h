@@ -39,6 +39,9 @@ struct UpstreamTree {
   std::string url;                     // the upstream as given (normalised for paths)
   std::filesystem::path repository;    // the repository read (in place, or the cache copy)
   bool read_in_place = false;          // a local path, no clone
+  // Every directory the read may use (work tree, git directory, common directory, alternates):
+  // what a command must never write into.
+  std::vector<std::filesystem::path> read_dirs;
   bool fetched = false;                // this run went to the network (clone or fetch)
   std::vector<std::string> skipped_submodules;
   // The repository as the native reader opened it, when it read it (libgit2 did otherwise);
