@@ -19,6 +19,7 @@
 #include "compile/object_cache.h"
 #include "compile/runtime_build_config.h"
 #include "compile/runtime_registry.h"
+#include "core/child_group.h"
 #include "core/sha256.h"
 #include "core/subprocess.h"
 #include "core/data_dir.h"
@@ -493,6 +494,8 @@ nlohmann::json BuildResult::to_json() const {
 BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = check_options(o);
   if (o.tree) apexnpu::fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
+  // Every compiler, linker and probe this build starts dies with it, however it ends.
+  const ChildGroup children;
   const std::vector<BuildTarget> targets =
       resolve_targets(o.target, o.python, runtime_source_dir(), cb.warn, cb.detail);
   // Read everything before anything is compiled or written.

@@ -10,7 +10,9 @@
 #include "commands/upstream_report.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "fs/directory_update.h"
 #include "fs/file_io.h"
+#include "fs/staging.h"
 #include "fs/tree_io.h"
 #include "patch/patch_engine.h"
 
@@ -188,10 +190,12 @@ std::vector<fs::ReadPath> GenInputs::read_paths() const {
 
 GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbacks) {
   GenInputs inputs;
+  // A make-patch killed while it replaced the pair: read the pair it committed to, never a mix.
   inputs.patch_file = options.patch_file.value_or(bundled_patch_file());
-  inputs.patch_set = patch::parse_patch(read_file(inputs.patch_file), inputs.patch_file.string(), 1);
+  inputs.patch_set = patch::parse_patch(read_file(fs::committed_entry(inputs.patch_file)),
+                                        inputs.patch_file.string(), 1);
   inputs.overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
-  if (!options.no_overlay) inputs.overlay = read_overlay(inputs.overlay_dir);
+  if (!options.no_overlay) inputs.overlay = read_overlay(fs::committed_entry(inputs.overlay_dir));
   inputs.timer.mark("read_patch_and_overlay");
 
   inputs.upstream = git::read_upstream(with_pinned_defaults(options.upstream));
@@ -269,6 +273,7 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   // A reject report from an earlier failed run describes a patch that now applies.
   std::error_code ec;
   stdfs::remove(*reject_file, ec);
+  fs::remove_stale_staging(*reject_file);
   if (outcome.failed_hunks > 0) {
     std::string message = fmt::format(
         "{} hunk(s) of {} did not apply; {} was written with the hunks that did, and each "

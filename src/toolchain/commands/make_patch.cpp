@@ -11,42 +11,13 @@
 #include "commands/upstream_defaults.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
+#include "fs/directory_update.h"
 #include "fs/file_io.h"
 #include "fs/output_guard.h"
 #include "fs/tree_io.h"
 
 namespace apexnpu::commands {
 namespace stdfs = std::filesystem;
-
-namespace {
-
-// The output directory, made if missing; the directories it made are removed again if the
-// command fails before keep(), so a failed make-patch leaves no trace.
-class OutputDirectory {
- public:
-  explicit OutputDirectory(const stdfs::path& path) {
-    std::error_code ec;
-    for (stdfs::path p = stdfs::absolute(path, ec);
-         !ec && p.has_relative_path() && !stdfs::exists(p, ec); p = p.parent_path())
-      made_.push_back(p);
-    stdfs::create_directories(path, ec);
-    if (ec)
-      throw Error(fmt::format("cannot create the output directory {}: {}", path.string(),
-                              ec.message()));
-  }
-  ~OutputDirectory() {
-    std::error_code ec;
-    for (const auto& dir : made_) stdfs::remove(dir, ec);  // innermost first; only if empty
-  }
-  OutputDirectory(const OutputDirectory&) = delete;
-  OutputDirectory& operator=(const OutputDirectory&) = delete;
-  void keep() { made_.clear(); }
-
- private:
-  std::vector<stdfs::path> made_;  // innermost first
-};
-
-}  // namespace
 
 nlohmann::json MakePatchResult::to_json() const {
   return {{"upstream", upstream.to_json()},
@@ -93,13 +64,16 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
     callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(),
                                  diff.deleted.size(), diff.added.size()));
 
-  // The overlay is written beside its place while the patch is diffed (neither needs the other),
-  // and put in place only once the patch is written.
+  // npu.patch and overlay/ are staged beside -o (the overlay while the patch is diffed: neither
+  // needs the other) and put in place together: -o holds the old pair or the new one.
+  fs::DirectoryUpdate output(options.output);
   const stdfs::path patch_file = options.output / "npu.patch";
   const stdfs::path overlay_dir = options.output / "overlay";
-  OutputDirectory output(options.output);
-  std::future<fs::StagedTree> staged_overlay = std::async(std::launch::async, [&] {
-    return fs::StagedTree(overlay, overlay_dir, fs::ReplaceMode::replace);
+  std::future<void> staged_overlay = std::async(std::launch::async, [&] {
+    const stdfs::path dir = output.staged("overlay");
+    stdfs::create_directory(dir);
+    stdfs::permissions(dir, stdfs::perms(0755));
+    fs::create_tree(overlay, dir);
   });
   std::vector<std::string> patched_paths = diff.changed;
   patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
@@ -107,12 +81,10 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   timer.mark("diff");
 
   timer.restart();
-  fs::StagedTree overlay_tree = staged_overlay.get();
-  // Not synced, like the overlay beside it: syncing one of the two would not make the pair
-  // durable, and the renames already make each appear whole or not at all.
-  write_file_atomic(patch_file, patch_text, kFileMode, Durability::renamed);
-  overlay_tree.commit();
-  output.keep();
+  staged_overlay.get();
+  // Not synced, like the overlay beside it: the renames make the pair appear whole or not at all.
+  write_file_atomic(output.staged("npu.patch"), patch_text, kFileMode, Durability::renamed);
+  output.commit({"npu.patch", "overlay"});
   timer.mark("write");
 
   return {describe_upstream(upstream), options.tree, patch_file, overlay_dir, diff.changed,

@@ -9,7 +9,7 @@
 #include <system_error>
 
 #include "core/error.h"
-#include "fs/temp_path.h"
+#include "fs/staging.h"
 #include "git/cache_lock.h"
 #include "git/guarded_objects.h"
 #include "git/libgit2.h"
@@ -72,9 +72,11 @@ git_fetch_options fetch_options(const UpstreamRequest& request) {
   return options;
 }
 
-// Clones beside the cache's copy and renames it into place.
+// Clones into a staging directory beside the cache's copy and renames it into place: a killed
+// clone leaves no half copy (the next run removes its staging).
 void clone_into_cache(const UpstreamRequest& request, const stdfs::path& target) {
-  fs::TempDirBeside staging(target);
+  fs::remove_stale_staging(target);
+  fs::StagingDir staging(target);
   stdfs::remove(staging.path());  // git_clone wants to create the directory itself
   git_clone_options options;
   libgit2().git_clone_options_init(&options, GIT_CLONE_OPTIONS_VERSION);
