@@ -84,6 +84,9 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
                   "the CPythons whose headers Debian's multiarch packages installed")
       ->type_name("LIST");
   cmd->add_option("--tree", args->tree, "An Apex tree written by `apexnpu gen` (default: run gen first)");
+  cmd->add_flag("--allow-foreign-tree", opts.allow_foreign_tree,
+                "Build a --tree that `apexnpu gen` did not make (its manifest then records no "
+                "upstream, patch or overlay)");
   add_upstream_options(*cmd, opts.upstream, UpstreamUse::build_gen_step);
   cmd->add_option("-o,--output", opts.output, "Output directory (default: dist)");
   cmd->add_flag("--wheel", opts.wheel, "Also write the .whl files");

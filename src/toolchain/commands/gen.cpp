@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 #include <system_error>
 
 #include "commands/phase_timer.h"
@@ -10,10 +11,12 @@
 #include "commands/upstream_report.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/sha256.h"
 #include "fs/directory_update.h"
 #include "fs/file_io.h"
 #include "fs/staging.h"
 #include "fs/tree_io.h"
+#include "manifest/build_manifest.h"
 #include "patch/patch_engine.h"
 
 namespace apexnpu::commands {
@@ -135,7 +138,7 @@ GenOutcome keep_rejects(patch::ApplyResult& applied, GenResult result) {
     applied.tree[rej] = FileEntry{file.rejects, FileKind::regular};
     result.rejects->push_back(rej);
   }
-  GenOutcome outcome{std::move(applied.tree), std::move(result), 0, {}};
+  GenOutcome outcome{std::move(applied.tree), {}, std::move(result), 0, {}};
   outcome.failed_hunks = count_failed_hunks(applied);
   outcome.failures = describe_failures(applied, outcome.result.patch.filename().string());
   return outcome;
@@ -192,8 +195,9 @@ GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbac
   GenInputs inputs;
   // A make-patch killed while it replaced the pair: read the pair it committed to, never a mix.
   inputs.patch_file = options.patch_file.value_or(bundled_patch_file());
-  inputs.patch_set = patch::parse_patch(read_file(fs::committed_entry(inputs.patch_file)),
-                                        inputs.patch_file.string(), 1);
+  const std::string patch_text = read_file(fs::committed_entry(inputs.patch_file));
+  inputs.patch_sha256 = sha256_hex(patch_text);
+  inputs.patch_set = patch::parse_patch(patch_text, inputs.patch_file.string(), 1);
   inputs.overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
   if (!options.no_overlay) inputs.overlay = read_overlay(fs::committed_entry(inputs.overlay_dir));
   inputs.timer.mark("read_patch_and_overlay");
@@ -209,6 +213,22 @@ GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbac
 GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
                             const std::optional<stdfs::path>& reject_file) {
   PhaseTimer& timer = inputs.timer;
+  if (inputs.upstream.tree.contains(manifest::kTreeMarkerName) ||
+      (inputs.overlay && inputs.overlay->contains(manifest::kTreeMarkerName)))
+    throw Error(fmt::format("upstream or the overlay has a file named {}, the name gen gives its "
+                            "record of what a tree was made from",
+                            manifest::kTreeMarkerName),
+                "rename that file: gen writes its own there");
+  manifest::TreeMarker marker;
+  marker.apexnpu_version = APEXNPU_VERSION;
+  marker.upstream_url = inputs.upstream.url;
+  marker.upstream_commit = inputs.upstream.commit;
+  marker.patch_sha256 = inputs.patch_sha256;
+  if (inputs.overlay) {
+    std::map<std::string, std::string> files;
+    for (const auto& [path, entry] : *inputs.overlay) files.emplace(path, entry.content);
+    marker.overlay_digest = manifest::files_digest(files);
+  }
   GenResult result;
   result.upstream = describe_upstream(inputs.upstream);
   result.patch = inputs.patch_file;
@@ -221,6 +241,9 @@ GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
       outcome.result.overlay_files =
           add_overlay(outcome.tree, std::move(*inputs.overlay), inputs.overlay_dir);
     outcome.result.timings = timer.timings();
+    marker.failed_hunks = outcome.failed_hunks;
+    marker.files_digest = manifest::tree_files_digest(outcome.tree);
+    outcome.marker = std::move(marker);
     return outcome;
   }
   if (!applied.ok) {
@@ -234,7 +257,8 @@ GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
     timer.mark("overlay");
   }
   result.timings = timer.timings();
-  return {std::move(applied.tree), std::move(result), 0, {}};
+  marker.files_digest = manifest::tree_files_digest(applied.tree);
+  return {std::move(applied.tree), std::move(marker), std::move(result), 0, {}};
 }
 
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
@@ -264,6 +288,7 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   if (options.check) return result;
 
   PhaseTimer timer;
+  outcome.tree[manifest::kTreeMarkerName] = FileEntry{manifest::marker_text(outcome.marker), FileKind::regular};
   fs::write_tree_atomically(outcome.tree, output,
                             options.force ? fs::ReplaceMode::replace
                                           : fs::ReplaceMode::refuse_non_empty);

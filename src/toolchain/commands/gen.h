@@ -13,6 +13,7 @@
 #include "core/file_tree.h"
 #include "fs/output_guard.h"
 #include "git/upstream.h"
+#include "manifest/tree_marker.h"
 #include "patch/patch_engine.h"
 
 namespace apexnpu::commands {
@@ -58,7 +59,8 @@ struct GenResult : PatchReport {
 
 // The patched tree in memory plus how it was made.
 struct GenOutcome {
-  FileTree tree;
+  FileTree tree;                 // without its marker (run_gen adds it when it writes the tree)
+  manifest::TreeMarker marker;   // what the tree was made from
   GenResult result;              // check, tree_files and output are left to run_gen
   std::size_t failed_hunks = 0;  // only with keep_rejects: the tree then holds their .rej files
   std::string failures;          // the failed hunks, described for the error message
@@ -71,6 +73,7 @@ struct GenInputs {
   patch::PatchSet patch_set;
   std::filesystem::path overlay_dir;
   std::optional<FileTree> overlay;  // none with --no-overlay
+  std::string patch_sha256;         // of the patch file read
   git::UpstreamTree upstream;
   PhaseTimer timer;
   // Every path read: what no output may be, hold or lie inside.
@@ -92,8 +95,8 @@ GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
                          const std::optional<std::filesystem::path>& reject_file);
 
-// The whole command: generate_tree, then (unless --check) write the tree to options.output
-// atomically. On failure nothing is written to options.output; the rejects go to <output>.rej.
+// The whole command: generate_tree, then (unless --check) write the tree, with its marker
+// (manifest/tree_marker.h), to options.output atomically. On failure nothing is written to options.output; the rejects go to <output>.rej.
 // With keep_rejects the tree with its .rej files is written, then Error names what failed.
 GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks = {});
 

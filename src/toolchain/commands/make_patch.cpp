@@ -15,6 +15,7 @@
 #include "fs/file_io.h"
 #include "fs/output_guard.h"
 #include "fs/tree_io.h"
+#include "manifest/tree_marker.h"
 
 namespace apexnpu::commands {
 namespace stdfs = std::filesystem;
@@ -47,8 +48,11 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
   // The edited tree is read and hashed by a few threads while upstream's tree objects are read on
   // this one; no upstream blob is inflated until it is known to differ.
+  // gen's record of what the tree was made from is never part of the edit.
+  std::vector<std::string> read_excludes = excludes;
+  read_excludes.push_back(manifest::kTreeMarkerName);
   std::future<HashedTree> edited_tree = std::async(
-      std::launch::async, [&] { return read_hashed_tree(options.tree, excludes); });
+      std::launch::async, [&] { return read_hashed_tree(options.tree, read_excludes); });
   const git::UpstreamTree upstream =
       git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
   HashedTree edited = edited_tree.get();
@@ -57,7 +61,7 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   fs::refuse_output_over_inputs(options.output, "-o", inputs);
 
   timer.restart();
-  const TreeStatus diff = compare_with_commit(upstream.blobs, edited, excludes);
+  const TreeStatus diff = compare_with_commit(upstream.blobs, edited, read_excludes);
   FileTree overlay;
   for (const std::string& path : diff.added) overlay.insert(edited.files.extract(path));
   if (callbacks.detail)
