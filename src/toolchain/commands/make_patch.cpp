@@ -20,6 +20,26 @@
 namespace apexnpu::commands {
 namespace stdfs = std::filesystem;
 
+namespace {
+
+// gen writes regular files only (it refuses a link in the overlay), so a link that differs from
+// upstream has no place in npu.patch or overlay/: it is refused by name, before anything is
+// written, instead of breaking the round trip.
+void refuse_symlinks(const stdfs::path& root, const FileTree& edited, const TreeStatus& diff) {
+  std::string links;
+  for (const auto* paths : {&diff.changed, &diff.added})
+    for (const std::string& path : *paths)
+      if (edited.at(path).kind == FileKind::symlink)
+        links += fmt::format("\n  {} -> {}", (root / path).string(), edited.at(path).content);
+  if (!links.empty())
+    throw Error(fmt::format("the edited tree holds symlinks, which npu.patch and overlay/ cannot "
+                            "carry (gen writes regular files only):{}",
+                            links),
+                "replace each with the file it points to, or leave it out with --exclude");
+}
+
+}  // namespace
+
 nlohmann::json MakePatchResult::to_json() const {
   return {{"upstream", upstream.to_json()},
           {"tree", tree.string()},
@@ -62,6 +82,7 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
 
   timer.restart();
   const TreeStatus diff = compare_with_commit(upstream.blobs, edited, read_excludes);
+  refuse_symlinks(options.tree, edited.files, diff);
   FileTree overlay;
   for (const std::string& path : diff.added) overlay.insert(edited.files.extract(path));
   if (callbacks.detail)
