@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the patch engine's and the git reader's libFuzzer harnesses (the `fuzz` preset: clang, ASan, UBSan) and runs
+# Builds the patch engine's and the wheel readers' (zip, ELF) libFuzzer harnesses (the `fuzz` preset: clang, ASan, UBSan) and runs
 # each for a bounded time, one after the other. CI runs it briefly (scripts/test.sh); for hours:
 #   scripts/fuzz.sh 14400                       # four hours per harness
 #   nice -n 10 scripts/fuzz.sh 3600 parse_patch # one harness, niced on a shared machine
 # Usage: scripts/fuzz.sh [SECONDS_PER_HARNESS] [HARNESS...]
-#   harnesses: parse_patch apply_patch write_round_trip git_objects (all by default); 60 s each
+#   harnesses: parse_patch apply_patch write_round_trip zip_reader elf_reader (all by default); 60 s each
 #   FUZZ_WORK  the growing corpora and findings (default build/fuzz/work/<harness>/)
 # Each harness starts from its seeds in fuzz/corpus/<harness>/ (kept in the repository) and its
 # work corpus. A finding fails the run: the input is left as $FUZZ_WORK/<harness>/crash-* (or
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(parse_patch apply_patch write_round_trip git_objects)
+((${#harnesses[@]})) || harnesses=(parse_patch apply_patch write_round_trip zip_reader elf_reader)
 work=${FUZZ_WORK:-build/fuzz/work}
 
 cmake --preset fuzz >/dev/null

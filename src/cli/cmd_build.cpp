@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/non_empty.h"
 #include "cli/upstream_options.h"
 #include "commands/build.h"
 #include "core/error.h"
@@ -77,26 +78,35 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
   cmd->add_option("--python", opts.python,
                   "Target interpreters, comma-separated: 3.N (python3.N on PATH, then pyenv) or a "
                   "path; `all` for every CPython 3.7-3.13 found; default python3")
+      ->check(non_empty())
       ->type_name("LIST");
   cmd->add_option("--target", opts.target,
                   "Target architectures, comma-separated: x86_64, aarch64 (default: this "
                   "machine's); another architecture is cross-compiled (g++-<arch>-linux-gnu) for "
                   "the CPythons whose headers Debian's multiarch packages installed")
+      ->check(non_empty())
       ->type_name("LIST");
-  cmd->add_option("--tree", args->tree, "An Apex tree written by `apexnpu gen` (default: run gen first)");
+  cmd->add_option("--tree", args->tree, "An Apex tree written by `apexnpu gen` (default: run gen first)")
+      ->check(non_empty());
+  cmd->add_flag("--allow-foreign-tree", opts.allow_foreign_tree,
+                "Build a --tree that `apexnpu gen` did not make (its manifest then records no "
+                "upstream, patch or overlay)");
   add_upstream_options(*cmd, opts.upstream, UpstreamUse::build_gen_step);
-  cmd->add_option("-o,--output", opts.output, "Output directory (default: dist)");
+  cmd->add_option("-o,--output", opts.output, "Output directory (default: dist)")
+      ->check(non_empty());
   cmd->add_flag("--wheel", opts.wheel, "Also write the .whl files");
   cmd->add_flag("--no-emulator", args->no_emulator,
                 "Leave out the torch_npu emulator's wheel (for machines with Huawei's torch_npu)");
   cmd->add_option("--version-label", opts.version_label,
-                  "Local version label: the wheel is 0.1+LABEL (default: ascend)");
+                  "Local version label: the wheel is 0.1+LABEL (default: ascend)")
+      ->check(non_empty());
   cmd->add_option("-j,--jobs", opts.jobs, "Parallel compilations (default: number of cores)");
   cmd->add_flag("--native", opts.native, "Compile with -march=native (not portable)");
   cmd->add_flag("--debug", opts.debug, "Keep symbols and debug info (-g, not stripped)");
   cmd->add_option("--object-cache", args->object_cache,
                   "Compiled objects and linked modules, shared by builds (default: "
                   "$XDG_CACHE_HOME/apexnpu/objects)")
+      ->check(non_empty())
       ->type_name("DIR");
   args->cache_dir = cmd->add_option("--cache-dir", args->refused_cache_dir,
                                     "Refused as ambiguous: name the cache, --object-cache or "

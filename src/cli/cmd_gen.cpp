@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/non_empty.h"
 #include "cli/upstream_options.h"
 #include "commands/gen.h"
 
@@ -32,11 +33,14 @@ void add_gen_command(CLI::App& app, Console& console, CommandRunner& selected) {
   auto opts = std::make_shared<commands::GenOptions>();
   auto* cmd = app.add_subcommand("gen", "Apply npu.patch and the overlay to upstream Apex");
   add_upstream_options(*cmd, opts->upstream);
-  cmd->add_option("--patch", opts->patch_file, "The patch to apply (default: the bundled npu.patch)");
+  cmd->add_option("--patch", opts->patch_file, "The patch to apply (default: the bundled npu.patch)")
+      ->check(non_empty());
   auto* overlay = cmd->add_option("--overlay", opts->overlay_dir,
-                                  "Whole files to add (default: the bundled overlay)");
+                                  "Whole files to add (default: the bundled overlay)")
+      ->check(non_empty());
   cmd->add_flag("--no-overlay", opts->no_overlay, "Apply the patch alone")->excludes(overlay);
-  cmd->add_option("-o,--output", opts->output, "Output directory (default: ./apex)");
+  cmd->add_option("-o,--output", opts->output, "Output directory (default: ./apex)")
+      ->check(non_empty());
   cmd->add_flag("--force", opts->force, "Replace a non-empty output directory");
   auto* check = cmd->add_flag("--check", opts->check, "Apply in memory and report; write nothing");
   cmd->add_flag("--keep-rejects", opts->keep_rejects,

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/non_empty.h"
 #include "commands/manifest.h"
 
 namespace apexnpu::cli {
@@ -29,7 +30,8 @@ void add_manifest_command(CLI::App& app, Console& console, CommandRunner& select
   auto query = std::make_shared<commands::ManifestQuery>();
   auto torch = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("manifest", "Show the AscendPyTorch / PyTorch / Apex compatibility matrix");
-  cmd->add_option("--torch", *torch, "Show which AscendPyTorch releases and branches go with this torch version");
+  cmd->add_option("--torch", *torch, "Show which AscendPyTorch releases and branches go with this torch version")
+      ->check(non_empty());
   cmd->callback([&selected, &console, query, torch] {
     selected.name = "manifest";
     selected.run = [&console, query, torch] {

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/non_empty.h"
 #include "commands/verify.h"
 
 namespace apexnpu::cli {
@@ -9,7 +10,8 @@ namespace apexnpu::cli {
 void add_verify_command(CLI::App& app, Console& console, CommandRunner& selected) {
   auto path = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("verify", "Check a .whl or wheel layout directory (RECORD hashes and sizes, names, tags)");
-  cmd->add_option("PATH", *path, "A .whl file or a wheel layout directory")->required();
+  cmd->add_option("PATH", *path, "A .whl file or a wheel layout directory")
+      ->check(non_empty())->required();
   cmd->callback([&selected, &console, path] {
     selected.name = "verify";
     selected.run = [&console, path] {

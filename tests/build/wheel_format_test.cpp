@@ -141,5 +141,33 @@ TEST(Zip, DamageIsDetected) {
   EXPECT_THROW(read_zip(z, "t.zip"), Error);
 }
 
+// What the zip reader's fuzzer found: 32-bit offsets and sizes near 4 GiB wrapped around in the
+// bounds checks (a read 4 GiB past the archive), and a size claim was reserved before inflating.
+TEST(Zip, FieldsNear4GiBAreRefusedNotFollowed) {
+  const std::string whole = write_zip({{"a.txt", std::string(50, 'q'), 0100644}}, 1700000000);
+  const auto central = whole.find("PK\x01\x02");
+  ASSERT_NE(central, std::string::npos);
+  auto with = [&](std::size_t at, std::uint32_t value) {
+    std::string z = whole;
+    for (int i = 0; i < 4; ++i) z[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+    return z;
+  };
+  auto message = [](const std::string& z) -> std::string {
+    try {
+      read_zip(z, "t.zip");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(read)";
+  };
+  EXPECT_EQ(message(with(central + 42, 0xfffffff0u)), "t.zip: not a valid zip archive (damaged entry a.txt)");
+  EXPECT_EQ(message(with(central + 20, 0xfffffff0u)), "t.zip: not a valid zip archive (truncated entry a.txt)");
+  EXPECT_EQ(message(with(central + 24, 0xffffffffu)),
+            "t.zip: not a valid zip archive (entry a.txt claims 4294967295 bytes from " +
+                std::to_string(whole[central + 20] & 0xff) + ")");
+  const auto end = whole.find("PK\x05\x06");
+  EXPECT_EQ(message(with(end + 16, 0xffffffc0u)), "t.zip: not a valid zip archive (damaged central directory)");
+}
+
 }  // namespace
 }  // namespace apexnpu::wheel

@@ -57,7 +57,7 @@ TEST(AscendBranches, GenAppliesEveryPublishedPatchAsGnuPatchDoes) {
     if (gnu == 0) {
       ++applied;
       ASSERT_EQ(ours.exit_code, 0) << "GNU patch applies it: " << ours.err;
-      EXPECT_EQ(snapshot(dir / "ours"), snapshot(dir / "gnu"));
+      EXPECT_EQ(tree_snapshot(dir / "ours"), tree_snapshot(dir / "gnu"));
     } else {
       ++refused;
       EXPECT_EQ(ours.exit_code, 1) << "GNU patch refuses it (exit " << gnu << "): " << ours.out;

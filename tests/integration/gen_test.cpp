@@ -51,7 +51,7 @@ class GenTest : public ::testing::Test {
     copy_work_tree(tree_at_ref, dir);
     EXPECT_EQ(gnu_patch(dir, patch_file), 0);
     write_file(dir / "apex/npu/extra.py", "EXTRA = 1\n");
-    return snapshot(dir);
+    return tree_snapshot(dir);
   }
 
   TempDir tmp;
@@ -63,7 +63,7 @@ TEST_F(GenTest, CleanApplyEqualsGnuPatch) {
   const stdfs::path out = tmp / "out";
   const RunResult r = gen({"--ref", upstream.first, "-o", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(snapshot(out), gnu_result(upstream.at_first));
+  EXPECT_EQ(tree_snapshot(out), gnu_result(upstream.at_first));
   EXPECT_NE(r.out.find("clean"), std::string::npos) << r.out;
   EXPECT_FALSE(stdfs::exists(tmp / "out.rej"));
 }
@@ -72,15 +72,15 @@ TEST_F(GenTest, TagsAndShortShasResolveToTheSameTree) {
   ASSERT_EQ(gen({"--ref", "v1", "-o", (tmp / "by-tag").string()}).exit_code, 0);
   ASSERT_EQ(gen({"--ref", "v1-light", "-o", (tmp / "by-light-tag").string()}).exit_code, 0);
   ASSERT_EQ(gen({"--ref", upstream.first.substr(0, 8), "-o", (tmp / "by-short").string()}).exit_code, 0);
-  EXPECT_EQ(snapshot(tmp / "by-tag"), snapshot(tmp / "by-light-tag"));
-  EXPECT_EQ(snapshot(tmp / "by-tag"), snapshot(tmp / "by-short"));
+  EXPECT_EQ(tree_snapshot(tmp / "by-tag"), tree_snapshot(tmp / "by-light-tag"));
+  EXPECT_EQ(tree_snapshot(tmp / "by-tag"), tree_snapshot(tmp / "by-short"));
 }
 
 TEST_F(GenTest, OffsetAndFuzzEqualGnuPatchAndAreReported) {
   const stdfs::path out = tmp / "out";
   const RunResult r = gen({"--ref", "dev", "-o", out.string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(snapshot(out), gnu_result(upstream.at_second));
+  EXPECT_EQ(tree_snapshot(out), gnu_result(upstream.at_second));
 
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["upstream"]["commit"], upstream.second);
@@ -126,7 +126,7 @@ TEST_F(GenTest, RefusesANonEmptyOutputUnlessForced) {
 
   const RunResult forced = gen({"--ref", upstream.first, "-o", out.string(), "--force"});
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_EQ(snapshot(out), gnu_result(upstream.at_first));
+  EXPECT_EQ(tree_snapshot(out), gnu_result(upstream.at_first));
 }
 
 TEST_F(GenTest, AFailedHunkWritesNothingAndReportsEveryFailedHunk) {
@@ -143,7 +143,7 @@ TEST_F(GenTest, AFailedHunkWritesNothingAndReportsEveryFailedHunk) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("apex/amp/frontend.py"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("@@ -27,7 +27,8 @@"), std::string::npos) << r.err;
-  EXPECT_EQ(snapshot(out), (std::map<std::string, std::string>{{"old.txt", "an earlier output\n"}}));
+  EXPECT_EQ(tree_snapshot(out), (std::map<std::string, std::string>{{"old.txt", "an earlier output\n"}}));
   ASSERT_TRUE(stdfs::exists(tmp / "out.rej"));
   EXPECT_NE(read_file(tmp / "out.rej").find("nowhere 2"), std::string::npos);
 

@@ -134,9 +134,9 @@ TEST(EmptyPatch, IsANoOp) {
                                    "-o", (tmp / "out").string()},
                                   tmp / "home");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::string, std::string> expected = snapshot(repo.dir());
+  std::map<std::string, std::string> expected = tree_snapshot(repo.dir());
   std::erase_if(expected, [](const auto& kv) { return kv.first.starts_with(".git"); });
-  EXPECT_EQ(snapshot(tmp / "out"), expected);
+  EXPECT_EQ(tree_snapshot(tmp / "out"), expected);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST_F(MakePatchStatusTest, SkipsEqualFilesAndWritesWhatDiffingEveryFileWrites) 
   copy_work_tree(upstream.at_first, tmp / "gnu");
   ASSERT_EQ(gnu_patch(tmp / "gnu", tmp / "patches/npu.patch"), 0);
   copy_work_tree(tmp / "patches/overlay", tmp / "gnu");
-  EXPECT_EQ(snapshot(tmp / "gnu"), snapshot(edited));
+  EXPECT_EQ(tree_snapshot(tmp / "gnu"), tree_snapshot(edited));
 }
 
 TEST_F(MakePatchStatusTest, AnUneditedTreeGivesAnEmptyPatch) {
@@ -89,7 +89,7 @@ TEST_F(MakePatchStatusTest, AFailureLeavesNoOutput) {
   write_file(tmp / "kept/npu.patch", "old patch\n");
   write_file(tmp / "kept/overlay/old.py", "old\n");
   EXPECT_EQ(make_patch(tmp / "kept").exit_code, 1);
-  EXPECT_EQ(snapshot(tmp / "kept"), (std::map<std::string, std::string>{{"npu.patch", "old patch\n"},
+  EXPECT_EQ(tree_snapshot(tmp / "kept"), (std::map<std::string, std::string>{{"npu.patch", "old patch\n"},
                                                                         {"overlay/old.py", "old\n"}}));
 }
 

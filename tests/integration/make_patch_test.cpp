@@ -41,7 +41,7 @@ class MakePatchTest : public ::testing::Test {
 
   // The edited tree without what make-patch leaves out.
   std::map<std::string, std::string> expected() {
-    auto files = snapshot(edited);
+    auto files = tree_snapshot(edited);
     std::erase_if(files, [](const auto& kv) {
       const std::string& p = kv.first;
       return p.starts_with("build/") || p.starts_with("apex.egg-info/") ||
@@ -70,14 +70,14 @@ TEST_F(MakePatchTest, GenOfTheRegeneratedPatchReproducesTheEditedTree) {
        (tmp / "regen").string()},
       tmp / "home");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  EXPECT_EQ(snapshot(tmp / "regen"), expected());
+  EXPECT_EQ(tree_snapshot(tmp / "regen"), expected());
 }
 
 TEST_F(MakePatchTest, TheSameTreeGivesByteIdenticalOutputs) {
   ASSERT_EQ(make_patch(tmp / "one").exit_code, 0);
   ASSERT_EQ(make_patch(tmp / "two").exit_code, 0);
   EXPECT_EQ(read_file(tmp / "one/npu.patch"), read_file(tmp / "two/npu.patch"));
-  EXPECT_EQ(snapshot(tmp / "one/overlay"), snapshot(tmp / "two/overlay"));
+  EXPECT_EQ(tree_snapshot(tmp / "one/overlay"), tree_snapshot(tmp / "two/overlay"));
   const std::string patch = read_file(tmp / "one/npu.patch");
   EXPECT_EQ(patch.find("1970-"), std::string::npos) << "no timestamps";
   EXPECT_LT(patch.find("apex/__init__.py"), patch.find("apex/amp/frontend.py")) << "sorted paths";
@@ -88,7 +88,7 @@ TEST_F(MakePatchTest, GnuPatchAndGitApplyAcceptThePatch) {
   ASSERT_EQ(make_patch(out).exit_code, 0);
   auto with_overlay = [&](const stdfs::path& dir) {
     copy_work_tree(out / "overlay", dir);
-    return snapshot(dir);
+    return tree_snapshot(dir);
   };
 
   const stdfs::path gnu = tmp / "gnu";

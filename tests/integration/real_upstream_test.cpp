@@ -62,7 +62,7 @@ TEST_F(RealUpstreamTest, GenMatchesGnuPatchAtThePinnedCommit) {
 
   copy_work_tree(tmp / "pristine", tmp / "gnu");
   ASSERT_EQ(gnu_patch(tmp / "gnu", tmp / "real.patch"), 0);
-  EXPECT_EQ(snapshot(tmp / "out"), snapshot(tmp / "gnu"));
+  EXPECT_EQ(tree_snapshot(tmp / "out"), tree_snapshot(tmp / "gnu"));
 }
 
 TEST_F(RealUpstreamTest, MakePatchOfAnEditedTreeRoundTrips) {
@@ -77,7 +77,7 @@ TEST_F(RealUpstreamTest, MakePatchOfAnEditedTreeRoundTrips) {
        (tmp / "patches/overlay").string(), "-o", (tmp / "regen").string()},
       tmp / "home");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  EXPECT_EQ(snapshot(tmp / "regen"), snapshot(tmp / "edited"));
+  EXPECT_EQ(tree_snapshot(tmp / "regen"), tree_snapshot(tmp / "edited"));
 }
 
 TEST_F(RealUpstreamTest, TheBundledPatchAndOverlayApply) {

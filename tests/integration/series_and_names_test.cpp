@@ -61,7 +61,7 @@ TEST_F(SeriesAndNamesTest, GenAppliesAConcatenatedSeriesAsGnuPatchDoes) {
 
   copy_work_tree(pristine, tmp / "gnu");
   ASSERT_EQ(gnu_patch(tmp / "gnu", tmp / "series.patch"), 0);
-  EXPECT_EQ(snapshot(tmp / "out"), snapshot(tmp / "gnu"));
+  EXPECT_EQ(tree_snapshot(tmp / "out"), tree_snapshot(tmp / "gnu"));
   EXPECT_EQ(read_file(tmp / "out/apex/npu.py"), "DEVICE = 'npu'\nCOUNT = 8\n");
 }
 
@@ -97,18 +97,18 @@ TEST_F(SeriesAndNamesTest, SpecialNamesRoundTripThroughMakePatchAndGen) {
                                        (tmp / "patches/overlay").string(), "-o", (tmp / "regen").string()},
                                       tmp / "home");
   ASSERT_EQ(regen.exit_code, 0) << regen.err;
-  EXPECT_EQ(snapshot(tmp / "regen"), snapshot(tmp / "edited"));
+  EXPECT_EQ(tree_snapshot(tmp / "regen"), tree_snapshot(tmp / "edited"));
 
   copy_work_tree(pristine, tmp / "gnu");
   ASSERT_EQ(gnu_patch(tmp / "gnu", tmp / "patches/npu.patch"), 0);
   copy_work_tree(tmp / "patches/overlay", tmp / "gnu");
-  EXPECT_EQ(snapshot(tmp / "gnu"), snapshot(tmp / "edited")) << "GNU patch";
+  EXPECT_EQ(tree_snapshot(tmp / "gnu"), tree_snapshot(tmp / "edited")) << "GNU patch";
 
   copy_work_tree(pristine, tmp / "git");
   const RunResult git = run_process("git", {"apply", (tmp / "patches/npu.patch").string()}, {}, tmp / "git");
   ASSERT_EQ(git.exit_code, 0) << git.err;
   copy_work_tree(tmp / "patches/overlay", tmp / "git");
-  EXPECT_EQ(snapshot(tmp / "git"), snapshot(tmp / "edited")) << "git apply";
+  EXPECT_EQ(tree_snapshot(tmp / "git"), tree_snapshot(tmp / "edited")) << "git apply";
 }
 
 }  // namespace

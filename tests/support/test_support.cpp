@@ -112,3 +112,13 @@ std::map<std::string, std::string> snapshot(const stdfs::path& root) {
 }
 
 }  // namespace apexnpu::test
+
+namespace apexnpu::test {
+
+std::map<std::string, std::string> tree_snapshot(const stdfs::path& root) {
+  std::map<std::string, std::string> files = snapshot(root);
+  files.erase(".apexnpu-gen.json");
+  return files;
+}
+
+}  // namespace apexnpu::test

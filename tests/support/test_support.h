@@ -41,5 +41,8 @@ std::string read_file(const stdfs::path& path);
 // Every file under `root` by relative path: content, or "-> target" for a symlink, plus "*" in
 // front for an executable. Directories are implied. Written independently of apexnpu's fs layer.
 std::map<std::string, std::string> snapshot(const stdfs::path& root);
+// The same without the record gen writes at the root of every tree it makes (.apexnpu-gen.json),
+// for comparing gen's trees with trees made otherwise.
+std::map<std::string, std::string> tree_snapshot(const stdfs::path& root);
 
 }  // namespace apexnpu::test

@@ -14,16 +14,20 @@
 #include "commands/gen.h"
 #include "compile/compiler.h"
 #include "fs/file_io.h"
+#include "fs/output_guard.h"
+#include "fs/tree_io.h"
 #include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/runtime_build_config.h"
 #include "compile/runtime_registry.h"
+#include "core/child_group.h"
 #include "core/sha256.h"
 #include "core/subprocess.h"
 #include "core/data_dir.h"
 #include "core/error.h"
 #include "manifest/build_manifest.h"
 #include "manifest/compat_matrix.h"
+#include "manifest/tree_marker.h"
 #include "wheel/manylinux.h"
 #include "wheel/package_files.h"
 #include "wheel/pep440.h"
@@ -52,7 +56,9 @@ constexpr const char* kEmulatorName = "torch_npu_emulator";
 // The apex package's files (path -> bytes) and where the tree came from.
 struct ApexSources {
   wheel::WheelFiles files;
-  std::optional<std::string> upstream_url, upstream_commit;
+  std::string tree_source;                      // "gen", "--tree", "--allow-foreign-tree"
+  std::optional<manifest::TreeMarker> marker;   // what gen recorded; none for a foreign tree
+  std::optional<bool> modified;                 // the tree's files changed since gen wrote them
 };
 
 void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& cb) {
@@ -60,23 +66,54 @@ void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& 
     if (cb.warn) cb.warn(fmt::format("{}: symbolic link left out of the wheel", s));
 }
 
-// From --tree, or from gen run in memory when there is none.
-ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) {
+// A --tree: gen's output (its marker says what it was made from, and whether it was edited
+// since is found by its digest), or with --allow-foreign-tree any tree holding apex/.
+ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) {
+  const fs::path& tree = *o.tree;
   ApexSources apex;
-  if (o.tree) {
-    const wheel::PackageSelection package = wheel::select_package_files(*o.tree);
+  const fs::path marker_path = tree / manifest::kTreeMarkerName;
+  const std::optional<std::string> marker_text = try_read_file(marker_path);
+  if (!marker_text) {
+    std::error_code ec;
+    if (fs::is_directory(tree, ec) && !o.allow_foreign_tree)
+      throw Error(fmt::format("--tree {} was not made by `apexnpu gen`: it has no {}, so nothing "
+                              "says which upstream, patch and overlay it holds",
+                              tree.string(), manifest::kTreeMarkerName),
+                  "make the tree with `apexnpu gen -o DIR` (and edit it there), or pass "
+                  "--allow-foreign-tree to build it anyway (the manifest then says so)");
+    const wheel::PackageSelection package = wheel::select_package_files(tree);
     warn_skipped(package, cb);
-    for (const auto& rel : package.files) apex.files[rel] = read_file(*o.tree / rel);
+    for (const auto& rel : package.files) apex.files[rel] = read_file(tree / rel);
+    apex.tree_source = "--allow-foreign-tree";
     return apex;
   }
+  apex.marker = manifest::parse_tree_marker(*marker_text, marker_path.string());
+  const FileTree files = apexnpu::fs::read_tree(tree, apexnpu::fs::default_excludes());
+  apex.modified = manifest::tree_files_digest(files) != apex.marker->files_digest;
+  const wheel::PackageSelection package =
+      wheel::select_package_files(files, fmt::format("--tree {}", tree.string()));
+  warn_skipped(package, cb);
+  for (const auto& rel : package.files) apex.files[rel] = files.at(rel).content;
+  apex.tree_source = "--tree";
+  return apex;
+}
+
+// From --tree, or from gen run in memory when there is none; -o is refused where it would
+// write into what is read.
+ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) {
+  if (o.tree) return collect_tree_files(o, cb);
+  ApexSources apex;
   GenOptions gen;
   gen.upstream = o.upstream;
-  GenOutcome generated = generate_tree(gen, {cb.detail}, std::nullopt);
-  apex.upstream_url = generated.result.upstream.url;
-  apex.upstream_commit = generated.result.upstream.commit;
+  GenInputs inputs = read_gen_inputs(gen, {cb.detail});
+  apexnpu::fs::refuse_output_over_inputs(o.output, "-o", inputs.read_paths());
+  GenOutcome generated = apply_gen_inputs(std::move(inputs), gen, std::nullopt);
+  apex.marker = generated.marker;
+  apex.modified = false;
+  apex.tree_source = "gen";
   const wheel::PackageSelection package = wheel::select_package_files(
-      generated.tree,
-      fmt::format("the tree gen made from {} at {}", *apex.upstream_url, *apex.upstream_commit));
+      generated.tree, fmt::format("the tree gen made from {} at {}", generated.marker.upstream_url,
+                                  generated.marker.upstream_commit));
   warn_skipped(package, cb);
   for (const auto& rel : package.files) apex.files[rel] = generated.tree.at(rel).content;
   return apex;
@@ -263,14 +300,15 @@ manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext
   m.wheel_name = "apex";
   m.wheel_version = ctx.version;
   m.wheel_file = wheel::wheel_file_name("apex", ctx.version, tag);
-  m.tree_source = o.tree ? "--tree" : "gen";
-  m.upstream_url = apex.upstream_url;
-  m.upstream_commit = apex.upstream_commit;
-  std::error_code ec;
-  const fs::path patch = bundled_patch_file();
-  if (fs::is_regular_file(patch, ec)) m.patch_sha256 = sha256_hex(read_file(patch));
-  const fs::path overlay = bundled_overlay_dir();
-  if (fs::is_directory(overlay, ec)) m.overlay_digest = manifest::directory_digest(overlay.string());
+  // What the tree was made from, as gen recorded it; nothing is assumed of a foreign tree.
+  m.tree_source = apex.tree_source;
+  if (apex.marker) {
+    m.upstream_url = apex.marker->upstream_url;
+    m.upstream_commit = apex.marker->upstream_commit;
+    m.patch_sha256 = apex.marker->patch_sha256;
+    m.overlay_digest = apex.marker->overlay_digest;
+  }
+  m.tree_modified = apex.modified;
   m.python_version = py.info.version;
   m.python_implementation = py.info.implementation;
   m.python_tag = py.tag.python;
@@ -517,6 +555,9 @@ nlohmann::json BuildResult::to_json() const {
 
 BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = check_options(o);
+  if (o.tree) apexnpu::fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
+  // Every compiler, linker and probe this build starts dies with it, however it ends.
+  const ChildGroup children;
   const std::vector<BuildTarget> targets =
       resolve_targets(o.target, o.python, runtime_source_dir(), cb.warn, cb.detail);
   // Read everything before anything is compiled or written.

@@ -21,6 +21,7 @@ struct BuildOptions {
   std::string python;                          // --python: "", "all", or 3.N / paths, comma-separated
   std::string target;                          // --target: "", or x86_64 / aarch64, comma-separated
   std::optional<std::filesystem::path> tree;   // --tree: an Apex tree written by gen
+  bool allow_foreign_tree = false;             // --allow-foreign-tree: a --tree gen did not make
   git::UpstreamRequest upstream;               // without --tree: what gen reads (--upstream,
                                                // --ref, --offline, --clone-cache)
   std::filesystem::path output = "dist";       // -o

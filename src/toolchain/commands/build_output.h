@@ -1,12 +1,14 @@
 #pragma once
-// The build's output directory, filled atomically: everything is written into a staging folder
-// beside -o and moved in only when complete. On failure (or any exception) the staging folder
-// and any parent folders this build created are removed, so -o is left as it was.
+// The build's output directory, filled atomically (fs/directory_update.h): everything is
+// written into a staging folder beside -o and put in place together when complete; a build
+// killed before that leaves -o as it was, one killed while putting it in place is finished by
+// the next build into -o. On failure (or any exception) the staging folder and any parent
+// folders this build created are removed.
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "fs/file_io.h"
+#include "fs/directory_update.h"
 
 namespace apexnpu::commands {
 
@@ -14,23 +16,17 @@ class BuildOutput {
  public:
   // Creates the staging folder; throws Error naming -o when it cannot be written.
   explicit BuildOutput(const std::filesystem::path& out_dir);
-  BuildOutput(const BuildOutput&) = delete;
-  BuildOutput& operator=(const BuildOutput&) = delete;
-  ~BuildOutput();
 
   // Where to write the item called `name` (a file or folder) before commit.
-  std::filesystem::path staged(const std::string& name) const;
+  std::filesystem::path staged(const std::string& name) const { return update_.staged(name); }
   // Scratch space inside the staging folder, never moved into -o.
-  std::filesystem::path scratch() const;
-  // Moves the named items into -o, replacing same-named ones. Returns their final paths.
+  std::filesystem::path scratch() const { return update_.scratch(); }
+  // Moves the named items into -o together, replacing same-named ones. Returns their final paths.
   std::vector<std::filesystem::path> commit(const std::vector<std::string>& names);
-  const std::filesystem::path& out_dir() const { return out_; }
+  const std::filesystem::path& out_dir() const { return update_.dir(); }
 
  private:
-  std::filesystem::path out_;
-  std::filesystem::path created_ancestor_;  // first folder we created above -o, if any
-  TempDir staging_;
-  bool committed_ = false;
+  fs::DirectoryUpdate update_;
 };
 
 }  // namespace apexnpu::commands

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 #include <system_error>
 
 #include "commands/phase_timer.h"
@@ -10,8 +11,12 @@
 #include "commands/upstream_report.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/sha256.h"
+#include "fs/directory_update.h"
 #include "fs/file_io.h"
+#include "fs/staging.h"
 #include "fs/tree_io.h"
+#include "manifest/build_manifest.h"
 #include "patch/patch_engine.h"
 
 namespace apexnpu::commands {
@@ -133,7 +138,7 @@ GenOutcome keep_rejects(patch::ApplyResult& applied, GenResult result) {
     applied.tree[rej] = FileEntry{file.rejects, FileKind::regular};
     result.rejects->push_back(rej);
   }
-  GenOutcome outcome{std::move(applied.tree), std::move(result), 0, {}};
+  GenOutcome outcome{std::move(applied.tree), {}, std::move(result), 0, {}};
   outcome.failed_hunks = count_failed_hunks(applied);
   outcome.failures = describe_failures(applied, outcome.result.patch.filename().string());
   return outcome;
@@ -179,36 +184,66 @@ nlohmann::json GenResult::to_json() const {
   return j;
 }
 
-GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
-                         const std::optional<stdfs::path>& reject_file) {
-  PhaseTimer timer;
-  // The patch and the overlay first: a patch that does not parse fails before the upstream is
-  // fetched or read.
-  const stdfs::path patch_file = options.patch_file.value_or(bundled_patch_file());
-  const patch::PatchSet patch_set =
-      patch::parse_patch(read_file(patch_file), patch_file.string(), 1);
-  const stdfs::path overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
-  std::optional<FileTree> overlay;
-  if (!options.no_overlay) overlay = read_overlay(overlay_dir);
-  timer.mark("read_patch_and_overlay");
+std::vector<fs::ReadPath> GenInputs::read_paths() const {
+  std::vector<fs::ReadPath> paths{{patch_file, "the patch"}};
+  if (overlay) paths.push_back({overlay_dir, "the overlay"});
+  for (const auto& dir : upstream.read_dirs) paths.push_back({dir, "the upstream repository"});
+  return paths;
+}
 
-  git::UpstreamTree upstream = git::read_upstream(with_pinned_defaults(options.upstream));
-  timer.mark("read_upstream");
+GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbacks) {
+  GenInputs inputs;
+  // A make-patch killed while it replaced the pair: read the pair it committed to, never a mix.
+  inputs.patch_file = options.patch_file.value_or(bundled_patch_file());
+  const std::string patch_text = read_file(fs::committed_entry(inputs.patch_file));
+  inputs.patch_sha256 = sha256_hex(patch_text);
+  inputs.patch_set = patch::parse_patch(patch_text, inputs.patch_file.string(), 1);
+  inputs.overlay_dir = options.overlay_dir.value_or(bundled_overlay_dir());
+  if (!options.no_overlay) inputs.overlay = read_overlay(fs::committed_entry(inputs.overlay_dir));
+  inputs.timer.mark("read_patch_and_overlay");
+
+  inputs.upstream = git::read_upstream(with_pinned_defaults(options.upstream));
+  inputs.timer.mark("read_upstream");
   if (callbacks.detail)
-    callbacks.detail(fmt::format("upstream {} at {}: {} files", upstream.url, upstream.commit,
-                                 upstream.tree.size()));
+    callbacks.detail(fmt::format("upstream {} at {}: {} files", inputs.upstream.url,
+                                 inputs.upstream.commit, inputs.upstream.tree.size()));
+  return inputs;
+}
 
+GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
+                            const std::optional<stdfs::path>& reject_file) {
+  PhaseTimer& timer = inputs.timer;
+  if (inputs.upstream.tree.contains(manifest::kTreeMarkerName) ||
+      (inputs.overlay && inputs.overlay->contains(manifest::kTreeMarkerName)))
+    throw Error(fmt::format("upstream or the overlay has a file named {}, the name gen gives its "
+                            "record of what a tree was made from",
+                            manifest::kTreeMarkerName),
+                "rename that file: gen writes its own there");
+  manifest::TreeMarker marker;
+  marker.apexnpu_version = APEXNPU_VERSION;
+  marker.upstream_url = inputs.upstream.url;
+  marker.upstream_commit = inputs.upstream.commit;
+  marker.patch_sha256 = inputs.patch_sha256;
+  if (inputs.overlay) {
+    std::map<std::string, std::string> files;
+    for (const auto& [path, entry] : *inputs.overlay) files.emplace(path, entry.content);
+    marker.overlay_digest = manifest::files_digest(files);
+  }
   GenResult result;
-  result.upstream = describe_upstream(upstream);
-  result.patch = patch_file;
-  patch::ApplyResult applied = patch::apply_patch(patch_set, std::move(upstream.tree));
+  result.upstream = describe_upstream(inputs.upstream);
+  result.patch = inputs.patch_file;
+  patch::ApplyResult applied = patch::apply_patch(inputs.patch_set, std::move(inputs.upstream.tree));
   timer.mark("apply_patch");
   result.files = applied.files;
   if (!applied.ok && options.keep_rejects) {
     GenOutcome outcome = keep_rejects(applied, std::move(result));
-    if (overlay)
-      outcome.result.overlay_files = add_overlay(outcome.tree, std::move(*overlay), overlay_dir);
+    if (inputs.overlay)
+      outcome.result.overlay_files =
+          add_overlay(outcome.tree, std::move(*inputs.overlay), inputs.overlay_dir);
     outcome.result.timings = timer.timings();
+    marker.failed_hunks = outcome.failed_hunks;
+    marker.files_digest = manifest::tree_files_digest(outcome.tree);
+    outcome.marker = std::move(marker);
     return outcome;
   }
   if (!applied.ok) {
@@ -216,13 +251,19 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
     fail_patch(applied, result, reject_file);
   }
 
-  if (overlay) {
-    result.overlay_files = add_overlay(applied.tree, std::move(*overlay), overlay_dir);
-    result.overlay = overlay_dir;
+  if (inputs.overlay) {
+    result.overlay_files = add_overlay(applied.tree, std::move(*inputs.overlay), inputs.overlay_dir);
+    result.overlay = inputs.overlay_dir;
     timer.mark("overlay");
   }
   result.timings = timer.timings();
-  return {std::move(applied.tree), std::move(result), 0, {}};
+  marker.files_digest = manifest::tree_files_digest(applied.tree);
+  return {std::move(applied.tree), std::move(marker), std::move(result), 0, {}};
+}
+
+GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
+                         const std::optional<stdfs::path>& reject_file) {
+  return apply_gen_inputs(read_gen_inputs(options, callbacks), options, reject_file);
 }
 
 GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
@@ -230,11 +271,16 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
     throw UsageError("--keep-rejects writes the tree; --check writes nothing",
                      "pass one of them");
   const stdfs::path output = normalised_output(options.output);
-  if (!options.check && !options.force) refuse_non_empty_output(output);
 
   std::optional<stdfs::path> reject_file;
   if (!options.check) reject_file = stdfs::path(output.string() + ".rej");
-  GenOutcome outcome = generate_tree(options, callbacks, reject_file);
+  GenInputs inputs = read_gen_inputs(options, callbacks);
+  if (!options.check) {
+    fs::refuse_output_over_inputs(output, "-o", inputs.read_paths());
+    fs::refuse_output_over_inputs(*reject_file, "the reject report (beside -o)", inputs.read_paths());
+    if (!options.force) refuse_non_empty_output(output);
+  }
+  GenOutcome outcome = apply_gen_inputs(std::move(inputs), options, reject_file);
 
   GenResult& result = outcome.result;
   result.check = options.check;
@@ -242,6 +288,7 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   if (options.check) return result;
 
   PhaseTimer timer;
+  outcome.tree[manifest::kTreeMarkerName] = FileEntry{manifest::marker_text(outcome.marker), FileKind::regular};
   fs::write_tree_atomically(outcome.tree, output,
                             options.force ? fs::ReplaceMode::replace
                                           : fs::ReplaceMode::refuse_non_empty);
@@ -251,6 +298,7 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   // A reject report from an earlier failed run describes a patch that now applies.
   std::error_code ec;
   stdfs::remove(*reject_file, ec);
+  fs::remove_stale_staging(*reject_file);
   if (outcome.failed_hunks > 0) {
     std::string message = fmt::format(
         "{} hunk(s) of {} did not apply; {} was written with the hunks that did, and each "

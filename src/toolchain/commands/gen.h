@@ -11,7 +11,9 @@
 #include "commands/phase_timer.h"
 #include "commands/upstream_report.h"
 #include "core/file_tree.h"
+#include "fs/output_guard.h"
 #include "git/upstream.h"
+#include "manifest/tree_marker.h"
 #include "patch/patch_engine.h"
 
 namespace apexnpu::commands {
@@ -57,11 +59,34 @@ struct GenResult : PatchReport {
 
 // The patched tree in memory plus how it was made.
 struct GenOutcome {
-  FileTree tree;
+  FileTree tree;                 // without its marker (run_gen adds it when it writes the tree)
+  manifest::TreeMarker marker;   // what the tree was made from
   GenResult result;              // check, tree_files and output are left to run_gen
   std::size_t failed_hunks = 0;  // only with keep_rejects: the tree then holds their .rej files
   std::string failures;          // the failed hunks, described for the error message
 };
+
+// What gen reads, before anything is applied or written: the patch (parsed), the overlay and
+// upstream's tree.
+struct GenInputs {
+  std::filesystem::path patch_file;
+  patch::PatchSet patch_set;
+  std::filesystem::path overlay_dir;
+  std::optional<FileTree> overlay;  // none with --no-overlay
+  std::string patch_sha256;         // of the patch file read
+  git::UpstreamTree upstream;
+  PhaseTimer timer;
+  // Every path read: what no output may be, hold or lie inside.
+  std::vector<fs::ReadPath> read_paths() const;
+};
+
+// Reads the patch and the overlay first (a patch that does not parse fails before upstream is
+// fetched or read), then upstream.
+GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbacks);
+
+// Applies the patch and the overlay to upstream's tree, in memory; see generate_tree.
+GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
+                            const std::optional<std::filesystem::path>& reject_file);
 
 // Reads upstream, applies the patch and the overlay, all in memory. Throws apexnpu::Error with
 // every failed hunk in the message (and the PatchReport in Error::result()) when the patch
@@ -70,8 +95,8 @@ struct GenOutcome {
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
                          const std::optional<std::filesystem::path>& reject_file);
 
-// The whole command: generate_tree, then (unless --check) write the tree to options.output
-// atomically. On failure nothing is written to options.output; the rejects go to <output>.rej.
+// The whole command: generate_tree, then (unless --check) write the tree, with its marker
+// (manifest/tree_marker.h), to options.output atomically. On failure nothing is written to options.output; the rejects go to <output>.rej.
 // With keep_rejects the tree with its .rej files is written, then Error names what failed.
 GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks = {});
 

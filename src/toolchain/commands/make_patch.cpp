@@ -11,39 +11,32 @@
 #include "commands/upstream_defaults.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
+#include "fs/directory_update.h"
 #include "fs/file_io.h"
+#include "fs/output_guard.h"
 #include "fs/tree_io.h"
+#include "manifest/tree_marker.h"
 
 namespace apexnpu::commands {
 namespace stdfs = std::filesystem;
 
 namespace {
 
-// The output directory, made if missing; the directories it made are removed again if the
-// command fails before keep(), so a failed make-patch leaves no trace.
-class OutputDirectory {
- public:
-  explicit OutputDirectory(const stdfs::path& path) {
-    std::error_code ec;
-    for (stdfs::path p = stdfs::absolute(path, ec);
-         !ec && p.has_relative_path() && !stdfs::exists(p, ec); p = p.parent_path())
-      made_.push_back(p);
-    stdfs::create_directories(path, ec);
-    if (ec)
-      throw Error(fmt::format("cannot create the output directory {}: {}", path.string(),
-                              ec.message()));
-  }
-  ~OutputDirectory() {
-    std::error_code ec;
-    for (const auto& dir : made_) stdfs::remove(dir, ec);  // innermost first; only if empty
-  }
-  OutputDirectory(const OutputDirectory&) = delete;
-  OutputDirectory& operator=(const OutputDirectory&) = delete;
-  void keep() { made_.clear(); }
-
- private:
-  std::vector<stdfs::path> made_;  // innermost first
-};
+// gen writes regular files only (it refuses a link in the overlay), so a link that differs from
+// upstream has no place in npu.patch or overlay/: it is refused by name, before anything is
+// written, instead of breaking the round trip.
+void refuse_symlinks(const stdfs::path& root, const FileTree& edited, const TreeStatus& diff) {
+  std::string links;
+  for (const auto* paths : {&diff.changed, &diff.added})
+    for (const std::string& path : *paths)
+      if (edited.at(path).kind == FileKind::symlink)
+        links += fmt::format("\n  {} -> {}", (root / path).string(), edited.at(path).content);
+  if (!links.empty())
+    throw Error(fmt::format("the edited tree holds symlinks, which npu.patch and overlay/ cannot "
+                            "carry (gen writes regular files only):{}",
+                            links),
+                "replace each with the file it points to, or leave it out with --exclude");
+}
 
 }  // namespace
 
@@ -66,34 +59,46 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   if (!stdfs::is_directory(options.tree, ec))
     throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
                      "pass the edited Apex tree, e.g. one written by `apexnpu gen`");
+  // Before anything is read: -o inside --tree would take in its own previous output.
+  std::vector<fs::ReadPath> inputs{{options.tree, "the edited tree (--tree)"}};
+  fs::refuse_output_over_inputs(options.output, "-o", inputs);
 
   PhaseTimer timer;
   std::vector<std::string> excludes = fs::default_excludes();
   excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
   // The edited tree is read and hashed by a few threads while upstream's tree objects are read on
   // this one; no upstream blob is inflated until it is known to differ.
+  // gen's record of what the tree was made from is never part of the edit.
+  std::vector<std::string> read_excludes = excludes;
+  read_excludes.push_back(manifest::kTreeMarkerName);
   std::future<HashedTree> edited_tree = std::async(
-      std::launch::async, [&] { return read_hashed_tree(options.tree, excludes); });
+      std::launch::async, [&] { return read_hashed_tree(options.tree, read_excludes); });
   const git::UpstreamTree upstream =
       git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
   HashedTree edited = edited_tree.get();
   timer.mark("read_upstream_and_tree");
+  for (const auto& dir : upstream.read_dirs) inputs.push_back({dir, "the upstream repository"});
+  fs::refuse_output_over_inputs(options.output, "-o", inputs);
 
   timer.restart();
-  const TreeStatus diff = compare_with_commit(upstream.blobs, edited, excludes);
+  const TreeStatus diff = compare_with_commit(upstream.blobs, edited, read_excludes);
+  refuse_symlinks(options.tree, edited.files, diff);
   FileTree overlay;
   for (const std::string& path : diff.added) overlay.insert(edited.files.extract(path));
   if (callbacks.detail)
     callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(),
                                  diff.deleted.size(), diff.added.size()));
 
-  // The overlay is written beside its place while the patch is diffed (neither needs the other),
-  // and put in place only once the patch is written.
+  // npu.patch and overlay/ are staged beside -o (the overlay while the patch is diffed: neither
+  // needs the other) and put in place together: -o holds the old pair or the new one.
+  fs::DirectoryUpdate output(options.output);
   const stdfs::path patch_file = options.output / "npu.patch";
   const stdfs::path overlay_dir = options.output / "overlay";
-  OutputDirectory output(options.output);
-  std::future<fs::StagedTree> staged_overlay = std::async(std::launch::async, [&] {
-    return fs::StagedTree(overlay, overlay_dir, fs::ReplaceMode::replace);
+  std::future<void> staged_overlay = std::async(std::launch::async, [&] {
+    const stdfs::path dir = output.staged("overlay");
+    stdfs::create_directory(dir);
+    stdfs::permissions(dir, stdfs::perms(0755));
+    fs::create_tree(overlay, dir);
   });
   std::vector<std::string> patched_paths = diff.changed;
   patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
@@ -101,12 +106,10 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   timer.mark("diff");
 
   timer.restart();
-  fs::StagedTree overlay_tree = staged_overlay.get();
-  // Not synced, like the overlay beside it: syncing one of the two would not make the pair
-  // durable, and the renames already make each appear whole or not at all.
-  write_file_atomic(patch_file, patch_text, kFileMode, Durability::renamed);
-  overlay_tree.commit();
-  output.keep();
+  staged_overlay.get();
+  // Not synced, like the overlay beside it: the renames make the pair appear whole or not at all.
+  write_file_atomic(output.staged("npu.patch"), patch_text, kFileMode, Durability::renamed);
+  output.commit({"npu.patch", "overlay"});
   timer.mark("write");
 
   return {describe_upstream(upstream), options.tree, patch_file, overlay_dir, diff.changed,

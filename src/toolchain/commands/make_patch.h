@@ -38,8 +38,8 @@ struct MakePatchResult {
   nlohmann::json to_json() const;  // the --json document
 };
 
-// Writes <output>/npu.patch and replaces <output>/overlay, each atomically. Deterministic: the
-// same tree gives byte-identical outputs.
+// Replaces <output>/npu.patch and <output>/overlay together (fs/directory_update.h): the old pair
+// or the new one, never a mix. Deterministic: the same tree gives byte-identical outputs.
 MakePatchResult run_make_patch(const MakePatchOptions& options,
                               const MakePatchCallbacks& callbacks = {});
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -58,6 +59,23 @@ std::vector<std::string> parse_depfile(const std::string& text) {
   return deps;
 }
 
+namespace {
+
+// Scratch files and folders in tmp/ are named <pid>-...: those of builds that are gone (killed
+// mid-compile) are removed.
+void remove_scratch_of_gone_builds(const fs::path& tmp) {
+  std::error_code ec;
+  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    const long pid = std::strtol(it->path().filename().c_str(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+}
+
+}  // namespace
+
 // Absolute: the compiler runs in the runtime's folder and is handed paths into the cache.
 ObjectCache::ObjectCache(fs::path root) : root_(fs::absolute(root).lexically_normal()) {
   std::error_code ec;
@@ -68,6 +86,7 @@ ObjectCache::ObjectCache(fs::path root) : root_(fs::absolute(root).lexically_nor
                               ec.message()),
                   "pass --object-cache DIR, or set XDG_CACHE_HOME to a writable directory");
   }
+  remove_scratch_of_gone_builds(root_ / "tmp");
 }
 
 fs::path ObjectCache::scratch_path(const std::string& extension) const {

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/child_group.h"
+
 extern char** environ;
 
 namespace apexnpu {
@@ -53,6 +55,23 @@ class SpawnActions {
 
  private:
   posix_spawn_file_actions_t a_;
+};
+
+// The child joins the active ChildGroup (whose watchdog kills it if this process dies), if any.
+class SpawnAttributes {
+ public:
+  SpawnAttributes() {
+    posix_spawnattr_init(&a_);
+    if (const pid_t group = active_child_group(); group > 0) {
+      posix_spawnattr_setpgroup(&a_, group);
+      posix_spawnattr_setflags(&a_, POSIX_SPAWN_SETPGROUP);
+    }
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&a_); }
+  posix_spawnattr_t* get() { return &a_; }
+
+ private:
+  posix_spawnattr_t a_;
 };
 
 // Reads both pipes until both are closed, so neither can fill up and block the child.
@@ -101,8 +120,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  SpawnAttributes attributes;
   pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ);
+  const int rc = ::posix_spawnp(&pid, args[0], actions.get(), attributes.get(), args.data(), environ);
   out.write.reset();
   err.write.reset();
   if (rc != 0) {

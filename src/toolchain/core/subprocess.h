@@ -1,6 +1,8 @@
 #pragma once
 // Runs a program (posix_spawnp, no shell) and captures what it prints. Used for the compiler,
-// the linker and the Python probe; stdin is /dev/null so nothing ever waits for input.
+// the linker and the Python probe; stdin is /dev/null so nothing ever waits for input. While a
+// ChildGroup lives (core/child_group.h), the program runs in its process group and dies with
+// this process.
 #include <string>
 #include <vector>
 

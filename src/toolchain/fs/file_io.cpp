@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "fs/temp_path.h"
+#include "fs/staging.h"
 #include "fs/unique_fd.h"
 
 namespace apexnpu {
@@ -67,24 +67,14 @@ std::optional<std::string> try_read_file(const stdfs::path& path) {
 void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::perms perms,
                        Durability durability) {
   const stdfs::path parent = path.parent_path().empty() ? stdfs::path(".") : path.parent_path();
-  std::string pattern = fs::temp_pattern_beside(path);
-  fs::UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC));
-  if (!fd)
-    throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()),
-                "check that the directory exists and is writable");
-  const stdfs::path temp = pattern;
-  try {
-    fs::write_all(fd.get(), bytes, path);
-    ::fchmod(fd.get(), static_cast<mode_t>(perms));
-    if (durability == Durability::synced && ::fsync(fd.get()) != 0)
-      throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()));
-    fd.reset();
-    if (::rename(temp.c_str(), path.c_str()) != 0)
-      throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()));
-  } catch (...) {
-    ::unlink(temp.c_str());
-    throw;
-  }
+  fs::StagingFile temp(path);  // removed on any failure; a killed run's is removed by the next
+  fs::write_all(temp.fd(), bytes, path);
+  ::fchmod(temp.fd(), static_cast<mode_t>(perms));
+  if (durability == Durability::synced && ::fsync(temp.fd()) != 0)
+    throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()));
+  if (::rename(temp.path().c_str(), path.c_str()) != 0)
+    throw Error(fmt::format("cannot write {}: {}", path.string(), errno_text()));
+  temp.close_and_keep();
   if (durability == Durability::synced) fsync_directory(parent);
 }
 
@@ -95,16 +85,26 @@ std::string unique_suffix() {
                      counter.fetch_add(1));
 }
 
+namespace {
+
+// Best effort: never follows symlinks, ignores errors.
+void remove_tree_quietly(const stdfs::path& path) noexcept {
+  std::error_code ec;
+  stdfs::remove_all(path, ec);
+}
+
+}  // namespace
+
 TempDir& TempDir::operator=(TempDir&& o) noexcept {
   if (this != &o) {
-    if (!path_.empty()) fs::remove_tree_quietly(path_);
+    if (!path_.empty()) remove_tree_quietly(path_);
     path_ = std::exchange(o.path_, {});
   }
   return *this;
 }
 
 TempDir::~TempDir() {
-  if (!path_.empty()) fs::remove_tree_quietly(path_);
+  if (!path_.empty()) remove_tree_quietly(path_);
 }
 
 namespace fs {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <system_error>
@@ -18,7 +19,7 @@
 #include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
-#include "fs/temp_path.h"
+#include "fs/staging.h"
 #include "fs/unique_fd.h"
 
 namespace apexnpu::fs {
@@ -153,24 +154,36 @@ bool is_excluded(std::string_view relative_path, const std::vector<std::string>&
   return false;
 }
 
+void create_tree(const FileTree& tree, const stdfs::path& root) {
+  check_tree_paths(tree);
+  TreeCreator(root).create(tree);
+}
+
 StagedTree::StagedTree(const FileTree& tree, stdfs::path target, ReplaceMode mode)
     : target_(std::move(target)), mode_(mode) {
   check_tree_paths(tree);
   check_target(target_, mode_);
-  staging_ = std::make_unique<TempDirBeside>(target_);
+  remove_stale_staging(target_);
+  staging_ = std::make_unique<StagingDir>(target_);
   ::chmod(staging_->path().c_str(), 0755);
   TreeCreator(staging_->path()).create(tree);
 }
 
 void StagedTree::commit() {
-  if (staging_->path().empty()) throw Error(fmt::format("{} was already put in place", target_.string()));
+  if (!staging_) throw Error(fmt::format("{} was already put in place", target_.string()));
   const stdfs::path& staged = staging_->path();
   if (!check_target(target_, mode_)) {
     if (::rename(staged.c_str(), target_.c_str()) != 0)
       throw Error(fmt::format("cannot move the output into {}: {}", target_.string(), errno_text()));
+    staging_->release();
+  } else if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0) {
+    // One exchange: the new tree is in place, the old one where the new was, removed with it.
+  } else if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
+    throw Error(fmt::format("cannot move the output into {}: {}", target_.string(), errno_text()));
   } else {
-    // Old output aside, new one in, old one removed: the target is never missing or half made.
-    TempDirBeside aside(target_);
+    // No exchange on this file system: old output aside, new one in. Killed between the two,
+    // the next run puts the old one back (remove_stale_staging).
+    StagingDir aside(target_, StagingKind::aside);
     if (::rename(target_.c_str(), aside.path().c_str()) != 0)
       throw Error(fmt::format("cannot move the old {} aside: {}", target_.string(), errno_text()));
     if (::rename(staged.c_str(), target_.c_str()) != 0) {
@@ -178,8 +191,9 @@ void StagedTree::commit() {
       ::rename(aside.path().c_str(), target_.c_str());
       throw Error(fmt::format("cannot move the output into {}: {}", target_.string(), why));
     }
+    staging_->release();
   }
-  staging_->release();
+  staging_.reset();
   // No fsync here: the files themselves are not synced either (as git checkout does not); the
   // renames only make the result appear whole or not at all.
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/file_tree.h"
-#include "fs/temp_path.h"
+#include "fs/staging.h"
 
 namespace apexnpu::fs {
 
@@ -32,16 +32,19 @@ FileTree read_tree(const std::filesystem::path& root, const std::vector<std::str
 
 enum class ReplaceMode { refuse_non_empty, replace };
 
-// Writes `tree` as the directory `target`: into a temporary directory beside it, then renamed
+// Writes `tree` as the directory `target`: into a staging directory beside it, then renamed
 // into place. An existing empty directory is replaced; a non-empty one only with
-// ReplaceMode::replace (the old one is moved aside and removed after the rename). On any error
-// the temporary directory is removed and `target` is left as it was.
+// ReplaceMode::replace, by one exchange of the two directories (renameat2 RENAME_EXCHANGE), so
+// `target` is the old tree or the new one at every instant; where the file system cannot
+// exchange, the old tree is moved aside first and a run killed between the two renames has it
+// put back by the next run. On any error the staging is removed and `target` is left as it was;
+// what a killed run left beside `target` is removed by the next (fs/staging.h).
 void write_tree_atomically(const FileTree& tree, const std::filesystem::path& target,
                            ReplaceMode mode);
 
 // write_tree_atomically in two steps, so a tree can be written while other work that may still
 // fail goes on: the constructor writes it beside `target` (and checks `target` as the rename
-// will), commit() renames it into place. Destroyed uncommitted, the written tree is removed.
+// will), commit() puts it in place. Destroyed uncommitted, the written tree is removed.
 class StagedTree {
  public:
   StagedTree(const FileTree& tree, std::filesystem::path target, ReplaceMode mode);
@@ -50,8 +53,12 @@ class StagedTree {
  private:
   std::filesystem::path target_;
   ReplaceMode mode_;
-  std::unique_ptr<TempDirBeside> staging_;
+  std::unique_ptr<StagingDir> staging_;
 };
+
+// Writes `tree` into `root`, an empty directory this process just made (a staging directory):
+// every path checked to stay inside it, no link followed.
+void create_tree(const FileTree& tree, const std::filesystem::path& root);
 
 // (Whole files: fs/file_io.h.)
 

@@ -1,7 +1,7 @@
 #pragma once
 // The object id git gives a file's content: SHA-1 of "blob <size>\0" and the bytes, as
-// `git hash-object` computes it, with our SHA-1 (several times faster than libgit2's
-// collision-detecting one), for comparing a work tree with a commit as `git status` does.
+// `git hash-object` computes it (libgit2's git_odb_hash), for comparing a work tree with a
+// commit as `git status` does.
 #include <git2/oid.h>
 
 #include <string_view>

@@ -1,10 +1,10 @@
 #pragma once
 // libgit2 behind RAII, loaded when first needed. The toolchain does not link it: the commands
-// that never need it (gen and make-patch on a local repository the native reader reads, build,
-// verify) start without loading it and the ~20 libraries it brings (TLS, Kerberos, SSH), which
-// took longer than the rest of a make-patch run; nor do they pay for its start-up. Every
-// libgit2 function the toolchain calls is listed here and called through libgit2().
+// that never need it (build from a tree, verify, manifest) start without loading it and the ~20
+// libraries it brings (TLS, Kerberos, SSH). Every libgit2 function the toolchain calls is listed
+// here and called through libgit2().
 #include <git2.h>
+#include <git2/sys/repository.h>  // git_repository_set_odb
 
 #include <memory>
 #include <string>
@@ -12,10 +12,14 @@
 namespace apexnpu::git {
 
 #define APEXNPU_LIBGIT2_FUNCTIONS(X)                                                             \
-  X(git_libgit2_init) X(git_libgit2_shutdown) X(git_error_last) X(git_oid_tostr)                  \
-  X(git_repository_open_ext) X(git_repository_open_bare) X(git_repository_path)                  \
-  X(git_repository_free) X(git_revparse_single) X(git_object_peel) X(git_object_free)            \
-  X(git_commit_id) X(git_commit_tree) X(git_commit_free) X(git_tree_walk) X(git_tree_free)       \
+  X(git_libgit2_init) X(git_libgit2_shutdown) X(git_error_last) X(git_error_set_str)             \
+  X(git_oid_tostr) X(git_repository_open_ext) X(git_repository_open_bare)                        \
+  X(git_repository_path) X(git_repository_workdir) X(git_repository_commondir)                   \
+  X(git_repository_free) X(git_repository_set_odb) X(git_odb_new) X(git_odb_free)                \
+  X(git_odb_add_backend) X(git_odb_add_alternate) X(git_odb_backend_loose)                       \
+  X(git_odb_backend_one_pack) X(git_odb_hash) X(git_revparse_single) X(git_reference_dwim)       \
+  X(git_reference_free) X(git_object_peel) X(git_object_free) X(git_commit_id)                   \
+  X(git_commit_tree) X(git_commit_free) X(git_tree_walk) X(git_tree_free)                        \
   X(git_tree_entry_name) X(git_tree_entry_id) X(git_tree_entry_filemode) X(git_blob_lookup)      \
   X(git_blob_rawcontent) X(git_blob_rawsize) X(git_blob_free) X(git_clone_options_init)          \
   X(git_clone) X(git_fetch_options_init) X(git_remote_create_with_fetchspec)                     \
@@ -45,6 +49,7 @@ using Commit = GitHandle<git_commit, &Libgit2::git_commit_free>;
 using Tree = GitHandle<git_tree, &Libgit2::git_tree_free>;
 using Blob = GitHandle<git_blob, &Libgit2::git_blob_free>;
 using Remote = GitHandle<git_remote, &Libgit2::git_remote_free>;
+using Odb = GitHandle<git_odb, &Libgit2::git_odb_free>;
 
 // Throws apexnpu::Error("<what>: <libgit2's message>") when rc < 0; returns rc otherwise.
 int check(int rc, const std::string& what);

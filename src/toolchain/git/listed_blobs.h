@@ -45,7 +45,9 @@ FileTree read_listed_blobs(const BlobListing& listing, std::size_t threads, Make
   for (const auto& f : failures)
     if (f && (first_failure == nullptr || f->first < first_failure->first)) first_failure = &*f;
   if (first_failure != nullptr)
-    throw Error(first_failure->second, "the repository is incomplete; fetch it again");
+    throw Error(first_failure->second,
+                "the repository is damaged or incomplete: fetch or clone it again (git fsck names "
+                "what is wrong)");
   FileTree files;
   for (std::size_t i = 0; i < blobs.size(); ++i)
     files.emplace_hint(files.end(), blobs[i]->first, std::move(contents[i]));

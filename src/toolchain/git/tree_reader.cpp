@@ -4,16 +4,45 @@
 
 #include "core/error.h"
 #include "core/io_threads.h"
+#include "git/guarded_objects.h"
 #include "git/listed_blobs.h"
 
 namespace apexnpu::git {
 
-Commit resolve_commit(git_repository* repo, const std::string& ref) {
+namespace {
+
+std::string last_error() {
+  const git_error* e = libgit2().git_error_last();
+  return e != nullptr && e->message != nullptr ? e->message : "unknown libgit2 error";
+}
+
+constexpr const char* kDamagedHint =
+    "the repository is damaged or incomplete: fetch or clone it again (git fsck names what is wrong)";
+
+}  // namespace
+
+Commit find_commit(git_repository* repo, const std::string& ref, const std::string& where) {
   git_object* raw = nullptr;
-  if (libgit2().git_revparse_single(&raw, repo, ref.c_str()) != 0) return nullptr;
+  const int rc = libgit2().git_revparse_single(&raw, repo, ref.c_str());
+  if (rc == GIT_ENOTFOUND) {
+    // Not found: either nothing has that name, or a reference has it and its object is missing.
+    const std::string why = last_error();  // before the lookup below sets its own
+    git_reference* named = nullptr;
+    if (libgit2().git_reference_dwim(&named, repo, ref.c_str()) != 0) return nullptr;
+    libgit2().git_reference_free(named);
+    throw Error(fmt::format("the ref {} in {} names an object that cannot be read: {}", ref, where, why),
+                kDamagedHint);
+  }
+  if (rc == GIT_EAMBIGUOUS)
+    throw UsageError(fmt::format("the ref {} is ambiguous in {}: {}", ref, where, last_error()),
+                     "pass more digits of the commit, or a full ref name");
+  if (rc != 0)
+    throw Error(fmt::format("cannot read the ref {} in {}: {}", ref, where, last_error()), kDamagedHint);
   Object object(raw);
   git_object* peeled = nullptr;
-  if (libgit2().git_object_peel(&peeled, object.get(), GIT_OBJECT_COMMIT) != 0) return nullptr;
+  if (libgit2().git_object_peel(&peeled, object.get(), GIT_OBJECT_COMMIT) != 0)
+    throw Error(fmt::format("the ref {} in {} does not lead to a commit: {}", ref, where, last_error()),
+                "pass --ref with a branch, tag or commit");
   return Commit(reinterpret_cast<git_commit*>(peeled));
 }
 
@@ -28,7 +57,7 @@ FileEntry read_blob(git_repository* repo, const std::string& path, const BlobRef
   if (libgit2().git_blob_lookup(&raw, repo, &ref.id) != 0) {
     const git_error* e = libgit2().git_error_last();
     throw Error(fmt::format("cannot read {}: {}", path, e != nullptr ? e->message : "missing object"),
-                "the repository is incomplete; fetch it again");
+                kDamagedHint);
   }
   Blob blob(raw);
   return {std::string(static_cast<const char*>(libgit2().git_blob_rawcontent(blob.get())),
@@ -77,10 +106,7 @@ FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
   const BlobListing listing = list_commit_blobs(commit, skipped_submodules);
   const std::string repo_path = libgit2().git_repository_path(repo);
   return read_listed_blobs(listing, listing.size() < 64 ? 1 : io_threads(), [&] {
-    git_repository* raw = nullptr;
-    if (libgit2().git_repository_open_ext(&raw, repo_path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0)
-      throw Error(fmt::format("cannot open {}", repo_path));
-    return [thread_repo = Repository(raw)](const std::string& path, const BlobRef& ref) {
+    return [thread_repo = open_repository(repo_path)](const std::string& path, const BlobRef& ref) {
       return read_blob(thread_repo.get(), path, ref);
     };
   });

@@ -11,8 +11,10 @@
 namespace apexnpu::git {
 
 // Resolves `ref` (full or short sha, branch, tag, or anything git_revparse_single takes) to a
-// commit; nullptr when it does not resolve. Tags are peeled to the commit they name.
-Commit resolve_commit(git_repository* repo, const std::string& ref);
+// commit, tags peeled; nullptr when the repository has nothing by that name. A name that exists
+// but cannot be read (a damaged or missing object), or that names no commit, throws Error
+// saying so, with `where` naming the repository.
+Commit find_commit(git_repository* repo, const std::string& ref, const std::string& where);
 
 std::string commit_sha(const git_commit* commit);
 

@@ -9,11 +9,11 @@
 #include <system_error>
 
 #include "core/error.h"
-#include "fs/temp_path.h"
+#include "fs/staging.h"
 #include "git/cache_lock.h"
+#include "git/guarded_objects.h"
 #include "git/libgit2.h"
-#include "git/local_repository.h"
-#include "git/object_id.h"
+#include "git/repository_dirs.h"
 #include "git/tree_reader.h"
 
 namespace apexnpu::git {
@@ -72,8 +72,11 @@ git_fetch_options fetch_options(const UpstreamRequest& request) {
   return options;
 }
 
-Repository clone_into_cache(const UpstreamRequest& request, const stdfs::path& target) {
-  fs::TempDirBeside staging(target);
+// Clones into a staging directory beside the cache's copy and renames it into place: a killed
+// clone leaves no half copy (the next run removes its staging).
+void clone_into_cache(const UpstreamRequest& request, const stdfs::path& target) {
+  fs::remove_stale_staging(target);
+  fs::StagingDir staging(target);
   stdfs::remove(staging.path());  // git_clone wants to create the directory itself
   git_clone_options options;
   libgit2().git_clone_options_init(&options, GIT_CLONE_OPTIONS_VERSION);
@@ -84,20 +87,22 @@ Repository clone_into_cache(const UpstreamRequest& request, const stdfs::path& t
   git_repository* raw = nullptr;
   check(libgit2().git_clone(&raw, request.upstream.c_str(), staging.path().c_str(), &options),
         fmt::format("cannot clone {}", request.upstream));
-  Repository cloned(raw);
-  cloned.reset();
+  Repository(raw).reset();
   if (::rename(staging.path().c_str(), target.c_str()) != 0)
     throw Error(fmt::format("cannot move the clone of {} into the cache at {}", request.upstream,
                             target.string()));
   staging.release();
-  git_repository* opened = nullptr;
-  check(libgit2().git_repository_open_bare(&opened, target.c_str()), "cannot open the cached clone");
-  return Repository(opened);
 }
 
-void fetch(git_repository* repo, const UpstreamRequest& request) {
+// Fetches with libgit2's own handle on the cache's copy (it writes; every read goes through
+// open_repository's checks).
+void fetch(const stdfs::path& target, const UpstreamRequest& request) {
+  git_repository* raw_repo = nullptr;
+  check(libgit2().git_repository_open_bare(&raw_repo, target.c_str()),
+        fmt::format("cannot open the cached clone {}", target.string()));
+  const Repository repo(raw_repo);
   git_remote* raw = nullptr;
-  check(libgit2().git_remote_lookup(&raw, repo, "origin"), "the cached clone has no origin remote");
+  check(libgit2().git_remote_lookup(&raw, repo.get(), "origin"), "the cached clone has no origin remote");
   Remote remote(raw);
   git_fetch_options options = fetch_options(request);
   const char* tags = "+refs/tags/*:refs/tags/*";
@@ -108,9 +113,9 @@ void fetch(git_repository* repo, const UpstreamRequest& request) {
         fmt::format("cannot fetch {}", request.upstream));
 }
 
-Commit resolve_in_cache(git_repository* repo, const std::string& ref) {
-  if (Commit c = resolve_commit(repo, ref)) return c;
-  return resolve_commit(repo, "origin/" + ref);
+Commit resolve_in_cache(git_repository* repo, const std::string& ref, const std::string& where) {
+  if (Commit c = find_commit(repo, ref, where)) return c;
+  return find_commit(repo, "origin/" + ref, where);
 }
 
 UpstreamTree read_commit(git_repository* repo, const git_commit* commit, UpstreamContent content,
@@ -123,41 +128,11 @@ UpstreamTree read_commit(git_repository* repo, const git_commit* commit, Upstrea
   return result;
 }
 
-// The native reader's read, when it can make one; nullopt leaves the repository to libgit2,
-// which also has the last word when the native reader finds something wrong (its errors are
-// the ones users know, and what it reads the native reader may not).
-std::optional<UpstreamTree> read_natively(const stdfs::path& path, const UpstreamRequest& request,
-                                          UpstreamContent content) try {
-  std::shared_ptr<const LocalRepository> repo = LocalRepository::open(path);
-  if (!repo) return std::nullopt;
-  const std::optional<git_oid> commit = repo->resolve_commit(request.ref);
-  if (!commit) return std::nullopt;
-  UpstreamTree result;
-  result.commit = to_hex(*commit);
-  if (content == UpstreamContent::files)
-    result.tree = repo->read_commit_tree(*commit, result.skipped_submodules);
-  else
-    result.blobs = repo->list_commit_blobs(*commit, result.skipped_submodules);
-  result.local = std::move(repo);
-  return result;
-} catch (const Error&) {
-  return std::nullopt;
-}
-
 UpstreamTree read_in_place(const UpstreamRequest& request, UpstreamContent content) {
   std::error_code ec;
   const stdfs::path path = stdfs::absolute(request.upstream, ec);
-  if (std::optional<UpstreamTree> native = read_natively(path, request, content)) {
-    native->url = request.upstream;
-    native->repository = path;
-    native->read_in_place = true;
-    return std::move(*native);
-  }
-  git_repository* raw = nullptr;
-  check(libgit2().git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
-        fmt::format("cannot open the upstream repository {}", request.upstream));
-  Repository repo(raw);
-  Commit commit = resolve_commit(repo.get(), request.ref);
+  const Repository repo = open_repository(path);
+  Commit commit = find_commit(repo.get(), request.ref, request.upstream);
   if (!commit)
     throw Error(fmt::format("the ref {} is not in the upstream repository {}", request.ref, request.upstream),
                 "pass --ref with a branch, tag or commit sha that the repository has");
@@ -187,23 +162,21 @@ UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent 
   UpstreamTree result;
   result.url = request.upstream;
   result.repository = target;
-  Repository repo;
   if (!stdfs::exists(target, ec)) {
-    repo = clone_into_cache(request, target);
+    clone_into_cache(request, target);
     result.fetched = true;
-  } else {
-    git_repository* raw = nullptr;
-    check(libgit2().git_repository_open_bare(&raw, target.c_str()),
-          fmt::format("cannot open the cached clone {}", target.string()));
-    repo.reset(raw);
   }
+  Repository repo = open_repository(target);
+  const std::string where = fmt::format("the cached copy of {}", request.upstream);
   Commit commit;
-  const bool present_sha = is_full_sha(request.ref) && (commit = resolve_in_cache(repo.get(), request.ref));
+  const bool present_sha = is_full_sha(request.ref) && (commit = resolve_in_cache(repo.get(), request.ref, where));
   if (!present_sha && !result.fetched && !request.offline) {
-    fetch(repo.get(), request);
+    repo.reset();
+    fetch(target, request);
     result.fetched = true;
+    repo = open_repository(target);
   }
-  if (!commit) commit = resolve_in_cache(repo.get(), request.ref);
+  if (!commit) commit = resolve_in_cache(repo.get(), request.ref, where);
   if (!commit) {
     if (request.offline)
       throw Error(fmt::format("--offline: the ref {} is not in the cached copy of {}", request.ref,
@@ -230,12 +203,18 @@ UpstreamTree read_upstream(const UpstreamRequest& request, UpstreamContent conte
   if (request.upstream.empty())
     throw UsageError("no upstream given", "pass --upstream URL|PATH or set APEXNPU_UPSTREAM");
   if (request.ref.empty()) throw UsageError("--ref is empty", "pass a branch, tag or commit");
-  if (is_url(request.upstream)) return read_through_cache(request, content);
-  std::error_code ec;
-  if (!stdfs::exists(request.upstream, ec))
-    throw Error(fmt::format("the upstream {} does not exist", request.upstream),
-                "pass --upstream with a local repository path or a URL");
-  return read_in_place(request, content);
+  UpstreamTree result;
+  if (is_url(request.upstream)) {
+    result = read_through_cache(request, content);
+  } else {
+    std::error_code ec;
+    if (!stdfs::exists(request.upstream, ec))
+      throw Error(fmt::format("the upstream {} does not exist", request.upstream),
+                  "pass --upstream with a local repository path or a URL");
+    result = read_in_place(request, content);
+  }
+  result.read_dirs = repository_dirs(result.repository);
+  return result;
 }
 
 }  // namespace apexnpu::git

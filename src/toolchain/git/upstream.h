@@ -3,7 +3,6 @@
 // file:// URL is cloned once into the cache and only fetched afterwards.
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,8 +10,6 @@
 #include "git/blob_listing.h"
 
 namespace apexnpu::git {
-
-class LocalRepository;
 
 struct TransferProgress {
   std::size_t received_objects = 0;
@@ -39,11 +36,11 @@ struct UpstreamTree {
   std::string url;                     // the upstream as given (normalised for paths)
   std::filesystem::path repository;    // the repository read (in place, or the cache copy)
   bool read_in_place = false;          // a local path, no clone
+  // Every directory the read may use (work tree, git directory, common directory, alternates):
+  // what a command must never write into.
+  std::vector<std::filesystem::path> read_dirs;
   bool fetched = false;                // this run went to the network (clone or fetch)
   std::vector<std::string> skipped_submodules;
-  // The repository as the native reader opened it, when it read it (libgit2 did otherwise);
-  // blobs are read through it later.
-  std::shared_ptr<const LocalRepository> local;
 
   // How many files upstream has at the commit, whichever way it was read.
   std::size_t file_count() const { return tree.size() + blobs.size(); }  // one of them is empty

@@ -9,9 +9,8 @@
 
 namespace apexnpu::git {
 
-// Reads through the native reader when it read the listing (shared by every thread), else
-// through a libgit2 handle of its own (libgit2 handles are not shared between threads: one
-// UpstreamBlobs per thread). `upstream` must outlive it.
+// Reads through a libgit2 handle of its own (libgit2 handles are not shared between threads:
+// one UpstreamBlobs per thread). `upstream` must outlive it.
 class UpstreamBlobs {
  public:
   explicit UpstreamBlobs(const UpstreamTree& upstream);
@@ -21,7 +20,7 @@ class UpstreamBlobs {
 
  private:
   const UpstreamTree& upstream_;
-  Repository repo_;  // only without upstream_.local
+  Repository repo_;
 };
 
 }  // namespace apexnpu::git

@@ -25,8 +25,9 @@ nlohmann::json to_json(const BuildManifest& m) {
        {{"upstream_url", opt(m.upstream_url)},
         {"upstream_commit", opt(m.upstream_commit)},
         {"tree", m.tree_source},
-        {"patch_sha256", m.patch_sha256},
-        {"overlay_digest", m.overlay_digest}}},
+        {"patch_sha256", opt(m.patch_sha256)},
+        {"overlay_digest", opt(m.overlay_digest)},
+        {"tree_modified", m.tree_modified ? nlohmann::json(*m.tree_modified) : nlohmann::json(nullptr)}}},
       {"python",
        {{"version", m.python_version},
         {"implementation", m.python_implementation},
@@ -56,15 +57,6 @@ nlohmann::json to_json(const BuildManifest& m) {
       {"compatibility", m.compat_matrix},
       {"tested_with", m.tested_with},
   };
-}
-
-std::string directory_digest(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_regular_file())
-      files[it->path().lexically_relative(dir).generic_string()] = read_file(it->path());
-  return files_digest(files);
 }
 
 std::string files_digest(const std::map<std::string, std::string>& files) {

@@ -13,14 +13,17 @@
 namespace apexnpu::manifest {
 
 // 2: adds "emulator", the torch_npu emulator wheel built beside apex's (null without it).
-inline constexpr int kManifestSchemaVersion = 2;
+// 3: "source" describes the tree as gen recorded it (manifest/tree_marker.h): the patch and
+// overlay digests are the ones the tree was made from (null for a tree gen did not make, "tree"
+// then "--allow-foreign-tree"), and "tree_modified" says whether its files changed since.
+inline constexpr int kManifestSchemaVersion = 3;
 
 // The torch_npu emulator's wheel of the same architecture, built beside apex's (one for every
 // interpreter: its runtime module is written for CPython 3.7's stable ABI).
 struct EmulatorWheel {
   std::string name;           // "torch_npu_emulator"
   std::string file;           // the .whl file name (also when --wheel was not given)
-  std::string source_digest;  // directory_digest of the torch_npu package it was made from
+  std::string source_digest;  // files_digest of the torch_npu package it was made from
 };
 
 struct BuildManifest {
@@ -28,11 +31,12 @@ struct BuildManifest {
   std::string wheel_name;         // "apex"
   std::string wheel_version;      // "0.1+ascend"
   std::string wheel_file;         // the .whl file name (also when --wheel was not given)
-  // Where the tree came from (gen's provenance; unknown for a --tree not written by gen).
+  // Where the tree came from, as gen recorded it in the tree; unknown for a foreign tree.
   std::optional<std::string> upstream_url, upstream_commit;
-  std::string patch_sha256;       // of patches/npu.patch
-  std::string overlay_digest;     // sha256 over the overlay's sorted (path, bytes)
-  std::string tree_source;        // "gen" or "--tree"
+  std::optional<std::string> patch_sha256;    // of the patch the tree was made with
+  std::optional<std::string> overlay_digest;  // files_digest of its overlay (none: --no-overlay)
+  std::string tree_source;        // "gen" (build ran it), "--tree", "--allow-foreign-tree"
+  std::optional<bool> tree_modified;  // its files changed since gen wrote them
   // Python
   std::string python_version, python_implementation, python_tag, abi_tag, platform_tag,
       ext_suffix;
@@ -55,9 +59,8 @@ struct BuildManifest {
 
 nlohmann::json to_json(const BuildManifest& m);
 
-// sha256 over a directory's files: for each (sorted) relative path, "path\0size\0bytes".
-std::string directory_digest(const std::string& dir);
-// The same digest over files given as (relative path -> bytes).
+// sha256 over files given as (relative path -> bytes): for each (sorted) path,
+// "path\0size\0bytes".
 std::string files_digest(const std::map<std::string, std::string>& files);
 
 }  // namespace apexnpu::manifest

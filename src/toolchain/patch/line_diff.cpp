@@ -6,10 +6,12 @@
 #include <climits>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "patch/split_diff.h"
 
 namespace apexnpu::patch {
 
@@ -44,7 +46,9 @@ Interned intern(const std::vector<std::string_view>& a, const std::vector<std::s
 template <typename Value>
 class Trace {
  public:
+  std::size_t values() const { return values_; }
   Value* add_step(std::size_t count) {
+    values_ += count;
     if (count > left_) {
       const std::size_t size = std::max(count, block_size);
       blocks_.push_back(std::make_unique_for_overwrite<Value[]>(size));
@@ -65,16 +69,25 @@ class Trace {
   std::vector<Value*> steps_;
   Value* next_ = nullptr;
   std::size_t left_ = 0;
+  std::size_t values_ = 0;
 };
 
+// The most memory the whole search's trace may take: it grows with the square of the edit's
+// length, so past this the split search (linear memory) takes over. 64 MiB keeps every edit of
+// up to about 8,000 lines (5,800 in files of over 10,900 lines) on the whole search, whose
+// scripts make-patch has always written.
+constexpr std::size_t kTraceBudget = std::size_t{64} << 20;
+
 // The forward Myers search and the walk back over xs[0, n) and ys[0, m): the edits of the
-// middle, last first. Step d reaches, on each diagonal k = x - y of -d, -d+2, ..., d, the
-// furthest x, kept at trace.step(d)[(k + d) / 2].
+// middle, last first; nullopt when its trace would outgrow kTraceBudget. Step d reaches, on each
+// diagonal k = x - y of -d, -d+2, ..., d, the furthest x, kept at trace.step(d)[(k + d) / 2].
 template <typename Value>
-std::vector<Edit> search(const int* xs, long n, const int* ys, long m) {
+std::optional<std::vector<Edit>> search(const int* xs, long n, const int* ys, long m) {
   Trace<Value> trace;
   long found_d = n == 0 && m == 0 ? 0 : -1;
   for (long d = 0; found_d < 0; ++d) {
+    if ((trace.values() + static_cast<std::size_t>(d) + 1) * sizeof(Value) > kTraceBudget)
+      return std::nullopt;
     Value* cur = trace.add_step(static_cast<std::size_t>(d) + 1);
     const Value* prev = d == 0 ? nullptr : trace.step(d - 1);
     for (long k = -d, i = 0; k <= d; k += 2, ++i) {
@@ -123,9 +136,33 @@ std::vector<Edit> search(const int* xs, long n, const int* ys, long m) {
   return middle;
 }
 
-// x never exceeds n + d <= 2n + m: 16 bits suffice for any source file.
+// The split search's changed lines as edits, last first, each gap's removals before its
+// insertions (as the filtered search's gaps are).
+std::vector<Edit> edits_last_first(const ChangedLines& changed) {
+  const std::size_t n = changed.removed.size(), m = changed.inserted.size();
+  std::vector<Edit> edits;
+  std::size_t x = 0, y = 0;
+  while (x < n || y < m) {
+    while (x < n && changed.removed[x]) edits.push_back({EditKind::remove, x++, y});
+    while (y < m && changed.inserted[y]) edits.push_back({EditKind::insert, x, y++});
+    if (x < n && y < m) {
+      edits.push_back({EditKind::keep, x++, y++});
+    } else {  // one side is used up: the rest of the other is all flagged
+      for (; x < n; ++x) edits.push_back({EditKind::remove, x, y});
+      for (; y < m; ++y) edits.push_back({EditKind::insert, x, y});
+    }
+  }
+  std::reverse(edits.begin(), edits.end());
+  return edits;
+}
+
+// The whole search where its trace fits (the scripts make-patch has always written), else the
+// split search. x never exceeds n + d <= 2n + m: 16 bits suffice for any source file.
 std::vector<Edit> search_any_width(const int* xs, long n, const int* ys, long m) {
-  return 2 * n + m <= INT16_MAX ? search<std::int16_t>(xs, n, ys, m) : search<int>(xs, n, ys, m);
+  std::optional<std::vector<Edit>> whole =
+      2 * n + m <= INT16_MAX ? search<std::int16_t>(xs, n, ys, m) : search<int>(xs, n, ys, m);
+  if (whole) return std::move(*whole);
+  return edits_last_first(split_diff(xs, n, ys, m));
 }
 
 // The shortest script over xs[0, n) and ys[0, m), first edit first. A line found on one side

@@ -84,6 +84,12 @@ fs::path find_python(std::string_view request, const SearchEnv& env) {
   std::string name = "python3";
   const bool versioned = !request.empty();
   if (versioned) {
+    // A version of another major Python (2.7, 4.0): say that, not how versions are written.
+    static const std::regex other_major_re(R"((?!3(\.|$))\d+(\.\d+)*)");
+    if (!std::regex_match(std::string(request), version_re) &&
+        std::regex_match(std::string(request), other_major_re))
+      throw UsageError(fmt::format("--python={}: Python {} is not supported", request, request),
+                       "apexnpu builds for CPython 3.7 to 3.13: pass --python=3.N or a path");
     if (!std::regex_match(std::string(request), version_re))
       throw UsageError(fmt::format("--python={}: expected a version like 3.11 or a path", request),
                        "supported: --python=3.7 ... --python=3.13, or --python=/path/to/python");

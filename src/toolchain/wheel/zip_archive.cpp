@@ -127,27 +127,37 @@ std::vector<ZipEntry> read_zip(std::string_view z, const std::string& source) {
     if (get32(z, i) == kEndSig) { end = i; break; }
   if (end == std::string_view::npos) throw bad("no end of central directory");
   const std::uint32_t count = get16(z, end + 10);
+  // Offsets and sizes are 32-bit fields: all arithmetic on them in size_t, so none wraps.
   std::size_t at = get32(z, end + 16);
   std::vector<ZipEntry> entries;
   for (std::uint32_t n = 0; n < count; ++n) {
-    if (at + 46 > z.size() || get32(z, at) != kCentralSig) throw bad("damaged central directory");
+    if (at > z.size() || z.size() - at < 46 || get32(z, at) != kCentralSig)
+      throw bad("damaged central directory");
     const std::uint32_t method = get16(z, at + 10), crc = get32(z, at + 16);
-    const std::uint32_t csize = get32(z, at + 20), usize = get32(z, at + 24);
-    const std::uint32_t name_len = get16(z, at + 28), extra_len = get16(z, at + 30),
-                        comment_len = get16(z, at + 32);
-    const std::uint32_t attrs = get32(z, at + 38), local = get32(z, at + 42);
-    if (at + 46 + name_len > z.size()) throw bad("damaged central directory");
+    const std::size_t csize = get32(z, at + 20), usize = get32(z, at + 24);
+    const std::size_t name_len = get16(z, at + 28), extra_len = get16(z, at + 30),
+                      comment_len = get16(z, at + 32);
+    const std::uint32_t attrs = get32(z, at + 38);
+    const std::size_t local = get32(z, at + 42);
+    if (z.size() - at - 46 < name_len) throw bad("damaged central directory");
     ZipEntry e;
     e.name = std::string(z.substr(at + 46, name_len));
     e.mode = attrs >> 16;
     at += 46 + name_len + extra_len + comment_len;
-    if (local + 30 > z.size() || get32(z, local) != kLocalSig) throw bad("damaged entry " + e.name);
+    if (local > z.size() || z.size() - local < 30 || get32(z, local) != kLocalSig)
+      throw bad("damaged entry " + e.name);
     const std::size_t data_at = local + 30 + get16(z, local + 26) + get16(z, local + 28);
-    if (data_at + csize > z.size()) throw bad("truncated entry " + e.name);
+    if (data_at > z.size() || z.size() - data_at < csize) throw bad("truncated entry " + e.name);
     const std::string_view data = z.substr(data_at, csize);
-    if (method == 0) e.bytes = std::string(data);
-    else if (method == 8) e.bytes = inflate_raw(data, usize, source + ": " + e.name);
-    else throw bad(fmt::format("entry {} uses compression method {}", e.name, method));
+    if (method == 0) {
+      e.bytes = std::string(data);
+    } else if (method == 8) {
+      // Deflate expands at most 1032 times: a size beyond that is a lie, and not reserved.
+      if (usize / 1032 > csize + 1) throw bad(fmt::format("entry {} claims {} bytes from {}", e.name, usize, csize));
+      e.bytes = inflate_raw(data, usize, source + ": " + e.name);
+    } else {
+      throw bad(fmt::format("entry {} uses compression method {}", e.name, method));
+    }
     if (crc_of(e.bytes) != crc) throw bad("CRC mismatch in " + e.name);
     entries.push_back(std::move(e));
   }

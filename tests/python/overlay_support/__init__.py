@@ -74,7 +74,7 @@ def runtime_dir():
     with open(os.path.join(tree, "apex", "__init__.py"), "w") as f:
         f.write('"""Package root stand-in: the tests build only the runtime."""\n')
     proc = subprocess.run([binary, "-q", "build", "--python=" + sys.executable, "--tree", tree,
-                           "-o", os.path.join(work, "dist"), "-j2"],
+                           "--allow-foreign-tree", "-o", os.path.join(work, "dist"), "-j2"],
                           capture_output=True, text=True, timeout=1200)
     if proc.returncode != 0:
         raise RuntimeError("apexnpu build failed (%d):\n%s%s" % (proc.returncode, proc.stdout,

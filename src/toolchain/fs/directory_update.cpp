@@ -1,0 +1,186 @@
+#include "fs/directory_update.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+
+#include "core/error.h"
+#include "fs/file_io.h"
+#include "fs/unique_fd.h"
+
+namespace apexnpu::fs {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+constexpr const char* kJournal = "journal";  // the entries of a committed update, one a line
+
+stdfs::path parent_of(const stdfs::path& path) {
+  return path.parent_path().empty() ? stdfs::path(".") : path.parent_path();
+}
+
+// An exclusive lock on a directory, for as long as this lives: commits and their recovery in
+// one parent directory take turns.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const stdfs::path& dir)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_)
+      while (::flock(fd_.get(), LOCK_EX) != 0 && errno == EINTR) {}
+  }
+
+ private:
+  UniqueFd fd_;
+};
+
+std::vector<std::string> journal_entries(const stdfs::path& staging) {
+  std::vector<std::string> names;
+  const auto text = try_read_file(staging / kJournal);
+  if (!text) return names;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const std::size_t end = std::min(rest.find('\n'), rest.size());
+    if (end > 0) names.emplace_back(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+  }
+  return names;
+}
+
+// Moves each journalled entry still waiting in the staging into `dir`, the old one aside first.
+// Run by the commit, and again by whoever finds the commit killed half-way: each step checks
+// what is done, so running it twice does no harm.
+void apply_journal(const stdfs::path& staging, const stdfs::path& dir,
+                   const std::vector<std::string>& names) {
+  std::error_code ec;
+  for (const std::string& name : names) {
+    const stdfs::path waiting = staging / "new" / name;
+    if (!stdfs::exists(stdfs::symlink_status(waiting, ec))) continue;  // moved in already
+    const stdfs::path target = dir / name;
+    if (stdfs::exists(stdfs::symlink_status(target, ec))) {
+      stdfs::create_directories(staging / "old", ec);
+      stdfs::path aside = staging / "old" / name;
+      for (int n = 1; stdfs::exists(stdfs::symlink_status(aside, ec)); ++n)
+        aside = staging / "old" / fmt::format("{}.{}", name, n);
+      if (::rename(target.c_str(), aside.c_str()) != 0)
+        throw Error(fmt::format("cannot move the old {} aside: {}", target.string(), std::strerror(errno)),
+                    "check that the directory is writable; the next run finishes the update");
+    }
+    if (::rename(waiting.c_str(), target.c_str()) != 0)
+      throw Error(fmt::format("cannot move {} into {}: {}", name, dir.string(), std::strerror(errno)),
+                  "check that the directory is writable; the next run finishes the update");
+  }
+}
+
+}  // namespace
+
+DirectoryUpdate::DirectoryUpdate(const stdfs::path& dir) {
+  std::error_code ec;
+  dir_ = stdfs::absolute(dir, ec).lexically_normal();
+  if (!dir_.has_filename() && dir_.has_relative_path()) dir_ = dir_.parent_path();
+  const auto status = stdfs::symlink_status(dir_, ec);
+  if (!ec && stdfs::exists(status) && !stdfs::is_directory(status))
+    throw Error(fmt::format("{} exists and is not a directory", dir.string()),
+                "choose another output directory");
+  const stdfs::path parent = parent_of(dir_);
+  for (stdfs::path p = parent; !p.empty() && !stdfs::exists(p, ec); p = p.parent_path()) {
+    created_ancestor_ = p;
+    if (p == p.parent_path()) break;
+  }
+  stdfs::create_directories(parent, ec);
+  if (ec)
+    throw Error(fmt::format("cannot create {}: {}", parent.string(), ec.message()),
+                "choose an output directory you can write");
+  remove_stale_staging(dir_);
+  try {
+    staging_ = std::make_unique<StagingDir>(dir_);
+    stdfs::create_directory(staging_->path() / "new");
+    stdfs::create_directory(staging_->path() / "scratch");
+    if (stdfs::exists(dir_, ec) && ::access(dir_.c_str(), W_OK) != 0)
+      throw Error(fmt::format("cannot write into {}: {}", dir.string(), std::strerror(errno)),
+                  "choose an output directory you can write");
+  } catch (...) {
+    staging_.reset();
+    if (!created_ancestor_.empty()) stdfs::remove_all(created_ancestor_, ec);
+    throw;
+  }
+}
+
+DirectoryUpdate::~DirectoryUpdate() {
+  if (committed_) return;
+  staging_.reset();  // first: it lives inside what this update may have created
+  std::error_code ec;
+  if (!created_ancestor_.empty()) stdfs::remove_all(created_ancestor_, ec);
+}
+
+stdfs::path DirectoryUpdate::staged(const std::string& name) const { return staging_->path() / "new" / name; }
+stdfs::path DirectoryUpdate::scratch() const { return staging_->path() / "scratch"; }
+
+std::vector<stdfs::path> DirectoryUpdate::commit(const std::vector<std::string>& names) {
+  if (committed_) throw Error(fmt::format("{} was already updated", dir_.string()));
+  std::vector<stdfs::path> final_paths;
+  for (const auto& name : names) final_paths.push_back(dir_ / name);
+  const stdfs::path& staging = staging_->path();
+  const DirectoryLock lock(parent_of(dir_));
+  std::error_code ec;
+  stdfs::remove_all(scratch(), ec);
+  if (!stdfs::exists(stdfs::symlink_status(dir_, ec))) {
+    // Nothing there yet: one rename makes the whole directory appear at once.
+    if (::rename((staging / "new").c_str(), dir_.c_str()) != 0)
+      throw Error(fmt::format("cannot move the output into {}: {}", dir_.string(), std::strerror(errno)),
+                  "check that its parent directory is writable");
+  } else {
+    std::string journal;
+    for (const auto& name : names) journal += name + "\n";
+    write_file_atomic(staging / kJournal, journal, kFileMode, Durability::renamed);
+    try {
+      apply_journal(staging, dir_, names);
+    } catch (...) {
+      // Past the journal the new entries win: leave the staging for the next run to finish.
+      staging_->release();
+      committed_ = true;
+      throw;
+    }
+  }
+  committed_ = true;
+  staging_.reset();  // removes what was moved aside, and the journal
+  return final_paths;
+}
+
+stdfs::path committed_entry(const stdfs::path& entry) {
+  std::error_code ec;
+  const stdfs::path absolute = stdfs::absolute(entry, ec).lexically_normal();
+  const stdfs::path dir = parent_of(absolute);
+  const std::string name = absolute.filename().string();
+  const std::string prefix = staging_prefix(dir) + "staging-";
+  for (stdfs::directory_iterator it(parent_of(dir), ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->path().filename().string().starts_with(prefix)) continue;
+    const std::vector<std::string> names = journal_entries(it->path());
+    if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+    const stdfs::path waiting = it->path() / "new" / name;
+    if (stdfs::exists(stdfs::symlink_status(waiting, ec))) return waiting;
+  }
+  return entry;
+}
+
+void finish_committed_updates(const stdfs::path& dir,
+                              const std::vector<std::pair<stdfs::path, StagingKind>>& stale) {
+  std::vector<std::pair<stdfs::file_time_type, stdfs::path>> committed;
+  std::error_code ec;
+  for (const auto& [path, kind] : stale) {
+    if (kind != StagingKind::staging) continue;
+    const auto when = stdfs::last_write_time(path / kJournal, ec);
+    if (!ec) committed.emplace_back(when, path);
+  }
+  std::sort(committed.begin(), committed.end());
+  const DirectoryLock lock(parent_of(dir));
+  for (const auto& [when, staging] : committed) apply_journal(staging, dir, journal_entries(staging));
+}
+
+}  // namespace apexnpu::fs
