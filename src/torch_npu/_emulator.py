@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 
-from ._device import checkpoint, factories, formats, tensor_methods, tensor_types, torch_device
+from ._device import (checkpoint, factories, formats, host_composites, tensor_methods,
+                      tensor_types, torch_device)
 from ._fp16 import mode as emulation
 from .distributed import ddp, hccl
 
@@ -25,6 +26,7 @@ def install() -> None:
     tensor_types.install()
     factories.install()
     tensor_methods.install()
+    host_composites.install()
     formats.install()
     checkpoint.install()
     ddp.install()

@@ -257,6 +257,21 @@ def test_operations_keep_their_inputs_npu():
     assert (a * scale).device == torch.device("npu:2")  # host scalars mix in, as on the NPU
 
 
+def test_repeat_interleave_of_an_npu_tensor_stays_on_it():
+    """torch 1.13 builds the int count's index with a host maker inside; on the NPU it works."""
+    x = torch.arange(6.).view(2, 3)
+    on_npu = x.npu(1)
+    for args, kwargs in [((2,), {"dim": 0}), ((3,), {"dim": 1}), ((2,), {}),
+                         ((torch.tensor([1, 2]).npu(1),), {"dim": 0})]:
+        want = x.repeat_interleave(*[a.cpu() if torch.is_tensor(a) else a for a in args],
+                                   **kwargs)
+        for got in (on_npu.repeat_interleave(*args, **kwargs),
+                    torch.repeat_interleave(on_npu, *args, **kwargs)):
+            assert got.device == torch.device("npu:1") and torch.equal(got.cpu(), want)
+    counts = torch.tensor([2, 0, 1]).npu(1)
+    assert torch.equal(torch.repeat_interleave(counts).cpu(), torch.tensor([0, 0, 2]))
+
+
 def test_tensors_on_two_npus_do_not_mix():
     a = torch.ones(2).npu(0)
     b = torch.ones(2).npu(1)

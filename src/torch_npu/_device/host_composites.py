@@ -1,0 +1,57 @@
+"""torch functions whose composite implementation on torch 1.13 makes a host tensor inside.
+
+``repeat_interleave(x, 2, dim)`` with an int count builds its index with a host tensor maker
+and calls ``index_select`` with it; the device layer sees only the inner operations, so on an
+NPU tensor it refused that index as a host tensor beside NPU data. On the NPU (and on torch 2.x,
+where the operation reaches the device layer whole) the call works: the wrapper hands the count
+over as a tensor on the input's device, which takes torch's own tensor-count path.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+import torch
+
+from .. import _wraps
+from . import placement, torch_device
+
+
+def _counts_on_npu(x: Any, repeats: Any, dim: Optional[int]) -> Any:
+    """``repeats`` as a tensor on ``x``'s NPU when ``x`` is an NPU tensor and ``repeats`` an
+    int; otherwise ``repeats`` as given."""
+    if not isinstance(x, torch.Tensor) or isinstance(repeats, torch.Tensor) \
+            or isinstance(repeats, bool) or not isinstance(repeats, int):
+        return repeats
+    npu = placement.npu_of(x)
+    if npu is None:
+        return repeats
+    length = x.numel() if dim is None else x.size(dim)
+    counts = torch.full((length,), repeats, dtype=torch.long)
+    return placement.put(counts, npu)
+
+
+def _wrap_repeat_interleave(original: Any) -> Any:
+    @functools.wraps(original)
+    def repeat_interleave(x: Any, repeats: Any = None, dim: Optional[int] = None,
+                          **kwargs: Any) -> Any:
+        if repeats is None:  # the one-argument form: x holds the counts
+            return original(x, dim=dim, **kwargs) if dim is not None else original(x, **kwargs)
+        return original(x, _counts_on_npu(x, repeats, dim), dim, **kwargs)
+
+    return _wraps.mark(repeat_interleave, original)
+
+
+def install() -> None:
+    if torch_device.NATIVE:  # torch 2.x dispatches repeat_interleave to the device layer whole
+        return
+    for owner in (torch, torch.Tensor):
+        original = owner.repeat_interleave
+        if _wraps.is_wrapper(original):
+            continue
+        wrapper = _wrap_repeat_interleave(original)
+        setattr(owner, "repeat_interleave", wrapper)
+        if owner is torch:  # scripted code keeps compiling the call to the aten operator
+            builtin = torch.jit._builtins._find_builtin(original)
+            if builtin is not None:
+                torch.jit._builtins._register_builtin(wrapper, builtin)
