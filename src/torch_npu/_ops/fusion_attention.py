@@ -126,12 +126,17 @@ def _keep_mask(count: int, keep_prob: float, dropout_mask: Optional[torch.Tensor
     return keep.to(torch.float32).to(device), seed, offset
 
 
+def _widened(t: torch.Tensor, groups: int) -> torch.Tensor:
+    b, n, s, d = t.shape
+    return t.unsqueeze(2).expand(b, n, groups, s, d).reshape(b, n * groups, s, d)
+
+
 def _attend(q, k, v, pse, mask, scale: float, keep: Optional[torch.Tensor], keep_prob: float):
     """Attention over (B, N, S, D) fp32 tensors; (out, row max, row sum of exps)."""
     groups = q.shape[1] // k.shape[1]
-    if groups > 1:
-        k = k.repeat_interleave(groups, dim=1)
-        v = v.repeat_interleave(groups, dim=1)
+    if groups > 1:  # each key/value head serves `groups` consecutive query heads
+        k = _widened(k, groups)
+        v = _widened(v, groups)
     scores = torch.matmul(q, k.transpose(-1, -2))
     if pse is not None:
         scores = scores + pse
