@@ -83,7 +83,7 @@ def run_case(layout, dtype, kv_heads=N, atten_mask=None, ref_mask=None, sparse_m
     ref_pse = pse.to(dtype).float() if pse is not None else None
     want = reference(*ref_in, mask=ref_mask, pse=ref_pse)
     out = result[0]
-    assert out.shape == tensors[0].shape
+    assert out.shape == tensors[0].shape and out.is_contiguous()
     assert_close(out, to_layout(want, layout), dtype, "attention_out")
     grad = randn(*out.shape, seed=7).to(dtype)
     out.backward(on_npu(grad))

@@ -229,7 +229,8 @@ def npu_fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Te
     softmax_max = row_max.unsqueeze(-1).expand(stats).contiguous()
     softmax_sum = row_sum.unsqueeze(-1).expand(stats).contiguous()
     reserved = torch.empty(0, dtype=query.dtype, device=query.device)
-    return (store(_from_bnsd(out, layout), query.dtype), softmax_max, softmax_sum, reserved,
+    out = _from_bnsd(out, layout).contiguous()  # a new tensor in the query's layout, as the NPU
+    return (store(out, query.dtype), softmax_max, softmax_sum, reserved,
             int(seed), int(offset), int(numels))
 
 
