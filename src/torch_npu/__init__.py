@@ -16,7 +16,7 @@ from . import _emulator  # noqa: E402
 
 _emulator.install()
 
-from . import _ops, contrib, distributed, npu, profiler, utils  # noqa: E402,F401
+from . import _ops, contrib, distributed, npu, optim, profiler, utils  # noqa: E402,F401
 from ._device.formats import (get_npu_format, get_storage_size, npu_format_cast,  # noqa: E402
                               npu_format_cast_)
 from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  # noqa: E402,F401
@@ -30,4 +30,4 @@ from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  #
 _ops.install()
 
 __all__ = ["npu", "get_storage_size", "npu_format_cast", "npu_format_cast_", "get_npu_format",
-           "profiler", "utils", "contrib", "distributed"] + sorted(_ops.OPERATORS)
+           "profiler", "utils", "contrib", "distributed", "optim"] + sorted(_ops.OPERATORS)
