@@ -16,9 +16,18 @@ from . import _emulator  # noqa: E402
 
 _emulator.install()
 
-from . import contrib, distributed, npu, profiler, utils  # noqa: E402,F401
+from . import _ops, contrib, distributed, npu, optim, profiler, utils  # noqa: E402,F401
 from ._device.formats import (get_npu_format, get_storage_size, npu_format_cast,  # noqa: E402
                               npu_format_cast_)
+from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  # noqa: E402,F401
+                   _npu_dropout, dropout_with_byte_mask, fast_gelu, npu_apply_adam,
+                   npu_apply_adam_w, npu_bert_apply_adam, npu_bmmV2, npu_confusion_transpose,
+                   npu_dropout, npu_dropout_backward, npu_dropout_do_mask, npu_dropout_gen_mask,
+                   npu_dropout_with_add_softmax, npu_fast_gelu, npu_fusion_attention, npu_gelu,
+                   npu_layer_norm_eval, npu_linear, npu_rms_norm, npu_rotary_mul,
+                   npu_scaled_masked_softmax, npu_silu, npu_silu_, npu_swiglu)
+
+_ops.install()
 
 __all__ = ["npu", "get_storage_size", "npu_format_cast", "npu_format_cast_", "get_npu_format",
-           "profiler", "utils", "contrib", "distributed"]
+           "profiler", "utils", "contrib", "distributed", "optim"] + sorted(_ops.OPERATORS)

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 import overlay_support
-from overlay_support import ranks
+from overlay_support import ranks, wheels
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "overlay_support", "npu_ranks_worker.py")
@@ -97,30 +97,7 @@ def test_two_nodes_of_two_processes(tmp_path):
 
 @pytest.fixture(scope="module")
 def wheel_env(tmp_path_factory):
-    upstream = os.environ.get("APEXNPU_TEST_UPSTREAM")
-    binary = os.environ.get("APEXNPU_BINARY")
-    if not upstream or not binary:
-        pytest.skip("APEXNPU_TEST_UPSTREAM is not set (path or URL of an NVIDIA Apex "
-                    "repository): apex.amp comes from upstream")
-    work = tmp_path_factory.mktemp("wheels")
-    tree, dist = str(work / "apex"), str(work / "dist")
-    for args in (["gen", "--upstream", upstream, "-o", tree],
-                 ["-q", "build", "--python=/usr/bin/python3", "--tree", tree, "-o", dist,
-                  "--wheel", "-j2"]):
-        proc = subprocess.run([binary] + args, capture_output=True, text=True, timeout=1800)
-        assert proc.returncode == 0, proc.stderr
-    wheels = sorted(os.path.join(dist, f) for f in os.listdir(dist) if f.endswith(".whl"))
-    venv = str(work / "venv")
-    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("PYTHONPATH", None)
-    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv],
-                   check=True, env=env)
-    inst = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
-                           "--no-index"] + wheels, capture_output=True, text=True, env=env)
-    assert inst.returncode == 0, inst.stdout + inst.stderr
-    env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env["PATH"]
-    env["APEXNPU_VENV_PYTHON"] = os.path.join(venv, "bin", "python")
-    return env
+    return wheels.installed_wheels_env(tmp_path_factory)
 
 
 # combine_ddp needs combine_grad, which amp allows at O1 and O2 only (as Ascend's apex).

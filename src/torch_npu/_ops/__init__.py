@@ -1,0 +1,84 @@
+"""The ``torch_npu`` operators of Ascend training code (``torch_npu.npu_*``, ``fast_gelu``,
+``torch.nn.DropoutWithByteMask``), on the emulated NPU: computed on the host in fp32, fp16
+results stored once with the NPU's saturation and float status (``_precision``), with their
+gradients where torch_npu has a backward. One operator, or one tight family, per module.
+
+``install()`` puts them where Ascend scripts call them besides ``torch_npu.<name>``: on ``torch``
+(old scripts call ``torch.npu_linear``, ``torch.fast_gelu``...), the Tensor method
+``npu_confusion_transpose``, ``torch.nn.DropoutWithByteMask`` and
+``torch.nn.functional.dropout_with_byte_mask``.
+"""
+from __future__ import annotations
+
+import torch
+
+from .apply_adam import npu_apply_adam
+from .apply_adam_w import npu_apply_adam_w
+from .bert_apply_adam import npu_bert_apply_adam
+from .bmm_v2 import npu_bmmV2
+from .confusion_transpose import npu_confusion_transpose
+from .dropout import (_npu_dropout, npu_dropout, npu_dropout_backward, npu_dropout_do_mask,
+                      npu_dropout_gen_mask)
+from .dropout_with_add_softmax import npu_dropout_with_add_softmax
+from .dropout_with_byte_mask import (DropoutWithByteMask, _dropout_with_byte_mask,
+                                     _dropout_with_byte_mask_backward, dropout_with_byte_mask,
+                                     functional_dropout_with_byte_mask)
+from .fast_gelu import fast_gelu, npu_fast_gelu
+from .fusion_attention import npu_fusion_attention
+from .gelu import npu_gelu
+from .layer_norm_eval import npu_layer_norm_eval
+from .linear import npu_linear
+from .rms_norm import npu_rms_norm
+from .rotary_mul import npu_rotary_mul
+from .scaled_masked_softmax import npu_scaled_masked_softmax
+from .silu import npu_silu, npu_silu_
+from .swiglu import npu_swiglu
+
+# torch_npu.<name> -> the operator.
+OPERATORS = {
+    "npu_linear": npu_linear,
+    "fast_gelu": fast_gelu,
+    "npu_fast_gelu": npu_fast_gelu,
+    "npu_gelu": npu_gelu,
+    "npu_silu": npu_silu,
+    "npu_silu_": npu_silu_,
+    "npu_confusion_transpose": npu_confusion_transpose,
+    "npu_bmmV2": npu_bmmV2,
+    "npu_layer_norm_eval": npu_layer_norm_eval,
+    "_npu_dropout": _npu_dropout,
+    "npu_dropout": npu_dropout,
+    "npu_dropout_gen_mask": npu_dropout_gen_mask,
+    "npu_dropout_do_mask": npu_dropout_do_mask,
+    "npu_dropout_backward": npu_dropout_backward,
+    "_dropout_with_byte_mask": _dropout_with_byte_mask,
+    "_dropout_with_byte_mask_backward": _dropout_with_byte_mask_backward,
+    "dropout_with_byte_mask": dropout_with_byte_mask,
+    "npu_dropout_with_add_softmax": npu_dropout_with_add_softmax,
+    "npu_scaled_masked_softmax": npu_scaled_masked_softmax,
+    "npu_rms_norm": npu_rms_norm,
+    "npu_rotary_mul": npu_rotary_mul,
+    "npu_swiglu": npu_swiglu,
+    "npu_fusion_attention": npu_fusion_attention,
+    "npu_bert_apply_adam": npu_bert_apply_adam,
+    "npu_apply_adam": npu_apply_adam,
+    "npu_apply_adam_w": npu_apply_adam_w,
+}
+# Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
+TENSOR_METHODS = ("npu_confusion_transpose",)
+
+__all__ = sorted(OPERATORS) + ["DropoutWithByteMask", "functional_dropout_with_byte_mask",
+                               "OPERATORS", "install"]
+
+
+def install() -> None:
+    """Expose the operators on torch as torch_npu does (idempotent; torch's own names win)."""
+    for name, fn in OPERATORS.items():
+        if not hasattr(torch, name):
+            setattr(torch, name, fn)
+    for name in TENSOR_METHODS:
+        if not hasattr(torch.Tensor, name):
+            setattr(torch.Tensor, name, OPERATORS[name])
+    if not hasattr(torch.nn, "DropoutWithByteMask"):
+        torch.nn.DropoutWithByteMask = DropoutWithByteMask
+    if not hasattr(torch.nn.functional, "dropout_with_byte_mask"):
+        torch.nn.functional.dropout_with_byte_mask = functional_dropout_with_byte_mask

@@ -1,0 +1,65 @@
+"""The bit-mask dropout of torch_npu: ``_npu_dropout(self, p) -> (result, mask)`` (also as
+``npu_dropout``), and its parts ``npu_dropout_gen_mask(size, p, *, dtype, layout, device,
+pin_memory)``, ``npu_dropout_do_mask(self, mask, p) -> (result, mask)`` and
+``npu_dropout_backward(grad_output, mask, p)``.
+
+``p`` is the probability of dropping an element; kept elements are scaled by ``1 / (1 - p)``.
+The mask is uint8 with one bit per element (see ``_masks``). The gradient of ``result`` is
+``grad * mask / (1 - p)``, as ``npu_dropout_backward`` computes.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple
+
+import torch
+
+from . import _masks
+from ._precision import store, upcast
+
+
+def _check_p(p: float, what: str) -> float:
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"{what}: dropout probability has to be between 0 and 1, but got {p}")
+    return p
+
+
+def npu_dropout_gen_mask(size: Sequence[int], p: float, *, dtype: Optional[torch.dtype] = None,
+                         layout: Any = None, device: Any = None,
+                         pin_memory: Optional[bool] = None) -> torch.Tensor:
+    """A bit mask for ``size`` elements, each kept with probability ``1 - p``: uint8 of
+    ``ceil(numel / 128) * 16`` bytes."""
+    p = _check_p(p, "npu_dropout_gen_mask")
+    count = _masks.aligned(_masks.numel_of(size))
+    return _masks.pack_bits(_masks.keep_draws(count, p, device))
+
+
+def _apply_bits(values: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Tensor:
+    bits = _masks.unpack_bits(mask, values.numel()).reshape(values.shape)
+    return values * (bits * _masks.keep_scale(p))
+
+
+def npu_dropout_do_mask(self: torch.Tensor, mask: torch.Tensor,
+                        p: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``self`` with the elements ``mask`` drops zeroed and the others scaled by 1/(1-p)."""
+    p = _check_p(p, "npu_dropout_do_mask")
+    return store(_apply_bits(upcast(self), mask, p), self.dtype), mask
+
+
+def npu_dropout_backward(grad_output: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Tensor:
+    if not grad_output.is_floating_point():
+        raise RuntimeError("dropoutbackward only supports floating-point dtypes")
+    p = _check_p(p, "npu_dropout_backward")
+    return store(_apply_bits(upcast(grad_output), mask, p), grad_output.dtype)
+
+
+def _npu_dropout(self: torch.Tensor, p: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Dropout of ``self`` with a fresh bit mask: (result, mask)."""
+    p = _check_p(p, "_npu_dropout")
+    if not self.is_floating_point():
+        raise RuntimeError("dropout only supports floating-point dtypes")
+    mask = npu_dropout_gen_mask(self.shape, p, device=self.device)
+    return npu_dropout_do_mask(self, mask, p)
+
+
+npu_dropout = _npu_dropout

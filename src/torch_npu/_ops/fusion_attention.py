@@ -1,0 +1,288 @@
+"""``torch_npu.npu_fusion_attention(query, key, value, head_num, input_layout, pse=None,
+padding_mask=None, atten_mask=None, scale=1., keep_prob=1., pre_tockens=2147483647,
+next_tockens=2147483647, inner_precise=0, prefix=None, actual_seq_qlen=None,
+actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False, softmax_layout="",
+sink=None, dropout_mask=None, seed=0, offset=0)
+-> (attention_out, softmax_max, softmax_sum, softmax_out, seed, offset, numels)``
+
+``attention_out = Dropout(Softmax(Mask(scale * (query @ key^T + pse), atten_mask)), keep_prob)
+@ value``, computed in fp32 and stored in the query's dtype, in the query's layout:
+- layouts ``BSH``, ``SBH``, ``BSND``, ``BNSD``, and ``TND`` (varlen: ``actual_seq_qlen`` /
+  ``actual_seq_kvlen`` give cumulative sequence ends per batch);
+- grouped-query attention: ``key``/``value`` may have fewer heads than ``head_num`` (a divisor);
+- ``atten_mask`` (bool or uint8; 1/True = not attended) of shape SS, 11SS, B1SS or BNSS, with
+  ``sparse_mode`` 0 (the mask as given, narrowed further by ``pre_tockens``/``next_tockens``
+  from the top left), 1 (the mask as given), 2 (causal from the top left), 3 (causal from the
+  bottom right), 4 (band of ``pre_tockens``/``next_tockens`` from the bottom right). Modes 2-4
+  build their mask from the sequence lengths (Ascend passes a compressed 2048x2048 one, which is
+  only checked for presence). Without ``atten_mask`` the sparse parameters do not apply. A query
+  row with every key masked gives zeros (the NPU's invalid-row handling);
+- dropout with ``keep_prob`` < 1: a bit mask (see ``_masks``) over B*N*Sq*Skv scores, drawn from
+  ``seed``/``offset`` (seed 0: a fresh seed from torch's generator) or given as ``dropout_mask``
+  (as ``npu_dropout_gen_mask`` makes it).
+
+``softmax_max`` and ``softmax_sum`` are the row maxima of the masked scaled scores and the sums
+of ``exp(score - max)`` (fp32, shape (B, N, Sq, 8), the value repeated 8 times as the NPU stores
+it; TND: (T, N, 8)); ``softmax_out`` is reserved (empty). The ints are the dropout seed, offset
+and the number of mask elements (0 without dropout). The backward is the gradient of the formula
+for query, key, value (and pse), as ``npu_fusion_attention_grad``.
+
+Not emulated: ``prefix`` sparse modes 5 and 6, varlen modes 7 and 8, ``sink``, ``padding_mask``
+(torch_npu does not support it either); ``inner_precise``, ``gen_mask_parallel``, ``sync`` and
+``softmax_layout`` change nothing here.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+
+from . import _masks
+from ._precision import store, upcast
+
+MAX_TOKENS = 2147483647
+LAYOUTS = ("BSH", "SBH", "BSND", "BNSD", "TND")
+_STATS_WIDTH = 8
+_seed_offsets = [0]
+
+
+def _heads_of(t: torch.Tensor, layout: str, head_dim: int) -> int:
+    if layout in ("BSH", "SBH"):
+        if t.shape[-1] % head_dim:
+            raise RuntimeError(f"npu_fusion_attention: hidden size {t.shape[-1]} is not a multiple "
+                               f"of the head dim {head_dim}")
+        return t.shape[-1] // head_dim
+    return t.shape[2] if layout == "BSND" else t.shape[1]
+
+
+def _to_bnsd(t: torch.Tensor, layout: str, heads: int) -> torch.Tensor:
+    if layout == "BNSD":
+        return t
+    if layout == "BSND":
+        return t.permute(0, 2, 1, 3)
+    if layout == "BSH":
+        b, s, h = t.shape
+        return t.reshape(b, s, heads, h // heads).permute(0, 2, 1, 3)
+    s, b, h = t.shape  # SBH
+    return t.reshape(s, b, heads, h // heads).permute(1, 2, 0, 3)
+
+
+def _from_bnsd(t: torch.Tensor, layout: str) -> torch.Tensor:
+    b, n, s, d = t.shape
+    if layout == "BNSD":
+        return t
+    if layout == "BSND":
+        return t.permute(0, 2, 1, 3)
+    if layout == "BSH":
+        return t.permute(0, 2, 1, 3).reshape(b, s, n * d)
+    return t.permute(2, 0, 1, 3).reshape(s, b, n * d)  # SBH
+
+
+def _band(sq: int, skv: int, pre: int, nxt: int, from_bottom_right: bool,
+          device) -> torch.Tensor:
+    """True where key j lies outside [i - pre, i + next] of query i (i shifted by Skv - Sq when
+    aligned to the bottom right)."""
+    rows = torch.arange(sq, device=device).reshape(-1, 1)
+    cols = torch.arange(skv, device=device).reshape(1, -1)
+    if from_bottom_right:
+        rows = rows + (skv - sq)
+    return (cols - rows > nxt) | (rows - cols > pre)
+
+
+def _score_mask(atten_mask: Optional[torch.Tensor], sparse_mode: int, pre: int, nxt: int,
+                sq: int, skv: int, device) -> Optional[torch.Tensor]:
+    """The boolean mask (True = not attended) broadcastable to (B, N, Sq, Skv), or None."""
+    if atten_mask is None:
+        return None
+    if sparse_mode in (0, 1):
+        given = atten_mask.to(torch.bool)
+        if given.shape[-2:] != (sq, skv):
+            raise RuntimeError(f"npu_fusion_attention: atten_mask of shape {tuple(given.shape)} "
+                               f"does not end in (Sq, Skv) = ({sq}, {skv})")
+        if sparse_mode == 0 and (pre < sq + skv or nxt < sq + skv):
+            given = given | _band(sq, skv, pre, nxt, False, device)
+        return given
+    if sparse_mode == 2:
+        return _band(sq, skv, MAX_TOKENS, 0, False, device)
+    if sparse_mode == 3:
+        return _band(sq, skv, MAX_TOKENS, 0, True, device)
+    if sparse_mode == 4:
+        return _band(sq, skv, pre, nxt, True, device)
+    raise NotImplementedError(f"npu_fusion_attention: sparse_mode={sparse_mode} (prefix and "
+                              "varlen-split modes) is not emulated; modes 0-4 are")
+
+
+def _keep_mask(count: int, keep_prob: float, dropout_mask: Optional[torch.Tensor], seed: int,
+               offset: int, device) -> Tuple[torch.Tensor, int, int]:
+    """(0/1 floats for ``count`` scores, seed, offset)."""
+    if dropout_mask is not None:
+        return _masks.unpack_bits(dropout_mask, count), seed, offset
+    if seed == 0:
+        seed = int(torch.randint(1, 2 ** 62, (1,)).item())
+        offset = _seed_offsets[0]
+        _seed_offsets[0] += _masks.aligned(count)
+    generator = torch.Generator().manual_seed((seed * 1000003 + offset) % (2 ** 63))
+    keep = _masks.keep_draws(count, 1.0 - keep_prob, None, generator)
+    return keep.to(torch.float32).to(device), seed, offset
+
+
+def _widened(t: torch.Tensor, groups: int) -> torch.Tensor:
+    b, n, s, d = t.shape
+    return t.unsqueeze(2).expand(b, n, groups, s, d).reshape(b, n * groups, s, d)
+
+
+def _attend(q, k, v, pse, mask, scale: float, keep: Optional[torch.Tensor], keep_prob: float):
+    """Attention over (B, N, S, D) fp32 tensors; (out, row max, row sum of exps)."""
+    groups = q.shape[1] // k.shape[1]
+    if groups > 1:  # each key/value head serves `groups` consecutive query heads
+        k = _widened(k, groups)
+        v = _widened(v, groups)
+    scores = torch.matmul(q, k.transpose(-1, -2))
+    if pse is not None:
+        scores = scores + pse
+    scores = scores * scale
+    invalid = None
+    if mask is not None:
+        scores = scores.masked_fill(mask, torch.finfo(torch.float32).min)
+        invalid = mask.all(dim=-1, keepdim=True)
+    probs = torch.softmax(scores, dim=-1)
+    with torch.no_grad():
+        row_max = scores.amax(dim=-1, keepdim=True)
+        row_sum = torch.exp(scores - row_max).sum(dim=-1, keepdim=True)
+    if invalid is not None and bool(invalid.any()):
+        probs = probs.masked_fill(invalid, 0.0)
+    if keep is not None:
+        probs = probs * (keep.reshape(probs.shape) * (1.0 / keep_prob))
+    return torch.matmul(probs, v), row_max.squeeze(-1), row_sum.squeeze(-1)
+
+
+def _segments(cumulative: Sequence[int]) -> List[Tuple[int, int]]:
+    spans, start = [], 0
+    for end in cumulative:
+        end = int(end)
+        if end == 0 and start > 0:  # trailing batches left out
+            break
+        spans.append((start, end))
+        start = end
+    return spans
+
+
+def npu_fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                         head_num: int, input_layout: str, pse: Optional[torch.Tensor] = None,
+                         padding_mask: Optional[torch.Tensor] = None,
+                         atten_mask: Optional[torch.Tensor] = None, scale: float = 1.0,
+                         keep_prob: float = 1.0, pre_tockens: int = MAX_TOKENS,
+                         next_tockens: int = MAX_TOKENS, inner_precise: int = 0,
+                         prefix: Optional[Sequence[int]] = None,
+                         actual_seq_qlen: Optional[Sequence[int]] = None,
+                         actual_seq_kvlen: Optional[Sequence[int]] = None, sparse_mode: int = 0,
+                         gen_mask_parallel: bool = True, sync: bool = False,
+                         softmax_layout: str = "", sink: Optional[torch.Tensor] = None,
+                         dropout_mask: Optional[torch.Tensor] = None, seed: int = 0,
+                         offset: int = 0):
+    layout = str(input_layout).upper()
+    if layout not in LAYOUTS:
+        raise RuntimeError(f"npu_fusion_attention: input_layout {input_layout!r} is not one of "
+                           f"{', '.join(LAYOUTS)}")
+    if padding_mask is not None:
+        raise RuntimeError("npu_fusion_attention: padding_mask is not supported")
+    if sink is not None or prefix is not None:
+        raise NotImplementedError("npu_fusion_attention: sink and prefix are not emulated")
+    keep_prob = float(keep_prob)
+    if not 0.0 < keep_prob <= 1.0:
+        raise RuntimeError(f"npu_fusion_attention: keep_prob must lie in (0, 1], got {keep_prob}")
+    n = int(head_num)
+    q32, k32, v32 = upcast(query), upcast(key), upcast(value)
+    pse32 = upcast(pse)
+    if layout == "TND":
+        return _tnd(query, q32, k32, v32, n, pse32, atten_mask, float(scale), keep_prob,
+                    int(pre_tockens), int(next_tockens), actual_seq_qlen, actual_seq_kvlen,
+                    int(sparse_mode), dropout_mask, int(seed), int(offset))
+    if layout in ("BSH", "SBH"):
+        if query.shape[-1] % n:
+            raise RuntimeError(f"npu_fusion_attention: hidden size {query.shape[-1]} is not a "
+                               f"multiple of head_num {n}")
+        head_dim = query.shape[-1] // n
+    else:
+        head_dim = query.shape[-1]
+    kv_heads = _heads_of(key, layout, head_dim)
+    if kv_heads == 0 or n % kv_heads:
+        raise RuntimeError(f"npu_fusion_attention: {n} query heads is not a multiple of "
+                           f"{kv_heads} key/value heads")
+    v_heads = kv_heads
+    q4 = _to_bnsd(q32, layout, n)
+    k4 = _to_bnsd(k32, layout, kv_heads)
+    v4 = _to_bnsd(v32, layout, v_heads)
+    if q4.shape[1] != n:
+        raise RuntimeError(f"npu_fusion_attention: query has {q4.shape[1]} heads, head_num is {n}")
+    b, _, sq, _ = q4.shape
+    skv = k4.shape[2]
+    mask = _score_mask(atten_mask, int(sparse_mode), int(pre_tockens), int(next_tockens), sq,
+                       skv, query.device)
+    keep, numels = None, 0
+    if keep_prob < 1.0:
+        numels = b * n * sq * skv
+        keep, seed, offset = _keep_mask(numels, keep_prob, dropout_mask, int(seed), int(offset),
+                                        query.device)
+    out, row_max, row_sum = _attend(q4, k4, v4, pse32, mask, float(scale), keep, keep_prob)
+    stats = (b, n, sq, _STATS_WIDTH)
+    softmax_max = row_max.unsqueeze(-1).expand(stats).contiguous()
+    softmax_sum = row_sum.unsqueeze(-1).expand(stats).contiguous()
+    reserved = torch.empty(0, dtype=query.dtype, device=query.device)
+    out = _from_bnsd(out, layout).contiguous()  # a new tensor in the query's layout, as the NPU
+    return (store(out, query.dtype), softmax_max, softmax_sum, reserved,
+            int(seed), int(offset), int(numels))
+
+
+def _tnd(query, q32, k32, v32, n, pse32, atten_mask, scale, keep_prob, pre, nxt, qlens, kvlens,
+         sparse_mode, dropout_mask, seed, offset):
+    """Varlen attention: (T, N, D) tensors cut into batches by cumulative sequence ends."""
+    if qlens is None or kvlens is None:
+        raise RuntimeError("npu_fusion_attention: input_layout TND needs actual_seq_qlen and "
+                           "actual_seq_kvlen")
+    q_spans, kv_spans = _segments(qlens), _segments(kvlens)
+    if len(q_spans) != len(kv_spans):
+        raise RuntimeError("npu_fusion_attention: actual_seq_qlen and actual_seq_kvlen name "
+                           "different numbers of batches")
+    if pse32 is not None:
+        raise NotImplementedError("npu_fusion_attention: pse with TND is not emulated")
+    kv_heads = k32.shape[1]
+    if n % kv_heads or q32.shape[1] != n:
+        raise RuntimeError(f"npu_fusion_attention: {q32.shape[1]} query heads (head_num {n}) and "
+                           f"{kv_heads} key/value heads")
+    pieces, maxes, sums = [], [], []
+    numels = sum((e - s) * (ke - ks) for (s, e), (ks, ke) in zip(q_spans, kv_spans)) * n
+    keep_all = None
+    if keep_prob < 1.0:
+        keep_all, seed, offset = _keep_mask(numels, keep_prob, dropout_mask, seed, offset,
+                                            query.device)
+    used = 0
+    for (s, e), (ks, ke) in zip(q_spans, kv_spans):
+        sq, skv = e - s, ke - ks
+        q4 = q32[s:e].permute(1, 0, 2).unsqueeze(0)
+        k4 = k32[ks:ke].permute(1, 0, 2).unsqueeze(0)
+        v4 = v32[ks:ke].permute(1, 0, 2).unsqueeze(0)
+        given = atten_mask
+        if given is not None and sparse_mode in (0, 1):
+            given = given[..., :sq, :skv]
+        mask = _score_mask(given, sparse_mode, pre, nxt, sq, skv, query.device)
+        keep = None
+        if keep_all is not None:
+            keep = keep_all[used:used + n * sq * skv]
+            used += n * sq * skv
+        out, row_max, row_sum = _attend(q4, k4, v4, None, mask, scale, keep, keep_prob)
+        pieces.append(out.squeeze(0).permute(1, 0, 2))
+        maxes.append(row_max.squeeze(0).permute(1, 0))
+        sums.append(row_sum.squeeze(0).permute(1, 0))
+    out = torch.cat(pieces, dim=0)
+    if out.shape[0] < q32.shape[0]:  # rows of left-out batches
+        pad = torch.zeros((q32.shape[0] - out.shape[0],) + tuple(out.shape[1:]),
+                          dtype=out.dtype, device=query.device)
+        out = torch.cat([out, pad], dim=0)
+    row_max = torch.cat(maxes, dim=0)
+    row_sum = torch.cat(sums, dim=0)
+    stats = tuple(row_max.shape) + (_STATS_WIDTH,)
+    reserved = torch.empty(0, dtype=query.dtype, device=query.device)
+    return (store(out, query.dtype), row_max.unsqueeze(-1).expand(stats).contiguous(),
+            row_sum.unsqueeze(-1).expand(stats).contiguous(), reserved, int(seed), int(offset),
+            int(numels if keep_prob < 1.0 else 0))

@@ -1,0 +1,15 @@
+"""``torch_npu.npu_swiglu(self, dim=-1)``: SwiGLU, ``swish(A) * B = A * sigmoid(A) * B`` where
+``A`` and ``B`` are the first and second halves of ``self`` along ``dim``, computed in fp32, with
+its gradient (``npu_swiglu_backward``)."""
+from __future__ import annotations
+
+import torch
+
+from ._precision import store, upcast
+
+
+def npu_swiglu(self: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    if self.shape[dim] % 2:
+        raise RuntimeError(f"npu_swiglu: dimension {dim} of size {self.shape[dim]} is not even")
+    a, b = torch.chunk(upcast(self), 2, dim=dim)
+    return store(a * torch.sigmoid(a) * b, self.dtype)
