@@ -1,9 +1,13 @@
 """apex's and the emulator's wheels built from NVIDIA Apex at ``APEXNPU_TEST_UPSTREAM`` and
-installed into a venv of the system Python (torch 1.13), for the tests that need apex.amp."""
+installed into a venv over the torch of the Python running the test (Debian's 1.13 or the torch
+2.x venv's), for the tests that need apex.amp."""
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
+
+import build_helpers as bh
 
 
 def installed_wheels_env(tmp_path_factory) -> dict:
@@ -19,19 +23,17 @@ def installed_wheels_env(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("wheels")
     tree, dist = str(work / "apex"), str(work / "dist")
     for args in (["gen", "--upstream", upstream, "-o", tree],
-                 ["-q", "build", "--python=/usr/bin/python3", "--tree", tree, "-o", dist,
+                 ["-q", "build", "--python=" + sys.executable, "--tree", tree, "-o", dist,
                   "--wheel", "-j2"]):
         proc = subprocess.run([binary] + args, capture_output=True, text=True, timeout=1800)
         assert proc.returncode == 0, proc.stderr
     wheels = sorted(os.path.join(dist, f) for f in os.listdir(dist) if f.endswith(".whl"))
-    venv = str(work / "venv")
+    vpy = bh.make_torch_venv(str(work / "venv"))
+    inst = bh.pip(vpy, "install", "--no-index", "--no-deps", *wheels)
+    assert inst.returncode == 0, inst.stdout
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
-    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv],
-                   check=True, env=env)
-    inst = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
-                           "--no-index"] + wheels, capture_output=True, text=True, env=env)
-    assert inst.returncode == 0, inst.stdout + inst.stderr
+    venv = os.path.dirname(os.path.dirname(vpy))
     env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env["PATH"]
     env["APEXNPU_VENV_PYTHON"] = os.path.join(venv, "bin", "python")
     return env
