@@ -145,7 +145,7 @@ TEST(Verify, InvalidMetadataFieldIsRefused) {
   expect_violation(w, "METADATA: line 4: Requires-Python: '>=3.7,<<3.14' is invalid");
 }
 
-// The torch_npu emulator's wheel: pure Python, py3-none-any.
+// A pure-Python wheel (py3-none-any), as any a user hands verify may be.
 WheelFiles pure_files() {
   const std::string di = "torch_npu_emulator-0.1+ascend.dist-info";
   WheelFiles f;
