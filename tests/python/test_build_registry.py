@@ -83,7 +83,7 @@ def throwaway_build(tmp_path_factory):
     tree = package_tree(data, str(work / "tree"))
     out = str(work / "dist")
     doc = bh.build_for_system_python(tree, out, bh.shared_cache_dir(tmp_path_factory), "--wheel",
-                                     "--no-emulator", env={"APEXNPU_DATA_DIR": data})
+                                     env={"APEXNPU_DATA_DIR": data})
     return doc, work
 
 
@@ -132,7 +132,8 @@ CHECK_INSTALLED = textwrap.dedent('''
 def test_a_registry_row_and_an_overlay_class_reach_the_installed_package(throwaway_build, tmp_path):
     doc, _ = throwaway_build
     vpy = bh.make_venv(str(tmp_path / "venv"))
-    installed = bh.pip(vpy, "install", "--no-index", doc["wheel"])
+    # apex reaches the NPU through torch_npu: the emulator's wheel of the same build beside it.
+    installed = bh.pip(vpy, "install", "--no-index", doc["wheel"], doc["emulator"]["wheel"])
     assert installed.returncode == 0, installed.stdout
     env = dict(bh.venv_env(), APEXNPU_OPTIM_PATH="runtime")  # the runtime's kernels, or fail
     proc = subprocess.run([vpy, "-c", CHECK_INSTALLED], stdout=subprocess.PIPE,
@@ -162,9 +163,9 @@ def test_the_overlay_has_a_class_for_every_registry_kind(tmp_path_factory, tmp_p
     and every overlay class's kind is in the registry."""
     tree = package_tree(bh.REPO, str(tmp_path / "tree"))
     out = str(tmp_path / "dist")
-    doc = bh.build_for_system_python(tree, out, bh.shared_cache_dir(tmp_path_factory),
-                                     "--no-emulator")
-    env = dict(bh.venv_env(), PYTHONPATH=doc["layout"])
+    doc = bh.build_for_system_python(tree, out, bh.shared_cache_dir(tmp_path_factory))
+    env = dict(bh.venv_env(), PYTHONPATH=os.pathsep.join([doc["layout"],
+                                                          doc["emulator"]["layout"]]))
     check = subprocess.run([bh.SYSTEM_PYTHON, "-c", CHECK_REGISTRY], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, env=env, universal_newlines=True,
                            cwd=str(tmp_path))

@@ -46,7 +46,9 @@ def test_gen_build_install_import(tmp_path, tmp_path_factory):
     subprocess.run(["/usr/bin/python3.11", "-m", "venv", "--system-site-packages", venv],
                    check=True, env=env)
     vpy = os.path.join(venv, "bin", "python")
-    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index", doc["wheel"]],
+    # apex reaches the NPU through torch_npu: the emulator's wheel of the build beside it.
+    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index", doc["wheel"],
+                           doc["emulator"]["wheel"]],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                           universal_newlines=True)
     assert inst.returncode == 0, inst.stdout
