@@ -315,6 +315,21 @@ def every_fp16_value():
         return torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(torch.float16)
 
 
+def test_the_float_status_is_the_process_s_whichever_npu_is_current():
+    """A saturation on npu:1 with npu:1 current is what torch.npu's flag reads (a rank of an
+    Ascend job runs on its own NPU, not npu:0), on both paths."""
+    try:
+        torch.npu.set_device(1)
+        torch.npu.clear_npu_overflow_flag()
+        big = torch.full((4,), 6e4, dtype=torch.float16).npu()
+        assert torch.equal((big * 2.0).cpu(), torch.full((4,), 65504.0, dtype=torch.float16))
+        assert torch.npu.get_npu_overflow_flag()
+        torch.npu.clear_npu_overflow_flag()
+        assert not torch.npu.get_npu_overflow_flag()
+    finally:
+        torch.npu.set_device(0)
+
+
 def test_inputs_keep_their_nan_and_inf():
     x = values(3, 3, specials=True)
     with plain_torch():

@@ -1,7 +1,9 @@
 """The emulated NPU's float-status (overflow) flag.
 
 The flag lives in the runtime (``torch_npu._apexnpu``) when this package carries it, so that its
-kernels and the Python emulation share one flag; without the runtime it lives here.
+kernels and the Python emulation share one flag; without the runtime it lives here. The process
+has one flag, the runtime's device 0's, whichever NPU an operation ran on: each process of an
+Ascend job drives one NPU, and its scalers read the flag while another NPU may be current.
 """
 from __future__ import annotations
 

@@ -145,11 +145,11 @@ def set_rng_state_all(new_states: List[torch.Tensor]) -> None:
 
 def get_npu_overflow_flag() -> bool:
     """Whether the float status records an overflow."""
-    return float_status.get(devices.current_device())
+    return float_status.get()
 
 
 def clear_npu_overflow_flag() -> None:
-    float_status.clear(devices.current_device())
+    float_status.clear()
 
 
 def npu_alloc_float_status() -> torch.Tensor:
@@ -161,13 +161,13 @@ def npu_alloc_float_status() -> torch.Tensor:
 def npu_get_float_status(status: torch.Tensor) -> torch.Tensor:
     """Fill ``status`` from the device flag (element 0 non-zero means overflow) and return it."""
     status.zero_()
-    if float_status.get(devices.current_device()):
+    if float_status.get():
         status[0] = 1.0
     return status
 
 
 def npu_clear_float_status(status: torch.Tensor) -> torch.Tensor:
-    float_status.clear(devices.current_device())
+    float_status.clear()
     status.zero_()
     return status
 
