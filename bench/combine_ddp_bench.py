@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """amp's combine_ddp against torch's DistributedDataParallel, two ranks side by side on this
-machine (gloo, the emulated NPU), and the ratios of their training-step times; combine_ddp runs
+machine (hccl, the emulated NPU), and the ratios of their training-step times; combine_ddp runs
 with its all-reduces overlapped with backward (gradient hooks) and without
 (APEXNPU_COMBINE_DDP_OVERLAP=0: every slice after backward, as before the overlap).
 
     python3 bench/combine_ddp_bench.py [--apex-path DIR] [--width 2048] [--steps 20] [--rounds 3]
 
-DIR is a wheel layout directory written by `apexnpu build` (it holds apex/, with apex.amp);
-without it, the apex that the running interpreter imports (e.g. the wheel installed in a venv).
+DIR is a wheel layout directory written by `apexnpu build` (it holds apex/, with apex.amp; the
+torch_npu emulator's layout beside it joins it); without it, the apex that the running interpreter imports (e.g. the wheel installed in a venv).
 Both routes train the same MLP (4 hidden layers of --width, batch 4 per rank, so the step is
 mostly gradient traffic) at amp O1 with a static loss scale and NpuFusedSGD:
   combine_ddp             amp.initialize(..., combine_grad=True, combine_ddp=True)
@@ -35,24 +35,27 @@ def rank_main(args: argparse.Namespace) -> None:
     import torch.distributed as dist
     import torch.nn as nn
     import torch.nn.functional as F
+    import torch_npu  # noqa: F401 - the NPU (Huawei's, or the emulator)
     from apex import amp
     from apex.optimizers import NpuFusedSGD
 
     torch.set_num_threads(1)  # two ranks share the machine
-    dist.init_process_group("gloo", init_method="file://" + args.init, rank=args.rank,
+    torch.npu.set_device(f"npu:{args.rank}")
+    dist.init_process_group("hccl", init_method="file://" + args.init, rank=args.rank,
                             world_size=2, timeout=datetime.timedelta(seconds=600))
     torch.manual_seed(0)
     w = args.width
     model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(w, w), nn.ReLU())],
-                          nn.Linear(w, 10))
+                          nn.Linear(w, 10)).npu()
     opt = NpuFusedSGD(model.parameters(), lr=0.01, momentum=0.9)
     combine = args.route.startswith("combine_ddp")
     model, opt = amp.initialize(model, opt, opt_level="O1", loss_scale=128.0, verbosity=0,
                                 combine_grad=combine or None, combine_ddp=combine or None)
     if not combine:
-        model = torch.nn.parallel.DistributedDataParallel(model)
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.rank])
     g = torch.Generator().manual_seed(args.rank)
-    x, y = torch.randn(4, w, generator=g), torch.randint(0, 10, (4,), generator=g)
+    x = torch.randn(4, w, generator=g).npu()
+    y = torch.randint(0, 10, (4,), generator=g).npu()
     times = []
     for _ in range(args.warmup + args.steps):
         t0 = time.perf_counter()
@@ -73,7 +76,9 @@ def run_route(args: argparse.Namespace, route: str) -> tuple:
         env = dict(os.environ)
         env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # both ranks run here
         if args.apex_path:
-            env["PYTHONPATH"] = args.apex_path
+            from overlay_bench import emulator_beside  # this folder's
+
+            env["PYTHONPATH"] = os.pathsep.join([args.apex_path, emulator_beside(args.apex_path)])
         env["APEXNPU_COMBINE_DDP_OVERLAP"] = "0" if route == "combine_ddp_no_overlap" else "1"
         cmd = [sys.executable, os.path.abspath(__file__), "--width", str(args.width), "--steps", str(args.steps), "--warmup",
                str(args.warmup), "--route", route, "--init", os.path.join(work, "init")]
@@ -110,7 +115,7 @@ def main() -> None:
         for route in ROUTES:
             seconds, params = run_route(args, route)
             best[route] = min(best[route], seconds)
-    print(f"2 ranks (gloo), MLP of {params / 1e6:.1f}M parameters, amp O1, NpuFusedSGD; "
+    print(f"2 ranks (hccl), MLP of {params / 1e6:.1f}M parameters, amp O1, NpuFusedSGD; "
           f"median step, best of {args.rounds} rounds")
     for route in ROUTES:
         print(f"  {route:22s} {best[route] * 1e3:9.1f} ms")

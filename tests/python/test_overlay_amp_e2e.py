@@ -218,7 +218,7 @@ def test_combine_ddp_bench_runs_and_prints_the_ratio(venv_python, tmp_path):
                           cwd=str(tmp_path), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("2 ranks (gloo), MLP of 0.0M parameters"), proc.stdout
+    assert lines[0].startswith("2 ranks (hccl), MLP of 0.0M parameters"), proc.stdout
     assert float(lines[-1].split(":")[1].split()[0]) > 0, proc.stdout
 
 

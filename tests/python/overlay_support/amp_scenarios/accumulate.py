@@ -11,7 +11,8 @@ opt = NpuFusedSGD(model.parameters(), lr=0.1, momentum=0.9)
 ref = torch.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
 model, opt = amp.initialize(model, opt, opt_level=level, loss_scale=1024.0, combine_grad=cg or None, verbosity=0)
 g = torch.Generator().manual_seed(3)
-data = [(torch.randn(8, 6, generator=g), torch.randint(0, 3, (8,), generator=g)) for _ in range(12)]
+data = [(torch.randn(8, 6, generator=g).npu(), torch.randint(0, 3, (8,), generator=g).npu())
+        for _ in range(12)]
 for i in range(0, 12, 3):
     opt.zero_grad(); ref.zero_grad()
     for j in range(3):

@@ -6,6 +6,8 @@ import torch
 import torch.distributed as dist
 import torch_npu  # noqa: F401
 
+import apex  # noqa: F401 - puts amp_decorate on torch.npu.amp
+
 os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=os.environ.get("PORT", "29533"),
                   LOCAL_WORLD_SIZE="1")
 dist.init_process_group("hccl", rank=0, world_size=1)

@@ -79,7 +79,7 @@ model = torch.nn.Linear(D_in, D_out).npu()
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
 model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
 results["o2_bmm_half"] = str(torch.bmm(torch.randn(2, 3, 4).npu(), torch.randn(2, 4, 5).npu()).dtype)
-results["guide_sigmoid_float"] = str(torch.sigmoid(torch.randn(3).half()).dtype)
+results["guide_sigmoid_float"] = str(torch.sigmoid(torch.randn(3).half().npu()).dtype)
 
 
 class Net(nn.Module):
