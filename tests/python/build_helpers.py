@@ -224,13 +224,21 @@ def pip(vpy, *args):
 
 
 # The helpers the step scripts (run in the Pythons a wheel was built for) share: an array's
-# address, and closeness relative to the expected value.
+# address, closeness relative to the expected value, and a series of inputs that every Python on
+# every architecture computes with the same bits (a linear congruential generator).
 STEP_SCRIPT_HELPERS = """
 def addr(a):
     return a.buffer_info()[0]
 
 def close(a, b, tol=1e-6):
     return abs(a - b) <= tol * max(1.0, abs(b))
+
+def series(seed, scale, n):
+    x, out = seed, []
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(scale * (x / 2**30 - 1.0))
+    return out
 """
 
 

@@ -219,12 +219,6 @@ BITS_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
     from apex import _apexnpu as rt
     print("isa", platform.machine(), rt.active_isa())
     n = 37
-    def series(seed, scale):
-        x, out = seed, []
-        for _ in range(n):
-            x = (x * 1103515245 + 12345) % 2**31
-            out.append(scale * (x / 2**30 - 1.0))
-        return out
     for kind in rt.OPTIMIZERS:
         names = {"sgd": ["momentum_buffer"], "adadelta": ["square_avg", "acc_delta"],
                  "rmsprop": ["square_avg"], "rmsprop_tf": ["square_avg"]}.get(kind, ["exp_avg", "exp_avg_sq"])
@@ -234,9 +228,9 @@ BITS_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
             options["momentum"] = 0.9
         segments = [(0, 20), (20, n - 20)] if kind in ("adamp", "bert_adam", "lamb") else None
         opt = rt.Optimizer(kind, options, segments=segments)
-        p = array.array("f", series(7, 3.0))
+        p = array.array("f", series(7, 3.0, n))
         for step in range(3):
-            g = array.array("f", series(11 + step, 0.5))
+            g = array.array("f", series(11 + step, 0.5, n))
             opt.step(addr(p), addr(g), n, {k: addr(v) for k, v in state.items()})
         print(kind, p.tobytes().hex(), *(state[k].tobytes().hex() for k in names))
 """)

@@ -28,12 +28,6 @@ BITS = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
     print("python", "%d.%d" % sys.version_info[:2], os.confstr("CS_GNU_LIBC_VERSION"))
     print("isa", rt.active_isa(), "runtime", rt.RUNTIME_VERSION)
     n = 37
-    def series(seed, scale):
-        x, out = seed, []
-        for _ in range(n):
-            x = (x * 1103515245 + 12345) % 2**31
-            out.append(scale * (x / 2**30 - 1.0))
-        return out
     def projects(opt):
         try:
             opt.projections()
@@ -51,12 +45,12 @@ BITS = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
                 if rows is None and projects(opt):
                     rows = [5, 0]
                     continue
-                p = array.array("f", series(7, 3.0))
+                p = array.array("f", series(7, 3.0, n))
                 h = array.array("H", [0] * n) if half else None
                 for name in state:
                     state[name] = array.array("f", [1.0 if kind == "rmsprop_tf" else 0.0] * n)
                 for step in range(2):
-                    g = array.array("f", series(11 + step, 0.5))
+                    g = array.array("f", series(11 + step, 0.5, n))
                     for i in range(0, 20, 2):
                         g[i], g[i + 1] = p[i + 1], -p[i]
                     opt.step(addr(p), addr(g), n, {k: addr(v) for k, v in state.items()},
