@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import torch
+
 _MARK = "_apexnpu_wrapper"
 
 
@@ -20,3 +22,12 @@ def mark(wrapper: Callable, original: Callable) -> Callable:
 
 def is_wrapper(fn: Any) -> bool:
     return bool(getattr(fn, _MARK, False))
+
+
+def stand_for_in_torchscript(wrapper: Callable, original: Callable) -> None:
+    """TorchScript compiles a call of a torch function to its aten operator by looking the
+    function up in a table of builtins; ``wrapper``, put in ``original``'s place, stands for the
+    same operator there."""
+    builtin = torch.jit._builtins._find_builtin(original)
+    if builtin is not None:
+        torch.jit._builtins._register_builtin(wrapper, builtin)

@@ -86,11 +86,7 @@ def _install_function(namespace: Any, name: str, position: Optional[int] = None)
     prefix = "torch." if namespace is torch else namespace.__name__ + "."
     maker = wrap_maker(original, prefix + name, position, _derived(name))
     setattr(namespace, name, maker)
-    # TorchScript compiles a call of torch.zeros & co. to its aten operator by looking the
-    # function up in a table of builtins; the wrapper stands for the same operator.
-    builtin = torch.jit._builtins._find_builtin(original)
-    if builtin is not None:
-        torch.jit._builtins._register_builtin(maker, builtin)
+    _wraps.stand_for_in_torchscript(maker, original)
 
 
 def _install_method(name: str, source: Optional[Callable[..., Any]] = None) -> None:

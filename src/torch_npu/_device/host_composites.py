@@ -52,6 +52,4 @@ def install() -> None:
         wrapper = _wrap_repeat_interleave(original)
         setattr(owner, "repeat_interleave", wrapper)
         if owner is torch:  # scripted code keeps compiling the call to the aten operator
-            builtin = torch.jit._builtins._find_builtin(original)
-            if builtin is not None:
-                torch.jit._builtins._register_builtin(wrapper, builtin)
+            _wraps.stand_for_in_torchscript(wrapper, original)
