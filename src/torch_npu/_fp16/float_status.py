@@ -22,31 +22,31 @@ def _runtime_calls():
     return rt.get_float_status, rt.raise_float_status, rt.clear_float_status
 
 
-def get(device: int = 0) -> bool:
+def get() -> bool:
     """True when an overflow (inf/NaN, or an fp16 result beyond ±65504) happened since the last
     clear."""
     calls = _runtime_calls()
     if calls is not None:
-        return bool(calls[0](device))
+        return bool(calls[0]())
     with _lock:
         return _python_flag[0]
 
 
-def set(device: int = 0) -> None:  # noqa: A001 - mirrors the runtime's name
+def set() -> None:  # noqa: A001 - mirrors the runtime's name
     """Record an overflow."""
     calls = _runtime_calls()
     if calls is not None:
-        calls[1](device)
+        calls[1]()
         return
     with _lock:
         _python_flag[0] = True
 
 
-def clear(device: int = 0) -> bool:
+def clear() -> bool:
     """Clear the flag; returns whether it was set."""
     calls = _runtime_calls()
     if calls is not None:
-        return bool(calls[2](device))
+        return bool(calls[2]())
     with _lock:
         was_set = _python_flag[0]
         _python_flag[0] = False
