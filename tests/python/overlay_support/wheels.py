@@ -33,7 +33,6 @@ def installed_wheels_env(tmp_path_factory) -> dict:
     assert inst.returncode == 0, inst.stdout
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
-    venv = os.path.dirname(os.path.dirname(vpy))
-    env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env["PATH"]
-    env["APEXNPU_VENV_PYTHON"] = os.path.join(venv, "bin", "python")
+    env["PATH"] = os.path.dirname(vpy) + os.pathsep + env["PATH"]
+    env["APEXNPU_VENV_PYTHON"] = vpy
     return env
