@@ -166,11 +166,17 @@ def test_npu_fused_optimizers_train(huawei, name, level):
 @pytest.mark.parametrize("name", sorted(TWINS))
 def test_npu_fused_optimizers_step_as_their_torch_counterparts(huawei, name, level):
     # Ascend's fused step over the combined buffers against torch.optim's per-tensor step, both
-    # under amp with the same static loss scale (a power of two: unscaling is exact).
+    # under amp with the same static loss scale (a power of two: unscaling is exact). torch 1.13
+    # writes the same formulas as Ascend: the same bits. torch 2.x moves Adam's first moment
+    # with lerp_, which rounds otherwise; under O1 the fp16 forward passes can then round apart
+    # (AdamW: 7.6e-5 at most after 40 steps, on weights up to 0.47).
     fused = train(huawei, "optim", name, level)
     plain = train(huawei, "optim", "torch." + TWINS[name], level)
     for x, y in zip(fused["master"], plain["master"]):
-        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)
+        if torch.__version__.startswith("1."):
+            assert torch.equal(x, y)
+        else:
+            torch.testing.assert_close(x, y, rtol=1e-3, atol=2e-4)
 
 
 def test_o2_with_combine_grad_trains_as_without(huawei):

@@ -194,7 +194,7 @@ def main(argv):
         res = run_ddp(int(args[0]), int(args[1]), args[2])
     else:
         raise SystemExit(f"unknown scenario {scenario!r}")
-    res["torch"] = torch.__version__
+    res["torch"] = str(torch.__version__)  # a plain str: torch.load reads weights only
     res["apex"] = os.path.dirname(apex.__file__)
     torch.save(res, out)
 
