@@ -493,6 +493,32 @@ def test_torch_npu_functions():
     assert status.device == torch.device("npu:0")
 
 
+def test_tensors_made_from_a_private_format_keep_it_as_on_the_npu():
+    # torch_npu allocates empty_like (so zeros_like, ...) in the input's format, clones and casts
+    # dtypes into it, and detach shares the storage that carries it. Ascend's apex relies on it:
+    # its NpuFused optimizers size their state (zeros_like of each parameter) like the gradients
+    # it casts to the parameter's format. The host has ND only; other operations give ND.
+    w = torch.randn(1, 32).npu()
+    nz = torch_npu.npu_format_cast(w, 29)
+    kept = {"zeros_like": torch.zeros_like(nz), "empty_like": torch.empty_like(nz),
+            "ones_like": torch.ones_like(nz), "full_like": torch.full_like(nz, 2.0),
+            "randn_like": torch.randn_like(nz), "clone": nz.clone(), "half": nz.half(),
+            "float of half": nz.half().float(), "to fp16": nz.to(torch.float16),
+            "detach": nz.detach(), "data": nz.data}
+    for name, t in kept.items():
+        assert (torch_npu.get_npu_format(t), torch_npu.get_storage_size(t), t.is_npu) == \
+            (29, 512, True), name
+    assert torch.equal(nz.half().float().cpu(), w.half().float().cpu())
+    for name, t in {"cpu": nz.cpu(), "to cpu": nz.to("cpu", torch.float16), "mul": nz * 2,
+                    "view": nz.view(32), "plain": torch.zeros_like(w)}.items():
+        assert (torch_npu.get_npu_format(t), torch_npu.get_storage_size(t)) == (2, 32), name
+    layer = nn.Linear(32, 1).npu()
+    layer.weight.data = torch_npu.npu_format_cast(layer.weight.data, 29)
+    layer.half()  # amp's O2 cast
+    assert torch_npu.get_npu_format(layer.weight) == 29 and layer.weight.dtype == torch.float16
+    assert torch_npu.get_storage_size(layer.weight) == 512
+
+
 # --- NPU kernels that differ from CPU torch's ---------------------------------------------------
 
 def test_binary_cross_entropy_on_the_npu_does_not_check_its_range():

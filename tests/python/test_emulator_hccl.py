@@ -67,6 +67,22 @@ def test_data_types_hccl_does_not_carry_are_refused():
             assert "APEXNPU_HCCL_STRICT=0" in err[1]
 
 
+def test_all_gather_takes_outputs_of_the_inputs_number_of_elements():
+    # HCCL (as NCCL) gathers into one flat buffer: only the element counts must agree. Gloo
+    # alone refuses Ascend's combine_ddp, which gathers a 0-d count into 1-element tensors.
+    grids = [[[10.0 * r + 3 * i + j for j in range(3)] for i in range(2)] for r in range(2)]
+    for got in run("gather_shapes", 2):
+        assert "error" not in got, got
+        assert got["scalar_into_1"] == [[1.0], [2.0]]
+        assert got["2x3_into_6"] == [sum(g, []) for g in grids]
+        assert got["2x3_into_strided_3x2"] == [[row[2 * k:2 * k + 2] for k in range(3)]
+                                               for row in (sum(g, []) for g in grids)]
+        kind, message = got["2_into_3"]
+        assert kind == "RuntimeError"
+        assert message == ("hccl: all_gather of a (2,) tensor into a (3,) one: all tensor "
+                           "operands to scatter/gather must have the same number of elements")
+
+
 def test_any_dtype_moves_as_bits_hccl_carries():
     import torch
 

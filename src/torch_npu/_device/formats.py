@@ -7,6 +7,12 @@ values as they are; the format it reports is the one last asked for, and its sto
 (``get_storage_size``, which sizes the slots of apex's combined buffers) is what the NPU would
 store in that format. ``npu_format_cast`` returns a new tensor (the input itself when it is
 already in that format), ``npu_format_cast_`` changes the tensor in place, as torch_npu's do.
+
+As on the NPU, where the format belongs to the tensor's storage descriptor, the tensors torch_npu
+makes in its input's format keep it: the ``*_like`` factories (``empty_like`` allocates in the
+input's format), ``clone``, dtype casts (``.half()``, ``.float()``: ``npu_dtype_cast``) and
+``detach`` (the same storage). The emulated NPU's dispatch mode passes the format on
+(``inherit``); ``.cpu()`` and other copies to the host come back in ND.
 """
 from __future__ import annotations
 
@@ -82,6 +88,33 @@ def npu_format_cast(tensor: torch.Tensor, acl_format: int) -> torch.Tensor:
 
 def get_npu_format(tensor: torch.Tensor) -> int:
     return getattr(tensor, _FORMAT, ACL_FORMAT_ND)
+
+
+# The aten operations whose result the NPU makes in its first argument's format.
+_INHERITING = ("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+               "clone", "_to_copy", "detach")
+INHERITING_OPS = frozenset(getattr(torch.ops.aten, name) for name in _INHERITING)
+
+
+def inherit(source: object, out: object) -> None:
+    """``out``, an NPU tensor made from ``source`` by one of ``INHERITING_OPS``, takes its
+    format and the storage size that format stores."""
+    fmt = getattr(source, _FORMAT, None)
+    if fmt is None or not isinstance(out, torch.Tensor) or out is source \
+            or out.shape != source.shape:  # type: ignore[attr-defined]
+        return
+    setattr(out, _FORMAT, fmt)
+    storage = getattr(source, _STORAGE, None)
+    if storage is not None:
+        setattr(out, _STORAGE, storage)
+
+
+def drop(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor``, a copy on the host, in ND: host memory has no private formats."""
+    for mark in (_FORMAT, _STORAGE):
+        if hasattr(tensor, mark):
+            delattr(tensor, mark)
+    return tensor
 
 
 def follow_data(tensor: torch.Tensor, data: torch.Tensor) -> None:

@@ -63,7 +63,7 @@ class _Transfer(torch.autograd.Function):
         out = convert(source)
         if out is source:
             out = source.clone()
-        return placement.put(out, index)
+        return _moved(out, index)
 
     @staticmethod
     def backward(ctx, grad):
@@ -84,7 +84,13 @@ def transfer(source: torch.Tensor, index: Optional[int],
     out = convert(source)
     if out is source:
         out = source.clone()
-    return placement.put(out, index)
+    return _moved(out, index)
+
+
+def _moved(out: torch.Tensor, index: Optional[int]) -> torch.Tensor:
+    """``out``, a copy made for another device, put on NPU ``index`` (None: the host, where it
+    is in ND)."""
+    return placement.put(out if index is not None else formats.drop(out), index)
 
 
 _modes_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)

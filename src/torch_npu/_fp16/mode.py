@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .._device import host_allocator, placement
+from .._device import formats, host_allocator, placement
 from . import fast_path, general_path, npu_kernels, op_schema
 from . import path as emulation_path
 
@@ -61,6 +61,9 @@ class EmulatedNpuMode(TorchDispatchMode):
         if npu is not None:
             outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
             placement.put_outputs(outputs, leaves, npu)
+            if getattr(func, "overloadpacket", None) in formats.INHERITING_OPS and args \
+                    and placement.npu_of(out) is not None:
+                formats.inherit(args[0], out)  # the NPU makes these in the input's format
         return out
 
 

@@ -9,7 +9,8 @@
   reproducibility over bandwidth.)
 - The collectives HCCL has and torch 1.13's gloo lacks (all_gather into one tensor,
   reduce_scatter, all_to_all of lists) are made of the ones gloo has, under torch 1.13's and
-  torch 2.x's names.
+  torch 2.x's names; all_gather takes outputs of any shape with the input's number of elements,
+  as HCCL does.
 
 torch DDP calls this group from C++ and reads the futures of the works it returns, so every
 method returns a real gloo work: after a rank-order reduction, the broadcast of the (already equal)
@@ -145,9 +146,39 @@ class HcclProcessGroup(dist.ProcessGroup):
     def broadcast(self, tensors: List[torch.Tensor], opts: Any) -> Any:
         return self.gloo.broadcast(tensors, opts)
 
-    def allgather(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
-        return self.gloo.allgather(outputs, inputs, opts if opts is not None
-                                   else AllgatherOptions())
+    def allgather(self, outputs: List[List[torch.Tensor]], inputs: List[torch.Tensor],
+                  opts: Optional[Any] = None) -> Any:
+        """HCCL, like NCCL, asks only that every output hold as many elements as the input (it
+        gathers into one flat buffer); gloo wants the input's very shape. Ascend's apex gathers a
+        0-d count into 1-element tensors (combine_ddp). So an output of another shape receives
+        its values through a view of the input's shape, or through a temporary copied back when
+        it cannot be viewed so; a different number of elements is refused as HCCL refuses it."""
+        opts = opts if opts is not None else AllgatherOptions()
+        gathered, staged = [], []
+        for output_list, input in zip(outputs, inputs):
+            row = []
+            for output in output_list:
+                if output.numel() != input.numel():
+                    raise RuntimeError(
+                        f"hccl: all_gather of a {tuple(input.shape)} tensor into a "
+                        f"{tuple(output.shape)} one: all tensor operands to scatter/gather must "
+                        "have the same number of elements")
+                if output.shape == input.shape:
+                    row.append(output)
+                elif output.is_contiguous():
+                    row.append(output.view(input.shape))
+                else:
+                    temporary = output.new_empty(input.shape)
+                    staged.append((output, temporary))
+                    row.append(temporary)
+            gathered.append(row)
+        work = self.gloo.allgather(gathered, inputs, opts)
+        if not staged:
+            return work
+        work.wait()
+        for output, temporary in staged:
+            output.copy_(temporary.reshape(output.shape))
+        return self.gloo.barrier(dist.BarrierOptions())
 
     def allgather_coalesced(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
         return self.gloo.allgather_coalesced(outputs, inputs, opts if opts is not None

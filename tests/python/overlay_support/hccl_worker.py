@@ -131,6 +131,29 @@ def bits(rank, world):
     return out
 
 
+def gather_shapes(rank, world):
+    """all_gather into outputs of another shape with the input's number of elements, as HCCL
+    takes them: Ascend's combine_ddp gathers a 0-d count into 1-element tensors."""
+    out = {}
+    count = torch.tensor(float(rank + 1))  # 0-d
+    ones = [torch.zeros(1) for _ in range(world)]
+    dist.all_gather(ones, count)
+    out["scalar_into_1"] = [t.tolist() for t in ones]
+    grid = torch.arange(6, dtype=torch.float16).view(2, 3) + 10 * rank
+    flat = [torch.zeros(6, dtype=torch.float16) for _ in range(world)]
+    dist.all_gather(flat, grid)
+    out["2x3_into_6"] = [t.tolist() for t in flat]
+    strided = [torch.zeros(3, 4)[:, ::2] for _ in range(world)]  # (3, 2), not contiguous
+    dist.all_gather(strided, grid.float())
+    out["2x3_into_strided_3x2"] = [t.tolist() for t in strided]
+    try:
+        dist.all_gather([torch.zeros(3) for _ in range(world)], torch.zeros(2))
+        out["2_into_3"] = None
+    except Exception as e:  # the refusal under test
+        out["2_into_3"] = [type(e).__name__, str(e)]
+    return out
+
+
 def relaxed(rank, world):
     t = torch.full((2,), rank + 1, dtype=torch.int64)
     dist.all_reduce(t)
@@ -158,6 +181,8 @@ def main(scenario):
             result = ordered(rank, world)
         elif scenario == "bits":
             result = bits(rank, world)
+        elif scenario == "gather_shapes":
+            result = gather_shapes(rank, world)
         elif scenario == "relaxed":
             result = relaxed(rank, world)
         else:
