@@ -2,7 +2,9 @@
 # Installs what apexnpu needs to build and test, from Debian's packages, when it is missing:
 # the host toolchain and libraries, and for the aarch64 (Kunpeng) wheels Debian's cross compiler,
 # qemu-user, and the arm64 multiarch packages of CPython 3.11 (headers to build against, the
-# standard library for the qemu tests); clang and its libFuzzer runtime for the fuzzers.
+# standard library for the qemu tests); clang and its libFuzzer runtime for the fuzzers. With
+# APEXNPU_TEST_ASCEND set, also torch's C++ headers and pybind11, with which the tests build
+# Huawei's apex extensions for Debian's torch (torch from PyPI carries its own headers).
 set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config git patch
@@ -13,6 +15,7 @@ packages=(
   python3 python3-dev python3-venv python3-pytest python3-numpy python3-torch python3-pip
   debootstrap
 )
+[[ -z ${APEXNPU_TEST_ASCEND:-} ]] || packages+=(libtorch-dev pybind11-dev)
 arm64_packages=(libc6:arm64 libstdc++6:arm64 libpython3.11-dev:arm64 libpython3.11-stdlib:arm64)
 
 sudo_cmd=()
