@@ -18,6 +18,7 @@ namespace apexnpu::git {
   X(git_repository_free) X(git_repository_set_odb) X(git_odb_new) X(git_odb_free)                \
   X(git_odb_add_backend) X(git_odb_add_alternate) X(git_odb_backend_loose)                       \
   X(git_odb_backend_one_pack) X(git_odb_hash) X(git_revparse_single) X(git_reference_dwim)       \
+  X(git_reference_resolve) X(git_reference_target) X(git_repository_odb) X(git_odb_exists)       \
   X(git_reference_free) X(git_object_peel) X(git_object_free) X(git_commit_id)                   \
   X(git_commit_tree) X(git_commit_free) X(git_tree_walk) X(git_tree_free)                        \
   X(git_tree_entry_name) X(git_tree_entry_id) X(git_tree_entry_filemode) X(git_blob_lookup)      \
@@ -50,6 +51,7 @@ using Tree = GitHandle<git_tree, &Libgit2::git_tree_free>;
 using Blob = GitHandle<git_blob, &Libgit2::git_blob_free>;
 using Remote = GitHandle<git_remote, &Libgit2::git_remote_free>;
 using Odb = GitHandle<git_odb, &Libgit2::git_odb_free>;
+using Reference = GitHandle<git_reference, &Libgit2::git_reference_free>;
 
 // Throws apexnpu::Error("<what>: <libgit2's message>") when rc < 0; returns rc otherwise.
 int check(int rc, const std::string& what);

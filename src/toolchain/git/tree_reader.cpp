@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <optional>
+#include <string>
+
 #include "core/error.h"
 #include "core/io_threads.h"
 #include "git/guarded_objects.h"
@@ -19,9 +22,32 @@ std::string last_error() {
 constexpr const char* kDamagedHint =
     "the repository is damaged or incomplete: fetch or clone it again (git fsck names what is wrong)";
 
+// The id a reference named `ref` finally points at, when that object is not in the repository.
+// libgit2 1.5.1's revparse leaks the reference it read when its object is missing, so a named
+// reference is resolved and its object looked for first.
+std::optional<std::string> missing_target(git_repository* repo, const std::string& ref) {
+  git_reference* raw = nullptr;
+  if (libgit2().git_reference_dwim(&raw, repo, ref.c_str()) != 0) return std::nullopt;
+  const Reference named(raw);
+  if (libgit2().git_reference_resolve(&raw, named.get()) != 0) return std::nullopt;
+  const Reference direct(raw);
+  const git_oid* target = libgit2().git_reference_target(direct.get());
+  git_odb* odb_raw = nullptr;
+  if (target == nullptr || libgit2().git_repository_odb(&odb_raw, repo) != 0) return std::nullopt;
+  const Odb odb(odb_raw);
+  if (libgit2().git_odb_exists(odb.get(), target) != 0) return std::nullopt;
+  char hex[GIT_OID_HEXSZ + 1];
+  libgit2().git_oid_tostr(hex, sizeof hex, target);
+  return std::string(hex);
+}
+
 }  // namespace
 
 Commit find_commit(git_repository* repo, const std::string& ref, const std::string& where) {
+  if (const auto missing = missing_target(repo, ref))
+    throw Error(fmt::format("the ref {} in {} names an object that cannot be read: object {} is "
+                            "not in the repository", ref, where, *missing),
+                kDamagedHint);
   git_object* raw = nullptr;
   const int rc = libgit2().git_revparse_single(&raw, repo, ref.c_str());
   if (rc == GIT_ENOTFOUND) {
