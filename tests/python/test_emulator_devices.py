@@ -260,7 +260,8 @@ def test_operations_keep_their_inputs_npu():
 def test_new_outputs_are_contiguous_as_torch_npu_allocates_them():
     """torch's CPU kernels give ``x.t().eq(y)`` the transposed strides of ``x.t()``; torch_npu's
     operators allocate their outputs contiguous, and the model zoo's accuracy helper views them
-    flat. Views, in-place and ``out=`` results keep their strides on both."""
+    flat. Views, in-place and ``out=`` results and copies between devices keep their strides on
+    both."""
     scores = torch.randn(4, 10)
     target = torch.tensor([1, 2, 3, 4])
 
@@ -284,6 +285,8 @@ def test_new_outputs_are_contiguous_as_torch_npu_allocates_them():
         out = made(t)
         assert out.is_contiguous() and out.device == x.device, out.stride()
         assert torch.equal(out.cpu(), made(host))
+    # Copies between devices are torch's _to_copy, as torch_npu's: strides kept.
+    assert t.cpu().stride() == t.stride() and t.to("npu:1").stride() == t.stride()
     halves = t.half()
     assert (halves @ halves.t()).is_contiguous()
     written = torch.empty(3, 5).npu().t()
