@@ -257,6 +257,47 @@ def test_operations_keep_their_inputs_npu():
     assert (a * scale).device == torch.device("npu:2")  # host scalars mix in, as on the NPU
 
 
+def test_new_outputs_are_contiguous_as_torch_npu_allocates_them():
+    """torch's CPU kernels give ``x.t().eq(y)`` the transposed strides of ``x.t()``; torch_npu's
+    operators allocate their outputs contiguous, and the model zoo's accuracy helper views them
+    flat. Views, in-place and ``out=`` results and copies between devices keep their strides on
+    both."""
+    scores = torch.randn(4, 10)
+    target = torch.tensor([1, 2, 3, 4])
+
+    def correct_top(logits, labels, k):  # the model zoo's accuracy(), as its scripts write it
+        pred = logits.topk(k, 1, True, True)[1].t()
+        correct = pred.eq(labels.view(1, -1).expand_as(pred))
+        return correct[:k].view(-1).float().sum(0)
+
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        correct_top(scores, target, 3)  # host tensors keep torch's strides
+    on_npu = correct_top(scores.npu(), target.npu(), 3)
+    want = (scores.topk(3, 1, True, True)[1] == target.view(-1, 1)).sum().float()
+    assert torch.equal(on_npu.cpu(), want)
+
+    x = torch.randn(3, 5).npu()
+    t = x.t()
+    assert not t.is_contiguous() and t.device == x.device  # a view keeps its strides
+    host = x.cpu().t()
+    for made in (lambda v: v * 2, lambda v: v.eq(0.5), lambda v: v.half(), lambda v: v.clone(),
+                 torch.relu, lambda v: v + v, torch.exp):
+        out = made(t)
+        assert out.is_contiguous() and out.device == x.device, out.stride()
+        assert torch.equal(out.cpu(), made(host))
+    # Copies between devices are torch's _to_copy, as torch_npu's: strides kept.
+    assert t.cpu().stride() == t.stride() and t.to("npu:1").stride() == t.stride()
+    halves = t.half()
+    assert (halves @ halves.t()).is_contiguous()
+    written = torch.empty(3, 5).npu().t()
+    torch.mul(t, 2, out=written)
+    assert not written.is_contiguous() and torch.equal(written.cpu(), x.cpu().t() * 2)
+    t.mul_(1)
+    assert not t.is_contiguous()
+    cl = torch.randn(2, 3, 4, 4).npu().contiguous(memory_format=torch.channels_last)
+    assert cl.is_contiguous(memory_format=torch.channels_last)  # asked for, kept
+
+
 def test_repeat_interleave_of_an_npu_tensor_stays_on_it():
     """torch 1.13 builds the int count's index with a host maker inside; on the NPU it works."""
     x = torch.arange(6.).view(2, 3)

@@ -62,7 +62,7 @@ class _Transfer(torch.autograd.Function):
         ctx.source_dtype = source.dtype
         out = convert(source)
         if out is source:
-            out = source.clone()
+            out = _copy(source)
         return _moved(out, index)
 
     @staticmethod
@@ -83,8 +83,17 @@ def transfer(source: torch.Tensor, index: Optional[int],
         return _Transfer.apply(source, index, convert)
     out = convert(source)
     if out is source:
-        out = source.clone()
+        out = _copy(source)
     return _moved(out, index)
+
+
+def _copy(source: torch.Tensor) -> torch.Tensor:
+    """A copy of ``source`` for another device as torch's ``_to_copy`` makes it, strides kept
+    when ``source`` is non-overlapping and dense (a copy between devices is not an NPU
+    operation's new output, which would be contiguous)."""
+    out = torch.empty_like(source, memory_format=torch.preserve_format)
+    out.copy_(source)
+    return out
 
 
 def _moved(out: torch.Tensor, index: Optional[int]) -> torch.Tensor:

@@ -7,7 +7,8 @@ would: ``general_path`` does it, ``fast_path`` gives the same bits at less cost,
 ``emulation_path`` says which runs. In-place and ``out=`` operations write back into the
 original fp16 tensors. View and metadata operations run unchanged so that aliasing is kept. The
 mode sees the backward pass too, because autograd dispatches its backward operations through
-the same stack.
+the same stack. New outputs of NPU operations are contiguous, as torch_npu's
+(``contiguous_outputs``).
 
 The mode stack of torch is per thread: the mode applies to the thread that enabled it.
 """
@@ -19,7 +20,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .._device import formats, host_allocator, placement
+from .._device import contiguous_outputs, formats, host_allocator, placement
 from . import fast_path, general_path, npu_kernels, op_schema
 from . import path as emulation_path
 
@@ -58,6 +59,8 @@ class EmulatedNpuMode(TorchDispatchMode):
             out = func(*args, **kwargs)
         else:
             out = (fast_path if fast else general_path).run_in_fp32(func, args, kwargs)
+        if npu is not None and not unchanged and not op_schema.schema_of(func).written:
+            out = contiguous_outputs.made_contiguous(out, kwargs)
         if npu is not None:
             outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
             placement.put_outputs(outputs, leaves, npu)
