@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 import build_helpers as bh
 
@@ -105,7 +106,14 @@ def test_o1_casts_cached_weights_and_every_rnn_on_the_npu(venv_python, tmp_path)
     for cell in ("RNNCell", "GRUCell", "LSTMCell"):
         assert seen.pop(cell) == "torch.npu.HalfTensor"
     assert len(seen) == 16
-    for key, (out, input_grad, weight_grad) in seen.items():
+    # torch >= 2.1's nn.RNN refuses an input whose dtype is not its weights' before apex's O1
+    # casts run (outside torch's autocast), on an NPU as on CUDA: fp16 inputs to fp32 RNNs.
+    refuses_half_input = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 1)
+    for key, result in seen.items():
+        if refuses_half_input and key.endswith("float16"):
+            assert result[0] == "refused" and "does not match weight dtype" in result[1], key
+            continue
+        out, input_grad, weight_grad = result
         assert out == "torch.npu.HalfTensor", key  # O1 runs every RNN in fp16
         assert input_grad == key.split("-")[-1] and weight_grad == "torch.float32", key
 
