@@ -181,7 +181,7 @@ class LambReference(torch.optim.Optimizer):
 
 
 class RMSpropTFReference(_PerParam):
-    """TensorFlow's RMSprop: ms starts at 1, eps inside the sqrt, optional decoupled decay and
+    """TensorFlow's RMSprop as Ascend's apex computes it: ms starts at 0 (timm's at 1), eps inside the sqrt, optional decoupled decay and
     learning rate inside the momentum."""
 
     def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.0,
@@ -194,7 +194,7 @@ class RMSpropTFReference(_PerParam):
     def update(self, group, p, grad, state):
         if not state:
             state["step"] = 0
-            state["square_avg"] = torch.ones_like(p)
+            state["square_avg"] = torch.zeros_like(p)
             state["momentum_buffer"] = torch.zeros_like(p)
             state["grad_avg"] = torch.zeros_like(p)
         state["step"] += 1
