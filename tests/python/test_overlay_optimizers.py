@@ -279,8 +279,14 @@ def test_state_dict_layout_equals_torch():
     for index, state in theirs["state"].items():
         assert mine["state"][index].keys() == state.keys()
         for key, value in state.items():
+            if key == "step":  # a number, as Ascend's apex keeps it; torch's loader takes it
+                assert mine["state"][index][key] == int(value)
+                continue
             assert mine["state"][index][key].shape == value.shape
             assert mine["state"][index][key].dtype == value.dtype
+    loaded = torch.optim.Adam(twin.parameters(), lr=1e-2)
+    loaded.load_state_dict(mine)
+    assert all(float(loaded.state[p]["step"]) == 3 for p in twin.parameters())
 
 
 def test_zero_grad_keeps_gradient_memory():
