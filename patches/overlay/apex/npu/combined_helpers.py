@@ -155,6 +155,12 @@ def attach(optimizer: torch.optim.Optimizer, combine_grad: bool, master_weights:
     """Bind the helpers and flags onto ``optimizer`` (amp.initialize does, for every one)."""
     helpers = CombinedHelpers(optimizer, master_weights, combined_of, print_fn)
     optimizer.accelerate = bool(combine_grad)
+    # The other options Ascend's amp leaves on the optimizer, which its scripts read.
+    from apex.amp._amp_state import _amp_state
+    options = _amp_state.npu_options
+    optimizer.combine_ddp = options.combine_ddp
+    optimizer.ddp_replica_count = options.ddp_replica_count
+    optimizer.check_combined_tensors = options.check_combined_tensors
     optimizer.is_npu_fused_optimizer = is_npu_fused_optimizer(optimizer)
     for name in HELPER_NAMES:
         setattr(optimizer, name, getattr(helpers, name))
