@@ -143,7 +143,10 @@ def test_checkpoint_resume_in_a_new_process_is_bit_exact(venv_python, tmp_path, 
     straight, checkpoint = tmp_path / "straight.pt", tmp_path / "checkpoint.pt"
     run(venv_python, "checkpoint.py", "straight", straight, level, combine_grad, cwd=tmp_path)
     run(venv_python, "checkpoint.py", "first", checkpoint, level, combine_grad, cwd=tmp_path)
-    run(venv_python, "checkpoint.py", "resume", checkpoint, level, combine_grad, cwd=tmp_path)
+    # The saved fp32 masters are restored only when asked (by default a resume starts from the
+    # fp16 weights, as in Ascend's apex, so checkpoints resume alike in both).
+    run(venv_python, "checkpoint.py", "resume", checkpoint, level, combine_grad, cwd=tmp_path,
+        env={"APEXNPU_EXACT_RESUME": "1"})
     # map_location="cpu": the emulator records npu:N storage locations, as a real NPU does.
     compare = ("import torch, sys; a = torch.load(sys.argv[1], map_location='cpu'); "
                "b = torch.load(sys.argv[2], map_location='cpu'); "
@@ -312,7 +315,8 @@ def test_amp_state_dict_loads_in_nvidia_and_ascend_apex_and_theirs_here(venv_pyt
                            capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     frontend.write_text(shown.stdout)
-    out = json.loads(run(venv_python, "amp_state_dict.py", frontend, cwd=tmp_path))
+    out = json.loads(run(venv_python, "amp_state_dict.py", frontend, cwd=tmp_path,
+                         env={"APEXNPU_EXACT_RESUME": "1"}))
     assert out["amp_keys"] == ["loss_scaler0"]
     assert out["opt_keys"] == ["amp_master_params", "param_groups", "state"]
     assert out["masters_saved"] is True
@@ -396,3 +400,32 @@ def test_combine_ddp_under_the_communication_switches(venv_python, tmp_path, par
         leaders = [r["internode_bytes"] > 0 for r in got]
         assert leaders == [r % per_node == 0 for r in range(world)]
     comm_runs.assert_ranks_identical(got)
+
+
+# --- AIAK-Training's names (seed 004) ---------------------------------------------------------
+
+def test_seed_004_example_trains_as_written_with_aiak_variables(venv_python, tmp_path):
+    env = {"AIAK_FUSED_OPTIMIZER": "1", "AIAK_FP16_COMPRESSION": "1",
+           "AIAK_HIERARCHICAL_ALLREDUCE": "0", "AIAK_POWERSGD_COMPRESSION": "0",
+           "AIAK_MATRIX_APPROXIMATION_RANK": "1", "AIAK_START_COMPRESS_ITER": "1000"}
+    out = json.loads(run(venv_python, "aiak_seed004.py", cwd=tmp_path, env=env))
+    first, last = out["losses"]
+    assert last < 0.5 * first, out
+    assert out["param_dtype"] == "torch.float16"  # O2: aiak_amp_decorate is amp_decorate
+    assert out["optimizer"] == "NpuFusedSGD"  # AIAK_FUSED_OPTIMIZER=1 acted
+    assert out["lamb"] == "apex.optimizers.lamb.LAMB"
+    first, last = out["lamb_losses"]
+    assert last < 0.5 * first, out
+
+
+def test_our_variables_win_over_aiak_ones_and_say_so(venv_python, tmp_path):
+    code = ("import apex, apex.npu.comm_settings as c; s = c.from_environment(); "
+            "print(s.fp16, s.rank, c.from_environment().rank)")
+    env = dict(bh.venv_env(), AIAK_FP16_COMPRESSION="1", AIAK_MATRIX_APPROXIMATION_RANK="4",
+               APEXNPU_MATRIX_APPROXIMATION_RANK="2")
+    proc = subprocess.run([venv_python, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "2", "2"]
+    said = [line for line in proc.stderr.splitlines() if "APEXNPU_MATRIX_APPROXIMATION_RANK" in line]
+    assert len(said) == 1 and "AIAK_MATRIX_APPROXIMATION_RANK='4'" in said[0], proc.stderr
