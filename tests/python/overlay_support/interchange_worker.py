@@ -2,17 +2,18 @@
 
 Run by the python of a venv holding one apex (Huawei's or ours) beside the emulator's wheel:
 
-    python interchange_worker.py write LEVEL COMBINE DIR         train WRITTEN steps per optimizer
-                                                                 and save DIR/<name>.pt
-    python interchange_worker.py resume LEVEL COMBINE DIR OUT    resume each DIR/<name>.pt, train
-                                                                 RESUMED steps, save the weights
+    python interchange_worker.py write LEVEL COMBINE DIR [NAME...]       train WRITTEN steps per
+                                                                 optimizer, save DIR/<name>.pt
+    python interchange_worker.py resume LEVEL COMBINE DIR OUT [NAME...]  resume each DIR/<name>.pt,
+                                                                 train RESUMED steps, save weights
     python interchange_worker.py hooks OUT                       a subclass overriding _group_step,
                                                                  and what the combined getters give
 
 COMBINE is 0 or 1 (amp's combine_grad). A checkpoint holds the model's, the optimizer's and amp's
 state_dict, as NVIDIA's and Ascend's manuals save them; a resume loads the model before
 amp.initialize and the optimizer and amp after it. The loss scale is static and a power of two
-(unscaling is exact), so the two apexes can agree to the bit.
+(unscaling is exact), so the two apexes can agree to the bit. NAMEs limit a run to those
+optimizers (all of OPTIMIZERS by default), to look at one by hand.
 """
 import sys
 
@@ -80,17 +81,17 @@ def host(state):
     return state
 
 
-def write(level, combine, folder):
-    for name in OPTIMIZERS:
+def write(level, combine, folder, names):
+    for name in names:
         model, opt = initialize(name, level, combine)
         train(model, opt, 0, WRITTEN)
         torch.save({"model": host(model.state_dict()), "optimizer": host(opt.state_dict()),
                     "amp": amp.state_dict()}, f"{folder}/{name}.pt")
 
 
-def resume(level, combine, folder, out):
+def resume(level, combine, folder, out, names):
     results = {}
-    for name in OPTIMIZERS:
+    for name in names:
         ck = torch.load(f"{folder}/{name}.pt")
         model, opt = initialize(name, level, combine, ck["model"])
         opt.load_state_dict(ck["optimizer"])
@@ -159,11 +160,18 @@ def hooks(out):
     torch.save(result, out)
 
 
+def chosen(names):
+    unknown = [n for n in names if n not in OPTIMIZERS]
+    if unknown:
+        raise SystemExit(f"unknown optimizers {unknown}; known: {list(OPTIMIZERS)}")
+    return names or list(OPTIMIZERS)
+
+
 def main(argv):
     if argv[0] == "write":
-        write(argv[1], argv[2] == "1", argv[3])
+        write(argv[1], argv[2] == "1", argv[3], chosen(argv[4:]))
     elif argv[0] == "resume":
-        resume(argv[1], argv[2] == "1", argv[3], argv[4])
+        resume(argv[1], argv[2] == "1", argv[3], argv[4], chosen(argv[5:]))
     elif argv[0] == "hooks":
         hooks(argv[1])
     else:
