@@ -11,9 +11,11 @@ the masters in ``amp.state_dict()`` as ``master_params<N>``; ``amp.load_state_di
 them.
 
 Ours restores the saved masters only with ``APEXNPU_EXACT_RESUME=1``: by default a resume starts
-from the fp16 weights as Ascend's and NVIDIA's do, so a checkpoint resumes to the same bits in
-either apex (issue 28); with the variable, a resumed run continues bit for bit as if never
-stopped.
+from the fp16 weights as Ascend's and NVIDIA's do, and an optimizer state loaded before amp made
+the masters keeps the fp16 rounding torch's loader gave it on the fp16 parameters, as theirs
+does, so a checkpoint resumes to the same bits in either apex (issue 28); with the variable,
+the masters are restored and the state loaded again onto them unrounded, and a resumed run
+continues bit for bit as if never stopped.
 """
 from __future__ import annotations
 
