@@ -166,4 +166,6 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
         update = exp_avg / (exp_avg_sq.sqrt() + group["e"])
         if group["weight_decay"] > 0.0:
             update += group["weight_decay"] * p
-        p.add_(update, alpha=-scheduled_lr(group, flat.step - 1))
+        # The product first, then the subtraction (two roundings), as Ascend's apex computes it:
+        # a fused add with alpha rounds once and can differ in the last bit.
+        p.sub_(update.mul_(scheduled_lr(group, flat.step - 1)))
