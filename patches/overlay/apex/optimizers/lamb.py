@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import torch
+
 from .npu_fused_lamb import NpuFusedLamb
 
 
@@ -24,9 +26,13 @@ class Lamb(NpuFusedLamb):
     RUNTIME_KIND = None
     RECORDS_NORMS = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0, adam=False):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         adam=adam, use_global_grad_norm=False)
+    @staticmethod
+    def _apply_step(flat, adam_step, ratios, lr) -> None:
+        # As the reference rounds it, per parameter: the factor -lr * ratio, the step times it,
+        # then the addition.
+        for p_seg, step_seg, ratio in zip(flat.segment_views(flat.param),
+                                          flat.segment_views(adam_step), ratios):
+            p_seg.add_(step_seg.mul_(-lr * ratio.to(step_seg.dtype)))
 
 
 class LAMB(Lamb):
