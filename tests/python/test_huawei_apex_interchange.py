@@ -112,6 +112,11 @@ def test_combined_getters_give_lists_of_ascends_shape(hooks):
     assert [len(v) for v in ours["getters"].values()] == [2] * 6
     assert ours["sgd_getters"] == theirs["sgd_getters"]
     assert ours["sgd_getters"]["get_model_combined_params"] == []
-    # The options amp leaves on the optimizer, as Ascend's amp does.
-    assert ours["attributes"] == theirs["attributes"], (ours["attributes"], theirs["attributes"])
-    assert "missing" not in ours["attributes"].values()
+    # The options amp leaves on the optimizer, as Ascend's amp does: as given to amp.initialize,
+    # None when not given (torch's SGD with combine_grad=True; the fused Adam without it).
+    for kind in ("attributes", "fused_attributes"):
+        assert ours[kind] == theirs[kind], (kind, ours[kind], theirs[kind])
+        assert "missing" not in ours[kind].values()
+    assert ours["attributes"]["accelerate"] is True and ours["attributes"]["combine_ddp"] is None
+    assert ours["fused_attributes"]["accelerate"] is None
+    assert ours["fused_attributes"]["is_npu_fused_optimizer"] is True

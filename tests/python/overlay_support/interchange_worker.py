@@ -128,6 +128,13 @@ def describe(tensors):
     return [None if t is None else (str(t.dtype), t.numel()) for t in tensors]
 
 
+def attributes(optimizer):
+    """The options amp leaves on an optimizer, "missing" where it leaves none."""
+    return {name: getattr(optimizer, name, "missing")
+            for name in ("accelerate", "combine_ddp", "ddp_replica_count",
+                         "check_combined_tensors", "is_npu_fused_optimizer")}
+
+
 def hooks(out):
     result = {}
     # The subclass, two groups, O2 with a BatchNorm kept in fp32 (masters of both kinds).
@@ -140,6 +147,7 @@ def hooks(out):
     train(model, opt, 0, 4)
     result["subclass_master"] = [p.detach().float().cpu().clone() for p in amp.master_params(opt)]
     result["subclass_steps"] = sorted(int(s["step"]) for s in opt.state.values())
+    result["fused_attributes"] = attributes(opt)  # amp.initialize given no combine_grad
     result["getters"] = {
         name: describe(getattr(opt, name)())
         for name in ("get_optimizer_combined_grads", "get_optimizer_combined_grad_masks",
@@ -154,9 +162,7 @@ def hooks(out):
     result["sgd_getters"] = {name: describe(getattr(sgd, name)())
                              for name in ("get_model_combined_params",
                                           "get_optimizer_combined_grads")}
-    result["attributes"] = {name: getattr(sgd, name, "missing")
-                            for name in ("accelerate", "combine_ddp", "ddp_replica_count",
-                                         "check_combined_tensors", "is_npu_fused_optimizer")}
+    result["attributes"] = attributes(sgd)
     torch.save(result, out)
 
 

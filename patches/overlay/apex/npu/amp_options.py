@@ -29,6 +29,10 @@ class NpuAmpOptions:
                             ("check_combined_tensors", check_combined_tensors)):
             _check_optional_bool(name, value)
         self.opt_level = opt_level
+        # As given (None when not passed): Ascend's amp leaves these on every optimizer it
+        # processes, which scripts read (see combined_helpers.attach).
+        self.given = dict(combine_grad=combine_grad, combine_ddp=combine_ddp,
+                          check_combined_tensors=check_combined_tensors)
         self.combine_grad = bool(combine_grad)
         self.combine_ddp = bool(combine_ddp)
         self.ddp_replica_count = ddp_replica_count

@@ -2,8 +2,9 @@
 
 ``amp.initialize`` binds them: ``get_model_combined_params/grads/grad_masks``,
 ``get_optimizer_combined_params/grads/grad_masks``, ``clip_model_grad_norm_fused`` and
-``clip_optimizer_grad_norm_fused``, beside the flags ``optimizer.accelerate`` (combine_grad) and
-``optimizer.is_npu_fused_optimizer``.
+``clip_optimizer_grad_norm_fused``, beside the flags ``optimizer.accelerate`` (combine_grad),
+``combine_ddp``, ``check_combined_tensors`` (each as given, None when not, as Ascend's),
+``ddp_replica_count`` and ``optimizer.is_npu_fused_optimizer``.
 
 The buffers are amp's (see ``combined_grads``), kept as Ascend's apex keeps them: one per kind
 over all parameter groups. With fp32 master weights (O2) each list has two entries, [masters of
@@ -150,17 +151,18 @@ HELPER_NAMES = ("get_model_combined_params", "get_model_combined_grads",
                 "clip_model_grad_norm_fused", "clip_optimizer_grad_norm_fused")
 
 
-def attach(optimizer: torch.optim.Optimizer, combine_grad: bool, master_weights: bool,
+def attach(optimizer: torch.optim.Optimizer, master_weights: bool,
            combined_of: CombinedOf, print_fn: Callable[[str], None]) -> None:
     """Bind the helpers and flags onto ``optimizer`` (amp.initialize does, for every one)."""
     helpers = CombinedHelpers(optimizer, master_weights, combined_of, print_fn)
-    optimizer.accelerate = bool(combine_grad)
-    # The other options Ascend's amp leaves on the optimizer, which its scripts read.
+    # The options Ascend's amp leaves on the optimizer, which its scripts read: as given to
+    # amp.initialize, None when not given (as there; ours acts on the validated booleans).
     from apex.amp._amp_state import _amp_state
     options = _amp_state.npu_options
-    optimizer.combine_ddp = options.combine_ddp
+    optimizer.accelerate = options.given["combine_grad"]
+    optimizer.combine_ddp = options.given["combine_ddp"]
     optimizer.ddp_replica_count = options.ddp_replica_count
-    optimizer.check_combined_tensors = options.check_combined_tensors
+    optimizer.check_combined_tensors = options.given["check_combined_tensors"]
     optimizer.is_npu_fused_optimizer = is_npu_fused_optimizer(optimizer)
     for name in HELPER_NAMES:
         setattr(optimizer, name, getattr(helpers, name))
