@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-import torch
-
 from .npu_fused_lamb import NpuFusedLamb
 
 
@@ -25,6 +23,10 @@ class Lamb(NpuFusedLamb):
 
     RUNTIME_KIND = None
     RECORDS_NORMS = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0, adam=False):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         adam=adam, use_global_grad_norm=False)
 
     @staticmethod
     def _apply_step(flat, adam_step, ratios, lr) -> None:
