@@ -30,7 +30,9 @@ OPTIMIZERS = {
     "NpuFusedAdam": dict(lr=1e-2),
     "NpuFusedAdamW": dict(lr=1e-2, weight_decay=1e-2),
     "NpuFusedAdamP": dict(lr=1e-2),
-    "NpuFusedBertAdam": dict(lr=1e-2),
+    # A warmup schedule that reads the step count. Ascend's checkpoints hold step 0 (it counts in
+    # its combined state only), ours the steps taken: either apex resumes each from that count.
+    "NpuFusedBertAdam": dict(lr=1e-2, warmup=0.1, t_total=20),
     "NpuFusedAdadelta": dict(lr=1.0),
     "NpuFusedLamb": dict(lr=5e-2),
     "Lamb": dict(lr=5e-2),
