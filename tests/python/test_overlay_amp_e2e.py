@@ -417,8 +417,10 @@ def test_seed_004_example_trains_as_written_with_aiak_variables(venv_python, tmp
     assert out["param_dtype"] == "torch.float16"  # O2: aiak_amp_decorate is amp_decorate
     assert out["optimizer"] == "NpuFusedSGD"  # AIAK_FUSED_OPTIMIZER=1 acted
     assert out["lamb"] == "apex.optimizers.lamb.LAMB"
-    first, last = out["lamb_losses"]  # 30 steps at lr 1e-2, gradients clipped to norm 1
-    assert last < 0.97 * first, out  # 0.936 measured
+    # 30 steps at lr 1e-2, gradients clipped to norm 1, move slowly: the loss on one batch,
+    # before and after them, falls by about 6% (0.942 measured; without a step it stays put).
+    before, after = out["lamb_probe"]
+    assert before == out["lamb_losses"][0] and after < 0.97 * before, out
 
 
 def test_our_variables_win_over_aiak_ones_and_say_so(venv_python, tmp_path):

@@ -5,7 +5,8 @@ transfer_to_npu, one rank of DDP over "nccl", the AIAK_* variables set by the te
 
 Prints one JSON document: the first and last loss, the optimizer's class (AIAK_FUSED_OPTIMIZER=1
 makes optim.SGD apex's fused one), DDP's communication hook, and the loss of a model stepped
-by ``optim.LAMB`` with the options of the manual's table."""
+by ``optim.LAMB`` with the options of the manual's table (also its loss on one batch before and
+after those steps)."""
 import json
 import os
 import tempfile
@@ -72,6 +73,9 @@ lamb_model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).cuda(
 lamb = optim.LAMB(lamb_model.parameters(), lr=1e-2, weight_decay=1e-2, eps=1e-8,
                   betas=(0.9, 0.999), adam_w_mode=True, grad_averaging=True,
                   set_grad_none=True, max_grad_norm=1.0)
+probe_input, probe_target = data[0]  # one batch, measured before and after LAMB's steps
+with torch.no_grad():
+    probe = [float(loss_fn(lamb_model(probe_input), probe_target))]
 lamb_losses = []
 for step in range(30):
     input, target = data[step % len(data)]
@@ -80,8 +84,10 @@ for step in range(30):
     loss.backward()
     lamb.step()
     lamb_losses.append(float(loss))
+with torch.no_grad():
+    probe.append(float(loss_fn(lamb_model(probe_input), probe_target)))
 dist.destroy_process_group()
 print(json.dumps({"losses": [losses[0], losses[-1]], "optimizer": type(optimizer).__mro__[1].__name__,
                   "lamb": type(lamb).__module__ + "." + type(lamb).__name__,
-                  "lamb_losses": [lamb_losses[0], lamb_losses[-1]],
+                  "lamb_losses": [lamb_losses[0], lamb_losses[-1]], "lamb_probe": probe,
                   "param_dtype": str(next(model.parameters()).dtype)}))
