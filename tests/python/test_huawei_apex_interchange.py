@@ -14,7 +14,9 @@ overlay_support/interchange_worker.py runs in each:
   exactly as on Ascend, and the combined getters must give lists of Ascend's shape.
 
 Skips with a message without APEXNPU_TEST_ASCEND, APEXNPU_TEST_UPSTREAM, APEXNPU_BINARY or
-torch's C++ headers.
+torch's C++ headers. Both venvs are built once per run (module fixture), so several cases in one
+pytest run share them; ``-k "huawei-ours-O2-1"`` picks one case, and the worker takes optimizer
+names to look at one by hand.
 """
 import os
 import shutil
