@@ -57,27 +57,8 @@ def huawei(tmp_path_factory):
     if not ASCEND or not UPSTREAM:
         pytest.skip("APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM must both be set (git "
                     "directories of Ascend's apex and NVIDIA Apex) to build Huawei's apex")
-    if not os.environ.get("APEXNPU_BINARY"):
-        pytest.skip("APEXNPU_BINARY is not set (the apexnpu binary to build the emulator's wheel)")
-    missing = huawei_apex.missing_headers(sys.executable)
-    if missing:
-        pytest.skip(missing)
-    work = tmp_path_factory.mktemp("huawei")
-    tree = str(work / "ascend-apex")
-    huawei_apex.assemble(ASCEND, UPSTREAM, BRANCH, tree)
-    dist = str(work / "dist")
-    wheel = huawei_apex.build_wheel(sys.executable, tree, dist, str(work / "build.log"))
-
-    # The emulator's wheel; apexnpu builds our apex's beside it, which stays out.
-    fixture = bh.write_files({"apex/__init__.py": ""}, str(work / "fixture"))
-    ours = str(work / "ours")
-    bh.build_for_system_python(fixture, ours, bh.shared_cache_dir(tmp_path_factory), "--wheel")
-    (emulator,) = [os.path.join(ours, w) for w in os.listdir(ours)
-                   if w.startswith("torch_npu_emulator-") and w.endswith(".whl")]
-
-    python = bh.make_torch_venv(str(work / "venv"))
-    inst = bh.pip(python, "install", "--no-index", "--no-deps", emulator, wheel)
-    assert inst.returncode == 0, inst.stdout
+    python, tree = huawei_apex.venv_with_huawei_apex(tmp_path_factory, ASCEND, UPSTREAM, BRANCH)
+    work = tmp_path_factory.mktemp("huawei-runs")
     runs = work / "runs"
     runs.mkdir()
     shutil.copy(WORKER, runs)  # run from a folder that holds nothing else of ours

@@ -4,7 +4,8 @@ optimizers, and a checkpoint saved on rank 0 and loaded with ``map_location`` on
 (overlay_support/npu_ranks_worker.py is the training script).
 
 What must hold after 20 steps: every rank holds the same parameters and optimizer state, bit for
-bit; resuming from the step-10 checkpoint gives the very same bits as training straight through;
+bit; resuming from the step-10 checkpoint gives the very same bits as training straight through
+(at O2 with APEXNPU_EXACT_RESUME=1, which restores the saved fp32 masters);
 and the ranks, each on its share of the batch, match one process on the whole batch within
 fp32 rounding (rtol 1e-4, atol 1e-5: the gradients are averaged in another order) or, with fp16
 models (O1/O2), within 2e-2 (forward and backward run in fp16, whose 11-bit significand gives
@@ -111,7 +112,10 @@ AMP_CASES = [(2, parallel, level, optimizer)
 
 
 def train_on_wheels(tmp_path, wheel_env, world, parallel, opt_level, optimizer, env=None):
-    return train(tmp_path, world, parallel, opt_level, optimizer, dict(wheel_env, **(env or {})),
+    # A resume at O2 continues bit for bit only with the saved fp32 masters restored
+    # (APEXNPU_EXACT_RESUME=1); by default it starts from the fp16 weights as Ascend's apex does.
+    env = dict(wheel_env, APEXNPU_EXACT_RESUME="1", **(env or {}))
+    return train(tmp_path, world, parallel, opt_level, optimizer, env,
                  python=wheel_env["APEXNPU_VENV_PYTHON"])
 
 

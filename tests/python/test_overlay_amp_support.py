@@ -176,8 +176,8 @@ def test_backward_regions_are_what_backward_wrote():
     assert [e[2] for e in entries] == list(model.parameters())
     assert [e[3] for e in entries] == list(range(len(entries)))
     # fp16 model with fp32 masters, except the last layer, which stays fp32 (as amp keeps
-    # BatchNorm): the fp16 buffer, written for the fp16 parameters, and of the master buffer
-    # only the run of the fp32 layer's parameters.
+    # BatchNorm): as in Ascend's apex the masters of fp16 and of fp32 model parameters are two
+    # buffers; backward writes the fp16 buffer beside the first and the second whole.
     head = list(half.children())[-1].float()
     masters[-2:] = list(head.parameters())
     mixed = CombinedGrads(torch.optim.SGD(masters, lr=0.1),
@@ -185,8 +185,7 @@ def test_backward_regions_are_what_backward_wrote():
     F.cross_entropy(head(half[:-1](x.half()).float()), y).backward()
     mixed.build()
     (fp16, fp16_entries), (own, own_entries) = mixed.regions()
-    unit = mixed.units[0]
-    assert fp16 is unit.model_grad and own is unit.grad
+    assert fp16 is mixed.units[0].model_grad and own is mixed.units[1].grad
     assert [e[2] for e in fp16_entries] == list(half.parameters())[:-2]
     assert [e[2] for e in own_entries] == list(head.parameters())
     for offset, n, param, _ in own_entries:  # the head's gradients, in place in the buffer

@@ -194,8 +194,9 @@ def test_parameters_without_gradients_are_skipped_like_torch(step_path):
                 m[0].bias.grad = None
             opt.step()
     assert_params_close(model, twin)
-    assert fused.state[model[0].weight]["step"].item() == 20
-    assert fused.state[model[2].weight]["step"].item() == 30
+    # A number, as Ascend's apex keeps it (from a tensor step its resume counts one too many).
+    steps = [fused.state[model[i].weight]["step"] for i in (0, 2)]
+    assert [type(s) for s in steps] == [int, int] and steps == [20, 30]
 
 
 def test_fp16_parameters_without_amp_match_torch_on_the_emulated_npu(step_path):
@@ -278,8 +279,14 @@ def test_state_dict_layout_equals_torch():
     for index, state in theirs["state"].items():
         assert mine["state"][index].keys() == state.keys()
         for key, value in state.items():
+            if key == "step":  # a number, as Ascend's apex keeps it; torch's loader takes it
+                assert mine["state"][index][key] == int(value)
+                continue
             assert mine["state"][index][key].shape == value.shape
             assert mine["state"][index][key].dtype == value.dtype
+    loaded = torch.optim.Adam(twin.parameters(), lr=1e-2)
+    loaded.load_state_dict(mine)
+    assert all(float(loaded.state[p]["step"]) == 3 for p in twin.parameters())
 
 
 def test_zero_grad_keeps_gradient_memory():

@@ -95,3 +95,32 @@ def missing_headers(python):
     return (f"{', '.join(missing)} not found for {sys.executable}'s torch: its C++ headers are "
             "needed to build Ascend's change_data_ptr extension (Debian's python3-torch: "
             "apt-get install libtorch-dev pybind11-dev; Python headers: python3-dev)")
+
+
+def venv_with_huawei_apex(tmp_path_factory, ascend, upstream, branch="master"):
+    """(a venv's python holding Huawei's apex built from ``ascend`` at ``branch`` and the
+    emulator's wheel, nothing else of ours; the assembled tree). Skips the calling test when
+    APEXNPU_BINARY or torch's C++ headers are missing."""
+    import pytest
+
+    import build_helpers as bh
+
+    if not os.environ.get("APEXNPU_BINARY"):
+        pytest.skip("APEXNPU_BINARY is not set (the apexnpu binary to build the emulator's wheel)")
+    missing = missing_headers(sys.executable)
+    if missing:
+        pytest.skip(missing)
+    work = tmp_path_factory.mktemp("huawei")
+    tree = str(work / "ascend-apex")
+    assemble(ascend, upstream, branch, tree)
+    wheel = build_wheel(sys.executable, tree, str(work / "dist"), str(work / "build.log"))
+    # The emulator's wheel; apexnpu builds our apex's beside it, which stays out.
+    fixture = bh.write_files({"apex/__init__.py": ""}, str(work / "fixture"))
+    ours = str(work / "ours")
+    bh.build_for_system_python(fixture, ours, bh.shared_cache_dir(tmp_path_factory), "--wheel")
+    (emulator,) = [os.path.join(ours, w) for w in os.listdir(ours)
+                   if w.startswith("torch_npu_emulator-") and w.endswith(".whl")]
+    python = bh.make_torch_venv(str(work / "venv"))
+    inst = bh.pip(python, "install", "--no-index", "--no-deps", emulator, wheel)
+    assert inst.returncode == 0, inst.stdout
+    return python, tree

@@ -181,20 +181,23 @@ class LambReference(torch.optim.Optimizer):
 
 
 class RMSpropTFReference(_PerParam):
-    """TensorFlow's RMSprop: ms starts at 1, eps inside the sqrt, optional decoupled decay and
-    learning rate inside the momentum."""
+    """TensorFlow's RMSprop: eps inside the sqrt, optional decoupled decay and learning rate
+    inside the momentum. ms starts at 0 as Ascend's apex starts it; torch_npu's and timm's start
+    at 1 (``square_avg_start``)."""
 
     def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.0,
-                 centered=False, decoupled_decay=False, lr_in_momentum=True):
+                 centered=False, decoupled_decay=False, lr_in_momentum=True,
+                 square_avg_start=0.0):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered,
                                       decoupled_decay=decoupled_decay,
                                       lr_in_momentum=lr_in_momentum))
+        self.square_avg_start = square_avg_start
 
     def update(self, group, p, grad, state):
         if not state:
             state["step"] = 0
-            state["square_avg"] = torch.ones_like(p)
+            state["square_avg"] = torch.full_like(p, self.square_avg_start)
             state["momentum_buffer"] = torch.zeros_like(p)
             state["grad_avg"] = torch.zeros_like(p)
         state["step"] += 1

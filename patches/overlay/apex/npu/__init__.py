@@ -17,8 +17,9 @@ __all__ = [
     "amp_decorate", "amp_parameters",
 ]
 
-from . import ddp, fused_optimizer_switch, native_amp_o2  # noqa: E402
+from . import aiak_names, ddp, fused_optimizer_switch, native_amp_o2  # noqa: E402
 
 ddp.install()  # torch DDP takes the APEXNPU_*_COMPRESSION / _HIERARCHICAL_ALLREDUCE switches
 fused_optimizer_switch.install()  # APEXNPU_FUSED_OPTIMIZER=1: torch.optim's are the NpuFused ones
 native_amp_o2.install()  # torch.npu.amp.amp_decorate, and its GradScaler after amp_decorate
+aiak_names.install()  # AIAK-Training's names: torch.npu.amp.aiak_amp_*, torch.optim.LAMB

@@ -9,6 +9,11 @@ from typing import Optional
 from . import combined_ddp
 
 
+class AmpOptionError(RuntimeError, ValueError):
+    """An amp.initialize option that cannot be used: a RuntimeError, as Ascend's (and NVIDIA's)
+    amp raises for its option checks, and a ValueError, as this module raised before."""
+
+
 class NpuAmpOptions:
     """The NPU options of one amp.initialize call, validated."""
 
@@ -24,6 +29,10 @@ class NpuAmpOptions:
                             ("check_combined_tensors", check_combined_tensors)):
             _check_optional_bool(name, value)
         self.opt_level = opt_level
+        # As given (None when not passed): Ascend's amp leaves these on every optimizer it
+        # processes, which scripts read (see combined_helpers.attach).
+        self.given = dict(combine_grad=combine_grad, combine_ddp=combine_ddp,
+                          check_combined_tensors=check_combined_tensors)
         self.combine_grad = bool(combine_grad)
         self.combine_ddp = bool(combine_ddp)
         self.ddp_replica_count = ddp_replica_count
@@ -39,48 +48,53 @@ class NpuAmpOptions:
 
     def _validate(self) -> None:
         if self.combine_grad and self.opt_level not in ("O1", "O2"):
-            raise ValueError(f"amp.initialize: combine_grad=True needs opt_level 'O1' or 'O2', got "
-                             f"'{self.opt_level}'; use O1/O2 or leave combine_grad unset")
+            raise AmpOptionError(
+                f"amp.initialize: combine_grad=True needs opt_level 'O1' or 'O2', got "
+                f"'{self.opt_level}'; use O1/O2 or leave combine_grad unset")
         if self.check_combined_tensors and not self.combine_grad:
-            raise ValueError("amp.initialize: check_combined_tensors=True needs combine_grad=True "
-                             f"(with opt_level 'O1' or 'O2'; got '{self.opt_level}')")
+            raise AmpOptionError(
+                "amp.initialize: check_combined_tensors=True needs combine_grad=True "
+                f"(with opt_level 'O1' or 'O2'; got '{self.opt_level}')")
         if self.user_cast_preferred and self.opt_level != "O1":
-            raise ValueError("amp.initialize: user_cast_preferred=True only applies to opt_level "
-                             f"'O1' (the cast lists), got '{self.opt_level}'")
+            raise AmpOptionError(
+                "amp.initialize: user_cast_preferred=True only applies to opt_level "
+                f"'O1' (the cast lists), got '{self.opt_level}'")
         if isinstance(self.ddp_replica_count, bool) or not isinstance(self.ddp_replica_count, int) \
                 or self.ddp_replica_count < 1:
-            raise ValueError("amp.initialize: ddp_replica_count must be a positive int, got "
-                             f"{self.ddp_replica_count!r}")
+            raise AmpOptionError("amp.initialize: ddp_replica_count must be a positive int, got "
+                                 f"{self.ddp_replica_count!r}")
         if self.combine_ddp:
             if not self.combine_grad:
-                raise ValueError("amp.initialize: combine_ddp=True needs combine_grad=True")
+                raise AmpOptionError("amp.initialize: combine_ddp=True needs combine_grad=True")
             combined_ddp.require_process_group()
         _check_positive_finite("dynamic_init_scale", self.dynamic_init_scale)
         _check_positive_finite("max_loss_scale", self.max_loss_scale)
         if self.min_loss_scale is not None:
             _check_positive_finite("min_loss_scale", self.min_loss_scale)
             if self.min_loss_scale > self.max_loss_scale:
-                raise ValueError(f"amp.initialize: min_loss_scale ({self.min_loss_scale}) is above "
-                                 f"max_loss_scale ({self.max_loss_scale})")
+                raise AmpOptionError(
+                    f"amp.initialize: min_loss_scale ({self.min_loss_scale}) is above "
+                    f"max_loss_scale ({self.max_loss_scale})")
         _check_positive_finite("scale_growth_factor", self.scale_growth_factor)
         if self.scale_growth_factor < 1.0:
-            raise ValueError("amp.initialize: scale_growth_factor must be >= 1, got "
-                             f"{self.scale_growth_factor}")
+            raise AmpOptionError("amp.initialize: scale_growth_factor must be >= 1, got "
+                                 f"{self.scale_growth_factor}")
         if not 0.0 < self.scale_backoff_factor < 1.0:
-            raise ValueError("amp.initialize: scale_backoff_factor must be in (0, 1), got "
-                             f"{self.scale_backoff_factor}")
+            raise AmpOptionError("amp.initialize: scale_backoff_factor must be in (0, 1), got "
+                                 f"{self.scale_backoff_factor}")
         if isinstance(self.scale_window, bool) or not isinstance(self.scale_window, int) \
                 or self.scale_window < 1:
-            raise ValueError(f"amp.initialize: scale_window must be a positive int, got "
-                             f"{self.scale_window!r}")
+            raise AmpOptionError(f"amp.initialize: scale_window must be a positive int, got "
+                                 f"{self.scale_window!r}")
 
 
 def _check_optional_bool(name: str, value) -> None:
     if value is not None and not isinstance(value, bool):
-        raise ValueError(f"amp.initialize: {name} must be True, False or None, got {value!r}")
+        raise AmpOptionError(f"amp.initialize: {name} must be True, False or None, got {value!r}")
 
 
 def _check_positive_finite(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value <= 0:
-        raise ValueError(f"amp.initialize: {name} must be a positive finite number, got {value!r}")
+        raise AmpOptionError(
+            f"amp.initialize: {name} must be a positive finite number, got {value!r}")

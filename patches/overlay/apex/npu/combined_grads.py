@@ -28,7 +28,8 @@ class _Unit:
 
     def __init__(self, masters: List[torch.Tensor], grad: torch.Tensor,
                  models: List[Optional[torch.Tensor]], offsets: Sequence[int],
-                 param_buffer: Optional[torch.Tensor] = None):
+                 param_buffer: Optional[torch.Tensor] = None,
+                 model_grad_out: Optional[torch.Tensor] = None):
         self.masters = masters
         self.param_buffer = param_buffer  # the masters' combined values (NpuFused buckets only)
         self.offsets = list(offsets)  # of each master gradient in `grad`, then the total
@@ -38,7 +39,8 @@ class _Unit:
         self.model_grad: Optional[torch.Tensor] = None
         self.keep_mask: Optional[torch.Tensor] = None
         if any(m is not None for m in models):
-            self.model_grad = torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
+            self.model_grad = model_grad_out if model_grad_out is not None else \
+                torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
             self.keep_mask = torch.ones_like(grad)
             for model, offset, master in zip(models, self.offsets, masters):
                 if model is None:
@@ -90,6 +92,23 @@ class _Unit:
         return self._pointers() == self._ptrs
 
 
+class Kind:
+    """The buffers of one kind of gradient, over every unit of it: the optimizer's gradients of
+    one dtype, of masters of fp16 model parameters (``from_fp16``) or not, as Ascend's apex
+    keeps them apart (``grad``, ``param`` for NpuFused optimizers, and with ``from_fp16`` the
+    fp16 model gradients, ``model_grad``); ``units`` are (unit, its offset in the buffers)."""
+
+    def __init__(self, dtype: torch.dtype, from_fp16: bool, grad: torch.Tensor,
+                 param: Optional[torch.Tensor], model_grad: Optional[torch.Tensor]):
+        self.dtype, self.from_fp16 = dtype, from_fp16
+        self.grad, self.param, self.model_grad = grad, param, model_grad
+        self.units: List[Tuple[_Unit, int]] = []
+
+    def segments(self, which: str = "masters") -> List[Tuple[int, int]]:
+        return [(start + offset, n) for unit, start in self.units
+                for offset, n in unit.segments(which)]
+
+
 class CombinedGrads:
     """Combined gradients of one optimizer under amp (see the module docstring)."""
 
@@ -97,7 +116,10 @@ class CombinedGrads:
                  model_of_master: Optional[Dict[int, torch.Tensor]] = None):
         self.optimizer = optimizer
         self.model_of_master = model_of_master or {}
+        if hasattr(optimizer, "_fp16_model_masters"):  # an NpuFused optimizer buckets by kind
+            optimizer._fp16_model_masters = frozenset(self.model_of_master)
         self.units: List[_Unit] = []
+        self.kinds: List[Kind] = []
         self.builds = 0  # how many times the buffers were (re)made
         self._averager: Optional[ddp_overlap.OverlappedAverager] = None  # combine_ddp's
         self._planned_builds = -1  # the build its plan was cut for
@@ -114,23 +136,41 @@ class CombinedGrads:
                 p.grad = torch.zeros_like(p)
         grad_memory.keep_grad_memory()
         self.builds += 1
-        self.units = []
+        self.units, self.kinds = [], []
         combine_now = getattr(self.optimizer, "combine_grads_now", None)
         if combine_now is not None:
-            for bucket in combine_now():
+            buckets = combine_now()
+            kinds = {}
+            for dtype, from_fp16, param_buf, grad_buf in self.optimizer.combined_kinds():
+                model_buf = torch.zeros(grad_buf.numel(), dtype=torch.float16,
+                                        device=grad_buf.device) if from_fp16 else None
+                kinds[(dtype, from_fp16)] = Kind(dtype, from_fp16, grad_buf, param_buf, model_buf)
+            for bucket in buckets:
+                kind = kinds[(bucket.dtype, bucket.from_fp16)]
+                start = bucket.grad.storage_offset() - kind.grad.storage_offset()
                 models = [self.model_of_master.get(id(p)) for p in bucket.params]
-                self.units.append(_Unit(list(bucket.params), bucket.grad, models, bucket.offsets,
-                                        bucket.param))
+                model_out = None
+                if kind.model_grad is not None:
+                    model_out = kind.model_grad[start:start + bucket.grad.numel()]
+                unit = _Unit(list(bucket.params), bucket.grad, models, bucket.offsets,
+                             bucket.param, model_out)
+                self.units.append(unit)
+                kind.units.append((unit, start))
+            self.kinds = list(kinds.values())
             return
-        by_dtype: Dict[torch.dtype, List[torch.Tensor]] = {}
+        by_kind: Dict[Tuple[torch.dtype, bool], List[torch.Tensor]] = {}
         for p in masters:
-            by_dtype.setdefault(p.dtype, []).append(p)
-        for params in by_dtype.values():
+            by_kind.setdefault((p.dtype, id(p) in self.model_of_master), []).append(p)
+        for (dtype, from_fp16), params in by_kind.items():
             grads = [p.grad for p in params]
             offsets = combined_offsets(grads)
             flat = combine_npu(grads)
             models = [self.model_of_master.get(id(p)) for p in params]
-            self.units.append(_Unit(params, flat, models, offsets))
+            unit = _Unit(params, flat, models, offsets)
+            self.units.append(unit)
+            kind = Kind(dtype, from_fp16, flat, None, unit.model_grad)
+            kind.units.append((unit, 0))
+            self.kinds.append(kind)
 
     def intact(self) -> bool:
         masters = self._masters()
@@ -146,7 +186,7 @@ class CombinedGrads:
         forward and backward (autograd saved them).
         """
         if not self.units or not self.intact():
-            self.units = []
+            self.units, self.kinds = [], []
             return
         with torch.no_grad():
             for unit in self.units:

@@ -2,17 +2,17 @@
 
 ``amp.initialize`` binds them: ``get_model_combined_params/grads/grad_masks``,
 ``get_optimizer_combined_params/grads/grad_masks``, ``clip_model_grad_norm_fused`` and
-``clip_optimizer_grad_norm_fused``, beside the flags ``optimizer.accelerate`` (combine_grad) and
-``optimizer.is_npu_fused_optimizer``.
+``clip_optimizer_grad_norm_fused``, beside the flags ``optimizer.accelerate`` (combine_grad),
+``combine_ddp``, ``check_combined_tensors`` (each as given, None when not, as Ascend's),
+``ddp_replica_count`` and ``optimizer.is_npu_fused_optimizer``.
 
-The buffers are amp's (see ``combined_grads``): one per parameter group and dtype of an NpuFused
-optimizer, else one per dtype, holding master and fp32 model gradients alike; with fp32 master
-weights the fp16 model gradients sit in an fp16 buffer of the same layout. (Ascend keeps the
-gradients of fp16 and of fp32 model parameters in separate buffers; the lists here hold our
-buffers, each with its mask, so norms and scalings over them mean the same.) A mask is 1 on the
-elements of real gradients and 0 on the padding between them. Before the first backward pass
-under ``amp.scale_loss`` nothing is combined yet: the getters say so and return ``[]``, as
-Ascend's do.
+The buffers are amp's (see ``combined_grads``), kept as Ascend's apex keeps them: one per kind
+over all parameter groups. With fp32 master weights (O2) each list has two entries, [masters of
+fp16 model parameters, fp32 model parameters] (None where there are none; the model's side holds
+the fp16 model gradients first and no fp16 parameters); without (O1), the fp32 buffer. A mask is
+fp32, 1 on the elements of real gradients and 0 on the padding between them. Before the first
+backward pass under ``amp.scale_loss`` nothing is combined yet, and without an NpuFused
+optimizer nothing combines parameters: the getters say so and return ``[]``, as Ascend's do.
 """
 from __future__ import annotations
 
@@ -21,13 +21,15 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import torch
 
 from . import fused_clip
-from .combined_grads import CombinedGrads
+from .combined_grads import CombinedGrads, Kind
 
 CombinedOf = Callable[[torch.optim.Optimizer], Optional[CombinedGrads]]
 
 
 def _mask(like: torch.Tensor, segments: Sequence[Tuple[int, int]]) -> torch.Tensor:
-    mask = torch.zeros(like.numel(), dtype=like.dtype, device=like.device)
+    """1 on the gradients' elements, 0 on the padding: fp32, as Ascend's masks are, whatever
+    the gradients' dtype."""
+    mask = torch.zeros(like.numel(), dtype=torch.float32, device=like.device)
     for offset, n in segments:
         mask[offset:offset + n] = 1
     return mask
@@ -43,7 +45,7 @@ class CombinedHelpers:
         self.combined_of = combined_of
         self.print = print_fn
 
-    def _units(self, what: str):
+    def _kinds(self, what: str):
         combined = self.combined_of(self.optimizer)
         if combined is None:
             self.print(f"To get combined {what}, please set combine_grad=True or use an npu fused "
@@ -52,54 +54,72 @@ class CombinedHelpers:
         if not combined.units:
             self.print(f"Please get the combined {what} after the backward pass.")
             return None
-        return combined.units
+        return combined.kinds
+
+    def _ordered(self, kinds) -> List[Optional[Kind]]:
+        """The kinds in the order of Ascend's lists: with master weights exactly two, [masters
+        of fp16 model parameters, fp32 model parameters] (None where there are none); else the
+        fp32 kinds, then any others."""
+        if self.master_weights:
+            fp32 = {k.from_fp16: k for k in kinds if k.dtype == torch.float32}
+            return [fp32.get(True), fp32.get(False)]
+        return sorted(kinds, key=lambda k: k.dtype != torch.float32)
 
     # --- the optimizer's side: master gradients and parameters ------------------------------
 
-    def optimizer_grad_parts(self) -> List[fused_clip.Part]:
-        units = self._units("grads") or []
-        return [(unit.grad, unit.segments()) for unit in units]
+    def optimizer_grad_parts(self) -> List[Optional[fused_clip.Part]]:
+        kinds = self._kinds("grads")
+        if kinds is None:
+            return []
+        return [(k.grad, k.segments()) if k is not None else None for k in self._ordered(kinds)]
 
-    def get_optimizer_combined_grads(self) -> List[torch.Tensor]:
-        return [buf for buf, _ in self.optimizer_grad_parts()]
+    def get_optimizer_combined_grads(self) -> List[Optional[torch.Tensor]]:
+        return [part[0] if part is not None else None for part in self.optimizer_grad_parts()]
 
-    def get_optimizer_combined_grad_masks(self) -> List[torch.Tensor]:
-        return [_mask(buf, segments) for buf, segments in self.optimizer_grad_parts()]
+    def get_optimizer_combined_grad_masks(self) -> List[Optional[torch.Tensor]]:
+        return [_mask(*part) if part is not None else None for part in self.optimizer_grad_parts()]
 
-    def get_optimizer_combined_params(self) -> List[torch.Tensor]:
+    def get_optimizer_combined_params(self) -> List[Optional[torch.Tensor]]:
         if not getattr(self.optimizer, "is_npu_fused_optimizer", False):
             self.print("To get combined params, please use an npu fused optimizer.")
             return []
-        return [unit.param_buffer for unit in self._units("params") or []]
+        kinds = self._kinds("params")
+        if kinds is None:
+            return []
+        return [k.param if k is not None else None for k in self._ordered(kinds)]
 
     # --- the model's side: what backward writes ----------------------------------------------
 
-    def model_grad_parts(self) -> List[fused_clip.Part]:
+    def model_grad_parts(self) -> List[Optional[fused_clip.Part]]:
         if not self.master_weights:
             return self.optimizer_grad_parts()
-        parts = []
-        for unit in self._units("grads") or []:
-            if unit.model_grad is not None:
-                parts.append((unit.model_grad, unit.segments("models")))
-            own = unit.segments("own")
-            if own:
-                parts.append((unit.grad, own))
-        return parts
+        kinds = self._kinds("grads")
+        if kinds is None:
+            return []
+        from_fp16, own = self._ordered(kinds)
+        return [(from_fp16.model_grad, from_fp16.segments("models")) if from_fp16 is not None
+                else None,
+                (own.grad, own.segments()) if own is not None else None]
 
-    def get_model_combined_grads(self) -> List[torch.Tensor]:
-        return [buf for buf, _ in self.model_grad_parts()]
+    def get_model_combined_grads(self) -> List[Optional[torch.Tensor]]:
+        return [part[0] if part is not None else None for part in self.model_grad_parts()]
 
-    def get_model_combined_grad_masks(self) -> List[torch.Tensor]:
-        return [_mask(buf, segments) for buf, segments in self.model_grad_parts()]
+    def get_model_combined_grad_masks(self) -> List[Optional[torch.Tensor]]:
+        return [_mask(*part) if part is not None else None for part in self.model_grad_parts()]
 
     def get_model_combined_params(self) -> List[Optional[torch.Tensor]]:
         if not self.master_weights:
             return self.get_optimizer_combined_params()
-        # fp16 model parameters are not combined (None, as in Ascend's list); fp32 ones share
-        # the buffers of their masters.
-        own = [unit.param_buffer for unit in self._units("params") or []
-               if unit.param_buffer is not None and unit.segments("own")]
-        return [None] + own
+        if not getattr(self.optimizer, "is_npu_fused_optimizer", False):
+            self.print("To get combined params, please use an npu fused optimizer.")
+            return []
+        kinds = self._kinds("params")
+        if kinds is None:
+            return []
+        # fp16 model parameters are not combined (None, as in Ascend's list); fp32 ones are
+        # their own masters.
+        _, own = self._ordered(kinds)
+        return [None, own.param if own is not None else None]
 
     # --- clipping ------------------------------------------------------------------------------
 
@@ -107,7 +127,8 @@ class CombinedHelpers:
         """Clip the optimizer's (master) gradients together; returns their total norm."""
         combined = self.combined_of(self.optimizer)
         if combined is not None and combined.units:
-            return fused_clip.clip_parts(self.optimizer_grad_parts(), max_norm, norm_type)
+            parts = [part for part in self.optimizer_grad_parts() if part is not None]
+            return fused_clip.clip_parts(parts, max_norm, norm_type)
         own = getattr(type(self.optimizer), "clip_optimizer_grad_norm_fused", None)
         if own is not None:  # an NpuFused optimizer clips its own buffers
             return own(self.optimizer, max_norm, norm_type)
@@ -130,11 +151,18 @@ HELPER_NAMES = ("get_model_combined_params", "get_model_combined_grads",
                 "clip_model_grad_norm_fused", "clip_optimizer_grad_norm_fused")
 
 
-def attach(optimizer: torch.optim.Optimizer, combine_grad: bool, master_weights: bool,
+def attach(optimizer: torch.optim.Optimizer, master_weights: bool,
            combined_of: CombinedOf, print_fn: Callable[[str], None]) -> None:
     """Bind the helpers and flags onto ``optimizer`` (amp.initialize does, for every one)."""
     helpers = CombinedHelpers(optimizer, master_weights, combined_of, print_fn)
-    optimizer.accelerate = bool(combine_grad)
+    # The options Ascend's amp leaves on the optimizer, which its scripts read: as given to
+    # amp.initialize, None when not given (as there; ours acts on the validated booleans).
+    from apex.amp._amp_state import _amp_state
+    options = _amp_state.npu_options
+    optimizer.accelerate = options.given["combine_grad"]
+    optimizer.combine_ddp = options.given["combine_ddp"]
+    optimizer.ddp_replica_count = options.ddp_replica_count
+    optimizer.check_combined_tensors = options.given["check_combined_tensors"]
     optimizer.is_npu_fused_optimizer = is_npu_fused_optimizer(optimizer)
     for name in HELPER_NAMES:
         setattr(optimizer, name, getattr(helpers, name))

@@ -9,12 +9,14 @@ data-parallel wrapper is made (torch DDP, or amp's combine_ddp at its first back
 | APEXNPU_START_COMPRESS_ITER | 1000 | PowerSGD's first compressed iteration (>= 2) |
 | APEXNPU_HIERARCHICAL_ALLREDUCE | 0 | 1: reduce in the node, all-reduce among node leaders, broadcast |
 
+Each also read as AIAK_<X> (AIAK-Training's name; ours wins when both are set).
 With none set, nothing changes: the all-reduce stays the wrapper's own.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+
+from . import aiak_names
 
 FP16 = "APEXNPU_FP16_COMPRESSION"
 POWERSGD = "APEXNPU_POWERSGD_COMPRESSION"
@@ -37,14 +39,16 @@ class CommSettings:
 
 
 def _switch(name: str) -> bool:
-    value = os.environ.get(name, "0").strip() or "0"
+    name, value = aiak_names.getenv(name)
+    value = (value or "0").strip() or "0"
     if value not in ("0", "1"):
         raise ValueError(f"{name}={value!r}: expected 0 (off, the default) or 1 (on)")
     return value == "1"
 
 
 def _int(name: str, default: int, least: int) -> int:
-    text = os.environ.get(name, "").strip()
+    name, text = aiak_names.getenv(name)
+    text = (text or "").strip()
     if not text:
         return default
     try:

@@ -15,7 +15,6 @@ is built says so on stderr, in one line. Only the ``torch.optim.<Name>`` attribu
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 from typing import Any, Dict, Set
 
@@ -36,9 +35,12 @@ _announced: Set[str] = set()
 
 
 def enabled() -> bool:
-    value = os.environ.get(VARIABLE, "0").strip()
+    from . import aiak_names
+
+    name, value = aiak_names.getenv(VARIABLE)
+    value = (value or "0").strip()
     if value not in ("0", "1", ""):
-        raise ValueError(f"{VARIABLE}={value!r}: expected 0 (torch's optimizers, the default) "
+        raise ValueError(f"{name}={value!r}: expected 0 (torch's optimizers, the default) "
                          "or 1 (apex's NpuFused ones)")
     return value == "1"
 

@@ -9,14 +9,33 @@ from the fp16 weights, as theirs always do); and ``amp.state_dict()`` holds only
 scalers, the one layout their ``amp.load_state_dict`` accepts. Older checkpoints of ours kept
 the masters in ``amp.state_dict()`` as ``master_params<N>``; ``amp.load_state_dict`` still reads
 them.
+
+Ours restores the saved masters only with ``APEXNPU_EXACT_RESUME=1``: by default a resume starts
+from the fp16 weights as Ascend's and NVIDIA's do, and an optimizer state loaded before amp made
+the masters keeps the fp16 rounding torch's loader gave it on the fp16 parameters, as theirs
+does, so a checkpoint resumes to the same bits in either apex (issue 28); with the variable,
+the masters are restored and the state loaded again onto them unrounded, and a resumed run
+continues bit for bit as if never stopped.
 """
 from __future__ import annotations
 
 from typing import List, Optional
 
+import os
+
 import torch
 
 KEY = "amp_master_params"
+VARIABLE = "APEXNPU_EXACT_RESUME"
+
+
+def exact_resume() -> bool:
+    """Whether saved master weights are restored (``APEXNPU_EXACT_RESUME``: 0, the default, or 1)."""
+    value = os.environ.get(VARIABLE, "0").strip() or "0"
+    if value not in ("0", "1"):
+        raise RuntimeError(f"{VARIABLE}={value!r}: expected 0 (resume from the fp16 weights, as "
+                           f"Ascend's apex; the default) or 1 (restore the saved fp32 masters)")
+    return value == "1"
 LEGACY_PREFIX = "master_params"
 
 
@@ -52,7 +71,10 @@ def checked(what: str, saved, optimizer: torch.optim.Optimizer) -> List[torch.Te
 
 
 def restore(optimizer: torch.optim.Optimizer, saved: List[torch.Tensor]) -> None:
-    """Put checked ``saved`` values into the master weights, now or when amp makes them."""
+    """Put checked ``saved`` values into the master weights, now or when amp makes them (only
+    with APEXNPU_EXACT_RESUME=1, see the module docstring)."""
+    if not exact_resume():
+        return
     stash = optimizer._amp_stash
     if stash.lazy_init_called:
         with torch.no_grad():

@@ -53,18 +53,22 @@ class CombinedParams:
     """Combined buffers for ``params`` (all of one dtype, all with gradients)."""
 
     def __init__(self, params: Sequence[torch.nn.Parameter], state: Dict,
-                 state_spec: Sequence[Tuple[str, Optional[float]]], step_kind: Optional[str]):
+                 state_spec: Sequence[Tuple[str, Optional[float]]], step_kind: Optional[str],
+                 param_out: Optional[torch.Tensor] = None, grad_out: Optional[torch.Tensor] = None):
         self.params = list(params)
         self.dtype = self.params[0].dtype
         self.offsets = combined_offsets(self.params)
         self.numel = self.offsets[-1]
         self.segments: List[Segment] = [(o, p.shape) for o, p in zip(self.offsets, self.params)]
         self.step_kind = step_kind
+        self.from_fp16 = False  # whether these are amp's masters of fp16 model parameters
         self.state_names = [name for name, _ in state_spec]
 
-        self.param = self._combine([p.data for p in self.params], self.params)
+        # param_out / grad_out: where the buffers go (a part of a buffer that other buckets
+        # share), else new buffers.
+        self.param = self._combine([p.data for p in self.params], self.params, param_out)
         grads = [p.grad for p in self.params]
-        self.grad = self._combine(grads, grads)
+        self.grad = self._combine(grads, grads, grad_out)
 
         # Steps each parameter has taken so far (read before the state is combined).
         steps = [self._step_of(state[p]) for p in self.params]
@@ -73,12 +77,7 @@ class CombinedParams:
         self.state: Dict[str, torch.Tensor] = {}
         for name, fill in state_spec:
             self.state[name] = self._combine_state(state, name, fill)
-        self.steps_tensor: Optional[torch.Tensor] = None
-        if step_kind == "tensor":
-            self.steps_tensor = torch.tensor(steps, dtype=torch.float32)
-            for i, p in enumerate(self.params):
-                state[p]["step"] = self.steps_tensor[i]
-        elif step_kind == "int":
+        if step_kind == "int":
             for p, s in zip(self.params, steps):
                 state[p]["step"] = s
         self.runtime_kernel = None  # the runtime's fused optimizer for this bucket, once made
@@ -92,9 +91,17 @@ class CombinedParams:
             return 1 if self.state_names and initialised else 0
         return _read_step(param_state.get("step"))
 
-    def _combine(self, sources: Sequence[torch.Tensor], targets: Sequence[torch.Tensor]) -> torch.Tensor:
-        """A new combined buffer holding ``sources``; each of ``targets`` re-pointed into it."""
-        flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
+    def _combine(self, sources: Sequence[torch.Tensor], targets: Sequence[torch.Tensor],
+                 out: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """A combined buffer (``out``, zeroed, else a new one) holding ``sources``; each of
+        ``targets`` re-pointed into it."""
+        if out is None:
+            flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
+        else:
+            if out.numel() != self.numel or out.dtype != self.dtype:
+                raise RuntimeError(f"combined buffer of {out.numel()} {out.dtype} elements given "
+                                   f"for {self.numel} {self.dtype} ones")
+            flat = out  # zeros, fresh from the optimizer
         with torch.no_grad():
             for src, dst, offset in zip(sources, targets, self.offsets):
                 flat[offset:offset + src.numel()].copy_(src.reshape(-1))
@@ -160,17 +167,19 @@ class CombinedParams:
             self.param_steps = [s + 1 for s in self.param_steps]
             if self._common_step is not None:
                 self._common_step += 1
-            if self.steps_tensor is not None:
-                self.steps_tensor.add_(1)
-            elif self.step_kind == "int":
+            if self.step_kind == "int":
                 for p in self.params:
                     state[p]["step"] += 1
             return
         for i in indices:
             self.param_steps[i] += 1
             p = self.params[i]
-            if self.step_kind == "tensor":
-                state[p]["step"].add_(1)
-            elif self.step_kind == "int":
+            if self.step_kind == "int":
                 state[p]["step"] += 1
+        self._common_step = self._common_step_of(self.param_steps)
+
+    def reread_steps(self, state: Dict) -> None:
+        """Take the step counts from ``state`` again (after code outside this class, a
+        subclass's ``_group_step``, advanced them there)."""
+        self.param_steps = [self._step_of(state[p]) for p in self.params]
         self._common_step = self._common_step_of(self.param_steps)

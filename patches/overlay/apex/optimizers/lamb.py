@@ -28,6 +28,14 @@ class Lamb(NpuFusedLamb):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          adam=adam, use_global_grad_norm=False)
 
+    @staticmethod
+    def _apply_step(flat, adam_step, ratios, lr) -> None:
+        # As the reference rounds it, per parameter: the factor -lr * ratio, the step times it,
+        # then the addition.
+        for p_seg, step_seg, ratio in zip(flat.segment_views(flat.param),
+                                          flat.segment_views(adam_step), ratios):
+            p_seg.add_(step_seg.mul_(-lr * ratio.to(step_seg.dtype)))
+
 
 class LAMB(Lamb):
     """Lamb with AIAK-Training's arguments and defaults (its ``optim.LAMB``), and Lamb's ``adam``.

@@ -38,7 +38,7 @@ def adam_moments_step(group: Dict, flat: FlatTensors, grad: torch.Tensor) -> Non
 class NpuFusedAdam(NpuFusedOptimizerBase):
     """Adam (L2 weight decay added to the gradient, optional AMSGrad), as torch.optim.Adam."""
 
-    STEP_KIND = "tensor"
+    STEP_KIND = "int"  # a number in state_dict, as Ascend's apex writes and reads it
     RUNTIME_KIND = "adam"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,

@@ -118,6 +118,13 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
         for g in self._grads_for_norm(clipped):
             g.div_(global_norm)
 
+    def get_global_grad_norm(self) -> float:
+        """The L2 norm of all the optimizer's gradients, as a float, also kept in
+        ``self.global_grad_norm`` (Ascend's NpuFusedBertAdam has this method)."""
+        grads = self._grads_for_norm()
+        self.global_grad_norm = float(step_path.total_norm(grads, 2.0)) if grads else 0.0
+        return self.global_grad_norm
+
     def load_state_dict(self, state_dict: Dict) -> None:
         """Loads Ascend's layout (``exp_avg``/``exp_avg_sq``) and HuggingFace's names
         (``next_m``/``next_v``), renamed; a state holding both is refused."""
@@ -159,4 +166,6 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
         update = exp_avg / (exp_avg_sq.sqrt() + group["e"])
         if group["weight_decay"] > 0.0:
             update += group["weight_decay"] * p
-        p.add_(update, alpha=-scheduled_lr(group, flat.step - 1))
+        # The product first, then the subtraction (two roundings), as Ascend's apex computes it:
+        # a fused add with alpha rounds once and can differ in the last bit.
+        p.sub_(update.mul_(scheduled_lr(group, flat.step - 1)))

@@ -81,20 +81,32 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
         if group["weight_decay"] != 0 and decoupled:
             adam_step.add_(p, alpha=group["weight_decay"])
         if self.adam and not self.RECORDS_NORMS:
-            p.add_(adam_step, alpha=-group["lr"])
-            return
-        for param, p_seg, step_seg in zip(flat.params, flat.segment_views(p),
-                                          flat.segment_views(adam_step)):
-            weight_norm = p_seg.float().pow(2).sum().sqrt().clamp(0, WEIGHT_NORM_CLAMP)
-            adam_norm = step_seg.float().pow(2).sum().sqrt()
-            if weight_norm == 0 or adam_norm == 0:
-                trust_ratio = torch.ones(())
-            else:
-                trust_ratio = weight_norm / adam_norm
-            if self.RECORDS_NORMS:
-                self._record_norms(self.state[param], weight_norm, adam_norm, trust_ratio)
-            ratio = 1.0 if self.adam else float(trust_ratio)
-            p_seg.add_(step_seg, alpha=-group["lr"] * ratio)
+            ratios = [torch.ones(())] * len(flat.segments)
+        else:
+            ratios = []
+            for param, p_seg, step_seg in zip(flat.params, flat.segment_views(p),
+                                              flat.segment_views(adam_step)):
+                weight_norm = p_seg.float().pow(2).sum().sqrt().clamp(0, WEIGHT_NORM_CLAMP)
+                adam_norm = step_seg.float().pow(2).sum().sqrt()
+                if weight_norm == 0 or adam_norm == 0:
+                    trust_ratio = torch.ones(())
+                else:
+                    trust_ratio = weight_norm / adam_norm
+                if self.RECORDS_NORMS:
+                    self._record_norms(self.state[param], weight_norm, adam_norm, trust_ratio)
+                ratios.append(torch.ones(()) if self.adam else trust_ratio)
+        self._apply_step(flat, adam_step, ratios, group["lr"])
+
+    @staticmethod
+    def _apply_step(flat: FlatTensors, adam_step: torch.Tensor, ratios: List[torch.Tensor],
+                    lr: float) -> None:
+        """``param -= lr * ratio * adam_step``, each parameter's segment with its trust ratio,
+        in the operations Ascend's NpuFusedLamb uses (one ``addcmul_`` over the bucket with a
+        buffer of the ratios), so that both round alike. ``adam_step`` may be overwritten."""
+        ratio = torch.empty_like(flat.param)
+        for seg, value in zip(flat.segment_views(ratio), ratios):
+            seg.fill_(value.item())
+        flat.param.addcmul_(adam_step, ratio, value=-lr)
 
     @staticmethod
     def _record_norms(state: Dict, weight_norm: torch.Tensor, adam_norm: torch.Tensor,

@@ -1,7 +1,7 @@
 """Base class of the NpuFused optimizers: every parameter group fused, torch-compatible state.
 
 A subclass gives its state buffers (``_state_spec``), how its per-parameter step count is kept
-(``STEP_KIND``: ``"tensor"`` as torch's Adam, ``"int"`` as torch's RMSprop, None as SGD) and its
+(``STEP_KIND``: ``"int"`` as Ascend's apex keeps it, ``"tensor"`` as torch 2's Adam, None as SGD) and its
 update rule over flat tensors (``_update``). This class combines, at each parameter group's first
 step, the group's parameters of each dtype, their gradients and state into combined buffers (see
 ``combined_params``), checks before every step that they still point there (re-combining when
@@ -11,6 +11,7 @@ the user replaced a tensor or the set of parameters with gradients changed), and
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
@@ -19,6 +20,8 @@ from torch.optim.optimizer import Optimizer
 from apex.npu import fused_clip, grad_memory
 
 from . import step_path
+from apex.contrib.combine_tensors import combined_offsets
+
 from .combined_params import CombinedParams, FlatTensors
 
 SUPPORTED_PARAM_DTYPES = (torch.float32, torch.float16)
@@ -32,8 +35,11 @@ class NpuFusedOptimizerBase(Optimizer):
     RUNTIME_STATE_NAMES: Dict[str, str] = {}  # our state name -> the runtime's, where they differ
 
     def __init__(self, params, defaults: Dict):
-        self._combined: Dict[Tuple[int, torch.dtype], CombinedParams] = {}
-        self.fusions = 0  # how many times a group's buffers were (re)combined
+        self._combined: Dict[Tuple[int, torch.dtype, bool], CombinedParams] = {}
+        self._kind_buffers: Dict[Tuple[torch.dtype, bool], Tuple[torch.Tensor, torch.Tensor]] = {}
+        self._buckets: List[List[CombinedParams]] = []
+        self._fp16_model_masters = frozenset()  # ids of amp's masters of fp16 model parameters
+        self.fusions = 0  # how many times a bucket's buffers were (re)combined
         super().__init__(params, defaults)
 
     # --- what subclasses provide ---------------------------------------------------------------
@@ -75,11 +81,15 @@ class NpuFusedOptimizerBase(Optimizer):
     def __setstate__(self, state: Dict) -> None:
         super().__setstate__(state)
         self.__dict__.setdefault("_combined", {})
+        self.__dict__.setdefault("_kind_buffers", {})
+        self.__dict__.setdefault("_buckets", [])
+        self.__dict__.setdefault("_fp16_model_masters", frozenset())
         self.__dict__.setdefault("fusions", 0)
 
     def load_state_dict(self, state_dict: Dict) -> None:
         # The loaded per-parameter tensors are copied into fresh combined buffers at the next step.
         self._combined = {}
+        self._kind_buffers = {}
         super().load_state_dict(state_dict)
 
     def zero_grad(self, set_to_none: bool = False) -> None:
@@ -109,35 +119,129 @@ class NpuFusedOptimizerBase(Optimizer):
             with torch.enable_grad():
                 loss = closure()
         self._before_group_updates()
-        for index, group in enumerate(self.param_groups):
-            for combined in self._combined_for_group(index, group):
-                self._step_combined(group, combined)
+        self._buckets = self._combine_all()
+        own_group_step = type(self)._group_step is not NpuFusedOptimizerBase._group_step
+        if own_group_step:
+            self._publish_to_amp_stash()
+        for index in range(len(self.param_groups)):
+            # One call per group, as Ascend's apex makes them: a subclass that overrides
+            # _group_step (published BERT code does) changes the update.
+            self._group_step(index)
+        if own_group_step:
+            for buckets in self._buckets:
+                for combined in buckets:
+                    combined.reread_steps(self.state)
         return loss
+
+    def _group_step(self, group_index: int) -> None:
+        """Update parameter group ``group_index`` from its combined buffers (``step`` calls it
+        once per group; a subclass may override it as on Ascend, see ``_publish_to_amp_stash``)."""
+        group = self.param_groups[group_index]
+        for combined in self._buckets[group_index]:
+            self._step_combined(group, combined)
 
     # --- fusion ---------------------------------------------------------------------------------
 
-    def _combined_for_group(self, index: int, group: Dict) -> List[CombinedParams]:
-        """The group's combined buckets (one per dtype), re-combined where they went stale."""
-        # Runs before every step: comprehensions rather than a per-parameter loop of branches.
-        with_grad = [p for p in group["params"] if p.grad is not None]
-        if any(p.grad.is_sparse for p in with_grad):
-            raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-        dtypes = list(dict.fromkeys(p.dtype for p in with_grad))  # in order of appearance
-        by_dtype: Dict[torch.dtype, List[torch.nn.Parameter]] = \
-            {dtype: [p for p in with_grad if p.dtype == dtype] for dtype in dtypes} \
-            if len(dtypes) > 1 else {dtype: with_grad for dtype in dtypes}
-        buckets = []
-        for dtype, params in by_dtype.items():
-            key = (index, dtype)
-            combined = self._combined.get(key)
-            if combined is None or not combined.matches(params):
-                combined = CombinedParams(params, self.state, self._state_spec(group),
-                                          self.STEP_KIND)
-                self._combined[key] = combined
+    def _bucket_key(self, index: int, p: torch.Tensor) -> Tuple[int, torch.dtype, bool]:
+        """(group, dtype, whether ``p`` is amp's fp32 master of an fp16 model parameter): the
+        masters of fp16 and of fp32 model parameters go into separate buffers, as in Ascend's
+        apex."""
+        return index, p.dtype, id(p) in self._fp16_model_masters
+
+    def _wanted_buckets(self) -> List[Dict[Tuple[int, torch.dtype, bool], List[torch.Tensor]]]:
+        """Per group: bucket key -> the parameters with gradients that belong in it (the
+        model's own parameters first, then masters of fp16 ones; dtypes in order of appearance)."""
+        wanted = []
+        for index, group in enumerate(self.param_groups):
+            # Runs before every step: comprehensions rather than a per-parameter loop of branches.
+            with_grad = [p for p in group["params"] if p.grad is not None]
+            if any(p.grad.is_sparse for p in with_grad):
+                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+            keys = [self._bucket_key(index, p) for p in with_grad]
+            order = sorted(dict.fromkeys(keys), key=lambda key: key[2])
+            if len(order) == 1:
+                wanted.append({order[0]: with_grad})
+            else:
+                wanted.append({key: [p for p, k in zip(with_grad, keys) if k == key]
+                               for key in order})
+        return wanted
+
+    def _combine_all(self) -> List[List[CombinedParams]]:
+        """Every group's buckets, up to date: when any went stale (a parameter replaced, or the
+        set with gradients changed), all are combined again. The parameters, and the gradients,
+        of one kind (dtype; master of an fp16 parameter or not) share one buffer over all
+        groups, each group's bucket a part of it, as Ascend's apex keeps them."""
+        wanted = self._wanted_buckets()
+        current = [[self._combined.get(key) for key in buckets] for buckets in wanted]
+        if all(c is not None and c.matches(params)
+               for buckets, combined in zip(wanted, current)
+               for c, params in zip(combined, buckets.values())):
+            return current
+        kinds: Dict[Tuple[torch.dtype, bool], List[Tuple[int, List[torch.Tensor]]]] = {}
+        for buckets in wanted:
+            for (index, dtype, from_fp16), params in buckets.items():
+                kinds.setdefault((dtype, from_fp16), []).append((index, params))
+        self._combined, self._kind_buffers = {}, {}
+        for (dtype, from_fp16), parts in kinds.items():
+            sizes = [combined_offsets(params)[-1] for _, params in parts]
+            device = parts[0][1][0].device
+            param_buf = torch.zeros(sum(sizes), dtype=dtype, device=device)
+            grad_buf = torch.zeros(sum(sizes), dtype=dtype, device=device)
+            self._kind_buffers[(dtype, from_fp16)] = (param_buf, grad_buf)
+            start = 0
+            for (index, params), size in zip(parts, sizes):
+                combined = CombinedParams(params, self.state,
+                                          self._state_spec(self.param_groups[index]),
+                                          self.STEP_KIND, param_out=param_buf[start:start + size],
+                                          grad_out=grad_buf[start:start + size])
+                combined.from_fp16 = from_fp16
+                self._combined[(index, dtype, from_fp16)] = combined
+                start += size
                 self.fusions += 1
-                grad_memory.keep_grad_memory()
-            buckets.append(combined)
-        return buckets
+        grad_memory.keep_grad_memory()
+        return [[self._combined[key] for key in buckets] for buckets in wanted]
+
+    def combined_kinds(self) -> List[Tuple[torch.dtype, bool, torch.Tensor, torch.Tensor]]:
+        """(dtype, masters of fp16 parameters?, parameter buffer, gradient buffer) per kind:
+        every group's buckets of that kind in one pair of buffers (once combined)."""
+        return [(dtype, from_fp16, param_buf, grad_buf)
+                for (dtype, from_fp16), (param_buf, grad_buf) in self._kind_buffers.items()]
+
+    def _publish_to_amp_stash(self) -> None:
+        """What Ascend's apex gives a subclass's ``_group_step`` in ``self._amp_stash``, per
+        group: ``combined_params_indexed_by_group``, ``combined_grads_indexed_by_group``,
+        ``params_lists_indexed_by_group`` and ``combined_param_states_indexed_by_group`` (each
+        state a dict of the combined state buffers and the bucket's ``step``). With amp's
+        master weights each group holds [fp32 model parameters, masters of fp16 ones], None
+        where it has none, as Ascend's; else the group's buckets."""
+        stash = getattr(self, "_amp_stash", None)
+        if stash is None:
+            raise RuntimeError(f"{type(self).__name__} overrides _group_step, which reads "
+                               f"self._amp_stash: pass the optimizer through amp.initialize "
+                               f"(opt_level O1 or O2) first, as Ascend's apex requires")
+        params, grads, lists, states = [], [], [], []
+        for buckets in self._buckets:
+            if getattr(stash, "master_weights", False):
+                by_origin = {c.from_fp16: c for c in buckets if c.dtype == torch.float32}
+                ordered = [by_origin.get(False), by_origin.get(True)]
+            else:
+                ordered = list(buckets)
+            params.append([c.param if c is not None else None for c in ordered])
+            grads.append([c.grad if c is not None else None for c in ordered])
+            lists.append([list(c.params) if c is not None else [] for c in ordered])
+            states.append([self._combined_state(c) for c in ordered])
+        stash.combined_params_indexed_by_group = params
+        stash.combined_grads_indexed_by_group = grads
+        stash.params_lists_indexed_by_group = lists
+        stash.combined_param_states_indexed_by_group = states
+
+    @staticmethod
+    def _combined_state(combined: Optional[CombinedParams]) -> Dict:
+        state: Dict = defaultdict(dict)
+        if combined is not None:
+            state["step"] = combined.step if combined.step is not None else 0
+            state.update(combined.state)
+        return state
 
     def _step_combined(self, group: Dict, combined: CombinedParams) -> None:
         if combined.step is not None and self._try_runtime_step(group, combined):
@@ -180,10 +284,7 @@ class NpuFusedOptimizerBase(Optimizer):
     def combine_grads_now(self) -> List[CombinedParams]:
         """Fuse every group now (parameters with gradients) and return the buckets; amp's
         ``combine_grad`` unscales their gradient buffers in place."""
-        buckets: List[CombinedParams] = []
-        for index, group in enumerate(self.param_groups):
-            buckets.extend(self._combined_for_group(index, group))
-        return buckets
+        return [combined for buckets in self._combine_all() for combined in buckets]
 
     def combined_buffers(self) -> List[CombinedParams]:
         """The live combined buckets (for amp's fused unscale and gradient checks)."""
@@ -196,7 +297,7 @@ class NpuFusedOptimizerBase(Optimizer):
         combined gradient buffers plus any unfused gradients."""
         wanted = set(range(len(self.param_groups)) if group_indices is None else group_indices)
         grads, covered = [], set()
-        for (index, _), combined in self._combined.items():
+        for (index, _, _), combined in self._combined.items():
             if index in wanted and combined.matches(combined.params):
                 grads.append(combined.grad)
                 covered.update(id(p) for p in combined.params)

@@ -11,10 +11,11 @@ from .npu_fused_rmsprop import rmsprop_options, rmsprop_state_spec
 class NpuFusedRMSpropTF(NpuFusedOptimizerBase):
     """RMSprop as TensorFlow computes it (timm's RMSpropTF).
 
-    Differences from torch's RMSprop: the squared average starts at one, eps is added inside the
-    square root, the averages update as ``avg += (x - avg) * (1 - alpha)``, weight decay may be
-    decoupled (``decoupled_decay``), and the learning rate may be applied inside the momentum
-    buffer (``lr_in_momentum``).
+    Differences from torch's RMSprop: eps is added inside the square root, the averages update
+    as ``avg += (x - avg) * (1 - alpha)``, weight decay may be decoupled (``decoupled_decay``),
+    and the learning rate may be applied inside the momentum buffer (``lr_in_momentum``). The
+    squared average starts at zero, as in Ascend's apex (timm's RMSpropTF starts it at one), so
+    weights and checkpoints match Ascend's from the first step.
     """
 
     STEP_KIND = "int"
@@ -30,7 +31,7 @@ class NpuFusedRMSpropTF(NpuFusedOptimizerBase):
                                       lr_in_momentum=lr_in_momentum))
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        return rmsprop_state_spec(group, square_avg_start=1.0)
+        return rmsprop_state_spec(group, square_avg_start=0.0)
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
         return dict(rmsprop_options(group), decoupled_decay=group["decoupled_decay"],
