@@ -79,11 +79,16 @@ class CombinedHelpers:
     def get_optimizer_combined_grad_masks(self) -> List[Optional[torch.Tensor]]:
         return [_mask(*part) if part is not None else None for part in self.optimizer_grad_parts()]
 
-    def get_optimizer_combined_params(self) -> List[Optional[torch.Tensor]]:
+    def _combined_param_kinds(self):
+        """The optimizer's combined parameter buffers by kind, or None (said) without a fused
+        optimizer or before they exist."""
         if not getattr(self.optimizer, "is_npu_fused_optimizer", False):
             self.print("To get combined params, please use an npu fused optimizer.")
-            return []
-        kinds = self._kinds("params")
+            return None
+        return self._kinds("params")
+
+    def get_optimizer_combined_params(self) -> List[Optional[torch.Tensor]]:
+        kinds = self._combined_param_kinds()
         if kinds is None:
             return []
         return [k.param if k is not None else None for k in self._ordered(kinds)]
@@ -110,10 +115,7 @@ class CombinedHelpers:
     def get_model_combined_params(self) -> List[Optional[torch.Tensor]]:
         if not self.master_weights:
             return self.get_optimizer_combined_params()
-        if not getattr(self.optimizer, "is_npu_fused_optimizer", False):
-            self.print("To get combined params, please use an npu fused optimizer.")
-            return []
-        kinds = self._kinds("params")
+        kinds = self._combined_param_kinds()
         if kinds is None:
             return []
         # fp16 model parameters are not combined (None, as in Ascend's list); fp32 ones are
