@@ -32,3 +32,11 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# The commit-msg hook (CONTRIBUTING.md) checks each commit's message, in a git work tree whose
+# hooks path nobody has set.
+root=$(cd "$(dirname "$0")/.." && pwd)
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
+   [[ -z $(git -C "$root" config core.hooksPath || true) ]]; then
+  git -C "$root" config core.hooksPath .githooks
+fi
