@@ -1,0 +1,311 @@
+"""The documents against the code: README's size and paths, docs/ARCHITECTURE.md's table of
+what may call what against every #include and Python import, and each recipe of CONTRIBUTING.md
+followed once (the optimizer recipe's places are found by reading the registry; commands,
+operators and test folders have the places their recipes give them); the commit-msg hook and the
+CI check of commit messages, on repositories made here."""
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import re
+import subprocess
+from typing import Dict, List, Set
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DOCUMENTS = ["README.md", "CONTRIBUTING.md"] + sorted(
+    os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "*.md")))
+TOP_FOLDERS = ("src", "tests", "patches", "scripts", "bench", "templates", "docs", "fuzz",
+               ".githooks", ".ci")
+PATH_PATTERN = re.compile(r"(?<![\w./~-])((?:%s)/[\w.<>*/+-]*[\w>*])" %
+                          "|".join(re.escape(f) for f in TOP_FOLDERS))
+
+
+def read(path: str) -> str:
+    with open(os.path.join(REPO, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def section(text: str, heading: str) -> str:
+    """The text under a markdown heading, up to the next heading of the same or a higher level."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start = text.index(heading + "\n")
+    stop = re.compile(r"^#{1,%d} " % level, re.M).search(text, start + len(heading) + 1)
+    return text[start:stop.start() if stop else len(text)]
+
+
+def as_glob(path: str) -> str:
+    """A path of a document as a glob: `<name>` and `<x>` placeholders match any name."""
+    return re.sub(r"<[^>]+>", "*", path)
+
+
+def matches(path: str) -> List[str]:
+    return glob.glob(os.path.join(REPO, as_glob(path)))
+
+
+# --- the documents -------------------------------------------------------------------------------
+
+def test_readme_is_a_users_guide_of_at_most_250_lines():
+    assert len(read("README.md").splitlines()) <= 250
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_path_a_document_names_exists(document):
+    missing = sorted({p for p in PATH_PATTERN.findall(read(document)) if not matches(p)})
+    assert not missing, f"{document} names paths that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_link_between_documents_resolves(document):
+    base = os.path.dirname(os.path.join(REPO, document))
+    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", read(document))
+    missing = [link for link in links if not os.path.exists(os.path.join(base, link))]
+    assert not missing, f"{document} links to missing files: {missing}"
+
+
+# --- what may call what --------------------------------------------------------------------------
+
+def allowed_includes() -> Dict[str, Set[str]]:
+    table = section(read("docs/ARCHITECTURE.md"), "## What may call what")
+    allowed = {}
+    for layer, may in re.findall(r"^\| (\w+) \| ([^|]*) \|$", table, re.M):
+        if layer != "layer":
+            allowed[layer] = set(re.findall(r"\b[a-z]+\b", may)) - {"nothing", "of", "ours"}
+    return allowed
+
+
+def included_layers(folder: str) -> Set[str]:
+    layers = set()
+    for path in glob.glob(os.path.join(REPO, folder, "*.[ch]*")):
+        with open(path, encoding="utf-8") as f:
+            layers |= set(re.findall(r'^#include "(\w+)/', f.read(), re.M))
+    return layers
+
+
+def test_the_toolchain_layers_include_only_what_architecture_allows():
+    allowed = allowed_includes()
+    folders = {layer: f"src/toolchain/{layer}" for layer in allowed if layer != "cli"}
+    folders["cli"] = "src/cli"
+    on_disk = {os.path.basename(p) for p in glob.glob(os.path.join(REPO, "src/toolchain/*/"))
+               for p in [p.rstrip("/")]}
+    assert on_disk <= set(folders), f"layers missing from the table: {on_disk - set(folders)}"
+    for layer, folder in folders.items():
+        used = included_layers(folder) - {layer}
+        assert used <= allowed[layer], (
+            f"{folder} includes {sorted(used - allowed[layer])}, which docs/ARCHITECTURE.md "
+            f"does not allow it")
+
+
+def test_the_runtime_includes_nothing_of_the_toolchain():
+    runtime_folders = {os.path.basename(p.rstrip("/"))
+                       for p in glob.glob(os.path.join(REPO, "src/runtime/*/"))}
+    for folder in glob.glob(os.path.join(REPO, "src/runtime/*/")):
+        used = included_layers(os.path.relpath(folder, REPO))
+        assert used <= runtime_folders, f"{folder} includes {sorted(used - runtime_folders)}"
+
+
+def python_sources(folder: str) -> List[str]:
+    return sorted(glob.glob(os.path.join(REPO, folder, "**", "*.py"), recursive=True))
+
+
+def imported_modules(path: str) -> Set[str]:
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_the_emulator_never_imports_apex():
+    for path in python_sources("src/torch_npu"):
+        apex = {m for m in imported_modules(path) if m == "apex" or m.startswith("apex.")}
+        assert not apex, f"{os.path.relpath(path, REPO)} imports {sorted(apex)}"
+
+
+def test_apex_reaches_torch_npu_only_through_its_public_api():
+    for path in python_sources("patches/overlay"):
+        private = {m for m in imported_modules(path)
+                   if m.startswith("torch_npu.") and any(
+                       part.startswith("_") for part in m.split(".")[1:])}
+        with open(path, encoding="utf-8") as f:
+            private |= set(re.findall(r"\btorch_npu\.(_(?!_)\w*)", f.read()))
+        assert not private, f"{os.path.relpath(path, REPO)} uses torch_npu's {sorted(private)}"
+
+
+# --- the optimizer recipe, by the registry -------------------------------------------------------
+
+def registry_rows() -> List[Dict[str, str]]:
+    rows = re.findall(r'OptimizerKind<(\w+)>\{"(\w+)", "(\w+)"',
+                      read("src/runtime/optim/registry.h"))
+    assert len(rows) >= 9, "the registry's rows were not found"
+    return [{"class": c, "kind": k, "npu_class": n} for c, k, n in rows]
+
+
+def recipe_places(heading: str) -> List[str]:
+    """The places of the optimizer recipe's list `heading` ("every" or "some"): the paths that
+    open each item, before the colon that starts its description."""
+    text = section(read("CONTRIBUTING.md"), "### An optimizer")
+    every = text[text.index("Every optimizer touches:"):text.index("When it needs them:")]
+    some = text[text.index("When it needs them:"):text.index("\nTests:")]
+    items = re.split(r"^- ", {"every": every, "some": some}[heading], flags=re.M)[1:]
+    places = [p for item in items for p in PATH_PATTERN.findall(item.split("`: ", 1)[0])]
+    assert places, f"no places in the optimizer recipe's {heading} list"
+    return places
+
+
+def own_class_rows() -> List[Dict[str, str]]:
+    """The kinds with a class of their own (adamw reuses Adam's class with other defaults)."""
+    rows = registry_rows()
+    first = {}
+    for row in rows:
+        first.setdefault(row["class"], row)
+    return list(first.values())
+
+
+def mentions(row: Dict[str, str]) -> re.Pattern:
+    options = row["class"][len("Fused"):] + "Options"
+    return re.compile(r"\b(%s|%s|%s)\b" % (row["class"], row["npu_class"], options))
+
+
+def files_naming(row: Dict[str, str]) -> Set[str]:
+    found = set()
+    pattern = mentions(row)
+    for folder in ("src", "patches", "bench"):
+        for path in glob.glob(os.path.join(REPO, folder, "**", "*"), recursive=True):
+            if os.path.isfile(path) and path.endswith((".py", ".h", ".cpp", ".md", ".json")):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    if pattern.search(f.read()):
+                        found.add(os.path.relpath(path, REPO))
+    return found
+
+
+def test_every_place_of_the_optimizer_recipe_holds_every_optimizer():
+    for place in recipe_places("every"):
+        rows = registry_rows() if "npu_fused_" in place or "torch_npu" in place else own_class_rows()
+        for row in rows:
+            if "<name>" in place:
+                path = place.replace("<name>", row["kind"])
+                assert os.path.exists(os.path.join(REPO, path)), (
+                    f"the recipe's place {place} has no {path} for {row['npu_class']}")
+            else:
+                assert mentions(row).search(read(place)), (
+                    f"the recipe's place {place} does not name {row['npu_class']}")
+
+
+def test_the_places_every_optimizer_occupies_are_the_recipes():
+    listed = [re.compile(re.escape(p).replace(re.escape("<name>"), r"\w+") + "$")
+              for p in recipe_places("every") + recipe_places("some")]
+    rows = own_class_rows()
+    per_kind = [{f.replace(row["kind"], "<name>") for f in files_naming(row)} for row in rows]
+    everywhere = set.intersection(*per_kind)
+    unlisted = sorted(f for f in everywhere
+                      if not any(p.match(f.replace("<name>", "x")) for p in listed))
+    assert not unlisted, (f"every optimizer of the registry is named in {unlisted}, "
+                          f"which CONTRIBUTING.md's optimizer recipe does not list")
+
+
+def test_the_optional_places_of_the_optimizer_recipe_exist():
+    for place in recipe_places("some"):
+        assert matches(place), place
+
+
+# --- the other recipes ---------------------------------------------------------------------------
+
+def test_every_command_has_the_places_of_the_command_recipe():
+    commands = [os.path.basename(p)[len("cmd_"):-len(".cpp")]
+                for p in glob.glob(os.path.join(REPO, "src/cli/cmd_*.cpp"))]
+    assert "gen" in commands and "make_patch" in commands
+    adders = read("src/cli/commands.cpp")
+    for name in commands:
+        for suffix in (".h", ".cpp"):
+            assert os.path.exists(os.path.join(REPO, "src/toolchain/commands", name + suffix))
+        assert re.search(r"\badd_%s\w*\(" % name, adders), f"commands.cpp lists no adder of {name}"
+
+
+def operators() -> List[str]:
+    tree = ast.parse(read("src/torch_npu/_ops/__init__.py"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "OPERATORS":
+            return [key.value for key in node.value.keys]
+    raise AssertionError("no OPERATORS in src/torch_npu/_ops/__init__.py")
+
+
+def test_every_npu_operator_is_documented_and_tested():
+    documented = read("docs/NPU_OPERATORS.md")
+    tests = "".join(read(os.path.relpath(p, REPO)) for p in
+                    glob.glob(os.path.join(REPO, "tests/python/test_npu_op_*.py")))
+    names = operators()
+    assert "npu_rms_norm" in names
+    for name in names:
+        assert re.search(r"`%s[(`]" % re.escape(name), documented), (
+            f"{name} has no row in docs/NPU_OPERATORS.md")
+        assert re.search(r"\b%s\b" % re.escape(name), tests), (
+            f"no tests/python/test_npu_op_*.py calls {name}")
+
+
+def test_every_cpp_test_folder_is_an_executable():
+    cmake = read("tests/CMakeLists.txt")
+    for folder in glob.glob(os.path.join(REPO, "tests", "*/")):
+        name = os.path.basename(folder.rstrip("/"))
+        if glob.glob(os.path.join(folder, "*_test.cpp")):
+            assert re.search(r"\b%s\b" % name, cmake), f"tests/{name} is not built"
+
+
+# --- commit messages -----------------------------------------------------------------------------
+
+def git(cwd: str, *args: str, check: bool = True, stdin: str = "") -> subprocess.CompletedProcess:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True,
+                          text=True, check=check)
+
+
+@pytest.fixture
+def repo_with_hook(tmp_path):
+    git(str(tmp_path), "init", "-q")
+    git(str(tmp_path), "config", "core.hooksPath", os.path.join(REPO, ".githooks"))
+    (tmp_path / "a").write_text("a\n")
+    git(str(tmp_path), "add", "a")
+    return str(tmp_path)
+
+
+def test_the_commit_msg_hook_refuses_a_subject_over_72_characters(repo_with_hook):
+    refused = git(repo_with_hook, "commit", "-q", "-m", "x" * 73, check=False)
+    assert refused.returncode != 0
+    assert "73 characters, at most 72" in refused.stderr
+    git(repo_with_hook, "commit", "-q", "-m", "x" * 72, "-m", "Why, in the body.")
+
+
+def test_the_commit_msg_hook_wants_a_blank_line_after_the_subject(repo_with_hook):
+    refused = git(repo_with_hook, "commit", "-q", "-F", "-", check=False, stdin="subject\nbody\n")
+    assert refused.returncode != 0
+    assert "second line must be blank" in refused.stderr
+
+
+def test_check_commits_names_each_bad_commit_of_a_range(tmp_path):
+    repo = str(tmp_path)
+    git(repo, "init", "-q")
+    for i, subject in enumerate(["first", "y" * 80, "third", "z" * 75]):
+        (tmp_path / "f").write_text(str(i))
+        git(repo, "add", "f")
+        git(repo, "commit", "-q", "--no-verify", "-m", subject)
+    script = os.path.join(REPO, "scripts", "check_commits.sh")
+    whole = subprocess.run([script, "HEAD~3..HEAD"], cwd=repo, capture_output=True, text=True)
+    assert whole.returncode == 1
+    assert "3 commits" in whole.stdout and "2 with a bad message" in whole.stdout
+    assert "80 characters" in whole.stderr and "75 characters" in whole.stderr
+    good = subprocess.run([script, "HEAD~2..HEAD~1"], cwd=repo, capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+
+
+def test_ci_checks_the_commits_it_is_given():
+    ci = read(".ci/run")
+    assert "scripts/check_commits.sh" in ci
+    since = read(".ci/commits-checked-since").strip()
+    assert re.fullmatch(r"[0-9a-f]{40}", since)
