@@ -23,11 +23,6 @@ def cache(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    return bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
-
-
-@pytest.fixture(scope="module")
 def built(tree, cache, tmp_path_factory):
     """One build per Python minor, on demand: {minor: (doc, out_dir)}."""
     results = {}

@@ -7,7 +7,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import overlay_support
 from overlay_support import use_overlay
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
@@ -20,12 +19,6 @@ from apex.npu.combined.combined_grads import CombinedGrads  # noqa: E402
 from apex.optimizers.npu_fused import NpuFusedAdam, NpuFusedSGD  # noqa: E402
 
 SCALE = 1024.0  # a power of two: scaling and unscaling are exact in fp32
-
-
-@pytest.fixture(params=["torch", "runtime"])
-def kernel_path(request, monkeypatch):
-    """Unscaling through torch operations, or through the runtime's one-pass kernel."""
-    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
 
 
 @pytest.fixture(autouse=True)
