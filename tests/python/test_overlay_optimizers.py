@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import build_helpers as bh
 from overlay_support import use_overlay
 from overlay_support import reference_optimizers as ref
 
@@ -122,6 +123,11 @@ def train(model, opt, data, steps, first=0):
 def assert_params_close(a, b):
     for (name, p), q in zip(a.named_parameters(), b.parameters()):
         torch.testing.assert_close(p.detach(), q.detach(), rtol=RTOL, atol=ATOL, msg=lambda m: f"{name}: {m}")
+
+
+def test_the_cases_cover_every_kind_of_the_runtime_registry():
+    kinds = {cls.RUNTIME_KIND for cls, *_ in CASES.values()} - {None}
+    assert kinds == {kind for kind, _ in bh.registry_kinds()}
 
 
 @pytest.mark.parametrize("model_name", sorted(MODELS))

@@ -24,6 +24,7 @@ import sys
 import pytest
 import torch
 
+import build_helpers as bh
 import overlay_support
 from overlay_support import reference_optimizers as ref
 
@@ -144,6 +145,10 @@ def run_reference(case, dtype, steps=STEPS):
         if dtype == torch.float16:
             round_to_fp16(opt)
     return params
+
+
+def test_the_cases_cover_every_kind_of_the_runtime_registry():
+    assert {cls for cls, *_ in CASES.values()} == {cls for _, cls in bh.registry_kinds()}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
