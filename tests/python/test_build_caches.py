@@ -11,11 +11,6 @@ import pytest
 import build_helpers as bh
 
 
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    return bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
-
-
 def isolated_home(tmp_path):
     """HOME and XDG_CACHE_HOME in tmp_path, so a cache that is not where it should be shows."""
     home = tmp_path / "home"

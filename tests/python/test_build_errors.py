@@ -9,11 +9,6 @@ import pytest
 import build_helpers as bh
 
 
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    return bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
-
-
 def script(path, body):
     with open(path, "w") as f:
         f.write("#!/bin/sh\n" + textwrap.dedent(body))

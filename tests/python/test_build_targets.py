@@ -17,11 +17,6 @@ import build_helpers as bh
 EPOCH = "1700000000"
 
 
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    return bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
-
-
 def installed_minors(candidates):
     return [m for m in candidates if bh.find_python(m) is not None]
 

@@ -9,7 +9,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import overlay_support
 from overlay_support import use_overlay
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
@@ -19,12 +18,7 @@ from torch_npu._fp16 import float_status  # noqa: E402
 from torch.npu.amp import GradScaler, autocast, custom_bwd, custom_fwd  # noqa: E402
 
 
-@pytest.fixture(autouse=True, params=["torch", "runtime"])
-def kernel_path(request, monkeypatch):
-    path = overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
-    float_status.clear()
-    yield path
-    float_status.clear()
+pytestmark = pytest.mark.usefixtures("kernel_path")  # conftest.py: each test both ways
 
 
 def npu(*shape, seed=0, dtype=torch.float32):

@@ -28,19 +28,14 @@ from torch_npu._fp16 import mode as emulation  # noqa: E402
 FP16_MAX = 65504.0
 
 
-@pytest.fixture(autouse=True, params=["torch", "runtime"])
-def kernel_path(request, monkeypatch):
-    """fp16 rounding with torch operations, or with the runtime's one-pass float_to_half (the
-    float status then lives in the runtime)."""
-    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
+# fp16 rounding with torch operations, or with the runtime's one-pass float_to_half (the float
+# status then lives in the runtime): conftest.py's kernel_path, on every test.
+pytestmark = pytest.mark.usefixtures("kernel_path")
 
 
 @pytest.fixture(autouse=True)
-def clean_status(kernel_path):
-    float_status.clear()
+def emulation_on(kernel_path):
     assert emulation.is_enabled(), "importing torch_npu turns the emulation on"
-    yield
-    float_status.clear()
 
 
 def half_inputs(*shapes, seed=0):

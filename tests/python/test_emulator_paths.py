@@ -11,7 +11,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import overlay_support
 from overlay_support import use_overlay
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
@@ -26,12 +25,7 @@ aten = torch.ops.aten
 INT_OF = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}
 
 
-@pytest.fixture(autouse=True, params=["torch", "runtime"])
-def kernel_path(request, monkeypatch):
-    path = overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
-    float_status.clear()
-    yield path
-    float_status.clear()
+pytestmark = pytest.mark.usefixtures("kernel_path")  # conftest.py: each case both ways
 
 
 class plain_torch:  # noqa: N801 - used like a function

@@ -23,18 +23,13 @@ import os
 import pytest
 import torch
 
-from overlay_support import ranks, wheels
+from overlay_support import ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "overlay_support", "npu_model_worker.py")
 STEPS = 30
 O2_VS_O0 = 3e-3
 RANKS_VS_ONE = dict(rtol=2e-2, atol=2e-2)
-
-
-@pytest.fixture(scope="module")
-def wheel_env(tmp_path_factory):
-    return wheels.installed_wheels_env(tmp_path_factory)
 
 
 def train(tmp_path, wheel_env, model, opt_level, world, source="apex"):

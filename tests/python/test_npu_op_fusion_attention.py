@@ -195,6 +195,16 @@ def bits(mask, n):
     return torch.tensor([(values[i // 8] >> (i % 8)) & 1 for i in range(n)], dtype=torch.float32)
 
 
+def assert_same_gradients(out, want, npu_in, ref_in, dtype):
+    """One output gradient back through the NPU's result and the reference: the inputs'
+    gradients agree."""
+    grad = randn(*want.shape, seed=8).to(dtype)
+    out.backward(on_npu(grad))
+    want.backward(grad.float())
+    for got, ref in zip(npu_in, ref_in):
+        assert_close(got.grad, ref.grad, dtype, "gradient")
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_dropout_with_a_given_mask(dtype):
     keep_prob = 0.7
@@ -209,11 +219,7 @@ def test_dropout_with_a_given_mask(dtype):
     want = reference(*ref_in, keep=keep, keep_prob=keep_prob)
     assert_close(result[0], want, dtype, "attention_out")
     assert result[4:] == (5, 16, B * N * SQ * SKV)
-    grad = randn(*want.shape, seed=8).to(dtype)
-    result[0].backward(on_npu(grad))
-    want.backward(grad.float())
-    for got, ref in zip(npu_in, ref_in):
-        assert_close(got.grad, ref.grad, dtype, "gradient")
+    assert_same_gradients(result[0], want, npu_in, ref_in, dtype)
 
 
 def test_seeded_dropout_repeats_and_drops_the_right_share():
@@ -251,11 +257,7 @@ def test_tnd_varlen(dtype):
     want = torch.cat(pieces)
     assert_close(out[0], want, dtype, "attention_out")
     assert out[1].shape == (8, N, 8)
-    grad = randn(*want.shape, seed=8).to(dtype)
-    out[0].backward(on_npu(grad))
-    want.backward(grad.float())
-    for got, ref in zip(npu_in, ref_in):
-        assert_close(got.grad, ref.grad, dtype, "gradient")
+    assert_same_gradients(out[0], want, npu_in, ref_in, dtype)
 
 
 def test_fp16_gradient_overflow_saturates():

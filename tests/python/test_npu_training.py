@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import overlay_support
-from overlay_support import ranks, wheels
+from overlay_support import ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "overlay_support", "npu_ranks_worker.py")
@@ -95,11 +95,6 @@ def test_two_nodes_of_two_processes(tmp_path):
 
 
 # --- through apex.amp, on the installed wheels ------------------------------------------------
-
-@pytest.fixture(scope="module")
-def wheel_env(tmp_path_factory):
-    return wheels.installed_wheels_env(tmp_path_factory)
-
 
 # combine_ddp needs combine_grad, which amp allows at O1 and O2 only (as Ascend's apex).
 AMP_CASES = [(2, parallel, level, optimizer)

@@ -432,7 +432,7 @@ def test_seed_004_example_trains_as_written_with_aiak_variables(venv_python, tmp
 
 
 def test_our_variables_win_over_aiak_ones_and_say_so(venv_python, tmp_path):
-    code = ("import apex, apex.npu.comm_settings as c; s = c.from_environment(); "
+    code = ("import apex, apex.npu.ddp.comm_settings as c; s = c.from_environment(); "
             "print(s.fp16, s.rank, c.from_environment().rank)")
     env = dict(bh.venv_env(), AIAK_FP16_COMPRESSION="1", AIAK_MATRIX_APPROXIMATION_RANK="4",
                APEXNPU_MATRIX_APPROXIMATION_RANK="2")

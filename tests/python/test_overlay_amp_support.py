@@ -7,25 +7,18 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import overlay_support
 from overlay_support import use_overlay
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
 RUNTIME_DIR = use_overlay(runtime=True)
 from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
-from apex.npu import float_status, loss_scaling  # noqa: E402
-from apex.npu.amp_options import NpuAmpOptions  # noqa: E402
-from apex.npu import ddp_overlap  # noqa: E402
-from apex.npu.combined_grads import CombinedGrads  # noqa: E402
+from apex.npu.amp import float_status, loss_scaling  # noqa: E402
+from apex.npu.amp.amp_options import NpuAmpOptions  # noqa: E402
+from apex.npu.ddp import ddp_overlap  # noqa: E402
+from apex.npu.combined.combined_grads import CombinedGrads  # noqa: E402
 from apex.optimizers.npu_fused import NpuFusedAdam, NpuFusedSGD  # noqa: E402
 
 SCALE = 1024.0  # a power of two: scaling and unscaling are exact in fp32
-
-
-@pytest.fixture(params=["torch", "runtime"])
-def kernel_path(request, monkeypatch):
-    """Unscaling through torch operations, or through the runtime's one-pass kernel."""
-    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import overlay_support
 from overlay_support import use_overlay
 from overlay_support import reference_optimizers as ref
 
@@ -38,11 +37,6 @@ CASES = {
     "lamb": (Lamb, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
 }
 MOMENTS = ("exp_avg", "exp_avg_sq")
-
-
-@pytest.fixture(params=["torch", "runtime"])
-def step_path(request, monkeypatch):
-    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
 
 
 def make_model():
@@ -128,21 +122,21 @@ def assert_close(a, b):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_an_ascend_checkpoint_loads_into_ours_and_continues(case, step_path):
+def test_an_ascend_checkpoint_loads_into_ours_and_continues(case, kernel_path):
     ours_cls, theirs_cls, kwargs = CASES[case]
     ck = checkpoint_after_ten_steps(theirs_cls, kwargs)
     continue_both(ours_cls, theirs_cls, kwargs, ck, loader="ours")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_our_checkpoint_loads_into_ascend_and_continues(case, step_path):
+def test_our_checkpoint_loads_into_ascend_and_continues(case, kernel_path):
     ours_cls, theirs_cls, kwargs = CASES[case]
     ck = checkpoint_after_ten_steps(ours_cls, kwargs)
     assert all(set(MOMENTS) <= set(s) for s in ck["optimizer"]["state"].values())
     continue_both(ours_cls, theirs_cls, kwargs, ck, loader="theirs")
 
 
-def test_bert_adam_divides_by_the_global_norm_as_ascend(step_path):
+def test_bert_adam_divides_by_the_global_norm_as_ascend(kernel_path):
     ours_cls, theirs_cls, kwargs = CASES["bert_adam_two_groups"]
     a, b = make_model(), make_model()
     ours, theirs = make(ours_cls, kwargs, a), make(theirs_cls, kwargs, b)
@@ -155,7 +149,7 @@ def test_bert_adam_divides_by_the_global_norm_as_ascend(step_path):
     assert_close(a, b)
 
 
-def test_lamb_keeps_the_norms_and_trust_ratio_of_its_last_step(step_path):
+def test_lamb_keeps_the_norms_and_trust_ratio_of_its_last_step(kernel_path):
     a, b = make_model(), make_model()
     ours, theirs = Lamb(a.parameters(), lr=1e-2), ref.LambReference(b.parameters(), lr=1e-2)
     train(a, ours, 0, 5)

@@ -14,7 +14,7 @@ from overlay_support import use_overlay
 use_overlay()
 sys.path.insert(0, os.path.dirname(overlay_support.__file__))
 import ddp_worker  # noqa: E402
-from apex.npu.amp_options import NpuAmpOptions  # noqa: E402
+from apex.npu.amp.amp_options import NpuAmpOptions  # noqa: E402
 
 WORKER = os.path.join(os.path.dirname(overlay_support.__file__), "ddp_worker.py")
 WORLD = 2

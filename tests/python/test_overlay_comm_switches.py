@@ -12,8 +12,8 @@ What must hold, every step of 8: the ranks hold the same parameters bit for bit,
 - PowerSGD (rank 1, start 3): bit-identical to the flat run before step 3 (a plain all-reduce),
   different from it from step 3 on (compressed), and within atol 5e-2 (a rank-1 approximation
   with error feedback; the parameters are ~0.1-0.3).
-The inter-node bytes are counted in the groups (ring model, see apex.npu.counted_group) and must
-be the ring's exactly.
+The inter-node bytes are counted in the groups (ring model, see apex.npu.ddp.counted_group) and
+must be the ring's exactly.
 """
 import os
 
@@ -90,7 +90,7 @@ def test_all_three_together_on_two_nodes_of_two(tmp_path, flat):
 def test_bad_values_are_refused():
     code = """
         import os
-        from apex.npu import comm_settings
+        from apex.npu.ddp import comm_settings
         for name, value in [("APEXNPU_FP16_COMPRESSION", "yes"),
                             ("APEXNPU_MATRIX_APPROXIMATION_RANK", "0"),
                             ("APEXNPU_START_COMPRESS_ITER", "x")]:

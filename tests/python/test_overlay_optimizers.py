@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import overlay_support
+import build_helpers as bh
 from overlay_support import use_overlay
 from overlay_support import reference_optimizers as ref
 
@@ -125,14 +125,14 @@ def assert_params_close(a, b):
         torch.testing.assert_close(p.detach(), q.detach(), rtol=RTOL, atol=ATOL, msg=lambda m: f"{name}: {m}")
 
 
-@pytest.fixture(params=["torch", "runtime"])
-def step_path(request, monkeypatch):
-    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
+def test_the_cases_cover_every_kind_of_the_runtime_registry():
+    kinds = {cls.RUNTIME_KIND for cls, *_ in CASES.values()} - {None}
+    assert kinds == {kind for kind, _ in bh.registry_kinds()}
 
 
 @pytest.mark.parametrize("model_name", sorted(MODELS))
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_parity_with_reference_over_50_steps(case, model_name, step_path):
+def test_parity_with_reference_over_50_steps(case, model_name, kernel_path):
     fused_cls, ref_cls, kwargs = CASES[case]
     factory, shape = MODELS[model_name]
     torch.manual_seed(0)
@@ -154,7 +154,7 @@ def test_parity_with_reference_over_50_steps(case, model_name, step_path):
     assert is_combined_tensor_valid(buckets[0].grad, [p.grad for p in params])
 
 
-def test_every_param_group_is_fused_with_its_own_hyperparameters(step_path):
+def test_every_param_group_is_fused_with_its_own_hyperparameters(kernel_path):
     torch.manual_seed(0)
     model = make_cnn()
     twin = copy.deepcopy(model)
@@ -177,7 +177,7 @@ def test_every_param_group_is_fused_with_its_own_hyperparameters(step_path):
         assert is_combined_tensor_valid(bucket.param, group["params"])
 
 
-def test_parameters_without_gradients_are_skipped_like_torch(step_path):
+def test_parameters_without_gradients_are_skipped_like_torch(kernel_path):
     torch.manual_seed(0)
     model = make_mlp()
     twin = copy.deepcopy(model)
@@ -199,7 +199,7 @@ def test_parameters_without_gradients_are_skipped_like_torch(step_path):
     assert [type(s) for s in steps] == [int, int] and steps == [20, 30]
 
 
-def test_fp16_parameters_without_amp_match_torch_on_the_emulated_npu(step_path):
+def test_fp16_parameters_without_amp_match_torch_on_the_emulated_npu(kernel_path):
     torch.manual_seed(0)
     model = make_mlp().half()
     twin = copy.deepcopy(model)
@@ -221,7 +221,7 @@ def test_fp16_parameters_without_amp_match_torch_on_the_emulated_npu(step_path):
                                    dict(lr=1e-3, momentum=0.5, centered=True)),
                                   (NpuFusedAdadelta, torch.optim.Adadelta, dict())],
                          ids=["adam", "sgd", "rmsprop", "adadelta"])
-def test_checkpoint_moves_between_torch_and_fused(pair, direction, step_path):
+def test_checkpoint_moves_between_torch_and_fused(pair, direction, kernel_path):
     fused_cls, torch_cls, kwargs = pair
     first_cls, second_cls = (torch_cls, fused_cls) if direction == "torch_to_fused" else (fused_cls, torch_cls)
     torch.manual_seed(0)
@@ -248,7 +248,7 @@ def test_checkpoint_moves_between_torch_and_fused(pair, direction, step_path):
     # torch 2.x's centered RMSprop (its average of the gradients by lerp_, 1.13's and ours by
     # mul_ and add_); over 40 steps that reaches ~3e-5 relative on single entries.
     centered_on_torch2 = kwargs.get("centered") and int(torch.__version__.split(".")[0]) >= 2
-    rtol, atol = (1e-4, 1e-5) if step_path == "runtime" or centered_on_torch2 else (RTOL, ATOL)
+    rtol, atol = (1e-4, 1e-5) if kernel_path == "runtime" or centered_on_torch2 else (RTOL, ATOL)
     for p, q in zip(resumed.parameters(), straight.parameters()):
         torch.testing.assert_close(p.detach(), q.detach(), rtol=rtol, atol=atol)
     assert opt2.state_dict()["state"].keys() == reference.state_dict()["state"].keys()
@@ -328,7 +328,7 @@ def test_replaced_parameter_is_recombined_not_lost():
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
-def test_clip_optimizer_grad_norm_fused_equals_clip_grad_norm(norm_type, step_path):
+def test_clip_optimizer_grad_norm_fused_equals_clip_grad_norm(norm_type, kernel_path):
     torch.manual_seed(0)
     model = make_cnn()
     twin = copy.deepcopy(model)

@@ -24,6 +24,7 @@ import sys
 import pytest
 import torch
 
+import build_helpers as bh
 import overlay_support
 from overlay_support import reference_optimizers as ref
 
@@ -81,11 +82,6 @@ CASES = {
                        dict(lr=1e-2, warmup=0.1, t_total=12, schedule="warmup_poly",
                             max_grad_norm=-1), dict(b2=0.999)),
 }
-
-
-@pytest.fixture(params=["torch", "runtime"])
-def step_path(request, monkeypatch):
-    return overlay_support.select_kernel_path(request.param, monkeypatch, RUNTIME_DIR)
 
 
 def start_values(seed=0):
@@ -151,9 +147,13 @@ def run_reference(case, dtype, steps=STEPS):
     return params
 
 
+def test_the_cases_cover_every_kind_of_the_runtime_registry():
+    assert {cls for cls, *_ in CASES.values()} == {cls for _, cls in bh.registry_kinds()}
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_matches_reference(case, dtype, step_path):
+def test_matches_reference(case, dtype, kernel_path):
     got, opt = run_fused(case, dtype)
     want = run_reference(case, dtype)
     for i, (p, q) in enumerate(zip(got, want)):
@@ -163,7 +163,7 @@ def test_matches_reference(case, dtype, step_path):
                                    msg=lambda m: f"parameter {i}: {m}")
     # The runtime path ran the runtime's kernels (BertAdam's warmup_poly has none).
     kernels = [b.kernel is not None for b in opt._buckets]
-    assert all(kernels) == (step_path == "runtime" and case != "bert_adam_poly")
+    assert all(kernels) == (kernel_path == "runtime" and case != "bert_adam_poly")
     state = opt.state_dict()["state"]
     if CASES[case][0] != "NpuFusedSGD":
         assert all(s["step"] == STEPS and isinstance(s["step"], int) for s in state.values())
@@ -176,7 +176,7 @@ def test_matches_reference(case, dtype, step_path):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("case", ["sgd_momentum", "adamw", "rmsprop_tf", "lamb", "bert_adam",
                                   "adamp", "adadelta", "rmsprop_momentum_centered"])
-def test_state_dict_round_trip_continues_bit_for_bit(case, dtype, step_path):
+def test_state_dict_round_trip_continues_bit_for_bit(case, dtype, kernel_path):
     straight, _ = run_fused(case, dtype, steps=2 * 5)
     params, opt = run_fused(case, dtype, steps=5)
     buf = io.BytesIO()
@@ -194,7 +194,7 @@ def test_state_dict_round_trip_continues_bit_for_bit(case, dtype, step_path):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("norm_type", [2.0, math.inf], ids=["l2", "inf"])
 @pytest.mark.parametrize("max_norm", [0.5, 1e3], ids=["clips", "below"])
-def test_clip_grad_norm_fused_equals_clip_grad_norm_(dtype, norm_type, max_norm, step_path):
+def test_clip_grad_norm_fused_equals_clip_grad_norm_(dtype, norm_type, max_norm, kernel_path):
     params = on_npu_params(start_values(), dtype)
     opt = npu_optim.NpuFusedAdamW(params)
     host = [torch.nn.Parameter(v.to(dtype).float()) for v in start_values()]
@@ -212,7 +212,7 @@ def test_clip_grad_norm_fused_equals_clip_grad_norm_(dtype, norm_type, max_norm,
     opt.step()
 
 
-def test_bert_adam_clips_each_group_to_max_grad_norm(step_path):
+def test_bert_adam_clips_each_group_to_max_grad_norm(kernel_path):
     """torch_npu's BertAdam: with max_grad_norm > 0 each group's gradients are clipped together
     to it (clip_grad_norm_) before the update."""
     values = start_values()
@@ -287,7 +287,7 @@ def test_bad_parameters_and_set_to_none_are_refused():
     assert all(p.grad is not None and not p.grad.any() for p in params)
 
 
-def test_replaced_parameter_is_combined_again(step_path):
+def test_replaced_parameter_is_combined_again(kernel_path):
     """torch_npu trains stale copies after a parameter is re-allocated; ours notices it."""
     params, opt = run_fused("adamw", torch.float32, steps=3)
     fused_before = opt.get_combined_params()[0]

@@ -1,8 +1,8 @@
 """``init_process_group("hccl")`` on the emulated NPU: HCCL's rules, carried by gloo.
 
-Ascend's collective communication (HCCL) allocates devices per node in groups of 1, 2, 4 or 8 and
-carries only int8, int32, float16 and float32 data (Ascend's collective-communication
-constraints). The emulator runs hccl process groups on gloo and refuses what HCCL refuses, with an
+Ascend's collective communication (HCCL) allocates devices per node in groups of 1, 2, 4 or 8
+(``DEVICES_PER_NODE``) and carries only int8, int32, float16 and float32 data (``DTYPES``)
+(Ascend's collective-communication constraints). The emulator runs hccl process groups on gloo and refuses what HCCL refuses, with an
 error naming the call and the rule, so that code passing here does not first fail on the NPU:
 - devices per node: checked when the default hccl group is made; per node is LOCAL_WORLD_SIZE
   when the launcher sets it (torchrun does), else the whole world (one node);
@@ -31,9 +31,16 @@ from .hccl_group import HcclProcessGroup
 
 NAME = "hccl"
 STRICT_VARIABLE = "APEXNPU_HCCL_STRICT"
-DTYPES = (torch.int8, torch.int32, torch.float16, torch.float32)
+DTYPES = (torch.int8, torch.int32, torch.float16, torch.float32)  # what HCCL carries
 DEVICES_PER_NODE = (1, 2, 4, 8)
 _RELAX = f"set {STRICT_VARIABLE}=0 to allow it on the emulator"
+
+
+def _said(items: Iterable[Any], last: str = "and") -> str:
+    """``a, b and c`` (dtypes without ``torch.``)."""
+    words = [str(item).replace("torch.", "") for item in items]
+    return f"{', '.join(words[:-1])} {last} {words[-1]}" if len(words) > 1 else "".join(words)
+
 
 # Collectives whose tensors are checked, by the name torch.distributed gives them.
 COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
@@ -65,8 +72,8 @@ def check_devices_per_node(world_size: int) -> None:
     per_node = devices_per_node(world_size)
     if strict() and per_node not in DEVICES_PER_NODE:
         raise ValueError(f"init_process_group('hccl'): {per_node} processes per node: HCCL "
-                         f"allocates 1, 2, 4 or 8 devices per node (Ascend's collective-"
-                         f"communication constraints); {_RELAX}")
+                         f"allocates {_said(DEVICES_PER_NODE, 'or')} devices per node (Ascend's "
+                         f"collective-communication constraints); {_RELAX}")
 
 
 def _gloo_device() -> Any:
@@ -107,8 +114,8 @@ def _is_hccl(group: Any) -> bool:
 def _check_dtypes(call: str, tensors: Iterable[torch.Tensor]) -> None:
     for t in tensors:
         if t.dtype not in DTYPES:
-            raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL carries only int8, int32, "
-                            f"float16 and float32 (Ascend's collective-communication "
+            raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL carries only "
+                            f"{_said(DTYPES)} (Ascend's collective-communication "
                             f"constraints); {_RELAX}")
 
 

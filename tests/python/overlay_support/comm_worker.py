@@ -61,7 +61,7 @@ def main(out, parallel, steps):
         opt.step()
         params = amp.master_params(opt) if amp is not None else model.parameters()
         trace.append(torch.cat([p.detach().float().cpu().reshape(-1) for p in params]))
-    from apex.npu import counted_group
+    from apex.npu.ddp import counted_group
 
     torch.save({"trace": trace, "internode_bytes": counted_group.internode_bytes()},
                os.path.join(out, f"rank{rank}.pt"))

@@ -15,9 +15,9 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from apex.npu.combined_ddp import broadcast_from_rank0
-from apex.npu.ddp_overlap import OverlappedAverager
-from apex.npu.combined_grads import CombinedGrads
+from apex.npu.ddp.combined_ddp import broadcast_from_rank0
+from apex.npu.ddp.ddp_overlap import OverlappedAverager
+from apex.npu.combined.combined_grads import CombinedGrads
 
 SCALE = 1024.0
 STEPS = 5

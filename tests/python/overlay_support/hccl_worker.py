@@ -117,7 +117,7 @@ def ordered(rank, world):
 
 def bits(rank, world):
     """Tensors of dtypes HCCL does not carry, broadcast as views of their bytes."""
-    from apex.npu.collective_dtypes import bits_view
+    from apex.npu.ddp.collective_dtypes import bits_view
 
     out = {}
     for dtype in (torch.int64, torch.float64, torch.bool, torch.bfloat16, torch.uint8, torch.int16):

@@ -37,7 +37,7 @@ def getenv(name: str) -> Tuple[str, Optional[str]]:
 
 def install() -> None:
     """The AIAK functions on torch.npu.amp and torch.optim.LAMB (idempotent)."""
-    from .amp_decorate import amp_decorate, amp_parameters
+    from .amp.amp_decorate import amp_decorate, amp_parameters
 
     amp = getattr(getattr(torch, "npu", None), "amp", None)
     if amp is not None:

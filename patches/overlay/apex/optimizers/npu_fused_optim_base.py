@@ -17,7 +17,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import torch
 from torch.optim.optimizer import Optimizer
 
-from apex.npu import fused_clip, grad_memory
+from apex.npu.optimizers import fused_clip, grad_memory
 
 from . import step_path
 from apex.contrib.combine_tensors import combined_offsets

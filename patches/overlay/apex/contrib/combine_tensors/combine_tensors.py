@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from apex.npu import storage_sizes
+from apex.npu.combined import storage_sizes
 
 SUPPORTED_DTYPES = (torch.float32, torch.float16)
 

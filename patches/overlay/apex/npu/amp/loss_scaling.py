@@ -10,7 +10,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from . import backend, float_status
+from .. import backend
+from . import float_status
 
 
 def runtime_dtype_code(rt, dtype: torch.dtype):

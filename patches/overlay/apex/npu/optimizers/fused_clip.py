@@ -12,7 +12,8 @@ from typing import List, Sequence, Tuple
 
 import torch
 
-from . import backend, loss_scaling
+from .. import backend
+from ..amp import loss_scaling
 
 Part = Tuple[torch.Tensor, Sequence[Tuple[int, int]]]
 SUPPORTED_DTYPES = (torch.float32, torch.float16)

@@ -35,7 +35,7 @@ _announced: Set[str] = set()
 
 
 def enabled() -> bool:
-    from . import aiak_names
+    from .. import aiak_names
 
     name, value = aiak_names.getenv(VARIABLE)
     value = (value or "0").strip()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import aiak_names
+from .. import aiak_names
 
 FP16 = "APEXNPU_FP16_COMPRESSION"
 POWERSGD = "APEXNPU_POWERSGD_COMPRESSION"

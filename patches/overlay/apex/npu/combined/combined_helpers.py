@@ -20,7 +20,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import fused_clip
+from ..optimizers import fused_clip
 from .combined_grads import CombinedGrads, Kind
 
 CombinedOf = Callable[[torch.optim.Optimizer], Optional[CombinedGrads]]

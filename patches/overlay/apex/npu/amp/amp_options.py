@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from . import combined_ddp
+from ..ddp import combined_ddp
 
 
 class AmpOptionError(RuntimeError, ValueError):

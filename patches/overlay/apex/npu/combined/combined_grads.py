@@ -20,7 +20,9 @@ import torch
 
 from apex.contrib.combine_tensors import change_data_ptr, combine_npu, combined_offsets
 
-from . import combined_ddp, ddp_overlap, grad_memory, loss_scaling
+from ..amp import loss_scaling
+from ..ddp import combined_ddp, ddp_overlap
+from ..optimizers import grad_memory
 
 
 class _Unit:

@@ -1,0 +1,4 @@
+"""What apex.amp gets on the NPU: the options amp.initialize adds (``amp_options``), unscaling
+with overflow detection (``loss_scaling``, over the device's ``float_status``), fp32 master
+weights in checkpoints (``master_checkpoint``), and O2 for torch-native AMP code
+(``amp_decorate``, linked to ``torch.npu.amp.GradScaler`` by ``native_amp_o2``)."""
