@@ -8,9 +8,9 @@ leaders, broadcast in the node), alone and with fp16 compression, on 2 nodes x 2
 
 The nodes are two torchrun launches (--nnodes=2, --node_rank=0 and 1) on this machine, on the
 emulated NPU over hccl. The bytes are counted where they cross: the flat run's all-reduces go
-through a counted world group (torch's allreduce_hook over apex.npu.comm_hooks.flat_world()),
+through a counted world group (torch's allreduce_hook over apex.npu.ddp.comm_hooks.flat_world()),
 the hierarchical run counts its inter-node (leaders') group; each counts what a ring all-reduce
-sends from a member to a member on another node (apex.npu.counted_group). Printed: the job's
+sends from a member to a member on another node (apex.npu.ddp.counted_group). Printed: the job's
 bytes per step of each route, its ratio to the flat ring's, and how far the hierarchical run's
 parameters are from the flat run's (fp32 sums in another order).
 """
@@ -36,7 +36,7 @@ def rank_main(args: argparse.Namespace) -> None:
     import torch_npu  # noqa: F401
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-    from apex.npu import comm_hooks, counted_group
+    from apex.npu.ddp import comm_hooks, counted_group
 
     torch.set_num_threads(1)
     local_rank = int(os.environ["LOCAL_RANK"])

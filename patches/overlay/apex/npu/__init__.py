@@ -12,8 +12,6 @@ holds AIAK-Training's names for all of it. Importing this package switches on wh
 """
 from __future__ import annotations
 
-import sys
-
 from . import backend
 from .amp.amp_decorate import amp_decorate, amp_parameters
 from .backend import device_type, is_emulated_npu, is_npu_tensor, is_real_npu
@@ -33,11 +31,3 @@ torch_ddp.install()  # torch DDP takes the APEXNPU_*_COMPRESSION / _HIERARCHICAL
 fused_optimizer_switch.install()  # APEXNPU_FUSED_OPTIMIZER=1: torch.optim's are the NpuFused ones
 native_amp_o2.install()  # torch.npu.amp.amp_decorate, and its GradScaler after amp_decorate
 aiak_names.install()  # AIAK-Training's names: torch.npu.amp.aiak_amp_*, torch.optim.LAMB
-
-# apex.npu.comm_hooks and apex.npu.counted_group, the paths README and bench/ name from before
-# the subpackages, stay importable as the same modules.
-from .ddp import comm_hooks, counted_group  # noqa: E402
-
-for _module in (comm_hooks, counted_group):
-    sys.modules.setdefault(f"{__name__}.{_module.__name__.rsplit('.', 1)[1]}", _module)
-del _module
