@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <thread>
 
 #include "commands/build_output.h"
 #include "commands/build_targets.h"
@@ -162,8 +161,7 @@ compile::NativeBuildResult compile_target(const BuildOptions& o, const BuildCont
   native.runtime_dir = ctx.runtime_dir;
   native.cache_dir = ctx.object_cache;
   native.output_dir = output.scratch() / "native" / target.architecture;
-  native.jobs = o.jobs > 0 ? o.jobs
-                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  native.jobs = o.jobs;  // 0: core::thread_count's rule for compile work
   native.native = o.native;
   native.debug = o.debug;
   std::vector<compile::TargetPython> pythons;

@@ -16,17 +16,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Compiles every unit of the plan on `jobs` threads, longest first. Throws Error listing every
-// failure when any unit fails.
+// Compiles every unit of the plan on `jobs` threads (0: the job pool's rule), longest first.
+// Throws Error listing the failures in unit order when any unit fails: the first is the job
+// pool's reported one, the lowest-numbered unit that failed.
 std::vector<CompiledUnit> compile_units(const UnitCompiler& setup, const std::vector<Unit>& units,
                                         int jobs, const ProgressFn& progress) {
   std::vector<CompiledUnit> objects(units.size());
-  const PoolOutcome outcome = run_pool(
-      units.size(), jobs, [&](std::size_t i) { objects[i] = compile_unit(setup, units[i]); },
-      progress, longest_first(setup.runtime_dir, units));
+  const core::PoolOutcome outcome = core::run_pool(
+      units.size(), core::thread_count(core::WorkKind::compile, jobs),
+      [&](std::size_t i, std::size_t) { objects[i] = compile_unit(setup, units[i]); },
+      {.order = longest_first(setup.runtime_dir, units), .on_done = progress});
   if (!outcome.failures.empty()) {
     std::string message;
-    for (const auto& [i, what] : outcome.failures) message += (message.empty() ? "" : "\n") + what;
+    for (const auto& failure : outcome.failures)
+      message += (message.empty() ? "" : "\n") + failure.what;
     throw Error(message, "fix the source, or the compiler set in CXX; the command above "
                          "reproduces the failure (a unity batch #includes its sources in the order "
                          "listed: names in anonymous namespaces must be unique within a batch)");

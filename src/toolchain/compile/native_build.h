@@ -25,7 +25,7 @@ struct NativeBuildOptions {
   std::filesystem::path runtime_dir;
   std::filesystem::path cache_dir;
   std::filesystem::path output_dir;  // where the linked modules are written
-  int jobs = 1;
+  int jobs = 1;  // compilations at once; 0: core::thread_count's rule for compile work
   bool native = false;  // -march=native
   bool debug = false;   // -g and no -s
 };

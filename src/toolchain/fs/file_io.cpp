@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
-#include <thread>
 
 #include "core/error.h"
 #include "fs/staging.h"
@@ -80,8 +79,7 @@ void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::p
 
 std::string unique_suffix() {
   static std::atomic<unsigned> counter{0};
-  return fmt::format("{}-{:x}-{}", ::getpid(),
-                     std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffff,
+  return fmt::format("{}-{:x}-{}", ::getpid(), static_cast<unsigned>(::gettid()) & 0xffffff,
                      counter.fetch_add(1));
 }
 

@@ -15,7 +15,6 @@
 #include <system_error>
 
 #include "core/error.h"
-#include "core/io_threads.h"
 #include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
@@ -72,13 +71,11 @@ class TreeCreator {
         throw Error(fmt::format("cannot create directory {}: {}", full.string(), errno_text()));
     }
     constexpr std::size_t kRun = 8;
-    const int workers = static_cast<int>(io_threads());
-    const compile::PoolOutcome outcome =
-        compile::run_pool((files.size() + kRun - 1) / kRun, workers, [&](std::size_t run) {
-          for (std::size_t i = run * kRun; i < std::min(files.size(), (run + 1) * kRun); ++i)
-            create_file(files[i]->first, files[i]->second);
-        });
-    if (!outcome.failures.empty()) throw Error(outcome.failures.front().second);
+    core::run_jobs((files.size() + kRun - 1) / kRun, core::thread_count(core::WorkKind::io),
+                   [&](std::size_t run, std::size_t) {
+                     for (std::size_t i = run * kRun; i < std::min(files.size(), (run + 1) * kRun); ++i)
+                       create_file(files[i]->first, files[i]->second);
+                   });
   }
 
  private:

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/io_threads.h"
+#include "core/job_pool.h"
 #include "git/guarded_objects.h"
 #include "git/listed_blobs.h"
 
@@ -131,7 +131,9 @@ FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
                           std::vector<std::string>& skipped_submodules) {
   const BlobListing listing = list_commit_blobs(commit, skipped_submodules);
   const std::string repo_path = libgit2().git_repository_path(repo);
-  return read_listed_blobs(listing, listing.size() < 64 ? 1 : io_threads(), [&] {
+  return read_listed_blobs(listing,
+                           // opening a repository per thread costs more than a few blobs take
+                           listing.size() < 64 ? 1 : core::thread_count(core::WorkKind::io), [&] {
     return [thread_repo = open_repository(repo_path)](const std::string& path, const BlobRef& ref) {
       return read_blob(thread_repo.get(), path, ref);
     };
