@@ -34,7 +34,7 @@
 #include "wheel/wheel_writer.h"
 
 namespace apexnpu::commands {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 std::optional<std::int64_t> epoch_from_env() {
   const char* s = std::getenv("SOURCE_DATE_EPOCH");
@@ -68,13 +68,13 @@ void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& 
 // A --tree: gen's output (its marker says what it was made from, and whether it was edited
 // since is found by its digest), or with --allow-foreign-tree any tree holding apex/.
 ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) {
-  const fs::path& tree = *o.tree;
+  const stdfs::path& tree = *o.tree;
   ApexSources apex;
-  const fs::path marker_path = tree / manifest::kTreeMarkerName;
+  const stdfs::path marker_path = tree / manifest::kTreeMarkerName;
   const std::optional<std::string> marker_text = try_read_file(marker_path);
   if (!marker_text) {
     std::error_code ec;
-    if (fs::is_directory(tree, ec) && !o.allow_foreign_tree)
+    if (stdfs::is_directory(tree, ec) && !o.allow_foreign_tree)
       throw Error(fmt::format("--tree {} was not made by `apexnpu gen`: it has no {}, so nothing "
                               "says which upstream, patch and overlay it holds",
                               tree.string(), manifest::kTreeMarkerName),
@@ -87,7 +87,7 @@ ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) 
     return apex;
   }
   apex.marker = manifest::parse_tree_marker(*marker_text, marker_path.string());
-  const FileTree files = apexnpu::fs::read_tree(tree, apexnpu::fs::default_excludes());
+  const FileTree files = fs::read_tree(tree, fs::default_excludes());
   apex.modified = manifest::tree_files_digest(files) != apex.marker->files_digest;
   const wheel::PackageSelection package =
       wheel::select_package_files(files, fmt::format("--tree {}", tree.string()));
@@ -105,7 +105,7 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
   GenOptions gen;
   gen.upstream = o.upstream;
   GenInputs inputs = read_gen_inputs(gen, {cb.detail});
-  apexnpu::fs::refuse_output_over_inputs(o.output, "-o", inputs.read_paths());
+  fs::refuse_output_over_inputs(o.output, "-o", inputs.read_paths());
   GenOutcome generated = apply_gen_inputs(std::move(inputs), gen, std::nullopt);
   apex.marker = generated.marker;
   apex.modified = false;
@@ -120,7 +120,7 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
 
 // The torch_npu emulator package's files, from apexnpu's own data.
 wheel::WheelFiles collect_emulator_files(const BuildCallbacks& cb) {
-  const fs::path root = emulator_package_root();
+  const stdfs::path root = emulator_package_root();
   const wheel::PackageSelection package = wheel::select_package_files(root, "torch_npu");
   warn_skipped(package, cb);
   wheel::WheelFiles files;
@@ -132,9 +132,9 @@ wheel::WheelFiles collect_emulator_files(const BuildCallbacks& cb) {
 struct BuildContext {
   std::string version;
   std::int64_t build_time = 0;
-  fs::path templates;
-  fs::path runtime_dir;
-  fs::path object_cache;
+  stdfs::path templates;
+  stdfs::path runtime_dir;
+  stdfs::path object_cache;
   manifest::CompatMatrix matrix;
   wheel::ManylinuxPolicies policies;
 };
@@ -147,7 +147,7 @@ BuildContext load_context(const BuildOptions& o, std::string version) {
   ctx.runtime_dir = runtime_source_dir();
   ctx.templates = templates_dir();
   ctx.object_cache =
-      fs::absolute(o.object_cache ? *o.object_cache : compile::default_cache_dir()).lexically_normal();
+      stdfs::absolute(o.object_cache ? *o.object_cache : compile::default_cache_dir()).lexically_normal();
   ctx.matrix = manifest::load_compat_matrix(ctx.templates);
   ctx.policies = wheel::load_manylinux_policies(ctx.templates);
   return ctx;
@@ -189,7 +189,7 @@ struct PlannedWheel {
 };
 
 PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id,
-                        const fs::path& templates,
+                        const stdfs::path& templates,
                         const std::map<std::string, std::string>& extra_dist_info) {
   PlannedWheel w;
   w.layout_name = fmt::format("{}-{}-{}", wheel::escape_file_name_part(id.name),
@@ -387,7 +387,7 @@ ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const 
   return w;
 }
 
-void verify_or_throw(const BuildContext& ctx, const fs::path& path) {
+void verify_or_throw(const BuildContext& ctx, const stdfs::path& path) {
   const auto report = wheel::verify_wheel(wheel::load_wheel(path), ctx.policies);
   if (report.ok()) return;
   std::string list;
@@ -428,20 +428,20 @@ std::vector<std::string> stage_wheels(const BuildContext& ctx, const BuildOutput
 }
 
 // Moves the staged items into -o; returns where each now is, by name.
-std::map<std::string, fs::path> commit(BuildOutput& output, const std::vector<std::string>& items) {
-  const std::vector<fs::path> paths = output.commit(items);
-  std::map<std::string, fs::path> committed;
+std::map<std::string, stdfs::path> commit(BuildOutput& output, const std::vector<std::string>& items) {
+  const std::vector<stdfs::path> paths = output.commit(items);
+  std::map<std::string, stdfs::path> committed;
   for (std::size_t i = 0; i < items.size(); ++i) committed.emplace(items[i], paths[i]);
   return committed;
 }
 
-std::optional<fs::path> committed_path(const std::map<std::string, fs::path>& committed,
+std::optional<stdfs::path> committed_path(const std::map<std::string, stdfs::path>& committed,
                                        const std::string& name) {
   const auto it = committed.find(name);
-  return it == committed.end() ? std::nullopt : std::optional<fs::path>(it->second);
+  return it == committed.end() ? std::nullopt : std::optional<stdfs::path>(it->second);
 }
 
-BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, fs::path>& committed) {
+BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, stdfs::path>& committed) {
   const TargetPython& py = *w.job->python;
   BuiltWheel b;
   b.architecture = w.job->target->architecture;
@@ -463,7 +463,7 @@ BuildResult describe_result(const BuildContext& ctx,
                             const std::vector<compile::NativeBuildResult>& compiled,
                             const std::vector<ApexWheel>& apex,
                             const std::vector<PlannedWheel>& emulators,
-                            const std::map<std::string, fs::path>& committed) {
+                            const std::map<std::string, stdfs::path>& committed) {
   BuildResult r;
   for (const ApexWheel& w : apex) r.wheels.push_back(describe_wheel(w, committed));
   const BuiltWheel& first = r.wheels.front();
@@ -492,7 +492,7 @@ BuildResult describe_result(const BuildContext& ctx,
 
 namespace {
 
-nlohmann::json path_or_null(const std::optional<fs::path>& p) {
+nlohmann::json path_or_null(const std::optional<stdfs::path>& p) {
   return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
 }
 
@@ -553,7 +553,7 @@ nlohmann::json BuildResult::to_json() const {
 
 BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = check_options(o);
-  if (o.tree) apexnpu::fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
+  if (o.tree) fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
   // Every compiler, linker and probe this build starts dies with it, however it ends.
   const ChildGroup children;
   const std::vector<BuildTarget> targets =
@@ -589,7 +589,7 @@ BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
     apex.push_back(plan_apex_wheel(o, ctx, packages, jobs[j], emulator, cb));
   }
   const std::vector<std::string> items = stage_wheels(ctx, output, apex, emulators, o.wheel);
-  const std::map<std::string, fs::path> committed = commit(output, items);
+  const std::map<std::string, stdfs::path> committed = commit(output, items);
   return describe_result(ctx, compiled, apex, emulators, committed);
 }
 

@@ -9,13 +9,13 @@
 #include "python/multiarch.h"
 
 namespace apexnpu::commands {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
 constexpr int kFirstMinor = 7, kLastMinor = 13;
 
-TargetPython host_python(const fs::path& executable) {
+TargetPython host_python(const stdfs::path& executable) {
   TargetPython py;
   py.executable = executable;
   py.info = python::probe_python(executable);
@@ -30,7 +30,7 @@ std::vector<TargetPython> all_host_pythons(const DetailFn& warn) {
   std::vector<TargetPython> found;
   const auto env = python::SearchEnv::from_environment();
   for (int minor = kFirstMinor; minor <= kLastMinor; ++minor) {
-    fs::path executable;
+    stdfs::path executable;
     try {
       executable = python::find_python(fmt::format("3.{}", minor), env);
     } catch (const Error&) {
@@ -60,7 +60,7 @@ std::vector<TargetPython> host_pythons(const std::string& request, const DetailF
 
 std::vector<TargetPython> foreign_pythons(const std::string& request,
                                           const std::string& architecture) {
-  const fs::path root = python::multiarch_include_root();
+  const stdfs::path root = python::multiarch_include_root();
   if (request.empty())
     throw UsageError(fmt::format("--target {} needs --python=3.N[,3.M...] or --python=all",
                                  architecture),
@@ -130,7 +130,7 @@ std::vector<std::string> split_list(std::string_view value, const char* option) 
 }
 
 std::vector<BuildTarget> resolve_targets(const std::string& targets, const std::string& pythons,
-                                         const fs::path& runtime_dir, const DetailFn& warn,
+                                         const stdfs::path& runtime_dir, const DetailFn& warn,
                                          const DetailFn& detail) {
   const std::string host = compile::host_architecture();
   std::vector<std::string> architectures;

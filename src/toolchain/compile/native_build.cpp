@@ -12,7 +12,7 @@
 #include "core/job_pool.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -52,10 +52,10 @@ void share_stable_abi_modules(const NativeBuildOptions& options,
       copy.relative_path = module_relative_path(m.name, pythons[p].ext_suffix);
       copy.file = options.output_dir / std::to_string(p) / copy.relative_path;
       std::error_code ec;
-      fs::create_directories(copy.file.parent_path(), ec);
-      fs::copy_file(m.file, copy.file, fs::copy_options::overwrite_existing, ec);
+      stdfs::create_directories(copy.file.parent_path(), ec);
+      stdfs::copy_file(m.file, copy.file, stdfs::copy_options::overwrite_existing, ec);
       if (ec) throw Error(fmt::format("cannot write {}: {}", copy.file.string(), ec.message()));
-      fs::permissions(copy.file, fs::perms(0755), ec);
+      stdfs::permissions(copy.file, stdfs::perms(0755), ec);
       modules.push_back(std::move(copy));
     }
   }
@@ -86,7 +86,7 @@ std::vector<std::string> base_link_flags(bool native, bool debug) {
 NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeBuildConfig& config,
                                const Compiler& compiler, const std::vector<TargetPython>& pythons,
                                const ProgressFn& progress) {
-  const fs::path runtime_dir = fs::absolute(options.runtime_dir).lexically_normal();
+  const stdfs::path runtime_dir = stdfs::absolute(options.runtime_dir).lexically_normal();
   ObjectCache cache(options.cache_dir);
   NativeBuildResult result;
   result.compile_flags = base_compile_flags(config, options.native, options.debug);

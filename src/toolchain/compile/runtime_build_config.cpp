@@ -12,7 +12,7 @@
 #include "core/error.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -94,16 +94,16 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
   return c;
 }
 
-RuntimeBuildConfig load_runtime_build_config(const fs::path& runtime_dir,
+RuntimeBuildConfig load_runtime_build_config(const stdfs::path& runtime_dir,
                                              const std::string& architecture) {
-  const fs::path file = runtime_dir / "build.json";
+  const stdfs::path file = runtime_dir / "build.json";
   return parse_runtime_build_config(read_file(file), file.string(), architecture);
 }
 
-RuntimeSources list_runtime_sources(const fs::path& runtime_dir, const RuntimeBuildConfig& config) {
+RuntimeSources list_runtime_sources(const stdfs::path& runtime_dir, const RuntimeBuildConfig& config) {
   RuntimeSources s;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(runtime_dir, ec), end; !ec && it != end;
+  for (stdfs::recursive_directory_iterator it(runtime_dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string rel = it->path().lexically_relative(runtime_dir).generic_string();
     if (it->is_directory()) {

@@ -9,18 +9,18 @@
 #include "compile/unity_batches.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-std::uintmax_t source_weight(const fs::path& runtime_dir, const std::string& rel) {
+std::uintmax_t source_weight(const stdfs::path& runtime_dir, const std::string& rel) {
   std::error_code ec;
-  const auto size = fs::file_size(runtime_dir / rel, ec);
+  const auto size = stdfs::file_size(runtime_dir / rel, ec);
   return ec ? 0 : size;
 }
 
 namespace {
 
 // Adds `group` to the plan as units, in `batches` unity batches (0: one unit per source).
-void add_units(UnitPlan& plan, const fs::path& runtime_dir, const std::vector<std::string>& group,
+void add_units(UnitPlan& plan, const stdfs::path& runtime_dir, const std::vector<std::string>& group,
                std::size_t batches, const std::string& label,
                const std::vector<std::string>& flags, const std::string& key_extra) {
   const auto split = split_into_batches(
@@ -52,7 +52,7 @@ std::size_t oldest(const std::vector<TargetPython>& pythons) {
 
 }  // namespace
 
-UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& config,
+UnitPlan plan_units(const stdfs::path& runtime_dir, const RuntimeBuildConfig& config,
                     const std::vector<TargetPython>& pythons) {
   const RuntimeSources sources = list_runtime_sources(runtime_dir, config);
   UnitPlan plan;
@@ -100,7 +100,7 @@ std::vector<std::size_t> UnitPlan::link_units(const RuntimeBuildConfig& config,
   return linked;
 }
 
-std::vector<std::size_t> longest_first(const fs::path& runtime_dir,
+std::vector<std::size_t> longest_first(const stdfs::path& runtime_dir,
                                        const std::vector<Unit>& units) {
   // Measured on the runtime, a unit costs about a fixed 8 KiB's worth (the compiler starting
   // and parsing the standard headers) plus its source bytes, whatever the ISA flags.

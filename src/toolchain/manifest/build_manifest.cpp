@@ -8,7 +8,7 @@
 #include "core/sha256.h"
 
 namespace apexnpu::manifest {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 nlohmann::json opt(const std::optional<std::string>& s) {

@@ -10,7 +10,7 @@
 #include "core/error.h"
 
 namespace apexnpu::manifest {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 CompatMatrix parse_compat_matrix(const std::string& text, const std::string& source) {
   CompatMatrix m;
@@ -35,8 +35,8 @@ CompatMatrix parse_compat_matrix(const std::string& text, const std::string& sou
   return m;
 }
 
-CompatMatrix load_compat_matrix(const fs::path& templates_dir) {
-  const fs::path file = templates_dir / "compat_matrix.json";
+CompatMatrix load_compat_matrix(const stdfs::path& templates_dir) {
+  const stdfs::path file = templates_dir / "compat_matrix.json";
   return parse_compat_matrix(read_file(file), file.string());
 }
 

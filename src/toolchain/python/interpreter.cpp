@@ -15,13 +15,13 @@
 #include "core/error.h"
 
 namespace apexnpu::python {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
-bool is_executable_file(const fs::path& p) {
+bool is_executable_file(const stdfs::path& p) {
   std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  return stdfs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
 }
 
 std::vector<std::string> split_path(const std::string& path) {
@@ -35,8 +35,8 @@ std::vector<std::string> split_path(const std::string& path) {
   return dirs;
 }
 
-bool is_pyenv_shim_dir(const fs::path& dir, const fs::path& pyenv_root) {
-  const fs::path d = dir.lexically_normal();
+bool is_pyenv_shim_dir(const stdfs::path& dir, const stdfs::path& pyenv_root) {
+  const stdfs::path d = dir.lexically_normal();
   return d.filename() == "shims" &&
          (d.parent_path() == pyenv_root.lexically_normal() ||
           d.parent_path().parent_path().filename() == "plugins");
@@ -67,14 +67,14 @@ SearchEnv SearchEnv::from_environment() {
   if (const char* r = std::getenv("PYENV_ROOT"); r && *r) {
     env.pyenv_root = r;
   } else if (const char* home = std::getenv("HOME"); home && *home) {
-    env.pyenv_root = fs::path(home) / ".pyenv";
+    env.pyenv_root = stdfs::path(home) / ".pyenv";
   }
   return env;
 }
 
-fs::path find_python(std::string_view request, const SearchEnv& env) {
+stdfs::path find_python(std::string_view request, const SearchEnv& env) {
   if (request.find('/') != std::string_view::npos) {
-    const fs::path p(request);
+    const stdfs::path p(request);
     if (!is_executable_file(p))
       throw Error(fmt::format("--python={}: no such executable file", request),
                   "give a path to a python executable, or a version like --python=3.11");
@@ -98,22 +98,22 @@ fs::path find_python(std::string_view request, const SearchEnv& env) {
   std::vector<std::string> searched;
   for (const auto& dir : split_path(env.path)) {
     if (versioned && is_pyenv_shim_dir(dir, env.pyenv_root)) continue;
-    const fs::path candidate = fs::path(dir) / name;
+    const stdfs::path candidate = stdfs::path(dir) / name;
     if (is_executable_file(candidate)) return candidate;
   }
   searched.push_back(fmt::format("{} on PATH", name));
   if (versioned && !env.pyenv_root.empty()) {
-    const fs::path versions = env.pyenv_root / "versions";
-    std::vector<std::pair<std::vector<int>, fs::path>> found;
+    const stdfs::path versions = env.pyenv_root / "versions";
+    std::vector<std::pair<std::vector<int>, stdfs::path>> found;
     std::error_code ec;
     const std::string prefix(request);
-    for (fs::directory_iterator it(versions, ec), end; !ec && it != end; it.increment(ec)) {
+    for (stdfs::directory_iterator it(versions, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string dir = it->path().filename().string();
       // "3.11" must match 3.11.7 but not 3.1 / 3.110.
       if (dir.rfind(prefix, 0) != 0) continue;
       if (dir.size() > prefix.size() && std::isdigit(static_cast<unsigned char>(dir[prefix.size()])))
         continue;
-      const fs::path candidate = it->path() / "bin" / name;
+      const stdfs::path candidate = it->path() / "bin" / name;
       if (is_executable_file(candidate)) found.emplace_back(version_key(dir), candidate);
     }
     if (!found.empty()) return std::max_element(found.begin(), found.end())->second;
@@ -153,7 +153,7 @@ print(json.dumps({
 )PY";
 }
 
-PythonInfo parse_probe_output(const fs::path& executable, std::string_view text) {
+PythonInfo parse_probe_output(const stdfs::path& executable, std::string_view text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -180,7 +180,7 @@ PythonInfo parse_probe_output(const fs::path& executable, std::string_view text)
   return info;
 }
 
-PythonInfo probe_python(const fs::path& executable) {
+PythonInfo probe_python(const stdfs::path& executable) {
   // -E: ignore PYTHON* variables, -s: no user site; both exist in Python 2 too.
   const std::vector<std::string> argv = {executable.string(), "-E", "-s", "-c",
                                          std::string(probe_script())};
@@ -226,14 +226,14 @@ void check_supported(const PythonInfo& info) {
                             info.pointer_bits));
 }
 
-fs::path find_python_headers(const PythonInfo& info) {
-  std::vector<fs::path> dirs;
+stdfs::path find_python_headers(const PythonInfo& info) {
+  std::vector<stdfs::path> dirs;
   if (!info.include_dir.empty()) dirs.push_back(info.include_dir);
   if (!info.include_py.empty() && info.include_py != info.include_dir) dirs.push_back(info.include_py);
   std::vector<std::string> searched;
   for (const auto& d : dirs) {
     std::error_code ec;
-    if (fs::is_regular_file(d / "Python.h", ec)) return d;
+    if (stdfs::is_regular_file(d / "Python.h", ec)) return d;
     searched.push_back(d.string());
   }
   throw Error(fmt::format("Python.h not found for {} (searched {})", info.executable.string(),

@@ -9,7 +9,7 @@
 #include "core/error.h"
 
 namespace apexnpu::wheel {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -40,21 +40,21 @@ bool is_package_file(const std::string& rel, const std::string& package) {
   }
 }
 
-PackageSelection select_package_files(const fs::path& tree, const std::string& package) {
+PackageSelection select_package_files(const stdfs::path& tree, const std::string& package) {
   std::error_code ec;
   const bool apex = package == "apex";  // the user's --tree; the emulator's source is bundled
-  if (!fs::is_directory(tree, ec))
+  if (!stdfs::is_directory(tree, ec))
     throw Error(fmt::format("{}{}: not a directory", apex ? "--tree " : "", tree.string()),
                 apex ? "pass the directory written by `apexnpu gen -o DIR`"
                      : "reinstall apexnpu, or set APEXNPU_DATA_DIR to its source tree");
-  if (!fs::is_regular_file(tree / package / "__init__.py", ec))
+  if (!stdfs::is_regular_file(tree / package / "__init__.py", ec))
     throw Error(fmt::format("{}{}: no {}/ package in it ({}/__init__.py is missing)",
                             apex ? "--tree " : "", tree.string(), package, package),
                 apex ? "pass the directory written by `apexnpu gen -o DIR` (the folder that "
                        "contains apex/)"
                      : "reinstall apexnpu, or set APEXNPU_DATA_DIR to its source tree");
   PackageSelection sel;
-  for (fs::recursive_directory_iterator it(tree / package, ec), end; !ec && it != end;
+  for (stdfs::recursive_directory_iterator it(tree / package, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string rel = it->path().lexically_relative(tree).generic_string();
     if (it->is_symlink()) {

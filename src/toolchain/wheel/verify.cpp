@@ -19,7 +19,7 @@
 #include "wheel/zip_archive.h"
 
 namespace apexnpu::wheel {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -228,11 +228,11 @@ VerifyReport verify_wheel(const WheelUnderCheck& w) {
   return verify_wheel(w, load_manylinux_policies(templates_dir()));
 }
 
-WheelUnderCheck load_wheel(const fs::path& path) {
+WheelUnderCheck load_wheel(const stdfs::path& path) {
   WheelUnderCheck w;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+  if (stdfs::is_directory(path, ec)) {
+    for (stdfs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
       if (it->is_directory() && !it->is_symlink()) continue;
       const std::string rel = it->path().lexically_relative(path).generic_string();
       if (it->is_symlink() || !it->is_regular_file()) {
@@ -244,7 +244,7 @@ WheelUnderCheck load_wheel(const fs::path& path) {
     if (ec) throw Error(fmt::format("cannot read {}: {}", path.string(), ec.message()));
     return w;
   }
-  if (!fs::is_regular_file(path, ec))
+  if (!stdfs::is_regular_file(path, ec))
     throw Error(fmt::format("{}: no such wheel or layout directory", path.string()),
                 "pass a .whl file or the wheel layout directory written by `apexnpu build`");
   w.wheel_file_name = path.filename().string();

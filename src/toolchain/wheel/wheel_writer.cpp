@@ -10,9 +10,9 @@
 #include "wheel/zip_archive.h"
 
 namespace apexnpu::wheel {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const fs::path& templates_dir,
+std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const stdfs::path& templates_dir,
                           const std::map<std::string, std::string>& extra_files) {
   const std::string di = dist_info_dir(id.name, id.version);
   std::string tag_lines;  // one Tag line per tag the (compressed) tag stands for
@@ -41,15 +41,15 @@ std::uint32_t wheel_file_mode(const std::string& path) {
   return path.ends_with(".so") ? 0100755 : 0100644;
 }
 
-void write_layout(const WheelFiles& files, const fs::path& dir) {
+void write_layout(const WheelFiles& files, const stdfs::path& dir) {
   std::error_code ec;
-  fs::create_directory(dir, ec);
+  stdfs::create_directory(dir, ec);
   if (ec) throw Error(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   for (const auto& [path, bytes] : files) {
-    const fs::path target = dir / path;
-    fs::create_directories(target.parent_path(), ec);
+    const stdfs::path target = dir / path;
+    stdfs::create_directories(target.parent_path(), ec);
     if (ec) throw Error(fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message()));
-    write_file_atomic(target, bytes, fs::perms(wheel_file_mode(path) & 0777));
+    write_file_atomic(target, bytes, stdfs::perms(wheel_file_mode(path) & 0777));
   }
 }
 
