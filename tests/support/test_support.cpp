@@ -121,4 +121,13 @@ std::map<std::string, std::string> tree_snapshot(const stdfs::path& root) {
   return files;
 }
 
+void copy_work_tree(const stdfs::path& from, const stdfs::path& to) {
+  stdfs::create_directories(to);
+  for (const auto& entry : stdfs::directory_iterator(from)) {
+    if (entry.path().filename() == ".git") continue;
+    stdfs::copy(entry.path(), to / entry.path().filename(),
+                stdfs::copy_options::recursive | stdfs::copy_options::copy_symlinks);
+  }
+}
+
 }  // namespace apexnpu::test

@@ -8,7 +8,8 @@
 #include "git/blob_id.h"
 #include "git/object_id.h"
 #include "git/upstream.h"
-#include "integration/fixture.h"
+#include "support/fixture_repo.h"
+#include "support/test_support.h"
 
 namespace apexnpu::test {
 namespace {
