@@ -9,6 +9,7 @@
 #include <string>
 
 #include "patch/line_diff.h"
+#include "lcs.h"
 #include "random_lines.h"
 
 namespace apexnpu::patch {
@@ -80,18 +81,6 @@ std::vector<Edit> textbook_diff(const std::vector<std::string_view>& a,
   for (std::size_t i = suffix; i > 0; --i)
     edits.push_back({EditKind::keep, a.size() - i, b.size() - i});
   return edits;
-}
-
-// Length of a longest common subsequence, by dynamic programming: the script's changes must
-// number n + m - 2 * lcs.
-std::size_t lcs(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
-  std::vector<std::size_t> row(b.size() + 1, 0), next(b.size() + 1, 0);
-  for (std::size_t i = a.size(); i-- > 0;) {
-    for (std::size_t j = b.size(); j-- > 0;)
-      next[j] = a[i] == b[j] ? row[j + 1] + 1 : std::max(row[j], next[j + 1]);
-    std::swap(row, next);
-  }
-  return row[0];
 }
 
 bool same(const std::vector<Edit>& x, const std::vector<Edit>& y) {

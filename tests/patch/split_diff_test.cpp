@@ -11,6 +11,7 @@
 
 #include "patch/line_diff.h"
 #include "patch/split_diff.h"
+#include "lcs.h"
 #include "random_lines.h"
 
 namespace apexnpu::patch {
@@ -26,16 +27,6 @@ Ids intern(const std::vector<std::string>& a, const std::vector<std::string>& b)
   for (const auto& l : a) out.a.push_back(ids.emplace(l, static_cast<int>(ids.size())).first->second);
   for (const auto& l : b) out.b.push_back(ids.emplace(l, static_cast<int>(ids.size())).first->second);
   return out;
-}
-
-std::size_t lcs(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<std::size_t> row(b.size() + 1, 0), next(b.size() + 1, 0);
-  for (std::size_t i = a.size(); i-- > 0;) {
-    for (std::size_t j = b.size(); j-- > 0;)
-      next[j] = a[i] == b[j] ? row[j + 1] + 1 : std::max(row[j], next[j + 1]);
-    std::swap(row, next);
-  }
-  return row[0];
 }
 
 // The lines flagged in neither side pair up equal, in order; returns how many lines changed.
