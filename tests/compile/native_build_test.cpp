@@ -1,19 +1,20 @@
 // compile::build_native with the real compiler on a tiny runtime written by the test: the
 // object cache (nothing recompiled when nothing changed; a header edit recompiles exactly its
 // includers), per-ISA kernel compilation, and compiler failures shown with the command.
+#include "compile/native_build.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <stdexcept>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
-#include "fs/file_io.h"
-#include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/unity_batches.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::compile {
 namespace {
@@ -108,8 +109,8 @@ TEST_F(NativeBuild, FlagsFollowTheIssue) {
   const auto has = [](const std::vector<std::string>& v, const std::string& f) {
     return std::find(v.begin(), v.end(), f) != v.end();
   };
-  for (const char* f : {"-std=c++20", "-O3", "-fPIC", "-fvisibility=hidden",
-                        "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"})
+  for (const char* f : {"-std=c++20", "-O3", "-fPIC", "-fvisibility=hidden", "-fstack-protector-strong",
+                        "-D_FORTIFY_SOURCE=2"})
     EXPECT_TRUE(has(r.compile_flags, f)) << f;
   EXPECT_TRUE(has(r.compile_flags, "-DAPEXNPU_RUNTIME_VERSION=\"9.9.9\""));
   for (const char* f : {"-shared", "-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack", "-s"})
@@ -220,14 +221,14 @@ TEST_F(NativeUnityBuild, ACollisionInABatchNamesTheBatchAndKeepsItsGeneratedFile
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("compiling core batch 1/1 (core/answer.cpp, core/other.cpp) failed"),
-              std::string::npos) << what;
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("redefinition"), std::string::npos) << what;  // the compiler's words
     EXPECT_NE(e.hint().find("anonymous namespaces"), std::string::npos) << e.hint();
   }
   const auto kept = leftovers();
   ASSERT_EQ(kept.size(), 1u);
-  EXPECT_EQ(read_file(kept[0] / "unity.cpp"),
-            unity_source_text({"core/answer.cpp", "core/other.cpp"}));
+  EXPECT_EQ(read_file(kept[0] / "unity.cpp"), unity_source_text({"core/answer.cpp", "core/other.cpp"}));
 }
 
 TEST_F(NativeUnityBuild, DebugObjectsDoNotDependOnTheCacheLocation) {

@@ -120,7 +120,8 @@ TEST(JobPool, OnDoneCountsSuccesses) {
     EXPECT_EQ(total, 50u);
     done.push_back(n);
   };
-  run_jobs(50, 4, [](std::size_t, std::size_t) {}, options);
+  run_jobs(
+      50, 4, [](std::size_t, std::size_t) {}, options);
   ASSERT_EQ(done.size(), 50u);
   for (std::size_t k = 0; k < done.size(); ++k) EXPECT_EQ(done[k], k + 1);
 }

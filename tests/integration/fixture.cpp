@@ -42,8 +42,9 @@ std::string gnu_diff(const stdfs::path& parent, const std::string& a, const std:
 }
 
 int gnu_patch(const stdfs::path& dir, const stdfs::path& patch_file) {
-  return run_process("patch", {"-p1", "--batch", "--forward", "--no-backup-if-mismatch",
-                               "--reject-file=-", "-s", "-i", patch_file.string()},
+  return run_process("patch",
+                     {"-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--reject-file=-", "-s", "-i",
+                      patch_file.string()},
                      {"LC_ALL=C"}, dir)
       .exit_code;
 }

@@ -1,6 +1,8 @@
 // split_diff, the linear-memory search diff_lines falls back to past its trace budget: every
 // script it gives turns a into b; within its cost bound it is a shortest one; past it, still a
 // valid one, on files that make the whole search's memory explode (lines permuted).
+#include "patch/split_diff.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,9 +11,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "patch/line_diff.h"
-#include "patch/split_diff.h"
 #include "lcs.h"
+#include "patch/line_diff.h"
 #include "random_lines.h"
 
 namespace apexnpu::patch {
@@ -42,8 +43,8 @@ std::size_t check_valid(const Ids& in, const ChangedLines& c) {
 }
 
 ChangedLines run(const Ids& in, long bound) {
-  return split_diff(in.a.data(), static_cast<long>(in.a.size()), in.b.data(),
-                    static_cast<long>(in.b.size()), bound);
+  return split_diff(in.a.data(), static_cast<long>(in.a.size()), in.b.data(), static_cast<long>(in.b.size()),
+                    bound);
 }
 
 TEST(SplitDiff, WithinItsBoundTheScriptIsAShortestOne) {

@@ -4,8 +4,8 @@
 // published formulas (torch.optim for SGD/Adam/AdamW/Adadelta/RMSprop, clovaai AdamP,
 // pytorch-pretrained-bert BertAdam, cybertronai/Ascend LAMB, timm RMSpropTF).
 #include <cmath>
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <numbers>
@@ -39,8 +39,7 @@ struct Layout {
   std::size_t total = 0;
 };
 
-inline Layout make_layout(std::string name, std::vector<std::size_t> numels,
-                          std::vector<std::size_t> rows) {
+inline Layout make_layout(std::string name, std::vector<std::size_t> numels, std::vector<std::size_t> rows) {
   Layout l{std::move(name), std::move(numels), std::move(rows), {}, 0};
   for (std::size_t n : l.numels) {
     l.segments.push_back({l.total, n});
@@ -67,15 +66,12 @@ inline std::vector<Layout> standard_layouts() {
   std::vector<Layout> out;
   out.push_back(make_layout("one_big", {70000}, {280}));
   out.push_back(many_small_layout(7, 300, 120, 3));
-  out.push_back(make_layout("odd_sizes", {17, 1000, 33, 4099, 9999, 5, 20001},
-                            {0, 10, 3, 0, 3, 0, 59}));
+  out.push_back(make_layout("odd_sizes", {17, 1000, 33, 4099, 9999, 5, 20001}, {0, 10, 3, 0, 3, 0, 59}));
   return out;
 }
 
 // Spans several chunks, so threads 1/2/3 split it differently.
-inline Layout wide_layout() {
-  return make_layout("wide", {150000, 77, 40000, 1500, 3}, {600, 0, 0, 3, 0});
-}
+inline Layout wide_layout() { return make_layout("wide", {150000, 77, 40000, 1500, 3}, {600, 0, 0, 3, 0}); }
 
 // The compiler's IEEE binary16 type, which converts from float rounding to nearest even:
 // _Float16, or __fp16 on aarch64 (gcc 12 has no _Float16 in C++ there).
@@ -180,7 +176,8 @@ class SgdReference final : public Reference {
 
 class AdamReference final : public Reference {
  public:
-  AdamReference(const Layout& l, AdamOptions o) : Reference(l), o_(o), m_(zeros(l)), v_(zeros(l)), vmax_(zeros(l)) {}
+  AdamReference(const Layout& l, AdamOptions o)
+      : Reference(l), o_(o), m_(zeros(l)), v_(zeros(l)), vmax_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
     ++t_;
     const double bc1 = 1.0 - std::pow(o_.beta1, t_), bc2 = 1.0 - std::pow(o_.beta2, t_);
@@ -280,7 +277,8 @@ class BertAdamReference final : public Reference {
  public:
   BertAdamReference(const Layout& l, BertAdamOptions o) : Reference(l), o_(o), m_(zeros(l)), v_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
-    const double lr = o_.t_total < 0 ? o_.lr : o_.lr * bert_schedule(o_.schedule, step_ / o_.t_total, o_.warmup);
+    const double lr =
+        o_.t_total < 0 ? o_.lr : o_.lr * bert_schedule(o_.schedule, step_ / o_.t_total, o_.warmup);
     for (const Segment& seg : layout.segments) {
       double clip = 1.0;
       if (o_.max_grad_norm > 0) {  // clip_grad_norm_(p, max_grad_norm)
@@ -308,7 +306,8 @@ class BertAdamReference final : public Reference {
 
 class AdadeltaReference final : public Reference {
  public:
-  AdadeltaReference(const Layout& l, AdadeltaOptions o) : Reference(l), o_(o), sq_(zeros(l)), acc_(zeros(l)) {}
+  AdadeltaReference(const Layout& l, AdadeltaOptions o)
+      : Reference(l), o_(o), sq_(zeros(l)), acc_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
     for (std::size_t i = 0; i < p.size(); ++i) {
       const double gi = g[i] + o_.weight_decay * p[i];
@@ -361,7 +360,8 @@ class LambReference final : public Reference {
 
 class RmspropReference final : public Reference {
  public:
-  RmspropReference(const Layout& l, RmspropOptions o) : Reference(l), o_(o), sq_(zeros(l)), ga_(zeros(l)), buf_(zeros(l)) {}
+  RmspropReference(const Layout& l, RmspropOptions o)
+      : Reference(l), o_(o), sq_(zeros(l)), ga_(zeros(l)), buf_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
     for (std::size_t i = 0; i < p.size(); ++i) {
       const double gi = g[i] + o_.weight_decay * p[i];
@@ -493,10 +493,18 @@ struct CaseTraits<FusedBertAdam> {
   static Variants<BertAdamOptions> variants(const BertAdamOptions&) {
     return {{"constant", {.lr = 1e-3}},
             {"warmup_linear_clip", {.lr = 2e-3, .warmup = 0.1, .t_total = 100, .max_grad_norm = 1.0}},
-            {"warmup_cosine", {.lr = 2e-3, .warmup = 0.2, .t_total = 120,
-                               .schedule = WarmupSchedule::warmup_cosine, .weight_decay = 0.0}},
-            {"warmup_constant_clip", {.lr = 1e-3, .warmup = 0.05, .t_total = 100,
-                                      .schedule = WarmupSchedule::warmup_constant, .max_grad_norm = 0.5}},
+            {"warmup_cosine",
+             {.lr = 2e-3,
+              .warmup = 0.2,
+              .t_total = 120,
+              .schedule = WarmupSchedule::warmup_cosine,
+              .weight_decay = 0.0}},
+            {"warmup_constant_clip",
+             {.lr = 1e-3,
+              .warmup = 0.05,
+              .t_total = 100,
+              .schedule = WarmupSchedule::warmup_constant,
+              .max_grad_norm = 0.5}},
             {"none", {.lr = 1e-3, .warmup = 0.1, .t_total = 100, .schedule = WarmupSchedule::none}}};
   }
 };
@@ -537,7 +545,10 @@ struct CaseTraits<FusedRmspropTf> {
     return {{"default", {.lr = 1e-3}},
             {"centered_momentum_l2", {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.9, .centered = true}},
             {"decoupled_momentum_no_lr_in_momentum",
-             {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.9, .decoupled_decay = true,
+             {.lr = 1e-3,
+              .weight_decay = 1e-2,
+              .momentum = 0.9,
+              .decoupled_decay = true,
               .lr_in_momentum = false}}};
   }
 };
@@ -548,9 +559,12 @@ template <typename Opt>
 std::unique_ptr<Fused> make_fused_optimizer(const Layout& l, const typename Opt::Options& o) {
   using Traits = CaseTraits<Opt>;
   std::shared_ptr<Opt> opt;
-  if constexpr (TakesSegmentsAndRows<Opt>) opt = std::make_shared<Opt>(o, table(l), l.rows, kTestBlockElements);
-  else if constexpr (TakesSegments<Opt>) opt = std::make_shared<Opt>(o, table(l), kTestBlockElements);
-  else opt = std::make_shared<Opt>(o);
+  if constexpr (TakesSegmentsAndRows<Opt>)
+    opt = std::make_shared<Opt>(o, table(l), l.rows, kTestBlockElements);
+  else if constexpr (TakesSegments<Opt>)
+    opt = std::make_shared<Opt>(o, table(l), kTestBlockElements);
+  else
+    opt = std::make_shared<Opt>(o);
   std::vector<float> init(Opt::State::fields().size(), 0.0f);
   if constexpr (requires { Traits::initial_state(); }) init = Traits::initial_state();
   return make_fused(l, init, [opt](const FusedBuffers& b, States& s) {
@@ -573,10 +587,8 @@ inline std::vector<Case> all_cases() {
     Grads grads = Grads::random;
     if constexpr (requires { Traits::grads; }) grads = Traits::grads;
     for (const auto& [name, o] : Traits::variants(kind.defaults))
-      cases.push_back({prefix + "_" + name,
-                       [o](const Layout& l) { return make_fused_optimizer<Opt>(l, o); },
-                       [o](const Layout& l) { return std::make_unique<typename Traits::Ref>(l, o); },
-                       grads});
+      cases.push_back({prefix + "_" + name, [o](const Layout& l) { return make_fused_optimizer<Opt>(l, o); },
+                       [o](const Layout& l) { return std::make_unique<typename Traits::Ref>(l, o); }, grads});
   });
   return cases;
 }

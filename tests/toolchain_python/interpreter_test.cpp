@@ -1,14 +1,15 @@
 // Interpreter discovery over fake PATH / pyenv folders, probe parsing, tags, support checks,
 // and one real probe of the system Python.
+#include "python/interpreter.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "fs/file_io.h"
 #include "core/error.h"
-#include "python/interpreter.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::python {
 namespace {
@@ -80,8 +81,17 @@ TEST(ProbeOutput, TagsFromSoabiNeverHardCoded) {
 }
 
 TEST(ProbeOutput, SupportChecks) {
-  PythonInfo ok{"p", "3.13.0", 3, 13, "cpython", "cpython-313-x86_64-linux-gnu",
-                ".cpython-313-x86_64-linux-gnu.so", "/i", "/i", "linux-x86_64", 64};
+  PythonInfo ok{"p",
+                "3.13.0",
+                3,
+                13,
+                "cpython",
+                "cpython-313-x86_64-linux-gnu",
+                ".cpython-313-x86_64-linux-gnu.so",
+                "/i",
+                "/i",
+                "linux-x86_64",
+                64};
   EXPECT_NO_THROW(check_supported(ok));
   auto py36 = ok;
   py36.minor = 6;
@@ -108,8 +118,12 @@ TEST(ProbeOutput, SupportChecks) {
 }
 
 TEST(ProbeOutput, MissingHeadersNameTheDevPackage) {
-  PythonInfo info{"p", "3.9.1", 3, 9, "cpython", "cpython-39-x86_64-linux-gnu", ".so",
-                  "/nonexistent/include/python3.9", "", "linux-x86_64", 64};
+  PythonInfo info{"p",       "3.9.1",
+                  3,         9,
+                  "cpython", "cpython-39-x86_64-linux-gnu",
+                  ".so",     "/nonexistent/include/python3.9",
+                  "",        "linux-x86_64",
+                  64};
   try {
     find_python_headers(info);
     FAIL();

@@ -12,18 +12,18 @@
 #include "commands/build_targets.h"
 #include "commands/gen.h"
 #include "compile/compiler.h"
-#include "fs/file_io.h"
-#include "fs/output_guard.h"
-#include "fs/tree_io.h"
 #include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/runtime_build_config.h"
 #include "compile/runtime_registry.h"
 #include "core/child_group.h"
-#include "core/sha256.h"
-#include "core/subprocess.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/sha256.h"
+#include "core/subprocess.h"
+#include "fs/file_io.h"
+#include "fs/output_guard.h"
+#include "fs/tree_io.h"
 #include "manifest/build_manifest.h"
 #include "manifest/compat_matrix.h"
 #include "manifest/tree_marker.h"
@@ -55,9 +55,9 @@ constexpr const char* kEmulatorName = "torch_npu_emulator";
 // The apex package's files (path -> bytes) and where the tree came from.
 struct ApexSources {
   wheel::WheelFiles files;
-  std::string tree_source;                      // "gen", "--tree", "--allow-foreign-tree"
-  std::optional<manifest::TreeMarker> marker;   // what gen recorded; none for a foreign tree
-  std::optional<bool> modified;                 // the tree's files changed since gen wrote them
+  std::string tree_source;                     // "gen", "--tree", "--allow-foreign-tree"
+  std::optional<manifest::TreeMarker> marker;  // what gen recorded; none for a foreign tree
+  std::optional<bool> modified;                // the tree's files changed since gen wrote them
 };
 
 void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& cb) {
@@ -142,8 +142,7 @@ struct BuildContext {
 BuildContext load_context(const BuildOptions& o, std::string version) {
   BuildContext ctx;
   ctx.version = std::move(version);
-  ctx.build_time = o.source_date_epoch ? *o.source_date_epoch
-                                       : static_cast<std::int64_t>(std::time(nullptr));
+  ctx.build_time = o.source_date_epoch ? *o.source_date_epoch : static_cast<std::int64_t>(std::time(nullptr));
   ctx.runtime_dir = runtime_source_dir();
   ctx.templates = templates_dir();
   ctx.object_cache =
@@ -188,8 +187,7 @@ struct PlannedWheel {
   std::string dist_info;
 };
 
-PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id,
-                        const stdfs::path& templates,
+PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id, const stdfs::path& templates,
                         const std::map<std::string, std::string>& extra_dist_info) {
   PlannedWheel w;
   w.layout_name = fmt::format("{}-{}-{}", wheel::escape_file_name_part(id.name),
@@ -270,26 +268,24 @@ constexpr const char* kRuntimeModule = "apex._apexnpu";
 constexpr const char* kEmulatorRuntimePath = "torch_npu/_apexnpu.abi3.so";
 
 // The emulator's wheel for one target: its package files and the target's runtime binding.
-PlannedWheel plan_emulator_wheel(const BuildContext& ctx, const EmulatorPackage& package,
-                                 const WheelJob& job, const BuildCallbacks& cb) {
+PlannedWheel plan_emulator_wheel(const BuildContext& ctx, const EmulatorPackage& package, const WheelJob& job,
+                                 const BuildCallbacks& cb) {
   const auto module = std::find_if(job.modules.begin(), job.modules.end(),
                                    [](const auto& m) { return m.name == kRuntimeModule; });
   if (module == job.modules.end())
-    throw Error(fmt::format("no built module is {}, which the emulator's wheel carries",
-                            kRuntimeModule),
+    throw Error(fmt::format("no built module is {}, which the emulator's wheel carries", kRuntimeModule),
                 "src/runtime/build.json must list it among the binding's modules");
   wheel::WheelFiles files = package.files;
   files[kEmulatorRuntimePath] = read_file(module->file);
   const wheel::PlatformTags platform =
       platform_of(ctx, job, {{kEmulatorRuntimePath, files[kEmulatorRuntimePath]}}, cb);
-  return plan_wheel(std::move(files),
-                    emulator_identity(ctx, platform.str(), job.python->info.platform),
+  return plan_wheel(std::move(files), emulator_identity(ctx, platform.str(), job.python->info.platform),
                     ctx.templates, {});
 }
 
 manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext& ctx,
-                                       const ApexSources& apex, const WheelJob& job,
-                                       const std::string& tag, const std::string& platform,
+                                       const ApexSources& apex, const WheelJob& job, const std::string& tag,
+                                       const std::string& platform,
                                        const std::vector<std::string>& module_paths,
                                        const std::optional<manifest::EmulatorWheel>& emulator) {
   const TargetPython& py = *job.python;
@@ -334,8 +330,7 @@ manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext
   return m;
 }
 
-wheel::WheelIdentity apex_identity(const BuildContext& ctx, const WheelJob& job,
-                                   const std::string& tag) {
+wheel::WheelIdentity apex_identity(const BuildContext& ctx, const WheelJob& job, const std::string& tag) {
   wheel::WheelIdentity id;
   id.version = ctx.version;
   id.tag = tag;
@@ -360,8 +355,7 @@ struct ApexWheel {
 };
 
 ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const Packages& packages,
-                          const WheelJob& job, const PlannedWheel* emulator,
-                          const BuildCallbacks& cb) {
+                          const WheelJob& job, const PlannedWheel* emulator, const BuildCallbacks& cb) {
   wheel::WheelFiles modules;
   std::vector<std::string> module_paths;
   for (const auto& m : job.modules) {
@@ -377,9 +371,10 @@ ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const 
   ApexWheel w;
   w.job = &job;
   w.platform_tags = platform.tags;
-  w.manifest_text = manifest::to_json(describe_build(o, ctx, packages.apex, job, tag, platform.str(),
-                                                     module_paths, record))
-                        .dump(2) + "\n";
+  w.manifest_text =
+      manifest::to_json(describe_build(o, ctx, packages.apex, job, tag, platform.str(), module_paths, record))
+          .dump(2) +
+      "\n";
   wheel::WheelFiles files = packages.apex.files;
   files.merge(modules);
   w.planned = plan_wheel(std::move(files), apex_identity(ctx, job, tag), ctx.templates,
@@ -436,7 +431,7 @@ std::map<std::string, stdfs::path> commit(BuildOutput& output, const std::vector
 }
 
 std::optional<stdfs::path> committed_path(const std::map<std::string, stdfs::path>& committed,
-                                       const std::string& name) {
+                                          const std::string& name) {
   const auto it = committed.find(name);
   return it == committed.end() ? std::nullopt : std::optional<stdfs::path>(it->second);
 }
@@ -459,10 +454,8 @@ BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, stdfs:
   return b;
 }
 
-BuildResult describe_result(const BuildContext& ctx,
-                            const std::vector<compile::NativeBuildResult>& compiled,
-                            const std::vector<ApexWheel>& apex,
-                            const std::vector<PlannedWheel>& emulators,
+BuildResult describe_result(const BuildContext& ctx, const std::vector<compile::NativeBuildResult>& compiled,
+                            const std::vector<ApexWheel>& apex, const std::vector<PlannedWheel>& emulators,
                             const std::map<std::string, stdfs::path>& committed) {
   BuildResult r;
   for (const ApexWheel& w : apex) r.wheels.push_back(describe_wheel(w, committed));
@@ -497,9 +490,12 @@ nlohmann::json path_or_null(const std::optional<stdfs::path>& p) {
 }
 
 nlohmann::json python_json(const BuiltPython& python) {
-  return {{"executable", python.executable.string()}, {"version", python.version},
-          {"implementation", python.implementation}, {"soabi", python.soabi},
-          {"ext_suffix", python.ext_suffix}, {"include_dir", python.include_dir.string()},
+  return {{"executable", python.executable.string()},
+          {"version", python.version},
+          {"implementation", python.implementation},
+          {"soabi", python.soabi},
+          {"ext_suffix", python.ext_suffix},
+          {"include_dir", python.include_dir.string()},
           {"platform", python.platform}};
 }
 
@@ -522,8 +518,8 @@ nlohmann::json BuiltWheel::to_json() const {
 }
 
 nlohmann::json emulator_json(const BuiltEmulator& emulator) {
-  return {{"name", emulator.name}, {"layout", emulator.layout.string()},
-          {"wheel", path_or_null(emulator.wheel)}};
+  return {
+      {"name", emulator.name}, {"layout", emulator.layout.string()}, {"wheel", path_or_null(emulator.wheel)}};
 }
 
 nlohmann::json BuildResult::to_json() const {

@@ -7,8 +7,8 @@
 
 #include "commands/phase_timer.h"
 #include "commands/tree_status.h"
-#include "commands/upstream_patch.h"
 #include "commands/upstream_defaults.h"
+#include "commands/upstream_patch.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
 #include "core/job_pool.h"
@@ -54,8 +54,7 @@ nlohmann::json MakePatchResult::to_json() const {
           {"timings", timings}};
 }
 
-MakePatchResult run_make_patch(const MakePatchOptions& options,
-                              const MakePatchCallbacks& callbacks) {
+MakePatchResult run_make_patch(const MakePatchOptions& options, const MakePatchCallbacks& callbacks) {
   std::error_code ec;
   if (!stdfs::is_directory(options.tree, ec))
     throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
@@ -77,8 +76,8 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   std::optional<HashedTree> edited_read;
   core::run_side_by_side({
       [&] {
-        upstream_read = git::read_upstream(with_pinned_defaults(options.upstream),
-                                           git::UpstreamContent::blob_ids);
+        upstream_read =
+            git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
       },
       [&] { edited_read = read_hashed_tree(options.tree, read_excludes); },
   });
@@ -94,8 +93,8 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   FileTree overlay;
   for (const std::string& path : diff.added) overlay.insert(edited.files.extract(path));
   if (callbacks.detail)
-    callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(),
-                                 diff.deleted.size(), diff.added.size()));
+    callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(), diff.deleted.size(),
+                                 diff.added.size()));
 
   // npu.patch and overlay/ are staged beside -o (the overlay while the patch is diffed: neither
   // needs the other) and put in place together: -o holds the old pair or the new one. When both
@@ -124,8 +123,16 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   output.commit({"npu.patch", "overlay"});
   timer.mark("write");
 
-  return {describe_upstream(upstream), options.tree, patch_file, overlay_dir, diff.changed,
-          diff.deleted, diff.added, patch_text.size(), excludes, timer.timings()};
+  return {describe_upstream(upstream),
+          options.tree,
+          patch_file,
+          overlay_dir,
+          diff.changed,
+          diff.deleted,
+          diff.added,
+          patch_text.size(),
+          excludes,
+          timer.timings()};
 }
 
 }  // namespace apexnpu::commands

@@ -22,9 +22,8 @@ std::string write_upstream_patch(const git::UpstreamTree& upstream, const FileTr
   core::PoolOptions options;
   options.order.resize(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) options.order[i] = i;
-  std::stable_sort(options.order.begin(), options.order.end(), [&](std::size_t x, std::size_t y) {
-    return size_of(order[x]) > size_of(order[y]);
-  });
+  std::stable_sort(options.order.begin(), options.order.end(),
+                   [&](std::size_t x, std::size_t y) { return size_of(order[x]) > size_of(order[y]); });
   const std::size_t threads = core::thread_count(core::WorkKind::io);
   std::vector<std::optional<git::UpstreamBlobs>> blobs(threads);  // one reader per thread
   core::run_jobs(

@@ -36,7 +36,7 @@ std::optional<CompiledUnit> cached_object(ObjectCache& cache, const std::string&
 // Writes a batch's generated file into `batch_dir` (a fresh folder in the cache) and has `argv`
 // (ending in "-c") name it "unity/unity.cpp" in debug info, wherever the cache is.
 stdfs::path write_batch_file(const UnitCompiler& setup, const std::string& text, TempDir& batch_dir,
-                          std::vector<std::string>& argv) {
+                             std::vector<std::string>& argv) {
   batch_dir = TempDir(setup.cache.scratch_path(".unity"));
   stdfs::create_directories(batch_dir.path());
   const stdfs::path file = batch_dir.path() / "unity.cpp";
@@ -55,31 +55,28 @@ void run_compiler(const UnitCompiler& setup, const Unit& u, const std::vector<st
   if (r.started && r.exit_code == 0) return;
   std::error_code ec;
   for (const auto& out : outputs) stdfs::remove(out, ec);
-  const std::string what =
-      is_batch(u) ? fmt::format("{} ({})", u.name, fmt::join(u.sources, ", ")) : u.name;
+  const std::string what = is_batch(u) ? fmt::format("{} ({})", u.name, fmt::join(u.sources, ", ")) : u.name;
   batch_dir.release();
-  throw Error(fmt::format("compiling {} failed:\n{}\n  command: {}", what, failure_output(r),
-                          quote_command(argv)));
+  throw Error(
+      fmt::format("compiling {} failed:\n{}\n  command: {}", what, failure_output(r), quote_command(argv)));
 }
 
 // A cache miss: compiles `text` with `argv` (up to "-c") and stores the object under source_key.
-CompiledUnit compile_and_store(const UnitCompiler& setup, const Unit& u,
-                               std::vector<std::string> argv, const std::string& text,
-                               const std::string& source_key) {
+CompiledUnit compile_and_store(const UnitCompiler& setup, const Unit& u, std::vector<std::string> argv,
+                               const std::string& text, const std::string& source_key) {
   TempDir batch_dir;
-  const stdfs::path compiled_file = is_batch(u) ? write_batch_file(setup, text, batch_dir, argv)
-                                             : setup.runtime_dir / u.sources[0];
+  const stdfs::path compiled_file =
+      is_batch(u) ? write_batch_file(setup, text, batch_dir, argv) : setup.runtime_dir / u.sources[0];
   const stdfs::path object = setup.cache.scratch_path(".o");
   const stdfs::path depfile = setup.cache.scratch_path(".d");
-  argv.insert(argv.end(), {compiled_file.string(), "-MMD", "-MF", depfile.string(), "-o",
-                           object.string()});
+  argv.insert(argv.end(), {compiled_file.string(), "-MMD", "-MF", depfile.string(), "-o", object.string()});
   run_compiler(setup, u, argv, {object, depfile}, batch_dir);
   const std::string deps = read_file(depfile);
   std::error_code ec;
   stdfs::remove(depfile, ec);
   // The generated file is in the key already, and is gone after this build.
-  auto [key, stored] = setup.cache.store_object(source_key, object, deps,
-                                                is_batch(u) ? compiled_file.string() : "");
+  auto [key, stored] =
+      setup.cache.store_object(source_key, object, deps, is_batch(u) ? compiled_file.string() : "");
   return {std::move(key), std::move(stored), true};
 }
 
@@ -107,9 +104,8 @@ CompiledUnit compile_unit(const UnitCompiler& setup, const Unit& u) {
   argv.push_back("-c");
   // A batch is keyed on its name, not on where its generated file is written this time.
   const std::string source_key = object_source_key(
-      setup.compiler, argv,
-      is_batch(u) ? "unity:" + u.name : (setup.runtime_dir / u.sources[0]).string(), u.key_extra,
-      text);
+      setup.compiler, argv, is_batch(u) ? "unity:" + u.name : (setup.runtime_dir / u.sources[0]).string(),
+      u.key_extra, text);
   if (auto hit = cached_object(setup.cache, source_key)) return *hit;
   const ObjectCache::KeyLock lock(setup.cache, source_key);
   // Another build may have compiled it while this one waited for the lock.

@@ -15,8 +15,8 @@ namespace {
 
 // Runs the link of a module the cache lacks and stores the result; returns its cached path.
 stdfs::path link_and_store(const ModuleLinker& linker, const BindingModule& module,
-                        std::vector<std::string> argv, const std::vector<CompiledUnit>& objects,
-                        const std::string& link_key) {
+                           std::vector<std::string> argv, const std::vector<CompiledUnit>& objects,
+                           const std::string& link_key) {
   const stdfs::path out = linker.cache.scratch_path(".so");
   argv.push_back("-o");
   argv.push_back(out.string());
@@ -25,8 +25,8 @@ stdfs::path link_and_store(const ModuleLinker& linker, const BindingModule& modu
   if (!r.started || r.exit_code != 0) {
     std::error_code ec;
     stdfs::remove(out, ec);
-    throw Error(fmt::format("linking {} failed:\n{}\n  command: {}", module.name,
-                            failure_output(r), quote_command(argv)),
+    throw Error(fmt::format("linking {} failed:\n{}\n  command: {}", module.name, failure_output(r),
+                            quote_command(argv)),
                 "a symbol is probably missing from the runtime sources");
   }
   return linker.cache.store_module(link_key, out);

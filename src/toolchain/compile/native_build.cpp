@@ -19,28 +19,27 @@ namespace {
 // Compiles every unit of the plan on `jobs` threads (0: the job pool's rule), longest first.
 // Throws Error listing the failures in unit order when any unit fails: the first is the job
 // pool's reported one, the lowest-numbered unit that failed.
-std::vector<CompiledUnit> compile_units(const UnitCompiler& setup, const std::vector<Unit>& units,
-                                        int jobs, const ProgressFn& progress) {
+std::vector<CompiledUnit> compile_units(const UnitCompiler& setup, const std::vector<Unit>& units, int jobs,
+                                        const ProgressFn& progress) {
   std::vector<CompiledUnit> objects(units.size());
-  const core::PoolOutcome outcome = core::run_pool(
-      units.size(), core::thread_count(core::WorkKind::compile, jobs),
-      [&](std::size_t i, std::size_t) { objects[i] = compile_unit(setup, units[i]); },
-      {.order = longest_first(setup.runtime_dir, units), .on_done = progress});
+  const core::PoolOutcome outcome =
+      core::run_pool(units.size(), core::thread_count(core::WorkKind::compile, jobs),
+                     [&](std::size_t i, std::size_t) { objects[i] = compile_unit(setup, units[i]); },
+                     {.order = longest_first(setup.runtime_dir, units), .on_done = progress});
   if (!outcome.failures.empty()) {
     std::string message;
-    for (const auto& failure : outcome.failures)
-      message += (message.empty() ? "" : "\n") + failure.what;
-    throw Error(message, "fix the source, or the compiler set in CXX; the command above "
-                         "reproduces the failure (a unity batch #includes its sources in the order "
-                         "listed: names in anonymous namespaces must be unique within a batch)");
+    for (const auto& failure : outcome.failures) message += (message.empty() ? "" : "\n") + failure.what;
+    throw Error(message,
+                "fix the source, or the compiler set in CXX; the command above "
+                "reproduces the failure (a unity batch #includes its sources in the order "
+                "listed: names in anonymous namespaces must be unique within a batch)");
   }
   return objects;
 }
 
 // A stable-ABI module, linked once, serves every Python: each gets a copy named with its own
 // EXT_SUFFIX, in its own folder.
-void share_stable_abi_modules(const NativeBuildOptions& options,
-                              const std::vector<TargetPython>& pythons,
+void share_stable_abi_modules(const NativeBuildOptions& options, const std::vector<TargetPython>& pythons,
                               std::vector<BuiltModule>& modules) {
   const std::vector<BuiltModule> linked = modules;
   for (std::size_t p = 0; p < pythons.size(); ++p) {
@@ -63,21 +62,22 @@ void share_stable_abi_modules(const NativeBuildOptions& options,
 
 }  // namespace
 
-std::vector<std::string> base_compile_flags(const RuntimeBuildConfig& config, bool native,
-                                            bool debug) {
-  std::vector<std::string> f = {"-std=" + config.std, "-O3", "-fPIC", "-fvisibility=hidden",
-                                "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"};
+std::vector<std::string> base_compile_flags(const RuntimeBuildConfig& config, bool native, bool debug) {
+  std::vector<std::string> f = {
+      "-std=" + config.std, "-O3", "-fPIC", "-fvisibility=hidden", "-fstack-protector-strong",
+      "-D_FORTIFY_SOURCE=2"};
   if (native) f.push_back("-march=native");
-  if (debug) f.push_back("-g");
-  else f.push_back("-DNDEBUG");
+  if (debug)
+    f.push_back("-g");
+  else
+    f.push_back("-DNDEBUG");
   f.push_back(fmt::format("-DAPEXNPU_RUNTIME_VERSION=\"{}\"", config.runtime_version));
   f.insert(f.end(), config.compile_flags.begin(), config.compile_flags.end());
   return f;
 }
 
 std::vector<std::string> base_link_flags(bool native, bool debug) {
-  std::vector<std::string> f = {"-shared", "-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack",
-                                "-pthread"};
+  std::vector<std::string> f = {"-shared", "-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack", "-pthread"};
   if (native) f.push_back("-march=native");
   f.push_back(debug ? "-g" : "-s");
   return f;
@@ -98,11 +98,10 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
   const UnitPlan plan = plan_units(runtime_dir, config, pythons);
   const UnitCompiler setup{runtime_dir, compiler,
                            common_compile_flags(result.compile_flags, runtime_dir, config), cache};
-  const std::vector<CompiledUnit> objects =
-      compile_units(setup, plan.units, options.jobs, progress);
+  const std::vector<CompiledUnit> objects = compile_units(setup, plan.units, options.jobs, progress);
   result.total = objects.size();
-  result.compiled = std::count_if(objects.begin(), objects.end(),
-                                  [](const CompiledUnit& o) { return o.compiled; });
+  result.compiled =
+      std::count_if(objects.begin(), objects.end(), [](const CompiledUnit& o) { return o.compiled; });
 
   for (const ModuleUnits& module : plan.modules) {
     // Each Python's modules in a folder of their own: two Pythons may share an EXT_SUFFIX.

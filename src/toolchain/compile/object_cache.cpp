@@ -1,8 +1,7 @@
 #include "compile/object_cache.h"
 
-#include <fmt/core.h>
-
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -11,9 +10,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "fs/file_io.h"
-#include "core/sha256.h"
 #include "core/error.h"
+#include "core/sha256.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::compile {
 namespace stdfs = std::filesystem;
@@ -38,12 +37,23 @@ std::vector<std::string> parse_depfile(const std::string& text) {
     const char c = text[i];
     if (c == '\\' && i + 1 < text.size()) {
       const char next = text[i + 1];
-      if (next == '\n') { flush(); ++i; continue; }
-      if (next == ' ' || next == '#' || next == '\\') { word += next; ++i; continue; }
+      if (next == '\n') {
+        flush();
+        ++i;
+        continue;
+      }
+      if (next == ' ' || next == '#' || next == '\\') {
+        word += next;
+        ++i;
+        continue;
+      }
     }
-    if (c == '$' && i + 1 < text.size() && text[i + 1] == '$') { word += '$'; ++i; continue; }
-    if (!after_colon && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' ||
-                                     text[i + 1] == '\n')) {
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '$') {
+      word += '$';
+      ++i;
+      continue;
+    }
+    if (!after_colon && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\n')) {
       word.clear();
       after_colon = true;
       continue;
@@ -82,8 +92,7 @@ ObjectCache::ObjectCache(stdfs::path root) : root_(stdfs::absolute(root).lexical
   for (const char* sub : {"o", "so", "manifests", "tmp", "locks"}) {
     stdfs::create_directories(root_ / sub, ec);
     if (ec)
-      throw Error(fmt::format("cannot create the object cache {}: {}", (root_ / sub).string(),
-                              ec.message()),
+      throw Error(fmt::format("cannot create the object cache {}: {}", (root_ / sub).string(), ec.message()),
                   "pass --object-cache DIR, or set XDG_CACHE_HOME to a writable directory");
   }
   remove_scratch_of_gone_builds(root_ / "tmp");
@@ -119,8 +128,7 @@ std::optional<stdfs::path> ObjectCache::lookup_object(const std::string& source_
   try {
     const auto j = nlohmann::json::parse(*text);
     for (const auto& dep : j.at("headers"))
-      if (file_hash(dep.at(0).get<std::string>()) != dep.at(1).get<std::string>())
-        return std::nullopt;
+      if (file_hash(dep.at(0).get<std::string>()) != dep.at(1).get<std::string>()) return std::nullopt;
     const stdfs::path object = object_path(j.at("object").get<std::string>());
     std::error_code ec;
     if (!stdfs::is_regular_file(object, ec)) return std::nullopt;
@@ -131,9 +139,9 @@ std::optional<stdfs::path> ObjectCache::lookup_object(const std::string& source_
 }
 
 std::pair<std::string, stdfs::path> ObjectCache::store_object(const std::string& source_key,
-                                                           const stdfs::path& object,
-                                                           const std::string& depfile_text,
-                                                           const std::string& not_recorded) {
+                                                              const stdfs::path& object,
+                                                              const std::string& depfile_text,
+                                                              const std::string& not_recorded) {
   nlohmann::json headers = nlohmann::json::array();
   Sha256 key;
   key.update(source_key);
@@ -160,7 +168,8 @@ ObjectCache::KeyLock::KeyLock(const ObjectCache& cache, const std::string& key) 
   fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   // Without a lock file the build still works, only without the de-duplication.
   if (fd_ >= 0)
-    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
 }
 
 ObjectCache::KeyLock::~KeyLock() {

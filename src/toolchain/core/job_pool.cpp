@@ -37,8 +37,7 @@ std::string what_of(const std::exception_ptr& error) {
 
 }  // namespace
 
-PoolOutcome run_pool(std::size_t count, std::size_t threads, const Job& job,
-                     const PoolOptions& options) {
+PoolOutcome run_pool(std::size_t count, std::size_t threads, const Job& job, const PoolOptions& options) {
   PoolOutcome outcome;
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> first_failed{count};  // the lowest job number that failed so far

@@ -59,12 +59,10 @@ struct PoolOptions {
 };
 
 // Runs jobs 0..count-1 on at most `threads` threads and says what failed.
-PoolOutcome run_pool(std::size_t count, std::size_t threads, const Job& job,
-                     const PoolOptions& options = {});
+PoolOutcome run_pool(std::size_t count, std::size_t threads, const Job& job, const PoolOptions& options = {});
 
 // run_pool, then rethrows the first failure.
-void run_jobs(std::size_t count, std::size_t threads, const Job& job,
-              const PoolOptions& options = {});
+void run_jobs(std::size_t count, std::size_t threads, const Job& job, const PoolOptions& options = {});
 
 // Runs different pieces of work side by side, one thread each, and rethrows the failure of the
 // first one (in the list's order) that failed.

@@ -45,8 +45,7 @@ fs::UniqueFd open_regular(const stdfs::path& path) {
 std::string read_file(const stdfs::path& path) {
   fs::UniqueFd fd = open_regular(path);
   if (!fd) {
-    if (errno == ELOOP)
-      throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
+    if (errno == ELOOP) throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
     if (errno == EINVAL) throw Error(fmt::format("{} is not a regular file", path.string()));
     throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()), "check the path");
   }

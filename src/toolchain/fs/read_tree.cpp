@@ -165,8 +165,7 @@ class TreeWalk {
     }
   }
 
-  void take(int dir_fd, const std::string& name, const std::string& rel, unsigned char type,
-            FileTree& tree) {
+  void take(int dir_fd, const std::string& name, const std::string& rel, unsigned char type, FileTree& tree) {
     if (is_excluded(rel, excludes_)) return;  // a directory is not entered
     if (type == DT_UNKNOWN) type = type_of(dir_fd, name, rel);
     if (type == DT_DIR) {

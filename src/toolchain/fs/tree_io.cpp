@@ -35,8 +35,7 @@ void check_tree_paths(const FileTree& tree) {
   for (const auto& [path, entry] : tree) {
     if (auto reason = unsafe_path_reason(path))
       throw Error(fmt::format("refusing to write {}: {}", path, *reason));
-    for (std::size_t slash = path.find('/'); slash != std::string::npos;
-         slash = path.find('/', slash + 1))
+    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1))
       directories.insert(path.substr(0, slash));
   }
   for (const auto& dir : directories)
@@ -122,9 +121,8 @@ bool check_target(const stdfs::path& target, ReplaceMode mode) {
 
 const std::vector<std::string>& default_excludes() {
   // Version control, build output, byte code, and what a patch run leaves behind.
-  static const std::vector<std::string> patterns = {".git", "build", "dist", "*.egg-info",
-                                                    "__pycache__", "*.pyc", "*.so", "*.rej",
-                                                    "*.orig"};
+  static const std::vector<std::string> patterns = {".git",  "build", "dist",  "*.egg-info", "__pycache__",
+                                                    "*.pyc", "*.so",  "*.rej", "*.orig"};
   return patterns;
 }
 

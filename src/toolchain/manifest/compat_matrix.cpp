@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <regex>
 
-#include "fs/file_io.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::manifest {
 namespace stdfs = std::filesystem;
@@ -50,8 +50,7 @@ std::string release_of(const std::string& v) {
 namespace {
 
 // Of a row's branches, those for this torch line ("v1.11.0-5.0.rc1" for 1.11.x), else all.
-std::vector<std::string> branches_for(const std::vector<std::string>& branches,
-                                      const std::string& torch) {
+std::vector<std::string> branches_for(const std::vector<std::string>& branches, const std::string& torch) {
   const std::string rel = release_of(torch);
   const auto second_dot = rel.find('.', rel.find('.') + 1);
   const std::string line = "v" + rel.substr(0, second_dot) + ".";

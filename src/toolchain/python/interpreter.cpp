@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "core/subprocess.h"
 #include "core/error.h"
+#include "core/subprocess.h"
 
 namespace apexnpu::python {
 namespace stdfs = std::filesystem;
@@ -37,9 +36,8 @@ std::vector<std::string> split_path(const std::string& path) {
 
 bool is_pyenv_shim_dir(const stdfs::path& dir, const stdfs::path& pyenv_root) {
   const stdfs::path d = dir.lexically_normal();
-  return d.filename() == "shims" &&
-         (d.parent_path() == pyenv_root.lexically_normal() ||
-          d.parent_path().parent_path().filename() == "plugins");
+  return d.filename() == "shims" && (d.parent_path() == pyenv_root.lexically_normal() ||
+                                     d.parent_path().parent_path().filename() == "plugins");
 }
 
 // "3.11.7" sorts after "3.11.10"? No: compare the numeric components.
@@ -122,8 +120,7 @@ stdfs::path find_python(std::string_view request, const SearchEnv& env) {
   throw Error(fmt::format("no Python {} found (searched {})", request.empty() ? "3" : request,
                           fmt::join(searched, ", ")),
               "install it (apt install python" + std::string(request.empty() ? "3" : request) +
-                  ", or pyenv install " + std::string(request) +
-                  "), or pass --python=/path/to/python");
+                  ", or pyenv install " + std::string(request) + "), or pass --python=/path/to/python");
 }
 
 std::string_view probe_script() {
@@ -159,7 +156,8 @@ PythonInfo parse_probe_output(const stdfs::path& executable, std::string_view te
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
     throw Error(fmt::format("{} is not a Python interpreter apexnpu can use: its probe printed "
-                            "no JSON ({:.200})", executable.string(), text),
+                            "no JSON ({:.200})",
+                            executable.string(), text),
                 "pass --python=3.N or the path of a CPython 3.7-3.13 executable");
   }
   auto str = [&](const char* key) {
@@ -182,8 +180,7 @@ PythonInfo parse_probe_output(const stdfs::path& executable, std::string_view te
 
 PythonInfo probe_python(const stdfs::path& executable) {
   // -E: ignore PYTHON* variables, -s: no user site; both exist in Python 2 too.
-  const std::vector<std::string> argv = {executable.string(), "-E", "-s", "-c",
-                                         std::string(probe_script())};
+  const std::vector<std::string> argv = {executable.string(), "-E", "-s", "-c", std::string(probe_script())};
   const ProcessResult r = run_process(argv);
   if (!r.started)
     throw Error(fmt::format("cannot run {}: {}", executable.string(), r.spawn_error),
@@ -222,8 +219,7 @@ void check_supported(const PythonInfo& info) {
     throw Error(fmt::format("{} reports no SOABI/EXT_SUFFIX/platform in sysconfig", what),
                 "use a CPython built with its standard sysconfig");
   if (info.pointer_bits != 64)
-    throw Error(fmt::format("{} is a {}-bit interpreter; only 64-bit is supported", what,
-                            info.pointer_bits));
+    throw Error(fmt::format("{} is a {}-bit interpreter; only 64-bit is supported", what, info.pointer_bits));
 }
 
 stdfs::path find_python_headers(const PythonInfo& info) {
@@ -240,7 +236,8 @@ stdfs::path find_python_headers(const PythonInfo& info) {
                           searched.empty() ? std::string("no include directory reported")
                                            : fmt::format("{}", fmt::join(searched, ", "))),
               fmt::format("install the headers: apt install python{}.{}-dev (or your system's "
-                          "python3-devel)", info.major, info.minor));
+                          "python3-devel)",
+                          info.major, info.minor));
 }
 
 WheelTag wheel_tag(const PythonInfo& info) {
@@ -248,8 +245,8 @@ WheelTag wheel_tag(const PythonInfo& info) {
   static const std::regex soabi_re(R"(cpython-(\d+[a-z]*)(-.*)?)");
   std::smatch m;
   if (!std::regex_match(info.soabi, m, soabi_re))
-    throw Error(fmt::format("{}: cannot derive the ABI tag from SOABI '{}'",
-                            info.executable.string(), info.soabi));
+    throw Error(
+        fmt::format("{}: cannot derive the ABI tag from SOABI '{}'", info.executable.string(), info.soabi));
   WheelTag tag;
   tag.python = fmt::format("cp{}{}", info.major, info.minor);
   tag.abi = "cp" + m[1].str();

@@ -26,8 +26,7 @@ stdfs::path multiarch_include_root() {
 
 PythonInfo multiarch_python(int minor, const std::string& architecture, const stdfs::path& root) {
   const std::string name = fmt::format("python3.{}", minor);
-  const std::string package =
-      fmt::format("libpython3.{}-dev:{}", minor, debian_architecture(architecture));
+  const std::string package = fmt::format("libpython3.{}-dev:{}", minor, debian_architecture(architecture));
   const std::string install =
       fmt::format("dpkg --add-architecture {0} && apt-get update && apt-get install {1}",
                   debian_architecture(architecture), package);
@@ -36,16 +35,16 @@ PythonInfo multiarch_python(int minor, const std::string& architecture, const st
   for (const stdfs::path& needed : {pyconfig, headers / "Python.h", headers / "patchlevel.h"}) {
     std::error_code ec;
     if (!stdfs::is_regular_file(needed, ec))
-      throw Error(fmt::format("no CPython 3.{} headers for {}: {} is missing", minor, architecture,
-                              needed.string()),
-                  fmt::format("{} provides them: {}", package, install));
+      throw Error(
+          fmt::format("no CPython 3.{} headers for {}: {} is missing", minor, architecture, needed.string()),
+          fmt::format("{} provides them: {}", package, install));
   }
   static const std::regex version_re(R"(#define\s+PY_VERSION\s+"(3\.(\d+)\.\d+)[^"]*")");
   const std::string patchlevel = read_file(headers / "patchlevel.h");
   std::smatch m;
   if (!std::regex_search(patchlevel, m, version_re) || std::stoi(m[2].str()) != minor)
-    throw Error(fmt::format("{} does not define PY_VERSION 3.{}.x", (headers / "patchlevel.h").string(),
-                            minor));
+    throw Error(
+        fmt::format("{} does not define PY_VERSION 3.{}.x", (headers / "patchlevel.h").string(), minor));
   PythonInfo info;
   info.executable = stdfs::path();  // none: the interpreter is not run
   info.version = m[1].str();

@@ -2,8 +2,8 @@
 
 #include <fmt/core.h>
 
-#include "fs/file_io.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"
 #include "wheel/wheel_tags.h"
@@ -20,11 +20,13 @@ std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const stdf
     if (!tag_lines.empty()) tag_lines += '\n';
     tag_lines.append("Tag: ").append(tag);
   }
-  const std::map<std::string, std::string> values = {
-      {"name", id.name},         {"version", id.version},
-      {"tag", id.tag},           {"tag_lines", tag_lines},
-      {"platform", id.platform}, {"apexnpu_version", id.apexnpu_version},
-      {"purelib", id.purelib ? "true" : "false"}};
+  const std::map<std::string, std::string> values = {{"name", id.name},
+                                                     {"version", id.version},
+                                                     {"tag", id.tag},
+                                                     {"tag_lines", tag_lines},
+                                                     {"platform", id.platform},
+                                                     {"apexnpu_version", id.apexnpu_version},
+                                                     {"purelib", id.purelib ? "true" : "false"}};
   files[di + "/METADATA"] = render_wheel_template(templates_dir, id.metadata_template, values);
   files[di + "/WHEEL"] = render_wheel_template(templates_dir, "WHEEL", values);
   std::string top;
@@ -37,9 +39,7 @@ std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const stdf
   return di;
 }
 
-std::uint32_t wheel_file_mode(const std::string& path) {
-  return path.ends_with(".so") ? 0100755 : 0100644;
-}
+std::uint32_t wheel_file_mode(const std::string& path) { return path.ends_with(".so") ? 0100755 : 0100644; }
 
 void write_layout(const WheelFiles& files, const stdfs::path& dir) {
   std::error_code ec;
@@ -53,8 +53,7 @@ void write_layout(const WheelFiles& files, const stdfs::path& dir) {
   }
 }
 
-std::string build_wheel_zip(const WheelFiles& files, const std::string& dist_info,
-                            std::int64_t unix_time) {
+std::string build_wheel_zip(const WheelFiles& files, const std::string& dist_info, std::int64_t unix_time) {
   std::vector<ZipEntry> entries, dist_entries;
   const std::string record = dist_info + "/RECORD";
   for (const auto& [path, bytes] : files) {  // std::map: already sorted bytewise
