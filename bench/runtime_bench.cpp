@@ -119,13 +119,14 @@ std::vector<OptimizerBench> optimizers() {
   // (p rw, m r, v r).
   out.push_back({"AdamP", 28, 40, [](const Buffers& b, FusedBuffers fb) -> Step {
                    const SegmentTable t = model_segments(fb.numel);
-                   auto opt = std::make_shared<FusedAdamP>(AdamPOptions{.weight_decay = 1e-2}, t,
-                                                          std::vector<std::size_t>(t.size(), 992));  // 992 x 1057
+                   auto opt =
+                       std::make_shared<FusedAdamP>(AdamPOptions{.weight_decay = 1e-2}, t,
+                                                    std::vector<std::size_t>(t.size(), 992));  // 992 x 1057
                    return [=] { opt->step(fb, {b[2], b[3]}); };
                  }});
   out.push_back({"BertAdam", 28, 28, [](const Buffers& b, FusedBuffers fb) -> Step {
-                   auto opt = std::make_shared<FusedBertAdam>(BertAdamOptions{.lr = 1e-3},
-                                                             model_segments(fb.numel));
+                   auto opt =
+                       std::make_shared<FusedBertAdam>(BertAdamOptions{.lr = 1e-3}, model_segments(fb.numel));
                    return [=] { opt->step(fb, {b[2], b[3]}); };
                  }});
   out.push_back({"BertAdam_clip", 28, 32, [](const Buffers& b, FusedBuffers fb) -> Step {
@@ -151,7 +152,7 @@ std::vector<OptimizerBench> optimizers() {
   // Lamb's two passes after a read of every gradient for the global norm.
   out.push_back({"NpuFusedLamb_global_norm", 28, 44, [](const Buffers& b, FusedBuffers fb) -> Step {
                    auto opt = std::make_shared<FusedLamb>(LambOptions{.use_global_grad_norm = true},
-                                                         model_segments(fb.numel));
+                                                          model_segments(fb.numel));
                    return [=] { opt->step(fb, {b[2], b[3]}); };
                  }});
   out.push_back({"RMSprop", 20, 20, [](const Buffers& b, FusedBuffers fb) -> Step {
@@ -177,8 +178,7 @@ void set_threads(std::size_t threads) {
   if (num_threads() != threads) set_num_threads(threads);
 }
 
-void run_optimizer(benchmark::State& state, const OptimizerBench& bench, std::size_t n,
-                   std::size_t threads) {
+void run_optimizer(benchmark::State& state, const OptimizerBench& bench, std::size_t n, std::size_t threads) {
   set_threads(threads);
   const Buffers& buffers = Buffers::of(n);
   buffers.reset(bench.state_init);
@@ -197,13 +197,17 @@ void run_optimizer(benchmark::State& state, const OptimizerBench& bench, std::si
 
 // STREAM-style kernels, compiled for the best ISA the CPU has (function multiversioning), run
 // over the same fixed chunks and thread pool as the optimizers.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void rmw_range(
-    float* __restrict a, const float* __restrict b, float s, std::size_t begin, std::size_t end) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void rmw_range(float* __restrict a,
+                                                                            const float* __restrict b,
+                                                                            float s, std::size_t begin,
+                                                                            std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) a[i] += s * b[i];
 }
-__attribute__((target_clones("avx512f", "avx2", "default"))) void triad_range(
-    float* __restrict a, const float* __restrict b, const float* __restrict c, float s,
-    std::size_t begin, std::size_t end) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void triad_range(float* __restrict a,
+                                                                              const float* __restrict b,
+                                                                              const float* __restrict c,
+                                                                              float s, std::size_t begin,
+                                                                              std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
 }
 
@@ -226,8 +230,8 @@ void run_stream(benchmark::State& state, bool triad, std::size_t n, std::size_t 
   };
   pass();
   for (auto _ : state) pass();
-  state.SetBytesProcessed(static_cast<std::int64_t>(12.0 * static_cast<double>(n) *
-                                                    static_cast<double>(state.iterations())));
+  state.SetBytesProcessed(
+      static_cast<std::int64_t>(12.0 * static_cast<double>(n) * static_cast<double>(state.iterations())));
   state.counters["B_per_elem"] = 12;
   state.counters["actual_B_per_elem"] = triad ? 16 : 12;
   state.counters["threads"] = static_cast<double>(threads);
@@ -241,13 +245,19 @@ void register_all() {
     for (const std::size_t threads : {1, 2}) {
       std::string suffix = "/";
       suffix.append(std::to_string(millions)).append("M/threads:").append(std::to_string(threads));
-      benchmark::RegisterBenchmark(std::string("stream_rmw").append(suffix).c_str(), run_stream, false, n, threads)
-          ->Unit(benchmark::kMillisecond)->UseRealTime();
-      benchmark::RegisterBenchmark(std::string("stream_triad").append(suffix).c_str(), run_stream, true, n, threads)
-          ->Unit(benchmark::kMillisecond)->UseRealTime();
+      benchmark::RegisterBenchmark(std::string("stream_rmw").append(suffix).c_str(), run_stream, false, n,
+                                   threads)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(std::string("stream_triad").append(suffix).c_str(), run_stream, true, n,
+                                   threads)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
       for (const OptimizerBench& bench : optimizers()) {
-        benchmark::RegisterBenchmark(std::string(bench.name).append(suffix).c_str(), run_optimizer, bench, n, threads)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(std::string(bench.name).append(suffix).c_str(), run_optimizer, bench, n,
+                                     threads)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
       }
     }
   }

@@ -19,7 +19,8 @@ void check_applied(const FileTree& input, const patch::PatchSet& set, const patc
   for (const auto& file : result.files) {
     any_failed |= file.status == patch::FileStatus::failed;
     for (const auto& hunk : file.hunks)
-      expect(hunk.status != patch::FileStatus::failed || !hunk.reason.empty(), "a failed hunk without a reason");
+      expect(hunk.status != patch::FileStatus::failed || !hunk.reason.empty(),
+             "a failed hunk without a reason");
   }
   expect(result.ok == !any_failed, "ok disagrees with the file reports");
   if (!result.ok) return;

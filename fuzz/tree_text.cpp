@@ -52,8 +52,8 @@ FileTree read_tree_text(std::string_view text, bool allow_symlinks) {
   while (start != std::string_view::npos) {
     if (text[start] == '\n') ++start;
     const std::size_t header_end = std::min(text.find('\n', start), text.size());
-    const std::string_view header = text.substr(start + section_start.size(),
-                                                header_end - start - section_start.size());
+    const std::string_view header =
+        text.substr(start + section_start.size(), header_end - start - section_start.size());
     const std::size_t body = std::min(header_end + 1, text.size());
     const std::size_t next = text.find("\n=== ", header_end);
     const std::size_t body_end = next == std::string_view::npos ? text.size() : next;

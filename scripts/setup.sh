@@ -2,14 +2,15 @@
 # Installs what apexnpu needs to build and test, from Debian's packages, when it is missing:
 # the host toolchain and libraries, and for the aarch64 (Kunpeng) wheels Debian's cross compiler,
 # qemu-user, and the arm64 multiarch packages of CPython 3.11 (headers to build against, the
-# standard library for the qemu tests); clang and its libFuzzer runtime for the fuzzers. With
+# standard library for the qemu tests); clang and its libFuzzer runtime for the fuzzers;
+# clang-format (14, which scripts/check-format.sh is pinned to) for the format check. With
 # APEXNPU_TEST_ASCEND set, also torch's C++ headers and pybind11, with which the tests build
 # Huawei's apex extensions for Debian's torch (torch from PyPI carries its own headers).
 set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config git patch
   g++-aarch64-linux-gnu qemu-user
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   libgit2-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pytest python3-numpy python3-torch python3-pip

@@ -22,9 +22,9 @@ constexpr const char* kCacheDirHint =
     "--clone-cache DIR for the clone of upstream that gen reads without --tree";
 
 void print_build_result(Console& console, const commands::BuildResult& result) {
-  console.info("built apex {}: {} wheel{} ({} of {} files compiled, {} from the cache)",
-               result.version, result.wheels.size(), result.wheels.size() == 1 ? "" : "s",
-               result.compiled, result.total, result.cached);
+  console.info("built apex {}: {} wheel{} ({} of {} files compiled, {} from the cache)", result.version,
+               result.wheels.size(), result.wheels.size() == 1 ? "" : "s", result.compiled, result.total,
+               result.cached);
   for (const auto& w : result.wheels) {
     console.info("  {} (Python {}, {})", w.tag, w.python.version, w.architecture);
     console.info("    layout:   {}", w.layout.string());
@@ -92,8 +92,7 @@ void add_build_command(CLI::App& app, Console& console, CommandRunner& selected)
                 "Build a --tree that `apexnpu gen` did not make (its manifest then records no "
                 "upstream, patch or overlay)");
   add_upstream_options(*cmd, opts.upstream, UpstreamUse::build_gen_step);
-  cmd->add_option("-o,--output", opts.output, "Output directory (default: dist)")
-      ->check(non_empty());
+  cmd->add_option("-o,--output", opts.output, "Output directory (default: dist)")->check(non_empty());
   cmd->add_flag("--wheel", opts.wheel, "Also write the .whl files");
   cmd->add_flag("--no-emulator", args->no_emulator,
                 "Leave out the torch_npu emulator's wheel (for machines with Huawei's torch_npu)");

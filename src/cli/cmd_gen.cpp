@@ -23,8 +23,8 @@ void print_gen_result(Console& console, const commands::GenResult& result) {
   }
   console.info("{} {} files from {} at {} ({} patched, {} from the overlay){}",
                result.check ? "checked" : "generated", result.tree_files, result.upstream.url,
-               result.upstream.commit.substr(0, 12), result.files.size(),
-               result.overlay_files.size(), result.output ? " -> " + result.output->string() : "");
+               result.upstream.commit.substr(0, 12), result.files.size(), result.overlay_files.size(),
+               result.output ? " -> " + result.output->string() : "");
 }
 
 }  // namespace
@@ -35,12 +35,11 @@ void add_gen_command(CLI::App& app, Console& console, CommandRunner& selected) {
   add_upstream_options(*cmd, opts->upstream);
   cmd->add_option("--patch", opts->patch_file, "The patch to apply (default: the bundled npu.patch)")
       ->check(non_empty());
-  auto* overlay = cmd->add_option("--overlay", opts->overlay_dir,
-                                  "Whole files to add (default: the bundled overlay)")
-      ->check(non_empty());
+  auto* overlay =
+      cmd->add_option("--overlay", opts->overlay_dir, "Whole files to add (default: the bundled overlay)")
+          ->check(non_empty());
   cmd->add_flag("--no-overlay", opts->no_overlay, "Apply the patch alone")->excludes(overlay);
-  cmd->add_option("-o,--output", opts->output, "Output directory (default: ./apex)")
-      ->check(non_empty());
+  cmd->add_option("-o,--output", opts->output, "Output directory (default: ./apex)")->check(non_empty());
   cmd->add_flag("--force", opts->force, "Replace a non-empty output directory");
   auto* check = cmd->add_flag("--check", opts->check, "Apply in memory and report; write nothing");
   cmd->add_flag("--keep-rejects", opts->keep_rejects,

@@ -10,11 +10,10 @@ namespace apexnpu::cli {
 
 void add_make_patch_command(CLI::App& app, Console& console, CommandRunner& selected) {
   auto opts = std::make_shared<commands::MakePatchOptions>();
-  auto* cmd = app.add_subcommand(
-      "make-patch", "Regenerate npu.patch and the overlay from an edited Apex tree");
+  auto* cmd =
+      app.add_subcommand("make-patch", "Regenerate npu.patch and the overlay from an edited Apex tree");
   add_upstream_options(*cmd, opts->upstream);
-  cmd->add_option("--tree", opts->tree, "The edited Apex tree")
-      ->check(non_empty())->required();
+  cmd->add_option("--tree", opts->tree, "The edited Apex tree")->check(non_empty())->required();
   cmd->add_option("-o,--output", opts->output,
                   "Where npu.patch and overlay/ are written (default: ./patches)")
       ->check(non_empty());
@@ -30,9 +29,8 @@ void add_make_patch_command(CLI::App& app, Console& console, CommandRunner& sele
       callbacks.detail = console.detail_sink();
       const auto result = commands::run_make_patch(*opts, callbacks);
       console.end_progress();
-      console.info("{}: {} changed, {} deleted; {}: {} files", result.patch.string(),
-                   result.changed.size(), result.deleted.size(), result.overlay.string(),
-                   result.overlay_files.size());
+      console.info("{}: {} changed, {} deleted; {}: {} files", result.patch.string(), result.changed.size(),
+                   result.deleted.size(), result.overlay.string(), result.overlay_files.size());
       return result.to_json();
     };
   });

@@ -17,10 +17,10 @@ std::string manifest_text(const commands::ManifestResult& result) {
   if (!result.torch) return manifest::format_table(result.matrix);
   std::string text = fmt::format("PyTorch {}:\n", *result.torch);
   for (const auto& m : result.matches)
-    text += fmt::format(
-        "  AscendPyTorch {:<8} PyTorch {}{}{}  PyTorch branch {}  Apex branch {}\n",
-        m.ascend_pytorch, m.pytorch, m.beta ? " (beta)" : "", m.exact ? "" : " (pre/post-release)",
-        fmt::join(m.pytorch_branches, ", "), fmt::join(m.apex_branches, ", "));
+    text += fmt::format("  AscendPyTorch {:<8} PyTorch {}{}{}  PyTorch branch {}  Apex branch {}\n",
+                        m.ascend_pytorch, m.pytorch, m.beta ? " (beta)" : "",
+                        m.exact ? "" : " (pre/post-release)", fmt::join(m.pytorch_branches, ", "),
+                        fmt::join(m.apex_branches, ", "));
   return text;
 }
 
@@ -30,7 +30,8 @@ void add_manifest_command(CLI::App& app, Console& console, CommandRunner& select
   auto query = std::make_shared<commands::ManifestQuery>();
   auto torch = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("manifest", "Show the AscendPyTorch / PyTorch / Apex compatibility matrix");
-  cmd->add_option("--torch", *torch, "Show which AscendPyTorch releases and branches go with this torch version")
+  cmd->add_option("--torch", *torch,
+                  "Show which AscendPyTorch releases and branches go with this torch version")
       ->check(non_empty());
   cmd->callback([&selected, &console, query, torch] {
     selected.name = "manifest";

@@ -13,11 +13,7 @@ void add_manifest_command(CLI::App&, Console&, CommandRunner&);
 
 std::span<const CommandAdder> all_commands() {
   static const std::vector<CommandAdder> adders = {
-      add_gen_command,
-      add_make_patch_command,
-      add_build_command,
-      add_verify_command,
-      add_manifest_command,
+      add_gen_command, add_make_patch_command, add_build_command, add_verify_command, add_manifest_command,
   };
   return adders;
 }

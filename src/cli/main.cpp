@@ -57,8 +57,7 @@ int main(int argc, char** argv) {
     result["command"] = selected.name;
     result["ok"] = code == 0;
     result["exit_code"] = code;
-    result["seconds"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    result["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::puts(result.dump(2).c_str());
   }
   return code;

@@ -1,11 +1,12 @@
 // blob_id: the object id git gives a file's content (`git hash-object`), which make-patch compares
 // with upstream's tree to skip unchanged files. Checked against ids git printed and against
 // libgit2's own hashing of the same bytes.
+#include "git/blob_id.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "git/blob_id.h"
 #include "git/libgit2.h"
 
 namespace apexnpu::git {

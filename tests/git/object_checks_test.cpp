@@ -2,7 +2,6 @@
 // stream, exactly the size the header claims), and the object directories alternates name (each
 // once, however often and circularly they are named).
 #include <gtest/gtest.h>
-
 #include <zlib.h>
 
 #include "git/alternates.h"
@@ -69,7 +68,8 @@ TEST(Alternates, EachDirectoryOnceHoweverOftenAndCircularlyNamed) {
   for (int i = 0; i < 20; ++i) twenty += other.string() + "\n";
   write_file(main / "info" / "alternates", "# a comment\n" + twenty + "../../third/objects\n");
   // other names main and itself back, and third; third names other.
-  write_file(other / "info" / "alternates", main.string() + "\n" + other.string() + "\n" + third.string() + "\n");
+  write_file(other / "info" / "alternates",
+             main.string() + "\n" + other.string() + "\n" + third.string() + "\n");
   write_file(third / "info" / "alternates", other.string() + "\n");
   EXPECT_EQ(alternate_object_dirs(main),
             (std::vector<stdfs::path>{stdfs::canonical(other), stdfs::canonical(third)}));

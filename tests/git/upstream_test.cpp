@@ -1,14 +1,15 @@
 // Reading upstream: refs of every kind, exact trees, local paths read in place, file:// through
 // the cache (cloned once, fetched only when needed), --offline, and the cache lock.
+#include "git/upstream.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <thread>
 
-#include "core/error.h"
 #include "core/data_dir.h"
+#include "core/error.h"
 #include "fs/file_io.h"
-#include "git/upstream.h"
 #include "support/fixture_repo.h"
 
 namespace apexnpu::git {
@@ -110,8 +111,7 @@ TEST_F(UpstreamTest, OfflineUsesTheCacheOnly) {
 TEST_F(UpstreamTest, ConcurrentReadersShareTheCacheSafely) {
   std::vector<std::string> commits(4);
   std::vector<std::thread> readers;
-  for (int i = 0; i < 4; ++i)
-    readers.emplace_back([&, i] { commits[i] = read(repo.url(), second).commit; });
+  for (int i = 0; i < 4; ++i) readers.emplace_back([&, i] { commits[i] = read(repo.url(), second).commit; });
   for (auto& t : readers) t.join();
   for (const auto& c : commits) EXPECT_EQ(c, second);
   EXPECT_FALSE(read(repo.url(), second, true).fetched);

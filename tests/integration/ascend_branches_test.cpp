@@ -50,10 +50,10 @@ TEST(AscendBranches, GenAppliesEveryPublishedPatchAsGnuPatchDoes) {
 
     copy_work_tree(tmp / "pristine", dir / "gnu");
     const int gnu = gnu_patch(dir / "gnu", dir / "npu.patch");
-    const RunResult ours = run_apexnpu({"gen", "--upstream", upstream, "--ref", pin, "--patch",
-                                        (dir / "npu.patch").string(), "--no-overlay", "-o",
-                                        (dir / "ours").string()},
-                                       tmp / "home");
+    const RunResult ours =
+        run_apexnpu({"gen", "--upstream", upstream, "--ref", pin, "--patch", (dir / "npu.patch").string(),
+                     "--no-overlay", "-o", (dir / "ours").string()},
+                    tmp / "home");
     if (gnu == 0) {
       ++applied;
       ASSERT_EQ(ours.exit_code, 0) << "GNU patch applies it: " << ours.err;

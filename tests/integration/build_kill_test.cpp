@@ -28,18 +28,27 @@ using namespace std::chrono_literals;
 stdfs::path make_tree(const TempDir& tmp, const ApexLikeUpstream& upstream) {
   write_file(tmp / "empty.patch", "");
   const stdfs::path tree = tmp / "tree";
-  const RunResult r = run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref",
-                                   upstream.first, "--patch", (tmp / "empty.patch").string(),
-                                   "--no-overlay", "-o", tree.string()},
-                                  tmp / "home");
+  const RunResult r =
+      run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--patch",
+                   (tmp / "empty.patch").string(), "--no-overlay", "-o", tree.string()},
+                  tmp / "home");
   if (r.exit_code != 0) throw std::runtime_error("gen failed: " + r.err);
   return tree;
 }
 
 std::vector<std::string> build_args(const stdfs::path& tree, const stdfs::path& out,
                                     const stdfs::path& cache) {
-  return {"build", "--python=/usr/bin/python3", "--tree", tree.string(), "-o", out.string(),
-          "--wheel", "--no-emulator", "--object-cache", cache.string(), "-j2"};
+  return {"build",
+          "--python=/usr/bin/python3",
+          "--tree",
+          tree.string(),
+          "-o",
+          out.string(),
+          "--wheel",
+          "--no-emulator",
+          "--object-cache",
+          cache.string(),
+          "-j2"};
 }
 
 // One process's pid, parent, group and state, from /proc/<pid>/stat.
@@ -104,8 +113,7 @@ TEST(BuildKill, AKilledBuildsCompilersDieWithIt) {
   // Wait until compilers run (the first compilation of the runtime takes long enough to catch).
   std::vector<Proc> compilers;
   for (auto deadline = std::chrono::steady_clock::now() + 180s;
-       compilers.empty() && std::chrono::steady_clock::now() < deadline;
-       std::this_thread::sleep_for(50ms))
+       compilers.empty() && std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(50ms))
     for (const Proc& p : descendants(build))
       if (p.name == "cc1plus" || p.name == "c++" || p.name == "g++" || p.name == "as") compilers.push_back(p);
   if (compilers.empty()) {
@@ -154,7 +162,9 @@ TEST(BuildKill, EveryItemOfOneBuildOrEveryItemOfTheOtherAtEachRename) {
   // A compiler that answers --version and fails every compilation: the build that runs it reads
   // -o (finishing or removing what a killed build left), then fails without writing into it.
   const stdfs::path broken = tmp / "broken-cxx";
-  write_file(broken, "#!/bin/sh\nfor a; do [ \"$a\" = --version ] && { echo broken 1.0; exit 0; }; done\nexit 1\n", true);
+  write_file(broken,
+             "#!/bin/sh\nfor a; do [ \"$a\" = --version ] && { echo broken 1.0; exit 0; }; done\nexit 1\n",
+             true);
 
   int kills = 0;
   for (int n = 1; n <= 400; ++n) {

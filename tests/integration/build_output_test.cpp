@@ -17,10 +17,10 @@ class BuildOutput : public ::testing::Test {
   BuildOutput() : upstream(tmp.path()) {
     write_file(tmp / "empty.patch", "");
     write_file(tmp / "overlay" / "apex/npu/extra.py", "EXTRA = 1\n");
-    const RunResult r = run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref",
-                                     upstream.first, "--patch", (tmp / "empty.patch").string(),
-                                     "--overlay", (tmp / "overlay").string(), "-o", tree.string()},
-                                    tmp / "home");
+    const RunResult r = run_apexnpu(
+        {"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--patch",
+         (tmp / "empty.patch").string(), "--overlay", (tmp / "overlay").string(), "-o", tree.string()},
+        tmp / "home");
     if (r.exit_code != 0) throw std::runtime_error("gen failed: " + r.err);
   }
 
@@ -72,7 +72,8 @@ TEST_F(BuildOutput, TwoBuildsIntoOneOutputBothSucceedAndOneIsThereWhole) {
   const auto a = snapshot(tmp / "alone-a"), b = snapshot(tmp / "alone-b");
   for (int round = 0; round < 3; ++round) {
     auto first = std::async(std::launch::async, [&] { return build(out, {"SOURCE_DATE_EPOCH=1000000000"}); });
-    auto second = std::async(std::launch::async, [&] { return build(out, {"SOURCE_DATE_EPOCH=2000000000"}); });
+    auto second =
+        std::async(std::launch::async, [&] { return build(out, {"SOURCE_DATE_EPOCH=2000000000"}); });
     const RunResult ra = first.get(), rb = second.get();
     EXPECT_EQ(ra.exit_code, 0) << ra.err;
     EXPECT_EQ(rb.exit_code, 0) << rb.err;

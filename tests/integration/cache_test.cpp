@@ -14,9 +14,9 @@ class CacheTest : public ::testing::Test {
   CacheTest() : upstream(tmp.path()) {}
 
   RunResult gen(const std::string& ref, const stdfs::path& cache, bool offline) {
-    std::vector<std::string> args{"gen", "--upstream", upstream.repo.url(), "--ref", ref,
-                                  "--clone-cache", cache.string(), "--no-overlay", "--patch",
-                                  empty_patch.string(), "--check", "--json"};
+    std::vector<std::string> args{"gen",     "--upstream",         upstream.repo.url(), "--ref",
+                                  ref,       "--clone-cache",      cache.string(),      "--no-overlay",
+                                  "--patch", empty_patch.string(), "--check",           "--json"};
     if (offline) args.push_back("--offline");
     return run_apexnpu(args, tmp / "home");
   }
@@ -66,18 +66,17 @@ TEST_F(CacheTest, OfflineFailsClearlyForARefTheCacheLacks) {
 // --clone-cache's older spelling on gen and make-patch, where it always named the clone cache.
 TEST_F(CacheTest, CacheDirStillNamesTheCloneCacheOnGenAndMakePatch) {
   const stdfs::path cache = tmp / "old-spelling";
-  const RunResult g = run_apexnpu({"gen", "--upstream", upstream.repo.url(), "--ref",
-                                   upstream.first, "--cache-dir", cache.string(), "--no-overlay",
-                                   "--patch", empty_patch.string(), "--check", "--json"},
-                                  tmp / "home");
+  const RunResult g =
+      run_apexnpu({"gen", "--upstream", upstream.repo.url(), "--ref", upstream.first, "--cache-dir",
+                   cache.string(), "--no-overlay", "--patch", empty_patch.string(), "--check", "--json"},
+                  tmp / "home");
   ASSERT_EQ(g.exit_code, 0) << g.err;
   const auto repository = nlohmann::json::parse(g.out)["upstream"]["repository"].get<std::string>();
   EXPECT_EQ(stdfs::path(repository).parent_path(), cache / "repos");
 
-  const RunResult m = run_apexnpu({"make-patch", "--upstream", upstream.repo.url(), "--ref",
-                                   upstream.first, "--tree", upstream.at_first.string(), "-o",
-                                   (tmp / "patches").string(), "--offline", "--cache-dir",
-                                   cache.string(), "--json"},
+  const RunResult m = run_apexnpu({"make-patch", "--upstream", upstream.repo.url(), "--ref", upstream.first,
+                                   "--tree", upstream.at_first.string(), "-o", (tmp / "patches").string(),
+                                   "--offline", "--cache-dir", cache.string(), "--json"},
                                   tmp / "home");
   ASSERT_EQ(m.exit_code, 0) << m.err;
   const auto made = nlohmann::json::parse(m.out);

@@ -35,8 +35,8 @@ class DamagedRepository : public ::testing::Test {
     a_id = object_id(kBlob, a);
     b_id = object_id(kBlob, b);
     const git_oid tree = write_loose(objects, kTree,
-                                     "100644 a.txt" + std::string(1, '\0') + raw_id(a_id) +
-                                         "100644 b.txt" + std::string(1, '\0') + raw_id(b_id));
+                                     "100644 a.txt" + std::string(1, '\0') + raw_id(a_id) + "100644 b.txt" +
+                                         std::string(1, '\0') + raw_id(b_id));
     commit = hex(write_loose(objects, kCommit,
                              "tree " + hex(tree) +
                                  "\nauthor A <a@example.invalid> 1700000000 +0000\n"
@@ -60,15 +60,16 @@ class DamagedRepository : public ::testing::Test {
                        tmp / "home");
   }
   RunResult make_patch() {
-    return run_apexnpu({"make-patch", "--upstream", repo.string(), "--ref", commit, "--tree",
-                        edited.string(), "-o", (tmp / "patches").string()},
+    return run_apexnpu({"make-patch", "--upstream", repo.string(), "--ref", commit, "--tree", edited.string(),
+                        "-o", (tmp / "patches").string()},
                        tmp / "home");
   }
 
   // Refused: exit 1 (not a signal, not a timeout), the message naming each of `says`, nothing written.
   void expect_refused(const RunResult& r, const std::vector<std::string>& says) {
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    for (const auto& s : says) EXPECT_NE(r.err.find(s), std::string::npos) << "missing \"" << s << "\" in: " << r.err;
+    for (const auto& s : says)
+      EXPECT_NE(r.err.find(s), std::string::npos) << "missing \"" << s << "\" in: " << r.err;
     EXPECT_EQ(r.err.find("is not in the upstream repository"), std::string::npos) << r.err;
     EXPECT_FALSE(stdfs::exists(tmp / "out"));
     EXPECT_FALSE(stdfs::exists(tmp / "patches" / "npu.patch"));
@@ -126,8 +127,7 @@ TEST_F(DamagedRepository, ATruncatedLooseObjectIsRefusedAtOnce) {
 // gigabytes and then crashed libgit2; the check stops one byte past the claim.
 TEST_F(DamagedRepository, ALooseZipBombIsRefusedWithoutInflatingIt) {
   write_loose(objects, kBlob, a);
-  write_file(loose_path(objects, b_id),
-             zlib("blob 10" + std::string(1, '\0') + std::string(64 << 20, '\0')));
+  write_file(loose_path(objects, b_id), zlib("blob 10" + std::string(1, '\0') + std::string(64 << 20, '\0')));
   both_refused({loose_path(objects, b_id).string(), "more than the 10 bytes its header claims"});
 }
 
@@ -139,16 +139,15 @@ TEST_F(DamagedRepository, ALooseObjectThatIsNotZlibIsRefused) {
 
 // Case 3: two ref-deltas, each the other's base. In one pack libgit2 followed them for ever.
 TEST_F(DamagedRepository, RefDeltasThatAreEachOthersBaseInOnePackAreRefused) {
-  const stdfs::path index =
-      write_pack(objects, "cycle", {{a_id, kRefDelta, insert_delta(b.size(), a), b_id},
-                                    {b_id, kRefDelta, insert_delta(a.size(), b), a_id}});
+  const stdfs::path index = write_pack(objects, "cycle",
+                                       {{a_id, kRefDelta, insert_delta(b.size(), a), b_id},
+                                        {b_id, kRefDelta, insert_delta(a.size(), b), a_id}});
   both_refused({index.string(), "delta chain returns"});
 }
 
 TEST_F(DamagedRepository, ARefDeltaThatIsItsOwnBaseIsRefused) {
   write_loose(objects, kBlob, b);
-  const stdfs::path index =
-      write_pack(objects, "self", {{a_id, kRefDelta, insert_delta(a.size(), a), a_id}});
+  const stdfs::path index = write_pack(objects, "self", {{a_id, kRefDelta, insert_delta(a.size(), a), a_id}});
   const RunResult r = gen();
   expect_refused(r, {index.string(), "delta chain returns"});
 }
@@ -230,15 +229,15 @@ TEST_F(DamagedRepository, AMissingObjectIsNotAnUnknownRef) {
   write_loose(objects, kBlob, a);
   write_loose(objects, kBlob, b);
   write_file(repo / "refs/heads/main", std::string(40, '1') + "\n");
-  const RunResult missing = run_apexnpu({"gen", "--upstream", repo.string(), "--ref", "main", "--patch",
-                                         (tmp / "empty.patch").string(), "--no-overlay", "-o",
-                                         (tmp / "out").string()},
-                                        tmp / "home");
+  const RunResult missing =
+      run_apexnpu({"gen", "--upstream", repo.string(), "--ref", "main", "--patch",
+                   (tmp / "empty.patch").string(), "--no-overlay", "-o", (tmp / "out").string()},
+                  tmp / "home");
   expect_refused(missing, {"the ref main", "cannot be read", std::string(40, '1')});
-  const RunResult unknown = run_apexnpu({"gen", "--upstream", repo.string(), "--ref", "no-such-branch",
-                                         "--patch", (tmp / "empty.patch").string(), "--no-overlay",
-                                         "-o", (tmp / "out").string()},
-                                        tmp / "home");
+  const RunResult unknown =
+      run_apexnpu({"gen", "--upstream", repo.string(), "--ref", "no-such-branch", "--patch",
+                   (tmp / "empty.patch").string(), "--no-overlay", "-o", (tmp / "out").string()},
+                  tmp / "home");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("no-such-branch is not in the upstream repository"), std::string::npos)
       << unknown.err;

@@ -35,15 +35,6 @@ ApexLikeUpstream::ApexLikeUpstream(const stdfs::path& dir)
   copy_work_tree(repo.dir(), at_second);
 }
 
-void copy_work_tree(const stdfs::path& from, const stdfs::path& to) {
-  stdfs::create_directories(to);
-  for (const auto& entry : stdfs::directory_iterator(from)) {
-    if (entry.path().filename() == ".git") continue;
-    stdfs::copy(entry.path(), to / entry.path().filename(),
-                stdfs::copy_options::recursive | stdfs::copy_options::copy_symlinks);
-  }
-}
-
 std::string gnu_diff(const stdfs::path& parent, const std::string& a, const std::string& b) {
   const RunResult r = run_process("diff", {"-Nur", a, b}, {"LC_ALL=C", "TZ=UTC"}, parent);
   if (r.exit_code > 1) throw std::runtime_error("diff failed: " + r.err);
@@ -51,8 +42,9 @@ std::string gnu_diff(const stdfs::path& parent, const std::string& a, const std:
 }
 
 int gnu_patch(const stdfs::path& dir, const stdfs::path& patch_file) {
-  return run_process("patch", {"-p1", "--batch", "--forward", "--no-backup-if-mismatch",
-                               "--reject-file=-", "-s", "-i", patch_file.string()},
+  return run_process("patch",
+                     {"-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--reject-file=-", "-s", "-i",
+                      patch_file.string()},
                      {"LC_ALL=C"}, dir)
       .exit_code;
 }

@@ -21,9 +21,6 @@ struct ApexLikeUpstream {
   std::string second;  // lines inserted above the patched places, context edited (branch "dev")
 };
 
-// Copies the files of a work tree (without .git) to `to`, keeping modes and symlinks.
-void copy_work_tree(const stdfs::path& from, const stdfs::path& to);
-
 // `diff -Nur a b` run in `parent` (GNU diff, the way Ascend's patch is written).
 std::string gnu_diff(const stdfs::path& parent, const std::string& a, const std::string& b);
 

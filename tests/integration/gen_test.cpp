@@ -38,8 +38,13 @@ class GenTest : public ::testing::Test {
   }
 
   RunResult gen(std::vector<std::string> args) {
-    std::vector<std::string> all{"gen", "--upstream", upstream.repo.dir().string(), "--patch",
-                                 patch_file.string(), "--overlay", (tmp / "overlay").string()};
+    std::vector<std::string> all{"gen",
+                                 "--upstream",
+                                 upstream.repo.dir().string(),
+                                 "--patch",
+                                 patch_file.string(),
+                                 "--overlay",
+                                 (tmp / "overlay").string()};
     all.insert(all.end(), args.begin(), args.end());
     return run_apexnpu(all, tmp / "home");
   }
@@ -158,7 +163,8 @@ TEST_F(GenTest, AFailedHunkWritesNothingAndReportsEveryFailedHunk) {
 }
 
 TEST_F(GenTest, AFailedHunkWithoutAnEarlierOutputCreatesNone) {
-  write_file(patch_file, "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n-no such line\n+x\n no such line either\n");
+  write_file(patch_file,
+             "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n-no such line\n+x\n no such line either\n");
   const RunResult r = gen({"--ref", upstream.first, "-o", (tmp / "out").string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(stdfs::exists(tmp / "out"));
@@ -174,9 +180,8 @@ TEST_F(GenTest, OverlayMayNotReplaceAnUpstreamFile) {
 
 TEST_F(GenTest, NoOverlayAppliesThePatchAlone) {
   const stdfs::path out = tmp / "out";
-  const RunResult r = run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref",
-                                   upstream.first, "--patch", patch_file.string(), "--no-overlay",
-                                   "-o", out.string()},
+  const RunResult r = run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first,
+                                   "--patch", patch_file.string(), "--no-overlay", "-o", out.string()},
                                   tmp / "home");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(stdfs::exists(out / "apex/npu/extra.py"));
@@ -186,11 +191,10 @@ TEST_F(GenTest, NoOverlayAppliesThePatchAlone) {
 TEST_F(GenTest, AMalformedPatchFailsBeforeTheUpstreamIsCloned) {
   write_file(patch_file, "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n-one line only\n");
   const stdfs::path cache = tmp / "cache";
-  const RunResult r = run_apexnpu(
-      {"gen", "--upstream", "file://" + upstream.repo.dir().string(), "--ref", upstream.first,
-       "--clone-cache", cache.string(), "--patch", patch_file.string(), "--no-overlay", "-o",
-       (tmp / "out").string()},
-      tmp / "home");
+  const RunResult r = run_apexnpu({"gen", "--upstream", "file://" + upstream.repo.dir().string(), "--ref",
+                                   upstream.first, "--clone-cache", cache.string(), "--patch",
+                                   patch_file.string(), "--no-overlay", "-o", (tmp / "out").string()},
+                                  tmp / "home");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("npu.patch:"), std::string::npos) << r.err;
   EXPECT_FALSE(stdfs::exists(cache / "repos")) << "the upstream was cloned for a patch that cannot apply";

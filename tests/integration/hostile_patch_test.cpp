@@ -37,7 +37,8 @@ std::vector<HostileCase> hostile_cases() {
       {"DotDot", "--- a/../escape.py\n+++ b/../escape.py\n@@ -0,0 +1 @@\n+x\n", {".."}},
       {"Absolute", "--- /dev/null\n+++ b//tmp/apexnpu-escape.py\n@@ -0,0 +1 @@\n+x\n", {"absolute"}},
       {"ThroughSymlinkedDirectory",
-       "--- /dev/null\n+++ b/apex/outside/pwn.py\n@@ -0,0 +1 @@\n+x\n", {"symlink"}},
+       "--- /dev/null\n+++ b/apex/outside/pwn.py\n@@ -0,0 +1 @@\n+x\n",
+       {"symlink"}},
       {"WriteToSymlink", "--- a/apex/link.py\n+++ b/apex/link.py\n@@ -1 +1 @@\n-x\n+y\n", {"symlink"}},
       {"CreatesSymlinkThenWritesThroughIt",
        "diff --git a/lnk b/lnk\nnew file mode 120000\n--- /dev/null\n+++ b/lnk\n@@ -0,0 +1 @@\n"
@@ -47,7 +48,8 @@ std::vector<HostileCase> hostile_cases() {
       {"CountsDoNotMatch",
        "--- a/README\n+++ b/README\n@@ -1,3 +1,3 @@\n-readme line 1\n+x\n readme line 2\n" + good_file,
        {"line"}},
-      {"HugeCount", "--- a/README\n+++ b/README\n@@ -1,999999999999 +1 @@\n-readme line 1\n+x\n",
+      {"HugeCount",
+       "--- a/README\n+++ b/README\n@@ -1,999999999999 +1 @@\n-readme line 1\n+x\n",
        {"line", "count"}},
       {"TruncatedHunk", "--- a/README\n+++ b/README\n@@ -1,5 +1,5 @@\n-readme line 1\n+x\n", {"line"}},
       {"NulInHeader", "--- a/READ\0ME\n+++ b/READ\0ME\n@@ -1 +1 @@\n-x\n+y\n"s, {"nul"}},
@@ -60,27 +62,35 @@ std::vector<HostileCase> hostile_cases() {
        "--- /dev/null\n+++ b/twice.py\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/twice.py\n@@ -0,0 +1 @@\n+y\n",
        {"twice", "more than once", "same file", "already"}},
       {"QuotedDotDot", "--- /dev/null\n+++ \"b/..\\057outside/evil.txt\"\n@@ -0,0 +1 @@\n+x\n", {".."}},
-      {"MalformedQuotedName", "--- a/README\n+++ \"b/READ\\qME\"\n@@ -1 +1 @@\n-x\n+y\n", {"quoted"},
+      {"MalformedQuotedName",
+       "--- a/README\n+++ \"b/READ\\qME\"\n@@ -1 +1 @@\n-x\n+y\n",
+       {"quoted"},
        "hostile.patch:2"},
       {"NoNewlineMarkerInsideAHunk",
        "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n-readme line 1\n\\ No newline at end of file\n"
        "+x\n readme line 2\n",
-       {"malformed"}, "hostile.patch:5"},
-      {"ContextOnlyHunk", "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n readme line 1\n readme line 2\n",
-       {"malformed"}, "hostile.patch:3"},
+       {"malformed"},
+       "hostile.patch:5"},
+      {"ContextOnlyHunk",
+       "--- a/README\n+++ b/README\n@@ -1,2 +1,2 @@\n readme line 1\n readme line 2\n",
+       {"malformed"},
+       "hostile.patch:3"},
       {"MisorderedHunks",
        "--- a/README\n+++ b/README\n@@ -4 +4 @@\n-readme line 4\n+x\n@@ -1,2 +1,2 @@\n-readme line 1\n+y\n"
        " readme line 2\n",
-       {"misordered"}, "hostile.patch:6"},
+       {"misordered"},
+       "hostile.patch:6"},
       {"DeletionDiffers",
        "--- a/README\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-not what the file says\n-readme line 2\n",
        {"README"}},
       {"GitHooksTarget", "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+rm -rf /\n", {".git"}},
       {"NulInFileName", "diff --git a/a\0b b/a\0b\n--- a/a\0b\n+++ b/a\0b\n@@ -0,0 +1 @@\n+x\n"s, {"nul"}},
-      {"DeepPath", "--- /dev/null\n+++ b/" + deep_path(1200) + "\n@@ -0,0 +1 @@\n+x\n",
+      {"DeepPath",
+       "--- /dev/null\n+++ b/" + deep_path(1200) + "\n@@ -0,0 +1 @@\n+x\n",
        {"deep", "long", "component"}},
       {"TruncatedAfterGoodFiles",
-       good_file + "--- a/apex/amp/frontend.py\n+++ b/apex/amp/frontend.py\n@@ -1,4 +1,4 @@\n frontend line 1\n",
+       good_file +
+           "--- a/apex/amp/frontend.py\n+++ b/apex/amp/frontend.py\n@@ -1,4 +1,4 @@\n frontend line 1\n",
        {"line"}},
   };
 }
@@ -100,9 +110,8 @@ TEST_P(HostilePatchTest, IsRefusedAndNothingIsWritten) {
   write_file(tmp / "hostile.patch", c.patch);
 
   const stdfs::path out = tmp / "out";
-  const RunResult r = run_apexnpu({"gen", "--upstream", repo.dir().string(), "--ref", "HEAD",
-                                   "--patch", (tmp / "hostile.patch").string(), "--no-overlay",
-                                   "-o", out.string()},
+  const RunResult r = run_apexnpu({"gen", "--upstream", repo.dir().string(), "--ref", "HEAD", "--patch",
+                                   (tmp / "hostile.patch").string(), "--no-overlay", "-o", out.string()},
                                   tmp / "home");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const std::string err = lower(r.err);
@@ -129,10 +138,10 @@ TEST(EmptyPatch, IsANoOp) {
   repo.write("tools/run.sh", "#!/bin/sh\n", true);
   repo.commit("upstream");
   write_file(tmp / "empty.patch", "");
-  const RunResult r = run_apexnpu({"gen", "--upstream", repo.dir().string(), "--ref", "HEAD",
-                                   "--patch", (tmp / "empty.patch").string(), "--no-overlay",
-                                   "-o", (tmp / "out").string()},
-                                  tmp / "home");
+  const RunResult r =
+      run_apexnpu({"gen", "--upstream", repo.dir().string(), "--ref", "HEAD", "--patch",
+                   (tmp / "empty.patch").string(), "--no-overlay", "-o", (tmp / "out").string()},
+                  tmp / "home");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, std::string> expected = tree_snapshot(repo.dir());
   std::erase_if(expected, [](const auto& kv) { return kv.first.starts_with(".git"); });

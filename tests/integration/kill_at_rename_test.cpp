@@ -16,10 +16,12 @@ class KillAtRename : public ::testing::Test {
  protected:
   KillAtRename() : upstream(tmp.path()) { write_file(tmp / "empty.patch", ""); }
 
-  std::vector<std::string> gen_args(const std::string& ref, const stdfs::path& out,
-                                    const stdfs::path& patch, const stdfs::path& overlay) {
-    return {"gen", "--upstream", upstream.repo.dir().string(), "--ref", ref, "--patch",
-            patch.string(), "--overlay", overlay.string(), "-o", out.string(), "--force"};
+  std::vector<std::string> gen_args(const std::string& ref, const stdfs::path& out, const stdfs::path& patch,
+                                    const stdfs::path& overlay) {
+    return {"gen",          "--upstream", upstream.repo.dir().string(),
+            "--ref",        ref,          "--patch",
+            patch.string(), "--overlay",  overlay.string(),
+            "-o",           out.string(), "--force"};
   }
 
   TempDir tmp;
@@ -83,8 +85,9 @@ class MakePatchKills : public KillAtRename {
   }
 
   std::vector<std::string> make_patch_args(const stdfs::path& tree) {
-    return {"make-patch", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first,
-            "--tree", tree.string(), "-o", out.string()};
+    return {"make-patch",  "--upstream",   upstream.repo.dir().string(),
+            "--ref",       upstream.first, "--tree",
+            tree.string(), "-o",           out.string()};
   }
 
   // The tree gen makes of the pair in `patches` as a reader finds it now.

@@ -89,8 +89,8 @@ TEST_F(MakePatchStatusTest, AFailureLeavesNoOutput) {
   write_file(tmp / "kept/npu.patch", "old patch\n");
   write_file(tmp / "kept/overlay/old.py", "old\n");
   EXPECT_EQ(make_patch(tmp / "kept").exit_code, 1);
-  EXPECT_EQ(tree_snapshot(tmp / "kept"), (std::map<std::string, std::string>{{"npu.patch", "old patch\n"},
-                                                                        {"overlay/old.py", "old\n"}}));
+  EXPECT_EQ(tree_snapshot(tmp / "kept"),
+            (std::map<std::string, std::string>{{"npu.patch", "old patch\n"}, {"overlay/old.py", "old\n"}}));
 }
 
 }  // namespace

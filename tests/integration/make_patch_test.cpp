@@ -33,9 +33,8 @@ class MakePatchTest : public ::testing::Test {
   }
 
   RunResult make_patch(const stdfs::path& out) {
-    return run_apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(), "--ref",
-                        upstream.first, "--tree", edited.string(), "-o", out.string(),
-                        "--exclude", "*.log", "--json"},
+    return run_apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first,
+                        "--tree", edited.string(), "-o", out.string(), "--exclude", "*.log", "--json"},
                        tmp / "home");
   }
 
@@ -66,8 +65,7 @@ TEST_F(MakePatchTest, GenOfTheRegeneratedPatchReproducesTheEditedTree) {
 
   const RunResult gen = run_apexnpu(
       {"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--patch",
-       (out / "npu.patch").string(), "--overlay", (out / "overlay").string(), "-o",
-       (tmp / "regen").string()},
+       (out / "npu.patch").string(), "--overlay", (out / "overlay").string(), "-o", (tmp / "regen").string()},
       tmp / "home");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ(tree_snapshot(tmp / "regen"), expected());
@@ -111,9 +109,8 @@ TEST_F(MakePatchTest, ReplacesAnOldOverlayWhole) {
 }
 
 TEST_F(MakePatchTest, AMissingTreeIsAUsageError) {
-  const RunResult r = run_apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(),
-                                   "--tree", (tmp / "nope").string(), "-o",
-                                   (tmp / "patches").string()},
+  const RunResult r = run_apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(), "--tree",
+                                   (tmp / "nope").string(), "-o", (tmp / "patches").string()},
                                   tmp / "home");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nope"), std::string::npos) << r.err;

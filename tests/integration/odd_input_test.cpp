@@ -24,9 +24,9 @@ class OddInput : public ::testing::Test {
 TEST_F(OddInput, MakePatchRefusesSymlinksNamingEach) {
   const stdfs::path tree = tmp / "edited";
   copy_work_tree(upstream.at_first, tree);
-  stdfs::create_directory_symlink("../tools", tree / "apex" / "tools-link");      // added
+  stdfs::create_directory_symlink("../tools", tree / "apex" / "tools-link");  // added
   stdfs::remove(tree / "README");
-  stdfs::create_symlink("apex/__init__.py", tree / "README");                      // changed
+  stdfs::create_symlink("apex/__init__.py", tree / "README");  // changed
   const RunResult r = apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(), "--ref",
                                upstream.first, "--tree", tree.string(), "-o", (tmp / "patches").string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -35,10 +35,9 @@ TEST_F(OddInput, MakePatchRefusesSymlinksNamingEach) {
   EXPECT_NE(r.err.find("--exclude"), std::string::npos) << r.err;
   EXPECT_FALSE(stdfs::exists(tmp / "patches"));
   // Left out, the rest of the edit round-trips.
-  const RunResult excluded = apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(), "--ref",
-                                      upstream.first, "--tree", tree.string(), "-o",
-                                      (tmp / "patches").string(), "--exclude", "tools-link",
-                                      "--exclude", "README"});
+  const RunResult excluded = apexnpu(
+      {"make-patch", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--tree",
+       tree.string(), "-o", (tmp / "patches").string(), "--exclude", "tools-link", "--exclude", "README"});
   EXPECT_EQ(excluded.exit_code, 0) << excluded.err;
 }
 
@@ -57,9 +56,9 @@ TEST_F(OddInput, GenRecordsWhatItsTreeWasMadeFrom) {
   EXPECT_EQ(marker["overlay_digest"].get<std::string>().size(), 64u);
   EXPECT_EQ(marker["failed_hunks"], 0);
   // make-patch of the tree leaves the record out: nothing changed, nothing added.
-  const RunResult made = apexnpu({"--json", "make-patch", "--upstream", upstream.repo.dir().string(), "--ref",
-                                  upstream.first, "--tree", (tmp / "tree").string(), "-o",
-                                  (tmp / "patches").string()});
+  const RunResult made =
+      apexnpu({"--json", "make-patch", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first,
+               "--tree", (tmp / "tree").string(), "-o", (tmp / "patches").string()});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   EXPECT_EQ(nlohmann::json::parse(made.out)["overlay_files"], nlohmann::json::array({"apex/npu/extra.py"}));
   EXPECT_FALSE(stdfs::exists(tmp / "patches" / "overlay" / ".apexnpu-gen.json"));
@@ -78,9 +77,11 @@ TEST_F(OddInput, BuildRefusesATreeGenDidNotMake) {
   }
   write_file(tmp / "damaged" / "apex" / "__init__.py", "");
   write_file(tmp / "damaged" / ".apexnpu-gen.json", "{\"schema_version\": 1");
-  const RunResult damaged = apexnpu({"build", "--tree", (tmp / "damaged").string(), "-o", (tmp / "dist").string()});
+  const RunResult damaged =
+      apexnpu({"build", "--tree", (tmp / "damaged").string(), "-o", (tmp / "dist").string()});
   EXPECT_EQ(damaged.exit_code, 1);
-  EXPECT_NE(damaged.err.find((tmp / "damaged" / ".apexnpu-gen.json").string() + " is damaged"), std::string::npos)
+  EXPECT_NE(damaged.err.find((tmp / "damaged" / ".apexnpu-gen.json").string() + " is damaged"),
+            std::string::npos)
       << damaged.err;
 }
 

@@ -20,10 +20,17 @@ class OutputsNeverTouchInputs : public ::testing::Test {
 
   RunResult gen(const stdfs::path& upstream_path, const stdfs::path& out,
                 std::vector<std::string> extra = {"--force"}) {
-    std::vector<std::string> args{"gen",     "--upstream", upstream_path.string(),
-                                  "--ref",   upstream.first, "--patch",
-                                  (patch_dir / "npu.patch").string(), "--overlay",
-                                  (patch_dir / "overlay").string(), "-o", out.string()};
+    std::vector<std::string> args{"gen",
+                                  "--upstream",
+                                  upstream_path.string(),
+                                  "--ref",
+                                  upstream.first,
+                                  "--patch",
+                                  (patch_dir / "npu.patch").string(),
+                                  "--overlay",
+                                  (patch_dir / "overlay").string(),
+                                  "-o",
+                                  out.string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_apexnpu(args, tmp / "home");
   }
@@ -46,8 +53,7 @@ TEST_F(OutputsNeverTouchInputs, GenRefusesTheRepositoryItsPartsAndWhatHoldsIt) {
   const stdfs::path repo = upstream.repo.dir();
   const auto before = snapshot(repo);
   expect_refused(gen(repo, repo), "is the upstream repository", before, repo);
-  expect_refused(gen(repo, repo / ".git" / "objects"), "lies inside the upstream repository",
-                 before, repo);
+  expect_refused(gen(repo, repo / ".git" / "objects"), "lies inside the upstream repository", before, repo);
   expect_refused(gen(repo, repo / "apex"), "lies inside the upstream repository", before, repo);
   expect_refused(gen(repo / ".git", repo / ".git"), "the upstream repository", before, repo);
   // tmp holds the repository (and the patch): --force would have deleted both.
@@ -68,8 +74,7 @@ TEST_F(OutputsNeverTouchInputs, GenRefusesALinkedWorktreeAndTheRepositoryItShare
   ASSERT_EQ(git_repository_open(&repo, upstream.repo.dir().c_str()), 0);
   git_worktree* worktree = nullptr;
   const stdfs::path wt = tmp / "wt";
-  ASSERT_EQ(git_worktree_add(&worktree, repo, "wt", wt.c_str(), nullptr), 0)
-      << git_error_last()->message;
+  ASSERT_EQ(git_worktree_add(&worktree, repo, "wt", wt.c_str(), nullptr), 0) << git_error_last()->message;
   git_worktree_free(worktree);
   git_repository_free(repo);
   git_libgit2_shutdown();
@@ -79,8 +84,8 @@ TEST_F(OutputsNeverTouchInputs, GenRefusesALinkedWorktreeAndTheRepositoryItShare
   expect_refused(gen(wt, wt), "is the upstream repository", before_wt, wt);
   expect_refused(gen(wt, upstream.repo.dir() / ".git"), "the upstream repository", before_repo,
                  upstream.repo.dir());
-  expect_refused(gen(wt, upstream.repo.dir() / ".git" / "worktrees"), "the upstream repository",
-                 before_repo, upstream.repo.dir());
+  expect_refused(gen(wt, upstream.repo.dir() / ".git" / "worktrees"), "the upstream repository", before_repo,
+                 upstream.repo.dir());
   // Outside both, the worktree is an upstream like any other.
   const RunResult r = gen(wt, tmp / "out", {});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -96,8 +101,8 @@ TEST_F(OutputsNeverTouchInputs, GenRefusesTheObjectsOfAnAlternate) {
   write_file(borrower / "config", "[core]\n\trepositoryformatversion = 0\n\tbare = true\n");
   write_file(borrower / "objects/info/alternates", (upstream.repo.dir() / ".git/objects").string() + "\n");
   const auto before = snapshot(upstream.repo.dir());
-  expect_refused(gen(borrower, upstream.repo.dir() / ".git" / "objects" / "pack"),
-                 "the upstream repository", before, upstream.repo.dir());
+  expect_refused(gen(borrower, upstream.repo.dir() / ".git" / "objects" / "pack"), "the upstream repository",
+                 before, upstream.repo.dir());
   const RunResult r = gen(borrower, tmp / "out", {});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
@@ -106,19 +111,19 @@ TEST_F(OutputsNeverTouchInputs, GenRefusesThePatchAndTheOverlay) {
   const auto before = snapshot(patch_dir);
   expect_refused(gen(upstream.repo.dir(), patch_dir), "contains the patch", before, patch_dir);
   expect_refused(gen(upstream.repo.dir(), patch_dir / "overlay"), "the overlay", before, patch_dir);
-  expect_refused(gen(upstream.repo.dir(), patch_dir / "overlay" / "apex"), "lies inside the overlay",
-                 before, patch_dir);
+  expect_refused(gen(upstream.repo.dir(), patch_dir / "overlay" / "apex"), "lies inside the overlay", before,
+                 patch_dir);
   // The reject report beside -o would overwrite the patch.
-  const RunResult r = run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref",
-                                   upstream.first, "--patch", (tmp / "apex.rej").string(),
-                                   "--no-overlay", "-o", (tmp / "apex").string()},
-                                  tmp / "home");
+  const RunResult r =
+      run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--patch",
+                   (tmp / "apex.rej").string(), "--no-overlay", "-o", (tmp / "apex").string()},
+                  tmp / "home");
   EXPECT_EQ(r.exit_code, 1);  // the patch does not exist: nothing else is said about it
   write_file(tmp / "apex.rej", read_file(patch_dir / "npu.patch"));
-  const RunResult rej = run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref",
-                                     upstream.first, "--patch", (tmp / "apex.rej").string(),
-                                     "--no-overlay", "-o", (tmp / "apex").string()},
-                                    tmp / "home");
+  const RunResult rej =
+      run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--patch",
+                   (tmp / "apex.rej").string(), "--no-overlay", "-o", (tmp / "apex").string()},
+                  tmp / "home");
   EXPECT_EQ(rej.exit_code, 2) << rej.err;
   EXPECT_NE(rej.err.find("reject report"), std::string::npos) << rej.err;
   EXPECT_FALSE(stdfs::exists(tmp / "apex"));
@@ -126,11 +131,14 @@ TEST_F(OutputsNeverTouchInputs, GenRefusesThePatchAndTheOverlay) {
 
 class MakePatchOutputs : public OutputsNeverTouchInputs {
  protected:
-  MakePatchOutputs() { copy_work_tree(upstream.at_first, tree); write_file(tree / "apex/npu/new.py", "NEW = 1\n"); }
+  MakePatchOutputs() {
+    copy_work_tree(upstream.at_first, tree);
+    write_file(tree / "apex/npu/new.py", "NEW = 1\n");
+  }
 
   RunResult make_patch(const stdfs::path& out) {
-    return run_apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(), "--ref",
-                        upstream.first, "--tree", tree.string(), "-o", out.string()},
+    return run_apexnpu({"make-patch", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first,
+                        "--tree", tree.string(), "-o", out.string()},
                        tmp / "home");
   }
 
@@ -158,16 +166,15 @@ TEST_F(MakePatchOutputs, ASecondRunNeverTakesInItsOwnOutput) {
 
 TEST_F(MakePatchOutputs, RefusesAnOutputInsideTheUpstreamRepository) {
   const auto before = snapshot(upstream.repo.dir());
-  expect_refused(make_patch(upstream.repo.dir()), "is the upstream repository", before,
-                 upstream.repo.dir());
+  expect_refused(make_patch(upstream.repo.dir()), "is the upstream repository", before, upstream.repo.dir());
   expect_refused(make_patch(upstream.repo.dir() / ".git"), "the upstream repository", before,
                  upstream.repo.dir());
 }
 
 TEST_F(MakePatchOutputs, BuildRefusesAnOutputInsideItsTree) {
   const auto before = snapshot(tree);
-  const RunResult r = run_apexnpu({"build", "--tree", tree.string(), "-o", (tree / "dist").string()},
-                                  tmp / "home");
+  const RunResult r =
+      run_apexnpu({"build", "--tree", tree.string(), "-o", (tree / "dist").string()}, tmp / "home");
   expect_refused(r, "lies inside the tree", before, tree);
   expect_refused(run_apexnpu({"build", "--tree", tree.string(), "-o", tree.string()}, tmp / "home"),
                  "is the tree", before, tree);

@@ -18,8 +18,8 @@ class PortingTest : public ::testing::Test {
     repo.write("apex/b.py", numbered_lines("b", 30));
     old_commit = repo.commit("old upstream");
     // The NPU edits of the old commit, as patches/ (a patch and an overlay).
-    run_ok({"gen", "--no-overlay", "--patch", empty_patch().string(), "--ref", old_commit,
-            "-o", (tmp / "edited").string()});
+    run_ok({"gen", "--no-overlay", "--patch", empty_patch().string(), "--ref", old_commit, "-o",
+            (tmp / "edited").string()});
     edit(tmp / "edited/apex/a.py", "a line 10\n", "a line 10 for the NPU\n");
     edit(tmp / "edited/apex/b.py", "b line 20\n", "b line 20 for the NPU\n");
     write_file(tmp / "edited/apex/npu.py", "DEVICE = 'npu'\n");
@@ -49,8 +49,8 @@ class PortingTest : public ::testing::Test {
   // Inserts `options` after the command name (global options like --json come before it).
   static std::vector<std::string> with(std::vector<std::string> args,
                                        const std::vector<std::string>& options) {
-    auto command = std::find_if(args.begin(), args.end(),
-                                [](const std::string& a) { return !a.starts_with("-"); });
+    auto command =
+        std::find_if(args.begin(), args.end(), [](const std::string& a) { return !a.starts_with("-"); });
     args.insert(command + 1, options.begin(), options.end());
     return args;
   }
@@ -65,8 +65,8 @@ class PortingTest : public ::testing::Test {
   }
 
   std::vector<std::string> with_patches(const stdfs::path& dir, std::vector<std::string> args) {
-    return with(std::move(args), {"--patch", (dir / "npu.patch").string(), "--overlay",
-                                  (dir / "overlay").string()});
+    return with(std::move(args),
+                {"--patch", (dir / "npu.patch").string(), "--overlay", (dir / "overlay").string()});
   }
 
   TempDir tmp;
@@ -77,14 +77,13 @@ class PortingTest : public ::testing::Test {
 TEST_F(PortingTest, KeepRejectsFixByHandMakePatchThenItAppliesCleanly) {
   const stdfs::path tree = tmp / "ported";
   // Without --keep-rejects nothing is written.
-  const RunResult refused = run(with_patches(tmp / "patches", {"gen", "--ref", new_commit, "-o",
-                                                                tree.string()}));
+  const RunResult refused =
+      run(with_patches(tmp / "patches", {"gen", "--ref", new_commit, "-o", tree.string()}));
   ASSERT_EQ(refused.exit_code, 1);
   EXPECT_FALSE(stdfs::exists(tree));
 
-  const RunResult kept = run(with_patches(tmp / "patches", {"--json", "gen", "--ref", new_commit,
-                                                             "--keep-rejects", "-o",
-                                                             tree.string()}));
+  const RunResult kept = run(with_patches(
+      tmp / "patches", {"--json", "gen", "--ref", new_commit, "--keep-rejects", "-o", tree.string()}));
   ASSERT_EQ(kept.exit_code, 1) << kept.out << kept.err;
   EXPECT_NE(kept.err.find("1 hunk(s)"), std::string::npos) << kept.err;
   EXPECT_NE(kept.err.find("apex/a.py"), std::string::npos) << kept.err;
@@ -92,36 +91,31 @@ TEST_F(PortingTest, KeepRejectsFixByHandMakePatchThenItAppliesCleanly) {
   // What applied is there (b.py at its offset, the overlay), the failed hunk beside its file.
   EXPECT_NE(read_file(tree / "apex/b.py").find("b line 20 for the NPU\n"), std::string::npos);
   EXPECT_EQ(read_file(tree / "apex/npu.py"), "DEVICE = 'npu'\n");
-  EXPECT_NE(read_file(tree / "apex/a.py").find("a line 10, rewritten upstream\n"),
-            std::string::npos);
+  EXPECT_NE(read_file(tree / "apex/a.py").find("a line 10, rewritten upstream\n"), std::string::npos);
   const std::string rej = read_file(tree / "apex/a.py.rej");
   EXPECT_NE(rej.find("+a line 10 for the NPU"), std::string::npos) << rej;
   EXPECT_FALSE(stdfs::exists(tree / "apex/b.py.rej"));
 
   // The maintainer ports the edit by hand; make-patch leaves the .rej out by itself.
-  edit(tree / "apex/a.py", "a line 10, rewritten upstream\n",
-       "a line 10, rewritten upstream, for the NPU\n");
-  run_ok({"make-patch", "--ref", new_commit, "--tree", tree.string(), "-o",
-          (tmp / "patches-new").string()});
+  edit(tree / "apex/a.py", "a line 10, rewritten upstream\n", "a line 10, rewritten upstream, for the NPU\n");
+  run_ok({"make-patch", "--ref", new_commit, "--tree", tree.string(), "-o", (tmp / "patches-new").string()});
   EXPECT_FALSE(stdfs::exists(tmp / "patches-new/overlay/apex/a.py.rej"));
 
-  const RunResult check = run(with_patches(tmp / "patches-new", {"--json", "gen", "--ref",
-                                                                  new_commit, "--check"}));
+  const RunResult check =
+      run(with_patches(tmp / "patches-new", {"--json", "gen", "--ref", new_commit, "--check"}));
   ASSERT_EQ(check.exit_code, 0) << check.err;
   // Bound first: the range of a for over a temporary's member outlives only the member access.
   const nlohmann::json report = nlohmann::json::parse(check.out);
   for (const auto& file : report["files"]) EXPECT_EQ(file["status"], "clean") << file;
   const stdfs::path gnu = tmp / "gnu";
-  run_ok({"gen", "--no-overlay", "--patch", empty_patch().string(), "--ref", new_commit, "-o",
-          gnu.string()});
+  run_ok({"gen", "--no-overlay", "--patch", empty_patch().string(), "--ref", new_commit, "-o", gnu.string()});
   EXPECT_EQ(gnu_patch(gnu, tmp / "patches-new/npu.patch"), 0);
-  EXPECT_NE(read_file(gnu / "apex/a.py").find("rewritten upstream, for the NPU"),
-            std::string::npos);
+  EXPECT_NE(read_file(gnu / "apex/a.py").find("rewritten upstream, for the NPU"), std::string::npos);
 }
 
 TEST_F(PortingTest, KeepRejectsAndCheckDoNotGoTogether) {
-  const RunResult r = run(with_patches(tmp / "patches", {"gen", "--ref", new_commit,
-                                                          "--keep-rejects", "--check"}));
+  const RunResult r =
+      run(with_patches(tmp / "patches", {"gen", "--ref", new_commit, "--keep-rejects", "--check"}));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--keep-rejects"), std::string::npos) << r.err;
 }

@@ -25,8 +25,8 @@ class RealUpstreamTest : public ::testing::Test {
                       "(path or URL) to run the tests against real upstream";
     upstream = up;
     // The files at the pinned commit, for GNU patch to work on.
-    const std::string cmd = "git --git-dir='" + upstream + "' archive " + pinned_commit() +
-                            " | tar -x -C '" + (tmp / "pristine").string() + "'";
+    const std::string cmd = "git --git-dir='" + upstream + "' archive " + pinned_commit() + " | tar -x -C '" +
+                            (tmp / "pristine").string() + "'";
     stdfs::create_directories(tmp / "pristine");
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
@@ -53,9 +53,8 @@ TEST_F(RealUpstreamTest, GenMatchesGnuPatchAtThePinnedCommit) {
   edit(tmp / "diff/b");
   write_file(tmp / "real.patch", gnu_diff(tmp / "diff", "a", "b"));
 
-  const RunResult r = run_apexnpu({"gen", "--upstream", upstream, "--patch",
-                                   (tmp / "real.patch").string(), "--no-overlay", "-o",
-                                   (tmp / "out").string(), "--json"},
+  const RunResult r = run_apexnpu({"gen", "--upstream", upstream, "--patch", (tmp / "real.patch").string(),
+                                   "--no-overlay", "-o", (tmp / "out").string(), "--json"},
                                   tmp / "home");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["upstream"]["commit"], pinned_commit());
@@ -72,17 +71,17 @@ TEST_F(RealUpstreamTest, MakePatchOfAnEditedTreeRoundTrips) {
                                       (tmp / "edited").string(), "-o", (tmp / "patches").string()},
                                      tmp / "home");
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  const RunResult gen = run_apexnpu(
-      {"gen", "--upstream", upstream, "--patch", (tmp / "patches/npu.patch").string(), "--overlay",
-       (tmp / "patches/overlay").string(), "-o", (tmp / "regen").string()},
-      tmp / "home");
+  const RunResult gen =
+      run_apexnpu({"gen", "--upstream", upstream, "--patch", (tmp / "patches/npu.patch").string(),
+                   "--overlay", (tmp / "patches/overlay").string(), "-o", (tmp / "regen").string()},
+                  tmp / "home");
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ(tree_snapshot(tmp / "regen"), tree_snapshot(tmp / "edited"));
 }
 
 TEST_F(RealUpstreamTest, TheBundledPatchAndOverlayApply) {
-  const RunResult r = run_apexnpu({"gen", "--upstream", upstream, "-o", (tmp / "out").string()},
-                                  tmp / "home");
+  const RunResult r =
+      run_apexnpu({"gen", "--upstream", upstream, "-o", (tmp / "out").string()}, tmp / "home");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(stdfs::exists(tmp / "out/apex/__init__.py"));
   EXPECT_TRUE(stdfs::exists(tmp / "out/apex/npu/__init__.py"));

@@ -9,9 +9,9 @@
 namespace apexnpu::test {
 namespace {
 
-const std::vector<std::string> special_names = {"docs/with space.md", "q\"uote.py", "tab\tname.txt",
-                                                "new\nline.txt", "na\xc3\xafve/\xe4\xb8\xad.py",
-                                                "back\\slash.cfg"};
+const std::vector<std::string> special_names = {
+    "docs/with space.md",           "q\"uote.py",     "tab\tname.txt", "new\nline.txt",
+    "na\xc3\xafve/\xe4\xb8\xad.py", "back\\slash.cfg"};
 
 class SeriesAndNamesTest : public ::testing::Test {
  protected:
@@ -23,8 +23,8 @@ class SeriesAndNamesTest : public ::testing::Test {
   }
 
   RunResult gen(const stdfs::path& patch, const stdfs::path& out, std::vector<std::string> more = {}) {
-    std::vector<std::string> args{"gen", "--upstream", repo.dir().string(), "--ref", sha, "--patch",
-                                  patch.string(), "--no-overlay", "-o", out.string()};
+    std::vector<std::string> args{"gen",     "--upstream",   repo.dir().string(), "--ref", sha,
+                                  "--patch", patch.string(), "--no-overlay",      "-o",    out.string()};
     args.insert(args.end(), more.begin(), more.end());
     return run_apexnpu(args, tmp / "home");
   }
@@ -66,9 +66,10 @@ TEST_F(SeriesAndNamesTest, GenAppliesAConcatenatedSeriesAsGnuPatchDoes) {
 }
 
 TEST_F(SeriesAndNamesTest, KeepRejectsGathersEverySectionsFailuresInOneFile) {
-  write_file(tmp / "two.patch",
-             "--- a/README\n+++ b/README\n@@ -1,3 +1,3 @@\n-not line 1\n+x\n readme line 2\n readme line 3\n"
-             "--- a/README\n+++ b/README\n@@ -8,3 +8,3 @@\n-not line 8\n+y\n readme line 9\n readme line 10\n");
+  write_file(
+      tmp / "two.patch",
+      "--- a/README\n+++ b/README\n@@ -1,3 +1,3 @@\n-not line 1\n+x\n readme line 2\n readme line 3\n"
+      "--- a/README\n+++ b/README\n@@ -8,3 +8,3 @@\n-not line 8\n+y\n readme line 9\n readme line 10\n");
   EXPECT_EQ(gen(tmp / "two.patch", tmp / "nothing").exit_code, 1);
   EXPECT_FALSE(stdfs::exists(tmp / "nothing")) << "nothing written";
   const RunResult kept = gen(tmp / "two.patch", tmp / "kept", {"--keep-rejects"});

@@ -5,8 +5,8 @@
 
 namespace apexnpu::test {
 
-RunResult run_apexnpu(const std::vector<std::string>& args, const stdfs::path& home,
-                      const stdfs::path& cwd, const std::vector<std::string>& env) {
+RunResult run_apexnpu(const std::vector<std::string>& args, const stdfs::path& home, const stdfs::path& cwd,
+                      const std::vector<std::string>& env) {
   std::vector<std::string> all{"HOME=" + home.string(), "XDG_CACHE_HOME=" + (home / "cache").string(),
                                "NO_COLOR=1", "APEXNPU_UPSTREAM="};
   all.insert(all.end(), env.begin(), env.end());
@@ -17,11 +17,11 @@ RunResult run_apexnpu_killed_at_rename(int rename, const std::vector<std::string
                                        const stdfs::path& home, const std::vector<std::string>& env) {
   // Under AddressSanitizer the preloaded library comes before ASan's runtime; that is fine here.
   const char* asan = std::getenv("ASAN_OPTIONS");
-  std::vector<std::string> all{
-      std::string("LD_PRELOAD=") + APEXNPU_KILL_AT_RENAME_LIBRARY,
-      "APEXNPU_KILL_AT_RENAME=" + std::to_string(rename),
-      std::string("ASAN_OPTIONS=") + (asan != nullptr ? std::string(asan) + ":" : "") +
-          "verify_asan_link_order=0"};
+  std::vector<std::string> all{std::string("LD_PRELOAD=") + APEXNPU_KILL_AT_RENAME_LIBRARY,
+                               "APEXNPU_KILL_AT_RENAME=" + std::to_string(rename),
+                               std::string("ASAN_OPTIONS=") +
+                                   (asan != nullptr ? std::string(asan) + ":" : "") +
+                                   "verify_asan_link_order=0"};
   all.insert(all.end(), env.begin(), env.end());
   return run_apexnpu(args, home, {}, all);
 }

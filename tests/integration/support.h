@@ -16,8 +16,7 @@ inline constexpr int kKilled = 128 + 9;
 // run_apexnpu with the rename fault injector preloaded (support/kill_at_rename.c): the process is
 // killed at its `rename`-th rename, before it happens (0: never; it runs to its end).
 RunResult run_apexnpu_killed_at_rename(int rename, const std::vector<std::string>& args,
-                                       const stdfs::path& home,
-                                       const std::vector<std::string>& env = {});
+                                       const stdfs::path& home, const std::vector<std::string>& env = {});
 
 // The names of what apexnpu left beside `output` (".<name>.apexnpu-*"), sorted.
 std::vector<std::string> leftovers_beside(const stdfs::path& output);

@@ -62,8 +62,7 @@ TEST(Applier, FuzzDropsOuterContextAndKeepsTheInputsLines) {
 
 TEST(Applier, AllOrNothingWhenTheLastFileFails) {
   const FileTree tree{{"a", {lines(1, 10)}}, {"f", {lines(1, 3)}}};
-  const std::string patch =
-      "--- a/a\n+++ b/a\n@@ -1,3 +1,3 @@\n-l1\n+L1\n l2\n l3\n" + change_l5;
+  const std::string patch = "--- a/a\n+++ b/a\n@@ -1,3 +1,3 @@\n-l1\n+L1\n l2\n l3\n" + change_l5;
   const ApplyResult r = apply_text(patch, tree);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.files[0].status, FileStatus::clean);
@@ -88,9 +87,8 @@ TEST(Applier, CreationOfAnExistingFileFails) {
 }
 
 TEST(Applier, RefusesSymlinkTargetsAndParents) {
-  const FileTree tree{{"link", {"f", FileKind::symlink}},
-                      {"dir", {"/tmp", FileKind::symlink}},
-                      {"f", {lines(1, 10)}}};
+  const FileTree tree{
+      {"link", {"f", FileKind::symlink}}, {"dir", {"/tmp", FileKind::symlink}}, {"f", {lines(1, 10)}}};
   ApplyResult r = apply_text("--- a/link\n+++ b/link\n@@ -1 +1 @@\n-f\n+g\n", tree);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.files[0].hunks[0].reason.find("symlink"), std::string::npos);
@@ -106,7 +104,8 @@ TEST(Applier, ModesFromGitHeaders) {
   ApplyResult r = apply_text("diff --git a/s b/s\nold mode 100644\nnew mode 100755\n", tree);
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.tree.at("s").kind, FileKind::executable);
-  r = apply_text("diff --git a/n b/n\nnew file mode 100755\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n", tree);
+  r = apply_text("diff --git a/n b/n\nnew file mode 100755\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n",
+                 tree);
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.tree.at("n").kind, FileKind::executable);
 }

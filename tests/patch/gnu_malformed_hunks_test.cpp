@@ -13,9 +13,9 @@ const std::string no_newline = "\\ No newline at end of file\n";
 
 struct HunkCase {
   std::string name;
-  std::string hunks;      // after the "--- a/f" / "+++ b/f" lines
-  bool gnu_malformed;     // GNU stops with "malformed patch at line N"
-  std::string line;       // for a malformed one: the line our error names ("p.patch:N")
+  std::string hunks;   // after the "--- a/f" / "+++ b/f" lines
+  bool gnu_malformed;  // GNU stops with "malformed patch at line N"
+  std::string line;    // for a malformed one: the line our error names ("p.patch:N")
   bool final_newline = true;
 };
 
@@ -29,8 +29,10 @@ std::vector<HunkCase> hunk_cases() {
       {"ContextAfterTheOldSideIsFull", "@@ -2,2 +2,3 @@\n l2\n-l3\n+L3\n l4\n", true, ":7:"},
       {"TruncatedByAnotherHunk", "@@ -2,2 +2,3 @@\n l2\n-l3\n+L3\n@@ -6 +6 @@\n-l6\n+L6\n", true, ":7:"},
       {"TruncatedAtTheEnd", "@@ -2,2 +2,3 @@\n l2\n-l3\n+L3\n", true, ":3:"},
-      {"MarkerBeforeTheOldSideEnds", "@@ -6,3 +6,3 @@\n l6\n-l7\n" + N + "+L7\n l8\n" + N, true, ":6:", false},
-      {"MarkerBeforeTheNewSideEnds", "@@ -6,3 +6,3 @@\n l6\n-l7\n+L7\n" + N + " l8\n" + N, true, ":7:", false},
+      {"MarkerBeforeTheOldSideEnds", "@@ -6,3 +6,3 @@\n l6\n-l7\n" + N + "+L7\n l8\n" + N, true,
+       ":6:", false},
+      {"MarkerBeforeTheNewSideEnds", "@@ -6,3 +6,3 @@\n l6\n-l7\n+L7\n" + N + " l8\n" + N, true,
+       ":7:", false},
       {"MarkerAfterLeadingContext", "@@ -6,3 +6,3 @@\n l6\n" + N + "-l7\n+L7\n l8\n" + N, true, ":5:", false},
       {"TwoMarkersInARow", "@@ -7,2 +7,2 @@\n l7\n-l8\n" + N + N + "+L8\n", true, ":7:", false},
       {"MarkerFirstInTheHunk", "@@ -7,2 +7,2 @@\n" + N + " l7\n-l8\n+L8\n", true, ":4:", false},
@@ -41,7 +43,8 @@ std::vector<HunkCase> hunk_cases() {
       {"TrailingGarbage", "@@ -2,2 +2,2 @@\n l2\n-l3\n+L3\nzzz\n", false, ""},
       {"MarkersOnBothLastLines", "@@ -7,2 +7,2 @@\n l7\n-l8\n" + N + "+L8\n" + N, false, "", false},
       {"MarkerOnTheOldSideOnly", "@@ -7,2 +7,2 @@\n l7\n-l8\n" + N + "+L8\n", false, "", false},
-      {"MarkerOnTheOldSideThenTwoAdded", "@@ -7,2 +7,3 @@\n l7\n-l8\n" + N + "+L8\n+X\n" + N, false, "", false},
+      {"MarkerOnTheOldSideThenTwoAdded", "@@ -7,2 +7,3 @@\n l7\n-l8\n" + N + "+L8\n+X\n" + N, false, "",
+       false},
       {"AddedSideFirst", "@@ -7,2 +7,2 @@\n l7\n+L8\n" + N + "-l8\n" + N, false, "", false},
       {"MarkerOnFinalContext", "@@ -6,3 +6,3 @@\n l6\n-l7\n+L7\n l8\n" + N, false, "", false},
       {"SecondMarkerAfterTheHunk", "@@ -7,2 +7,2 @@\n l7\n-l8\n+L8\n" + N + N, false, ""},
@@ -55,7 +58,8 @@ TEST_P(MalformedHunks, RefusedWhereGnuRefusesAndIdenticalWhereItApplies) {
   test::TempDir tmp;
   std::string content = eight_lines;
   if (!c.final_newline) content.pop_back();
-  const SideBySide both = expect_same_as_gnu(tmp, "p", FileTree{{"f", {content}}}, "--- a/f\n+++ b/f\n" + c.hunks);
+  const SideBySide both =
+      expect_same_as_gnu(tmp, "p", FileTree{{"f", {content}}}, "--- a/f\n+++ b/f\n" + c.hunks);
   if (c.gnu_malformed) {
     EXPECT_NE(both.gnu.said.find("malformed patch"), std::string::npos) << both.gnu.said;
     EXPECT_EQ(both.gnu.files.at("f"), content) << "GNU wrote nothing";

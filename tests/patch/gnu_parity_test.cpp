@@ -40,10 +40,10 @@ TEST(GnuParity, RandomPatchesApplyExactlyAsGnuPatchDoes) {
     const std::filesystem::path dir = tmp / ("case" + std::to_string(n));
     test::write_file(dir / "f", input);
     test::write_file(tmp / "p.patch", patch_text);
-    const RunResult gnu = test::run_process(
-        "patch", {"-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--reject-file=-", "-s",
-                  "-i", (tmp / "p.patch").string()},
-        {"LC_ALL=C"}, dir);
+    const RunResult gnu = test::run_process("patch",
+                                            {"-p1", "--batch", "--forward", "--no-backup-if-mismatch",
+                                             "--reject-file=-", "-s", "-i", (tmp / "p.patch").string()},
+                                            {"LC_ALL=C"}, dir);
     const ApplyResult ours = apply_patch(parse_patch(patch_text, "p.patch"), {{"f", {input}}});
 
     SCOPED_TRACE("case " + std::to_string(n) + "\n--- patch:\n" + patch_text + "--- input:\n" + input);

@@ -10,10 +10,10 @@ GnuOutcome run_gnu_patch(const test::TempDir& tmp, const std::string& name, cons
     test::write_file(dir / path, entry.content, entry.kind == FileKind::executable);
   const test::stdfs::path patch_file = tmp / (name + ".patch");
   test::write_file(patch_file, patch_text);
-  const test::RunResult run = test::run_process(
-      "patch", {"-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--reject-file=-", "-i",
-                patch_file.string()},
-      {"LC_ALL=C"}, dir);
+  const test::RunResult run = test::run_process("patch",
+                                                {"-p1", "--batch", "--forward", "--no-backup-if-mismatch",
+                                                 "--reject-file=-", "-i", patch_file.string()},
+                                                {"LC_ALL=C"}, dir);
   return {run.exit_code, run.out + run.err, test::snapshot(dir)};
 }
 

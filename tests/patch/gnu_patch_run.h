@@ -11,8 +11,8 @@ namespace apexnpu::patch {
 
 struct GnuOutcome {
   int exit_code = -1;
-  std::string said;                           // stdout and stderr
-  std::map<std::string, std::string> files;   // test::snapshot of the directory afterwards
+  std::string said;                          // stdout and stderr
+  std::map<std::string, std::string> files;  // test::snapshot of the directory afterwards
 };
 
 // Writes `tree` to <tmp>/<name>, applies `patch_text` with `patch -p1 --batch --forward` there.
@@ -29,7 +29,7 @@ namespace apexnpu::patch {
 // Our result for the same input: a parse error (its message), or what apply_patch gave.
 struct SideBySide {
   GnuOutcome gnu;
-  std::string our_error;   // the parse error, empty when the patch parsed
+  std::string our_error;  // the parse error, empty when the patch parsed
   bool we_applied = false;
   std::map<std::string, std::string> our_files;  // when it parsed: the tree apply_patch left
 };

@@ -34,12 +34,14 @@ std::vector<NameCase> name_cases() {
       {"UnquotedQuoteAndBackslash", creating("b/a\"b\\tc"), ""},
       {"GitQuotedHeaderOnly", "diff --git \"a/a\\tb\" \"b/a\\tb\"\nnew file mode 100644\n", ""},
       {"ModifyQuoted", "--- \"a/sp ace\"\n+++ \"b/sp ace\"\n@@ -1 +1 @@\n-x\n+y\n", ""},
-      {"GitDiffOfASpacedName", "diff --git a/sp ace b/sp ace\n--- a/sp ace\t\n+++ b/sp ace\t\n@@ -1 +1 @@\n-x\n+y\n", ""},
+      {"GitDiffOfASpacedName",
+       "diff --git a/sp ace b/sp ace\n--- a/sp ace\t\n+++ b/sp ace\t\n@@ -1 +1 @@\n-x\n+y\n", ""},
       {"UnknownEscape", creating(R"("b/x\qy")"), "q.patch:2: a malformed quoted file name"},
       {"Unterminated", creating(R"("b/xy)"), "q.patch:2: a malformed quoted file name"},
       {"OctalAbove377", creating(R"("b/a\400")"), "q.patch:2: a malformed quoted file name"},
       {"TwoDigitOctal", creating(R"("b/a\12")"), "q.patch:2: a malformed quoted file name"},
-      {"EscapedDotDot", creating(R"("b/..\057outside/evil.txt")"), "q.patch:2: unsafe file name '../outside/evil.txt'"},
+      {"EscapedDotDot", creating(R"("b/..\057outside/evil.txt")"),
+       "q.patch:2: unsafe file name '../outside/evil.txt'"},
       {"GitHeaderOnlyWithUnquotedSpaces", "diff --git a/a b b/a b\nnew file mode 100644\n",
        "q.patch:1: cannot read the file names"},
   };
@@ -69,7 +71,8 @@ TEST(QuotedNames, ADecodedGitDirectoryIsRefused) {
     parse_patch(creating(R"("b/\056git/hooks/x")"), "q.patch");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("q.patch:2: unsafe file name '.git/hooks/x'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("q.patch:2: unsafe file name '.git/hooks/x'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -79,7 +82,8 @@ TEST(QuotedNames, ADecodedNulIsRefused) {
     parse_patch(creating(R"("b/a\000b")"), "q.patch");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("q.patch:2: a NUL byte in a file name"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("q.patch:2: a NUL byte in a file name"), std::string::npos)
+        << e.what();
   }
 }
 

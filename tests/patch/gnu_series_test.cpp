@@ -20,57 +20,65 @@ SideBySide series(const std::string& name, const FileTree& tree, const std::stri
 }
 
 TEST(PatchSeries, CreateThenModify) {
-  const SideBySide both = series("cm", {}, "--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n"
-                                           "--- a/n\n+++ b/n\n@@ -1,2 +1,2 @@\n x\n-y\n+Y\n");
+  const SideBySide both = series("cm", {},
+                                 "--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n"
+                                 "--- a/n\n+++ b/n\n@@ -1,2 +1,2 @@\n x\n-y\n+Y\n");
   EXPECT_EQ(both.gnu.exit_code, 0);
   EXPECT_EQ(both.our_files.at("n"), "x\nY\n");
 }
 
 TEST(PatchSeries, ModifyThenDelete) {
-  const SideBySide both = series("md", eight_lines,
-                                 "--- a/f\n+++ b/f\n@@ -1,3 +1,2 @@\n l1\n-l2\n l3\n"
-                                 "--- a/f\n+++ /dev/null\n@@ -1,7 +0,0 @@\n-l1\n-l3\n-l4\n-l5\n-l6\n-l7\n-l8\n");
+  const SideBySide both =
+      series("md", eight_lines,
+             "--- a/f\n+++ b/f\n@@ -1,3 +1,2 @@\n l1\n-l2\n l3\n"
+             "--- a/f\n+++ /dev/null\n@@ -1,7 +0,0 @@\n-l1\n-l3\n-l4\n-l5\n-l6\n-l7\n-l8\n");
   EXPECT_EQ(both.gnu.exit_code, 0);
   EXPECT_FALSE(both.our_files.contains("f"));
 }
 
 TEST(PatchSeries, ModifyTwiceAsGitFormatPatchesWriteIt) {
-  const SideBySide both = series("mm", eight_lines,
-                                 "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-l1\n+L1\n l2\n l3\n"
-                                 "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n L1\n-l2\n+L2\n l3\n");
+  const SideBySide both =
+      series("mm", eight_lines,
+             "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-l1\n+L1\n l2\n l3\n"
+             "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n L1\n-l2\n+L2\n l3\n");
   EXPECT_EQ(both.gnu.exit_code, 0);
   EXPECT_EQ(both.our_files.at("f"), "L1\nL2\nl3\nl4\nl5\nl6\nl7\nl8\n");
 }
 
 TEST(PatchSeries, CreateThenDelete) {
-  const SideBySide both = series("cd", eight_lines, "--- /dev/null\n+++ b/t\n@@ -0,0 +1 @@\n+x\n"
-                                                    "--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n");
+  const SideBySide both = series("cd", eight_lines,
+                                 "--- /dev/null\n+++ b/t\n@@ -0,0 +1 @@\n+x\n"
+                                 "--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n");
   EXPECT_EQ(both.gnu.exit_code, 0);
   EXPECT_FALSE(both.our_files.contains("t"));
 }
 
 TEST(PatchSeries, ModeChangeThenEdit) {
-  const SideBySide both = series("me", eight_lines, "diff --git a/f b/f\nold mode 100644\nnew mode 100755\n"
-                                                    "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -8 +8 @@\n-l8\n+L8\n");
+  const SideBySide both = series("me", eight_lines,
+                                 "diff --git a/f b/f\nold mode 100644\nnew mode 100755\n"
+                                 "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -8 +8 @@\n-l8\n+L8\n");
   EXPECT_EQ(both.gnu.exit_code, 0);
   EXPECT_EQ(both.our_files.at("f").front(), '*');
 }
 
 TEST(PatchSeries, CreatingAFileTwiceIsRefusedAsGnuRefusesIt) {
-  const SideBySide both = series("cc", {}, "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n"
-                                           "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+y\n");
+  const SideBySide both = series("cc", {},
+                                 "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n"
+                                 "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+y\n");
   EXPECT_NE(both.gnu.exit_code, 0);
 }
 
 TEST(PatchSeries, ModifyingADeletedFileIsRefusedAsGnuRefusesIt) {
-  const SideBySide both = series("dm", {{"t", {"x\n"}}}, "--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
-                                                          "--- a/t\n+++ b/t\n@@ -1 +1 @@\n-x\n+y\n");
+  const SideBySide both = series("dm", {{"t", {"x\n"}}},
+                                 "--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+                                 "--- a/t\n+++ b/t\n@@ -1 +1 @@\n-x\n+y\n");
   EXPECT_NE(both.gnu.exit_code, 0);
 }
 
 TEST(PatchSeries, ASecondSectionThatFailsKeepsTheFirstAsGnuDoes) {
-  const SideBySide both = series("sf", eight_lines, "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-l1\n+L1\n l2\n l3\n"
-                                                    "--- a/f\n+++ b/f\n@@ -5,3 +5,3 @@\n-q5\n+Q5\n l6\n l7\n");
+  const SideBySide both = series("sf", eight_lines,
+                                 "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-l1\n+L1\n l2\n l3\n"
+                                 "--- a/f\n+++ b/f\n@@ -5,3 +5,3 @@\n-q5\n+Q5\n l6\n l7\n");
   EXPECT_EQ(both.gnu.exit_code, 1);
   EXPECT_EQ(both.our_files, both.gnu.files);
 }

@@ -3,12 +3,14 @@
 // are set aside, as the writer has always done. The writer's hunks follow from the script, so a
 // different choice among equally short scripts would change, byte for byte, patches that
 // make-patch wrote before.
+#include "patch/line_diff.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 
-#include "patch/line_diff.h"
+#include "lcs.h"
 #include "random_lines.h"
 
 namespace apexnpu::patch {
@@ -25,9 +27,7 @@ std::vector<Edit> textbook_search(const std::vector<std::string_view>& a,
     std::vector<long> v(2 * d + 1, 0);
     auto prev = [&](long k) { return trace[d - 1][k + d - 1]; };
     for (long k = -d; k <= d && found < 0; k += 2) {
-      long x = d == 0                                             ? 0
-               : k == -d || (k != d && prev(k - 1) < prev(k + 1)) ? prev(k + 1)
-                                                                   : prev(k - 1) + 1;
+      long x = d == 0 ? 0 : k == -d || (k != d && prev(k - 1) < prev(k + 1)) ? prev(k + 1) : prev(k - 1) + 1;
       while (x < n && x - k < m && a[x] == b[x - k]) ++x;
       v[k + d] = x;
       if (x >= n && x - k >= m) found = d;
@@ -74,24 +74,11 @@ std::vector<Edit> textbook_diff(const std::vector<std::string_view>& a,
     ++suffix;
   std::vector<Edit> edits;
   for (std::size_t i = 0; i < prefix; ++i) edits.push_back({EditKind::keep, i, i});
-  for (const Edit& e : textbook_search({a.begin() + prefix, a.end() - suffix},
-                                       {b.begin() + prefix, b.end() - suffix}))
+  for (const Edit& e :
+       textbook_search({a.begin() + prefix, a.end() - suffix}, {b.begin() + prefix, b.end() - suffix}))
     edits.push_back({e.kind, e.old_index + prefix, e.new_index + prefix});
-  for (std::size_t i = suffix; i > 0; --i)
-    edits.push_back({EditKind::keep, a.size() - i, b.size() - i});
+  for (std::size_t i = suffix; i > 0; --i) edits.push_back({EditKind::keep, a.size() - i, b.size() - i});
   return edits;
-}
-
-// Length of a longest common subsequence, by dynamic programming: the script's changes must
-// number n + m - 2 * lcs.
-std::size_t lcs(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
-  std::vector<std::size_t> row(b.size() + 1, 0), next(b.size() + 1, 0);
-  for (std::size_t i = a.size(); i-- > 0;) {
-    for (std::size_t j = b.size(); j-- > 0;)
-      next[j] = a[i] == b[j] ? row[j + 1] + 1 : std::max(row[j], next[j + 1]);
-    std::swap(row, next);
-  }
-  return row[0];
 }
 
 bool same(const std::vector<Edit>& x, const std::vector<Edit>& y) {

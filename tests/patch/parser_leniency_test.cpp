@@ -10,7 +10,8 @@ namespace apexnpu::patch {
 namespace {
 
 TEST(ParserLeniency, CommentaryBeforeTheFirstDiffIsSkipped) {
-  const PatchSet set = parse_patch("Subject: fix\n\nSome prose.\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "c.patch");
+  const PatchSet set =
+      parse_patch("Subject: fix\n\nSome prose.\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "c.patch");
   ASSERT_EQ(set.files.size(), 1u);
   EXPECT_EQ(set.files[0].new_path, "x");
   EXPECT_EQ(set.files[0].hunks[0].patch_line, 6u);
@@ -31,9 +32,11 @@ TEST(ParserLeniency, ABareNewlineIsAnEmptyContextLine) {
 
 TEST(ParserLeniency, EpochTimestampsMarkCreatedAndRemovedFiles) {
   const PatchSet set = parse_patch(
-      "diff -Nur a/n b/n\n--- a/n\t1970-01-01 00:00:00.000000000 +0000\n+++ b/n\t2021-01-01 00:00:00.000000000 +0800\n"
+      "diff -Nur a/n b/n\n--- a/n\t1970-01-01 00:00:00.000000000 +0000\n+++ b/n\t2021-01-01 "
+      "00:00:00.000000000 +0800\n"
       "@@ -0,0 +1 @@\n+x\n"
-      "diff -Nur a/r b/r\n--- a/r\t2021-01-01 00:00:00.000000000 +0800\n+++ b/r\t1970-01-01 08:00:00.000000000 +0800\n"
+      "diff -Nur a/r b/r\n--- a/r\t2021-01-01 00:00:00.000000000 +0800\n+++ b/r\t1970-01-01 "
+      "08:00:00.000000000 +0800\n"
       "@@ -1 +0,0 @@\n-y\n",
       "e.patch");
   ASSERT_EQ(set.files.size(), 2u);

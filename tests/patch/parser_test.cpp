@@ -74,8 +74,10 @@ TEST(Parser, EmptyPatchIsEmptyAndGarbageIsAnError) {
 }
 
 TEST(Parser, MalformedInputNamesThePatchLine) {
-  EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n+b\nzzz\n").find("p.patch:6"), std::string::npos);
-  EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1,999999999999 +1 @@\n-a\n").find("p.patch:3"), std::string::npos);
+  EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n+b\nzzz\n").find("p.patch:6"),
+            std::string::npos);
+  EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1,999999999999 +1 @@\n-a\n").find("p.patch:3"),
+            std::string::npos);
   EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1,5 +1,5 @@\n-a\n+b\n").find("p.patch:3"), std::string::npos);
   EXPECT_NE(error_of("--- a/x\n+++ b/x\n@@ -1 +1 @\n-a\n+b\n").find("p.patch:3: a malformed hunk header"),
             std::string::npos);
@@ -99,15 +101,16 @@ TEST(Parser, RefusesUnsafePathsAfterStripping) {
   std::string deep = "b/";
   for (int i = 0; i < 1200; ++i) deep += "d/";
   EXPECT_NE(with_path(deep + "f").find("too deep"), std::string::npos);
-  EXPECT_NE(error_of("diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/tmp\n")
-                .find("symlink"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/tmp\n")
+          .find("symlink"),
+      std::string::npos);
 }
 
 TEST(Parser, SeveralSectionsForOneFileAreKeptInOrder) {
   // A concatenated series (issue 13): no longer "patched twice"; the applier takes them in order.
-  const PatchSet set =
-      parse_patch("--- /dev/null\n+++ b/t\n@@ -0,0 +1 @@\n+x\n--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", "p.patch");
+  const PatchSet set = parse_patch(
+      "--- /dev/null\n+++ b/t\n@@ -0,0 +1 @@\n+x\n--- a/t\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", "p.patch");
   ASSERT_EQ(set.files.size(), 2u);
   EXPECT_EQ(set.files[0].operation, FileOperation::create);
   EXPECT_EQ(set.files[1].operation, FileOperation::remove);

@@ -1,9 +1,10 @@
 // C-quoted names: decoding as git and GNU patch 2.7 do, quoting as the writer does, and reading
 // names from "---"/"+++" and "diff --git" lines with GNU's rules for tabs and spaces.
+#include "patch/quoted_name.h"
+
 #include <gtest/gtest.h>
 
 #include "patch/header_names.h"
-#include "patch/quoted_name.h"
 
 namespace apexnpu::patch {
 namespace {
@@ -27,8 +28,8 @@ TEST(QuotedName, DecodesEveryEscapeGitWrites) {
 }
 
 TEST(QuotedName, RefusesWhatGitAndGnuPatchRefuse) {
-  for (const char* bad : {R"("x\qy")", R"("unterminated)", R"("a\400")", R"("a\12")", R"("a\0")",
-                          R"("a\8")", R"("trailing\)", R"(")", R"(noquote)"})
+  for (const char* bad : {R"("x\qy")", R"("unterminated)", R"("a\400")", R"("a\12")", R"("a\0")", R"("a\8")",
+                          R"("trailing\)", R"(")", R"(noquote)"})
     EXPECT_FALSE(decoded(bad)) << bad;
 }
 

@@ -9,10 +9,18 @@
 namespace apexnpu::patch {
 namespace {
 
-const std::vector<std::string> special_names = {
-    "with space.py", "dir with space/f", "q\"uote", "\"leading quote", "back\\slash", "tab\there",
-    "new\nline", "ctrl\x01\x1f\x7f", "na\xc3\xafve/\xe4\xb8\xad\xe6\x96\x87.txt", "trailing space ",
-    "-dash", "a/b c/d\te\nf\\g\"h"};
+const std::vector<std::string> special_names = {"with space.py",
+                                                "dir with space/f",
+                                                "q\"uote",
+                                                "\"leading quote",
+                                                "back\\slash",
+                                                "tab\there",
+                                                "new\nline",
+                                                "ctrl\x01\x1f\x7f",
+                                                "na\xc3\xafve/\xe4\xb8\xad\xe6\x96\x87.txt",
+                                                "trailing space ",
+                                                "-dash",
+                                                "a/b c/d\te\nf\\g\"h"};
 
 TEST(SpecialNames, EveryClassRoundTripsThroughOursGnuPatchAndGitApply) {
   FileTree before, after;
@@ -23,10 +31,19 @@ TEST(SpecialNames, EveryClassRoundTripsThroughOursGnuPatchAndGitApply) {
     const std::string path = name, content = "line 1\nline 2\nline 3\n";
     paths.push_back(path);
     switch (k++ % 4) {
-      case 0: before[path] = {content}; after[path] = {"line 1\nline two\nline 3\n"}; break;
-      case 1: after[path] = {content}; break;
-      case 2: before[path] = {content}; break;
-      default: before[path] = {content}; after[path] = {content, FileKind::executable};
+      case 0:
+        before[path] = {content};
+        after[path] = {"line 1\nline two\nline 3\n"};
+        break;
+      case 1:
+        after[path] = {content};
+        break;
+      case 2:
+        before[path] = {content};
+        break;
+      default:
+        before[path] = {content};
+        after[path] = {content, FileKind::executable};
     }
   }
   after["empty new"] = {""};
@@ -48,7 +65,8 @@ TEST(SpecialNames, EveryClassRoundTripsThroughOursGnuPatchAndGitApply) {
   test::stdfs::create_directories(git_dir);
   test::write_file(tmp / "names.patch", text);
   ASSERT_EQ(test::run_process("git", {"init", "-q"}, {}, git_dir).exit_code, 0);
-  const test::RunResult git = test::run_process("git", {"apply", (tmp / "names.patch").string()}, {}, git_dir);
+  const test::RunResult git =
+      test::run_process("git", {"apply", (tmp / "names.patch").string()}, {}, git_dir);
   ASSERT_EQ(git.exit_code, 0) << git.err;
   test::stdfs::remove_all(git_dir / ".git");
   EXPECT_EQ(test::snapshot(git_dir), snapshot_of(after)) << "git apply";

@@ -1,6 +1,8 @@
 // split_diff, the linear-memory search diff_lines falls back to past its trace budget: every
 // script it gives turns a into b; within its cost bound it is a shortest one; past it, still a
 // valid one, on files that make the whole search's memory explode (lines permuted).
+#include "patch/split_diff.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,8 +11,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "lcs.h"
 #include "patch/line_diff.h"
-#include "patch/split_diff.h"
 #include "random_lines.h"
 
 namespace apexnpu::patch {
@@ -28,16 +30,6 @@ Ids intern(const std::vector<std::string>& a, const std::vector<std::string>& b)
   return out;
 }
 
-std::size_t lcs(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<std::size_t> row(b.size() + 1, 0), next(b.size() + 1, 0);
-  for (std::size_t i = a.size(); i-- > 0;) {
-    for (std::size_t j = b.size(); j-- > 0;)
-      next[j] = a[i] == b[j] ? row[j + 1] + 1 : std::max(row[j], next[j + 1]);
-    std::swap(row, next);
-  }
-  return row[0];
-}
-
 // The lines flagged in neither side pair up equal, in order; returns how many lines changed.
 std::size_t check_valid(const Ids& in, const ChangedLines& c) {
   EXPECT_EQ(c.removed.size(), in.a.size());
@@ -51,8 +43,8 @@ std::size_t check_valid(const Ids& in, const ChangedLines& c) {
 }
 
 ChangedLines run(const Ids& in, long bound) {
-  return split_diff(in.a.data(), static_cast<long>(in.a.size()), in.b.data(),
-                    static_cast<long>(in.b.size()), bound);
+  return split_diff(in.a.data(), static_cast<long>(in.a.size()), in.b.data(), static_cast<long>(in.b.size()),
+                    bound);
 }
 
 TEST(SplitDiff, WithinItsBoundTheScriptIsAShortestOne) {

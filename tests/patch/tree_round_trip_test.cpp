@@ -108,7 +108,8 @@ TEST(TreeRoundTrip, RandomTreesApplyThroughOursGitApplyAndGnuPatch) {
     materialize(before, git_dir);
     test::write_file(tmp / "t.patch", text);
     ASSERT_EQ(test::run_process("git", {"init", "-q"}, {}, git_dir).exit_code, 0);
-    const auto check = test::run_process("git", {"apply", "--check", (tmp / "t.patch").string()}, {}, git_dir);
+    const auto check =
+        test::run_process("git", {"apply", "--check", (tmp / "t.patch").string()}, {}, git_dir);
     ASSERT_EQ(check.exit_code, 0) << check.err;
     const auto git = test::run_process("git", {"apply", (tmp / "t.patch").string()}, {}, git_dir);
     ASSERT_EQ(git.exit_code, 0) << git.err;
@@ -118,10 +119,10 @@ TEST(TreeRoundTrip, RandomTreesApplyThroughOursGitApplyAndGnuPatch) {
     const auto gnu_dir = tmp / ("gnu" + std::to_string(n));
     materialize(before, gnu_dir);
     test::stdfs::create_directories(gnu_dir);
-    const auto gnu = test::run_process(
-        "patch", {"-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--reject-file=-", "-s", "-i",
-                  (tmp / "t.patch").string()},
-        {"LC_ALL=C"}, gnu_dir);
+    const auto gnu = test::run_process("patch",
+                                       {"-p1", "--batch", "--forward", "--no-backup-if-mismatch",
+                                        "--reject-file=-", "-s", "-i", (tmp / "t.patch").string()},
+                                       {"LC_ALL=C"}, gnu_dir);
     ASSERT_EQ(gnu.exit_code, 0) << gnu.out << gnu.err;
     EXPECT_EQ(test::snapshot(gnu_dir), expected_snapshot(after)) << "GNU patch";
     test::stdfs::remove_all(git_dir);

@@ -59,9 +59,7 @@ Layout make_layout(const std::vector<std::size_t>& sizes, unsigned seed) {
 std::vector<std::vector<std::size_t>> layouts() {
   std::vector<std::size_t> many;
   for (std::size_t i = 0; i < 500; ++i) many.push_back((i * 37) % 53);  // zeros, ragged sizes
-  return {{3 * kChunkElements + 1001},
-          many,
-          {1, 15, 17, kChunkElements - 1, kChunkElements + 3, 0, 250}};
+  return {{3 * kChunkElements + 1001}, many, {1, 15, 17, kChunkElements - 1, kChunkElements + 3, 0, 250}};
 }
 
 // Reference: per-tensor norms in long double, naive order; total as torch: norm of the norms.
@@ -131,10 +129,10 @@ TEST(GradNorm, Float16MatchesTheSameValuesInFloat32) {
       ScopedIsaLevel isa(c.level);
       ScopedNumThreads threads(c.threads);
       for (const NormType type : {NormType::l2, NormType::inf}) {
-        const double want = grad_norm(GradBuffer{l.buffer.data(), DType::float32, &l.table}, type,
-                                      nullptr, device(0));
-        const double got = grad_norm(GradBuffer{h.data(), DType::float16, &l.table}, type, nullptr,
-                                     device(0));
+        const double want =
+            grad_norm(GradBuffer{l.buffer.data(), DType::float32, &l.table}, type, nullptr, device(0));
+        const double got =
+            grad_norm(GradBuffer{h.data(), DType::float16, &l.table}, type, nullptr, device(0));
         EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want));
       }
     }
@@ -182,8 +180,10 @@ TEST(ClipGradNorm, ScalesLikeTorchWhenAboveMaxNorm) {
               << i;
         // The clipped gradients' norm is max_norm (up to the 1e-6 and float rounding).
         EXPECT_NEAR(grad_norm(b[0], type, nullptr, device(0)), max_norm, 1e-5 * max_norm);
-        if (first.empty()) first = l.buffer;
-        else EXPECT_EQ(std::memcmp(first.data(), l.buffer.data(), first.size() * 4), 0);
+        if (first.empty())
+          first = l.buffer;
+        else
+          EXPECT_EQ(std::memcmp(first.data(), l.buffer.data(), first.size() * 4), 0);
       }
     }
   }
@@ -245,8 +245,7 @@ TEST(ClipGradNorm, Float16InPlace) {
   const double total = clip_grad_norm(b, 0.5, 2.0, device(0));
   EXPECT_NEAR(total, ref.total, 1e-12 * ref.total);
   const auto factor = static_cast<float>(0.5 / (ref.total + 1e-6));
-  for (std::size_t i = 0; i < h.size(); ++i)
-    ASSERT_EQ(h[i], float_to_half(rounded[i] * factor)) << i;
+  for (std::size_t i = 0; i < h.size(); ++i) ASSERT_EQ(h[i], float_to_half(rounded[i] * factor)) << i;
 }
 
 }  // namespace

@@ -115,8 +115,7 @@ TEST(Unscale, DetectsInfAndNanAnywhere) {
         EXPECT_TRUE(dev.float_status().clear());
         EXPECT_TRUE(unscale(h.data(), DType::float16, n, 0.25f, nullptr, dev)) << where;
         EXPECT_TRUE(dev.float_status().clear());
-        EXPECT_EQ(h[where], std::isnan(bad) ? 0x0000 : (bad > 0 ? 0x7BFF : 0xFBFF))
-            << "saturated in place";
+        EXPECT_EQ(h[where], std::isnan(bad) ? 0x0000 : (bad > 0 ? 0x7BFF : 0xFBFF)) << "saturated in place";
       }
     }
   });

@@ -57,8 +57,8 @@ Pooled reference(const std::vector<half_bits>& in, std::int64_t planes, const Po
 }
 
 // Output size as torch computes it (pooling_output_shape), ceil mode included.
-std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad,
-                      std::int64_t d, bool ceil) {
+std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t pad, std::int64_t d,
+                      bool ceil) {
   const std::int64_t span = in + 2 * pad - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
   std::int64_t out = span / s + 1;
   if (ceil && (out - 1) * s >= in + pad) --out;
@@ -93,8 +93,18 @@ TEST_P(HalfMaxPoolIsa, MatchesTorchsLoopOnEveryGeometry) {
     const std::int64_t ih = (kh - 1) * dh + 1 + rng() % 6;
     const std::int64_t iw = (kw - 1) * dw + 1 + (trial % 4 == 0 ? rng() % 150 : rng() % 6);
     const bool ceil = rng() % 2;
-    const PoolGeometry g{ih, iw, out_size(ih, kh, sh, ph, dh, ceil), out_size(iw, kw, sw, pw, dw, ceil),
-                         kh, kw, sh, sw, ph, pw, dh, dw};
+    const PoolGeometry g{ih,
+                         iw,
+                         out_size(ih, kh, sh, ph, dh, ceil),
+                         out_size(iw, kw, sw, pw, dw, ceil),
+                         kh,
+                         kw,
+                         sh,
+                         sw,
+                         ph,
+                         pw,
+                         dh,
+                         dw};
     const std::int64_t planes = 1 + rng() % 4;
     std::vector<half_bits> in(static_cast<std::size_t>(planes * ih * iw));
     for (auto& v : in) v = random_half(rng);

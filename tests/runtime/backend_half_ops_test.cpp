@@ -107,8 +107,7 @@ TEST_P(HalfOpsIsa, ReluOfEveryHalfIsTheFp32ReluSaturated) {
   std::vector<half_bits> in_place = all;
   relu_half(in_place.data(), in_place.data(), in_place.size());
   bool overflow = false;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    ASSERT_EQ(in_place[i], relu_definition(all[i], overflow));
+  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(in_place[i], relu_definition(all[i], overflow));
 }
 
 TEST_P(HalfOpsIsa, ReluBackwardOfEveryPairWithASpecialIsTheFp32ThresholdSaturated) {
@@ -136,8 +135,8 @@ TEST_P(HalfOpsIsa, ReportsOnlyWhatItStores) {
   for (const std::size_t where : {std::size_t{0}, std::size_t{9}, std::size_t{16}, std::size_t{30}}) {
     std::vector<half_bits> x(31, 0x3C00), g(31, 0x7C00), out(31);
     EXPECT_FALSE(relu_half(x.data(), out.data(), x.size()));
-    EXPECT_FALSE(relu_backward_half(g.data(), std::vector<half_bits>(31, 0xBC00).data(),
-                                    out.data(), 31));  // every inf grad is blocked
+    EXPECT_FALSE(relu_backward_half(g.data(), std::vector<half_bits>(31, 0xBC00).data(), out.data(),
+                                    31));  // every inf grad is blocked
     x[where] = 0x7C00;
     EXPECT_TRUE(relu_half(x.data(), out.data(), x.size())) << where;
     EXPECT_EQ(out[where], kHalfMaxBits);

@@ -47,9 +47,12 @@ Expected oracle(float x) {
   }
   const double dlo = a - decode_half(lo), dhi = decode_half(hi) - a;
   std::uint16_t pick;
-  if (dlo < dhi) pick = lo;
-  else if (dhi < dlo) pick = hi;
-  else pick = (lo & 1) ? hi : lo;
+  if (dlo < dhi)
+    pick = lo;
+  else if (dhi < dlo)
+    pick = hi;
+  else
+    pick = (lo & 1) ? hi : lo;
   if (decode_half(hi) <= a) pick = hi;
   return {static_cast<std::uint16_t>(sign | pick), false};
 }
@@ -62,19 +65,18 @@ std::vector<float> interesting_floats() {
   for (std::uint32_t h = 0; h < 0x7C00; ++h) {
     for (const std::uint16_t sign : {std::uint16_t{0}, std::uint16_t{0x8000}}) {
       const float v = static_cast<float>(decode_half(static_cast<std::uint16_t>(h | sign)));
-      const float mid = static_cast<float>(
-          (decode_half(static_cast<std::uint16_t>(h | sign)) +
-           decode_half(static_cast<std::uint16_t>((h + 1) | sign))) / 2);
-      for (const float f : {v, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f),
-                            std::nextafter(mid, -1e9f)})
+      const float mid = static_cast<float>((decode_half(static_cast<std::uint16_t>(h | sign)) +
+                                            decode_half(static_cast<std::uint16_t>((h + 1) | sign))) /
+                                           2);
+      for (const float f :
+           {v, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f), std::nextafter(mid, -1e9f)})
         out.push_back(f);
     }
   }
   for (const float f : {65504.0f, 65505.0f, 65519.0f, 65519.996f, 65520.0f, 65536.0f, 1e10f,
                         std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
-                        std::numeric_limits<float>::quiet_NaN(),
-                        std::numeric_limits<float>::denorm_min(), 5.9604645e-8f, 2.9802322e-8f,
-                        2.9802326e-8f, 0.0f})
+                        std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::denorm_min(),
+                        5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f, 0.0f})
     for (const float s : {1.0f, -1.0f}) out.push_back(f * s);
   out.push_back(std::bit_cast<float>(0xFFC00001u));  // negative NaN with payload
   for (std::uint64_t bits = 0; bits < (std::uint64_t{1} << 32); bits += 4093)
@@ -161,8 +163,8 @@ TEST_P(HalfIsa, VectorisedMatchesScalarReference) {
     EXPECT_EQ(overflow, want_overflow);
   }
   // Overflow is reported only when present, including from a scalar tail or a single lane.
-  for (const std::size_t where : {std::size_t{0}, std::size_t{7}, std::size_t{15}, std::size_t{16},
-                                  std::size_t{30}}) {
+  for (const std::size_t where :
+       {std::size_t{0}, std::size_t{7}, std::size_t{15}, std::size_t{16}, std::size_t{30}}) {
     std::vector<float> clean(31, 1.5f);
     std::vector<std::uint16_t> out(31);
     EXPECT_FALSE(convert_float_to_half(clean.data(), out.data(), clean.size()));
@@ -176,8 +178,7 @@ TEST_P(HalfIsa, VectorisedMatchesScalarReference) {
   convert_half_to_float(all.data(), decoded.data(), all.size());
   for (std::size_t h = 0; h < all.size(); ++h) {
     const float want = half_to_float(all[h]);
-    ASSERT_EQ(std::bit_cast<std::uint32_t>(decoded[h]), std::bit_cast<std::uint32_t>(want))
-        << std::hex << h;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(decoded[h]), std::bit_cast<std::uint32_t>(want)) << std::hex << h;
   }
 }
 

@@ -13,8 +13,8 @@ namespace apexnpu::rt {
 namespace {
 
 TEST(IsaLevels, MatchBuildJsonForThisArchitecture) {
-  const auto config = nlohmann::json::parse(
-      test::read_file(std::string(APEXNPU_SOURCE_DIR) + "/src/runtime/build.json"));
+  const auto config =
+      nlohmann::json::parse(test::read_file(std::string(APEXNPU_SOURCE_DIR) + "/src/runtime/build.json"));
   const std::string arch(kIsaArchitecture);
   ASSERT_TRUE(config.at("isa_levels").contains(arch)) << "build.json has no levels for " << arch;
   const auto& listed = config.at("isa_levels").at(arch);

@@ -13,9 +13,8 @@ namespace {
 
 // select() over the level numbers: the active level's number.
 int pick() {
-  return []<int... kLevel>(std::integer_sequence<int, kLevel...>) {
-    return select(kLevel...);
-  }(std::make_integer_sequence<int, kIsaLevelCount>{});
+  return []<int... kLevel>(std::integer_sequence<int, kLevel...>) { return select(kLevel...); }
+  (std::make_integer_sequence<int, kIsaLevelCount>{});
 }
 
 // This architecture's level names, and the list the errors give.
@@ -46,8 +45,7 @@ TEST(Isa, ParsesNamesAndRejectsOthers) {
     parse_isa("sse4");
     FAIL() << "no exception";
   } catch (const ArgumentError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              std::string("unknown ISA level 'sse4'; expected ") + kExpectedLevels);
+    EXPECT_EQ(std::string(e.what()), std::string("unknown ISA level 'sse4'; expected ") + kExpectedLevels);
   }
 }
 

@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <set>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -59,9 +59,10 @@ TEST(ThreadPool, UsesSeveralThreads) {
 
 TEST(ThreadPool, RethrowsTheBodysExceptionAndStaysUsable) {
   ScopedNumThreads scoped(2);
-  EXPECT_THROW(parallel_for(100, [](std::size_t i) {
-                 if (i == 42) throw std::runtime_error("boom");
-               }),
+  EXPECT_THROW(parallel_for(100,
+                            [](std::size_t i) {
+                              if (i == 42) throw std::runtime_error("boom");
+                            }),
                std::runtime_error);
   std::atomic<int> sum{0};
   parallel_for(10, [&](std::size_t i) { sum += static_cast<int>(i); });
@@ -89,8 +90,8 @@ TEST(ThreadPool, ThreadCountFromEnvironment) {
       thread_count_from_env(bad);
       ADD_FAILURE() << bad;
     } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()), std::string("environment variable APEXNPU_NUM_THREADS='") +
-                                           bad + "' is not a thread count between 1 and 1024");
+      EXPECT_EQ(std::string(e.what()), std::string("environment variable APEXNPU_NUM_THREADS='") + bad +
+                                           "' is not a thread count between 1 and 1024");
     }
   }
 }

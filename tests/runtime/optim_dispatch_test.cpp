@@ -68,8 +68,7 @@ TEST_P(OptimDispatch, BitIdenticalAcrossIsaLevelsAndThreadCounts) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOptimizers, OptimDispatch,
-                         ::testing::Range<std::size_t>(0, all_cases().size()),
+INSTANTIATE_TEST_SUITE_P(AllOptimizers, OptimDispatch, ::testing::Range<std::size_t>(0, all_cases().size()),
                          [](const ::testing::TestParamInfo<std::size_t>& info) {
                            return all_cases()[info.param].name;
                          });

@@ -36,7 +36,8 @@ TEST(OptimOptions, Sgd) {
 TEST(OptimOptions, AdamAndAdamW) {
   expect_error([] { FusedAdam o({.lr = -1}); }, "Adam: invalid learning rate: -1");
   expect_error([] { FusedAdam o({.eps = -1e-8}); }, "Adam: invalid epsilon value: -1e-08");
-  expect_error([] { FusedAdam o({.beta1 = 1.0}); }, "invalid beta parameter at index 0: 1 (must be in [0, 1))");
+  expect_error([] { FusedAdam o({.beta1 = 1.0}); },
+               "invalid beta parameter at index 0: 1 (must be in [0, 1))");
   expect_error([] { FusedAdam o({.beta2 = -0.1}); }, "invalid beta parameter at index 1: -0.1");
   expect_error([] { FusedAdam o({.weight_decay = -0.1}); }, "invalid weight_decay value");
   AdamOptions w = adamw_defaults();
@@ -50,17 +51,24 @@ TEST(OptimOptions, AdamP) {
   expect_error([] { FusedAdamP o({.delta = -0.1}, SegmentTable{}, {}); }, "AdamP: invalid delta value: -0.1");
   expect_error([] { FusedAdamP o({.wd_ratio = -1}, SegmentTable{}, {}); }, "invalid wd_ratio value");
   expect_error([] { FusedAdamP o({.beta1 = 1.5}, SegmentTable{}, {}); }, "beta parameter at index 0: 1.5");
-  expect_error([] { FusedAdamP o({}, SegmentTable({{0, 12}, {16, 5}}), {3}); },
-               "AdamP: got 1 row counts for 2 tensors");
-  expect_error([] { FusedAdamP o({}, SegmentTable({{0, 12}, {16, 5}}), {3, 2}); },
-               "tensor 1 has 5 elements, not a multiple of its 2 rows");
+  expect_error(
+      [] {
+        FusedAdamP o({}, SegmentTable({{0, 12}, {16, 5}}), {3});
+      },
+      "AdamP: got 1 row counts for 2 tensors");
+  expect_error(
+      [] {
+        FusedAdamP o({}, SegmentTable({{0, 12}, {16, 5}}), {3, 2});
+      },
+      "tensor 1 has 5 elements, not a multiple of its 2 rows");
 }
 
 TEST(OptimOptions, BertAdam) {
   const SegmentTable t({{0, 4}});
   expect_error([&] { FusedBertAdam o(BertAdamOptions{}, t); }, "BertAdam: lr is required");
   expect_error([&] { FusedBertAdam o({.lr = -1e-3}, t); }, "invalid learning rate: -0.001");
-  expect_error([&] { FusedBertAdam o({.lr = 1e-3, .warmup = 1.0}, t); }, "invalid warmup: 1 (must be in [0, 1) or -1)");
+  expect_error([&] { FusedBertAdam o({.lr = 1e-3, .warmup = 1.0}, t); },
+               "invalid warmup: 1 (must be in [0, 1) or -1)");
   expect_error([&] { FusedBertAdam o({.lr = 1e-3, .warmup = -0.5}, t); }, "invalid warmup: -0.5");
   expect_error([&] { FusedBertAdam o({.lr = 1e-3, .t_total = 0}, t); }, "invalid t_total: 0");
   expect_error([&] { FusedBertAdam o({.lr = 1e-3, .b1 = 1.0}, t); }, "invalid b1 parameter: 1");
@@ -79,7 +87,8 @@ TEST(OptimOptions, AdadeltaLambRmsprop) {
   expect_error([] { FusedAdadelta o({.eps = -1}); }, "Adadelta: invalid epsilon value");
   expect_error([] { FusedAdadelta o({.weight_decay = -1}); }, "Adadelta: invalid weight_decay value");
   EXPECT_NO_THROW(FusedAdadelta({.rho = 1.0}));
-  expect_error([] { FusedLamb o({.beta2 = 1.0}, SegmentTable{}); }, "Lamb: invalid beta parameter at index 1: 1");
+  expect_error([] { FusedLamb o({.beta2 = 1.0}, SegmentTable{}); },
+               "Lamb: invalid beta parameter at index 1: 1");
   expect_error([] { FusedLamb o({.eps = -1}, SegmentTable{}); }, "Lamb: invalid epsilon value");
   expect_error([] { FusedLamb o({.lr = -1}, SegmentTable{}); }, "Lamb: invalid learning rate");
   expect_error([] { FusedRmsprop o({.alpha = -0.1}); }, "RMSprop: invalid alpha value: -0.1");
@@ -106,19 +115,31 @@ TEST(OptimOptions, StepArgumentErrors) {
   std::vector<float> p(64), g(64), s1(64), s2(64);
   FusedAdam adam({.amsgrad = true});
   const FusedBuffers ok{p.data(), g.data(), nullptr, 64, nullptr};
-  expect_error([&] { adam.step({nullptr, g.data(), nullptr, 64, nullptr}, {s1.data(), s2.data()}); },
-               "Adam: params and grads buffers must be set (got null params and a grads buffer)");
-  expect_error([&] { adam.step({p.data(), p.data(), nullptr, 64, nullptr}, {s1.data(), s2.data()}); },
-               "params and grads must be different buffers");
-  expect_error([&] { adam.step(ok, {s1.data(), s2.data(), nullptr}); },
-               "Adam: state buffer 'max_exp_avg_sq' is needed with these options but is null");
+  expect_error(
+      [&] {
+        adam.step({nullptr, g.data(), nullptr, 64, nullptr}, {s1.data(), s2.data()});
+      },
+      "Adam: params and grads buffers must be set (got null params and a grads buffer)");
+  expect_error(
+      [&] {
+        adam.step({p.data(), p.data(), nullptr, 64, nullptr}, {s1.data(), s2.data()});
+      },
+      "params and grads must be different buffers");
+  expect_error(
+      [&] {
+        adam.step(ok, {s1.data(), s2.data(), nullptr});
+      },
+      "Adam: state buffer 'max_exp_avg_sq' is needed with these options but is null");
   FusedSgd sgd({.lr = 0.1, .momentum = 0.9});
   expect_error([&] { sgd.step(ok, {}); }, "SGD: state buffer 'momentum_buffer'");
   FusedRmsprop rms({.centered = true});
   expect_error([&] { rms.step(ok, {s1.data()}); }, "RMSprop: state buffer 'grad_avg'");
   FusedLamb lamb({}, SegmentTable({{0, 60}, {64, 10}}));
-  expect_error([&] { lamb.step(ok, {s1.data(), s2.data()}); },
-               "Lamb: the buffers hold 64 elements but the segment table reaches element 74");
+  expect_error(
+      [&] {
+        lamb.step(ok, {s1.data(), s2.data()});
+      },
+      "Lamb: the buffers hold 64 elements but the segment table reaches element 74");
   EXPECT_EQ(adam.step_count(), 0);  // failed steps do not count
 }
 

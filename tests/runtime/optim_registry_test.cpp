@@ -55,8 +55,8 @@ TEST(OptimRegistry, TheDescriptionListsEveryKindInOrder) {
   std::size_t at = 0;
   for_each_optimizer_kind([&](const auto& kind) {
     using Kind = std::remove_cvref_t<decltype(kind)>;
-    std::string entry = std::string("{\"kind\": \"") + kind.name + "\", \"class\": \"" +
-                        kind.python_class + "\", \"options\": [";
+    std::string entry = std::string("{\"kind\": \"") + kind.name + "\", \"class\": \"" + kind.python_class +
+                        "\", \"options\": [";
     for (const auto& name : names_of(Kind::Options::fields()))
       entry += (entry.back() == '[' ? "\"" : ", \"") + name + "\"";
     entry += "], \"state\": [";

@@ -4,13 +4,16 @@
 // published formulas (torch.optim for SGD/Adam/AdamW/Adadelta/RMSprop, clovaai AdamP,
 // pytorch-pretrained-bert BertAdam, cybertronai/Ascend LAMB, timm RMSpropTF).
 #include <cmath>
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <numbers>
 #include <random>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "exec/half.h"
@@ -19,6 +22,7 @@
 #include "optim/adamp.h"
 #include "optim/bert_adam.h"
 #include "optim/lamb.h"
+#include "optim/registry.h"
 #include "optim/rmsprop.h"
 #include "optim/rmsprop_tf.h"
 #include "optim/sgd.h"
@@ -35,8 +39,7 @@ struct Layout {
   std::size_t total = 0;
 };
 
-inline Layout make_layout(std::string name, std::vector<std::size_t> numels,
-                          std::vector<std::size_t> rows) {
+inline Layout make_layout(std::string name, std::vector<std::size_t> numels, std::vector<std::size_t> rows) {
   Layout l{std::move(name), std::move(numels), std::move(rows), {}, 0};
   for (std::size_t n : l.numels) {
     l.segments.push_back({l.total, n});
@@ -63,15 +66,12 @@ inline std::vector<Layout> standard_layouts() {
   std::vector<Layout> out;
   out.push_back(make_layout("one_big", {70000}, {280}));
   out.push_back(many_small_layout(7, 300, 120, 3));
-  out.push_back(make_layout("odd_sizes", {17, 1000, 33, 4099, 9999, 5, 20001},
-                            {0, 10, 3, 0, 3, 0, 59}));
+  out.push_back(make_layout("odd_sizes", {17, 1000, 33, 4099, 9999, 5, 20001}, {0, 10, 3, 0, 3, 0, 59}));
   return out;
 }
 
 // Spans several chunks, so threads 1/2/3 split it differently.
-inline Layout wide_layout() {
-  return make_layout("wide", {150000, 77, 40000, 1500, 3}, {600, 0, 0, 3, 0});
-}
+inline Layout wide_layout() { return make_layout("wide", {150000, 77, 40000, 1500, 3}, {600, 0, 0, 3, 0}); }
 
 // The compiler's IEEE binary16 type, which converts from float rounding to nearest even:
 // _Float16, or __fp16 on aarch64 (gcc 12 has no _Float16 in C++ there).
@@ -176,7 +176,8 @@ class SgdReference final : public Reference {
 
 class AdamReference final : public Reference {
  public:
-  AdamReference(const Layout& l, AdamOptions o) : Reference(l), o_(o), m_(zeros(l)), v_(zeros(l)), vmax_(zeros(l)) {}
+  AdamReference(const Layout& l, AdamOptions o)
+      : Reference(l), o_(o), m_(zeros(l)), v_(zeros(l)), vmax_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
     ++t_;
     const double bc1 = 1.0 - std::pow(o_.beta1, t_), bc2 = 1.0 - std::pow(o_.beta2, t_);
@@ -276,7 +277,8 @@ class BertAdamReference final : public Reference {
  public:
   BertAdamReference(const Layout& l, BertAdamOptions o) : Reference(l), o_(o), m_(zeros(l)), v_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
-    const double lr = o_.t_total < 0 ? o_.lr : o_.lr * bert_schedule(o_.schedule, step_ / o_.t_total, o_.warmup);
+    const double lr =
+        o_.t_total < 0 ? o_.lr : o_.lr * bert_schedule(o_.schedule, step_ / o_.t_total, o_.warmup);
     for (const Segment& seg : layout.segments) {
       double clip = 1.0;
       if (o_.max_grad_norm > 0) {  // clip_grad_norm_(p, max_grad_norm)
@@ -304,7 +306,8 @@ class BertAdamReference final : public Reference {
 
 class AdadeltaReference final : public Reference {
  public:
-  AdadeltaReference(const Layout& l, AdadeltaOptions o) : Reference(l), o_(o), sq_(zeros(l)), acc_(zeros(l)) {}
+  AdadeltaReference(const Layout& l, AdadeltaOptions o)
+      : Reference(l), o_(o), sq_(zeros(l)), acc_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
     for (std::size_t i = 0; i < p.size(); ++i) {
       const double gi = g[i] + o_.weight_decay * p[i];
@@ -357,7 +360,8 @@ class LambReference final : public Reference {
 
 class RmspropReference final : public Reference {
  public:
-  RmspropReference(const Layout& l, RmspropOptions o) : Reference(l), o_(o), sq_(zeros(l)), ga_(zeros(l)), buf_(zeros(l)) {}
+  RmspropReference(const Layout& l, RmspropOptions o)
+      : Reference(l), o_(o), sq_(zeros(l)), ga_(zeros(l)), buf_(zeros(l)) {}
   void step(std::vector<double>& p, const std::vector<double>& g) override {
     for (std::size_t i = 0; i < p.size(); ++i) {
       const double gi = g[i] + o_.weight_decay * p[i];
@@ -424,7 +428,8 @@ class RmspropTfReference final : public Reference {
   std::vector<double> sq_, ga_, buf_;
 };
 
-// ---- the cases: every optimizer with the option combinations that change its code path ----
+// ---- the cases: every kind of the registry with the option combinations that change its code
+// path ----
 
 enum class Grads { random, adamp_mix };  // adamp_mix: some tensors orthogonal to their weights
 
@@ -441,129 +446,150 @@ inline SegmentTable table(const Layout& l) { return SegmentTable(l.segments); }
 // several blocks (a block always holds whole tensors, so a bigger tensor is a block alone).
 inline constexpr std::size_t kTestBlockElements = 4096;
 
+template <typename Options>
+using Variants = std::vector<std::pair<std::string, Options>>;
+
+// Per optimizer class: its reference and its option combinations, given the defaults of the
+// registry's kind (adam and adamw share FusedAdam); optionally the gradients it is tested on and
+// the values its state buffers start at (zeros otherwise). A kind of the registry whose class
+// has none does not compile.
+template <typename Opt>
+struct CaseTraits;
+
+template <>
+struct CaseTraits<FusedSgd> {
+  using Ref = SgdReference;
+  static Variants<SgdOptions> variants(const SgdOptions&) {
+    return {{"plain", {.lr = 0.05}},
+            {"momentum_dampening_wd", {.lr = 0.02, .momentum = 0.9, .dampening = 0.1, .weight_decay = 1e-2}},
+            {"nesterov", {.lr = 0.02, .momentum = 0.9, .weight_decay = 1e-3, .nesterov = true}}};
+  }
+};
+
+template <>
+struct CaseTraits<FusedAdam> {
+  using Ref = AdamReference;
+  static Variants<AdamOptions> variants(const AdamOptions& defaults) {
+    AdamOptions amsgrad_wd = defaults;
+    amsgrad_wd.lr = 2e-3;
+    amsgrad_wd.weight_decay = 1e-2;
+    amsgrad_wd.amsgrad = true;
+    return {{"default", defaults}, {"amsgrad_wd", amsgrad_wd}};
+  }
+};
+
+template <>
+struct CaseTraits<FusedAdamP> {
+  using Ref = AdamPReference;
+  static constexpr Grads grads = Grads::adamp_mix;
+  static Variants<AdamPOptions> variants(const AdamPOptions& defaults) {
+    return {{"default", defaults}, {"nesterov_wd", {.lr = 2e-3, .weight_decay = 1e-2, .nesterov = true}}};
+  }
+};
+
+template <>
+struct CaseTraits<FusedBertAdam> {
+  using Ref = BertAdamReference;
+  static Variants<BertAdamOptions> variants(const BertAdamOptions&) {
+    return {{"constant", {.lr = 1e-3}},
+            {"warmup_linear_clip", {.lr = 2e-3, .warmup = 0.1, .t_total = 100, .max_grad_norm = 1.0}},
+            {"warmup_cosine",
+             {.lr = 2e-3,
+              .warmup = 0.2,
+              .t_total = 120,
+              .schedule = WarmupSchedule::warmup_cosine,
+              .weight_decay = 0.0}},
+            {"warmup_constant_clip",
+             {.lr = 1e-3,
+              .warmup = 0.05,
+              .t_total = 100,
+              .schedule = WarmupSchedule::warmup_constant,
+              .max_grad_norm = 0.5}},
+            {"none", {.lr = 1e-3, .warmup = 0.1, .t_total = 100, .schedule = WarmupSchedule::none}}};
+  }
+};
+
+template <>
+struct CaseTraits<FusedAdadelta> {
+  using Ref = AdadeltaReference;
+  static Variants<AdadeltaOptions> variants(const AdadeltaOptions& defaults) {
+    return {{"default", defaults}, {"wd", {.lr = 0.5, .rho = 0.95, .eps = 1e-5, .weight_decay = 1e-2}}};
+  }
+};
+
+template <>
+struct CaseTraits<FusedLamb> {
+  using Ref = LambReference;
+  static Variants<LambOptions> variants(const LambOptions& defaults) {
+    return {{"default", defaults},
+            {"wd_global_norm", {.lr = 2e-3, .weight_decay = 1e-2, .use_global_grad_norm = true}},
+            {"adam", {.weight_decay = 1e-2, .adam = true}}};
+  }
+};
+
+template <>
+struct CaseTraits<FusedRmsprop> {
+  using Ref = RmspropReference;
+  static Variants<RmspropOptions> variants(const RmspropOptions&) {
+    return {{"default", {.lr = 1e-3}},
+            {"centered_momentum_wd", {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.5, .centered = true}},
+            {"momentum", {.lr = 1e-3, .momentum = 0.5}}};
+  }
+};
+
+template <>
+struct CaseTraits<FusedRmspropTf> {
+  using Ref = RmspropTfReference;
+  static std::vector<float> initial_state() { return {FusedRmspropTf::kSquareAvgInit, 0.0f, 0.0f}; }
+  static Variants<RmspropTfOptions> variants(const RmspropTfOptions&) {
+    return {{"default", {.lr = 1e-3}},
+            {"centered_momentum_l2", {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.9, .centered = true}},
+            {"decoupled_momentum_no_lr_in_momentum",
+             {.lr = 1e-3,
+              .weight_decay = 1e-2,
+              .momentum = 0.9,
+              .decoupled_decay = true,
+              .lr_in_momentum = false}}};
+  }
+};
+
+// The fused optimizer `Opt` with options `o` over layout `l`, built from what its constructor
+// takes (as the binding does), its state buffers handed to step() in State::fields() order.
+template <typename Opt>
+std::unique_ptr<Fused> make_fused_optimizer(const Layout& l, const typename Opt::Options& o) {
+  using Traits = CaseTraits<Opt>;
+  std::shared_ptr<Opt> opt;
+  if constexpr (TakesSegmentsAndRows<Opt>)
+    opt = std::make_shared<Opt>(o, table(l), l.rows, kTestBlockElements);
+  else if constexpr (TakesSegments<Opt>)
+    opt = std::make_shared<Opt>(o, table(l), kTestBlockElements);
+  else
+    opt = std::make_shared<Opt>(o);
+  std::vector<float> init(Opt::State::fields().size(), 0.0f);
+  if constexpr (requires { Traits::initial_state(); }) init = Traits::initial_state();
+  return make_fused(l, init, [opt](const FusedBuffers& b, States& s) {
+    typename Opt::State state;
+    const auto fields = Opt::State::fields();
+    for (std::size_t i = 0; i < fields.size(); ++i) state.*fields[i].member = at(s, i);
+    return opt->step(b, state);
+  });
+}
+
+// Every kind of the registry (optim/registry.h), in its order, with each of its class's option
+// combinations: "<class without NpuFused>_<combination>", e.g. "AdamW_default".
 inline std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  auto sgd = [&](std::string name, SgdOptions o) {
-    cases.push_back({"SGD_" + name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedSgd>(o);
-                       return make_fused(l, {0.0f}, [opt](const FusedBuffers& b, States& s) {
-                         return opt->step(b, {at(s, 0)});
-                       });
-                     },
-                     [o](const Layout& l) { return std::make_unique<SgdReference>(l, o); }});
-  };
-  sgd("plain", {.lr = 0.05});
-  sgd("momentum_dampening_wd", {.lr = 0.02, .momentum = 0.9, .dampening = 0.1, .weight_decay = 1e-2});
-  sgd("nesterov", {.lr = 0.02, .momentum = 0.9, .weight_decay = 1e-3, .nesterov = true});
-
-  auto adam = [&](std::string name, AdamOptions o) {
-    cases.push_back({name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedAdam>(o);
-                       return make_fused(l, {0.0f, 0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
-                         return opt->step(b, {at(s, 0), at(s, 1), at(s, 2)});
-                       });
-                     },
-                     [o](const Layout& l) { return std::make_unique<AdamReference>(l, o); }});
-  };
-  adam("Adam_default", {});
-  adam("Adam_amsgrad_wd", {.lr = 2e-3, .weight_decay = 1e-2, .amsgrad = true});
-  AdamOptions adamw = adamw_defaults();
-  adam("AdamW_default", adamw);
-  adamw.amsgrad = true;
-  adamw.weight_decay = 0.1;
-  adam("AdamW_amsgrad", adamw);
-
-  auto adamp = [&](std::string name, AdamPOptions o) {
-    cases.push_back({"AdamP_" + name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedAdamP>(o, table(l), l.rows, kTestBlockElements);
-                       return make_fused(l, {0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
-                         return opt->step(b, {at(s, 0), at(s, 1)});
-                       });
-                     },
-                     [o](const Layout& l) { return std::make_unique<AdamPReference>(l, o); },
-                     Grads::adamp_mix});
-  };
-  adamp("default", {});
-  adamp("nesterov_wd", {.lr = 2e-3, .weight_decay = 1e-2, .nesterov = true});
-
-  auto bert = [&](std::string name, BertAdamOptions o) {
-    cases.push_back({"BertAdam_" + name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedBertAdam>(o, table(l), kTestBlockElements);
-                       return make_fused(l, {0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
-                         return opt->step(b, {at(s, 0), at(s, 1)});
-                       });
-                     },
-                     [o](const Layout& l) { return std::make_unique<BertAdamReference>(l, o); }});
-  };
-  bert("constant", {.lr = 1e-3});
-  bert("warmup_linear_clip", {.lr = 2e-3, .warmup = 0.1, .t_total = 100, .max_grad_norm = 1.0});
-  bert("warmup_cosine", {.lr = 2e-3, .warmup = 0.2, .t_total = 120,
-                         .schedule = WarmupSchedule::warmup_cosine, .weight_decay = 0.0});
-  bert("warmup_constant_clip", {.lr = 1e-3, .warmup = 0.05, .t_total = 100,
-                                .schedule = WarmupSchedule::warmup_constant, .max_grad_norm = 0.5});
-  bert("none", {.lr = 1e-3, .warmup = 0.1, .t_total = 100, .schedule = WarmupSchedule::none});
-
-  auto adadelta = [&](std::string name, AdadeltaOptions o) {
-    cases.push_back({"Adadelta_" + name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedAdadelta>(o);
-                       return make_fused(l, {0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
-                         return opt->step(b, {at(s, 0), at(s, 1)});
-                       });
-                     },
-                     [o](const Layout& l) { return std::make_unique<AdadeltaReference>(l, o); }});
-  };
-  adadelta("default", {});
-  adadelta("wd", {.lr = 0.5, .rho = 0.95, .eps = 1e-5, .weight_decay = 1e-2});
-
-  auto lamb = [&](std::string name, LambOptions o) {
-    cases.push_back({"Lamb_" + name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedLamb>(o, table(l), kTestBlockElements);
-                       return make_fused(l, {0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
-                         return opt->step(b, {at(s, 0), at(s, 1)});
-                       });
-                     },
-                     [o](const Layout& l) { return std::make_unique<LambReference>(l, o); }});
-  };
-  lamb("default", {});
-  lamb("wd_global_norm", {.lr = 2e-3, .weight_decay = 1e-2, .use_global_grad_norm = true});
-  lamb("adam", {.weight_decay = 1e-2, .adam = true});
-
-  auto rmsprop = [&](std::string name, RmspropOptions o) {
-    cases.push_back({"RMSprop_" + name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedRmsprop>(o);
-                       return make_fused(l, {0.0f, 0.0f, 0.0f}, [opt](const FusedBuffers& b, States& s) {
-                         return opt->step(b, {at(s, 0), at(s, 1), at(s, 2)});
-                       });
-                     },
-                     [o](const Layout& l) { return std::make_unique<RmspropReference>(l, o); }});
-  };
-  rmsprop("default", {.lr = 1e-3});
-  rmsprop("centered_momentum_wd", {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.5, .centered = true});
-  rmsprop("momentum", {.lr = 1e-3, .momentum = 0.5});
-
-  auto rmsprop_tf = [&](std::string name, RmspropTfOptions o) {
-    cases.push_back({"RMSpropTF_" + name,
-                     [o](const Layout& l) {
-                       auto opt = std::make_shared<FusedRmspropTf>(o);
-                       return make_fused(l, {FusedRmspropTf::kSquareAvgInit, 0.0f, 0.0f},
-                                         [opt](const FusedBuffers& b, States& s) {
-                                           return opt->step(b, {at(s, 0), at(s, 1), at(s, 2)});
-                                         });
-                     },
-                     [o](const Layout& l) { return std::make_unique<RmspropTfReference>(l, o); }});
-  };
-  rmsprop_tf("default", {.lr = 1e-3});
-  rmsprop_tf("centered_momentum_l2", {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.9, .centered = true});
-  rmsprop_tf("decoupled_momentum_no_lr_in_momentum",
-             {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.9, .decoupled_decay = true,
-              .lr_in_momentum = false});
+  for_each_optimizer_kind([&](const auto& kind) {
+    using Opt = typename std::remove_cvref_t<decltype(kind)>::Optimizer;
+    using Traits = CaseTraits<Opt>;
+    std::string prefix = kind.python_class;
+    if (prefix.starts_with("NpuFused")) prefix.erase(0, std::string_view("NpuFused").size());
+    Grads grads = Grads::random;
+    if constexpr (requires { Traits::grads; }) grads = Traits::grads;
+    for (const auto& [name, o] : Traits::variants(kind.defaults))
+      cases.push_back({prefix + "_" + name, [o](const Layout& l) { return make_fused_optimizer<Opt>(l, o); },
+                       [o](const Layout& l) { return std::make_unique<typename Traits::Ref>(l, o); }, grads});
+  });
   return cases;
 }
 

@@ -105,8 +105,7 @@ TEST(Combine, ErrorsLeaveTheTensorsUnchanged) {
   expect_error([&] { combine(ints, true); },
                "combine: tensor 0 has dtype int32; fused tensors must be float32 or float16");
   std::vector<TensorView> devices = {filled_f32(4, 0), TensorView::empty(device(1), DType::float32, 4)};
-  expect_error([&] { combine(devices, true); },
-               "combine: tensor 1 is on npu:1, the others on npu:0");
+  expect_error([&] { combine(devices, true); }, "combine: tensor 1 is on npu:1, the others on npu:0");
   std::vector<TensorView> unbacked = {filled_f32(4, 0), TensorView{nullptr, 0, 4, DType::float32}};
   expect_error([&] { combine(unbacked, true); },
                "combine: tensor 1 has no storage, so its values cannot be copied");
@@ -167,10 +166,12 @@ TEST(ChangeDataPtr, RepointsAtAnOffsetFromSrcStart) {
 TEST(ChangeDataPtr, EveryErrorHasItsOwnMessage) {
   TensorView src = filled_f32(100, 0.0f);
   TensorView dst = filled_f32(10, 0.0f);
-  expect_error([&] { change_data_ptr(dst, src, -1); },
-               "change_data_ptr: offset must be >= 0, got -1");
-  expect_error([&] { change_data_ptr(dst, TensorView{nullptr, 0, 100, DType::float32}, 0); },
-               "change_data_ptr: src has no storage (null); it must be a combined tensor");
+  expect_error([&] { change_data_ptr(dst, src, -1); }, "change_data_ptr: offset must be >= 0, got -1");
+  expect_error(
+      [&] {
+        change_data_ptr(dst, TensorView{nullptr, 0, 100, DType::float32}, 0);
+      },
+      "change_data_ptr: src has no storage (null); it must be a combined tensor");
   TensorView h = TensorView::empty(device(0), DType::float16, 100);
   expect_error([&] { change_data_ptr(dst, h, 0); },
                "change_data_ptr: dst and src dtypes differ (dst float32, src float16)");
@@ -231,8 +232,7 @@ TEST(SegmentTable, ChunksAndOverlap) {
   EXPECT_EQ(table.chunks()[3].size(), 5u);
   EXPECT_EQ(table.chunks()[4].segment, 2u);
   EXPECT_EQ(table.extent(), 4 * kChunkElements + 7);
-  expect_error([] { SegmentTable({{10, 5}, {0, 11}}); },
-               "segments 1 [0, 11) and 0 [10, 15) overlap");
+  expect_error([] { SegmentTable({{10, 5}, {0, 11}}); }, "segments 1 [0, 11) and 0 [10, 15) overlap");
 }
 
 }  // namespace

@@ -16,7 +16,9 @@ void check_git(int rc, const char* what) {
 template <typename T, void (*Free)(T*)>
 struct GitPtr {
   T* p = nullptr;
-  ~GitPtr() { if (p != nullptr) Free(p); }
+  ~GitPtr() {
+    if (p != nullptr) Free(p);
+  }
 };
 
 }  // namespace
@@ -59,15 +61,15 @@ std::string FixtureRepo::commit(const std::string& message) {
   GitPtr<git_tree, git_tree_free> tree;
   check_git(git_tree_lookup(&tree.p, repo_, &tree_id), "tree lookup");
   GitPtr<git_signature, git_signature_free> sig;
-  check_git(git_signature_new(&sig.p, "Fixture", "fixture@example.invalid",
-                              1700000000 + 60 * commits_++, 0), "signature");
+  check_git(git_signature_new(&sig.p, "Fixture", "fixture@example.invalid", 1700000000 + 60 * commits_++, 0),
+            "signature");
   GitPtr<git_commit, git_commit_free> parent;
   git_oid head;
   const bool has_parent = git_reference_name_to_id(&head, repo_, "HEAD") == 0;
   if (has_parent) check_git(git_commit_lookup(&parent.p, repo_, &head), "parent");
   const git_commit* parents[] = {parent.p};
-  check_git(git_commit_create(&commit_id, repo_, "HEAD", sig.p, sig.p, nullptr, message.c_str(),
-                              tree.p, has_parent ? 1 : 0, parents),
+  check_git(git_commit_create(&commit_id, repo_, "HEAD", sig.p, sig.p, nullptr, message.c_str(), tree.p,
+                              has_parent ? 1 : 0, parents),
             "commit");
   char hex[GIT_OID_HEXSZ + 1];
   git_oid_tostr(hex, sizeof hex, &commit_id);

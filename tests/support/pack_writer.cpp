@@ -100,9 +100,8 @@ std::filesystem::path write_pack(const std::filesystem::path& objects_dir, const
     pack += deflate(e.data);
   }
   pack += kTrailer;
-  std::sort(offsets.begin(), offsets.end(), [](const auto& a, const auto& b) {
-    return std::memcmp(a.first.id, b.first.id, 20) < 0;
-  });
+  std::sort(offsets.begin(), offsets.end(),
+            [](const auto& a, const auto& b) { return std::memcmp(a.first.id, b.first.id, 20) < 0; });
   std::string index = "\xfftOc";
   put32(index, 2);
   for (unsigned byte = 0; byte < 256; ++byte)

@@ -12,10 +12,10 @@
 namespace apexnpu::test {
 
 struct PackEntry {
-  git_oid id;             // what the index lists it as
-  int type;               // 1 commit, 2 tree, 3 blob, 4 tag, 7 ref-delta
-  std::string data;       // the object's bytes, or the delta's
-  git_oid base{};         // a ref-delta's base
+  git_oid id;        // what the index lists it as
+  int type;          // 1 commit, 2 tree, 3 blob, 4 tag, 7 ref-delta
+  std::string data;  // the object's bytes, or the delta's
+  git_oid base{};    // a ref-delta's base
 };
 
 // The id git gives `data` as an object of `type` (1 commit, 2 tree, 3 blob).

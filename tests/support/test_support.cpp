@@ -82,8 +82,7 @@ void write_file(const stdfs::path& path, const std::string& bytes, bool executab
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   f.close();
   if (!f) throw std::runtime_error("cannot write " + path.string());
-  stdfs::permissions(path,
-                     executable ? stdfs::perms(0755) : stdfs::perms(0644),
+  stdfs::permissions(path, executable ? stdfs::perms(0755) : stdfs::perms(0644),
                      stdfs::perm_options::replace);
 }
 
@@ -97,14 +96,14 @@ std::string read_file(const stdfs::path& path) {
 
 std::map<std::string, std::string> snapshot(const stdfs::path& root) {
   std::map<std::string, std::string> files;
-  for (auto it = stdfs::recursive_directory_iterator(root);
-       it != stdfs::recursive_directory_iterator(); ++it) {
+  for (auto it = stdfs::recursive_directory_iterator(root); it != stdfs::recursive_directory_iterator();
+       ++it) {
     const auto rel = it->path().lexically_relative(root).generic_string();
     if (it->is_symlink()) {
       files[rel] = "-> " + stdfs::read_symlink(it->path()).string();
     } else if (it->is_regular_file()) {
-      const bool exec = (stdfs::status(it->path()).permissions() & stdfs::perms::owner_exec) !=
-                        stdfs::perms::none;
+      const bool exec =
+          (stdfs::status(it->path()).permissions() & stdfs::perms::owner_exec) != stdfs::perms::none;
       files[rel] = (exec ? "*" : "") + read_file(it->path());
     }
   }
@@ -119,6 +118,15 @@ std::map<std::string, std::string> tree_snapshot(const stdfs::path& root) {
   std::map<std::string, std::string> files = snapshot(root);
   files.erase(".apexnpu-gen.json");
   return files;
+}
+
+void copy_work_tree(const stdfs::path& from, const stdfs::path& to) {
+  stdfs::create_directories(to);
+  for (const auto& entry : stdfs::directory_iterator(from)) {
+    if (entry.path().filename() == ".git") continue;
+    stdfs::copy(entry.path(), to / entry.path().filename(),
+                stdfs::copy_options::recursive | stdfs::copy_options::copy_symlinks);
+  }
 }
 
 }  // namespace apexnpu::test

@@ -45,4 +45,7 @@ std::map<std::string, std::string> snapshot(const stdfs::path& root);
 // for comparing gen's trees with trees made otherwise.
 std::map<std::string, std::string> tree_snapshot(const stdfs::path& root);
 
+// Copies the files of a work tree (without .git) to `to`, keeping modes and symlinks.
+void copy_work_tree(const stdfs::path& from, const stdfs::path& to);
+
 }  // namespace apexnpu::test

@@ -23,8 +23,7 @@ namespace {
 void check_buffer(const GradBuffer& b) {
   if (b.segments == nullptr) throw ArgumentError("grad norm: buffer has no segment table");
   if (!is_fused_dtype(b.dtype))
-    throw ArgumentError(concat("grad norm: gradients must be float32 or float16, got ",
-                               dtype_name(b.dtype)));
+    throw ArgumentError(concat("grad norm: gradients must be float32 or float16, got ", dtype_name(b.dtype)));
   if (b.data == nullptr && b.segments->extent() != 0)
     throw ArgumentError("grad norm: buffer pointer is null");
 }
@@ -45,15 +44,13 @@ double reduce_buffer(const GradBuffer& b, NormType type, double* per_segment, De
   if (b.dtype == DType::float32) {
     auto* fn = APEXNPU_ISA_SELECT(norm_partial_f32);
     const auto* x = static_cast<const float*>(b.data);
-    parallel_for(items.size(), [&](std::size_t k) {
-      partial[k] = fn(x + items[k].begin, items[k].size(), l2);
-    });
+    parallel_for(items.size(),
+                 [&](std::size_t k) { partial[k] = fn(x + items[k].begin, items[k].size(), l2); });
   } else {
     auto* fn = APEXNPU_ISA_SELECT(norm_partial_f16);
     const auto* x = static_cast<const half_bits*>(b.data);
-    parallel_for(items.size(), [&](std::size_t k) {
-      partial[k] = fn(x + items[k].begin, items[k].size(), l2);
-    });
+    parallel_for(items.size(),
+                 [&](std::size_t k) { partial[k] = fn(x + items[k].begin, items[k].size(), l2); });
   }
   double total = 0.0;
   std::uint32_t total_bits = 0;
@@ -84,8 +81,7 @@ double combine_max(double a, double b) {
 NormType parse_norm_type(double norm_type) {
   if (norm_type == 2.0) return NormType::l2;
   if (std::isinf(norm_type) && norm_type > 0) return NormType::inf;
-  throw ArgumentError(concat("norm_type must be 2 or inf for the fused gradient norm, got ",
-                             norm_type));
+  throw ArgumentError(concat("norm_type must be 2 or inf for the fused gradient norm, got ", norm_type));
 }
 
 double grad_norm(const GradBuffer& buffer, NormType type, double* per_segment, Device& device) {

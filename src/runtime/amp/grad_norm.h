@@ -45,8 +45,7 @@ double grad_norm(std::span<const GradBuffer> buffers, NormType type, Device& dev
 // coef = max_norm / (total + 1e-6); if min(coef, 1) != 1 (NaN included) every segment is
 // multiplied by it in place (float16 saturating). Returns total. max_norm is not validated,
 // like torch.
-double clip_grad_norm(std::span<const GradBuffer> buffers, double max_norm, double norm_type,
-                      Device& device);
+double clip_grad_norm(std::span<const GradBuffer> buffers, double max_norm, double norm_type, Device& device);
 
 // Multiplies every segment of the buffer by factor in place; returns (and reports to the float
 // status) whether any result is inf/NaN or saturated.

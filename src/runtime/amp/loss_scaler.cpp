@@ -15,23 +15,21 @@ LossScaler::LossScaler(const LossScalerOptions& options) : options_(options) {
   if (!positive_finite(options.init_scale))
     throw ArgumentError(concat(what, " must be finite and > 0, got ", options.init_scale));
   if (!(std::isfinite(options.growth_factor) && options.growth_factor >= 1.0))
-    throw ArgumentError(concat("loss scaler: scale_growth_factor must be >= 1, got ",
-                               options.growth_factor));
+    throw ArgumentError(concat("loss scaler: scale_growth_factor must be >= 1, got ", options.growth_factor));
   if (!(options.backoff_factor > 0.0 && options.backoff_factor <= 1.0))
-    throw ArgumentError(concat("loss scaler: scale_backoff_factor must be in (0, 1], got ",
-                               options.backoff_factor));
+    throw ArgumentError(
+        concat("loss scaler: scale_backoff_factor must be in (0, 1], got ", options.backoff_factor));
   if (options.window < 1)
     throw ArgumentError(concat("loss scaler: scale_window must be >= 1, got ", options.window));
   if (options.min_scale && !positive_finite(*options.min_scale))
-    throw ArgumentError(concat("loss scaler: min_loss_scale must be finite and > 0, got ",
-                               *options.min_scale));
+    throw ArgumentError(
+        concat("loss scaler: min_loss_scale must be finite and > 0, got ", *options.min_scale));
   if (!(options.max_scale > 0.0))
     throw ArgumentError(concat("loss scaler: max_loss_scale must be > 0, got ", options.max_scale));
   if (options.min_scale && options.max_scale < *options.min_scale)
     throw ArgumentError(concat("loss scaler: max_loss_scale (", options.max_scale,
                                ") is below min_loss_scale (", *options.min_scale, ")"));
-  state_.loss_scale =
-      options.dynamic ? std::min(options.init_scale, options.max_scale) : options.init_scale;
+  state_.loss_scale = options.dynamic ? std::min(options.init_scale, options.max_scale) : options.init_scale;
   state_.unskipped = 0;
 }
 
@@ -55,8 +53,8 @@ bool LossScaler::update(bool overflow) noexcept {
 
 void LossScaler::load_state(const LossScalerState& state) {
   if (!positive_finite(state.loss_scale))
-    throw ArgumentError(concat("loss scaler state: loss_scale must be finite and > 0, got ",
-                               state.loss_scale));
+    throw ArgumentError(
+        concat("loss scaler state: loss_scale must be finite and > 0, got ", state.loss_scale));
   if (state.unskipped < 0)
     throw ArgumentError(concat("loss scaler state: unskipped must be >= 0, got ", state.unskipped));
   state_ = state;

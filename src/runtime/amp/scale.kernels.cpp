@@ -21,8 +21,7 @@ bool scale_f32(const float* in, float* out, std::size_t n, float factor) {
 
 // fp16 in; out16 (may equal in) or out32 receives the result. Returns true on inf/NaN or,
 // for fp16 output, saturation.
-bool scale_f16(const half_bits* in, half_bits* out16, float* out32, std::size_t n,
-               float factor) {
+bool scale_f16(const half_bits* in, half_bits* out16, float* out32, std::size_t n, float factor) {
   alignas(64) float tile[kHalfTile];
   std::uint32_t acc = 0;
   bool saturated = false;

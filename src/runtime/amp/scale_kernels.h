@@ -13,7 +13,6 @@ namespace apexnpu::rt {
 APEXNPU_ISA_DECLARE(bool, scale_f32, (const float* in, float* out, std::size_t n, float factor))
 // fp16 in; the result goes to out16 (may equal in) or, when out16 is null, to out32 as fp32.
 APEXNPU_ISA_DECLARE(bool, scale_f16,
-                    (const half_bits* in, half_bits* out16, float* out32, std::size_t n,
-                     float factor))
+                    (const half_bits* in, half_bits* out16, float* out32, std::size_t n, float factor))
 
 }  // namespace apexnpu::rt

@@ -11,28 +11,44 @@ enum class DType : std::uint8_t { float32, float16, bfloat16, float64, int32, in
 
 constexpr std::size_t element_size(DType dtype) noexcept {
   switch (dtype) {
-    case DType::float32: return 4;
-    case DType::float16: return 2;
-    case DType::bfloat16: return 2;
-    case DType::float64: return 8;
-    case DType::int32: return 4;
-    case DType::int64: return 8;
-    case DType::uint8: return 1;
-    case DType::bool8: return 1;
+    case DType::float32:
+      return 4;
+    case DType::float16:
+      return 2;
+    case DType::bfloat16:
+      return 2;
+    case DType::float64:
+      return 8;
+    case DType::int32:
+      return 4;
+    case DType::int64:
+      return 8;
+    case DType::uint8:
+      return 1;
+    case DType::bool8:
+      return 1;
   }
   return 0;
 }
 
 constexpr const char* dtype_name(DType dtype) noexcept {
   switch (dtype) {
-    case DType::float32: return "float32";
-    case DType::float16: return "float16";
-    case DType::bfloat16: return "bfloat16";
-    case DType::float64: return "float64";
-    case DType::int32: return "int32";
-    case DType::int64: return "int64";
-    case DType::uint8: return "uint8";
-    case DType::bool8: return "bool";
+    case DType::float32:
+      return "float32";
+    case DType::float16:
+      return "float16";
+    case DType::bfloat16:
+      return "bfloat16";
+    case DType::float64:
+      return "float64";
+    case DType::int32:
+      return "int32";
+    case DType::int64:
+      return "int64";
+    case DType::uint8:
+      return "uint8";
+    case DType::bool8:
+      return "bool";
   }
   return "unknown";
 }

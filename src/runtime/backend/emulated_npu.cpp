@@ -19,8 +19,7 @@ void* EmulatedNpu::allocate(std::size_t bytes) {
       kDeviceAlignment, (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment);
   if (rounded < bytes) throw Error(concat("cannot allocate ", bytes, " bytes on ", name()));
   void* ptr = std::aligned_alloc(kDeviceAlignment, rounded);
-  if (ptr == nullptr)
-    throw Error(concat("out of memory allocating ", bytes, " bytes on ", name()));
+  if (ptr == nullptr) throw Error(concat("out of memory allocating ", bytes, " bytes on ", name()));
   return ptr;
 }
 
@@ -68,9 +67,8 @@ Device& device(int index) {
     return all;
   }();
   if (index < 0 || index >= kEmulatedDeviceCount)
-    throw ArgumentError(concat("device index ", index, " out of range: there are ",
-                               kEmulatedDeviceCount, " emulated NPUs (0..",
-                               kEmulatedDeviceCount - 1, ")"));
+    throw ArgumentError(concat("device index ", index, " out of range: there are ", kEmulatedDeviceCount,
+                               " emulated NPUs (0..", kEmulatedDeviceCount - 1, ")"));
   return *devices[static_cast<std::size_t>(index)];
 }
 

@@ -19,7 +19,7 @@ struct PoolGeometry {
   std::int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
 };
 
-bool max_pool2d_half(const half_bits* in, half_bits* out, std::int64_t* indices,
-                     std::int64_t planes, const PoolGeometry& g);
+bool max_pool2d_half(const half_bits* in, half_bits* out, std::int64_t* indices, std::int64_t planes,
+                     const PoolGeometry& g);
 
 }  // namespace apexnpu::rt

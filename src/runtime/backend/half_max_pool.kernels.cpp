@@ -4,11 +4,12 @@
 // branch-free selections that the compiler vectorises, instead of one dependent chain of
 // unpredictable comparisons per window. Windows at the plane's left and right edges (padding)
 // take the scalar scan. Selection only: every level gives the same bits and indices.
+#include "backend/half_max_pool.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/half_max_pool.h"
 #include "exec/half.h"
 #include "exec/isa.h"
 
@@ -68,7 +69,7 @@ void scan_block(const half_bits* in, const PoolGeometry& g, std::int64_t ih0, st
   const std::int64_t n = last - first;
   std::int32_t max_key[kPoolBlock], key[kPoolBlock];
   std::uint32_t max_bits[kPoolBlock], max_nan[kPoolBlock], value[kPoolBlock];
-  std::int32_t max_offset[kPoolBlock];  // index minus the block's first window start
+  std::int32_t max_offset[kPoolBlock];                      // index minus the block's first window start
   const std::int64_t start = first * g.stride_w - g.pad_w;  // >= 0
   const std::int64_t origin = ih0 * g.in_w + start;
   for (std::int64_t j = 0; j < n; ++j) {
@@ -110,8 +111,8 @@ bool max_pool2d_half_plane(const half_bits* in, half_bits* out, std::int64_t* in
   // Outputs whose window starts at or after column 0 and ends before column in_w.
   const std::int64_t reach = (g.kernel_w - 1) * g.dilation_w;
   std::int64_t inside_first = (g.pad_w + g.stride_w - 1) / g.stride_w;
-  std::int64_t inside_last = g.in_w - 1 - reach + g.pad_w >= 0
-                                 ? (g.in_w - 1 - reach + g.pad_w) / g.stride_w + 1 : 0;
+  std::int64_t inside_last =
+      g.in_w - 1 - reach + g.pad_w >= 0 ? (g.in_w - 1 - reach + g.pad_w) / g.stride_w + 1 : 0;
   inside_last = std::min(inside_last, g.out_w);
   inside_first = std::min(inside_first, inside_last);
   for (std::int64_t oh = 0; oh < g.out_h; ++oh) {

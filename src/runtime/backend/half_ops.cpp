@@ -9,8 +9,7 @@
 namespace apexnpu::rt {
 
 APEXNPU_ISA_DECLARE(bool, saturate_half_range, (const half_bits*, half_bits*, std::size_t))
-APEXNPU_ISA_DECLARE(bool, add_half_range,
-                    (const half_bits*, const half_bits*, half_bits*, std::size_t))
+APEXNPU_ISA_DECLARE(bool, add_half_range, (const half_bits*, const half_bits*, half_bits*, std::size_t))
 APEXNPU_ISA_DECLARE(bool, relu_half_range, (const half_bits*, half_bits*, std::size_t))
 APEXNPU_ISA_DECLARE(bool, relu_backward_half_range,
                     (const half_bits*, const half_bits*, half_bits*, std::size_t))
@@ -36,9 +35,7 @@ bool saturate_half(const half_bits* in, half_bits* out, std::size_t n) {
 
 bool add_half(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n) {
   auto* fn = APEXNPU_ISA_SELECT(add_half_range);
-  return any_chunk(n, [&](ChunkRange r) {
-    return fn(a + r.begin, b + r.begin, out + r.begin, r.size());
-  });
+  return any_chunk(n, [&](ChunkRange r) { return fn(a + r.begin, b + r.begin, out + r.begin, r.size()); });
 }
 
 bool relu_half(const half_bits* in, half_bits* out, std::size_t n) {
@@ -46,12 +43,10 @@ bool relu_half(const half_bits* in, half_bits* out, std::size_t n) {
   return any_chunk(n, [&](ChunkRange r) { return fn(in + r.begin, out + r.begin, r.size()); });
 }
 
-bool relu_backward_half(const half_bits* grad, const half_bits* self, half_bits* out,
-                        std::size_t n) {
+bool relu_backward_half(const half_bits* grad, const half_bits* self, half_bits* out, std::size_t n) {
   auto* fn = APEXNPU_ISA_SELECT(relu_backward_half_range);
-  return any_chunk(n, [&](ChunkRange r) {
-    return fn(grad + r.begin, self + r.begin, out + r.begin, r.size());
-  });
+  return any_chunk(n,
+                   [&](ChunkRange r) { return fn(grad + r.begin, self + r.begin, out + r.begin, r.size()); });
 }
 
 }  // namespace apexnpu::rt

@@ -22,7 +22,6 @@ namespace apexnpu::rt {
 bool saturate_half(const half_bits* in, half_bits* out, std::size_t n);
 bool add_half(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n);
 bool relu_half(const half_bits* in, half_bits* out, std::size_t n);
-bool relu_backward_half(const half_bits* grad, const half_bits* self, half_bits* out,
-                        std::size_t n);
+bool relu_backward_half(const half_bits* grad, const half_bits* self, half_bits* out, std::size_t n);
 
 }  // namespace apexnpu::rt

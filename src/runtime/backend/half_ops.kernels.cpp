@@ -52,8 +52,7 @@ bool relu_half_range(const half_bits* in, half_bits* out, std::size_t n) {
   return bad != 0;
 }
 
-bool relu_backward_half_range(const half_bits* grad, const half_bits* self, half_bits* out,
-                              std::size_t n) {
+bool relu_backward_half_range(const half_bits* grad, const half_bits* self, half_bits* out, std::size_t n) {
   unsigned bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t s = self[i];

@@ -16,7 +16,7 @@ namespace apexnpu::rt {
 
 using half_bits = std::uint16_t;  // an IEEE binary16 value, as stored
 
-inline constexpr half_bits kHalfMaxBits = 0x7BFF;       // 65504
+inline constexpr half_bits kHalfMaxBits = 0x7BFF;  // 65504
 inline constexpr float kHalfMax = 65504.0f;
 
 constexpr float half_to_float(half_bits h) noexcept {

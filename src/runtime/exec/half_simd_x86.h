@@ -35,8 +35,8 @@ inline void store_half16(half_bits* p, __m512 v, __mmask16& bad) noexcept {
   const __m512 magnitude = _mm512_abs_ps(v);
   bad |= _mm512_cmp_ps_mask(magnitude, max, _CMP_NLE_UQ);
   const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
-  const __m512 clamped = _mm512_maskz_min_ps(
-      ordered, _mm512_max_ps(v, _mm512_set1_ps(-kHalfMax)), max);  // NaN lanes -> 0
+  const __m512 clamped =
+      _mm512_maskz_min_ps(ordered, _mm512_max_ps(v, _mm512_set1_ps(-kHalfMax)), max);  // NaN lanes -> 0
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
                       // The masked form: gcc 12 warns about the unmasked one's undefined source.
                       _mm512_mask_cvtps_ph(_mm256_setzero_si256(), 0xFFFF, clamped,

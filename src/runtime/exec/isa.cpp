@@ -86,10 +86,9 @@ IsaLevel active_isa() {
 void set_isa_level(IsaLevel level) {
   const int value = static_cast<int>(level);
   if (!is_level(value))
-    throw ArgumentError(concat("ISA level must be ", every_level([](int i) {
-                                 return concat(i, " (", kNames[i], ")");
-                               }),
-                               ", got ", value));
+    throw ArgumentError(concat("ISA level must be ",
+                               every_level([](int i) { return concat(i, " (", kNames[i], ")"); }), ", got ",
+                               value));
   if (!isa_supported(level))
     throw ArgumentError(concat("ISA level ", isa_name(level),
                                " is not supported by this CPU; best supported is ",

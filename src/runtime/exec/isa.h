@@ -64,12 +64,14 @@ inline constexpr std::string_view kIsaArchitecture = APEXNPU_ISA_ARCHITECTURE;
 
 // Levels index the variants (select()), so they must be numbered 0, 1, ... in list order.
 #define APEXNPU_ISA_NUMBER(name, number, ...) number,
-static_assert([] {
-  const int numbers[] = {APEXNPU_ISA_LEVELS(APEXNPU_ISA_NUMBER)};
-  for (int i = 0; i < kIsaLevelCount; ++i)
-    if (numbers[i] != i) return false;
-  return true;
-}(), "exec/isa_levels.h must number its levels 0, 1, 2, ... in order");
+static_assert(
+    [] {
+      const int numbers[] = {APEXNPU_ISA_LEVELS(APEXNPU_ISA_NUMBER)};
+      for (int i = 0; i < kIsaLevelCount; ++i)
+        if (numbers[i] != i) return false;
+      return true;
+    }(),
+    "exec/isa_levels.h must number its levels 0, 1, 2, ... in order");
 #undef APEXNPU_ISA_NUMBER
 
 // Whether this CPU (and OS) can run the given level.
@@ -93,8 +95,8 @@ IsaLevel parse_isa(std::string_view name);
 
 // Picks the variant for the active level: one argument per level, in level order.
 template <typename Fn, typename... Higher>
-  requires(sizeof...(Higher) + 1 == kIsaLevelCount && (std::is_same_v<Fn, Higher> && ...))
-Fn select(Fn baseline, Higher... higher) {
+requires(sizeof...(Higher) + 1 == kIsaLevelCount && (std::is_same_v<Fn, Higher> && ...)) Fn
+    select(Fn baseline, Higher... higher) {
   const Fn variants[] = {baseline, higher...};
   return variants[static_cast<int>(active_isa())];
 }
@@ -115,13 +117,13 @@ class ScopedIsaLevel {
 
 // Declares `ret name params` in every level's namespace (use inside namespace apexnpu::rt).
 #define APEXNPU_ISA_DECLARE_AT(level, number, targeted, flags, ret, name, params) \
-  namespace APEXNPU_ISA_NS_OF(number) { ret name params; }
-#define APEXNPU_ISA_DECLARE(ret, name, params) \
-  APEXNPU_ISA_LEVELS(APEXNPU_ISA_DECLARE_AT, ret, name, params)
+  namespace APEXNPU_ISA_NS_OF(number) {                                           \
+    ret name params;                                                              \
+  }
+#define APEXNPU_ISA_DECLARE(ret, name, params) APEXNPU_ISA_LEVELS(APEXNPU_ISA_DECLARE_AT, ret, name, params)
 
 // The variant of `name` (declared with APEXNPU_ISA_DECLARE) for the active level.
-#define APEXNPU_ISA_VARIANT_AT(level, number, targeted, flags, name) \
-  , &APEXNPU_ISA_NS_OF(number)::name
+#define APEXNPU_ISA_VARIANT_AT(level, number, targeted, flags, name) , &APEXNPU_ISA_NS_OF(number)::name
 #define APEXNPU_ISA_SELECT(name) \
   ::apexnpu::rt::select(APEXNPU_ISA_SELECT_ARGS(APEXNPU_ISA_LEVELS(APEXNPU_ISA_VARIANT_AT, name)))
 // Drops the leading comma of the variant list.
@@ -135,8 +137,8 @@ class ScopedIsaLevel {
 static_assert(APEXNPU_ISA_LEVELS(APEXNPU_ISA_IS) false,
               "APEXNPU_ISA_LEVEL is not a level of this architecture (exec/isa_levels.h)");
 #undef APEXNPU_ISA_IS
-#define APEXNPU_ISA_CHECK_TARGETED(level, number, targeted, flags, ...)                  \
-  static_assert(APEXNPU_ISA_LEVEL != number || targeted,                                   \
+#define APEXNPU_ISA_CHECK_TARGETED(level, number, targeted, flags, ...) \
+  static_assert(APEXNPU_ISA_LEVEL != number || targeted,                \
                 "APEXNPU_ISA_LEVEL=" #number " (" #level ") needs " flags " (see build.json)");
 APEXNPU_ISA_LEVELS(APEXNPU_ISA_CHECK_TARGETED)
 #undef APEXNPU_ISA_CHECK_TARGETED

@@ -27,18 +27,18 @@
 #else
 #define APEXNPU_ISA_TARGETS_AVX2 0
 #endif
-#if APEXNPU_ISA_TARGETS_AVX2 && defined(__AVX512F__) && defined(__AVX512BW__) && \
-    defined(__AVX512VL__) && defined(__AVX512DQ__)
+#if APEXNPU_ISA_TARGETS_AVX2 && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512DQ__)
 #define APEXNPU_ISA_TARGETS_AVX512 1
 #else
 #define APEXNPU_ISA_TARGETS_AVX512 0
 #endif
 
-#define APEXNPU_ISA_LEVELS(X, ...)                                                    \
-  X(scalar, 0, 1, "", __VA_ARGS__)                                                    \
-  X(avx2, 1, APEXNPU_ISA_TARGETS_AVX2, "-mavx2 -mfma -mf16c", __VA_ARGS__)            \
-  X(avx512, 2, APEXNPU_ISA_TARGETS_AVX512,                                            \
-    "-mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx2 -mfma -mf16c", __VA_ARGS__)
+#define APEXNPU_ISA_LEVELS(X, ...)                                                                           \
+  X(scalar, 0, 1, "", __VA_ARGS__)                                                                           \
+  X(avx2, 1, APEXNPU_ISA_TARGETS_AVX2, "-mavx2 -mfma -mf16c", __VA_ARGS__)                                   \
+  X(avx512, 2, APEXNPU_ISA_TARGETS_AVX512, "-mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx2 -mfma -mf16c", \
+    __VA_ARGS__)
 
 #if defined(APEXNPU_ISA_LEVEL)
 #define APEXNPU_ISA_USES_AVX2 (APEXNPU_ISA_LEVEL >= 1)
@@ -66,7 +66,7 @@
 #define APEXNPU_ISA_TARGETS_NEON 0
 #endif
 
-#define APEXNPU_ISA_LEVELS(X, ...)    \
+#define APEXNPU_ISA_LEVELS(X, ...) \
   X(scalar, 0, 1, "", __VA_ARGS__) \
   X(neon, 1, APEXNPU_ISA_TARGETS_NEON, "-march=armv8-a (gcc's default)", __VA_ARGS__)
 

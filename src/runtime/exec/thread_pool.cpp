@@ -18,9 +18,7 @@ constexpr std::size_t kMaxThreads = 1024;
 
 thread_local bool t_inside_pool_job = false;
 
-std::size_t default_thread_count() {
-  return thread_count_from_env(std::getenv("APEXNPU_NUM_THREADS"));
-}
+std::size_t default_thread_count() { return thread_count_from_env(std::getenv("APEXNPU_NUM_THREADS")); }
 
 class ThreadPool {
  public:
@@ -143,8 +141,8 @@ class ThreadPool {
   void* context_ = nullptr;
   std::size_t count_ = 0;
   std::atomic<std::size_t> next_{0};
-  bool open_ = false;        // the current job still takes workers
-  std::size_t joined_ = 0;   // workers in the current job, not yet done with it
+  bool open_ = false;       // the current job still takes workers
+  std::size_t joined_ = 0;  // workers in the current job, not yet done with it
   std::exception_ptr error_;
 };
 
@@ -173,15 +171,12 @@ std::size_t num_threads() { return pool().size(); }
 void set_num_threads(std::size_t count) {
   if (count < 1 || count > kMaxThreads)
     throw ArgumentError(concat("thread count must be between 1 and ", kMaxThreads, ", got ", count));
-  if (t_inside_pool_job)
-    throw Error("set_num_threads called from inside a parallel_for body");
+  if (t_inside_pool_job) throw Error("set_num_threads called from inside a parallel_for body");
   pool().resize(count);
 }
 
 namespace detail {
-void parallel_for_impl(std::size_t count, ChunkFn fn, void* context) {
-  pool().run(count, fn, context);
-}
+void parallel_for_impl(std::size_t count, ChunkFn fn, void* context) { pool().run(count, fn, context); }
 }  // namespace detail
 
 }  // namespace apexnpu::rt

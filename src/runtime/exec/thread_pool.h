@@ -6,8 +6,8 @@
 //
 // The calling thread works too; indices are handed out dynamically, so which thread runs which
 // index varies, and the caller waits only for the workers that took part (one that wakes late
-// finds the job done and leaves it). Anything order-dependent must be combined by index afterwards (see chunking.h).
-// Thread count: set_num_threads(n), else env APEXNPU_NUM_THREADS (read on first use), else
+// finds the job done and leaves it). Anything order-dependent must be combined by index afterwards (see
+// chunking.h). Thread count: set_num_threads(n), else env APEXNPU_NUM_THREADS (read on first use), else
 // std::thread::hardware_concurrency(). A parallel_for called from inside a parallel_for body
 // runs inline on the calling worker. Calls from different threads are serialised. The first
 // exception thrown by the body is rethrown to the caller after the remaining indices are

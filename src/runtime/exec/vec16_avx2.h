@@ -73,8 +73,7 @@ inline W16 widen(V16 x) {
           _mm256_cvtps_pd(_mm256_castps256_ps128(x.hi)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.hi, 1))};
 }
 struct D16 {
-  __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd(), c = _mm256_setzero_pd(),
-          d = _mm256_setzero_pd();
+  __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd(), c = _mm256_setzero_pd(), d = _mm256_setzero_pd();
 };
 inline void add_product(D16& acc, const W16& x, const W16& y) {
   acc.a = _mm256_add_pd(acc.a, _mm256_mul_pd(x.a, y.a));

@@ -48,11 +48,21 @@ inline void store(float* p, V16 v, Tail t) {
   std::memcpy(p, staged, t.count * sizeof(float));
 }
 
-inline V16 operator+(V16 a, V16 b) { return each(a, b, [](auto x, auto y) { return vaddq_f32(x, y); }); }
-inline V16 operator-(V16 a, V16 b) { return each(a, b, [](auto x, auto y) { return vsubq_f32(x, y); }); }
-inline V16 operator*(V16 a, V16 b) { return each(a, b, [](auto x, auto y) { return vmulq_f32(x, y); }); }
-inline V16 operator/(V16 a, V16 b) { return each(a, b, [](auto x, auto y) { return vdivq_f32(x, y); }); }
-inline V16 sqrt(V16 a) { return each(a, a, [](auto x, auto) { return vsqrtq_f32(x); }); }
+inline V16 operator+(V16 a, V16 b) {
+  return each(a, b, [](auto x, auto y) { return vaddq_f32(x, y); });
+}
+inline V16 operator-(V16 a, V16 b) {
+  return each(a, b, [](auto x, auto y) { return vsubq_f32(x, y); });
+}
+inline V16 operator*(V16 a, V16 b) {
+  return each(a, b, [](auto x, auto y) { return vmulq_f32(x, y); });
+}
+inline V16 operator/(V16 a, V16 b) {
+  return each(a, b, [](auto x, auto y) { return vdivq_f32(x, y); });
+}
+inline V16 sqrt(V16 a) {
+  return each(a, a, [](auto x, auto) { return vsqrtq_f32(x); });
+}
 // The second operand unless a > b, as maxps (FMAX would return a NaN operand instead).
 inline V16 max(V16 a, V16 b) {
   return each(a, b, [](auto x, auto y) { return vbslq_f32(vcgtq_f32(x, y), x, y); });

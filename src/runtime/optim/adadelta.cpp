@@ -9,9 +9,15 @@ bool FusedAdadelta::step(const FusedBuffers& b, const State& state) {
   detail::check_state("Adadelta", "square_avg", state.square_avg);
   detail::check_state("Adadelta", "acc_delta", state.acc_delta);
   const AdadeltaOptions& o = options_;
-  const AdadeltaArgs args{b.params, b.grads, state.square_avg, state.acc_delta, b.half_params,
-                          static_cast<float>(o.lr), static_cast<float>(o.rho),
-                          static_cast<float>(1.0 - o.rho), static_cast<float>(o.eps),
+  const AdadeltaArgs args{b.params,
+                          b.grads,
+                          state.square_avg,
+                          state.acc_delta,
+                          b.half_params,
+                          static_cast<float>(o.lr),
+                          static_cast<float>(o.rho),
+                          static_cast<float>(1.0 - o.rho),
+                          static_cast<float>(o.eps),
                           static_cast<float>(o.weight_decay)};
   return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(adadelta_range), args));
 }

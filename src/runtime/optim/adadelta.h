@@ -10,8 +10,7 @@ class FusedAdadelta : public FusedOptimizer<AdadeltaOptions> {
     float* square_avg = nullptr;
     float* acc_delta = nullptr;
     static constexpr auto fields() {
-      return std::array{Field{"square_avg", &State::square_avg},
-                        Field{"acc_delta", &State::acc_delta}};
+      return std::array{Field{"square_avg", &State::square_avg}, Field{"acc_delta", &State::acc_delta}};
     }
   };
   explicit FusedAdadelta(const AdadeltaOptions& options) : FusedOptimizer(options) {}

@@ -20,7 +20,8 @@ bool FusedAdam::step(const FusedBuffers& b, const State& state) {
                       state.max_exp_avg_sq,
                       moment_rates(o.beta1, o.beta2),
                       static_cast<float>(o.lr / bias_correction1),
-                      static_cast<float>(1.0 / std::sqrt(bias_correction2)), static_cast<float>(o.eps),
+                      static_cast<float>(1.0 / std::sqrt(bias_correction2)),
+                      static_cast<float>(o.eps),
                       static_cast<float>(o.decoupled_weight_decay ? 0.0 : o.weight_decay),
                       static_cast<float>(o.decoupled_weight_decay ? 1.0 - o.lr * o.weight_decay : 1.0),
                       o.amsgrad};

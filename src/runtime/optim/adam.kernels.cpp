@@ -7,7 +7,9 @@ namespace {
 
 struct MomentVectors {
   explicit MomentVectors(const MomentRates& r)
-      : beta1(r.beta1), one_minus_beta1(r.one_minus_beta1), beta2(r.beta2),
+      : beta1(r.beta1),
+        one_minus_beta1(r.one_minus_beta1),
+        beta2(r.beta2),
         one_minus_beta2(r.one_minus_beta2) {}
   V16 beta1, one_minus_beta1, beta2, one_minus_beta2;
 };
@@ -18,8 +20,7 @@ struct Moments {
 
 // The moments of one block, updated from g and stored back.
 template <typename Lanes>
-Moments update_moments(const MomentBuffers& b, std::size_t i, V16 g, const MomentVectors& r,
-                       Lanes lanes) {
+Moments update_moments(const MomentBuffers& b, std::size_t i, V16 g, const MomentVectors& r, Lanes lanes) {
   const V16 m = average_into(b.exp_avg, i, g, r.beta1, r.one_minus_beta1, lanes);
   const V16 v = average_into(b.exp_avg_sq, i, g * g, r.beta2, r.one_minus_beta2, lanes);
   return {m, v};
@@ -46,8 +47,8 @@ bool by_phases(const KernelPhases& p, F&& f) {
 template <bool kAmsgrad>
 bool adam_impl(const AdamArgs& a, std::size_t begin, std::size_t end) {
   const MomentVectors rates(a.rates);
-  const V16 step_size(a.step_size), inv_bc2_sqrt(a.inv_bias_correction2_sqrt), eps(a.eps),
-      l2(a.l2), decay(a.decay);
+  const V16 step_size(a.step_size), inv_bc2_sqrt(a.inv_bias_correction2_sqrt), eps(a.eps), l2(a.l2),
+      decay(a.decay);
   const MomentBuffers b = a.buffers;
   float* const max_exp_avg_sq = a.max_exp_avg_sq;
   BadLanes bad;
@@ -83,8 +84,7 @@ bool adamp_impl(const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin, 
       mv = load_moments(b, i, lanes);
     }
     const V16 denom = sqrt(mv.v) * inv_bc2_sqrt + eps;
-    const V16 perturb =
-        (kNesterov ? rates.beta1 * mv.m + rates.one_minus_beta1 * g : mv.m) / denom;
+    const V16 perturb = (kNesterov ? rates.beta1 * mv.m + rates.one_minus_beta1 * g : mv.m) / denom;
     if constexpr (kReduce) {
       const V16 u = live(perturb, lanes);
       add_product(gp, g, p);
@@ -106,11 +106,9 @@ bool adamp_impl(const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin, 
 }
 
 template <bool kMoments, bool kReduce, bool kApply>
-bool lamb_impl(const LambArgs& a, const LambRangeArgs& r, std::size_t begin, std::size_t end,
-               double* sums) {
+bool lamb_impl(const LambArgs& a, const LambRangeArgs& r, std::size_t begin, std::size_t end, double* sums) {
   const MomentVectors rates(a.rates);
-  const V16 eps(a.eps), wd(a.weight_decay), grad_scale(r.grad_scale),
-      lr_tr(r.lr_times_trust_ratio);
+  const V16 eps(a.eps), wd(a.weight_decay), grad_scale(r.grad_scale), lr_tr(r.lr_times_trust_ratio);
   const MomentBuffers b = a.buffers;
   Sum16 pp, uu;
   BadLanes bad;
@@ -151,8 +149,7 @@ bool adamp_range(const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin,
   });
 }
 
-bool lamb_range(const LambArgs& a, const LambRangeArgs& r, std::size_t begin, std::size_t end,
-                double* sums) {
+bool lamb_range(const LambArgs& a, const LambRangeArgs& r, std::size_t begin, std::size_t end, double* sums) {
   return by_phases(r.phases, [&]<bool kMoments, bool kReduce, bool kApply>() {
     return lamb_impl<kMoments, kReduce, kApply>(a, r, begin, end, sums);
   });

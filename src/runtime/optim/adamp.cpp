@@ -54,8 +54,8 @@ double abs_cosine(double xy, double xx, double yy, double eps) {
 
 }  // namespace
 
-FusedAdamP::FusedAdamP(const AdamPOptions& options, SegmentTable segments,
-                       std::vector<std::size_t> rows, std::size_t block_elements)
+FusedAdamP::FusedAdamP(const AdamPOptions& options, SegmentTable segments, std::vector<std::size_t> rows,
+                       std::size_t block_elements)
     : FusedOptimizer(options),
       segments_(std::move(segments)),
       rows_(checked_rows(segments_, rows)),
@@ -122,7 +122,8 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
   const AdamPArgs args{{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params},
                        moment_rates(o.beta1, o.beta2),
                        static_cast<float>(o.lr / bias_correction1),
-                       static_cast<float>(1.0 / std::sqrt(bias_correction2)), static_cast<float>(o.eps),
+                       static_cast<float>(1.0 / std::sqrt(bias_correction2)),
+                       static_cast<float>(o.eps),
                        o.nesterov};
   auto decay_for = [&](double wd_ratio) {
     return static_cast<float>(o.weight_decay > 0.0 ? 1.0 - o.lr * o.weight_decay * wd_ratio : 1.0);
@@ -159,8 +160,8 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
         }
       },
       [&](std::size_t, const WorkPiece& piece) {
-        const AdamPRangeArgs apply{{false, false, true}, row_projection_[piece.group],
-                                   row_decay_[piece.group]};
+        const AdamPRangeArgs apply{
+            {false, false, true}, row_projection_[piece.group], row_decay_[piece.group]};
         return kernel(args, apply, piece.begin, piece.end, nullptr);
       });
   return finish_step(b, bad);

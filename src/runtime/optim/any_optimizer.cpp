@@ -13,8 +13,10 @@ namespace {
 
 template <typename Struct, typename Member>
 constexpr OptionType option_type(const Field<Struct, Member>&) {
-  if constexpr (std::is_same_v<Member, double>) return OptionType::number;
-  else if constexpr (std::is_same_v<Member, bool>) return OptionType::flag;
+  if constexpr (std::is_same_v<Member, double>)
+    return OptionType::number;
+  else if constexpr (std::is_same_v<Member, bool>)
+    return OptionType::flag;
   else {
     static_assert(std::is_same_v<Member, WarmupSchedule>, "an option type OptionValue lacks");
     return OptionType::schedule;
@@ -30,22 +32,24 @@ constexpr auto kOptionTable = std::apply(
     Options::fields());
 
 template <typename State>
-constexpr auto kStateTable = std::apply(
-    [](const auto&... field) { return std::array<const char*, sizeof...(field)>{field.name...}; },
-    State::fields());
+constexpr auto kStateTable =
+    std::apply([](const auto&... field) { return std::array<const char*, sizeof...(field)>{field.name...}; },
+               State::fields());
 
 template <typename Opt>
 constexpr KindInputs inputs_of() {
-  if constexpr (TakesSegmentsAndRows<Opt>) return KindInputs::segments_and_rows;
-  else if constexpr (TakesSegments<Opt>) return KindInputs::segments;
-  else return KindInputs::options;
+  if constexpr (TakesSegmentsAndRows<Opt>)
+    return KindInputs::segments_and_rows;
+  else if constexpr (TakesSegments<Opt>)
+    return KindInputs::segments;
+  else
+    return KindInputs::options;
 }
 
 const std::array<KindInfo, kOptimizerKindCount> kKinds = std::apply(
     [](const auto&... kind) {
       return std::array<KindInfo, kOptimizerKindCount>{KindInfo{
-          kind.name, kind.python_class,
-          inputs_of<typename std::remove_cvref_t<decltype(kind)>::Optimizer>(),
+          kind.name, kind.python_class, inputs_of<typename std::remove_cvref_t<decltype(kind)>::Optimizer>(),
           kOptionTable<typename std::remove_cvref_t<decltype(kind)>::Options>,
           kStateTable<typename std::remove_cvref_t<decltype(kind)>::Optimizer::State>}...};
     },
@@ -66,9 +70,11 @@ void apply_changes(Options& options, const OptionChanges& changes) {
   for (const auto& [index, value] : changes) {
     std::size_t at = 0;
     bool known = false;
-    std::apply([&](const auto&... field) {
-      ((at++ == index ? (known = true, assign(options.*field.member, value)) : void()), ...);
-    }, Options::fields());
+    std::apply(
+        [&](const auto&... field) {
+          ((at++ == index ? (known = true, assign(options.*field.member, value)) : void()), ...);
+        },
+        Options::fields());
     if (!known) throw ArgumentError(concat("option index ", index, " is out of range"));
   }
 }
@@ -95,25 +101,24 @@ class Holder final : public AnyOptimizer {
     opt_.set_options(options);
   }
 
-  bool step(const FusedBuffers& buffers, std::span<float* const> state,
-            double global_grad_norm) override {
+  bool step(const FusedBuffers& buffers, std::span<float* const> state, double global_grad_norm) override {
     typename Opt::State st;
     const auto fields = Opt::State::fields();
     if (state.size() != fields.size())
-      throw ArgumentError(concat(kind_.name, ": ", state.size(), " state pointers for ",
-                                 fields.size(), " buffers"));
+      throw ArgumentError(
+          concat(kind_.name, ": ", state.size(), " state pointers for ", fields.size(), " buffers"));
     for (std::size_t i = 0; i < fields.size(); ++i) st.*fields[i].member = state[i];
-    if constexpr (TakesGlobalGradNorm<Opt>) return opt_.step(buffers, st, global_grad_norm);
-    else return opt_.step(buffers, st);
+    if constexpr (TakesGlobalGradNorm<Opt>)
+      return opt_.step(buffers, st, global_grad_norm);
+    else
+      return opt_.step(buffers, st);
   }
 
   std::int64_t step_count() const noexcept override { return opt_.step_count(); }
   void set_step_count(std::int64_t steps) override { opt_.set_step_count(steps); }
 
  protected:
-  void* target(const std::type_info& type) noexcept override {
-    return type == typeid(Opt) ? &opt_ : nullptr;
-  }
+  void* target(const std::type_info& type) noexcept override { return type == typeid(Opt) ? &opt_ : nullptr; }
 
  private:
   const KindInfo& kind_;
@@ -121,17 +126,14 @@ class Holder final : public AnyOptimizer {
 };
 
 template <typename Kind>
-std::unique_ptr<AnyOptimizer> make_kind(const Kind& kind, const KindInfo& info,
-                                        const OptionChanges& changes,
-                                        std::vector<Segment>& segments,
-                                        std::vector<std::size_t>& rows) {
+std::unique_ptr<AnyOptimizer> make_kind(const Kind& kind, const KindInfo& info, const OptionChanges& changes,
+                                        std::vector<Segment>& segments, std::vector<std::size_t>& rows) {
   using Opt = typename Kind::Optimizer;
   typename Kind::Options options = kind.defaults;
   apply_changes(options, changes);
   if constexpr (TakesSegmentsAndRows<Opt>) {
     if (rows.empty()) rows.assign(segments.size(), 0);
-    return std::make_unique<Holder<Opt>>(info, options, SegmentTable(std::move(segments)),
-                                         std::move(rows));
+    return std::make_unique<Holder<Opt>>(info, options, SegmentTable(std::move(segments)), std::move(rows));
   } else if constexpr (TakesSegments<Opt>) {
     return std::make_unique<Holder<Opt>>(info, options, SegmentTable(std::move(segments)));
   } else {
@@ -192,8 +194,7 @@ std::optional<std::vector<const char*>> adamp_projections(AnyOptimizer& optimize
 }
 
 std::unique_ptr<AnyOptimizer> make_optimizer(const KindInfo& kind, const OptionChanges& changes,
-                                             std::vector<Segment> segments,
-                                             std::vector<std::size_t> rows) {
+                                             std::vector<Segment> segments, std::vector<std::size_t> rows) {
   std::unique_ptr<AnyOptimizer> made;
   std::size_t index = 0;
   for_each_optimizer_kind([&](const auto& registered) {

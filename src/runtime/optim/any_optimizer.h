@@ -63,8 +63,7 @@ class AnyOptimizer {
   virtual void set_options(const OptionChanges& changes) = 0;
   // One step; state holds one pointer per kind().state entry, null for a buffer not given (an
   // ArgumentError names it when these options need it). True when the float status was raised.
-  virtual bool step(const FusedBuffers& buffers, std::span<float* const> state,
-                    double global_grad_norm) = 0;
+  virtual bool step(const FusedBuffers& buffers, std::span<float* const> state, double global_grad_norm) = 0;
   virtual std::int64_t step_count() const noexcept = 0;
   virtual void set_step_count(std::int64_t steps) = 0;
 
@@ -90,7 +89,6 @@ std::optional<std::vector<const char*>> adamp_projections(AnyOptimizer& optimize
 // The kind's optimizer from its defaults and `changes`; `segments` and `rows` are used as
 // kind.inputs says. Throws ArgumentError on invalid options or inputs.
 std::unique_ptr<AnyOptimizer> make_optimizer(const KindInfo& kind, const OptionChanges& changes,
-                                             std::vector<Segment> segments,
-                                             std::vector<std::size_t> rows);
+                                             std::vector<Segment> segments, std::vector<std::size_t> rows);
 
 }  // namespace apexnpu::rt::optim

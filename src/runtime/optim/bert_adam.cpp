@@ -28,12 +28,11 @@ bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
   const BertAdamOptions& o = options_;
   // BertAdam's update is LAMB's in its one-pass adam form (trust ratio 1, lr scheduled).
   const LambArgs args{{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params},
-                      moment_rates(o.b1, o.b2), static_cast<float>(o.e),
+                      moment_rates(o.b1, o.b2),
+                      static_cast<float>(o.e),
                       static_cast<float>(o.weight_decay > 0.0 ? o.weight_decay : 0.0)};
   const float lr = static_cast<float>(scheduled_lr());
-  auto adam_form = [lr](float grad_scale) {
-    return LambRangeArgs{{true, false, true}, grad_scale, lr};
-  };
+  auto adam_form = [lr](float grad_scale) { return LambRangeArgs{{true, false, true}, grad_scale, lr}; };
   auto* kernel = APEXNPU_ISA_SELECT(lamb_range);
   bool bad = false;
   if (o.max_grad_norm > 0.0) {

@@ -18,8 +18,8 @@ void check_buffers(const char* optimizer, const FusedBuffers& b) {
 
 void check_state(const char* optimizer, const char* name, const float* state) {
   if (state == nullptr) {
-    throw ArgumentError(concat(optimizer, ": state buffer '", name,
-                               "' is needed with these options but is null"));
+    throw ArgumentError(
+        concat(optimizer, ": state buffer '", name, "' is needed with these options but is null"));
   }
 }
 

@@ -52,8 +52,7 @@ bool for_chunks(std::size_t n, Fn&& fn) {
 // kernel(args, begin, end) over the fixed chunks of [0, n): the step of the optimizers that
 // treat every element alike.
 template <typename Args>
-bool one_pass(std::size_t n, bool (*kernel)(const Args&, std::size_t, std::size_t),
-              const Args& args) {
+bool one_pass(std::size_t n, bool (*kernel)(const Args&, std::size_t, std::size_t), const Args& args) {
   return for_chunks(n, [&](std::size_t begin, std::size_t end) { return kernel(args, begin, end); });
 }
 
@@ -92,7 +91,8 @@ bool two_pass(const WorkPlan& plan, Pass1&& pass1, Combine&& combine, Pass2&& pa
     }
     combine(block);
     for (std::size_t u = block.first_unit; u < block.end_unit; ++u) {
-      for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) any |= pass2(k, plan.pieces()[k]);
+      for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k)
+        any |= pass2(k, plan.pieces()[k]);
     }
     if (any) bad.store(true, std::memory_order_relaxed);
   });
@@ -106,7 +106,8 @@ bool two_pass(const WorkPlan& plan, Pass1&& pass1, Combine&& combine, Pass2&& pa
   parallel_for(large_units.size(), [&](std::size_t index) {
     const std::size_t u = large_units[index];
     bool any = false;
-    for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k) any |= pass2(k, plan.pieces()[k]);
+    for (std::size_t k = plan.unit_first(u); k < plan.unit_first(u + 1); ++k)
+      any |= pass2(k, plan.pieces()[k]);
     if (any) bad.store(true, std::memory_order_relaxed);
   });
   return bad.load(std::memory_order_relaxed);

@@ -124,15 +124,14 @@ struct RmspropTfArgs {
 APEXNPU_ISA_DECLARE(bool, sgd_range, (const SgdArgs& a, std::size_t begin, std::size_t end))
 APEXNPU_ISA_DECLARE(bool, adam_range, (const AdamArgs& a, std::size_t begin, std::size_t end))
 APEXNPU_ISA_DECLARE(bool, adamp_range,
-                    (const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin,
-                     std::size_t end, double* sums))
+                    (const AdamPArgs& a, const AdamPRangeArgs& r, std::size_t begin, std::size_t end,
+                     double* sums))
 APEXNPU_ISA_DECLARE(bool, adadelta_range, (const AdadeltaArgs& a, std::size_t begin, std::size_t end))
 APEXNPU_ISA_DECLARE(bool, lamb_range,
                     (const LambArgs& a, const LambRangeArgs& r, std::size_t begin, std::size_t end,
                      double* sums))
 APEXNPU_ISA_DECLARE(bool, rmsprop_range, (const RmspropArgs& a, std::size_t begin, std::size_t end))
-APEXNPU_ISA_DECLARE(bool, rmsprop_tf_range,
-                    (const RmspropTfArgs& a, std::size_t begin, std::size_t end))
+APEXNPU_ISA_DECLARE(bool, rmsprop_tf_range, (const RmspropTfArgs& a, std::size_t begin, std::size_t end))
 // sum of g[i]^2 over [begin, end), in double (gradient-norm reductions).
 APEXNPU_ISA_DECLARE(double, sum_squares_range, (const float* g, std::size_t begin, std::size_t end))
 

@@ -36,7 +36,8 @@ bool FusedLamb::step(const FusedBuffers& b, const State& state, double global_gr
     if (norm > 1.0) grad_scale = static_cast<float>(1.0 / norm);
   }
   const LambArgs args{{b.params, b.grads, state.exp_avg, state.exp_avg_sq, b.half_params},
-                      moment_rates(o.beta1, o.beta2), static_cast<float>(o.eps),
+                      moment_rates(o.beta1, o.beta2),
+                      static_cast<float>(o.eps),
                       static_cast<float>(o.weight_decay)};
   auto* kernel = APEXNPU_ISA_SELECT(lamb_range);
   bool bad = false;
@@ -69,8 +70,8 @@ bool FusedLamb::step(const FusedBuffers& b, const State& state, double global_gr
           }
         },
         [&](std::size_t, const WorkPiece& piece) {
-          const LambRangeArgs apply{{false, false, true}, grad_scale,
-                                    static_cast<float>(o.lr * trust_ratios_[piece.group])};
+          const LambRangeArgs apply{
+              {false, false, true}, grad_scale, static_cast<float>(o.lr * trust_ratios_[piece.group])};
           return kernel(args, apply, piece.begin, piece.end, nullptr);
         });
   }

@@ -24,8 +24,7 @@ class FusedLamb : public FusedOptimizer<LambOptions> {
     }
   };
   // block_elements: the cache-blocking size of the two-pass path (see work_plan.h).
-  FusedLamb(const LambOptions& options, SegmentTable segments,
-            std::size_t block_elements = kBlockElements);
+  FusedLamb(const LambOptions& options, SegmentTable segments, std::size_t block_elements = kBlockElements);
 
   // Sum of squared gradients over the segments: this buffer's share of the global norm when
   // one optimizer spans several combined buffers.

@@ -15,8 +15,8 @@ std::string number(double v) {
 }
 
 [[noreturn]] void invalid(const char* optimizer, const char* what, double value, const char* rule) {
-  throw ArgumentError(std::string(optimizer) + ": invalid " + what + ": " + number(value) +
-                              " (" + rule + ")");
+  throw ArgumentError(std::string(optimizer) + ": invalid " + what + ": " + number(value) + " (" + rule +
+                      ")");
 }
 
 // NaN fails every comparison, so each check is written as "accept when in range".
@@ -61,15 +61,19 @@ WarmupSchedule parse_warmup_schedule(const std::string& name) {
   if (name == "warmup_constant") return WarmupSchedule::warmup_constant;
   if (name == "none") return WarmupSchedule::none;
   throw ArgumentError("BertAdam: invalid schedule parameter: '" + name +
-                              "' (one of warmup_linear, warmup_cosine, warmup_constant, none)");
+                      "' (one of warmup_linear, warmup_cosine, warmup_constant, none)");
 }
 
 const char* to_string(WarmupSchedule schedule) noexcept {
   switch (schedule) {
-    case WarmupSchedule::warmup_linear: return "warmup_linear";
-    case WarmupSchedule::warmup_cosine: return "warmup_cosine";
-    case WarmupSchedule::warmup_constant: return "warmup_constant";
-    case WarmupSchedule::none: return "none";
+    case WarmupSchedule::warmup_linear:
+      return "warmup_linear";
+    case WarmupSchedule::warmup_cosine:
+      return "warmup_cosine";
+    case WarmupSchedule::warmup_constant:
+      return "warmup_constant";
+    case WarmupSchedule::none:
+      return "none";
   }
   return "?";
 }
@@ -79,15 +83,12 @@ void validate(const SgdOptions& o) {
   require_non_negative("SGD", "momentum value", o.momentum);
   require_non_negative("SGD", "weight_decay value", o.weight_decay);
   if (o.nesterov && (!(o.momentum > 0.0) || o.dampening != 0.0)) {
-    throw ArgumentError(
-        "SGD: Nesterov momentum requires a momentum and zero dampening (momentum=" +
-        number(o.momentum) + ", dampening=" + number(o.dampening) + ")");
+    throw ArgumentError("SGD: Nesterov momentum requires a momentum and zero dampening (momentum=" +
+                        number(o.momentum) + ", dampening=" + number(o.dampening) + ")");
   }
 }
 
-void validate(const AdamOptions& o) {
-  require_adam_like(o.decoupled_weight_decay ? "AdamW" : "Adam", o);
-}
+void validate(const AdamOptions& o) { require_adam_like(o.decoupled_weight_decay ? "AdamW" : "Adam", o); }
 
 void validate(const AdamPOptions& o) {
   require_adam_like("AdamP", o);
@@ -104,8 +105,9 @@ void validate(const BertAdamOptions& o) {
   require_beta("BertAdam", "b2 parameter", o.b2);
   require_non_negative("BertAdam", "epsilon value", o.e);
   if (o.t_total == 0.0) {
-    throw ArgumentError("BertAdam: invalid t_total: 0 (a positive number of steps, or -1 for a "
-                        "constant learning rate)");
+    throw ArgumentError(
+        "BertAdam: invalid t_total: 0 (a positive number of steps, or -1 for a "
+        "constant learning rate)");
   }
   if (std::isnan(o.t_total) || std::isnan(o.max_grad_norm) || std::isnan(o.weight_decay)) {
     throw ArgumentError("BertAdam: t_total, max_grad_norm and weight_decay must not be NaN");
@@ -127,13 +129,9 @@ void validate(const LambOptions& o) {
   if (std::isnan(o.weight_decay)) invalid("Lamb", "weight_decay value", o.weight_decay, "must be a number");
 }
 
-void validate(const RmspropOptions& o) {
-  require_rmsprop_like("RMSprop", o);
-}
+void validate(const RmspropOptions& o) { require_rmsprop_like("RMSprop", o); }
 
-void validate(const RmspropTfOptions& o) {
-  require_rmsprop_like("RMSpropTF", o);
-}
+void validate(const RmspropTfOptions& o) { require_rmsprop_like("RMSpropTF", o); }
 
 // pytorch-pretrained-bert 0.6 schedules (progress = step / t_total, step counted from 0):
 // linear decays to 0 at t_total, cosine is half a cosine period after the warmup, and a
@@ -143,7 +141,8 @@ double warmup_factor(WarmupSchedule schedule, double progress, double warmup) {
   if (schedule == WarmupSchedule::none) return 1.0;
   if (progress < warmup) return progress / warmup;
   switch (schedule) {
-    case WarmupSchedule::warmup_constant: return 1.0;
+    case WarmupSchedule::warmup_constant:
+      return 1.0;
     case WarmupSchedule::warmup_linear: {
       const double f = (progress - 1.0) / (warmup - 1.0);
       return f > 0.0 ? f : 0.0;
@@ -152,7 +151,8 @@ double warmup_factor(WarmupSchedule schedule, double progress, double warmup) {
       const double after = (progress - warmup) / (1.0 - warmup);
       return 0.5 * (1.0 + std::cos(std::numbers::pi * after));
     }
-    case WarmupSchedule::none: break;
+    case WarmupSchedule::none:
+      break;
   }
   return 1.0;
 }

@@ -23,8 +23,7 @@ struct SgdOptions {  // torch.optim.SGD
   double weight_decay = 0.0;
   bool nesterov = false;
   static constexpr auto fields() {
-    return std::tuple{Field{"lr", &SgdOptions::lr},
-                      Field{"momentum", &SgdOptions::momentum},
+    return std::tuple{Field{"lr", &SgdOptions::lr}, Field{"momentum", &SgdOptions::momentum},
                       Field{"dampening", &SgdOptions::dampening},
                       Field{"weight_decay", &SgdOptions::weight_decay},
                       Field{"nesterov", &SgdOptions::nesterov}};
@@ -41,7 +40,8 @@ struct AdamOptions {  // torch.optim.Adam (decoupled == false) and torch.optim.A
   bool decoupled_weight_decay = false;
   static constexpr auto fields() {
     return std::tuple{Field{"lr", &AdamOptions::lr},
-                      Field{"beta1", &AdamOptions::beta1}, Field{"beta2", &AdamOptions::beta2},
+                      Field{"beta1", &AdamOptions::beta1},
+                      Field{"beta2", &AdamOptions::beta2},
                       Field{"eps", &AdamOptions::eps},
                       Field{"weight_decay", &AdamOptions::weight_decay},
                       Field{"amsgrad", &AdamOptions::amsgrad},
@@ -67,7 +67,8 @@ struct AdamPOptions {  // clovaai AdamP
   bool nesterov = false;
   static constexpr auto fields() {
     return std::tuple{Field{"lr", &AdamPOptions::lr},
-                      Field{"beta1", &AdamPOptions::beta1}, Field{"beta2", &AdamPOptions::beta2},
+                      Field{"beta1", &AdamPOptions::beta1},
+                      Field{"beta2", &AdamPOptions::beta2},
                       Field{"eps", &AdamPOptions::eps},
                       Field{"weight_decay", &AdamPOptions::weight_decay},
                       Field{"delta", &AdamPOptions::delta},
@@ -95,7 +96,8 @@ struct BertAdamOptions {  // HuggingFace pytorch-pretrained-bert BertAdam
                       Field{"warmup", &BertAdamOptions::warmup},
                       Field{"t_total", &BertAdamOptions::t_total},
                       Field{"schedule", &BertAdamOptions::schedule},
-                      Field{"b1", &BertAdamOptions::b1}, Field{"b2", &BertAdamOptions::b2},
+                      Field{"b1", &BertAdamOptions::b1},
+                      Field{"b2", &BertAdamOptions::b2},
                       Field{"e", &BertAdamOptions::e},
                       Field{"weight_decay", &BertAdamOptions::weight_decay},
                       Field{"max_grad_norm", &BertAdamOptions::max_grad_norm}};
@@ -108,8 +110,8 @@ struct AdadeltaOptions {  // torch.optim.Adadelta
   double eps = 1e-6;
   double weight_decay = 0.0;
   static constexpr auto fields() {
-    return std::tuple{Field{"lr", &AdadeltaOptions::lr},
-                      Field{"rho", &AdadeltaOptions::rho}, Field{"eps", &AdadeltaOptions::eps},
+    return std::tuple{Field{"lr", &AdadeltaOptions::lr}, Field{"rho", &AdadeltaOptions::rho},
+                      Field{"eps", &AdadeltaOptions::eps},
                       Field{"weight_decay", &AdadeltaOptions::weight_decay}};
   }
 };
@@ -124,7 +126,8 @@ struct LambOptions {  // Lamb / NpuFusedLamb (cybertronai LAMB as in Ascend apex
   bool use_global_grad_norm = false;
   static constexpr auto fields() {
     return std::tuple{Field{"lr", &LambOptions::lr},
-                      Field{"beta1", &LambOptions::beta1}, Field{"beta2", &LambOptions::beta2},
+                      Field{"beta1", &LambOptions::beta1},
+                      Field{"beta2", &LambOptions::beta2},
                       Field{"eps", &LambOptions::eps},
                       Field{"weight_decay", &LambOptions::weight_decay},
                       Field{"adam", &LambOptions::adam},
@@ -141,7 +144,8 @@ struct RmspropOptions {  // torch.optim.RMSprop
   bool centered = false;
   static constexpr auto fields() {
     return std::tuple{Field{"lr", &RmspropOptions::lr},
-                      Field{"alpha", &RmspropOptions::alpha}, Field{"eps", &RmspropOptions::eps},
+                      Field{"alpha", &RmspropOptions::alpha},
+                      Field{"eps", &RmspropOptions::eps},
                       Field{"weight_decay", &RmspropOptions::weight_decay},
                       Field{"momentum", &RmspropOptions::momentum},
                       Field{"centered", &RmspropOptions::centered}};

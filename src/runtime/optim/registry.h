@@ -59,8 +59,8 @@ template <typename Opt>
 concept TakesSegments = std::constructible_from<Opt, const typename Opt::Options&, SegmentTable>;
 // ... and each tensor's size along dim 0 (0: fewer than two dims).
 template <typename Opt>
-concept TakesSegmentsAndRows = std::constructible_from<Opt, const typename Opt::Options&,
-                                                       SegmentTable, std::vector<std::size_t>>;
+concept TakesSegmentsAndRows =
+    std::constructible_from<Opt, const typename Opt::Options&, SegmentTable, std::vector<std::size_t>>;
 // step() accepts a global gradient norm computed over several buffers.
 template <typename Opt>
 concept TakesGlobalGradNorm = requires(Opt& opt, const FusedBuffers& buffers,

@@ -36,9 +36,11 @@ template <typename Fields>
 constexpr void put_names(TextSink& sink, const Fields& fields) {
   sink.put("[");
   bool first = true;
-  std::apply([&](const auto&... field) {
-    ((sink.put(first ? "" : ", "), sink.put_string(field.name), first = false), ...);
-  }, fields);
+  std::apply(
+      [&](const auto&... field) {
+        ((sink.put(first ? "" : ", "), sink.put_string(field.name), first = false), ...);
+      },
+      fields);
   sink.put("]");
 }
 
@@ -79,8 +81,6 @@ static_assert(kRegistrySection == ".apexnpu_registry");
 
 }  // namespace
 
-std::string_view registry_description() noexcept {
-  return {kDescription.data(), kDescriptionSize};
-}
+std::string_view registry_description() noexcept { return {kDescription.data(), kDescriptionSize}; }
 
 }  // namespace apexnpu::rt::optim

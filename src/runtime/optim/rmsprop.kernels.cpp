@@ -51,8 +51,7 @@ bool rmsprop_impl(const RmspropArgs& a, std::size_t begin, std::size_t end) {
 
 template <bool kCentered, bool kMomentum, bool kLrInMomentum>
 bool rmsprop_tf_impl(const RmspropTfArgs& a, std::size_t begin, std::size_t end) {
-  const V16 lr(a.lr), oma(a.one_minus_alpha), eps(a.eps), l2(a.l2), decay(a.decay),
-      momentum(a.momentum);
+  const V16 lr(a.lr), oma(a.one_minus_alpha), eps(a.eps), l2(a.l2), decay(a.decay), momentum(a.momentum);
   const RmspropBuffers b = a.buffers;
   BadLanes bad;
   for_blocks(begin, end, [&](std::size_t i, auto lanes) {

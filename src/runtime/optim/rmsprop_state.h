@@ -18,8 +18,8 @@ struct RmspropState {
 
 // The kernels' buffers of one step; ArgumentError naming the first buffer these options need
 // that is null.
-inline RmspropBuffers rmsprop_buffers(const char* optimizer, const FusedBuffers& b,
-                                      const RmspropState& state, bool centered, bool has_momentum) {
+inline RmspropBuffers rmsprop_buffers(const char* optimizer, const FusedBuffers& b, const RmspropState& state,
+                                      bool centered, bool has_momentum) {
   detail::check_buffers(optimizer, b);
   detail::check_state(optimizer, "square_avg", state.square_avg);
   if (centered) detail::check_state(optimizer, "grad_avg", state.grad_avg);

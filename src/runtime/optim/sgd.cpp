@@ -9,10 +9,17 @@ bool FusedSgd::step(const FusedBuffers& b, const State& state) {
   const SgdOptions& o = options_;
   const bool has_momentum = o.momentum != 0.0;
   if (has_momentum) detail::check_state("SGD", "momentum_buffer", state.momentum_buffer);
-  const SgdArgs args{b.params, b.grads, state.momentum_buffer, b.half_params,
-                     static_cast<float>(o.lr), static_cast<float>(o.momentum),
-                     static_cast<float>(1.0 - o.dampening), static_cast<float>(o.weight_decay),
-                     has_momentum, steps_ == 0, o.nesterov};
+  const SgdArgs args{b.params,
+                     b.grads,
+                     state.momentum_buffer,
+                     b.half_params,
+                     static_cast<float>(o.lr),
+                     static_cast<float>(o.momentum),
+                     static_cast<float>(1.0 - o.dampening),
+                     static_cast<float>(o.weight_decay),
+                     has_momentum,
+                     steps_ == 0,
+                     o.nesterov};
   return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(sgd_range), args));
 }
 

@@ -9,9 +9,7 @@ class FusedSgd : public FusedOptimizer<SgdOptions> {
  public:
   struct State {
     float* momentum_buffer = nullptr;  // needed when momentum != 0
-    static constexpr auto fields() {
-      return std::array{Field{"momentum_buffer", &State::momentum_buffer}};
-    }
+    static constexpr auto fields() { return std::array{Field{"momentum_buffer", &State::momentum_buffer}}; }
   };
   explicit FusedSgd(const SgdOptions& options) : FusedOptimizer(options) {}
   // One step; true if a non-finite param or an fp16 overflow raised the float status.

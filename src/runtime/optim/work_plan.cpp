@@ -13,7 +13,8 @@ WorkPlan::WorkPlan(std::span<const Segment> groups, std::span<const std::size_t>
   std::size_t block_elements = 0;
   for (std::size_t g = 0; g < groups.size();) {
     std::size_t owner_end = g + 1, owner_elements = groups[g].numel;
-    while (owner_end < groups.size() && owner(owner_end) == owner(g)) owner_elements += groups[owner_end++].numel;
+    while (owner_end < groups.size() && owner(owner_end) == owner(g))
+      owner_elements += groups[owner_end++].numel;
     if (block_elements > 0 && block_elements + owner_elements > block_elements_limit) {
       block_end_groups.push_back(g);
       block_elements = 0;

@@ -19,9 +19,8 @@ PyObject* unscale(PyObject*, PyObject* args, PyObject* kwargs) {
   std::size_t n = 0;
   double inv_scale = 0;
   PyObject* out_obj = nullptr;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&iO&d|Oi:unscale", const_cast<char**>(names),
-                                   to_address, &grads, &dtype_code, to_size, &n, &inv_scale,
-                                   &out_obj, &device_index))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&iO&d|Oi:unscale", const_cast<char**>(names), to_address,
+                                   &grads, &dtype_code, to_size, &n, &inv_scale, &out_obj, &device_index))
     return nullptr;
   rt::DType dtype;
   if (!parse_dtype(dtype_code, dtype)) return nullptr;
@@ -51,8 +50,8 @@ struct ParsedBuffer {
 bool parse_buffer(PyObject* item, ParsedBuffer& out) {
   PyObject* segs = nullptr;
   int code = 0;
-  if (!PyArg_ParseTuple(item, "O&iO:buffer (address, dtype, segments)", to_address, &out.address,
-                        &code, &segs))
+  if (!PyArg_ParseTuple(item, "O&iO:buffer (address, dtype, segments)", to_address, &out.address, &code,
+                        &segs))
     return false;
   if (!parse_dtype(code, out.dtype)) return false;
   std::vector<rt::Segment> v;
@@ -62,15 +61,13 @@ bool parse_buffer(PyObject* item, ParsedBuffer& out) {
 }
 
 PyObject* grad_norm(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"data", "dtype", "segments", "norm_type", "per_segment", "device",
-                                nullptr};
+  static const char* names[] = {"data", "dtype", "segments", "norm_type", "per_segment", "device", nullptr};
   std::uintptr_t data = 0;
   int code = 0, per_segment = 0, device_index = 0;
   PyObject* segs = nullptr;
   double norm_type = 2.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&iO|dpi:grad_norm", const_cast<char**>(names),
-                                   to_address, &data, &code, &segs, &norm_type, &per_segment,
-                                   &device_index))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&iO|dpi:grad_norm", const_cast<char**>(names), to_address,
+                                   &data, &code, &segs, &norm_type, &per_segment, &device_index))
     return nullptr;
   rt::DType dtype;
   std::vector<rt::Segment> v;
@@ -98,8 +95,8 @@ PyObject* clip_grad_norm(PyObject*, PyObject* args, PyObject* kwargs) {
   PyObject* list = nullptr;
   double max_norm = 0, norm_type = 2.0;
   int device_index = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Od|di:clip_grad_norm", const_cast<char**>(names),
-                                   &list, &max_norm, &norm_type, &device_index))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Od|di:clip_grad_norm", const_cast<char**>(names), &list,
+                                   &max_norm, &norm_type, &device_index))
     return nullptr;
   return guarded([&]() -> PyObject* {
     std::vector<ParsedBuffer> parsed;
@@ -127,9 +124,8 @@ PyObject* scale_segments(PyObject*, PyObject* args, PyObject* kwargs) {
   int code = 0, device_index = 0;
   PyObject* segs = nullptr;
   double factor = 1.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&iOd|i:scale_segments",
-                                   const_cast<char**>(names), to_address, &data, &code, &segs,
-                                   &factor, &device_index))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&iOd|i:scale_segments", const_cast<char**>(names),
+                                   to_address, &data, &code, &segs, &factor, &device_index))
     return nullptr;
   rt::DType dtype;
   std::vector<rt::Segment> v;
@@ -149,20 +145,19 @@ PyObject* scale_segments(PyObject*, PyObject* args, PyObject* kwargs) {
 // ---- LossScaler ----
 
 struct ScalerObject {
-  PyObject_HEAD
-  std::unique_ptr<rt::LossScaler> impl;
+  PyObject_HEAD std::unique_ptr<rt::LossScaler> impl;
 };
 
 PyObject* scaler_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"dynamic", "init_scale", "growth_factor", "backoff_factor",
-                                "window", "min_scale", "max_scale", nullptr};
+                                "window",  "min_scale",  "max_scale",     nullptr};
   rt::LossScalerOptions o;
   int dynamic = 1;
   long long window = o.window;
   PyObject* min_scale = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pdddLOd:LossScaler", const_cast<char**>(names),
-                                   &dynamic, &o.init_scale, &o.growth_factor, &o.backoff_factor,
-                                   &window, &min_scale, &o.max_scale))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pdddLOd:LossScaler", const_cast<char**>(names), &dynamic,
+                                   &o.init_scale, &o.growth_factor, &o.backoff_factor, &window, &min_scale,
+                                   &o.max_scale))
     return nullptr;
   o.dynamic = dynamic != 0;
   o.window = window;
@@ -227,18 +222,17 @@ PyGetSetDef scaler_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot scaler_slots[] = {
-    {Py_tp_doc, const_cast<char*>(
-                    "LossScaler(dynamic=True, init_scale=65536.0, growth_factor=2.0, "
-                    "backoff_factor=0.5, window=2000, min_scale=None, max_scale=16777216.0); "
-                    "static: dynamic=False, init_scale=S")},
+    {Py_tp_doc, const_cast<char*>("LossScaler(dynamic=True, init_scale=65536.0, growth_factor=2.0, "
+                                  "backoff_factor=0.5, window=2000, min_scale=None, max_scale=16777216.0); "
+                                  "static: dynamic=False, init_scale=S")},
     {Py_tp_new, reinterpret_cast<void*>(scaler_new)},
     {Py_tp_dealloc, reinterpret_cast<void*>(scaler_dealloc)},
     {Py_tp_methods, scaler_methods},
     {Py_tp_getset, scaler_getset},
     {0, nullptr}};
 
-PyType_Spec scaler_spec = {"apex._apexnpu.LossScaler", sizeof(ScalerObject), 0,
-                           Py_TPFLAGS_DEFAULT, scaler_slots};
+PyType_Spec scaler_spec = {"apex._apexnpu.LossScaler", sizeof(ScalerObject), 0, Py_TPFLAGS_DEFAULT,
+                           scaler_slots};
 
 template <typename Fn>
 PyCFunction kw(Fn fn) {

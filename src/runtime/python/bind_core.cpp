@@ -9,9 +9,7 @@
 namespace apexnpu::py {
 namespace {
 
-PyObject* runtime_version(PyObject*, PyObject*) {
-  return PyUnicode_FromString(rt::runtime_version());
-}
+PyObject* runtime_version(PyObject*, PyObject*) { return PyUnicode_FromString(rt::runtime_version()); }
 
 PyObject* isa_levels(PyObject*, PyObject*) {
   PyObject* t = PyTuple_New(rt::kIsaLevelCount);
@@ -104,8 +102,8 @@ PyObject* float_to_half(PyObject*, PyObject* args) {
   std::uintptr_t src = 0, dst = 0;
   std::size_t n = 0;
   int index = 0;
-  if (!PyArg_ParseTuple(args, "O&O&O&|i:float_to_half", to_address, &src, to_address, &dst,
-                        to_size, &n, &index))
+  if (!PyArg_ParseTuple(args, "O&O&O&|i:float_to_half", to_address, &src, to_address, &dst, to_size, &n,
+                        &index))
     return nullptr;
   return guarded([&] {
     bool overflow = false;
@@ -134,17 +132,21 @@ PyMethodDef kCoreMethods[] = {
     {"clear_float_status", clear_float_status, METH_VARARGS,
      "clear_float_status(device=0) -> bool: clears the flag, returns whether it was raised"},
     {"raise_float_status", raise_float_status, METH_VARARGS, "raise_float_status(device=0)"},
-    {"half_to_float", half_to_float, METH_VARARGS,
-     "half_to_float(src_fp16_addr, dst_fp32_addr, n)"},
+    {"half_to_float", half_to_float, METH_VARARGS, "half_to_float(src_fp16_addr, dst_fp32_addr, n)"},
     {"float_to_half", float_to_half, METH_VARARGS,
      "float_to_half(src_fp32_addr, dst_fp16_addr, n, device=0) -> bool: saturates to +-65504; "
      "returns True (and raises the device float status) when a value saturated or was NaN"},
     {nullptr, nullptr, 0, nullptr}};
 
 int add_core_constants(PyObject* m) {
-  struct Code { const char* name; rt::DType dtype; };
-  const Code codes[] = {{"DTYPE_FLOAT32", rt::DType::float32}, {"DTYPE_FLOAT16", rt::DType::float16},
-                        {"DTYPE_BFLOAT16", rt::DType::bfloat16}, {"DTYPE_FLOAT64", rt::DType::float64}};
+  struct Code {
+    const char* name;
+    rt::DType dtype;
+  };
+  const Code codes[] = {{"DTYPE_FLOAT32", rt::DType::float32},
+                        {"DTYPE_FLOAT16", rt::DType::float16},
+                        {"DTYPE_BFLOAT16", rt::DType::bfloat16},
+                        {"DTYPE_FLOAT64", rt::DType::float64}};
   for (const auto& c : codes)
     if (PyModule_AddIntConstant(m, c.name, static_cast<long>(c.dtype)) < 0) return -1;
   return PyModule_AddStringConstant(m, "RUNTIME_VERSION", rt::runtime_version());

@@ -23,8 +23,7 @@ PyObject* unary(PyObject*, PyObject* args) {
   std::uintptr_t src = 0, dst = 0;
   std::size_t n = 0;
   int index = 0;
-  if (!PyArg_ParseTuple(args, "O&O&O&|i", to_address, &src, to_address, &dst, to_size, &n,
-                        &index))
+  if (!PyArg_ParseTuple(args, "O&O&O&|i", to_address, &src, to_address, &dst, to_size, &n, &index))
     return nullptr;
   return guarded([&] {
     bool bad = false;
@@ -41,8 +40,8 @@ PyObject* binary(PyObject*, PyObject* args) {
   std::uintptr_t a = 0, b = 0, dst = 0;
   std::size_t n = 0;
   int index = 0;
-  if (!PyArg_ParseTuple(args, "O&O&O&O&|i", to_address, &a, to_address, &b, to_address, &dst,
-                        to_size, &n, &index))
+  if (!PyArg_ParseTuple(args, "O&O&O&O&|i", to_address, &a, to_address, &b, to_address, &dst, to_size, &n,
+                        &index))
     return nullptr;
   return guarded([&] {
     bool bad = false;
@@ -59,17 +58,18 @@ PyObject* max_pool2d_half(PyObject*, PyObject* args) {
   long long planes = 0;
   long long v[12] = {};
   int index = 0;
-  if (!PyArg_ParseTuple(args, "O&O&O&LLLLLLLLLLLLL|i:max_pool2d_half", to_address, &src,
-                        to_address, &dst, to_address, &indices, &planes, &v[0], &v[1], &v[2],
-                        &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &index))
+  if (!PyArg_ParseTuple(args, "O&O&O&LLLLLLLLLLLLL|i:max_pool2d_half", to_address, &src, to_address, &dst,
+                        to_address, &indices, &planes, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+                        &v[8], &v[9], &v[10], &v[11], &index))
     return nullptr;
   return guarded([&] {
     const rt::PoolGeometry g{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]};
     if (planes < 0 || g.in_h < 1 || g.in_w < 1 || g.out_h < 1 || g.out_w < 1 || g.kernel_h < 1 ||
         g.kernel_w < 1 || g.stride_h < 1 || g.stride_w < 1 || g.pad_h < 0 || g.pad_w < 0 ||
         g.dilation_h < 1 || g.dilation_w < 1)
-      throw rt::ArgumentError("max_pool2d_half: sizes, kernel, stride and dilation must be "
-                              "positive, padding non-negative");
+      throw rt::ArgumentError(
+          "max_pool2d_half: sizes, kernel, stride and dilation must be "
+          "positive, padding non-negative");
     bool bad = false;
     {
       GilRelease unlocked;

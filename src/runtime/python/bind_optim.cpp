@@ -68,8 +68,10 @@ bool to_option(PyObject* v, const OptionInfo& option, OptionValue& out) {
       std::string name;
       if (!PyUnicode_Check(v) || !utf8(v, name)) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s must be a str (warmup_linear, warmup_cosine, "
-                     "warmup_constant, none)", option.name);
+        PyErr_Format(PyExc_TypeError,
+                     "%s must be a str (warmup_linear, warmup_cosine, "
+                     "warmup_constant, none)",
+                     option.name);
         return false;
       }
       out = std::move(name);  // an unknown name: ArgumentError -> ValueError via guarded()
@@ -117,8 +119,7 @@ bool parse_state(PyObject* dict, const KindInfo& kind, std::vector<float*>& stat
 }
 
 struct OptimizerObject {
-  PyObject_HEAD
-  std::unique_ptr<AnyOptimizer> impl;
+  PyObject_HEAD std::unique_ptr<AnyOptimizer> impl;
   std::unique_ptr<std::mutex> mutex;  // one step at a time per optimizer (the GIL is released)
   const char* kind;
 };
@@ -136,13 +137,12 @@ PyObject* optimizer_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"kind", "options", "segments", "rows", nullptr};
   const char* kind_c = nullptr;
   PyObject *options = nullptr, *segments = nullptr, *rows = nullptr;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OOO:Optimizer", const_cast<char**>(names),
-                                   &kind_c, &options, &segments, &rows))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OOO:Optimizer", const_cast<char**>(names), &kind_c,
+                                   &options, &segments, &rows))
     return nullptr;
   const KindInfo* kind = find_optimizer_kind(kind_c);
   if (kind == nullptr) {
-    PyErr_Format(PyExc_ValueError, "unknown optimizer kind '%s' (%s)", kind_c,
-                 kind_names().c_str());
+    PyErr_Format(PyExc_ValueError, "unknown optimizer kind '%s' (%s)", kind_c, kind_names().c_str());
     return nullptr;
   }
   return guarded([&]() -> PyObject* {
@@ -150,8 +150,7 @@ PyObject* optimizer_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     std::vector<std::size_t> row_sizes;
     if (kind->inputs != KindInputs::options) {
       if (segments == nullptr || segments == Py_None) {
-        PyErr_Format(PyExc_ValueError, "Optimizer('%s') needs segments=[(offset, numel), ...]",
-                     kind->name);
+        PyErr_Format(PyExc_ValueError, "Optimizer('%s') needs segments=[(offset, numel), ...]", kind->name);
         return nullptr;
       }
       if (!parse_segments(segments, segs)) return nullptr;
@@ -181,7 +180,7 @@ void optimizer_dealloc(PyObject* obj) {
 
 PyObject* optimizer_step(PyObject* obj, PyObject* args, PyObject* kwargs) {
   auto* self = reinterpret_cast<OptimizerObject*>(obj);
-  static const char* names[] = {"params", "grads", "numel", "state", "half_params", "device",
+  static const char* names[] = {"params",           "grads", "numel", "state", "half_params", "device",
                                 "global_grad_norm", nullptr};
   std::uintptr_t params = 0, grads = 0;
   std::size_t numel = 0;
@@ -189,9 +188,9 @@ PyObject* optimizer_step(PyObject* obj, PyObject* args, PyObject* kwargs) {
   PyObject* half = nullptr;
   int device_index = 0;
   double global_norm = -1.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&O&|OOid:step", const_cast<char**>(names),
-                                   to_address, &params, to_address, &grads, to_size, &numel,
-                                   &state, &half, &device_index, &global_norm))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&O&|OOid:step", const_cast<char**>(names), to_address,
+                                   &params, to_address, &grads, to_size, &numel, &state, &half, &device_index,
+                                   &global_norm))
     return nullptr;
   std::uintptr_t half_params = 0;
   if (half != nullptr && half != Py_None && !(PyLong_Check(half) && PyLong_AsLong(half) == 0) &&
@@ -359,17 +358,17 @@ PyObject* optimizer_classes() {
 }
 
 PyType_Slot optimizer_slots[] = {
-    {Py_tp_doc, const_cast<char*>(
-                    "Optimizer(kind, options=None, segments=None, rows=None): a fused optimizer "
-                    "(see API.md)")},
+    {Py_tp_doc,
+     const_cast<char*>("Optimizer(kind, options=None, segments=None, rows=None): a fused optimizer "
+                       "(see API.md)")},
     {Py_tp_new, reinterpret_cast<void*>(optimizer_new)},
     {Py_tp_dealloc, reinterpret_cast<void*>(optimizer_dealloc)},
     {Py_tp_methods, optimizer_methods},
     {Py_tp_getset, optimizer_getset},
     {0, nullptr}};
 
-PyType_Spec optimizer_spec = {"apex._apexnpu.Optimizer", sizeof(OptimizerObject), 0,
-                              Py_TPFLAGS_DEFAULT, optimizer_slots};
+PyType_Spec optimizer_spec = {"apex._apexnpu.Optimizer", sizeof(OptimizerObject), 0, Py_TPFLAGS_DEFAULT,
+                              optimizer_slots};
 
 }  // namespace
 

@@ -4,8 +4,7 @@
 
 namespace apexnpu::py {
 
-bool for_each_item(PyObject* seq, const char* what,
-                   const std::function<bool(Py_ssize_t, PyObject*)>& fn) {
+bool for_each_item(PyObject* seq, const char* what, const std::function<bool(Py_ssize_t, PyObject*)>& fn) {
   PyObject* list = PySequence_List(seq);  // any iterable, as PySequence_Fast took
   if (list == nullptr) {
     PyErr_Clear();
@@ -20,25 +19,25 @@ bool for_each_item(PyObject* seq, const char* what,
 
 bool parse_segments(PyObject* seq, std::vector<rt::Segment>& out) {
   out.clear();
-  return for_each_item(seq, "segments must be a sequence of (offset, numel) pairs",
-                       [&](Py_ssize_t i, PyObject* item) {
-    std::size_t offset = 0, numel = 0;
-    if (!PyTuple_Check(item) && !PyList_Check(item)) {
-      PyErr_Format(PyExc_TypeError, "segments[%zd] must be an (offset, numel) pair", i);
-      return false;
-    }
-    if (PySequence_Size(item) != 2) {
-      PyErr_Format(PyExc_ValueError, "segments[%zd] must have 2 items (offset, numel)", i);
-      return false;
-    }
-    PyObject* o = PySequence_GetItem(item, 0);
-    PyObject* c = PySequence_GetItem(item, 1);
-    const bool ok = o != nullptr && c != nullptr && to_size(o, &offset) && to_size(c, &numel);
-    Py_XDECREF(o);
-    Py_XDECREF(c);
-    if (ok) out.push_back({offset, numel});
-    return ok;
-  });
+  return for_each_item(
+      seq, "segments must be a sequence of (offset, numel) pairs", [&](Py_ssize_t i, PyObject* item) {
+        std::size_t offset = 0, numel = 0;
+        if (!PyTuple_Check(item) && !PyList_Check(item)) {
+          PyErr_Format(PyExc_TypeError, "segments[%zd] must be an (offset, numel) pair", i);
+          return false;
+        }
+        if (PySequence_Size(item) != 2) {
+          PyErr_Format(PyExc_ValueError, "segments[%zd] must have 2 items (offset, numel)", i);
+          return false;
+        }
+        PyObject* o = PySequence_GetItem(item, 0);
+        PyObject* c = PySequence_GetItem(item, 1);
+        const bool ok = o != nullptr && c != nullptr && to_size(o, &offset) && to_size(c, &numel);
+        Py_XDECREF(o);
+        Py_XDECREF(c);
+        if (ok) out.push_back({offset, numel});
+        return ok;
+      });
 }
 
 bool parse_sizes(PyObject* seq, const char* what, std::vector<std::size_t>& out) {

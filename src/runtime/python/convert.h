@@ -20,8 +20,7 @@ bool as_double(PyObject* v, const char* what, double& out);
 bool as_bool(PyObject* v, const char* what, bool& out);
 // fn(index, item) for each item of an iterable (a borrowed item); false with an exception set
 // when `seq` is not iterable (TypeError `what`) or fn returns false.
-bool for_each_item(PyObject* seq, const char* what,
-                   const std::function<bool(Py_ssize_t, PyObject*)>& fn);
+bool for_each_item(PyObject* seq, const char* what, const std::function<bool(Py_ssize_t, PyObject*)>& fn);
 // A new list of what to_item (returning a new reference, or null with an exception set) makes of
 // each element of v.
 template <typename Container, typename ToItem>

@@ -11,10 +11,11 @@
 //    getentropy (2.25) and arc4random (2.36), which only std::random_device reaches, read the
 //    getrandom system call (Linux 3.17).
 // build.json also links libpthread.so.0, where glibc before 2.34 defines the pthread functions.
-#include <cerrno>
-#include <cstddef>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
 
 #if defined(__x86_64__)
 #define APEXNPU_GLIBC_BASELINE "GLIBC_2.2.5"
@@ -26,12 +27,10 @@
 
 // __wrap_NAME calls NAME at the baseline's version (types as the ABI passes them: the C
 // headers' own declarations would clash with these in a unity batch).
-#define APEXNPU_AT_BASELINE(ret, name, params, args)                                   \
-  extern "C" ret apexnpu_baseline_##name params;                                      \
-  __asm__(".symver apexnpu_baseline_" #name ", " #name "@" APEXNPU_GLIBC_BASELINE);   \
-  extern "C" [[gnu::visibility("hidden")]] ret __wrap_##name params {                 \
-    return apexnpu_baseline_##name args;                                              \
-  }
+#define APEXNPU_AT_BASELINE(ret, name, params, args)                                \
+  extern "C" ret apexnpu_baseline_##name params;                                    \
+  __asm__(".symver apexnpu_baseline_" #name ", " #name "@" APEXNPU_GLIBC_BASELINE); \
+  extern "C" [[gnu::visibility("hidden")]] ret __wrap_##name params { return apexnpu_baseline_##name args; }
 
 APEXNPU_AT_BASELINE(int, pthread_create, (void* thread, const void* attr, void* (*start)(void*), void* arg),
                     (thread, attr, start, arg))

@@ -21,10 +21,16 @@ std::vector<PyMethodDef>& all_methods() {
 
 PyModuleDef module_def = {
     // The last component only: the import system then names it after the package it is in.
-    PyModuleDef_HEAD_INIT, "_apexnpu",
+    PyModuleDef_HEAD_INIT,
+    "_apexnpu",
     "The apexnpu runtime: emulated NPU float status, fp16 conversion, loss scaling, gradient "
     "norms and fused optimizers over raw buffer addresses. See API.md.",
-    -1, nullptr, nullptr, nullptr, nullptr, nullptr};
+    -1,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr};
 
 }  // namespace
 

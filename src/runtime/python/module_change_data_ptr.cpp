@@ -5,7 +5,8 @@
 // serves every torch version; and because dst then shares src's storage object, the combined
 // buffer stays alive as long as any re-pointed tensor does (the original kept a raw pointer).
 #ifndef Py_LIMITED_API
-#error "change_data_ptr is compiled for the stable ABI: build.json's binding.stable_abi defines Py_LIMITED_API"
+#error \
+    "change_data_ptr is compiled for the stable ABI: build.json's binding.stable_abi defines Py_LIMITED_API"
 #endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -62,8 +63,10 @@ PyObject* change_data_ptr(PyObject*, PyObject* args) {
     return nullptr;
   }
   if (dst_dtype != "torch.float16" && dst_dtype != "torch.float32") {
-    PyErr_Format(g_error, "change_data_ptr: dtype %s is not supported (only torch.float16 and "
-                 "torch.float32)", dst_dtype.c_str());
+    PyErr_Format(g_error,
+                 "change_data_ptr: dtype %s is not supported (only torch.float16 and "
+                 "torch.float32)",
+                 dst_dtype.c_str());
     return nullptr;
   }
   Py_ssize_t src_numel = 0, dst_numel = 0, src_offset = 0, src_ptr = 0;
@@ -75,13 +78,14 @@ PyObject* change_data_ptr(PyObject*, PyObject* args) {
     return nullptr;
   }
   if (offset > src_numel || dst_numel > src_numel - offset) {
-    PyErr_Format(g_error, "change_data_ptr: dst (%zd elements) at offset %zd would extend past "
-                 "the end of src (%zd elements)", dst_numel, offset, src_numel);
+    PyErr_Format(g_error,
+                 "change_data_ptr: dst (%zd elements) at offset %zd would extend past "
+                 "the end of src (%zd elements)",
+                 dst_numel, offset, src_numel);
     return nullptr;
   }
   // torch >= 2.0 has untyped_storage(); 1.x's storage() is accepted by set_ there.
-  const char* storage_method =
-      PyObject_HasAttrString(src, "untyped_storage") ? "untyped_storage" : "storage";
+  const char* storage_method = PyObject_HasAttrString(src, "untyped_storage") ? "untyped_storage" : "storage";
   PyObject* storage = call(src, storage_method);
   if (storage == nullptr) return nullptr;
   PyObject* size = call(dst, "size");
@@ -104,10 +108,16 @@ PyMethodDef methods[] = {
      "(a RuntimeError and ValueError)."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "change_data_ptr",
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT,
+                          "change_data_ptr",
                           "Re-point a tensor into another tensor's storage (Ascend Apex "
                           "compatibility module).",
-                          -1, methods, nullptr, nullptr, nullptr, nullptr};
+                          -1,
+                          methods,
+                          nullptr,
+                          nullptr,
+                          nullptr,
+                          nullptr};
 
 }  // namespace
 

@@ -21,16 +21,16 @@ std::optional<CombinedTensor> combine(std::span<TensorView> tensors, bool copy_v
       throw ArgumentError(concat("combine: tensor ", i, " has dtype ", dtype_name(t.dtype),
                                  "; fused tensors must be float32 or float16"));
     if (t.dtype != dtype)
-      throw ArgumentError(concat("combine: tensors must share one dtype; tensor 0 is ",
-                                 dtype_name(dtype), ", tensor ", i, " is ", dtype_name(t.dtype)));
+      throw ArgumentError(concat("combine: tensors must share one dtype; tensor 0 is ", dtype_name(dtype),
+                                 ", tensor ", i, " is ", dtype_name(t.dtype)));
     if (t.storage) {
-      if (target == nullptr) target = &t.device();
+      if (target == nullptr)
+        target = &t.device();
       else if (&t.device() != target)
-        throw ArgumentError(concat("combine: tensor ", i, " is on ", t.device().name(),
-                                   ", the others on ", target->name()));
+        throw ArgumentError(
+            concat("combine: tensor ", i, " is on ", t.device().name(), ", the others on ", target->name()));
     } else if (copy_values && t.numel != 0) {
-      throw ArgumentError(concat("combine: tensor ", i,
-                                 " has no storage, so its values cannot be copied"));
+      throw ArgumentError(concat("combine: tensor ", i, " has no storage, so its values cannot be copied"));
     }
     segments.push_back({total, t.numel});
     total += aligned_storage_size(t.numel);
@@ -50,10 +50,8 @@ std::optional<CombinedTensor> combine(std::span<TensorView> tensors, bool copy_v
 std::optional<TensorView> get_part_combined_tensor(const TensorView* combined, std::int64_t index,
                                                    std::int64_t size) {
   if (combined == nullptr || size == 0) return std::nullopt;
-  if (size < 0)
-    throw ArgumentError(concat("get_part_combined_tensor: size must be >= 0, got ", size));
-  if (index < 0)
-    throw ArgumentError(concat("get_part_combined_tensor: index must be >= 0, got ", index));
+  if (size < 0) throw ArgumentError(concat("get_part_combined_tensor: size must be >= 0, got ", size));
+  if (index < 0) throw ArgumentError(concat("get_part_combined_tensor: index must be >= 0, got ", index));
   const auto end = static_cast<std::uint64_t>(index) + static_cast<std::uint64_t>(size);
   if (end > combined->numel)
     throw ArgumentError(concat("get_part_combined_tensor: (index + size) (", end,

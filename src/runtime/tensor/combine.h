@@ -25,9 +25,7 @@ struct CombinedTensor {
   SegmentTable segments;  // offset and numel of each original tensor, in list order
 };
 
-constexpr std::size_t aligned_storage_size(std::size_t numel) noexcept {
-  return (numel + 15) / 16 * 16 + 32;
-}
+constexpr std::size_t aligned_storage_size(std::size_t numel) noexcept { return (numel + 15) / 16 * 16 + 32; }
 
 // Allocates one zero-filled buffer on the device of the first tensor that has storage (else
 // device(0)), re-points every tensor into it and, if copy_values, copies the old contents.

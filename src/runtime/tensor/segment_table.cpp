@@ -22,9 +22,9 @@ SegmentTable::SegmentTable(std::vector<Segment> segments) : segments_(std::move(
     const Segment& s = segments_[order[k]];
     const Segment& next = segments_[order[k + 1]];
     if (s.offset + s.numel > next.offset)
-      throw ArgumentError(concat("segments ", order[k], " [", s.offset, ", ", s.offset + s.numel,
-                                 ") and ", order[k + 1], " [", next.offset, ", ",
-                                 next.offset + next.numel, ") overlap"));
+      throw ArgumentError(concat("segments ", order[k], " [", s.offset, ", ", s.offset + s.numel, ") and ",
+                                 order[k + 1], " [", next.offset, ", ", next.offset + next.numel,
+                                 ") overlap"));
   }
   first_chunk_.clear();
   first_chunk_.reserve(segments_.size() + 1);

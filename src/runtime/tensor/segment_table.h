@@ -9,8 +9,8 @@
 // partials of each segment in item order: the result is bit-identical for any thread count.
 //
 //   const auto items = table.chunks();
-//   parallel_for(items.size(), [&](std::size_t k) { partial[k] = f(buf + items[k].begin, items[k].size()); });
-//   for (std::size_t s = 0; s < table.size(); ++s)
+//   parallel_for(items.size(), [&](std::size_t k) { partial[k] = f(buf + items[k].begin, items[k].size());
+//   }); for (std::size_t s = 0; s < table.size(); ++s)
 //     for (std::size_t k = table.first_chunk(s); k < table.first_chunk(s + 1); ++k) norm[s] += partial[k];
 #include <cstddef>
 #include <span>

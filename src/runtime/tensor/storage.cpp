@@ -14,8 +14,7 @@ std::shared_ptr<Storage> Storage::allocate(Device& device, std::size_t bytes) {
   }
 }
 
-std::shared_ptr<Storage> Storage::adopt(Device& device, void* data, std::size_t bytes,
-                                        Release release) {
+std::shared_ptr<Storage> Storage::adopt(Device& device, void* data, std::size_t bytes, Release release) {
   return std::shared_ptr<Storage>(new Storage(device, data, bytes, std::move(release)));
 }
 

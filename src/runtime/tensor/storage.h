@@ -20,8 +20,7 @@ class Storage {
   static std::shared_ptr<Storage> allocate(Device& device, std::size_t bytes);
   // Wraps memory owned elsewhere (e.g. a torch tensor's buffer); `release` (may be empty) runs
   // when the last view is gone. The memory must be host-addressable for the emulated NPU.
-  static std::shared_ptr<Storage> adopt(Device& device, void* data, std::size_t bytes,
-                                        Release release);
+  static std::shared_ptr<Storage> adopt(Device& device, void* data, std::size_t bytes, Release release);
 
   ~Storage();
   Storage(const Storage&) = delete;

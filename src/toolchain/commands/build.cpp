@@ -7,24 +7,23 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <thread>
 
 #include "commands/build_output.h"
 #include "commands/build_targets.h"
 #include "commands/gen.h"
 #include "compile/compiler.h"
-#include "fs/file_io.h"
-#include "fs/output_guard.h"
-#include "fs/tree_io.h"
 #include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/runtime_build_config.h"
 #include "compile/runtime_registry.h"
 #include "core/child_group.h"
-#include "core/sha256.h"
-#include "core/subprocess.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/sha256.h"
+#include "core/subprocess.h"
+#include "fs/file_io.h"
+#include "fs/output_guard.h"
+#include "fs/tree_io.h"
 #include "manifest/build_manifest.h"
 #include "manifest/compat_matrix.h"
 #include "manifest/tree_marker.h"
@@ -35,7 +34,7 @@
 #include "wheel/wheel_writer.h"
 
 namespace apexnpu::commands {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 std::optional<std::int64_t> epoch_from_env() {
   const char* s = std::getenv("SOURCE_DATE_EPOCH");
@@ -56,9 +55,9 @@ constexpr const char* kEmulatorName = "torch_npu_emulator";
 // The apex package's files (path -> bytes) and where the tree came from.
 struct ApexSources {
   wheel::WheelFiles files;
-  std::string tree_source;                      // "gen", "--tree", "--allow-foreign-tree"
-  std::optional<manifest::TreeMarker> marker;   // what gen recorded; none for a foreign tree
-  std::optional<bool> modified;                 // the tree's files changed since gen wrote them
+  std::string tree_source;                     // "gen", "--tree", "--allow-foreign-tree"
+  std::optional<manifest::TreeMarker> marker;  // what gen recorded; none for a foreign tree
+  std::optional<bool> modified;                // the tree's files changed since gen wrote them
 };
 
 void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& cb) {
@@ -69,13 +68,13 @@ void warn_skipped(const wheel::PackageSelection& package, const BuildCallbacks& 
 // A --tree: gen's output (its marker says what it was made from, and whether it was edited
 // since is found by its digest), or with --allow-foreign-tree any tree holding apex/.
 ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) {
-  const fs::path& tree = *o.tree;
+  const stdfs::path& tree = *o.tree;
   ApexSources apex;
-  const fs::path marker_path = tree / manifest::kTreeMarkerName;
+  const stdfs::path marker_path = tree / manifest::kTreeMarkerName;
   const std::optional<std::string> marker_text = try_read_file(marker_path);
   if (!marker_text) {
     std::error_code ec;
-    if (fs::is_directory(tree, ec) && !o.allow_foreign_tree)
+    if (stdfs::is_directory(tree, ec) && !o.allow_foreign_tree)
       throw Error(fmt::format("--tree {} was not made by `apexnpu gen`: it has no {}, so nothing "
                               "says which upstream, patch and overlay it holds",
                               tree.string(), manifest::kTreeMarkerName),
@@ -88,7 +87,7 @@ ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) 
     return apex;
   }
   apex.marker = manifest::parse_tree_marker(*marker_text, marker_path.string());
-  const FileTree files = apexnpu::fs::read_tree(tree, apexnpu::fs::default_excludes());
+  const FileTree files = fs::read_tree(tree, fs::default_excludes());
   apex.modified = manifest::tree_files_digest(files) != apex.marker->files_digest;
   const wheel::PackageSelection package =
       wheel::select_package_files(files, fmt::format("--tree {}", tree.string()));
@@ -106,7 +105,7 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
   GenOptions gen;
   gen.upstream = o.upstream;
   GenInputs inputs = read_gen_inputs(gen, {cb.detail});
-  apexnpu::fs::refuse_output_over_inputs(o.output, "-o", inputs.read_paths());
+  fs::refuse_output_over_inputs(o.output, "-o", inputs.read_paths());
   GenOutcome generated = apply_gen_inputs(std::move(inputs), gen, std::nullopt);
   apex.marker = generated.marker;
   apex.modified = false;
@@ -121,7 +120,7 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
 
 // The torch_npu emulator package's files, from apexnpu's own data.
 wheel::WheelFiles collect_emulator_files(const BuildCallbacks& cb) {
-  const fs::path root = emulator_package_root();
+  const stdfs::path root = emulator_package_root();
   const wheel::PackageSelection package = wheel::select_package_files(root, "torch_npu");
   warn_skipped(package, cb);
   wheel::WheelFiles files;
@@ -133,9 +132,9 @@ wheel::WheelFiles collect_emulator_files(const BuildCallbacks& cb) {
 struct BuildContext {
   std::string version;
   std::int64_t build_time = 0;
-  fs::path templates;
-  fs::path runtime_dir;
-  fs::path object_cache;
+  stdfs::path templates;
+  stdfs::path runtime_dir;
+  stdfs::path object_cache;
   manifest::CompatMatrix matrix;
   wheel::ManylinuxPolicies policies;
 };
@@ -143,12 +142,11 @@ struct BuildContext {
 BuildContext load_context(const BuildOptions& o, std::string version) {
   BuildContext ctx;
   ctx.version = std::move(version);
-  ctx.build_time = o.source_date_epoch ? *o.source_date_epoch
-                                       : static_cast<std::int64_t>(std::time(nullptr));
+  ctx.build_time = o.source_date_epoch ? *o.source_date_epoch : static_cast<std::int64_t>(std::time(nullptr));
   ctx.runtime_dir = runtime_source_dir();
   ctx.templates = templates_dir();
   ctx.object_cache =
-      fs::absolute(o.object_cache ? *o.object_cache : compile::default_cache_dir()).lexically_normal();
+      stdfs::absolute(o.object_cache ? *o.object_cache : compile::default_cache_dir()).lexically_normal();
   ctx.matrix = manifest::load_compat_matrix(ctx.templates);
   ctx.policies = wheel::load_manylinux_policies(ctx.templates);
   return ctx;
@@ -162,8 +160,7 @@ compile::NativeBuildResult compile_target(const BuildOptions& o, const BuildCont
   native.runtime_dir = ctx.runtime_dir;
   native.cache_dir = ctx.object_cache;
   native.output_dir = output.scratch() / "native" / target.architecture;
-  native.jobs = o.jobs > 0 ? o.jobs
-                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  native.jobs = o.jobs;  // 0: core::thread_count's rule for compile work
   native.native = o.native;
   native.debug = o.debug;
   std::vector<compile::TargetPython> pythons;
@@ -190,8 +187,7 @@ struct PlannedWheel {
   std::string dist_info;
 };
 
-PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id,
-                        const fs::path& templates,
+PlannedWheel plan_wheel(wheel::WheelFiles files, const wheel::WheelIdentity& id, const stdfs::path& templates,
                         const std::map<std::string, std::string>& extra_dist_info) {
   PlannedWheel w;
   w.layout_name = fmt::format("{}-{}-{}", wheel::escape_file_name_part(id.name),
@@ -272,26 +268,24 @@ constexpr const char* kRuntimeModule = "apex._apexnpu";
 constexpr const char* kEmulatorRuntimePath = "torch_npu/_apexnpu.abi3.so";
 
 // The emulator's wheel for one target: its package files and the target's runtime binding.
-PlannedWheel plan_emulator_wheel(const BuildContext& ctx, const EmulatorPackage& package,
-                                 const WheelJob& job, const BuildCallbacks& cb) {
+PlannedWheel plan_emulator_wheel(const BuildContext& ctx, const EmulatorPackage& package, const WheelJob& job,
+                                 const BuildCallbacks& cb) {
   const auto module = std::find_if(job.modules.begin(), job.modules.end(),
                                    [](const auto& m) { return m.name == kRuntimeModule; });
   if (module == job.modules.end())
-    throw Error(fmt::format("no built module is {}, which the emulator's wheel carries",
-                            kRuntimeModule),
+    throw Error(fmt::format("no built module is {}, which the emulator's wheel carries", kRuntimeModule),
                 "src/runtime/build.json must list it among the binding's modules");
   wheel::WheelFiles files = package.files;
   files[kEmulatorRuntimePath] = read_file(module->file);
   const wheel::PlatformTags platform =
       platform_of(ctx, job, {{kEmulatorRuntimePath, files[kEmulatorRuntimePath]}}, cb);
-  return plan_wheel(std::move(files),
-                    emulator_identity(ctx, platform.str(), job.python->info.platform),
+  return plan_wheel(std::move(files), emulator_identity(ctx, platform.str(), job.python->info.platform),
                     ctx.templates, {});
 }
 
 manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext& ctx,
-                                       const ApexSources& apex, const WheelJob& job,
-                                       const std::string& tag, const std::string& platform,
+                                       const ApexSources& apex, const WheelJob& job, const std::string& tag,
+                                       const std::string& platform,
                                        const std::vector<std::string>& module_paths,
                                        const std::optional<manifest::EmulatorWheel>& emulator) {
   const TargetPython& py = *job.python;
@@ -336,8 +330,7 @@ manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext
   return m;
 }
 
-wheel::WheelIdentity apex_identity(const BuildContext& ctx, const WheelJob& job,
-                                   const std::string& tag) {
+wheel::WheelIdentity apex_identity(const BuildContext& ctx, const WheelJob& job, const std::string& tag) {
   wheel::WheelIdentity id;
   id.version = ctx.version;
   id.tag = tag;
@@ -362,8 +355,7 @@ struct ApexWheel {
 };
 
 ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const Packages& packages,
-                          const WheelJob& job, const PlannedWheel* emulator,
-                          const BuildCallbacks& cb) {
+                          const WheelJob& job, const PlannedWheel* emulator, const BuildCallbacks& cb) {
   wheel::WheelFiles modules;
   std::vector<std::string> module_paths;
   for (const auto& m : job.modules) {
@@ -379,9 +371,10 @@ ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const 
   ApexWheel w;
   w.job = &job;
   w.platform_tags = platform.tags;
-  w.manifest_text = manifest::to_json(describe_build(o, ctx, packages.apex, job, tag, platform.str(),
-                                                     module_paths, record))
-                        .dump(2) + "\n";
+  w.manifest_text =
+      manifest::to_json(describe_build(o, ctx, packages.apex, job, tag, platform.str(), module_paths, record))
+          .dump(2) +
+      "\n";
   wheel::WheelFiles files = packages.apex.files;
   files.merge(modules);
   w.planned = plan_wheel(std::move(files), apex_identity(ctx, job, tag), ctx.templates,
@@ -389,7 +382,7 @@ ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const 
   return w;
 }
 
-void verify_or_throw(const BuildContext& ctx, const fs::path& path) {
+void verify_or_throw(const BuildContext& ctx, const stdfs::path& path) {
   const auto report = wheel::verify_wheel(wheel::load_wheel(path), ctx.policies);
   if (report.ok()) return;
   std::string list;
@@ -430,20 +423,20 @@ std::vector<std::string> stage_wheels(const BuildContext& ctx, const BuildOutput
 }
 
 // Moves the staged items into -o; returns where each now is, by name.
-std::map<std::string, fs::path> commit(BuildOutput& output, const std::vector<std::string>& items) {
-  const std::vector<fs::path> paths = output.commit(items);
-  std::map<std::string, fs::path> committed;
+std::map<std::string, stdfs::path> commit(BuildOutput& output, const std::vector<std::string>& items) {
+  const std::vector<stdfs::path> paths = output.commit(items);
+  std::map<std::string, stdfs::path> committed;
   for (std::size_t i = 0; i < items.size(); ++i) committed.emplace(items[i], paths[i]);
   return committed;
 }
 
-std::optional<fs::path> committed_path(const std::map<std::string, fs::path>& committed,
-                                       const std::string& name) {
+std::optional<stdfs::path> committed_path(const std::map<std::string, stdfs::path>& committed,
+                                          const std::string& name) {
   const auto it = committed.find(name);
-  return it == committed.end() ? std::nullopt : std::optional<fs::path>(it->second);
+  return it == committed.end() ? std::nullopt : std::optional<stdfs::path>(it->second);
 }
 
-BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, fs::path>& committed) {
+BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, stdfs::path>& committed) {
   const TargetPython& py = *w.job->python;
   BuiltWheel b;
   b.architecture = w.job->target->architecture;
@@ -461,11 +454,9 @@ BuiltWheel describe_wheel(const ApexWheel& w, const std::map<std::string, fs::pa
   return b;
 }
 
-BuildResult describe_result(const BuildContext& ctx,
-                            const std::vector<compile::NativeBuildResult>& compiled,
-                            const std::vector<ApexWheel>& apex,
-                            const std::vector<PlannedWheel>& emulators,
-                            const std::map<std::string, fs::path>& committed) {
+BuildResult describe_result(const BuildContext& ctx, const std::vector<compile::NativeBuildResult>& compiled,
+                            const std::vector<ApexWheel>& apex, const std::vector<PlannedWheel>& emulators,
+                            const std::map<std::string, stdfs::path>& committed) {
   BuildResult r;
   for (const ApexWheel& w : apex) r.wheels.push_back(describe_wheel(w, committed));
   const BuiltWheel& first = r.wheels.front();
@@ -494,14 +485,17 @@ BuildResult describe_result(const BuildContext& ctx,
 
 namespace {
 
-nlohmann::json path_or_null(const std::optional<fs::path>& p) {
+nlohmann::json path_or_null(const std::optional<stdfs::path>& p) {
   return p ? nlohmann::json(p->string()) : nlohmann::json(nullptr);
 }
 
 nlohmann::json python_json(const BuiltPython& python) {
-  return {{"executable", python.executable.string()}, {"version", python.version},
-          {"implementation", python.implementation}, {"soabi", python.soabi},
-          {"ext_suffix", python.ext_suffix}, {"include_dir", python.include_dir.string()},
+  return {{"executable", python.executable.string()},
+          {"version", python.version},
+          {"implementation", python.implementation},
+          {"soabi", python.soabi},
+          {"ext_suffix", python.ext_suffix},
+          {"include_dir", python.include_dir.string()},
           {"platform", python.platform}};
 }
 
@@ -524,8 +518,8 @@ nlohmann::json BuiltWheel::to_json() const {
 }
 
 nlohmann::json emulator_json(const BuiltEmulator& emulator) {
-  return {{"name", emulator.name}, {"layout", emulator.layout.string()},
-          {"wheel", path_or_null(emulator.wheel)}};
+  return {
+      {"name", emulator.name}, {"layout", emulator.layout.string()}, {"wheel", path_or_null(emulator.wheel)}};
 }
 
 nlohmann::json BuildResult::to_json() const {
@@ -555,7 +549,7 @@ nlohmann::json BuildResult::to_json() const {
 
 BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = check_options(o);
-  if (o.tree) apexnpu::fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
+  if (o.tree) fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
   // Every compiler, linker and probe this build starts dies with it, however it ends.
   const ChildGroup children;
   const std::vector<BuildTarget> targets =
@@ -591,7 +585,7 @@ BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
     apex.push_back(plan_apex_wheel(o, ctx, packages, jobs[j], emulator, cb));
   }
   const std::vector<std::string> items = stage_wheels(ctx, output, apex, emulators, o.wheel);
-  const std::map<std::string, fs::path> committed = commit(output, items);
+  const std::map<std::string, stdfs::path> committed = commit(output, items);
   return describe_result(ctx, compiled, apex, emulators, committed);
 }
 

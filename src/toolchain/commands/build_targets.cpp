@@ -9,13 +9,13 @@
 #include "python/multiarch.h"
 
 namespace apexnpu::commands {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
 constexpr int kFirstMinor = 7, kLastMinor = 13;
 
-TargetPython host_python(const fs::path& executable) {
+TargetPython host_python(const stdfs::path& executable) {
   TargetPython py;
   py.executable = executable;
   py.info = python::probe_python(executable);
@@ -30,7 +30,7 @@ std::vector<TargetPython> all_host_pythons(const DetailFn& warn) {
   std::vector<TargetPython> found;
   const auto env = python::SearchEnv::from_environment();
   for (int minor = kFirstMinor; minor <= kLastMinor; ++minor) {
-    fs::path executable;
+    stdfs::path executable;
     try {
       executable = python::find_python(fmt::format("3.{}", minor), env);
     } catch (const Error&) {
@@ -52,37 +52,32 @@ std::vector<TargetPython> host_pythons(const std::string& request, const DetailF
   if (request == "all") return all_host_pythons(warn);
   std::vector<TargetPython> pythons;
   const auto env = python::SearchEnv::from_environment();
-  for (const auto& item : request.empty() ? std::vector<std::string>{""}
-                                          : split_list(request, "--python"))
+  for (const auto& item : request.empty() ? std::vector<std::string>{""} : split_list(request, "--python"))
     pythons.push_back(host_python(python::find_python(item, env)));
   return pythons;
 }
 
-std::vector<TargetPython> foreign_pythons(const std::string& request,
-                                          const std::string& architecture) {
-  const fs::path root = python::multiarch_include_root();
+std::vector<TargetPython> foreign_pythons(const std::string& request, const std::string& architecture) {
+  const stdfs::path root = python::multiarch_include_root();
   if (request.empty())
-    throw UsageError(fmt::format("--target {} needs --python=3.N[,3.M...] or --python=all",
-                                 architecture),
+    throw UsageError(fmt::format("--target {} needs --python=3.N[,3.M...] or --python=all", architecture),
                      "the host's python3 cannot tell which CPython of another architecture to "
                      "build for");
   std::vector<int> minors;
   if (request == "all") {
     minors = python::multiarch_minors(architecture, root);
     if (minors.empty())
-      throw Error(fmt::format("--python=all found no CPython headers for {} under {}", architecture,
-                              root.string()),
-                  fmt::format("install them from Debian's multiarch packages, e.g. dpkg "
-                              "--add-architecture {0} && apt-get update && apt-get install "
-                              "libpython3.11-dev:{0}",
-                              python::debian_architecture(architecture)));
+      throw Error(
+          fmt::format("--python=all found no CPython headers for {} under {}", architecture, root.string()),
+          fmt::format("install them from Debian's multiarch packages, e.g. dpkg "
+                      "--add-architecture {0} && apt-get update && apt-get install "
+                      "libpython3.11-dev:{0}",
+                      python::debian_architecture(architecture)));
   }
-  for (const auto& item : request == "all" ? std::vector<std::string>{}
-                                           : split_list(request, "--python")) {
+  for (const auto& item : request == "all" ? std::vector<std::string>{} : split_list(request, "--python")) {
     int minor = 0;
     if (std::sscanf(item.c_str(), "3.%d", &minor) != 1 || item != fmt::format("3.{}", minor))
-      throw UsageError(fmt::format("--python={} with --target {}: give versions (3.N)", item,
-                                   architecture),
+      throw UsageError(fmt::format("--python={} with --target {}: give versions (3.N)", item, architecture),
                        "another architecture's CPython is found by its headers, not run");
     minors.push_back(minor);
   }
@@ -104,10 +99,10 @@ void refuse_duplicate_tags(const std::vector<TargetPython>& pythons) {
   for (std::size_t i = 0; i < pythons.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (pythons[i].tag.str() == pythons[j].tag.str())
-        throw UsageError(fmt::format("--python names two interpreters with the tag {}: {} and {}",
-                                     pythons[i].tag.str(), pythons[j].executable.string(),
-                                     pythons[i].executable.string()),
-                         "name each Python once");
+        throw UsageError(
+            fmt::format("--python names two interpreters with the tag {}: {} and {}", pythons[i].tag.str(),
+                        pythons[j].executable.string(), pythons[i].executable.string()),
+            "name each Python once");
 }
 
 }  // namespace
@@ -130,12 +125,12 @@ std::vector<std::string> split_list(std::string_view value, const char* option) 
 }
 
 std::vector<BuildTarget> resolve_targets(const std::string& targets, const std::string& pythons,
-                                         const fs::path& runtime_dir, const DetailFn& warn,
+                                         const stdfs::path& runtime_dir, const DetailFn& warn,
                                          const DetailFn& detail) {
   const std::string host = compile::host_architecture();
   std::vector<std::string> architectures;
-  for (const auto& item : targets.empty() ? std::vector<std::string>{host}
-                                          : split_list(targets, "--target")) {
+  for (const auto& item :
+       targets.empty() ? std::vector<std::string>{host} : split_list(targets, "--target")) {
     const std::string arch = compile::normalize_architecture(item);
     if (std::find(architectures.begin(), architectures.end(), arch) == architectures.end())
       architectures.push_back(arch);

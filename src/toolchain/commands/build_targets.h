@@ -40,7 +40,7 @@ using DetailFn = std::function<void(const std::string&)>;
 // --target (empty: the host) x --python (empty: python3; "all": every supported CPython found).
 // Throws UsageError / Error naming what is missing and what provides it.
 std::vector<BuildTarget> resolve_targets(const std::string& targets, const std::string& pythons,
-                                         const std::filesystem::path& runtime_dir,
-                                         const DetailFn& warn, const DetailFn& detail);
+                                         const std::filesystem::path& runtime_dir, const DetailFn& warn,
+                                         const DetailFn& detail);
 
 }  // namespace apexnpu::commands

@@ -51,8 +51,8 @@ std::string describe_failures(const patch::ApplyResult& applied, const std::stri
   for (const auto& file : applied.files) {
     for (const auto& h : file.hunks) {
       if (h.status != patch::FileStatus::failed) continue;
-      lines += fmt::format("\n  {}: hunk {} ({}:{}): {}", file.path, h.header, patch_name,
-                           h.patch_line, h.reason);
+      lines +=
+          fmt::format("\n  {}: hunk {} ({}:{}): {}", file.path, h.header, patch_name, h.patch_line, h.reason);
     }
     if (file.status == patch::FileStatus::failed && file.hunks.empty())
       lines += fmt::format("\n  {}: {} failed", file.path, patch::to_string(file.operation));
@@ -105,8 +105,7 @@ FileTree read_overlay(const stdfs::path& overlay_dir) {
 
 // Adds the overlay's files to the patched tree; an overlay file may not replace a file of the
 // tree, because changes to upstream files belong in npu.patch.
-std::vector<std::string> add_overlay(FileTree& tree, FileTree overlay,
-                                     const stdfs::path& overlay_dir) {
+std::vector<std::string> add_overlay(FileTree& tree, FileTree overlay, const stdfs::path& overlay_dir) {
   std::vector<std::string> added;
   for (auto& [path, entry] : overlay) {
     if (tree.contains(path))
@@ -133,8 +132,8 @@ GenOutcome keep_rejects(patch::ApplyResult& applied, GenResult result) {
       continue;
     }
     if (applied.tree.contains(rej))
-      throw Error(fmt::format("cannot keep the rejects of {}: {} already exists in the tree",
-                              file.path, rej));
+      throw Error(
+          fmt::format("cannot keep the rejects of {}: {} already exists in the tree", file.path, rej));
     applied.tree[rej] = FileEntry{file.rejects, FileKind::regular};
     result.rejects->push_back(rej);
   }
@@ -154,12 +153,12 @@ GenOutcome keep_rejects(patch::ApplyResult& applied, GenResult result) {
     report.reject_file = *reject_file;
     where = fmt::format("; rejects written to {}", reject_file->string());
   }
-  throw Error(fmt::format("{} hunk(s) of {} did not apply{}, nothing was written:{}",
-                          count_failed_hunks(applied), report.patch.string(), where,
-                          describe_failures(applied, report.patch.filename().string())),
-              "the upstream ref may not be the one the patch was made for (see --ref); "
-              "regenerate the patch with `apexnpu make-patch`",
-              report.to_json());
+  throw Error(
+      fmt::format("{} hunk(s) of {} did not apply{}, nothing was written:{}", count_failed_hunks(applied),
+                  report.patch.string(), where, describe_failures(applied, report.patch.filename().string())),
+      "the upstream ref may not be the one the patch was made for (see --ref); "
+      "regenerate the patch with `apexnpu make-patch`",
+      report.to_json());
 }
 
 }  // namespace
@@ -205,8 +204,8 @@ GenInputs read_gen_inputs(const GenOptions& options, const GenCallbacks& callbac
   inputs.upstream = git::read_upstream(with_pinned_defaults(options.upstream));
   inputs.timer.mark("read_upstream");
   if (callbacks.detail)
-    callbacks.detail(fmt::format("upstream {} at {}: {} files", inputs.upstream.url,
-                                 inputs.upstream.commit, inputs.upstream.tree.size()));
+    callbacks.detail(fmt::format("upstream {} at {}: {} files", inputs.upstream.url, inputs.upstream.commit,
+                                 inputs.upstream.tree.size()));
   return inputs;
 }
 
@@ -268,8 +267,7 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
 
 GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   if (options.keep_rejects && options.check)
-    throw UsageError("--keep-rejects writes the tree; --check writes nothing",
-                     "pass one of them");
+    throw UsageError("--keep-rejects writes the tree; --check writes nothing", "pass one of them");
   const stdfs::path output = normalised_output(options.output);
 
   std::optional<stdfs::path> reject_file;
@@ -288,10 +286,10 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   if (options.check) return result;
 
   PhaseTimer timer;
-  outcome.tree[manifest::kTreeMarkerName] = FileEntry{manifest::marker_text(outcome.marker), FileKind::regular};
+  outcome.tree[manifest::kTreeMarkerName] =
+      FileEntry{manifest::marker_text(outcome.marker), FileKind::regular};
   fs::write_tree_atomically(outcome.tree, output,
-                            options.force ? fs::ReplaceMode::replace
-                                          : fs::ReplaceMode::refuse_non_empty);
+                            options.force ? fs::ReplaceMode::replace : fs::ReplaceMode::refuse_non_empty);
   timer.mark("write");
   for (const auto& [phase, seconds] : timer.timings()) result.timings[phase] = seconds;
   result.output = output;
@@ -306,7 +304,8 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
         outcome.failed_hunks, result.patch.string(), output.string(), outcome.failures);
     throw Error(std::move(message),
                 "fix those files by hand, delete the .rej files, then regenerate the patch with "
-                "`apexnpu make-patch --ref <the new commit> --tree " + output.string() + "`",
+                "`apexnpu make-patch --ref <the new commit> --tree " +
+                    output.string() + "`",
                 result.to_json());
   }
   return result;

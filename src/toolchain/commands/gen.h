@@ -19,13 +19,13 @@
 namespace apexnpu::commands {
 
 struct GenOptions {
-  git::UpstreamRequest upstream;                       // --upstream, --ref, --offline, --clone-cache
-  std::optional<std::filesystem::path> patch_file;     // --patch; default: the bundled npu.patch
-  std::optional<std::filesystem::path> overlay_dir;    // --overlay; default: the bundled overlay
-  bool no_overlay = false;                             // --no-overlay
-  std::filesystem::path output = "apex";               // -o
-  bool force = false;                                  // --force: replace a non-empty output
-  bool check = false;                                  // --check: apply in memory, write nothing
+  git::UpstreamRequest upstream;                     // --upstream, --ref, --offline, --clone-cache
+  std::optional<std::filesystem::path> patch_file;   // --patch; default: the bundled npu.patch
+  std::optional<std::filesystem::path> overlay_dir;  // --overlay; default: the bundled overlay
+  bool no_overlay = false;                           // --no-overlay
+  std::filesystem::path output = "apex";             // -o
+  bool force = false;                                // --force: replace a non-empty output
+  bool check = false;                                // --check: apply in memory, write nothing
   // --keep-rejects: when hunks fail, write the tree anyway (each file with the hunks that
   // applied, its failed ones in <file>.rej beside it) and then fail; for porting to a new
   // upstream commit by hand.
@@ -48,13 +48,13 @@ struct PatchReport {
 };
 
 struct GenResult : PatchReport {
-  std::vector<std::string> overlay_files;            // the files the overlay added
-  std::optional<std::filesystem::path> overlay;      // the overlay, when it completed a clean tree
-  std::optional<std::vector<std::string>> rejects;   // --keep-rejects: the <file>.rej files kept
-  bool check = false;                                // --check: nothing was written
+  std::vector<std::string> overlay_files;           // the files the overlay added
+  std::optional<std::filesystem::path> overlay;     // the overlay, when it completed a clean tree
+  std::optional<std::vector<std::string>> rejects;  // --keep-rejects: the <file>.rej files kept
+  bool check = false;                               // --check: nothing was written
   std::size_t tree_files = 0;
-  std::optional<std::filesystem::path> output;       // where the tree was written
-  nlohmann::json to_json() const;  // the --json document
+  std::optional<std::filesystem::path> output;  // where the tree was written
+  nlohmann::json to_json() const;               // the --json document
 };
 
 // The patched tree in memory plus how it was made.
@@ -96,8 +96,9 @@ GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callback
                          const std::optional<std::filesystem::path>& reject_file);
 
 // The whole command: generate_tree, then (unless --check) write the tree, with its marker
-// (manifest/tree_marker.h), to options.output atomically. On failure nothing is written to options.output; the rejects go to <output>.rej.
-// With keep_rejects the tree with its .rej files is written, then Error names what failed.
+// (manifest/tree_marker.h), to options.output atomically. On failure nothing is written to options.output;
+// the rejects go to <output>.rej. With keep_rejects the tree with its .rej files is written, then Error names
+// what failed.
 GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks = {});
 
 }  // namespace apexnpu::commands

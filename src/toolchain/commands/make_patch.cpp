@@ -2,15 +2,16 @@
 
 #include <fmt/core.h>
 
-#include <future>
+#include <optional>
 #include <system_error>
 
 #include "commands/phase_timer.h"
 #include "commands/tree_status.h"
-#include "commands/upstream_patch.h"
 #include "commands/upstream_defaults.h"
+#include "commands/upstream_patch.h"
 #include "commands/upstream_report.h"
 #include "core/error.h"
+#include "core/job_pool.h"
 #include "fs/directory_update.h"
 #include "fs/file_io.h"
 #include "fs/output_guard.h"
@@ -53,8 +54,7 @@ nlohmann::json MakePatchResult::to_json() const {
           {"timings", timings}};
 }
 
-MakePatchResult run_make_patch(const MakePatchOptions& options,
-                              const MakePatchCallbacks& callbacks) {
+MakePatchResult run_make_patch(const MakePatchOptions& options, const MakePatchCallbacks& callbacks) {
   std::error_code ec;
   if (!stdfs::is_directory(options.tree, ec))
     throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
@@ -66,16 +66,23 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   PhaseTimer timer;
   std::vector<std::string> excludes = fs::default_excludes();
   excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
-  // The edited tree is read and hashed by a few threads while upstream's tree objects are read on
-  // this one; no upstream blob is inflated until it is known to differ.
+  // The edited tree is read and hashed by a few threads while upstream's tree objects are read
+  // beside them; no upstream blob is inflated until it is known to differ. When both fail, the
+  // upstream's failure is the one reported.
   // gen's record of what the tree was made from is never part of the edit.
   std::vector<std::string> read_excludes = excludes;
   read_excludes.push_back(manifest::kTreeMarkerName);
-  std::future<HashedTree> edited_tree = std::async(
-      std::launch::async, [&] { return read_hashed_tree(options.tree, read_excludes); });
-  const git::UpstreamTree upstream =
-      git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
-  HashedTree edited = edited_tree.get();
+  std::optional<git::UpstreamTree> upstream_read;
+  std::optional<HashedTree> edited_read;
+  core::run_side_by_side({
+      [&] {
+        upstream_read =
+            git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
+      },
+      [&] { edited_read = read_hashed_tree(options.tree, read_excludes); },
+  });
+  const git::UpstreamTree upstream = std::move(*upstream_read);
+  HashedTree edited = std::move(*edited_read);
   timer.mark("read_upstream_and_tree");
   for (const auto& dir : upstream.read_dirs) inputs.push_back({dir, "the upstream repository"});
   fs::refuse_output_over_inputs(options.output, "-o", inputs);
@@ -86,34 +93,46 @@ MakePatchResult run_make_patch(const MakePatchOptions& options,
   FileTree overlay;
   for (const std::string& path : diff.added) overlay.insert(edited.files.extract(path));
   if (callbacks.detail)
-    callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(),
-                                 diff.deleted.size(), diff.added.size()));
+    callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(), diff.deleted.size(),
+                                 diff.added.size()));
 
   // npu.patch and overlay/ are staged beside -o (the overlay while the patch is diffed: neither
-  // needs the other) and put in place together: -o holds the old pair or the new one.
+  // needs the other) and put in place together: -o holds the old pair or the new one. When both
+  // fail, the patch's failure is the one reported.
   fs::DirectoryUpdate output(options.output);
   const stdfs::path patch_file = options.output / "npu.patch";
   const stdfs::path overlay_dir = options.output / "overlay";
-  std::future<void> staged_overlay = std::async(std::launch::async, [&] {
-    const stdfs::path dir = output.staged("overlay");
-    stdfs::create_directory(dir);
-    stdfs::permissions(dir, stdfs::perms(0755));
-    fs::create_tree(overlay, dir);
-  });
   std::vector<std::string> patched_paths = diff.changed;
   patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
-  const std::string patch_text = write_upstream_patch(upstream, edited.files, patched_paths);
-  timer.mark("diff");
+  std::string patch_text;
+  core::run_side_by_side({
+      [&] {
+        patch_text = write_upstream_patch(upstream, edited.files, patched_paths);
+        timer.mark("diff");  // "write" runs from here: it includes waiting for the overlay
+      },
+      [&] {
+        const stdfs::path dir = output.staged("overlay");
+        stdfs::create_directory(dir);
+        stdfs::permissions(dir, stdfs::perms(0755));
+        fs::create_tree(overlay, dir);
+      },
+  });
 
-  timer.restart();
-  staged_overlay.get();
   // Not synced, like the overlay beside it: the renames make the pair appear whole or not at all.
   write_file_atomic(output.staged("npu.patch"), patch_text, kFileMode, Durability::renamed);
   output.commit({"npu.patch", "overlay"});
   timer.mark("write");
 
-  return {describe_upstream(upstream), options.tree, patch_file, overlay_dir, diff.changed,
-          diff.deleted, diff.added, patch_text.size(), excludes, timer.timings()};
+  return {describe_upstream(upstream),
+          options.tree,
+          patch_file,
+          overlay_dir,
+          diff.changed,
+          diff.deleted,
+          diff.added,
+          patch_text.size(),
+          excludes,
+          timer.timings()};
 }
 
 }  // namespace apexnpu::commands

@@ -27,20 +27,19 @@ struct MakePatchCallbacks {
 struct MakePatchResult {
   UpstreamReport upstream;
   std::filesystem::path tree;
-  std::filesystem::path patch;    // <output>/npu.patch
-  std::filesystem::path overlay;  // <output>/overlay
+  std::filesystem::path patch;             // <output>/npu.patch
+  std::filesystem::path overlay;           // <output>/overlay
   std::vector<std::string> changed;        // upstream files the patch edits
   std::vector<std::string> deleted;        // upstream files the patch removes
   std::vector<std::string> overlay_files;  // files upstream does not have
   std::size_t patch_bytes = 0;
-  std::vector<std::string> excludes;       // every glob left out, the defaults first
+  std::vector<std::string> excludes;  // every glob left out, the defaults first
   Timings timings;
   nlohmann::json to_json() const;  // the --json document
 };
 
 // Replaces <output>/npu.patch and <output>/overlay together (fs/directory_update.h): the old pair
 // or the new one, never a mix. Deterministic: the same tree gives byte-identical outputs.
-MakePatchResult run_make_patch(const MakePatchOptions& options,
-                              const MakePatchCallbacks& callbacks = {});
+MakePatchResult run_make_patch(const MakePatchOptions& options, const MakePatchCallbacks& callbacks = {});
 
 }  // namespace apexnpu::commands

@@ -32,12 +32,13 @@ ManifestResult run_manifest(const ManifestQuery& q) {
     for (const auto& r : result.matrix.rows)
       for (const auto& t : r.pytorch) known.insert(manifest::release_of(t.version));
     throw Error(fmt::format("--torch {}: no AscendPyTorch release in the compatibility matrix "
-                            "lists this PyTorch version", *q.torch),
+                            "lists this PyTorch version",
+                            *q.torch),
                 fmt::format("known PyTorch versions: {}", fmt::join(known, ", ")));
   }
   for (const auto& m : matches)
-    result.matches.push_back({m.row->ascend_pytorch, m.torch.version, m.torch.beta, m.exact,
-                              m.pytorch_branches, m.apex_branches});
+    result.matches.push_back(
+        {m.row->ascend_pytorch, m.torch.version, m.torch.beta, m.exact, m.pytorch_branches, m.apex_branches});
   return result;
 }
 

@@ -19,15 +19,15 @@ struct ManifestMatch {
   std::string ascend_pytorch;
   std::string pytorch;  // the listed version that matched
   bool beta = false;
-  bool exact = false;   // listed exactly; otherwise a pre-/post-release of it
+  bool exact = false;  // listed exactly; otherwise a pre-/post-release of it
   std::vector<std::string> pytorch_branches;
   std::vector<std::string> apex_branches;
 };
 
 struct ManifestResult {
-  manifest::CompatMatrix matrix;      // the whole matrix
-  std::optional<std::string> torch;   // --torch: the version asked about
-  std::vector<ManifestMatch> matches; // with --torch: the rows for it, exact ones first
+  manifest::CompatMatrix matrix;       // the whole matrix
+  std::optional<std::string> torch;    // --torch: the version asked about
+  std::vector<ManifestMatch> matches;  // with --torch: the rows for it, exact ones first
   // The --json document: {"matrix"} without --torch, else {"torch", "matches"}.
   nlohmann::json to_json() const;
 };

@@ -26,7 +26,7 @@ struct TreeStatus {
   std::vector<std::string> changed;  // in both; content or kind differs
   std::vector<std::string> deleted;  // the commit's only, and not excluded
   std::vector<std::string> added;    // the edited tree's only
-};  // each sorted
+};                                   // each sorted
 
 // Compares the edited tree with the commit's blobs; the commit's paths that match `excludes` are
 // left out (the edited tree was read without them).

@@ -3,7 +3,7 @@
 namespace apexnpu::commands {
 
 UpstreamReport describe_upstream(const git::UpstreamTree& upstream) {
-  return {upstream.url,    upstream.commit,      upstream.repository, upstream.read_in_place,
+  return {upstream.url,     upstream.commit,       upstream.repository,        upstream.read_in_place,
           upstream.fetched, upstream.file_count(), upstream.skipped_submodules};
 }
 

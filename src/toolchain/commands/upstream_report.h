@@ -11,11 +11,11 @@ namespace apexnpu::commands {
 
 struct UpstreamReport {
   std::string url;
-  std::string commit;                    // the full sha read
-  std::filesystem::path repository;      // read in place, or the clone cache's copy
+  std::string commit;                // the full sha read
+  std::filesystem::path repository;  // read in place, or the clone cache's copy
   bool read_in_place = false;
-  bool fetched = false;                  // this run went to the network
-  std::size_t files = 0;                 // in the upstream tree
+  bool fetched = false;   // this run went to the network
+  std::size_t files = 0;  // in the upstream tree
   std::vector<std::string> skipped_submodules;
   nlohmann::json to_json() const;
 };

@@ -8,8 +8,7 @@
 namespace apexnpu::commands {
 
 nlohmann::json VerifyResult::to_json() const {
-  return {{"path", path.string()}, {"ok", true}, {"files", files}, {"dist_info", dist_info},
-          {"tags", tags}};
+  return {{"path", path.string()}, {"ok", true}, {"files", files}, {"dist_info", dist_info}, {"tags", tags}};
 }
 
 VerifyResult run_verify(const std::filesystem::path& path) {
@@ -18,8 +17,7 @@ VerifyResult run_verify(const std::filesystem::path& path) {
     std::string list;
     for (const auto& v : report.violations) list += "\n  " + v;
     throw Error(fmt::format("{}: {} violation{} of the wheel format:{}", path.string(),
-                            report.violations.size(), report.violations.size() == 1 ? "" : "s",
-                            list),
+                            report.violations.size(), report.violations.size() == 1 ? "" : "s", list),
                 "rebuild the wheel (apexnpu build --wheel) rather than editing it by hand");
   }
   return {path, report.files, report.dist_info, report.tags};

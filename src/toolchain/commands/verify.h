@@ -10,8 +10,8 @@ namespace apexnpu::commands {
 struct VerifyResult {
   std::filesystem::path path;
   std::size_t files = 0;
-  std::string dist_info;          // "apex-0.1+ascend.dist-info"
-  std::vector<std::string> tags;  // from WHEEL
+  std::string dist_info;           // "apex-0.1+ascend.dist-info"
+  std::vector<std::string> tags;   // from WHEEL
   nlohmann::json to_json() const;  // the --json document: these and "ok": true
 };
 

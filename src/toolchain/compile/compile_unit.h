@@ -13,7 +13,7 @@ namespace apexnpu::compile {
 
 // What every compilation of one build shares.
 struct UnitCompiler {
-  std::filesystem::path runtime_dir;      // absolute; the compiler runs there
+  std::filesystem::path runtime_dir;  // absolute; the compiler runs there
   const Compiler& compiler;
   std::vector<std::string> common_flags;  // before each unit's own flags
   ObjectCache& cache;

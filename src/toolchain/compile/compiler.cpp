@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "core/subprocess.h"
 #include "core/error.h"
+#include "core/subprocess.h"
 
 namespace apexnpu::compile {
 
@@ -43,7 +43,8 @@ Compiler compiler_for(const std::string& architecture, const std::string& host_a
   } catch (const Error&) {
     throw Error(fmt::format("no C++ compiler for {}: `{}` cannot be run", architecture, cross),
                 fmt::format("install Debian's cross compiler (apt-get install g++-{}-linux-gnu), "
-                            "or set {} to one", architecture, variable));
+                            "or set {} to one",
+                            architecture, variable));
   }
 }
 

@@ -9,35 +9,35 @@
 #include "core/subprocess.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
 // Runs the link of a module the cache lacks and stores the result; returns its cached path.
-fs::path link_and_store(const ModuleLinker& linker, const BindingModule& module,
-                        std::vector<std::string> argv, const std::vector<CompiledUnit>& objects,
-                        const std::string& link_key) {
-  const fs::path out = linker.cache.scratch_path(".so");
+stdfs::path link_and_store(const ModuleLinker& linker, const BindingModule& module,
+                           std::vector<std::string> argv, const std::vector<CompiledUnit>& objects,
+                           const std::string& link_key) {
+  const stdfs::path out = linker.cache.scratch_path(".so");
   argv.push_back("-o");
   argv.push_back(out.string());
   for (const auto& o : objects) argv.push_back(o.object.string());
   const ProcessResult r = run_process(argv);
   if (!r.started || r.exit_code != 0) {
     std::error_code ec;
-    fs::remove(out, ec);
-    throw Error(fmt::format("linking {} failed:\n{}\n  command: {}", module.name,
-                            failure_output(r), quote_command(argv)),
+    stdfs::remove(out, ec);
+    throw Error(fmt::format("linking {} failed:\n{}\n  command: {}", module.name, failure_output(r),
+                            quote_command(argv)),
                 "a symbol is probably missing from the runtime sources");
   }
   return linker.cache.store_module(link_key, out);
 }
 
-void install_module(const fs::path& cached, const fs::path& file) {
+void install_module(const stdfs::path& cached, const stdfs::path& file) {
   std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  fs::copy_file(cached, file, fs::copy_options::overwrite_existing, ec);
+  stdfs::create_directories(file.parent_path(), ec);
+  stdfs::copy_file(cached, file, stdfs::copy_options::overwrite_existing, ec);
   if (ec) throw Error(fmt::format("cannot write {}: {}", file.string(), ec.message()));
-  fs::permissions(file, fs::perms(0755), ec);
+  stdfs::permissions(file, stdfs::perms(0755), ec);
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ BuiltModule link_module(const ModuleLinker& linker, const BindingModule& module,
   built.name = module.name;
   built.relative_path = module_relative_path(module.name, linker.ext_suffix);
   built.file = linker.output_dir / built.relative_path;
-  std::optional<fs::path> cached = linker.cache.lookup_module(link_key);
+  std::optional<stdfs::path> cached = linker.cache.lookup_module(link_key);
   if (!cached) {
     cached = link_and_store(linker, module, std::move(argv), objects, link_key);
     built.linked = true;

@@ -12,32 +12,34 @@
 #include "core/job_pool.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
-// Compiles every unit of the plan on `jobs` threads, longest first. Throws Error listing every
-// failure when any unit fails.
-std::vector<CompiledUnit> compile_units(const UnitCompiler& setup, const std::vector<Unit>& units,
-                                        int jobs, const ProgressFn& progress) {
+// Compiles every unit of the plan on `jobs` threads (0: the job pool's rule), longest first.
+// Throws Error listing the failures in unit order when any unit fails: the first is the job
+// pool's reported one, the lowest-numbered unit that failed.
+std::vector<CompiledUnit> compile_units(const UnitCompiler& setup, const std::vector<Unit>& units, int jobs,
+                                        const ProgressFn& progress) {
   std::vector<CompiledUnit> objects(units.size());
-  const PoolOutcome outcome = run_pool(
-      units.size(), jobs, [&](std::size_t i) { objects[i] = compile_unit(setup, units[i]); },
-      progress, longest_first(setup.runtime_dir, units));
+  const core::PoolOutcome outcome =
+      core::run_pool(units.size(), core::thread_count(core::WorkKind::compile, jobs),
+                     [&](std::size_t i, std::size_t) { objects[i] = compile_unit(setup, units[i]); },
+                     {.order = longest_first(setup.runtime_dir, units), .on_done = progress});
   if (!outcome.failures.empty()) {
     std::string message;
-    for (const auto& [i, what] : outcome.failures) message += (message.empty() ? "" : "\n") + what;
-    throw Error(message, "fix the source, or the compiler set in CXX; the command above "
-                         "reproduces the failure (a unity batch #includes its sources in the order "
-                         "listed: names in anonymous namespaces must be unique within a batch)");
+    for (const auto& failure : outcome.failures) message += (message.empty() ? "" : "\n") + failure.what;
+    throw Error(message,
+                "fix the source, or the compiler set in CXX; the command above "
+                "reproduces the failure (a unity batch #includes its sources in the order "
+                "listed: names in anonymous namespaces must be unique within a batch)");
   }
   return objects;
 }
 
 // A stable-ABI module, linked once, serves every Python: each gets a copy named with its own
 // EXT_SUFFIX, in its own folder.
-void share_stable_abi_modules(const NativeBuildOptions& options,
-                              const std::vector<TargetPython>& pythons,
+void share_stable_abi_modules(const NativeBuildOptions& options, const std::vector<TargetPython>& pythons,
                               std::vector<BuiltModule>& modules) {
   const std::vector<BuiltModule> linked = modules;
   for (std::size_t p = 0; p < pythons.size(); ++p) {
@@ -49,10 +51,10 @@ void share_stable_abi_modules(const NativeBuildOptions& options,
       copy.relative_path = module_relative_path(m.name, pythons[p].ext_suffix);
       copy.file = options.output_dir / std::to_string(p) / copy.relative_path;
       std::error_code ec;
-      fs::create_directories(copy.file.parent_path(), ec);
-      fs::copy_file(m.file, copy.file, fs::copy_options::overwrite_existing, ec);
+      stdfs::create_directories(copy.file.parent_path(), ec);
+      stdfs::copy_file(m.file, copy.file, stdfs::copy_options::overwrite_existing, ec);
       if (ec) throw Error(fmt::format("cannot write {}: {}", copy.file.string(), ec.message()));
-      fs::permissions(copy.file, fs::perms(0755), ec);
+      stdfs::permissions(copy.file, stdfs::perms(0755), ec);
       modules.push_back(std::move(copy));
     }
   }
@@ -60,21 +62,22 @@ void share_stable_abi_modules(const NativeBuildOptions& options,
 
 }  // namespace
 
-std::vector<std::string> base_compile_flags(const RuntimeBuildConfig& config, bool native,
-                                            bool debug) {
-  std::vector<std::string> f = {"-std=" + config.std, "-O3", "-fPIC", "-fvisibility=hidden",
-                                "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"};
+std::vector<std::string> base_compile_flags(const RuntimeBuildConfig& config, bool native, bool debug) {
+  std::vector<std::string> f = {
+      "-std=" + config.std, "-O3", "-fPIC", "-fvisibility=hidden", "-fstack-protector-strong",
+      "-D_FORTIFY_SOURCE=2"};
   if (native) f.push_back("-march=native");
-  if (debug) f.push_back("-g");
-  else f.push_back("-DNDEBUG");
+  if (debug)
+    f.push_back("-g");
+  else
+    f.push_back("-DNDEBUG");
   f.push_back(fmt::format("-DAPEXNPU_RUNTIME_VERSION=\"{}\"", config.runtime_version));
   f.insert(f.end(), config.compile_flags.begin(), config.compile_flags.end());
   return f;
 }
 
 std::vector<std::string> base_link_flags(bool native, bool debug) {
-  std::vector<std::string> f = {"-shared", "-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack",
-                                "-pthread"};
+  std::vector<std::string> f = {"-shared", "-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack", "-pthread"};
   if (native) f.push_back("-march=native");
   f.push_back(debug ? "-g" : "-s");
   return f;
@@ -83,7 +86,7 @@ std::vector<std::string> base_link_flags(bool native, bool debug) {
 NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeBuildConfig& config,
                                const Compiler& compiler, const std::vector<TargetPython>& pythons,
                                const ProgressFn& progress) {
-  const fs::path runtime_dir = fs::absolute(options.runtime_dir).lexically_normal();
+  const stdfs::path runtime_dir = stdfs::absolute(options.runtime_dir).lexically_normal();
   ObjectCache cache(options.cache_dir);
   NativeBuildResult result;
   result.compile_flags = base_compile_flags(config, options.native, options.debug);
@@ -95,11 +98,10 @@ NativeBuildResult build_native(const NativeBuildOptions& options, const RuntimeB
   const UnitPlan plan = plan_units(runtime_dir, config, pythons);
   const UnitCompiler setup{runtime_dir, compiler,
                            common_compile_flags(result.compile_flags, runtime_dir, config), cache};
-  const std::vector<CompiledUnit> objects =
-      compile_units(setup, plan.units, options.jobs, progress);
+  const std::vector<CompiledUnit> objects = compile_units(setup, plan.units, options.jobs, progress);
   result.total = objects.size();
-  result.compiled = std::count_if(objects.begin(), objects.end(),
-                                  [](const CompiledUnit& o) { return o.compiled; });
+  result.compiled =
+      std::count_if(objects.begin(), objects.end(), [](const CompiledUnit& o) { return o.compiled; });
 
   for (const ModuleUnits& module : plan.modules) {
     // Each Python's modules in a folder of their own: two Pythons may share an EXT_SUFFIX.

@@ -15,9 +15,9 @@
 namespace apexnpu::compile {
 
 struct TargetPython {
-  std::string version;                  // "3.11.7" (part of the binding objects' cache key)
-  std::filesystem::path include_dir;    // holds Python.h
-  std::string ext_suffix;               // ".cpython-311-x86_64-linux-gnu.so"
+  std::string version;                          // "3.11.7" (part of the binding objects' cache key)
+  std::filesystem::path include_dir;            // holds Python.h
+  std::string ext_suffix;                       // ".cpython-311-x86_64-linux-gnu.so"
   std::vector<std::string> include_flags = {};  // more, e.g. for multiarch headers
 };
 
@@ -25,17 +25,17 @@ struct NativeBuildOptions {
   std::filesystem::path runtime_dir;
   std::filesystem::path cache_dir;
   std::filesystem::path output_dir;  // where the linked modules are written
-  int jobs = 1;
-  bool native = false;  // -march=native
-  bool debug = false;   // -g and no -s
+  int jobs = 1;                      // compilations at once; 0: core::thread_count's rule for compile work
+  bool native = false;               // -march=native
+  bool debug = false;                // -g and no -s
 };
 
 struct BuiltModule {
-  std::size_t python = 0;           // index into the Pythons built for
-  std::string name;                 // "apex._apexnpu"
-  std::string relative_path;        // "apex/_apexnpu.cpython-311-x86_64-linux-gnu.so"
-  std::filesystem::path file;       // output_dir / python index / relative_path
-  bool linked = false;              // false when taken from the cache
+  std::size_t python = 0;      // index into the Pythons built for
+  std::string name;            // "apex._apexnpu"
+  std::string relative_path;   // "apex/_apexnpu.cpython-311-x86_64-linux-gnu.so"
+  std::filesystem::path file;  // output_dir / python index / relative_path
+  bool linked = false;         // false when taken from the cache
 };
 
 struct NativeBuildResult {
@@ -45,7 +45,7 @@ struct NativeBuildResult {
   std::vector<BuiltModule> modules;        // Python-major, build.json's order within each
   std::vector<std::string> compile_flags;  // common to every unit
   std::vector<std::string> link_flags;
-  std::vector<std::string> isa_levels;     // names, in build.json order
+  std::vector<std::string> isa_levels;  // names, in build.json order
 };
 
 // What the flags are, for the manifest and the tests.

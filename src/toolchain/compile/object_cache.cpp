@@ -1,8 +1,7 @@
 #include "compile/object_cache.h"
 
-#include <fmt/core.h>
-
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -11,19 +10,19 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "fs/file_io.h"
-#include "core/sha256.h"
 #include "core/error.h"
+#include "core/sha256.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-fs::path default_cache_dir() {
+stdfs::path default_cache_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/')
-    return fs::path(x) / "apexnpu" / "objects";
+    return stdfs::path(x) / "apexnpu" / "objects";
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    return fs::path(home) / ".cache" / "apexnpu" / "objects";
-  return fs::temp_directory_path() / "apexnpu-cache" / "objects";
+    return stdfs::path(home) / ".cache" / "apexnpu" / "objects";
+  return stdfs::temp_directory_path() / "apexnpu-cache" / "objects";
 }
 
 std::vector<std::string> parse_depfile(const std::string& text) {
@@ -38,12 +37,23 @@ std::vector<std::string> parse_depfile(const std::string& text) {
     const char c = text[i];
     if (c == '\\' && i + 1 < text.size()) {
       const char next = text[i + 1];
-      if (next == '\n') { flush(); ++i; continue; }
-      if (next == ' ' || next == '#' || next == '\\') { word += next; ++i; continue; }
+      if (next == '\n') {
+        flush();
+        ++i;
+        continue;
+      }
+      if (next == ' ' || next == '#' || next == '\\') {
+        word += next;
+        ++i;
+        continue;
+      }
     }
-    if (c == '$' && i + 1 < text.size() && text[i + 1] == '$') { word += '$'; ++i; continue; }
-    if (!after_colon && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' ||
-                                     text[i + 1] == '\n')) {
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '$') {
+      word += '$';
+      ++i;
+      continue;
+    }
+    if (!after_colon && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\n')) {
       word.clear();
       after_colon = true;
       continue;
@@ -63,13 +73,13 @@ namespace {
 
 // Scratch files and folders in tmp/ are named <pid>-...: those of builds that are gone (killed
 // mid-compile) are removed.
-void remove_scratch_of_gone_builds(const fs::path& tmp) {
+void remove_scratch_of_gone_builds(const stdfs::path& tmp) {
   std::error_code ec;
-  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+  for (stdfs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
     const long pid = std::strtol(it->path().filename().c_str(), nullptr, 10);
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
       std::error_code ignored;
-      fs::remove_all(it->path(), ignored);
+      stdfs::remove_all(it->path(), ignored);
     }
   }
 }
@@ -77,27 +87,26 @@ void remove_scratch_of_gone_builds(const fs::path& tmp) {
 }  // namespace
 
 // Absolute: the compiler runs in the runtime's folder and is handed paths into the cache.
-ObjectCache::ObjectCache(fs::path root) : root_(fs::absolute(root).lexically_normal()) {
+ObjectCache::ObjectCache(stdfs::path root) : root_(stdfs::absolute(root).lexically_normal()) {
   std::error_code ec;
   for (const char* sub : {"o", "so", "manifests", "tmp", "locks"}) {
-    fs::create_directories(root_ / sub, ec);
+    stdfs::create_directories(root_ / sub, ec);
     if (ec)
-      throw Error(fmt::format("cannot create the object cache {}: {}", (root_ / sub).string(),
-                              ec.message()),
+      throw Error(fmt::format("cannot create the object cache {}: {}", (root_ / sub).string(), ec.message()),
                   "pass --object-cache DIR, or set XDG_CACHE_HOME to a writable directory");
   }
   remove_scratch_of_gone_builds(root_ / "tmp");
 }
 
-fs::path ObjectCache::scratch_path(const std::string& extension) const {
+stdfs::path ObjectCache::scratch_path(const std::string& extension) const {
   return root_ / "tmp" / (unique_suffix() + extension);
 }
 
-fs::path ObjectCache::object_path(const std::string& key) const {
+stdfs::path ObjectCache::object_path(const std::string& key) const {
   return root_ / "o" / key.substr(0, 2) / (key + ".o");
 }
 
-fs::path ObjectCache::manifest_path(const std::string& key) const {
+stdfs::path ObjectCache::manifest_path(const std::string& key) const {
   return root_ / "manifests" / key.substr(0, 2) / (key + ".json");
 }
 
@@ -113,27 +122,26 @@ std::string ObjectCache::file_hash(const std::string& path) {
   return h;
 }
 
-std::optional<fs::path> ObjectCache::lookup_object(const std::string& source_key) {
+std::optional<stdfs::path> ObjectCache::lookup_object(const std::string& source_key) {
   const auto text = try_read_file(manifest_path(source_key));
   if (!text) return std::nullopt;
   try {
     const auto j = nlohmann::json::parse(*text);
     for (const auto& dep : j.at("headers"))
-      if (file_hash(dep.at(0).get<std::string>()) != dep.at(1).get<std::string>())
-        return std::nullopt;
-    const fs::path object = object_path(j.at("object").get<std::string>());
+      if (file_hash(dep.at(0).get<std::string>()) != dep.at(1).get<std::string>()) return std::nullopt;
+    const stdfs::path object = object_path(j.at("object").get<std::string>());
     std::error_code ec;
-    if (!fs::is_regular_file(object, ec)) return std::nullopt;
+    if (!stdfs::is_regular_file(object, ec)) return std::nullopt;
     return object;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // a damaged manifest is a miss, and is rewritten by the next store
   }
 }
 
-std::pair<std::string, fs::path> ObjectCache::store_object(const std::string& source_key,
-                                                           const fs::path& object,
-                                                           const std::string& depfile_text,
-                                                           const std::string& not_recorded) {
+std::pair<std::string, stdfs::path> ObjectCache::store_object(const std::string& source_key,
+                                                              const stdfs::path& object,
+                                                              const std::string& depfile_text,
+                                                              const std::string& not_recorded) {
   nlohmann::json headers = nlohmann::json::array();
   Sha256 key;
   key.update(source_key);
@@ -144,41 +152,42 @@ std::pair<std::string, fs::path> ObjectCache::store_object(const std::string& so
     key.update(dep).update(std::string_view("\0", 1)).update(h);
   }
   const std::string object_key = to_hex(key.finish());
-  const fs::path stored = object_path(object_key);
+  const stdfs::path stored = object_path(object_key);
   std::error_code ec;
-  fs::create_directories(stored.parent_path(), ec);
-  fs::rename(object, stored, ec);
+  stdfs::create_directories(stored.parent_path(), ec);
+  stdfs::rename(object, stored, ec);
   if (ec) throw Error(fmt::format("cannot store {} in the cache: {}", stored.string(), ec.message()));
-  const fs::path manifest = manifest_path(source_key);
-  fs::create_directories(manifest.parent_path(), ec);
+  const stdfs::path manifest = manifest_path(source_key);
+  stdfs::create_directories(manifest.parent_path(), ec);
   write_file_atomic(manifest, nlohmann::json{{"object", object_key}, {"headers", headers}}.dump());
   return {object_key, stored};
 }
 
 ObjectCache::KeyLock::KeyLock(const ObjectCache& cache, const std::string& key) {
-  const fs::path path = cache.root_ / "locks" / (key.substr(0, 16) + ".lock");
+  const stdfs::path path = cache.root_ / "locks" / (key.substr(0, 16) + ".lock");
   fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   // Without a lock file the build still works, only without the de-duplication.
   if (fd_ >= 0)
-    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
 }
 
 ObjectCache::KeyLock::~KeyLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
-std::optional<fs::path> ObjectCache::lookup_module(const std::string& link_key) const {
-  const fs::path p = root_ / "so" / link_key.substr(0, 2) / (link_key + ".so");
+std::optional<stdfs::path> ObjectCache::lookup_module(const std::string& link_key) const {
+  const stdfs::path p = root_ / "so" / link_key.substr(0, 2) / (link_key + ".so");
   std::error_code ec;
-  if (fs::is_regular_file(p, ec)) return p;
+  if (stdfs::is_regular_file(p, ec)) return p;
   return std::nullopt;
 }
 
-fs::path ObjectCache::store_module(const std::string& link_key, const fs::path& module) {
-  const fs::path p = root_ / "so" / link_key.substr(0, 2) / (link_key + ".so");
+stdfs::path ObjectCache::store_module(const std::string& link_key, const stdfs::path& module) {
+  const stdfs::path p = root_ / "so" / link_key.substr(0, 2) / (link_key + ".so");
   std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
-  fs::rename(module, p, ec);
+  stdfs::create_directories(p.parent_path(), ec);
+  stdfs::rename(module, p, ec);
   if (ec) throw Error(fmt::format("cannot store {} in the cache: {}", p.string(), ec.message()));
   return p;
 }

@@ -38,9 +38,10 @@ class ObjectCache {
   // Moves `object` into the store, recording the headers named by `depfile_text` except
   // `not_recorded` (a generated source that is part of the source key and then deleted).
   // Returns the object key and the stored path.
-  std::pair<std::string, std::filesystem::path> store_object(
-      const std::string& source_key, const std::filesystem::path& object,
-      const std::string& depfile_text, const std::string& not_recorded = {});
+  std::pair<std::string, std::filesystem::path> store_object(const std::string& source_key,
+                                                             const std::filesystem::path& object,
+                                                             const std::string& depfile_text,
+                                                             const std::string& not_recorded = {});
 
   // Held while one source key is being compiled, so concurrent builds sharing the cache (ctest
   // -j, CI jobs) compile each object once: the second waits, then finds it in the cache.
@@ -57,8 +58,7 @@ class ObjectCache {
 
   // Linked modules are cached under a key made from the link command and the object keys.
   std::optional<std::filesystem::path> lookup_module(const std::string& link_key) const;
-  std::filesystem::path store_module(const std::string& link_key,
-                                     const std::filesystem::path& module);
+  std::filesystem::path store_module(const std::string& link_key, const std::filesystem::path& module);
   // The object key of a stored object path (its file stem).
   static std::string key_of(const std::filesystem::path& stored) { return stored.stem().string(); }
 

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "fs/file_io.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -27,8 +27,8 @@ std::vector<IsaLevel> isa_levels_for(const nlohmann::json& by_arch, const std::s
     std::vector<std::string> known;
     for (const auto& [key, value] : by_arch.items())
       if (value.is_array()) known.push_back(key);
-    throw Error(fmt::format("{}: isa_levels has no levels for architecture '{}' (it has: {})",
-                            source, arch, fmt::join(known, ", ")),
+    throw Error(fmt::format("{}: isa_levels has no levels for architecture '{}' (it has: {})", source, arch,
+                            fmt::join(known, ", ")),
                 "add the architecture's list to build.json and its levels to the runtime's "
                 "exec/isa_levels.h");
   }
@@ -70,8 +70,7 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
     c.module_link_flags = j.at("binding").value("link_flags", std::vector<std::string>{});
     c.stable_abi = j.at("binding").value("stable_abi", std::string());
     for (const auto& m : j.at("binding").at("modules")) {
-      c.modules.push_back({m.at("name").get<std::string>(),
-                           m.at("sources").get<std::vector<std::string>>(),
+      c.modules.push_back({m.at("name").get<std::string>(), m.at("sources").get<std::vector<std::string>>(),
                            m.value("links_runtime", true)});
     }
     if (const auto u = j.find("unity"); u != j.end()) {
@@ -79,8 +78,8 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
         const auto v = u->find(key);
         if (v == u->end()) return 0;
         if (!v->is_number_unsigned() || v->get<std::uint64_t>() > 4096)
-          throw Error(fmt::format("{}: unity.{} must be a whole number from 0 to 4096, not {}",
-                                  source, key, v->dump()));
+          throw Error(fmt::format("{}: unity.{} must be a whole number from 0 to 4096, not {}", source, key,
+                                  v->dump()));
         return v->get<std::size_t>();
       };
       c.unity.core = count("core_batches");
@@ -94,17 +93,16 @@ RuntimeBuildConfig parse_runtime_build_config(const std::string& text, const std
   return c;
 }
 
-RuntimeBuildConfig load_runtime_build_config(const fs::path& runtime_dir,
+RuntimeBuildConfig load_runtime_build_config(const stdfs::path& runtime_dir,
                                              const std::string& architecture) {
-  const fs::path file = runtime_dir / "build.json";
+  const stdfs::path file = runtime_dir / "build.json";
   return parse_runtime_build_config(read_file(file), file.string(), architecture);
 }
 
-RuntimeSources list_runtime_sources(const fs::path& runtime_dir, const RuntimeBuildConfig& config) {
+RuntimeSources list_runtime_sources(const stdfs::path& runtime_dir, const RuntimeBuildConfig& config) {
   RuntimeSources s;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(runtime_dir, ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (stdfs::recursive_directory_iterator it(runtime_dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string rel = it->path().lexically_relative(runtime_dir).generic_string();
     if (it->is_directory()) {
       if (std::find(config.excluded_dirs.begin(), config.excluded_dirs.end(), rel) !=
@@ -113,8 +111,7 @@ RuntimeSources list_runtime_sources(const fs::path& runtime_dir, const RuntimeBu
       continue;
     }
     if (!it->is_regular_file() || it->path().extension() != ".cpp") continue;
-    const bool kernel = rel.size() > config.kernel_suffix.size() &&
-                        rel.ends_with(config.kernel_suffix);
+    const bool kernel = rel.size() > config.kernel_suffix.size() && rel.ends_with(config.kernel_suffix);
     (kernel ? s.kernels : s.core).push_back(rel);
   }
   if (ec) throw Error(fmt::format("cannot list {}: {}", runtime_dir.string(), ec.message()));

@@ -53,8 +53,7 @@ std::string host_architecture();
 
 // The configuration for compiling the runtime for `architecture` (its ISA levels); throws
 // Error if build.json has none for it.
-RuntimeBuildConfig parse_runtime_build_config(const std::string& json_text,
-                                              const std::string& source_name,
+RuntimeBuildConfig parse_runtime_build_config(const std::string& json_text, const std::string& source_name,
                                               const std::string& architecture = host_architecture());
 RuntimeBuildConfig load_runtime_build_config(const std::filesystem::path& runtime_dir,
                                              const std::string& architecture = host_architecture());

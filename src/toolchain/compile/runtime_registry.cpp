@@ -20,8 +20,7 @@ std::vector<std::string> names(const nlohmann::json& entry, const char* key) {
 
 }  // namespace
 
-std::vector<RuntimeOptimizer> parse_runtime_registry(std::string_view text,
-                                                     const std::string& source) {
+std::vector<RuntimeOptimizer> parse_runtime_registry(std::string_view text, const std::string& source) {
   // The section ends with the string's NUL (and perhaps alignment padding).
   text = text.substr(0, text.find('\0'));
   try {
@@ -43,8 +42,7 @@ std::vector<RuntimeOptimizer> parse_runtime_registry(std::string_view text,
   }
 }
 
-std::optional<std::vector<RuntimeOptimizer>> read_runtime_registry(
-    const std::filesystem::path& module) {
+std::optional<std::vector<RuntimeOptimizer>> read_runtime_registry(const std::filesystem::path& module) {
   const elf::ElfFile file = elf::read_elf_file(module);
   const auto section = file.find_section(kRuntimeRegistrySection);
   if (!section) return std::nullopt;

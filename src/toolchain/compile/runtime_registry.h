@@ -22,11 +22,9 @@ struct RuntimeOptimizer {
 
 // The description in `module`, or none when the module has no such section. Throws Error naming
 // the module when it is not ELF or the description is malformed.
-std::optional<std::vector<RuntimeOptimizer>> read_runtime_registry(
-    const std::filesystem::path& module);
+std::optional<std::vector<RuntimeOptimizer>> read_runtime_registry(const std::filesystem::path& module);
 
 // The same from the section's text; `source` names it in errors.
-std::vector<RuntimeOptimizer> parse_runtime_registry(std::string_view text,
-                                                     const std::string& source);
+std::vector<RuntimeOptimizer> parse_runtime_registry(std::string_view text, const std::string& source);
 
 }  // namespace apexnpu::compile

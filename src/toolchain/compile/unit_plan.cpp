@@ -9,26 +9,25 @@
 #include "compile/unity_batches.h"
 
 namespace apexnpu::compile {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-std::uintmax_t source_weight(const fs::path& runtime_dir, const std::string& rel) {
+std::uintmax_t source_weight(const stdfs::path& runtime_dir, const std::string& rel) {
   std::error_code ec;
-  const auto size = fs::file_size(runtime_dir / rel, ec);
+  const auto size = stdfs::file_size(runtime_dir / rel, ec);
   return ec ? 0 : size;
 }
 
 namespace {
 
 // Adds `group` to the plan as units, in `batches` unity batches (0: one unit per source).
-void add_units(UnitPlan& plan, const fs::path& runtime_dir, const std::vector<std::string>& group,
-               std::size_t batches, const std::string& label,
-               const std::vector<std::string>& flags, const std::string& key_extra) {
+void add_units(UnitPlan& plan, const stdfs::path& runtime_dir, const std::vector<std::string>& group,
+               std::size_t batches, const std::string& label, const std::vector<std::string>& flags,
+               const std::string& key_extra) {
   const auto split = split_into_batches(
       group, batches, [&](const std::string& rel) { return source_weight(runtime_dir, rel); });
   for (std::size_t b = 0; b < split.size(); ++b) {
-    std::string name = split[b].size() == 1
-                           ? split[b][0]
-                           : fmt::format("{} batch {}/{}", label, b + 1, split.size());
+    std::string name =
+        split[b].size() == 1 ? split[b][0] : fmt::format("{} batch {}/{}", label, b + 1, split.size());
     plan.units.push_back({split[b], std::move(name), flags, key_extra});
   }
 }
@@ -52,7 +51,7 @@ std::size_t oldest(const std::vector<TargetPython>& pythons) {
 
 }  // namespace
 
-UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& config,
+UnitPlan plan_units(const stdfs::path& runtime_dir, const RuntimeBuildConfig& config,
                     const std::vector<TargetPython>& pythons) {
   const RuntimeSources sources = list_runtime_sources(runtime_dir, config);
   UnitPlan plan;
@@ -60,8 +59,7 @@ UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& confi
   for (const auto& level : config.isa_levels) {
     std::vector<std::string> flags = level.flags;
     flags.push_back(fmt::format("-DAPEXNPU_ISA_LEVEL={}", level.level));
-    add_units(plan, runtime_dir, sources.kernels, config.unity.kernels, level.name + " kernels",
-              flags, {});
+    add_units(plan, runtime_dir, sources.kernels, config.unity.kernels, level.name + " kernels", flags, {});
   }
   plan.runtime_units = plan.units.size();
   // Binding sources: the only ones that see Python.h, so only they are keyed on the Python.
@@ -76,9 +74,9 @@ UnitPlan plan_units(const fs::path& runtime_dir, const RuntimeBuildConfig& confi
     const TargetPython& python = pythons[p];
     for (std::size_t m = 0; m < config.modules.size(); ++m) {
       const std::size_t first = plan.units.size();
-      const std::string label =
-          compiled_for.size() == 1 ? config.modules[m].name
-                                   : fmt::format("{} for Python {}", config.modules[m].name, python.version);
+      const std::string label = compiled_for.size() == 1
+                                    ? config.modules[m].name
+                                    : fmt::format("{} for Python {}", config.modules[m].name, python.version);
       std::vector<std::string> flags = {"-I" + python.include_dir.string()};
       flags.insert(flags.end(), python.include_flags.begin(), python.include_flags.end());
       if (!config.stable_abi.empty()) flags.push_back("-DPy_LIMITED_API=" + config.stable_abi);
@@ -100,8 +98,7 @@ std::vector<std::size_t> UnitPlan::link_units(const RuntimeBuildConfig& config,
   return linked;
 }
 
-std::vector<std::size_t> longest_first(const fs::path& runtime_dir,
-                                       const std::vector<Unit>& units) {
+std::vector<std::size_t> longest_first(const stdfs::path& runtime_dir, const std::vector<Unit>& units) {
   // Measured on the runtime, a unit costs about a fixed 8 KiB's worth (the compiler starting
   // and parsing the standard headers) plus its source bytes, whatever the ISA flags.
   std::vector<std::size_t> order(units.size());

@@ -31,12 +31,11 @@ struct ModuleUnits {
 };
 
 struct UnitPlan {
-  std::vector<Unit> units;  // the runtime's (core, then kernels per ISA level), then the modules'
+  std::vector<Unit> units;           // the runtime's (core, then kernels per ISA level), then the modules'
   std::size_t runtime_units = 0;     // units[0, runtime_units) are the runtime's
   std::vector<ModuleUnits> modules;  // Python-major: each Python's modules in build.json order
   // The units a module links: its own, then the runtime's when it links the runtime.
-  std::vector<std::size_t> link_units(const RuntimeBuildConfig& config,
-                                      const ModuleUnits& module) const;
+  std::vector<std::size_t> link_units(const RuntimeBuildConfig& config, const ModuleUnits& module) const;
 };
 
 // A source's size in bytes (0 when it cannot be read): what batches are balanced on and what

@@ -30,8 +30,7 @@ std::vector<std::vector<std::string>> split_into_batches(
     const std::size_t remaining = sources.size() - i;
     const std::size_t open_after = batches - out.size();
     const bool past_share = running * batches >= total * out.size();
-    if (!out.back().empty() && open_after > 0 && (past_share || remaining == open_after))
-      out.emplace_back();
+    if (!out.back().empty() && open_after > 0 && (past_share || remaining == open_after)) out.emplace_back();
     out.back().push_back(sources[i]);
     running += w[i];
   }

@@ -32,7 +32,8 @@ std::atomic<ChildGroup*> active{nullptr};
   ::signal(SIGTERM, SIG_IGN);
   char word = 0;
   ssize_t n;
-  while ((n = ::read(read_end, &word, 1)) < 0 && errno == EINTR) {}
+  while ((n = ::read(read_end, &word, 1)) < 0 && errno == EINTR) {
+  }
   if (n == 1 && word == 'q') ::_exit(0);
   ::kill(0, SIGKILL);  // the whole group, this process last
   ::_exit(0);
@@ -62,9 +63,11 @@ ChildGroup::ChildGroup() {
 ChildGroup::~ChildGroup() {
   active.store(outer_);
   const char quit = 'q';
-  while (::write(alive_pipe_, &quit, 1) < 0 && errno == EINTR) {}
+  while (::write(alive_pipe_, &quit, 1) < 0 && errno == EINTR) {
+  }
   ::close(alive_pipe_);
-  while (::waitpid(leader_, nullptr, 0) < 0 && errno == EINTR) {}
+  while (::waitpid(leader_, nullptr, 0) < 0 && errno == EINTR) {
+  }
 }
 
 pid_t active_child_group() {

@@ -13,8 +13,7 @@ enum class ExitCode : int { ok = 0, failure = 1, usage = 2 };
 // ...) so that --json can still describe it.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message, std::string hint = {},
-                 nlohmann::json result = nullptr)
+  explicit Error(const std::string& message, std::string hint = {}, nlohmann::json result = nullptr)
       : std::runtime_error(message), hint_(std::move(hint)), result_(std::move(result)) {}
   const std::string& hint() const noexcept { return hint_; }
   const nlohmann::json& result() const noexcept { return result_; }

@@ -24,12 +24,18 @@ class Fd {
   explicit Fd(int fd) : fd_(fd) {}
   Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
   Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) { reset(); fd_ = std::exchange(o.fd_, -1); }
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
     return *this;
   }
   ~Fd() { reset(); }
   int get() const { return fd_; }
-  void reset() { if (fd_ >= 0) ::close(fd_); fd_ = -1; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
  private:
   int fd_ = -1;
@@ -132,9 +138,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   result.started = true;
   drain(out.read.get(), err.read.get(), result.out, result.err);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    result.exit_code = 128 + WTERMSIG(status);
   return result;
 }
 
@@ -142,16 +151,20 @@ std::string quote_command(const std::vector<std::string>& argv) {
   std::string line;
   for (const auto& a : argv) {
     if (!line.empty()) line += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=+./,:@%") == std::string::npos;
+    const bool plain =
+        !a.empty() &&
+        a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=+./,:@%") ==
+            std::string::npos;
     if (plain) {
       line += a;
       continue;
     }
     line += '\'';
     for (char c : a) {
-      if (c == '\'') line += "'\\''";
-      else line += c;
+      if (c == '\'')
+        line += "'\\''";
+      else
+        line += c;
     }
     line += '\'';
   }

@@ -9,11 +9,11 @@
 namespace apexnpu {
 
 struct ProcessResult {
-  int exit_code = -1;      // the exit status, or 128 + signal number when killed by a signal
-  std::string out;         // stdout
-  std::string err;         // stderr
-  bool started = false;    // false when the program could not be run at all (see spawn_error)
-  std::string spawn_error; // why it could not be run
+  int exit_code = -1;       // the exit status, or 128 + signal number when killed by a signal
+  std::string out;          // stdout
+  std::string err;          // stderr
+  bool started = false;     // false when the program could not be run at all (see spawn_error)
+  std::string spawn_error;  // why it could not be run
 };
 
 // `cwd` empty: the current directory.

@@ -46,13 +46,13 @@ std::map<std::uint16_t, std::size_t> read_version_needs(const ElfFile& file, con
   std::uint64_t at = 0;
   for (std::uint64_t n = 0; n < needs.info; ++n) {  // sh_info: the number of Verneed entries
     const auto count = file.read(data, at + 2, 2, "a Verneed entry");
-    const std::string library = file.read_string(strings, file.read(data, at + 4, 4, "a Verneed entry"),
-                                                 "a Verneed file name");
+    const std::string library =
+        file.read_string(strings, file.read(data, at + 4, 4, "a Verneed entry"), "a Verneed file name");
     std::uint64_t aux = at + file.read(data, at + 8, 4, "a Verneed entry");
     for (std::uint64_t k = 0; k < count; ++k) {
       const auto index = static_cast<std::uint16_t>(file.read(data, aux + 6, 2, "a Vernaux entry"));
-      const std::string version = file.read_string(
-          strings, file.read(data, aux + 8, 4, "a Vernaux entry"), "a Vernaux version name");
+      const std::string version =
+          file.read_string(strings, file.read(data, aux + 8, 4, "a Vernaux entry"), "a Vernaux version name");
       by_index[index & ~kHiddenVersion] = info.versions.size();
       info.versions.push_back({library, version, {}});
       const std::uint64_t next = file.read(data, aux + 12, 4, "a Vernaux entry");
@@ -82,8 +82,8 @@ void attribute_symbols(const ElfFile& file, const std::map<std::uint16_t, std::s
   const std::uint64_t shndx_at = file.is_64bit() ? 6 : 14;
   for (std::uint64_t i = 1; i < table.size() / entry; ++i) {
     if (file.read(table, i * entry + shndx_at, 2, "a dynamic symbol") != 0) continue;  // defined
-    const auto index = static_cast<std::uint16_t>(file.read(indices, i * 2, 2, "a version index") &
-                                                  ~kHiddenVersion);
+    const auto index =
+        static_cast<std::uint16_t>(file.read(indices, i * 2, 2, "a version index") & ~kHiddenVersion);
     const auto found = by_index.find(index);
     if (found == by_index.end()) continue;  // local, global or a version of this file's own
     info.versions[found->second].symbols.push_back(file.read_string(

@@ -16,8 +16,8 @@ struct VersionRequirement {
 };
 
 struct DynamicInfo {
-  std::string soname;                // DT_SONAME, empty when none
-  std::vector<std::string> needed;   // DT_NEEDED, in order
+  std::string soname;               // DT_SONAME, empty when none
+  std::vector<std::string> needed;  // DT_NEEDED, in order
   std::vector<VersionRequirement> versions;
 };
 

@@ -16,7 +16,9 @@ constexpr std::uint16_t kSectionIndexEscape = 0xffff;  // SHN_XINDEX: the real i
 
 ElfFile::ElfFile(std::string bytes, std::string source)
     : bytes_(std::move(bytes)), source_(std::move(source)) {
-  if (bytes_.size() < 16 || bytes_.compare(0, 4, "\x7f" "ELF") != 0)
+  if (bytes_.size() < 16 || bytes_.compare(0, 4,
+                                           "\x7f"
+                                           "ELF") != 0)
     throw Error(fmt::format("{} is not an ELF file (no \\x7fELF magic)", source_));
   const auto ident = [&](std::size_t i) { return static_cast<unsigned char>(bytes_[i]); };
   if (ident(4) != kClass32 && ident(4) != kClass64)
@@ -37,8 +39,7 @@ ElfFile::ElfFile(std::string bytes, std::string source)
   if (table == 0) return;  // no section table
   const std::uint16_t expected = is_64bit_ ? 64 : 40;
   if (entry_size != expected)
-    throw Error(fmt::format("{}: section headers of {} bytes, expected {}", source_, entry_size,
-                            expected));
+    throw Error(fmt::format("{}: section headers of {} bytes, expected {}", source_, entry_size, expected));
   // Many sections: the count and the names' index are kept in section 0's header instead.
   const Section first = read_section_header(table);
   if (count == 0) count = first.size;
@@ -49,9 +50,8 @@ ElfFile::ElfFile(std::string bytes, std::string source)
 std::uint64_t ElfFile::read(std::string_view data, std::uint64_t offset, unsigned width,
                             const char* what) const {
   if (offset > data.size() || data.size() - offset < width)
-    throw Error(fmt::format("{}: {} reaches past the end of {} ({} bytes, read at {})", source_,
-                            what, data.data() == bytes_.data() ? "the file" : "its section",
-                            data.size(), offset));
+    throw Error(fmt::format("{}: {} reaches past the end of {} ({} bytes, read at {})", source_, what,
+                            data.data() == bytes_.data() ? "the file" : "its section", data.size(), offset));
   std::uint64_t value = 0;
   for (unsigned i = 0; i < width; ++i) {
     const auto byte = static_cast<unsigned char>(data[offset + (little_endian_ ? width - 1 - i : i)]);
@@ -60,8 +60,7 @@ std::uint64_t ElfFile::read(std::string_view data, std::uint64_t offset, unsigne
   return value;
 }
 
-std::string ElfFile::read_string(std::string_view table, std::uint64_t offset,
-                                 const char* what) const {
+std::string ElfFile::read_string(std::string_view table, std::uint64_t offset, const char* what) const {
   const auto end = offset < table.size() ? table.find('\0', offset) : std::string_view::npos;
   if (end == std::string_view::npos)
     throw Error(fmt::format("{}: {} is outside its string table", source_, what));
@@ -70,8 +69,8 @@ std::string ElfFile::read_string(std::string_view table, std::uint64_t offset,
 
 const Section& ElfFile::section_at(std::uint64_t index, const char* what) const {
   if (index >= sections_.size())
-    throw Error(fmt::format("{}: {} names section {}, but there are {}", source_, what, index,
-                            sections_.size()));
+    throw Error(
+        fmt::format("{}: {} names section {}, but there are {}", source_, what, index, sections_.size()));
   return sections_[index];
 }
 
@@ -97,8 +96,8 @@ Section ElfFile::read_section_header(std::uint64_t at) const {
 void ElfFile::read_sections(std::uint64_t table, std::uint16_t entry_size, std::uint64_t count,
                             std::uint64_t names_index) {
   if (count > bytes_.size() / entry_size)  // each header needs its bytes in the file
-    throw Error(fmt::format("{}: {} section headers cannot fit in a file of {} bytes", source_,
-                            count, bytes_.size()));
+    throw Error(fmt::format("{}: {} section headers cannot fit in a file of {} bytes", source_, count,
+                            bytes_.size()));
   std::vector<std::uint64_t> name_offsets;
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t at = table + i * entry_size;
@@ -107,8 +106,8 @@ void ElfFile::read_sections(std::uint64_t table, std::uint16_t entry_size, std::
   }
   if (names_index == 0) return;  // SHN_UNDEF: the sections have no names
   if (names_index >= count)
-    throw Error(fmt::format("{}: the section names are in section {}, but there are {}", source_,
-                            names_index, count));
+    throw Error(fmt::format("{}: the section names are in section {}, but there are {}", source_, names_index,
+                            count));
   const std::string_view names = contents(sections_[names_index]);
   for (std::size_t i = 0; i < sections_.size(); ++i) {
     const std::string what = fmt::format("the name of section {}", i);
@@ -125,13 +124,13 @@ std::optional<Section> ElfFile::find_section(std::string_view name) const {
 std::string_view ElfFile::contents(const Section& s) const {
   if (s.type == kSectionNoBits) return {};
   if (s.offset > bytes_.size() || bytes_.size() - s.offset < s.size)
-    throw Error(fmt::format("{}: section '{}' ({} bytes at {}) reaches past the end of the file "
-                            "({} bytes)", source_, s.name, s.size, s.offset, bytes_.size()));
+    throw Error(
+        fmt::format("{}: section '{}' ({} bytes at {}) reaches past the end of the file "
+                    "({} bytes)",
+                    source_, s.name, s.size, s.offset, bytes_.size()));
   return std::string_view(bytes_).substr(s.offset, s.size);
 }
 
-ElfFile read_elf_file(const std::filesystem::path& path) {
-  return ElfFile(read_file(path), path.string());
-}
+ElfFile read_elf_file(const std::filesystem::path& path) { return ElfFile(read_file(path), path.string()); }
 
 }  // namespace apexnpu::elf

@@ -45,8 +45,7 @@ class ElfFile {
 
   // An unsigned integer of `width` bytes at `offset` in `data` (a section's contents), in the
   // file's byte order; Error naming `what` when it reaches past the data.
-  std::uint64_t read(std::string_view data, std::uint64_t offset, unsigned width,
-                     const char* what) const;
+  std::uint64_t read(std::string_view data, std::uint64_t offset, unsigned width, const char* what) const;
   // A NUL-terminated string at `offset` of a string table; Error when it does not end inside.
   std::string read_string(std::string_view table, std::uint64_t offset, const char* what) const;
   // The width of an address or size in this file (8 or 4).

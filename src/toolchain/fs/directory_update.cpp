@@ -33,7 +33,8 @@ class DirectoryLock {
   explicit DirectoryLock(const stdfs::path& dir)
       : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
     if (fd_)
-      while (::flock(fd_.get(), LOCK_EX) != 0 && errno == EINTR) {}
+      while (::flock(fd_.get(), LOCK_EX) != 0 && errno == EINTR) {
+      }
   }
 
  private:

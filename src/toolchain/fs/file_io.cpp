@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
-#include <thread>
 
 #include "core/error.h"
 #include "fs/staging.h"
@@ -46,8 +45,7 @@ fs::UniqueFd open_regular(const stdfs::path& path) {
 std::string read_file(const stdfs::path& path) {
   fs::UniqueFd fd = open_regular(path);
   if (!fd) {
-    if (errno == ELOOP)
-      throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
+    if (errno == ELOOP) throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
     if (errno == EINVAL) throw Error(fmt::format("{} is not a regular file", path.string()));
     throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()), "check the path");
   }
@@ -80,8 +78,7 @@ void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::p
 
 std::string unique_suffix() {
   static std::atomic<unsigned> counter{0};
-  return fmt::format("{}-{:x}-{}", ::getpid(),
-                     std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffff,
+  return fmt::format("{}-{:x}-{}", ::getpid(), static_cast<unsigned>(::gettid()) & 0xffffff,
                      counter.fetch_add(1));
 }
 

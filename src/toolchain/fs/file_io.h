@@ -26,8 +26,7 @@ enum class Durability { synced, renamed };
 
 // Replaces `path` with `bytes` atomically, with mode `perms` (not subject to the umask).
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes,
-                       std::filesystem::perms perms = kFileMode,
-                       Durability durability = Durability::synced);
+                       std::filesystem::perms perms = kFileMode, Durability durability = Durability::synced);
 
 // A name no other process or thread will pick: pid, thread and a counter.
 std::string unique_suffix();

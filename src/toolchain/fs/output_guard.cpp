@@ -43,15 +43,12 @@ void refuse_output_over_inputs(const stdfs::path& output, std::string_view optio
     const bool inside = is_within(out, in);
     const bool holds = is_within(in, out);
     if (!inside && !holds) continue;
-    const std::string where = out == in ? "is"
-                              : inside  ? "lies inside"
-                                        : "contains";
+    const std::string where = out == in ? "is" : inside ? "lies inside" : "contains";
     throw UsageError(
-        fmt::format("{} {} {} {} {}{}, which this command reads", option, output.string(), where,
-                    input.role, input.path.string(),
+        fmt::format("{} {} {} {} {}{}, which this command reads", option, output.string(), where, input.role,
+                    input.path.string(),
                     out == in || input.path == in ? "" : fmt::format(" ({})", in.string())),
-        fmt::format("choose an {} outside {}: writing there would change what is read", option,
-                    input.role));
+        fmt::format("choose an {} outside {}: writing there would change what is read", option, input.role));
   }
 }
 

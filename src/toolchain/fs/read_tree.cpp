@@ -1,8 +1,11 @@
 // fs::read_tree (declared in tree_io.h): a walk through directory descriptors. Each name is
 // opened relative to its directory's descriptor, so no path is resolved from the root again,
 // and a file costs one open, one fstat and its reads; the type comes from the directory entry.
-// Directories are read by a few threads from one queue (reading a tree is mostly system calls,
-// which run side by side), each thread filling a tree of its own; the trees are merged at the end.
+// Directories are read by the job pool's threads from one queue (reading a tree is mostly system
+// calls, which run side by side), each thread filling a tree of its own; the trees are merged at
+// the end. Of several failures, the one at the lowest path is reported, whatever the timing (the
+// job pool's rule, with the tree's paths as the order): what is past it is no longer read, what
+// is before it still is.
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -10,16 +13,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "core/error.h"
-#include "core/io_threads.h"
+#include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
 #include "fs/tree_io.h"
@@ -39,7 +42,7 @@ using Dir = std::unique_ptr<DIR, DirCloser>;
 
 // Directories still to read, each open as a descriptor with its path in the tree ("" or ending
 // in '/'). The walk is over when the queue is empty and no thread is reading a directory (which
-// could add more), or when a thread failed.
+// could add more). After a failure, only what comes before its path is read.
 class DirectoryQueue {
  public:
   struct Directory {
@@ -55,10 +58,14 @@ class DirectoryQueue {
   // The next directory to read; false when the walk is over.
   bool pop(Directory& dir) {
     std::unique_lock lock(mutex_);
-    ready_.wait(lock, [&] { return !pending_.empty() || reading_ == 0 || error_; });
-    if (pending_.empty() || error_) return false;
-    dir = std::move(pending_.back());
-    pending_.pop_back();
+    for (;;) {
+      ready_.wait(lock, [&] { return !pending_.empty() || reading_ == 0; });
+      if (pending_.empty()) return false;
+      dir = std::move(pending_.back());
+      pending_.pop_back();
+      if (!past_failure_locked(dir.prefix)) break;
+      if (reading_ == 0 && pending_.empty()) ready_.notify_all();
+    }
     ++reading_;
     return true;
   }
@@ -66,10 +73,20 @@ class DirectoryQueue {
     const std::lock_guard lock(mutex_);
     if (--reading_ == 0 && pending_.empty()) ready_.notify_all();
   }
-  void fail(std::exception_ptr error) {
+  // A failure at `path`: kept if it is the lowest so far.
+  void fail(const std::string& path, std::exception_ptr error) {
     const std::lock_guard lock(mutex_);
-    if (!error_) error_ = std::move(error);
-    ready_.notify_all();
+    if (!error_ || path < error_path_) {
+      error_ = std::move(error);
+      error_path_ = path;
+    }
+    failed_ = true;
+  }
+  // Whether `path` comes after a failure, so that reading it cannot change the outcome.
+  bool past_failure(const std::string& path) {
+    if (!failed_.load(std::memory_order_relaxed)) return false;
+    const std::lock_guard lock(mutex_);
+    return past_failure_locked(path);
   }
   void rethrow() const {
     if (error_) std::rethrow_exception(error_);
@@ -81,6 +98,10 @@ class DirectoryQueue {
   std::vector<Directory> pending_;
   std::size_t reading_ = 0;
   std::exception_ptr error_;
+  std::string error_path_;
+  std::atomic<bool> failed_{false};
+
+  bool past_failure_locked(const std::string& path) const { return error_ && path > error_path_; }
 };
 
 class TreeWalk {
@@ -96,13 +117,9 @@ class TreeWalk {
       throw Error(fmt::format("cannot read {}: {}", root_.string(), errno_text()));
     }
     queue_.push({std::move(fd), ""});
-    const std::size_t threads = io_threads();
+    const std::size_t threads = core::thread_count(core::WorkKind::io);
     std::vector<FileTree> trees(threads);
-    {
-      std::vector<std::jthread> workers;
-      for (std::size_t t = 1; t < threads; ++t) workers.emplace_back([&, t] { work(trees[t]); });
-      work(trees[0]);
-    }
+    core::run_jobs(threads, threads, [&](std::size_t t, std::size_t) { work(trees[t]); });
     queue_.rethrow();
     for (std::size_t t = 1; t < threads; ++t) trees[0].merge(trees[t]);
     return std::move(trees[0]);
@@ -115,7 +132,7 @@ class TreeWalk {
       try {
         walk(std::move(dir.fd), dir.prefix, tree);
       } catch (...) {
-        queue_.fail(std::current_exception());
+        queue_.fail(dir.prefix, std::current_exception());
       }
       queue_.done();
     }
@@ -138,12 +155,17 @@ class TreeWalk {
       }
       const std::string_view name = entry->d_name;
       if (name == "." || name == "..") continue;
-      take(dir_fd, std::string(name), prefix + std::string(name), entry->d_type, tree);
+      std::string rel = prefix + std::string(name);
+      if (queue_.past_failure(rel)) continue;
+      try {
+        take(dir_fd, std::string(name), rel, entry->d_type, tree);
+      } catch (...) {
+        queue_.fail(rel, std::current_exception());
+      }
     }
   }
 
-  void take(int dir_fd, const std::string& name, const std::string& rel, unsigned char type,
-            FileTree& tree) {
+  void take(int dir_fd, const std::string& name, const std::string& rel, unsigned char type, FileTree& tree) {
     if (is_excluded(rel, excludes_)) return;  // a directory is not entered
     if (type == DT_UNKNOWN) type = type_of(dir_fd, name, rel);
     if (type == DT_DIR) {

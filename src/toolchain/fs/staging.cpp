@@ -30,7 +30,8 @@ std::string pattern_beside(const stdfs::path& target, StagingKind kind) {
 
 // An exclusive lock on the open file, held until the descriptor closes (at exit at the latest).
 void lock(int fd) {
-  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
 }
 
 // Whether the entry at `path` was left by a process that is gone: its pid (in its name) no
@@ -53,9 +54,9 @@ std::string staging_prefix(const stdfs::path& target) {
 StagingDir::StagingDir(const stdfs::path& target, StagingKind kind) {
   std::string pattern = pattern_beside(target, kind);
   if (::mkdtemp(pattern.data()) == nullptr)
-    throw Error(fmt::format("cannot create a staging directory beside {}: {}", target.string(),
-                            std::strerror(errno)),
-                "check that the directory exists and is writable");
+    throw Error(
+        fmt::format("cannot create a staging directory beside {}: {}", target.string(), std::strerror(errno)),
+        "check that the directory exists and is writable");
   path_ = pattern;
   lock_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (lock_) lock(lock_.get());
@@ -99,9 +100,12 @@ void remove_stale_staging(const stdfs::path& target) noexcept {
       if (!name.starts_with(prefix)) continue;
       std::string_view rest = std::string_view(name).substr(prefix.size());
       StagingKind kind;
-      if (rest.starts_with("staging-")) kind = StagingKind::staging;
-      else if (rest.starts_with("aside-")) kind = StagingKind::aside;
-      else continue;
+      if (rest.starts_with("staging-"))
+        kind = StagingKind::staging;
+      else if (rest.starts_with("aside-"))
+        kind = StagingKind::aside;
+      else
+        continue;
       rest.remove_prefix(rest.find('-') + 1);
       if (is_stale(it->path(), rest.substr(0, rest.find('-')))) stale.emplace_back(it->path(), kind);
     }

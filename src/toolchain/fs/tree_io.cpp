@@ -15,7 +15,6 @@
 #include <system_error>
 
 #include "core/error.h"
-#include "core/io_threads.h"
 #include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
@@ -36,8 +35,7 @@ void check_tree_paths(const FileTree& tree) {
   for (const auto& [path, entry] : tree) {
     if (auto reason = unsafe_path_reason(path))
       throw Error(fmt::format("refusing to write {}: {}", path, *reason));
-    for (std::size_t slash = path.find('/'); slash != std::string::npos;
-         slash = path.find('/', slash + 1))
+    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1))
       directories.insert(path.substr(0, slash));
   }
   for (const auto& dir : directories)
@@ -72,13 +70,11 @@ class TreeCreator {
         throw Error(fmt::format("cannot create directory {}: {}", full.string(), errno_text()));
     }
     constexpr std::size_t kRun = 8;
-    const int workers = static_cast<int>(io_threads());
-    const compile::PoolOutcome outcome =
-        compile::run_pool((files.size() + kRun - 1) / kRun, workers, [&](std::size_t run) {
-          for (std::size_t i = run * kRun; i < std::min(files.size(), (run + 1) * kRun); ++i)
-            create_file(files[i]->first, files[i]->second);
-        });
-    if (!outcome.failures.empty()) throw Error(outcome.failures.front().second);
+    core::run_jobs((files.size() + kRun - 1) / kRun, core::thread_count(core::WorkKind::io),
+                   [&](std::size_t run, std::size_t) {
+                     for (std::size_t i = run * kRun; i < std::min(files.size(), (run + 1) * kRun); ++i)
+                       create_file(files[i]->first, files[i]->second);
+                   });
   }
 
  private:
@@ -125,9 +121,8 @@ bool check_target(const stdfs::path& target, ReplaceMode mode) {
 
 const std::vector<std::string>& default_excludes() {
   // Version control, build output, byte code, and what a patch run leaves behind.
-  static const std::vector<std::string> patterns = {".git", "build", "dist", "*.egg-info",
-                                                    "__pycache__", "*.pyc", "*.so", "*.rej",
-                                                    "*.orig"};
+  static const std::vector<std::string> patterns = {".git",  "build", "dist",  "*.egg-info", "__pycache__",
+                                                    "*.pyc", "*.so",  "*.rej", "*.orig"};
   return patterns;
 }
 

@@ -39,8 +39,7 @@ enum class ReplaceMode { refuse_non_empty, replace };
 // exchange, the old tree is moved aside first and a run killed between the two renames has it
 // put back by the next run. On any error the staging is removed and `target` is left as it was;
 // what a killed run left beside `target` is removed by the next (fs/staging.h).
-void write_tree_atomically(const FileTree& tree, const std::filesystem::path& target,
-                           ReplaceMode mode);
+void write_tree_atomically(const FileTree& tree, const std::filesystem::path& target, ReplaceMode mode);
 
 // write_tree_atomically in two steps, so a tree can be written while other work that may still
 // fail goes on: the constructor writes it beside `target` (and checks `target` as the rename

@@ -14,8 +14,7 @@ namespace apexnpu::git {
 CacheLock::CacheLock(const std::filesystem::path& lock_file)
     : fd_(::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) {
   if (!fd_)
-    throw Error(fmt::format("cannot open the cache lock {}: {}", lock_file.string(),
-                            std::strerror(errno)),
+    throw Error(fmt::format("cannot open the cache lock {}: {}", lock_file.string(), std::strerror(errno)),
                 "check that the cache directory is writable, or pass --clone-cache DIR");
   while (::flock(fd_.get(), LOCK_EX) != 0) {
     if (errno != EINTR)

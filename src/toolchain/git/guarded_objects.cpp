@@ -98,8 +98,7 @@ bool passes(GuardedBackend& g, const git_oid& id) noexcept {
   return false;
 }
 
-int guarded_read(void** data, size_t* size, git_object_t* type, git_odb_backend* backend,
-                 const git_oid* id) {
+int guarded_read(void** data, size_t* size, git_object_t* type, git_odb_backend* backend, const git_oid* id) {
   GuardedBackend& g = guarded(backend);
   if (!passes(g, *id)) return GIT_ERROR;
   return g.inner->read(data, size, type, g.inner, id);
@@ -111,8 +110,8 @@ int guarded_read_header(size_t* size, git_object_t* type, git_odb_backend* backe
   return g.inner->read_header(size, type, g.inner, id);
 }
 
-int guarded_read_prefix(git_oid* out, void** data, size_t* size, git_object_t* type,
-                        git_odb_backend* backend, const git_oid* prefix, size_t length) {
+int guarded_read_prefix(git_oid* out, void** data, size_t* size, git_object_t* type, git_odb_backend* backend,
+                        const git_oid* prefix, size_t length) {
   GuardedBackend& g = guarded(backend);
   git_oid full;
   if (const int rc = g.inner->exists_prefix(&full, g.inner, prefix, length); rc < 0) return rc;
@@ -183,8 +182,8 @@ void add_object_dir(git_odb* odb, const stdfs::path& objects_dir, bool alternate
     git_odb_backend* pack = nullptr;
     check(libgit2().git_odb_backend_one_pack(&pack, index.c_str()),
           fmt::format("cannot open the pack {}", index.string()));
-    add_guarded(odb, pack, std::make_unique<PackedCheck>(std::move(checked)), kPackPriority,
-                alternate, index.string());
+    add_guarded(odb, pack, std::make_unique<PackedCheck>(std::move(checked)), kPackPriority, alternate,
+                index.string());
   }
   git_odb_backend* loose = nullptr;
   check(libgit2().git_odb_backend_loose(&loose, objects_dir.c_str(), -1, 0, 0, 0),
@@ -205,7 +204,8 @@ Repository open_repository(const stdfs::path& path) {
   check(libgit2().git_odb_new(&raw_odb), "cannot make an object database");
   const Odb odb(raw_odb);
   add_object_dir(odb.get(), objects, false);
-  for (const stdfs::path& alternate : alternate_object_dirs(objects)) add_object_dir(odb.get(), alternate, true);
+  for (const stdfs::path& alternate : alternate_object_dirs(objects))
+    add_object_dir(odb.get(), alternate, true);
   check(libgit2().git_repository_set_odb(repo.get(), odb.get()),
         fmt::format("cannot read the objects of {}", path.string()));
   return repo;  // the repository holds its own reference to the odb

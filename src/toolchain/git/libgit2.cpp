@@ -54,8 +54,8 @@ const Libgit2& libgit2() {
 int check(int rc, const std::string& what) {
   if (rc >= 0) return rc;
   const git_error* e = libgit2().git_error_last();
-  throw Error(fmt::format("{}: {}", what, e != nullptr && e->message != nullptr ? e->message
-                                                                               : "unknown libgit2 error"));
+  throw Error(fmt::format("{}: {}", what,
+                          e != nullptr && e->message != nullptr ? e->message : "unknown libgit2 error"));
 }
 
 }  // namespace apexnpu::git

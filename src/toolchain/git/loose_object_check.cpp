@@ -86,7 +86,8 @@ std::optional<std::string> loose_object_damage(std::string_view compressed) {
       return std::nullopt;
     }
     // No progress is possible: the input ended early, or inflate is stuck on what is left.
-    if (rc == Z_BUF_ERROR) return inflater.input_left() ? "its zlib data is damaged" : "its zlib data is cut short";
+    if (rc == Z_BUF_ERROR)
+      return inflater.input_left() ? "its zlib data is damaged" : "its zlib data is cut short";
     if (rc != Z_OK) return "its zlib data is damaged";
   }
 }

@@ -6,8 +6,6 @@
 
 namespace apexnpu::git {
 
-inline bool same_id(const git_oid& a, const git_oid& b) {
-  return std::memcmp(a.id, b.id, sizeof a.id) == 0;
-}
+inline bool same_id(const git_oid& a, const git_oid& b) { return std::memcmp(a.id, b.id, sizeof a.id) == 0; }
 
 }  // namespace apexnpu::git

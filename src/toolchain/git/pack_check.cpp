@@ -60,8 +60,8 @@ void CheckedPack::check_index() {
       throw damaged(fmt::format("object {}'s offset points past its table of large offsets", i));
     const std::uint64_t offset = offset_at(i);
     if (offset < kPackHeader || offset >= end)
-      throw damaged(fmt::format("object {} is at offset {}, outside its pack ({} bytes)", i, offset,
-                                pack_.size()));
+      throw damaged(
+          fmt::format("object {} is at offset {}, outside its pack ({} bytes)", i, offset, pack_.size()));
   }
 }
 
@@ -87,8 +87,10 @@ std::optional<std::uint64_t> CheckedPack::find(const git_oid& id) const {
     const std::size_t mid = lo + (hi - lo) / 2;
     const int order = std::memcmp(ids + kIdSize * mid, id.id, kIdSize);
     if (order == 0) return offset_at(mid);
-    if (order < 0) lo = mid + 1;
-    else hi = mid;
+    if (order < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return std::nullopt;
 }

@@ -23,8 +23,8 @@ std::vector<stdfs::path> repository_dirs(const stdfs::path& repository) {
   std::vector<stdfs::path> dirs;
   add_unique(dirs, repository);
   git_repository* raw = nullptr;
-  if (libgit2().git_repository_open_ext(&raw, repository.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH,
-                                        nullptr) != 0)
+  if (libgit2().git_repository_open_ext(&raw, repository.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) !=
+      0)
     return dirs;
   const Repository repo(raw);
   if (const char* workdir = libgit2().git_repository_workdir(repo.get())) add_unique(dirs, workdir);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/io_threads.h"
+#include "core/job_pool.h"
 #include "git/guarded_objects.h"
 #include "git/listed_blobs.h"
 
@@ -46,7 +46,8 @@ std::optional<std::string> missing_target(git_repository* repo, const std::strin
 Commit find_commit(git_repository* repo, const std::string& ref, const std::string& where) {
   if (const auto missing = missing_target(repo, ref))
     throw Error(fmt::format("the ref {} in {} names an object that cannot be read: object {} is "
-                            "not in the repository", ref, where, *missing),
+                            "not in the repository",
+                            ref, where, *missing),
                 kDamagedHint);
   git_object* raw = nullptr;
   const int rc = libgit2().git_revparse_single(&raw, repo, ref.c_str());
@@ -118,7 +119,8 @@ int visit_entry(const char* root, const git_tree_entry* entry, void* payload) {
 
 BlobListing list_commit_blobs(const git_commit* commit, std::vector<std::string>& skipped_submodules) {
   git_tree* raw = nullptr;
-  check(libgit2().git_commit_tree(&raw, commit), fmt::format("cannot read the tree of {}", commit_sha(commit)));
+  check(libgit2().git_commit_tree(&raw, commit),
+        fmt::format("cannot read the tree of {}", commit_sha(commit)));
   Tree tree(raw);
   BlobListing blobs;
   WalkState state{&blobs, &skipped_submodules};
@@ -131,11 +133,14 @@ FileTree read_commit_tree(git_repository* repo, const git_commit* commit,
                           std::vector<std::string>& skipped_submodules) {
   const BlobListing listing = list_commit_blobs(commit, skipped_submodules);
   const std::string repo_path = libgit2().git_repository_path(repo);
-  return read_listed_blobs(listing, listing.size() < 64 ? 1 : io_threads(), [&] {
-    return [thread_repo = open_repository(repo_path)](const std::string& path, const BlobRef& ref) {
-      return read_blob(thread_repo.get(), path, ref);
-    };
-  });
+  return read_listed_blobs(listing,
+                           // opening a repository per thread costs more than a few blobs take
+                           listing.size() < 64 ? 1 : core::thread_count(core::WorkKind::io), [&] {
+                             return [thread_repo = open_repository(repo_path)](const std::string& path,
+                                                                               const BlobRef& ref) {
+                               return read_blob(thread_repo.get(), path, ref);
+                             };
+                           });
 }
 
 }  // namespace apexnpu::git

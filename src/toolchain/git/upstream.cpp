@@ -26,13 +26,11 @@ bool is_url(const std::string& upstream) {
   // scp-like "user@host:path"
   const auto at = upstream.find('@');
   const auto colon = upstream.find(':');
-  return at != std::string::npos && colon != std::string::npos && at < colon &&
-         upstream.find('/') > colon;
+  return at != std::string::npos && colon != std::string::npos && at < colon && upstream.find('/') > colon;
 }
 
 bool is_full_sha(const std::string& ref) {
-  return ref.size() == GIT_OID_HEXSZ &&
-         ref.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return ref.size() == GIT_OID_HEXSZ && ref.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 // <slug>-<hash>: readable, and distinct for distinct URLs.
@@ -57,9 +55,9 @@ int transfer_progress(const git_indexer_progress* stats, void* payload) {
 }
 
 // Branches under refs/remotes/origin/ and every tag, so branch and tag refs resolve in the cache.
-int create_cache_remote(git_remote** out, git_repository* repo, const char* name, const char* url,
-                        void*) {
-  return libgit2().git_remote_create_with_fetchspec(out, repo, name, url, "+refs/heads/*:refs/remotes/origin/*");
+int create_cache_remote(git_remote** out, git_repository* repo, const char* name, const char* url, void*) {
+  return libgit2().git_remote_create_with_fetchspec(out, repo, name, url,
+                                                    "+refs/heads/*:refs/remotes/origin/*");
 }
 
 git_fetch_options fetch_options(const UpstreamRequest& request) {
@@ -89,8 +87,8 @@ void clone_into_cache(const UpstreamRequest& request, const stdfs::path& target)
         fmt::format("cannot clone {}", request.upstream));
   Repository(raw).reset();
   if (::rename(staging.path().c_str(), target.c_str()) != 0)
-    throw Error(fmt::format("cannot move the clone of {} into the cache at {}", request.upstream,
-                            target.string()));
+    throw Error(
+        fmt::format("cannot move the clone of {} into the cache at {}", request.upstream, target.string()));
   staging.release();
 }
 
@@ -144,8 +142,7 @@ UpstreamTree read_in_place(const UpstreamRequest& request, UpstreamContent conte
 }
 
 UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent content) {
-  const stdfs::path repos =
-      (request.cache_dir.empty() ? default_cache_dir() : request.cache_dir) / "repos";
+  const stdfs::path repos = (request.cache_dir.empty() ? default_cache_dir() : request.cache_dir) / "repos";
   const std::string name = cache_name(request.upstream);
   const stdfs::path target = repos / name;
   std::error_code ec;
@@ -169,7 +166,8 @@ UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent 
   Repository repo = open_repository(target);
   const std::string where = fmt::format("the cached copy of {}", request.upstream);
   Commit commit;
-  const bool present_sha = is_full_sha(request.ref) && (commit = resolve_in_cache(repo.get(), request.ref, where));
+  const bool present_sha =
+      is_full_sha(request.ref) && (commit = resolve_in_cache(repo.get(), request.ref, where));
   if (!present_sha && !result.fetched && !request.offline) {
     repo.reset();
     fetch(target, request);
@@ -179,9 +177,9 @@ UpstreamTree read_through_cache(const UpstreamRequest& request, UpstreamContent 
   if (!commit) commit = resolve_in_cache(repo.get(), request.ref, where);
   if (!commit) {
     if (request.offline)
-      throw Error(fmt::format("--offline: the ref {} is not in the cached copy of {}", request.ref,
-                              request.upstream),
-                  "run without --offline to fetch it, or pass another --ref");
+      throw Error(
+          fmt::format("--offline: the ref {} is not in the cached copy of {}", request.ref, request.upstream),
+          "run without --offline to fetch it, or pass another --ref");
     throw Error(fmt::format("the ref {} is not in {}", request.ref, request.upstream),
                 "pass --ref with a branch, tag or commit sha that the upstream has");
   }

@@ -4,11 +4,11 @@
 #include <filesystem>
 #include <map>
 
-#include "fs/file_io.h"
 #include "core/sha256.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::manifest {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 nlohmann::json opt(const std::optional<std::string>& s) {
@@ -52,8 +52,7 @@ nlohmann::json to_json(const BuildManifest& m) {
                                                {"source_digest", m.emulator->source_digest}}
                               : nlohmann::json(nullptr)},
       {"build_time",
-       {{"unix_time", m.build_time},
-        {"from_source_date_epoch", m.build_time_from_source_date_epoch}}},
+       {{"unix_time", m.build_time}, {"from_source_date_epoch", m.build_time_from_source_date_epoch}}},
       {"compatibility", m.compat_matrix},
       {"tested_with", m.tested_with},
   };
@@ -62,8 +61,11 @@ nlohmann::json to_json(const BuildManifest& m) {
 std::string files_digest(const std::map<std::string, std::string>& files) {
   Sha256 h;
   for (const auto& [rel, bytes] : files) {
-    h.update(rel).update(std::string_view("\0", 1)).update(std::to_string(bytes.size()))
-        .update(std::string_view("\0", 1)).update(bytes);
+    h.update(rel)
+        .update(std::string_view("\0", 1))
+        .update(std::to_string(bytes.size()))
+        .update(std::string_view("\0", 1))
+        .update(bytes);
   }
   return to_hex(h.finish());
 }

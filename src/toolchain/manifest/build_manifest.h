@@ -28,18 +28,17 @@ struct EmulatorWheel {
 
 struct BuildManifest {
   std::string apexnpu_version;
-  std::string wheel_name;         // "apex"
-  std::string wheel_version;      // "0.1+ascend"
-  std::string wheel_file;         // the .whl file name (also when --wheel was not given)
+  std::string wheel_name;     // "apex"
+  std::string wheel_version;  // "0.1+ascend"
+  std::string wheel_file;     // the .whl file name (also when --wheel was not given)
   // Where the tree came from, as gen recorded it in the tree; unknown for a foreign tree.
   std::optional<std::string> upstream_url, upstream_commit;
   std::optional<std::string> patch_sha256;    // of the patch the tree was made with
   std::optional<std::string> overlay_digest;  // files_digest of its overlay (none: --no-overlay)
-  std::string tree_source;        // "gen" (build ran it), "--tree", "--allow-foreign-tree"
-  std::optional<bool> tree_modified;  // its files changed since gen wrote them
+  std::string tree_source;                    // "gen" (build ran it), "--tree", "--allow-foreign-tree"
+  std::optional<bool> tree_modified;          // its files changed since gen wrote them
   // Python
-  std::string python_version, python_implementation, python_tag, abi_tag, platform_tag,
-      ext_suffix;
+  std::string python_version, python_implementation, python_tag, abi_tag, platform_tag, ext_suffix;
   std::string architecture;  // of the compiled modules: "x86_64", "aarch64"
   // Compiler
   std::string compiler_command, compiler_version;
@@ -50,10 +49,10 @@ struct BuildManifest {
   std::map<std::string, std::string> optimizer_classes;  // kind -> its apex.optimizers class
   std::vector<std::string> isa_levels;
   std::vector<std::string> modules;  // paths inside the wheel
-  std::int64_t build_time = 0;          // SOURCE_DATE_EPOCH when set, else the build's start
+  std::int64_t build_time = 0;       // SOURCE_DATE_EPOCH when set, else the build's start
   bool build_time_from_source_date_epoch = false;
   std::optional<EmulatorWheel> emulator;  // none with --no-emulator
-  nlohmann::json compat_matrix;      // templates/compat_matrix.json as read
+  nlohmann::json compat_matrix;           // templates/compat_matrix.json as read
   nlohmann::json tested_with;
 };
 

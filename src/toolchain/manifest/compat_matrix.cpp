@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <regex>
 
-#include "fs/file_io.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::manifest {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 CompatMatrix parse_compat_matrix(const std::string& text, const std::string& source) {
   CompatMatrix m;
@@ -35,8 +35,8 @@ CompatMatrix parse_compat_matrix(const std::string& text, const std::string& sou
   return m;
 }
 
-CompatMatrix load_compat_matrix(const fs::path& templates_dir) {
-  const fs::path file = templates_dir / "compat_matrix.json";
+CompatMatrix load_compat_matrix(const stdfs::path& templates_dir) {
+  const stdfs::path file = templates_dir / "compat_matrix.json";
   return parse_compat_matrix(read_file(file), file.string());
 }
 
@@ -50,8 +50,7 @@ std::string release_of(const std::string& v) {
 namespace {
 
 // Of a row's branches, those for this torch line ("v1.11.0-5.0.rc1" for 1.11.x), else all.
-std::vector<std::string> branches_for(const std::vector<std::string>& branches,
-                                      const std::string& torch) {
+std::vector<std::string> branches_for(const std::vector<std::string>& branches, const std::string& torch) {
   const std::string rel = release_of(torch);
   const auto second_dot = rel.find('.', rel.find('.') + 1);
   const std::string line = "v" + rel.substr(0, second_dot) + ".";

@@ -36,8 +36,8 @@ std::string release_of(const std::string& torch_version);
 
 struct TorchMatch {
   const CompatRow* row = nullptr;
-  TorchVersion torch;                      // the listed version that matched
-  bool exact = false;                      // listed exactly; otherwise a pre-/post-release of it
+  TorchVersion torch;                         // the listed version that matched
+  bool exact = false;                         // listed exactly; otherwise a pre-/post-release of it
   std::vector<std::string> pytorch_branches;  // the row's branches for that torch line
   std::vector<std::string> apex_branches;
 };

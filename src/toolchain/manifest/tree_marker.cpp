@@ -42,8 +42,7 @@ TreeMarker parse_tree_marker(const std::string& text, const std::string& source)
     m.files_digest = j.at("files_digest").get<std::string>();
     return m;
   } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("{} is damaged: {}", source, e.what()),
-                "regenerate the tree with `apexnpu gen`");
+    throw Error(fmt::format("{} is damaged: {}", source, e.what()), "regenerate the tree with `apexnpu gen`");
   }
 }
 

@@ -13,19 +13,26 @@ namespace apexnpu::patch {
 
 std::string_view to_string(FileStatus status) {
   switch (status) {
-    case FileStatus::clean: return "clean";
-    case FileStatus::offset: return "offset";
-    case FileStatus::fuzz: return "fuzz";
-    case FileStatus::failed: return "failed";
+    case FileStatus::clean:
+      return "clean";
+    case FileStatus::offset:
+      return "offset";
+    case FileStatus::fuzz:
+      return "fuzz";
+    case FileStatus::failed:
+      return "failed";
   }
   return "failed";
 }
 
 std::string_view to_string(FileOperation op) {
   switch (op) {
-    case FileOperation::create: return "create";
-    case FileOperation::remove: return "remove";
-    case FileOperation::modify: break;
+    case FileOperation::create:
+      return "create";
+    case FileOperation::remove:
+      return "remove";
+    case FileOperation::modify:
+      break;
   }
   return "modify";
 }
@@ -37,9 +44,9 @@ constexpr int max_fuzz = 2;
 // A hunk seen as GNU sees it: the old-side lines (the pattern) and where its context is.
 struct HunkShape {
   std::vector<std::string_view> pattern;  // context and removed lines, in order
-  std::int64_t first = 0;                  // the line the pattern should start at (1-based)
-  std::int64_t prefix_context = 0;         // context lines before the first change
-  std::int64_t suffix_context = 0;         // context lines after the last change
+  std::int64_t first = 0;                 // the line the pattern should start at (1-based)
+  std::int64_t prefix_context = 0;        // context lines before the first change
+  std::int64_t suffix_context = 0;        // context lines after the last change
 };
 
 HunkShape shape_of(const Hunk& hunk, bool reversed) {
@@ -48,7 +55,8 @@ HunkShape shape_of(const Hunk& hunk, bool reversed) {
   for (const auto& line : hunk.lines)
     if (line.kind != dropped) shape.pattern.push_back(line.text);
   std::int64_t prefix = 0;
-  while (prefix < static_cast<std::int64_t>(hunk.lines.size()) && hunk.lines[prefix].kind == LineKind::context)
+  while (prefix < static_cast<std::int64_t>(hunk.lines.size()) &&
+         hunk.lines[prefix].kind == LineKind::context)
     ++prefix;
   std::int64_t suffix = 0;
   while (suffix < static_cast<std::int64_t>(hunk.lines.size()) &&
@@ -163,7 +171,8 @@ class FileApplier {
   }
 
  private:
-  bool matches(const HunkShape& h, std::int64_t base, std::int64_t prefix_fuzz, std::int64_t suffix_fuzz) const {
+  bool matches(const HunkShape& h, std::int64_t base, std::int64_t prefix_fuzz,
+               std::int64_t suffix_fuzz) const {
     const std::int64_t last = static_cast<std::int64_t>(h.pattern.size()) - suffix_fuzz;
     std::int64_t iline = base + prefix_fuzz;
     for (std::int64_t pline = 1 + prefix_fuzz; pline <= last; ++pline, ++iline) {
@@ -187,7 +196,8 @@ class FileApplier {
 // Appends a failed hunk to the file's reject text (the file header before its first one).
 void render_reject(std::string& rejects, const FilePatch& file, const Hunk& hunk) {
   if (rejects.empty())
-    rejects += fmt::format("--- {}\n+++ {}\n", file.old_path.empty() ? "/dev/null" : header_name("a/", file.old_path),
+    rejects += fmt::format("--- {}\n+++ {}\n",
+                           file.old_path.empty() ? "/dev/null" : header_name("a/", file.old_path),
                            file.new_path.empty() ? "/dev/null" : header_name("b/", file.new_path));
   rejects += hunk.header + "\n";
   for (const auto& line : hunk.lines) {
@@ -254,8 +264,8 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
     for (std::size_t k = 0; k < file.hunks.size() && !reversed; ++k) {
       const Hunk& hunk = file.hunks[k];
       const HunkShape shape = shape_of(hunk, false);
-      const int fuzz_limit = static_cast<int>(std::min<std::int64_t>(
-          max_fuzz, std::max(shape.prefix_context, shape.suffix_context)));
+      const int fuzz_limit = static_cast<int>(
+          std::min<std::int64_t>(max_fuzz, std::max(shape.prefix_context, shape.suffix_context)));
       std::optional<std::int64_t> where;
       int fuzz = 0;
       for (; fuzz <= fuzz_limit && !where; ++fuzz) {
@@ -279,8 +289,10 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
         result.ok = false;
       } else if (!applier.apply(hunk, *where)) {
         hr.status = FileStatus::failed;
-        hr.reason = fmt::format("misordered hunks: it would apply at line {}, inside or before an earlier "
-                                "hunk's changes (output would be garbled)", *where);
+        hr.reason = fmt::format(
+            "misordered hunks: it would apply at line {}, inside or before an earlier "
+            "hunk's changes (output would be garbled)",
+            *where);
         render_reject(report.rejects, file, hunk);
         result.ok = false;
       } else {
@@ -314,7 +326,8 @@ ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
         FileEntry entry;
         entry.content = std::move(content);
         entry.kind = existing != nullptr ? existing->kind : FileKind::regular;
-        if (creating || file.mode_changed) entry.kind = file.executable ? FileKind::executable : FileKind::regular;
+        if (creating || file.mode_changed)
+          entry.kind = file.executable ? FileKind::executable : FileKind::regular;
         result.tree[report.path] = std::move(entry);
       }
     } else if (file.operation == FileOperation::modify) {

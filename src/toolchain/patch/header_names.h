@@ -9,9 +9,9 @@
 namespace apexnpu::patch {
 
 struct HeaderName {
-  std::string name;      // decoded, timestamp removed
-  bool absent = false;   // /dev/null
-  bool epoch = false;    // diff -N's timestamp for a missing file
+  std::string name;     // decoded, timestamp removed
+  bool absent = false;  // /dev/null
+  bool epoch = false;   // diff -N's timestamp for a missing file
 };
 
 // The name after "--- " or "+++ ". Leading blanks are skipped; a quoted name ends at its closing

@@ -80,8 +80,8 @@ Hunk parse_hunk(const PatchLines& lines, std::size_t& i) {
   while (old_seen < hunk.old_count || new_seen < hunk.new_count) {
     if (i >= lines.size())
       lines.fail(header_index, fmt::format("the hunk is truncated: the patch ends after {} of {} old and "
-                                           "{} of {} new lines", old_seen, hunk.old_count, new_seen,
-                                           hunk.new_count));
+                                           "{} of {} new lines",
+                                           old_seen, hunk.old_count, new_seen, hunk.new_count));
     const std::string_view line = lines[i];
     if (line[0] == '\\') {
       // Inside the hunk a marker may only follow the line that completed its side.

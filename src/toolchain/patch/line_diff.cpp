@@ -26,9 +26,7 @@ struct Interned {
 Interned intern(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
   std::unordered_map<std::string_view, int> ids;
   ids.reserve(a.size() + b.size());
-  auto id_of = [&](std::string_view s) {
-    return ids.emplace(s, static_cast<int>(ids.size())).first->second;
-  };
+  auto id_of = [&](std::string_view s) { return ids.emplace(s, static_cast<int>(ids.size())).first->second; };
   std::vector<int> ia, ib;
   ia.reserve(a.size());
   ib.reserve(b.size());
@@ -208,8 +206,7 @@ std::vector<Edit> middle_script(const int* xs, long n, const int* ys, long m, st
 
 }  // namespace
 
-std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
-                             const std::vector<std::string_view>& b) {
+std::vector<Edit> diff_lines(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
   if (a.size() > INT_MAX || b.size() > INT_MAX)
     throw Error(fmt::format("cannot diff files of {} and {} lines", a.size(), b.size()),
                 "files of more than 2^31 lines are not supported");
@@ -219,8 +216,7 @@ std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
   std::size_t prefix = 0;
   while (prefix < n_all && prefix < m_all && x[prefix] == y[prefix]) ++prefix;
   std::size_t suffix = 0;
-  while (suffix < n_all - prefix && suffix < m_all - prefix &&
-         x[n_all - 1 - suffix] == y[m_all - 1 - suffix])
+  while (suffix < n_all - prefix && suffix < m_all - prefix && x[n_all - 1 - suffix] == y[m_all - 1 - suffix])
     ++suffix;
   const long n = static_cast<long>(n_all - prefix - suffix);
   const long m = static_cast<long>(m_all - prefix - suffix);

@@ -16,7 +16,6 @@ struct Edit {
 };
 
 // The shortest edit script turning `a` into `b`, in order.
-std::vector<Edit> diff_lines(const std::vector<std::string_view>& a,
-                             const std::vector<std::string_view>& b);
+std::vector<Edit> diff_lines(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b);
 
 }  // namespace apexnpu::patch

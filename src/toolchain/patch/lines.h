@@ -8,9 +8,7 @@ namespace apexnpu::patch {
 
 std::vector<std::string_view> split_lines(std::string_view bytes);
 
-inline bool ends_with_newline(std::string_view line) {
-  return !line.empty() && line.back() == '\n';
-}
+inline bool ends_with_newline(std::string_view line) { return !line.empty() && line.back() == '\n'; }
 
 // The line without "\n" or "\r\n".
 inline std::string_view without_terminator(std::string_view line) {

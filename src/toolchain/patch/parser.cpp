@@ -40,8 +40,9 @@ class Parser {
       }
     }
     if (set.files.empty() && bytes_.find_first_not_of(" \t\r\n") != std::string_view::npos)
-      throw Error(fmt::format("{}: only garbage was found in the patch input (no diff in it)", lines_.source()),
-                  "a patch holds '--- a/FILE' / '+++ b/FILE' headers followed by '@@' hunks");
+      throw Error(
+          fmt::format("{}: only garbage was found in the patch input (no diff in it)", lines_.source()),
+          "a patch holds '--- a/FILE' / '+++ b/FILE' headers followed by '@@' hunks");
     return set;
   }
 
@@ -80,7 +81,8 @@ class Parser {
       } else if (line.starts_with("old mode ") || line.starts_with("index ")) {
       } else if (line.starts_with("similarity index ") || line.starts_with("dissimilarity index ") ||
                  line.starts_with("rename ") || line.starts_with("copy ")) {
-        lines_.fail(i_, "renamed and copied files are not supported; write them as a deletion and a new file");
+        lines_.fail(i_,
+                    "renamed and copied files are not supported; write them as a deletion and a new file");
       } else if (line.starts_with("GIT binary patch") || line.starts_with("Binary files ")) {
         lines_.fail(i_, "binary diffs are not supported");
       } else {
@@ -110,8 +112,9 @@ class Parser {
       }
     } else if ((create && file.operation == FileOperation::remove) ||
                (remove && file.operation == FileOperation::create)) {
-      lines_.fail(git_line, "the 'diff --git' header and the '---'/'+++' lines disagree on whether the "
-                            "file is created or deleted");
+      lines_.fail(git_line,
+                  "the 'diff --git' header and the '---'/'+++' lines disagree on whether the "
+                  "file is created or deleted");
     } else {
       if (create) file.operation = FileOperation::create;
       if (remove) file.operation = FileOperation::remove;
@@ -126,8 +129,9 @@ class Parser {
   std::pair<std::string, std::string> git_names(std::size_t index) const {
     const auto names = read_git_names(without_terminator(lines_[index]).substr(11));
     if (!names)
-      lines_.fail(index, "cannot read the file names of a 'diff --git' line (a name with spaces must be "
-                         "quoted, as git and GNU diff quote it)");
+      lines_.fail(index,
+                  "cannot read the file names of a 'diff --git' line (a name with spaces must be "
+                  "quoted, as git and GNU diff quote it)");
     std::pair<std::string, std::string> paths{stripped(names->first, index), stripped(names->second, index)};
     if (paths.first != paths.second)
       lines_.fail(index, fmt::format("the old and new names differ ({} and {}); renames are not supported",
@@ -139,8 +143,9 @@ class Parser {
     check_header_line(index);
     const auto name = read_header_name(without_terminator(lines_[index]).substr(4));
     if (!name)
-      lines_.fail(index, "a malformed quoted file name (an unknown escape, a bad octal escape or no "
-                         "closing quote)");
+      lines_.fail(index,
+                  "a malformed quoted file name (an unknown escape, a bad octal escape or no "
+                  "closing quote)");
     return *name;
   }
 
@@ -152,10 +157,10 @@ class Parser {
     while (i_ < lines_.size() && lines_[i_].starts_with("@@ ")) file.hunks.push_back(parse_hunk(lines_, i_));
     if (file.hunks.empty() && git_line == nullptr) lines_.fail(header_line, "a file header without hunks");
 
-    const bool single_creation = file.hunks.size() == 1 && file.hunks[0].old_start == 0 &&
-                                 file.hunks[0].old_count == 0;
-    const bool single_removal = file.hunks.size() == 1 && file.hunks[0].new_start == 0 &&
-                                file.hunks[0].new_count == 0;
+    const bool single_creation =
+        file.hunks.size() == 1 && file.hunks[0].old_start == 0 && file.hunks[0].old_count == 0;
+    const bool single_removal =
+        file.hunks.size() == 1 && file.hunks[0].new_start == 0 && file.hunks[0].new_count == 0;
     if (old_name.absent && new_name.absent) lines_.fail(header_line, "both file names are /dev/null");
     if (old_name.absent || (old_name.epoch && single_creation)) {
       file.operation = FileOperation::create;
@@ -167,8 +172,9 @@ class Parser {
       file.old_path = stripped(old_name.name, header_line);
       file.new_path = stripped(new_name.name, header_line + 1);
       if (file.old_path != file.new_path)
-        lines_.fail(header_line, fmt::format("the old and new names differ ({} and {}); renames are not supported",
-                                             file.old_path, file.new_path));
+        lines_.fail(header_line,
+                    fmt::format("the old and new names differ ({} and {}); renames are not supported",
+                                file.old_path, file.new_path));
     }
   }
 

@@ -24,12 +24,12 @@ std::string_view to_string(FileStatus);
 std::string_view to_string(FileOperation);  // "modify", "create", "remove"
 
 struct HunkReport {
-  std::string header;         // "@@ -a,b +c,d @@"
+  std::string header;  // "@@ -a,b +c,d @@"
   std::size_t patch_line = 0;
   FileStatus status = FileStatus::clean;
-  std::int64_t offset = 0;    // lines between where the hunk said and where it applied
-  int fuzz = 0;               // context lines dropped (0..2)
-  std::string reason;         // why it failed, when it did
+  std::int64_t offset = 0;  // lines between where the hunk said and where it applied
+  int fuzz = 0;             // context lines dropped (0..2)
+  std::string reason;       // why it failed, when it did
 };
 
 struct FileReport {
@@ -37,16 +37,16 @@ struct FileReport {
   FileOperation operation = FileOperation::modify;
   FileStatus status = FileStatus::clean;  // the worst of its hunks
   std::vector<HunkReport> hunks;
-  std::string rejects;                    // this file's failed hunks, as GNU's <file>.rej
+  std::string rejects;  // this file's failed hunks, as GNU's <file>.rej
 };
 
 struct ApplyResult {
   // The input with every file patch applied. When some hunks failed, it is what GNU patch
   // leaves: each modified file with the hunks that did apply (see FileReport::rejects).
   FileTree tree;
-  std::vector<FileReport> files;    // one per file patch, in patch order
-  bool ok = true;                   // false when any hunk or file operation failed
-  std::string rejects;              // a .rej-style report of every failed hunk (empty when ok)
+  std::vector<FileReport> files;  // one per file patch, in patch order
+  bool ok = true;                 // false when any hunk or file operation failed
+  std::string rejects;            // a .rej-style report of every failed hunk (empty when ok)
 };
 
 // Applies the patch to the tree with GNU `patch` semantics (exact, then nearest offset, then

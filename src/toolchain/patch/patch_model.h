@@ -19,8 +19,8 @@ struct HunkLine {
 struct Hunk {
   std::int64_t old_start = 0, old_count = 0;  // as written in "@@ -a,b +c,d @@"
   std::int64_t new_start = 0, new_count = 0;
-  std::string header;         // the "@@ ... @@" line as written, without its terminator
-  std::size_t patch_line = 0; // 1-based line of the header in the patch file
+  std::string header;          // the "@@ ... @@" line as written, without its terminator
+  std::size_t patch_line = 0;  // 1-based line of the header in the patch file
   std::vector<HunkLine> lines;
 };
 
@@ -30,9 +30,9 @@ struct FilePatch {
   std::string old_path;  // after -p stripping; empty for a created file
   std::string new_path;  // after -p stripping; empty for a removed file
   FileOperation operation = FileOperation::modify;
-  bool executable = false;       // git "new file mode 100755" / "new mode 100755"
-  bool mode_changed = false;     // git "old mode"/"new mode" pair present
-  std::size_t patch_line = 0;    // 1-based line of this file's first header line
+  bool executable = false;     // git "new file mode 100755" / "new mode 100755"
+  bool mode_changed = false;   // git "old mode"/"new mode" pair present
+  std::size_t patch_line = 0;  // 1-based line of this file's first header line
   std::vector<Hunk> hunks;
 
   // The path the file has in the result (new_path, or old_path for a removal).

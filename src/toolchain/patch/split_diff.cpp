@@ -37,8 +37,12 @@ long last_diagonal(long mid, long d, long high) {
 class MiddleSearch {
  public:
   MiddleSearch(const int* xs, long n, const int* ys, long m, long bound)
-      : xs_(xs), ys_(ys), offset_(m + 1), bound_(bound),
-        forward_(static_cast<std::size_t>(n + m + 3)), backward_(static_cast<std::size_t>(n + m + 3)) {}
+      : xs_(xs),
+        ys_(ys),
+        offset_(m + 1),
+        bound_(bound),
+        forward_(static_cast<std::size_t>(n + m + 3)),
+        backward_(static_cast<std::size_t>(n + m + 3)) {}
 
   // A point on a path through the box (a shortest one while the edit distance stays within the
   // bound), other than its corners. The box starts and ends with a difference on both sides.

@@ -97,8 +97,9 @@ std::string write_section(const std::string& path, const FileEntry* before, cons
   // GNU patch 2.7.6 cannot delete an empty file from a header-only git diff (it skips it or
   // assumes -R), while it and git apply both create one; so only creation is supported.
   if (after == nullptr && before->content.empty())
-    throw Error(fmt::format("cannot put the deletion of {} in the patch: the file is empty", path),
-                "GNU patch cannot delete an empty file from a patch; delete it by hand or give it content first");
+    throw Error(
+        fmt::format("cannot put the deletion of {} in the patch: the file is empty", path),
+        "GNU patch cannot delete an empty file from a patch; delete it by hand or give it content first");
   const std::string old_name = header_name("a/", path), new_name = header_name("b/", path);
   std::string out = fmt::format("diff --git {} {}\n", old_name, new_name);
   if (before == nullptr) out += fmt::format("new file mode {}\n", mode_of(after->kind));

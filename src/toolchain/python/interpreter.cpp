@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,17 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "core/subprocess.h"
 #include "core/error.h"
+#include "core/subprocess.h"
 
 namespace apexnpu::python {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
-bool is_executable_file(const fs::path& p) {
+bool is_executable_file(const stdfs::path& p) {
   std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  return stdfs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
 }
 
 std::vector<std::string> split_path(const std::string& path) {
@@ -35,11 +34,10 @@ std::vector<std::string> split_path(const std::string& path) {
   return dirs;
 }
 
-bool is_pyenv_shim_dir(const fs::path& dir, const fs::path& pyenv_root) {
-  const fs::path d = dir.lexically_normal();
-  return d.filename() == "shims" &&
-         (d.parent_path() == pyenv_root.lexically_normal() ||
-          d.parent_path().parent_path().filename() == "plugins");
+bool is_pyenv_shim_dir(const stdfs::path& dir, const stdfs::path& pyenv_root) {
+  const stdfs::path d = dir.lexically_normal();
+  return d.filename() == "shims" && (d.parent_path() == pyenv_root.lexically_normal() ||
+                                     d.parent_path().parent_path().filename() == "plugins");
 }
 
 // "3.11.7" sorts after "3.11.10"? No: compare the numeric components.
@@ -67,14 +65,14 @@ SearchEnv SearchEnv::from_environment() {
   if (const char* r = std::getenv("PYENV_ROOT"); r && *r) {
     env.pyenv_root = r;
   } else if (const char* home = std::getenv("HOME"); home && *home) {
-    env.pyenv_root = fs::path(home) / ".pyenv";
+    env.pyenv_root = stdfs::path(home) / ".pyenv";
   }
   return env;
 }
 
-fs::path find_python(std::string_view request, const SearchEnv& env) {
+stdfs::path find_python(std::string_view request, const SearchEnv& env) {
   if (request.find('/') != std::string_view::npos) {
-    const fs::path p(request);
+    const stdfs::path p(request);
     if (!is_executable_file(p))
       throw Error(fmt::format("--python={}: no such executable file", request),
                   "give a path to a python executable, or a version like --python=3.11");
@@ -98,22 +96,22 @@ fs::path find_python(std::string_view request, const SearchEnv& env) {
   std::vector<std::string> searched;
   for (const auto& dir : split_path(env.path)) {
     if (versioned && is_pyenv_shim_dir(dir, env.pyenv_root)) continue;
-    const fs::path candidate = fs::path(dir) / name;
+    const stdfs::path candidate = stdfs::path(dir) / name;
     if (is_executable_file(candidate)) return candidate;
   }
   searched.push_back(fmt::format("{} on PATH", name));
   if (versioned && !env.pyenv_root.empty()) {
-    const fs::path versions = env.pyenv_root / "versions";
-    std::vector<std::pair<std::vector<int>, fs::path>> found;
+    const stdfs::path versions = env.pyenv_root / "versions";
+    std::vector<std::pair<std::vector<int>, stdfs::path>> found;
     std::error_code ec;
     const std::string prefix(request);
-    for (fs::directory_iterator it(versions, ec), end; !ec && it != end; it.increment(ec)) {
+    for (stdfs::directory_iterator it(versions, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string dir = it->path().filename().string();
       // "3.11" must match 3.11.7 but not 3.1 / 3.110.
       if (dir.rfind(prefix, 0) != 0) continue;
       if (dir.size() > prefix.size() && std::isdigit(static_cast<unsigned char>(dir[prefix.size()])))
         continue;
-      const fs::path candidate = it->path() / "bin" / name;
+      const stdfs::path candidate = it->path() / "bin" / name;
       if (is_executable_file(candidate)) found.emplace_back(version_key(dir), candidate);
     }
     if (!found.empty()) return std::max_element(found.begin(), found.end())->second;
@@ -122,8 +120,7 @@ fs::path find_python(std::string_view request, const SearchEnv& env) {
   throw Error(fmt::format("no Python {} found (searched {})", request.empty() ? "3" : request,
                           fmt::join(searched, ", ")),
               "install it (apt install python" + std::string(request.empty() ? "3" : request) +
-                  ", or pyenv install " + std::string(request) +
-                  "), or pass --python=/path/to/python");
+                  ", or pyenv install " + std::string(request) + "), or pass --python=/path/to/python");
 }
 
 std::string_view probe_script() {
@@ -153,13 +150,14 @@ print(json.dumps({
 )PY";
 }
 
-PythonInfo parse_probe_output(const fs::path& executable, std::string_view text) {
+PythonInfo parse_probe_output(const stdfs::path& executable, std::string_view text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
     throw Error(fmt::format("{} is not a Python interpreter apexnpu can use: its probe printed "
-                            "no JSON ({:.200})", executable.string(), text),
+                            "no JSON ({:.200})",
+                            executable.string(), text),
                 "pass --python=3.N or the path of a CPython 3.7-3.13 executable");
   }
   auto str = [&](const char* key) {
@@ -180,10 +178,9 @@ PythonInfo parse_probe_output(const fs::path& executable, std::string_view text)
   return info;
 }
 
-PythonInfo probe_python(const fs::path& executable) {
+PythonInfo probe_python(const stdfs::path& executable) {
   // -E: ignore PYTHON* variables, -s: no user site; both exist in Python 2 too.
-  const std::vector<std::string> argv = {executable.string(), "-E", "-s", "-c",
-                                         std::string(probe_script())};
+  const std::vector<std::string> argv = {executable.string(), "-E", "-s", "-c", std::string(probe_script())};
   const ProcessResult r = run_process(argv);
   if (!r.started)
     throw Error(fmt::format("cannot run {}: {}", executable.string(), r.spawn_error),
@@ -222,25 +219,25 @@ void check_supported(const PythonInfo& info) {
     throw Error(fmt::format("{} reports no SOABI/EXT_SUFFIX/platform in sysconfig", what),
                 "use a CPython built with its standard sysconfig");
   if (info.pointer_bits != 64)
-    throw Error(fmt::format("{} is a {}-bit interpreter; only 64-bit is supported", what,
-                            info.pointer_bits));
+    throw Error(fmt::format("{} is a {}-bit interpreter; only 64-bit is supported", what, info.pointer_bits));
 }
 
-fs::path find_python_headers(const PythonInfo& info) {
-  std::vector<fs::path> dirs;
+stdfs::path find_python_headers(const PythonInfo& info) {
+  std::vector<stdfs::path> dirs;
   if (!info.include_dir.empty()) dirs.push_back(info.include_dir);
   if (!info.include_py.empty() && info.include_py != info.include_dir) dirs.push_back(info.include_py);
   std::vector<std::string> searched;
   for (const auto& d : dirs) {
     std::error_code ec;
-    if (fs::is_regular_file(d / "Python.h", ec)) return d;
+    if (stdfs::is_regular_file(d / "Python.h", ec)) return d;
     searched.push_back(d.string());
   }
   throw Error(fmt::format("Python.h not found for {} (searched {})", info.executable.string(),
                           searched.empty() ? std::string("no include directory reported")
                                            : fmt::format("{}", fmt::join(searched, ", "))),
               fmt::format("install the headers: apt install python{}.{}-dev (or your system's "
-                          "python3-devel)", info.major, info.minor));
+                          "python3-devel)",
+                          info.major, info.minor));
 }
 
 WheelTag wheel_tag(const PythonInfo& info) {
@@ -248,8 +245,8 @@ WheelTag wheel_tag(const PythonInfo& info) {
   static const std::regex soabi_re(R"(cpython-(\d+[a-z]*)(-.*)?)");
   std::smatch m;
   if (!std::regex_match(info.soabi, m, soabi_re))
-    throw Error(fmt::format("{}: cannot derive the ABI tag from SOABI '{}'",
-                            info.executable.string(), info.soabi));
+    throw Error(
+        fmt::format("{}: cannot derive the ABI tag from SOABI '{}'", info.executable.string(), info.soabi));
   WheelTag tag;
   tag.python = fmt::format("cp{}{}", info.major, info.minor);
   tag.abi = "cp" + m[1].str();

@@ -13,12 +13,12 @@ struct PythonInfo {
   std::filesystem::path executable;  // as found (not resolved through symlinks)
   std::string version;               // "3.11.7"
   int major = 0, minor = 0;
-  std::string implementation;        // "cpython", "pypy", ...
-  std::string soabi;                 // "cpython-311-x86_64-linux-gnu"
-  std::string ext_suffix;            // ".cpython-311-x86_64-linux-gnu.so"
-  std::filesystem::path include_dir; // sysconfig.get_paths()['include']
-  std::filesystem::path include_py;  // sysconfig INCLUDEPY (usually the same)
-  std::string platform;              // sysconfig.get_platform(): "linux-x86_64"
+  std::string implementation;         // "cpython", "pypy", ...
+  std::string soabi;                  // "cpython-311-x86_64-linux-gnu"
+  std::string ext_suffix;             // ".cpython-311-x86_64-linux-gnu.so"
+  std::filesystem::path include_dir;  // sysconfig.get_paths()['include']
+  std::filesystem::path include_py;   // sysconfig INCLUDEPY (usually the same)
+  std::string platform;               // sysconfig.get_platform(): "linux-x86_64"
   int pointer_bits = 0;
 };
 
@@ -32,8 +32,8 @@ struct WheelTag {
 
 // Where discovery looks. Defaults come from the environment; tests give their own.
 struct SearchEnv {
-  std::string path;                 // $PATH
-  std::filesystem::path pyenv_root; // $PYENV_ROOT, else ~/.pyenv
+  std::string path;                  // $PATH
+  std::filesystem::path pyenv_root;  // $PYENV_ROOT, else ~/.pyenv
   static SearchEnv from_environment();
 };
 

@@ -22,8 +22,7 @@ std::filesystem::path multiarch_include_root();
 // CPython 3.<minor> for `architecture` from the headers under `root`: root/python3.N holds
 // Python.h and patchlevel.h, root/<triplet>/python3.N its pyconfig.h. Throws Error naming the
 // missing file and the package that provides it.
-PythonInfo multiarch_python(int minor, const std::string& architecture,
-                            const std::filesystem::path& root);
+PythonInfo multiarch_python(int minor, const std::string& architecture, const std::filesystem::path& root);
 
 // The minors 7..13 whose multiarch headers for `architecture` are installed under `root`.
 std::vector<int> multiarch_minors(const std::string& architecture, const std::filesystem::path& root);

@@ -20,22 +20,41 @@ struct FieldRule {
 };
 
 constexpr FieldRule kFields[] = {
-    {"Metadata-Version", "1.0", false}, {"Name", "1.0", false}, {"Version", "1.0", false},
-    {"Platform", "1.0", true}, {"Summary", "1.0", false}, {"Description", "1.0", false},
-    {"Keywords", "1.0", false}, {"Home-page", "1.0", false}, {"Author", "1.0", false},
-    {"Author-email", "1.0", false}, {"License", "1.0", false},
-    {"Supported-Platform", "1.1", true}, {"Download-URL", "1.1", false}, {"Classifier", "1.1", true},
-    {"Requires", "1.1", true}, {"Provides", "1.1", true}, {"Obsoletes", "1.1", true},
-    {"Maintainer", "1.2", false}, {"Maintainer-email", "1.2", false},
-    {"Requires-Dist", "1.2", true}, {"Requires-Python", "1.2", false},
-    {"Requires-External", "1.2", true}, {"Project-URL", "1.2", true},
-    {"Provides-Dist", "1.2", true}, {"Obsoletes-Dist", "1.2", true},
-    {"Description-Content-Type", "2.1", false}, {"Provides-Extra", "2.1", true},
+    {"Metadata-Version", "1.0", false},
+    {"Name", "1.0", false},
+    {"Version", "1.0", false},
+    {"Platform", "1.0", true},
+    {"Summary", "1.0", false},
+    {"Description", "1.0", false},
+    {"Keywords", "1.0", false},
+    {"Home-page", "1.0", false},
+    {"Author", "1.0", false},
+    {"Author-email", "1.0", false},
+    {"License", "1.0", false},
+    {"Supported-Platform", "1.1", true},
+    {"Download-URL", "1.1", false},
+    {"Classifier", "1.1", true},
+    {"Requires", "1.1", true},
+    {"Provides", "1.1", true},
+    {"Obsoletes", "1.1", true},
+    {"Maintainer", "1.2", false},
+    {"Maintainer-email", "1.2", false},
+    {"Requires-Dist", "1.2", true},
+    {"Requires-Python", "1.2", false},
+    {"Requires-External", "1.2", true},
+    {"Project-URL", "1.2", true},
+    {"Provides-Dist", "1.2", true},
+    {"Obsoletes-Dist", "1.2", true},
+    {"Description-Content-Type", "2.1", false},
+    {"Provides-Extra", "2.1", true},
     {"Dynamic", "2.2", true},
-    {"License-Expression", "2.4", false}, {"License-File", "2.4", true},
-    {"Import-Name", "2.5", true}, {"Import-Namespace", "2.5", true},
+    {"License-Expression", "2.4", false},
+    {"License-File", "2.4", true},
+    {"Import-Name", "2.5", true},
+    {"Import-Namespace", "2.5", true},
 };
-constexpr std::array<std::string_view, 8> kVersions = {"1.0", "1.1", "1.2", "2.1", "2.2", "2.3", "2.4", "2.5"};
+constexpr std::array<std::string_view, 8> kVersions = {"1.0", "1.1", "1.2", "2.1",
+                                                       "2.2", "2.3", "2.4", "2.5"};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -76,7 +95,8 @@ std::vector<Field> header_fields(const std::string& text, std::vector<std::strin
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) break;
     if (line[0] == ' ' || line[0] == '\t') {
-      if (fields.empty()) problems.push_back(fmt::format("line {} continues no field", line_no));
+      if (fields.empty())
+        problems.push_back(fmt::format("line {} continues no field", line_no));
       else {
         fields.back().value += "\n" + line;
         fields.back().continued = true;
@@ -154,7 +174,8 @@ std::vector<std::string> core_metadata_problems(const std::string& text) {
     if (lower(f.name) == "metadata-version") declared = f.value;
   const int declared_rank = version_rank(declared);
   if (!declared.empty() && declared_rank < 0)
-    problems.push_back(fmt::format("Metadata-Version: '{}' is not a metadata version (1.0 to 2.5)", declared));
+    problems.push_back(
+        fmt::format("Metadata-Version: '{}' is not a metadata version (1.0 to 2.5)", declared));
 
   std::map<std::string, int> seen;
   for (const Field& f : fields) {
@@ -166,8 +187,10 @@ std::vector<std::string> core_metadata_problems(const std::string& text) {
     if (!rule->multiple && seen[std::string(rule->name)]++ == 1)
       problems.push_back(fmt::format("line {}: {} is given more than once", f.line, rule->name));
     if (declared_rank >= 0 && version_rank(rule->added) > declared_rank)
-      problems.push_back(fmt::format("line {}: {} is a Metadata-Version {} field, but METADATA "
-                                     "declares {}", f.line, rule->name, rule->added, declared));
+      problems.push_back(
+          fmt::format("line {}: {} is a Metadata-Version {} field, but METADATA "
+                      "declares {}",
+                      f.line, rule->name, rule->added, declared));
     if (const auto why = value_problem(*rule, f))
       problems.push_back(fmt::format("line {}: {}: '{}' is invalid: {}", f.line, rule->name, f.value, *why));
   }

@@ -43,27 +43,27 @@ std::optional<std::string> version_problem(const ManylinuxPolicy& policy, const 
   const auto limit = newest.find(prefix);
   if (limit == newest.end()) return std::nullopt;
   if (const auto arch_also = policy.also.find(arch); arch_also != policy.also.end())
-    if (const auto also = arch_also->second.find(prefix); also != arch_also->second.end() &&
+    if (const auto also = arch_also->second.find(prefix);
+        also != arch_also->second.end() &&
         std::find(also->second.begin(), also->second.end(), version) != also->second.end())
       return std::nullopt;
-  if (limit->second == "none")
-    return fmt::format("{} allows no {} version on {}", policy.name, prefix, arch);
+  if (limit->second == "none") return fmt::format("{} allows no {} version on {}", policy.name, prefix, arch);
   const auto wanted = numeric_version(version);
   const auto allowed = numeric_version(limit->second);
   if (wanted && allowed && *wanted <= *allowed) return std::nullopt;
   return fmt::format("{} is newer than {}'s {}_{}", requirement, policy.name, prefix, limit->second);
 }
 
-std::vector<std::string> string_list(const nlohmann::json& j) {
-  return j.get<std::vector<std::string>>();
-}
+std::vector<std::string> string_list(const nlohmann::json& j) { return j.get<std::vector<std::string>>(); }
 
 }  // namespace
 
 std::optional<std::string> architecture_of_machine(unsigned machine) {
   switch (machine) {
-    case 62: return "x86_64";    // EM_X86_64
-    case 183: return "aarch64";  // EM_AARCH64
+    case 62:
+      return "x86_64";  // EM_X86_64
+    case 183:
+      return "aarch64";  // EM_AARCH64
   }
   return std::nullopt;
 }
@@ -88,8 +88,8 @@ ManylinuxPolicies parse_manylinux_policies(const std::string& text, const std::s
       policy.forbidden_symbols =
           p.at("forbidden_symbols").get<std::map<std::string, std::vector<std::string>>>();
       if (!out.policies.empty() && out.policies.back().glibc_minor >= policy.glibc_minor)
-        throw Error(fmt::format("{}: policies must go from the lowest glibc up ({} after {})",
-                                source, policy.name, out.policies.back().name));
+        throw Error(fmt::format("{}: policies must go from the lowest glibc up ({} after {})", source,
+                                policy.name, out.policies.back().name));
       out.policies.push_back(std::move(policy));
     }
     return out;
@@ -107,13 +107,11 @@ WheelBinary read_wheel_binary(const std::string& wheel_path, std::string bytes) 
   const elf::ElfFile file(std::move(bytes), wheel_path);
   const auto architecture = architecture_of_machine(file.machine());
   if (!architecture)
-    throw Error(fmt::format("{}: ELF machine {} is neither x86_64 nor aarch64", wheel_path,
-                            file.machine()));
+    throw Error(fmt::format("{}: ELF machine {} is neither x86_64 nor aarch64", wheel_path, file.machine()));
   return {wheel_path, *architecture, elf::read_dynamic_info(file)};
 }
 
-std::vector<std::string> policy_violations(const ManylinuxPolicies& policies,
-                                           const ManylinuxPolicy& policy,
+std::vector<std::string> policy_violations(const ManylinuxPolicies& policies, const ManylinuxPolicy& policy,
                                            const std::vector<WheelBinary>& binaries) {
   std::vector<std::string> out;
   for (const WheelBinary& b : binaries) {
@@ -130,20 +128,18 @@ std::vector<std::string> policy_violations(const ManylinuxPolicies& policies,
       const bool allowed = listed(policies.libraries) || listed(policy.more_libraries) ||
                            (loader != policies.loaders.end() && loader->second == library);
       if (!allowed)
-        out.push_back(fmt::format("{} links {}, which {} does not allow", b.path, library,
-                                  policy.name));
+        out.push_back(fmt::format("{} links {}, which {} does not allow", b.path, library, policy.name));
     }
     for (const elf::VersionRequirement& v : b.dynamic.versions) {
       if (const auto problem = version_problem(policy, b.architecture, v.version))
-        out.push_back(fmt::format("{} needs {} from {} ({}) for {}", b.path, v.version, v.library,
-                                  *problem, fmt::join(v.symbols, ", ")));
+        out.push_back(fmt::format("{} needs {} from {} ({}) for {}", b.path, v.version, v.library, *problem,
+                                  fmt::join(v.symbols, ", ")));
       const auto forbidden = policy.forbidden_symbols.find(v.library);
       if (forbidden == policy.forbidden_symbols.end()) continue;
       for (const std::string& symbol : v.symbols)
-        if (std::find(forbidden->second.begin(), forbidden->second.end(), symbol) !=
-            forbidden->second.end())
-          out.push_back(fmt::format("{} uses {} from {}, which {} lacks", b.path, symbol,
-                                    v.library, policy.name));
+        if (std::find(forbidden->second.begin(), forbidden->second.end(), symbol) != forbidden->second.end())
+          out.push_back(
+              fmt::format("{} uses {} from {}, which {} lacks", b.path, symbol, v.library, policy.name));
     }
   }
   return out;

@@ -26,7 +26,7 @@ struct ManylinuxPolicy {
 };
 
 struct ManylinuxPolicies {
-  std::vector<std::string> libraries;  // allowed by every policy
+  std::vector<std::string> libraries;          // allowed by every policy
   std::map<std::string, std::string> loaders;  // architecture -> dynamic loader soname
   std::vector<ManylinuxPolicy> policies;       // lowest first
 };
@@ -46,8 +46,7 @@ WheelBinary read_wheel_binary(const std::string& wheel_path, std::string bytes);
 
 // Why `binaries` do not fit `policy` (empty: they do): each offending library or symbol version
 // with the binary and the symbols that ask for it.
-std::vector<std::string> policy_violations(const ManylinuxPolicies& policies,
-                                           const ManylinuxPolicy& policy,
+std::vector<std::string> policy_violations(const ManylinuxPolicies& policies, const ManylinuxPolicy& policy,
                                            const std::vector<WheelBinary>& binaries);
 
 // The platform part of the tag: manylinux_2_N_<arch> of the lowest policy that holds, plus its

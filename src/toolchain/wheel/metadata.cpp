@@ -2,8 +2,8 @@
 
 #include <fmt/core.h>
 
-#include "fs/file_io.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::wheel {
 
@@ -46,7 +46,7 @@ HeaderFields parse_header_fields(const std::string& text) {
     std::string line = text.substr(i, end - i);
     i = end + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) break;  // the body (long description) starts
+    if (line.empty()) break;                          // the body (long description) starts
     if (line[0] == ' ' || line[0] == '\t') continue;  // continuation line
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;

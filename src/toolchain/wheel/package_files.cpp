@@ -9,15 +9,15 @@
 #include "core/error.h"
 
 namespace apexnpu::wheel {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kExcludedDirs = {
-    "tests", "test", "csrc", "__pycache__", "build", "dist", ".git", ".hg", ".svn", ".tox"};
+constexpr std::array<std::string_view, 10> kExcludedDirs = {"tests", "test", "csrc", "__pycache__", "build",
+                                                            "dist",  ".git", ".hg",  ".svn",        ".tox"};
 constexpr std::array<std::string_view, 21> kExcludedSuffixes = {
-    ".pyc", ".pyo", ".so", ".o", ".a", ".dylib", ".pyd", ".c", ".cc", ".cpp", ".cxx", ".cu",
-    ".cuh", ".h", ".hpp", ".orig", ".rej", "~", ".swp", ".egg-info", ".DS_Store"};
+    ".pyc", ".pyo", ".so", ".o",   ".a",    ".dylib", ".pyd", ".c",   ".cc",       ".cpp",     ".cxx",
+    ".cu",  ".cuh", ".h",  ".hpp", ".orig", ".rej",   "~",    ".swp", ".egg-info", ".DS_Store"};
 
 }  // namespace
 
@@ -26,7 +26,8 @@ bool is_package_file(const std::string& rel, const std::string& package) {
   std::size_t start = 0;
   while (true) {
     const std::size_t slash = rel.find('/', start);
-    const std::string_view part = std::string_view(rel).substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    const std::string_view part =
+        std::string_view(rel).substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (part.empty() || part == "." || part == "..") return false;
     if (slash == std::string::npos) {
       for (auto s : kExcludedSuffixes)
@@ -40,22 +41,21 @@ bool is_package_file(const std::string& rel, const std::string& package) {
   }
 }
 
-PackageSelection select_package_files(const fs::path& tree, const std::string& package) {
+PackageSelection select_package_files(const stdfs::path& tree, const std::string& package) {
   std::error_code ec;
   const bool apex = package == "apex";  // the user's --tree; the emulator's source is bundled
-  if (!fs::is_directory(tree, ec))
+  if (!stdfs::is_directory(tree, ec))
     throw Error(fmt::format("{}{}: not a directory", apex ? "--tree " : "", tree.string()),
                 apex ? "pass the directory written by `apexnpu gen -o DIR`"
                      : "reinstall apexnpu, or set APEXNPU_DATA_DIR to its source tree");
-  if (!fs::is_regular_file(tree / package / "__init__.py", ec))
-    throw Error(fmt::format("{}{}: no {}/ package in it ({}/__init__.py is missing)",
-                            apex ? "--tree " : "", tree.string(), package, package),
+  if (!stdfs::is_regular_file(tree / package / "__init__.py", ec))
+    throw Error(fmt::format("{}{}: no {}/ package in it ({}/__init__.py is missing)", apex ? "--tree " : "",
+                            tree.string(), package, package),
                 apex ? "pass the directory written by `apexnpu gen -o DIR` (the folder that "
                        "contains apex/)"
                      : "reinstall apexnpu, or set APEXNPU_DATA_DIR to its source tree");
   PackageSelection sel;
-  for (fs::recursive_directory_iterator it(tree / package, ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (stdfs::recursive_directory_iterator it(tree / package, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string rel = it->path().lexically_relative(tree).generic_string();
     if (it->is_symlink()) {
       if (is_package_file(rel, package)) sel.skipped_symlinks.push_back(rel);
@@ -79,8 +79,10 @@ PackageSelection select_package_files(const FileTree& tree, const std::string& s
   PackageSelection sel;
   for (const auto& [path, entry] : tree) {
     if (!is_package_file(path)) continue;
-    if (entry.kind == FileKind::symlink) sel.skipped_symlinks.push_back(path);
-    else sel.files.push_back(path);
+    if (entry.kind == FileKind::symlink)
+      sel.skipped_symlinks.push_back(path);
+    else
+      sel.files.push_back(path);
   }
   return sel;  // std::map order is already sorted
 }

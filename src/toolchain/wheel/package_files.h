@@ -12,7 +12,7 @@
 namespace apexnpu::wheel {
 
 struct PackageSelection {
-  std::vector<std::string> files;    // relative to the tree, '/'-separated, sorted
+  std::vector<std::string> files;  // relative to the tree, '/'-separated, sorted
   std::vector<std::string> skipped_symlinks;
 };
 
@@ -20,8 +20,7 @@ struct PackageSelection {
 bool is_package_file(const std::string& relative_path, const std::string& package = "apex");
 
 // Throws Error when the tree has no such package (no <package>/__init__.py).
-PackageSelection select_package_files(const std::filesystem::path& tree,
-                                      const std::string& package = "apex");
+PackageSelection select_package_files(const std::filesystem::path& tree, const std::string& package = "apex");
 // The apex selection from a tree in memory (what gen produces); `source` names it in errors.
 PackageSelection select_package_files(const FileTree& tree, const std::string& source);
 

@@ -17,11 +17,10 @@ std::string_view trim(std::string_view s) {
 }
 
 // PEP 440's public version and local label, in the spellings it accepts before normalising.
-const std::string kPublic =
-    R"(v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*)"
-    R"((?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?)"
-    R"((?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?)"
-    R"((?:[-_.]?dev[-_.]?[0-9]*)?)";
+const std::string kPublic = R"(v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*)"
+                            R"((?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?)"
+                            R"((?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?)"
+                            R"((?:[-_.]?dev[-_.]?[0-9]*)?)";
 const std::string kLocal = R"(\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)";
 
 const std::regex& version_re() {
@@ -113,10 +112,20 @@ class MarkerParser {
     return value();
   }
   std::optional<std::string> value() {
-    static const std::array<std::string_view, 14> variables = {
-        "python_version", "python_full_version", "os_name", "sys_platform", "platform_release",
-        "platform_system", "platform_version", "platform_machine", "platform_python_implementation",
-        "implementation_name", "implementation_version", "extra", "extras", "dependency_groups"};
+    static const std::array<std::string_view, 14> variables = {"python_version",
+                                                               "python_full_version",
+                                                               "os_name",
+                                                               "sys_platform",
+                                                               "platform_release",
+                                                               "platform_system",
+                                                               "platform_version",
+                                                               "platform_machine",
+                                                               "platform_python_implementation",
+                                                               "implementation_name",
+                                                               "implementation_version",
+                                                               "extra",
+                                                               "extras",
+                                                               "dependency_groups"};
     skip_space();
     if (at_ < text_.size() && (text_[at_] == '\'' || text_[at_] == '"')) {
       const auto close = text_.find(text_[at_], at_ + 1);
@@ -147,9 +156,7 @@ class MarkerParser {
 
 }  // namespace
 
-bool valid_version(std::string_view text) {
-  return std::regex_match(std::string(trim(text)), version_re());
-}
+bool valid_version(std::string_view text) { return std::regex_match(std::string(trim(text)), version_re()); }
 
 bool valid_project_name(std::string_view text) {
   static const std::regex re(R"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)");
@@ -199,7 +206,8 @@ std::optional<std::string> requirement_problem(std::string_view text) {
   }
   if (rest.starts_with('@')) {
     const std::string_view url = trim(rest.substr(1));
-    if (url.empty() || url.find_first_of(" \t") != std::string_view::npos || url.find(':') == std::string_view::npos)
+    if (url.empty() || url.find_first_of(" \t") != std::string_view::npos ||
+        url.find(':') == std::string_view::npos)
       return fmt::format("'{}' is not a URL", url);
   } else if (rest.starts_with('(')) {
     if (!rest.ends_with(')')) return std::string("the version's '(' is not closed");

@@ -37,8 +37,7 @@ void check_claim(const std::string& platform, const std::vector<WheelBinary>& bi
                  const ManylinuxPolicies& policies, std::vector<std::string>& out) {
   for (const WheelBinary& b : binaries) {
     if (platform.ends_with("_" + b.architecture)) continue;
-    out.push_back(fmt::format("{}: an {} binary in a wheel tagged {}", b.path, b.architecture,
-                              platform));
+    out.push_back(fmt::format("{}: an {} binary in a wheel tagged {}", b.path, b.architecture, platform));
   }
   std::set<std::string> arches;
   for (const WheelBinary& b : binaries) arches.insert(b.architecture);
@@ -47,8 +46,8 @@ void check_claim(const std::string& platform, const std::vector<WheelBinary>& bi
     if (!minor) continue;  // linux_<arch>: no promise beyond the architecture
     const ManylinuxPolicy* policy = governing_policy(policies, *minor, arch);
     if (policy == nullptr) {
-      out.push_back(fmt::format("{}: no manylinux policy for {} at or below glibc 2.{}", platform,
-                                arch, *minor));
+      out.push_back(
+          fmt::format("{}: no manylinux policy for {} at or below glibc 2.{}", platform, arch, *minor));
       continue;
     }
     for (auto& v : policy_violations(policies, *policy, binaries))

@@ -4,14 +4,13 @@
 
 #include <array>
 
-#include "core/sha256.h"
 #include "core/error.h"
+#include "core/sha256.h"
 
 namespace apexnpu::wheel {
 namespace {
 
-constexpr std::string_view kAlphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
@@ -92,8 +91,11 @@ std::vector<RecordRow> parse_record(std::string_view text) {
       const char c = text[i++];
       if (quoted) {
         if (c == '"') {
-          if (i < text.size() && text[i] == '"') { fields.back() += '"'; ++i; }
-          else quoted = false;
+          if (i < text.size() && text[i] == '"') {
+            fields.back() += '"';
+            ++i;
+          } else
+            quoted = false;
         } else {
           if (c == '\n') ++line;
           fields.back() += c;
@@ -112,8 +114,8 @@ std::vector<RecordRow> parse_record(std::string_view text) {
     if (quoted) throw Error(fmt::format("RECORD line {}: unterminated quoted field", row_line));
     if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
     if (fields.size() != 3)
-      throw Error(fmt::format("RECORD line {}: {} fields, expected 3 (path,hash,size)", row_line,
-                              fields.size()));
+      throw Error(
+          fmt::format("RECORD line {}: {} fields, expected 3 (path,hash,size)", row_line, fields.size()));
     rows.push_back({fields[0], fields[1], fields[2], row_line});
   }
   return rows;

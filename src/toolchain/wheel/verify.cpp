@@ -7,10 +7,10 @@
 #include <regex>
 #include <set>
 
-#include "fs/file_io.h"
-#include "core/sha256.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/sha256.h"
+#include "fs/file_io.h"
 #include "wheel/core_metadata.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"
@@ -19,7 +19,7 @@
 #include "wheel/zip_archive.h"
 
 namespace apexnpu::wheel {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -91,8 +91,7 @@ void check_record(const WheelUnderCheck& w, const std::string& record_path, Veri
     if (row.size.empty() || row.size.find_first_not_of("0123456789") != std::string::npos) {
       v(where + ": size is not a decimal number");
     } else if (row.size != std::to_string(file->second.size())) {
-      v(fmt::format("{}: size mismatch (RECORD {}, file has {})", where, row.size,
-                    file->second.size()));
+      v(fmt::format("{}: size mismatch (RECORD {}, file has {})", where, row.size, file->second.size()));
     }
   }
   for (const auto& [path, bytes] : w.files) {
@@ -119,10 +118,10 @@ void check_extension_suffixes(const WheelUnderCheck& w, const std::vector<std::s
     const auto dot = base.find('.');
     const std::string suffix = base.substr(dot);
     if (!allowed.count(suffix))
-      r.violations.push_back(fmt::format(
-          "{}: extension suffix '{}' does not match the wheel tag{} {}", path, suffix,
-          tags.size() == 1 ? "" : "s",
-          tags.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(tags, ", "))));
+      r.violations.push_back(
+          fmt::format("{}: extension suffix '{}' does not match the wheel tag{} {}", path, suffix,
+                      tags.size() == 1 ? "" : "s",
+                      tags.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(tags, ", "))));
   }
 }
 
@@ -184,8 +183,10 @@ VerifyReport verify_wheel(const WheelUnderCheck& w, const ManylinuxPolicies& pol
         return s;
       };
       if (norm(expected) != norm(di))
-        v(fmt::format("{}: .dist-info name does not match METADATA (Name {}, Version {}: expected "
-                      "{})", di, m.first.at("Name"), m.first.at("Version"), expected));
+        v(
+            fmt::format("{}: .dist-info name does not match METADATA (Name {}, Version {}: expected "
+                        "{})",
+                        di, m.first.at("Name"), m.first.at("Version"), expected));
     }
   }
   if (!w.files.count(wheel_path)) {
@@ -213,12 +214,13 @@ VerifyReport verify_wheel(const WheelUnderCheck& w, const ManylinuxPolicies& pol
       // every combination of its parts.
       for (const auto& file_tag : expand_tag(m[4].str() + "-" + m[5].str() + "-" + m[6].str()))
         if (!r.tags.empty() && std::find(r.tags.begin(), r.tags.end(), file_tag) == r.tags.end())
-          v(fmt::format("{}: file name tag {} is not among WHEEL's tags", *w.wheel_file_name,
-                        file_tag));
+          v(fmt::format("{}: file name tag {} is not among WHEEL's tags", *w.wheel_file_name, file_tag));
     }
   }
-  if (!w.files.count(record_path)) v(record_path + ": missing");
-  else check_record(w, record_path, r);
+  if (!w.files.count(record_path))
+    v(record_path + ": missing");
+  else
+    check_record(w, record_path, r);
   check_extension_suffixes(w, r.tags, r);
   for (auto& violation : platform_tag_violations(w.files, r.tags, policies)) v(std::move(violation));
   return r;
@@ -228,11 +230,11 @@ VerifyReport verify_wheel(const WheelUnderCheck& w) {
   return verify_wheel(w, load_manylinux_policies(templates_dir()));
 }
 
-WheelUnderCheck load_wheel(const fs::path& path) {
+WheelUnderCheck load_wheel(const stdfs::path& path) {
   WheelUnderCheck w;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+  if (stdfs::is_directory(path, ec)) {
+    for (stdfs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
       if (it->is_directory() && !it->is_symlink()) continue;
       const std::string rel = it->path().lexically_relative(path).generic_string();
       if (it->is_symlink() || !it->is_regular_file()) {
@@ -244,7 +246,7 @@ WheelUnderCheck load_wheel(const fs::path& path) {
     if (ec) throw Error(fmt::format("cannot read {}: {}", path.string(), ec.message()));
     return w;
   }
-  if (!fs::is_regular_file(path, ec))
+  if (!stdfs::is_regular_file(path, ec))
     throw Error(fmt::format("{}: no such wheel or layout directory", path.string()),
                 "pass a .whl file or the wheel layout directory written by `apexnpu build`");
   w.wheel_file_name = path.filename().string();

@@ -2,17 +2,17 @@
 
 #include <fmt/core.h>
 
-#include "fs/file_io.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 #include "wheel/metadata.h"
 #include "wheel/pep440.h"
 #include "wheel/wheel_tags.h"
 #include "wheel/zip_archive.h"
 
 namespace apexnpu::wheel {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const fs::path& templates_dir,
+std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const stdfs::path& templates_dir,
                           const std::map<std::string, std::string>& extra_files) {
   const std::string di = dist_info_dir(id.name, id.version);
   std::string tag_lines;  // one Tag line per tag the (compressed) tag stands for
@@ -20,11 +20,13 @@ std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const fs::
     if (!tag_lines.empty()) tag_lines += '\n';
     tag_lines.append("Tag: ").append(tag);
   }
-  const std::map<std::string, std::string> values = {
-      {"name", id.name},         {"version", id.version},
-      {"tag", id.tag},           {"tag_lines", tag_lines},
-      {"platform", id.platform}, {"apexnpu_version", id.apexnpu_version},
-      {"purelib", id.purelib ? "true" : "false"}};
+  const std::map<std::string, std::string> values = {{"name", id.name},
+                                                     {"version", id.version},
+                                                     {"tag", id.tag},
+                                                     {"tag_lines", tag_lines},
+                                                     {"platform", id.platform},
+                                                     {"apexnpu_version", id.apexnpu_version},
+                                                     {"purelib", id.purelib ? "true" : "false"}};
   files[di + "/METADATA"] = render_wheel_template(templates_dir, id.metadata_template, values);
   files[di + "/WHEEL"] = render_wheel_template(templates_dir, "WHEEL", values);
   std::string top;
@@ -37,24 +39,21 @@ std::string add_dist_info(WheelFiles& files, const WheelIdentity& id, const fs::
   return di;
 }
 
-std::uint32_t wheel_file_mode(const std::string& path) {
-  return path.ends_with(".so") ? 0100755 : 0100644;
-}
+std::uint32_t wheel_file_mode(const std::string& path) { return path.ends_with(".so") ? 0100755 : 0100644; }
 
-void write_layout(const WheelFiles& files, const fs::path& dir) {
+void write_layout(const WheelFiles& files, const stdfs::path& dir) {
   std::error_code ec;
-  fs::create_directory(dir, ec);
+  stdfs::create_directory(dir, ec);
   if (ec) throw Error(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   for (const auto& [path, bytes] : files) {
-    const fs::path target = dir / path;
-    fs::create_directories(target.parent_path(), ec);
+    const stdfs::path target = dir / path;
+    stdfs::create_directories(target.parent_path(), ec);
     if (ec) throw Error(fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message()));
-    write_file_atomic(target, bytes, fs::perms(wheel_file_mode(path) & 0777));
+    write_file_atomic(target, bytes, stdfs::perms(wheel_file_mode(path) & 0777));
   }
 }
 
-std::string build_wheel_zip(const WheelFiles& files, const std::string& dist_info,
-                            std::int64_t unix_time) {
+std::string build_wheel_zip(const WheelFiles& files, const std::string& dist_info, std::int64_t unix_time) {
   std::vector<ZipEntry> entries, dist_entries;
   const std::string record = dist_info + "/RECORD";
   for (const auto& [path, bytes] : files) {  // std::map: already sorted bytewise

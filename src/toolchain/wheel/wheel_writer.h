@@ -37,7 +37,6 @@ void write_layout(const WheelFiles& files, const std::filesystem::path& dir);
 
 // The .whl bytes: entries sorted, the dist-info last (RECORD at its very end), fixed modes,
 // every timestamp `unix_time` (clamped to 1980-01-01).
-std::string build_wheel_zip(const WheelFiles& files, const std::string& dist_info,
-                            std::int64_t unix_time);
+std::string build_wheel_zip(const WheelFiles& files, const std::string& dist_info, std::int64_t unix_time);
 
 }  // namespace apexnpu::wheel

@@ -87,22 +87,34 @@ std::string write_zip(const std::vector<ZipEntry>& entries, std::int64_t unix_ti
       throw Error("wheel too large for a zip without zip64");
     const auto offset = static_cast<std::uint32_t>(out.size());
     put32(out, kLocalSig);
-    put16(out, 20); put16(out, flags); put16(out, 8); put16(out, time); put16(out, date);
+    put16(out, 20);
+    put16(out, flags);
+    put16(out, 8);
+    put16(out, time);
+    put16(out, date);
     put32(out, crc);
     put32(out, static_cast<std::uint32_t>(data.size()));
     put32(out, static_cast<std::uint32_t>(e.bytes.size()));
-    put16(out, static_cast<std::uint32_t>(e.name.size())); put16(out, 0);
+    put16(out, static_cast<std::uint32_t>(e.name.size()));
+    put16(out, 0);
     out += e.name;
     out += data;
 
     put32(central, kCentralSig);
     put16(central, (3 << 8) | 20);  // made by Unix, zip 2.0
-    put16(central, 20); put16(central, flags); put16(central, 8); put16(central, time);
-    put16(central, date); put32(central, crc);
+    put16(central, 20);
+    put16(central, flags);
+    put16(central, 8);
+    put16(central, time);
+    put16(central, date);
+    put32(central, crc);
     put32(central, static_cast<std::uint32_t>(data.size()));
     put32(central, static_cast<std::uint32_t>(e.bytes.size()));
     put16(central, static_cast<std::uint32_t>(e.name.size()));
-    put16(central, 0); put16(central, 0); put16(central, 0); put16(central, 0);
+    put16(central, 0);
+    put16(central, 0);
+    put16(central, 0);
+    put16(central, 0);
     put32(central, e.mode << 16);
     put32(central, offset);
     central += e.name;
@@ -110,7 +122,8 @@ std::string write_zip(const std::vector<ZipEntry>& entries, std::int64_t unix_ti
   const auto central_offset = static_cast<std::uint32_t>(out.size());
   out += central;
   put32(out, kEndSig);
-  put16(out, 0); put16(out, 0);
+  put16(out, 0);
+  put16(out, 0);
   put16(out, static_cast<std::uint32_t>(entries.size()));
   put16(out, static_cast<std::uint32_t>(entries.size()));
   put32(out, static_cast<std::uint32_t>(central.size()));
@@ -120,11 +133,16 @@ std::string write_zip(const std::vector<ZipEntry>& entries, std::int64_t unix_ti
 }
 
 std::vector<ZipEntry> read_zip(std::string_view z, const std::string& source) {
-  auto bad = [&](const std::string& why) { return Error(fmt::format("{}: not a valid zip archive ({})", source, why)); };
+  auto bad = [&](const std::string& why) {
+    return Error(fmt::format("{}: not a valid zip archive ({})", source, why));
+  };
   if (z.size() < 22) throw bad("too short");
   std::size_t end = std::string_view::npos;
   for (std::size_t i = z.size() - 22 + 1; i-- > 0 && z.size() - i <= 22 + 65535;)
-    if (get32(z, i) == kEndSig) { end = i; break; }
+    if (get32(z, i) == kEndSig) {
+      end = i;
+      break;
+    }
   if (end == std::string_view::npos) throw bad("no end of central directory");
   const std::uint32_t count = get16(z, end + 10);
   // Offsets and sizes are 32-bit fields: all arithmetic on them in size_t, so none wraps.
@@ -153,7 +171,8 @@ std::vector<ZipEntry> read_zip(std::string_view z, const std::string& source) {
       e.bytes = std::string(data);
     } else if (method == 8) {
       // Deflate expands at most 1032 times: a size beyond that is a lie, and not reserved.
-      if (usize / 1032 > csize + 1) throw bad(fmt::format("entry {} claims {} bytes from {}", e.name, usize, csize));
+      if (usize / 1032 > csize + 1)
+        throw bad(fmt::format("entry {} claims {} bytes from {}", e.name, usize, csize));
       e.bytes = inflate_raw(data, usize, source + ": " + e.name);
     } else {
       throw bad(fmt::format("entry {} uses compression method {}", e.name, method));

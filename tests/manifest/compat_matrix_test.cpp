@@ -1,7 +1,7 @@
 // The compatibility matrix shipped in templates/ and the --torch lookup.
-#include <gtest/gtest.h>
-
 #include "manifest/compat_matrix.h"
+
+#include <gtest/gtest.h>
 
 namespace apexnpu::manifest {
 namespace {

@@ -1,11 +1,12 @@
 // The file-system edge: reading trees without following links, excludes, and atomic writes that
 // never leave a half-made target.
+#include "fs/tree_io.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include "core/error.h"
 #include "fs/file_io.h"
-#include "fs/tree_io.h"
 #include "support/test_support.h"
 
 namespace apexnpu::fs {
@@ -43,7 +44,8 @@ TEST(ReadTree, RecordsSymlinksAndModesAndHonoursExcludes) {
 
 TEST(WriteTree, RoundTripsContentAndModes) {
   TempDir tmp;
-  const FileTree tree{{"a/b.py", {"x\r\n"}}, {"run.sh", {"#!/bin/sh\n", FileKind::executable}},
+  const FileTree tree{{"a/b.py", {"x\r\n"}},
+                      {"run.sh", {"#!/bin/sh\n", FileKind::executable}},
                       {"l", {"a/b.py", FileKind::symlink}}};
   write_tree_atomically(tree, tmp / "out", ReplaceMode::refuse_non_empty);
   EXPECT_EQ(read_tree(tmp / "out"), tree);
@@ -68,10 +70,11 @@ TEST(WriteTree, AFailureLeavesTheTargetAsItWas) {
   TempDir tmp;
   test::write_file(tmp / "out/old", "old\n");
   // A file and a directory of the same name, and a link that another path would go through.
-  EXPECT_THROW(write_tree_atomically(FileTree{{"x", {"1"}}, {"x/y", {"2"}}}, tmp / "out", ReplaceMode::replace),
-               Error);
-  EXPECT_THROW(write_tree_atomically(FileTree{{"l", {"/tmp", FileKind::symlink}}, {"l/pwn", {"2"}}}, tmp / "out",
-                                     ReplaceMode::replace),
+  EXPECT_THROW(
+      write_tree_atomically(FileTree{{"x", {"1"}}, {"x/y", {"2"}}}, tmp / "out", ReplaceMode::replace),
+      Error);
+  EXPECT_THROW(write_tree_atomically(FileTree{{"l", {"/tmp", FileKind::symlink}}, {"l/pwn", {"2"}}},
+                                     tmp / "out", ReplaceMode::replace),
                Error);
   EXPECT_THROW(write_tree_atomically(FileTree{{"../up", {"1"}}}, tmp / "out", ReplaceMode::replace), Error);
   EXPECT_EQ(test::snapshot(tmp / "out"), (std::map<std::string, std::string>{{"old", "old\n"}}));
@@ -83,9 +86,7 @@ TEST(StagedTree, AppearsOnlyOnCommitAndLeavesNothingWhenDropped) {
   TempDir tmp;
   test::write_file(tmp / "out/old", "old\n");
   const FileTree tree{{"dir/new", {"new\n"}}};
-  {
-    StagedTree dropped(tree, tmp / "out", ReplaceMode::replace);
-  }
+  { StagedTree dropped(tree, tmp / "out", ReplaceMode::replace); }
   EXPECT_EQ(test::snapshot(tmp.path()), (std::map<std::string, std::string>{{"out/old", "old\n"}}));
 
   StagedTree staged(tree, tmp / "out", ReplaceMode::replace);

@@ -1,10 +1,11 @@
 // wheel::verify_wheel on in-memory wheels: a valid one, then one violation at a time.
+#include "wheel/verify.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 
 #include "wheel/record.h"
-#include "wheel/verify.h"
 
 namespace apexnpu::wheel {
 namespace {
@@ -16,7 +17,10 @@ const std::string kSo = "apex/_apexnpu.cpython-311-x86_64-linux-gnu.so";
 // no sections: a module that needs nothing, so any platform tag of its architecture holds.
 std::string minimal_elf(unsigned char machine = 62) {
   std::string b(64, '\0');
-  b.replace(0, 7, std::string("\x7f" "ELF\x02\x01\x01", 7));
+  b.replace(0, 7,
+            std::string("\x7f"
+                        "ELF\x02\x01\x01",
+                        7));
   b[16] = 3;  // ET_DYN
   b[18] = static_cast<char>(machine);
   return b;

@@ -1,8 +1,9 @@
 // wheel::core_metadata_problems and the grammars under it (pep508.h): what an index accepts
 // passes, and each kind of invalid field is named.
+#include "wheel/core_metadata.h"
+
 #include <gtest/gtest.h>
 
-#include "wheel/core_metadata.h"
 #include "wheel/pep508.h"
 
 namespace apexnpu::wheel {
@@ -18,7 +19,8 @@ const std::string kValid =
     "Requires-Python: >=3.7,<3.14\n"
     "Requires-Dist: apex (==0.1+ascend)\n"
     "Requires-Dist: torch\n"
-    "Requires-Dist: numpy[extra1, extra2] >= 1.21 ; python_version >= '3.8' and (os_name == \"posix\" or extra == 'x')\n"
+    "Requires-Dist: numpy[extra1, extra2] >= 1.21 ; python_version >= '3.8' and (os_name == \"posix\" or "
+    "extra == 'x')\n"
     "Requires-Dist: pkg @ https://example.invalid/pkg.whl\n"
     "Provides-Extra: extra1\n"
     "Description-Content-Type: text/markdown; charset=UTF-8; variant=GFM\n"
@@ -70,22 +72,23 @@ TEST(CoreMetadata, NameVersionAndMetadataVersion) {
   EXPECT_EQ(core_metadata_problems("Metadata-Version: 3.0\nName: a\nVersion: 1\n").size(), 1u);
   EXPECT_EQ(core_metadata_problems("Metadata-Version: 2.1\nName: apex npu\nVersion: 1\n").size(), 1u);
   EXPECT_EQ(core_metadata_problems("Metadata-Version: 2.1\nName: apex\nVersion: 0.1-ascend!\n").size(), 1u);
-  const auto dynamic = core_metadata_problems("Metadata-Version: 2.2\nName: a\nVersion: 1\nDynamic: Version\n");
+  const auto dynamic =
+      core_metadata_problems("Metadata-Version: 2.2\nName: a\nVersion: 1\nDynamic: Version\n");
   ASSERT_EQ(dynamic.size(), 1u);
   EXPECT_NE(dynamic[0].find("Version cannot be dynamic"), std::string::npos) << dynamic[0];
 }
 
 TEST(Pep440, VersionsInTheirAcceptedSpellings) {
-  for (const char* v : {"0.1", "0.1+ascend", "1!2.0", "v1.0", "1.0rc1", "1.0-rc.1", "1.0.post2",
-                        "1.0-2", "1.0.dev3", "1.0a1.post2.dev3+local.7", "1.0RC1"})
+  for (const char* v : {"0.1", "0.1+ascend", "1!2.0", "v1.0", "1.0rc1", "1.0-rc.1", "1.0.post2", "1.0-2",
+                        "1.0.dev3", "1.0a1.post2.dev3+local.7", "1.0RC1"})
     EXPECT_TRUE(valid_version(v)) << v;
   for (const char* v : {"", "1.", ".1", "1.0+", "1.0+local..x", "one", "1.0 beta"})
     EXPECT_FALSE(valid_version(v)) << v;
 }
 
 TEST(Pep440, SpecifiersTakeTheVersionsTheirOperatorAllows) {
-  for (const char* s : {"", ">=3.7,<3.14", "==1.0.*", "!=1.0+local", "~=1.4", "===anything",
-                        " >= 1.0 , != 1.3 "})
+  for (const char* s :
+       {"", ">=3.7,<3.14", "==1.0.*", "!=1.0+local", "~=1.4", "===anything", " >= 1.0 , != 1.3 "})
     EXPECT_FALSE(specifier_set_problem(s)) << s;
   for (const char* s : {">=1.0.*", "<1.0+local", "~=1", "=>1.0", "1.0", ">=", ">=1.0,", "==1.*.0"})
     EXPECT_TRUE(specifier_set_problem(s)) << s;

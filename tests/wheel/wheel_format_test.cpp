@@ -55,8 +55,7 @@ TEST(Pep440, AcceptsAndNormalisesLocalLabels) {
 }
 
 TEST(Pep440, RefusesInvalidLabels) {
-  for (const char* bad : {"", "ascend-1", "-ascend", "a..b", ".a", "a.", "as cend", "a+b", "a/b",
-                          "a_b"})
+  for (const char* bad : {"", "ascend-1", "-ascend", "a..b", ".a", "a.", "as cend", "a+b", "a/b", "a_b"})
     EXPECT_THROW(validate_local_label(bad), UsageError) << bad;
   try {
     validate_local_label("ascend-rc1");
@@ -78,11 +77,11 @@ TEST(PackageFiles, KeepsPythonAndDataOnly) {
   EXPECT_TRUE(is_package_file("apex/__init__.py"));
   EXPECT_TRUE(is_package_file("apex/amp/lists/data.json"));
   EXPECT_TRUE(is_package_file("apex/py.typed"));
-  for (const char* out : {"setup.py", "tests/test_a.py", "csrc/a.cpp", "apex/contrib/csrc/x.cu",
-                          "apex/contrib/test/t.py", "apex/tests/t.py", "apex/__pycache__/a.pyc",
-                          "apex/a.pyc", "apex/_apexnpu.so", "apex/x.cpp", "apex/x.h",
-                          "apex/build/lib/a.py", "apex/a.egg-info/PKG-INFO", "apex/a.py.orig",
-                          "apex/a.py.rej", "apex/../x.py", "apexx/a.py"})
+  for (const char* out :
+       {"setup.py", "tests/test_a.py", "csrc/a.cpp", "apex/contrib/csrc/x.cu", "apex/contrib/test/t.py",
+        "apex/tests/t.py", "apex/__pycache__/a.pyc", "apex/a.pyc", "apex/_apexnpu.so", "apex/x.cpp",
+        "apex/x.h", "apex/build/lib/a.py", "apex/a.egg-info/PKG-INFO", "apex/a.py.orig", "apex/a.py.rej",
+        "apex/../x.py", "apexx/a.py"})
     EXPECT_FALSE(is_package_file(out)) << out;
 }
 
@@ -110,7 +109,10 @@ TEST(PackageFiles, FromATreeInMemory) {
 TEST(Zip, RoundTripsDeterministically) {
   const std::vector<ZipEntry> entries = {{"a/b.py", "print(1)\n", 0100644},
                                          {"big.bin", std::string(100000, 'z'), 0100644},
-                                         {"m.so", "\x7f" "ELF", 0100755},
+                                         {"m.so",
+                                          "\x7f"
+                                          "ELF",
+                                          0100755},
                                          {"empty", "", 0100644}};
   const std::string z1 = write_zip(entries, 1700000000);
   EXPECT_EQ(z1, write_zip(entries, 1700000000));
@@ -161,12 +163,14 @@ TEST(Zip, FieldsNear4GiBAreRefusedNotFollowed) {
     return "(read)";
   };
   EXPECT_EQ(message(with(central + 42, 0xfffffff0u)), "t.zip: not a valid zip archive (damaged entry a.txt)");
-  EXPECT_EQ(message(with(central + 20, 0xfffffff0u)), "t.zip: not a valid zip archive (truncated entry a.txt)");
+  EXPECT_EQ(message(with(central + 20, 0xfffffff0u)),
+            "t.zip: not a valid zip archive (truncated entry a.txt)");
   EXPECT_EQ(message(with(central + 24, 0xffffffffu)),
             "t.zip: not a valid zip archive (entry a.txt claims 4294967295 bytes from " +
                 std::to_string(whole[central + 20] & 0xff) + ")");
   const auto end = whole.find("PK\x05\x06");
-  EXPECT_EQ(message(with(end + 16, 0xffffffc0u)), "t.zip: not a valid zip archive (damaged central directory)");
+  EXPECT_EQ(message(with(end + 16, 0xffffffc0u)),
+            "t.zip: not a valid zip archive (damaged central directory)");
 }
 
 }  // namespace

@@ -1,28 +1,29 @@
 // compile::build_native with the real compiler on a tiny runtime written by the test: the
 // object cache (nothing recompiled when nothing changed; a header edit recompiles exactly its
 // includers), per-ISA kernel compilation, and compiler failures shown with the command.
+#include "compile/native_build.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <stdexcept>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
-#include "fs/file_io.h"
-#include "compile/native_build.h"
 #include "compile/object_cache.h"
 #include "compile/unity_batches.h"
 #include "core/error.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::compile {
 namespace {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 class NativeBuild : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir(fs::temp_directory_path() / ("apexnpu-native-" + unique_suffix()));
+    dir_ = TempDir(stdfs::temp_directory_path() / ("apexnpu-native-" + unique_suffix()));
     rt_ = dir_.path() / "runtime";
     write("build.json", R"({"runtime_version": "9.9.9", "std": "c++20", "include_dirs": ["."],
       "kernel_suffix": ".kernels.cpp", "excluded_dirs": ["python"],
@@ -39,10 +40,10 @@ class NativeBuild : public ::testing::Test {
           "#include \"core/answer.h\"\n"
           "extern \"C\" __attribute__((visibility(\"default\"))) int pkg_mod_answer() "
           "{ return answer(); }\n");
-    fs::create_directories(dir_.path() / "py");
+    stdfs::create_directories(dir_.path() / "py");
   }
   void write(const std::string& rel, const std::string& text) {
-    fs::create_directories((rt_ / rel).parent_path());
+    stdfs::create_directories((rt_ / rel).parent_path());
     std::ofstream(rt_ / rel) << text;
   }
   NativeBuildResult build(std::vector<TargetPython> pythons = {{"3.11.0", {}, ".test.so"}}) {
@@ -57,7 +58,7 @@ class NativeBuild : public ::testing::Test {
     return build_native(o, config, detect_compiler(), pythons);
   }
   TempDir dir_;
-  fs::path rt_;
+  stdfs::path rt_;
 };
 
 TEST_F(NativeBuild, CachesEverythingAndRecompilesOnlyIncludersOfAChangedHeader) {
@@ -68,7 +69,7 @@ TEST_F(NativeBuild, CachesEverythingAndRecompilesOnlyIncludersOfAChangedHeader) 
   EXPECT_EQ(first.linked, 1u);
   ASSERT_EQ(first.modules.size(), 1u);
   EXPECT_EQ(first.modules[0].relative_path, "pkg/_mod.test.so");
-  EXPECT_TRUE(fs::is_regular_file(first.modules[0].file));
+  EXPECT_TRUE(stdfs::is_regular_file(first.modules[0].file));
   EXPECT_EQ(first.isa_levels, (std::vector<std::string>{"scalar", "avx2"}));
   const std::string so = read_file(first.modules[0].file);
 
@@ -94,7 +95,7 @@ TEST_F(NativeBuild, SeveralPythonsShareOneRuntimeAndCompileOnlyTheirBindings) {
   EXPECT_EQ(both.modules[1].python, 1u);
   EXPECT_EQ(both.modules[1].relative_path, "pkg/_mod.b.so");
   EXPECT_NE(both.modules[0].file.parent_path(), both.modules[1].file.parent_path());
-  for (const auto& m : both.modules) EXPECT_TRUE(fs::is_regular_file(m.file)) << m.file;
+  for (const auto& m : both.modules) EXPECT_TRUE(stdfs::is_regular_file(m.file)) << m.file;
 
   // A third Python later: the runtime comes from the cache, only its binding compiles.
   const auto third = build({{"3.13.0", {}, ".c.so"}});
@@ -108,8 +109,8 @@ TEST_F(NativeBuild, FlagsFollowTheIssue) {
   const auto has = [](const std::vector<std::string>& v, const std::string& f) {
     return std::find(v.begin(), v.end(), f) != v.end();
   };
-  for (const char* f : {"-std=c++20", "-O3", "-fPIC", "-fvisibility=hidden",
-                        "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"})
+  for (const char* f : {"-std=c++20", "-O3", "-fPIC", "-fvisibility=hidden", "-fstack-protector-strong",
+                        "-D_FORTIFY_SOURCE=2"})
     EXPECT_TRUE(has(r.compile_flags, f)) << f;
   EXPECT_TRUE(has(r.compile_flags, "-DAPEXNPU_RUNTIME_VERSION=\"9.9.9\""));
   for (const char* f : {"-shared", "-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack", "-s"})
@@ -170,7 +171,7 @@ class NativeUnityBuild : public NativeBuild {
           "{ return other() + isa0::sum(1) + isa1::twice(3); }\n");
   }
   // Calls an exported function of a built module.
-  static int call(const fs::path& module, const char* symbol) {
+  static int call(const stdfs::path& module, const char* symbol) {
     void* handle = ::dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) throw std::runtime_error(::dlerror());
     auto* fn = reinterpret_cast<int (*)()>(::dlsym(handle, symbol));
@@ -178,10 +179,10 @@ class NativeUnityBuild : public NativeBuild {
     ::dlclose(handle);
     return value;
   }
-  std::vector<fs::path> leftovers() const {
-    std::vector<fs::path> found;
+  std::vector<stdfs::path> leftovers() const {
+    std::vector<stdfs::path> found;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_.path() / "cache" / "tmp", ec))
+    for (const auto& e : stdfs::directory_iterator(dir_.path() / "cache" / "tmp", ec))
       found.push_back(e.path());
     return found;
   }
@@ -220,14 +221,14 @@ TEST_F(NativeUnityBuild, ACollisionInABatchNamesTheBatchAndKeepsItsGeneratedFile
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("compiling core batch 1/1 (core/answer.cpp, core/other.cpp) failed"),
-              std::string::npos) << what;
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("redefinition"), std::string::npos) << what;  // the compiler's words
     EXPECT_NE(e.hint().find("anonymous namespaces"), std::string::npos) << e.hint();
   }
   const auto kept = leftovers();
   ASSERT_EQ(kept.size(), 1u);
-  EXPECT_EQ(read_file(kept[0] / "unity.cpp"),
-            unity_source_text({"core/answer.cpp", "core/other.cpp"}));
+  EXPECT_EQ(read_file(kept[0] / "unity.cpp"), unity_source_text({"core/answer.cpp", "core/other.cpp"}));
 }
 
 TEST_F(NativeUnityBuild, DebugObjectsDoNotDependOnTheCacheLocation) {

@@ -1,12 +1,13 @@
 // The optimizer list the runtime embeds in the module that links it (compile/runtime_registry):
 // read from a shared object the real compiler builds with such a section, parsed, and refused
 // with the module's name when it is malformed or of another schema.
+#include "compile/runtime_registry.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "compile/compiler.h"
-#include "compile/runtime_registry.h"
 #include "core/error.h"
 #include "core/subprocess.h"
 #include "support/test_support.h"
@@ -26,11 +27,11 @@ std::filesystem::path build_module(const test::TempDir& dir, const std::string& 
     escaped += c;
   }
   test::write_file(dir / "registry.cpp",
-                   "[[gnu::used, gnu::section(\".apexnpu_registry\")]] const char text[] = \"" +
-                       escaped + "\";\nint unrelated() { return 1; }\n");
+                   "[[gnu::used, gnu::section(\".apexnpu_registry\")]] const char text[] = \"" + escaped +
+                       "\";\nint unrelated() { return 1; }\n");
   std::vector<std::string> argv = detect_compiler().command;
-  argv.insert(argv.end(), {"-shared", "-fPIC", "-s", "-o", (dir / "mod.so").string(),
-                           (dir / "registry.cpp").string()});
+  argv.insert(argv.end(),
+              {"-shared", "-fPIC", "-s", "-o", (dir / "mod.so").string(), (dir / "registry.cpp").string()});
   const ProcessResult r = run_process(argv);
   EXPECT_TRUE(r.started && r.exit_code == 0) << r.err << r.spawn_error;
   return dir / "mod.so";
@@ -51,8 +52,8 @@ TEST(RuntimeRegistry, AModuleWithoutTheSectionHasNone) {
   test::TempDir dir;
   test::write_file(dir / "plain.cpp", "int f() { return 2; }\n");
   std::vector<std::string> argv = detect_compiler().command;
-  argv.insert(argv.end(), {"-shared", "-fPIC", "-o", (dir / "plain.so").string(),
-                           (dir / "plain.cpp").string()});
+  argv.insert(argv.end(),
+              {"-shared", "-fPIC", "-o", (dir / "plain.so").string(), (dir / "plain.cpp").string()});
   ASSERT_EQ(run_process(argv).exit_code, 0);
   EXPECT_FALSE(read_runtime_registry(dir / "plain.so").has_value());
 }
@@ -67,7 +68,8 @@ TEST(RuntimeRegistry, RefusesAMalformedDescriptionNamingTheModule) {
     const std::string what = e.what();
     EXPECT_NE(what.find("mod.so"), std::string::npos) << what;
     EXPECT_NE(what.find("the optimizer registry in section .apexnpu_registry is malformed"),
-              std::string::npos) << what;
+              std::string::npos)
+        << what;
   }
 }
 
@@ -77,7 +79,8 @@ TEST(RuntimeRegistry, RefusesAnotherSchema) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("m.so: optimizer registry schema 2, this apexnpu reads 1"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 }
 

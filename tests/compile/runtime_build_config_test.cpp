@@ -1,5 +1,7 @@
 // build.json's ISA levels are keyed by architecture: the config gives the named architecture's
 // levels (the host's by default) and says which architectures there are when one is missing.
+#include "compile/runtime_build_config.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "compile/native_build.h"
-#include "compile/runtime_build_config.h"
 #include "core/error.h"
 #include "fs/file_io.h"
 
@@ -39,8 +40,7 @@ TEST(RuntimeBuildConfig, GivesTheLevelsOfTheNamedArchitecture) {
   EXPECT_EQ(names(arm), (std::vector<std::string>{"scalar"}));
   EXPECT_TRUE(arm.isa_levels[0].flags.empty());
 
-  EXPECT_EQ(parse_runtime_build_config(kTwoArchitectures, "b.json", "amd64").architecture,
-            "x86_64");
+  EXPECT_EQ(parse_runtime_build_config(kTwoArchitectures, "b.json", "amd64").architecture, "x86_64");
 }
 
 TEST(RuntimeBuildConfig, DefaultsToTheHostArchitecture) {
@@ -82,8 +82,7 @@ TEST(RuntimeBuildConfig, TheBundledConfigStartsEveryArchitectureAtScalar) {
       const auto& level = c.isa_levels[i];
       EXPECT_EQ(level.level, static_cast<int>(i)) << arch << " " << level.name;
       // Bit-identical results at every level need FMA contraction off everywhere.
-      EXPECT_NE(std::find(level.flags.begin(), level.flags.end(), "-ffp-contract=off"),
-                level.flags.end())
+      EXPECT_NE(std::find(level.flags.begin(), level.flags.end(), "-ffp-contract=off"), level.flags.end())
           << arch << " " << level.name;
     }
   }
@@ -96,8 +95,7 @@ TEST(RuntimeBuildConfig, EveryWrappedGlibcSymbolIsDefinedByTheFloor) {
   const auto c = load_runtime_build_config(runtime, "x86_64");
   std::vector<std::string> wrapped;
   for (const auto& flag : c.module_link_flags) {
-    for (std::size_t at = flag.find("--wrap="); at != std::string::npos;
-         at = flag.find("--wrap=", at + 1)) {
+    for (std::size_t at = flag.find("--wrap="); at != std::string::npos; at = flag.find("--wrap=", at + 1)) {
       const std::size_t start = at + 7;
       wrapped.push_back(flag.substr(start, flag.find(',', start) - start));
     }

@@ -2,12 +2,13 @@
 // <pid>-...), and the next run removes exactly that: only entries whose process is gone and
 // whose lock is free; an old tree moved aside goes back where the output is missing; a directory
 // update that had written its journal is finished, and readers meanwhile see its new entries.
+#include "fs/staging.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fs/directory_update.h"
-#include "fs/staging.h"
 #include "support/test_support.h"
 
 namespace apexnpu::fs {
@@ -74,8 +75,9 @@ TEST(DirectoryUpdate, PutsEntriesInPlaceTogether) {
     write_file(update.scratch() / "tmp", "never put in place\n");
     update.commit({"npu.patch", "overlay"});
   }
-  EXPECT_EQ(snapshot(dir), (std::map<std::string, std::string>{
-                               {"npu.patch", "new patch\n"}, {"overlay/new.py", "new\n"}, {"UPSTREAM", "untouched\n"}}));
+  EXPECT_EQ(snapshot(dir),
+            (std::map<std::string, std::string>{
+                {"npu.patch", "new patch\n"}, {"overlay/new.py", "new\n"}, {"UPSTREAM", "untouched\n"}}));
   EXPECT_EQ(snapshot(tmp.path()).size(), 3u) << "nothing left beside it";
 }
 
@@ -106,8 +108,8 @@ TEST(DirectoryUpdate, ACommitKilledAfterItsJournalIsFinishedAndReadersSeeTheNewE
   EXPECT_EQ(committed_entry(dir / "npu.patch"), dir / "npu.patch");
 
   remove_stale_staging(dir);
-  EXPECT_EQ(snapshot(dir), (std::map<std::string, std::string>{{"npu.patch", "new patch\n"},
-                                                               {"overlay/new.py", "new\n"}}));
+  EXPECT_EQ(snapshot(dir),
+            (std::map<std::string, std::string>{{"npu.patch", "new patch\n"}, {"overlay/new.py", "new\n"}}));
   EXPECT_EQ(snapshot(tmp.path()).size(), 2u) << "both killed runs' staging removed";
 }
 

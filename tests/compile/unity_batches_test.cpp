@@ -1,5 +1,7 @@
 // compile::split_into_batches (contiguous, balanced, never empty) and the unity settings of
 // build.json.
+#include "compile/unity_batches.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,7 +9,6 @@
 #include <random>
 
 #include "compile/runtime_build_config.h"
-#include "compile/unity_batches.h"
 #include "core/error.h"
 
 namespace apexnpu::compile {
@@ -29,8 +30,7 @@ TEST(UnityBatches, SplitsByWeightKeepingOrder) {
   EXPECT_EQ(split({"a", "b", "c", "d"}, 2, w), (Batches{{"a", "b"}, {"c", "d"}}));
   EXPECT_EQ(split({"a", "b", "c", "d"}, 1, w), (Batches{{"a", "b", "c", "d"}}));
   // A heavy first file gets a batch of its own.
-  EXPECT_EQ(split({"a", "b", "c"}, 2, {{"a", 10}, {"b", 1}, {"c", 1}}),
-            (Batches{{"a"}, {"b", "c"}}));
+  EXPECT_EQ(split({"a", "b", "c"}, 2, {{"a", 10}, {"b", 1}, {"c", 1}}), (Batches{{"a"}, {"b", "c"}}));
   // More batches than sources: one source each.
   EXPECT_EQ(split({"a", "b"}, 5, {{"a", 1}, {"b", 1}}), (Batches{{"a"}, {"b"}}));
   EXPECT_TRUE(split({}, 3, {}).empty());

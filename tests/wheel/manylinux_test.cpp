@@ -3,6 +3,8 @@
 // policy (arc4random, glibc 2.36, against the policies up to 2.35) and one linking a library no
 // policy allows fall back to linux_<arch>, naming the symbol or the library; zlib's versions are
 // policed as glibc's; a claimed tag is checked as verify does.
+#include "wheel/manylinux.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 #include "core/subprocess.h"
 #include "elf/dynamic_info.h"
 #include "support/test_support.h"
-#include "wheel/manylinux.h"
 #include "wheel/platform_check.h"
 
 namespace apexnpu::wheel {
@@ -70,12 +71,9 @@ TEST_F(Manylinux, AModuleNeedingOnlyOldGlibcGetsTheLowestPolicyAndItsAlias) {
 
 TEST_F(Manylinux, ATooNewSymbolFallsBackToLinuxNamingIt) {
   const WheelBinary b = binary(
-      "new.so", "#include <stdlib.h>\nextern \"C\" unsigned fresh() { return arc4random(); }\n",
-      kOnlyLibc);
+      "new.so", "#include <stdlib.h>\nextern \"C\" unsigned fresh() { return arc4random(); }\n", kOnlyLibc);
   const auto needs = std::find_if(b.dynamic.versions.begin(), b.dynamic.versions.end(),
-                                  [](const elf::VersionRequirement& v) {
-                                    return v.version == "GLIBC_2.36";
-                                  });
+                                  [](const elf::VersionRequirement& v) { return v.version == "GLIBC_2.36"; });
   ASSERT_NE(needs, b.dynamic.versions.end()) << "arc4random is glibc 2.36's";
   EXPECT_EQ(needs->library, "libc.so.6");
   EXPECT_EQ(needs->symbols, std::vector<std::string>{"arc4random"});
@@ -96,9 +94,10 @@ TEST_F(Manylinux, ATooNewSymbolFallsBackToLinuxNamingIt) {
 TEST_F(Manylinux, ZlibVersionsArePolicedAsGlibcs) {
   // deflatePending is zlib 1.2.5.1's (ZLIB_1.2.5.1): too new for manylinux_2_12's zlib 1.2.3,
   // and manylinux_2_5 allows no versioned zlib symbol at all.
-  const WheelBinary b = binary(
-      "z.so", "#include <zlib.h>\nextern \"C\" int pending(z_stream* s) { return deflatePending(s, nullptr, nullptr); }\n",
-      {"-nodefaultlibs", "-lc", "-lz"});
+  const WheelBinary b = binary("z.so",
+                               "#include <zlib.h>\nextern \"C\" int pending(z_stream* s) { return "
+                               "deflatePending(s, nullptr, nullptr); }\n",
+                               {"-nodefaultlibs", "-lc", "-lz"});
   const auto needs = std::find_if(b.dynamic.versions.begin(), b.dynamic.versions.end(),
                                   [](const elf::VersionRequirement& v) { return v.library == "libz.so.1"; });
   ASSERT_NE(needs, b.dynamic.versions.end());
@@ -118,9 +117,9 @@ TEST_F(Manylinux, ZlibVersionsArePolicedAsGlibcs) {
 TEST_F(Manylinux, AForbiddenLibraryFallsBackToLinuxNamingIt) {
   build("libforbidden.so", "extern \"C\" int forbidden() { return 7; }\n",
         {"-Wl,-soname,libforbidden.so", "-nodefaultlibs", "-lc"});
-  const WheelBinary b = binary(
-      "user.so", "extern \"C\" int forbidden();\nextern \"C\" int use() { return forbidden(); }\n",
-      {"-lforbidden", "-nodefaultlibs", "-lc"});
+  const WheelBinary b =
+      binary("user.so", "extern \"C\" int forbidden();\nextern \"C\" int use() { return forbidden(); }\n",
+             {"-lforbidden", "-nodefaultlibs", "-lc"});
   EXPECT_NE(std::find(b.dynamic.needed.begin(), b.dynamic.needed.end(), "libforbidden.so"),
             b.dynamic.needed.end());
   const PlatformTags tags = platform_tags(policies_, b.architecture, {b});
@@ -130,40 +129,43 @@ TEST_F(Manylinux, AForbiddenLibraryFallsBackToLinuxNamingIt) {
 }
 
 TEST_F(Manylinux, AForbiddenSymbolOfAnOldBaselineIsNamed) {
-  const WheelBinary b = binary(
-      "tls.so",
-      "extern \"C\" int __cxa_thread_atexit_impl(void (*)(void*), void*, void*);\n"
-      "static void done(void*) {}\n"
-      "extern \"C\" int at_exit() { return __cxa_thread_atexit_impl(done, nullptr, nullptr); }\n",
-      kOnlyLibc);
+  const WheelBinary b =
+      binary("tls.so",
+             "extern \"C\" int __cxa_thread_atexit_impl(void (*)(void*), void*, void*);\n"
+             "static void done(void*) {}\n"
+             "extern \"C\" int at_exit() { return __cxa_thread_atexit_impl(done, nullptr, nullptr); }\n",
+             kOnlyLibc);
   const auto& policy = *std::find_if(policies_.policies.begin(), policies_.policies.end(),
                                      [](const ManylinuxPolicy& p) { return p.glibc_minor == 17; });
   const std::string why = joined(policy_violations(policies_, policy, {b}));
   EXPECT_NE(why.find("uses __cxa_thread_atexit_impl from libc.so.6, which manylinux_2_17 lacks"),
-            std::string::npos) << why;
+            std::string::npos)
+      << why;
 }
 
 TEST_F(Manylinux, VerifyChecksTheClaimedTag) {
   const std::string fresh =
-      build("new.so", "#include <stdlib.h>\nextern \"C\" unsigned f() { return arc4random(); }\n",
-            kOnlyLibc);
+      build("new.so", "#include <stdlib.h>\nextern \"C\" unsigned f() { return arc4random(); }\n", kOnlyLibc);
   const std::string arch = read_wheel_binary("x", fresh).architecture;
   WheelFiles files{{"pkg/_new.so", fresh}};
   const auto wrong = platform_tag_violations(files, {"cp311-cp311-manylinux_2_17_" + arch}, policies_);
   ASSERT_FALSE(wrong.empty());
   EXPECT_NE(joined(wrong).find("tag manylinux_2_17_" + arch + ": pkg/_new.so needs GLIBC_2.36"),
-            std::string::npos) << joined(wrong);
+            std::string::npos)
+      << joined(wrong);
   EXPECT_TRUE(platform_tag_violations(files, {"cp311-cp311-linux_" + arch}, policies_).empty());
 
   const std::string other = arch == "x86_64" ? "aarch64" : "x86_64";
   const auto misplaced = platform_tag_violations(files, {"cp311-cp311-linux_" + other}, policies_);
   EXPECT_NE(joined(misplaced).find("an " + arch + " binary in a wheel tagged linux_" + other),
-            std::string::npos) << joined(misplaced);
+            std::string::npos)
+      << joined(misplaced);
 
   WheelFiles plain{{"pkg/_plain.so", build("plain.so", kPlainC, kOnlyLibc)}};
-  EXPECT_TRUE(platform_tag_violations(plain, {"cp311-cp311-manylinux_2_28_" + arch,
-                                              "cp311-cp311-manylinux2014_" + arch},
-                                      policies_).empty());
+  EXPECT_TRUE(
+      platform_tag_violations(
+          plain, {"cp311-cp311-manylinux_2_28_" + arch, "cp311-cp311-manylinux2014_" + arch}, policies_)
+          .empty());
 }
 
 TEST(ManylinuxTags, GlibcMinorOfPlatformTags) {
@@ -197,14 +199,10 @@ TEST(ManylinuxPolicies, MalformedPoliciesAreRefusedNamingTheFile) {
     return std::string("accepted");
   };
   const std::string base = R"({"libraries": [], "loaders": {}, "policies": [)";
-  const std::string p17 =
-      R"({"name": "manylinux_2_17", "newest": {}, "also": {}, "forbidden_symbols": {}})";
-  const std::string p12 =
-      R"({"name": "manylinux_2_12", "newest": {}, "also": {}, "forbidden_symbols": {}})";
-  EXPECT_NE(refused(base + p17 + "," + p12 + "]}").find("from the lowest glibc up"),
-            std::string::npos);
-  EXPECT_NE(refused(base + R"({"name": "musllinux_1_2"}]})").find("is not manylinux_2_N"),
-            std::string::npos);
+  const std::string p17 = R"({"name": "manylinux_2_17", "newest": {}, "also": {}, "forbidden_symbols": {}})";
+  const std::string p12 = R"({"name": "manylinux_2_12", "newest": {}, "also": {}, "forbidden_symbols": {}})";
+  EXPECT_NE(refused(base + p17 + "," + p12 + "]}").find("from the lowest glibc up"), std::string::npos);
+  EXPECT_NE(refused(base + R"({"name": "musllinux_1_2"}]})").find("is not manylinux_2_N"), std::string::npos);
   EXPECT_NE(refused("{").find("policy.json is malformed"), std::string::npos);
 }
 

@@ -1,6 +1,8 @@
 // elf::ElfFile on binaries the real compiler builds here (a shared object and an object file
 // with a named section), on a big-endian ELF32 assembled byte by byte (the paths the host's
 // compiler does not produce), and on malformed files, each refused with the file and the fault.
+#include "elf/elf_file.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,7 +12,6 @@
 #include "compile/compiler.h"
 #include "core/error.h"
 #include "core/subprocess.h"
-#include "elf/elf_file.h"
 #include "support/test_support.h"
 
 namespace apexnpu::elf {
@@ -21,8 +22,7 @@ constexpr const char* kSource =
     "extern \"C\" int answer() { return 42; }\n";
 
 // Compiles kSource with `mode` ("-shared -fPIC" pieces or "-c") into dir/name; its bytes.
-std::string compile(const test::TempDir& dir, const std::string& name,
-                    const std::vector<std::string>& mode) {
+std::string compile(const test::TempDir& dir, const std::string& name, const std::vector<std::string>& mode) {
   test::write_file(dir / "note.cpp", kSource);
   std::vector<std::string> argv = compile::detect_compiler().command;
   argv.insert(argv.end(), mode.begin(), mode.end());
@@ -88,7 +88,10 @@ TEST(ElfFile, ReadsAnObjectFile) {
 // A big-endian ELF32 with a null section, a section-name table and one data section.
 std::string big_endian_elf32() {
   std::string b(52, '\0');
-  b.replace(0, 7, std::string("\x7f" "ELF\x01\x02\x01", 7));  // ELFCLASS32, ELFDATA2MSB
+  b.replace(0, 7,
+            std::string("\x7f"
+                        "ELF\x01\x02\x01",
+                        7));  // ELFCLASS32, ELFDATA2MSB
   const auto put = [&](std::size_t at, std::uint64_t v, unsigned width) {
     for (unsigned i = 0; i < width; ++i) b[at + i] = static_cast<char>(v >> (8 * (width - 1 - i)));
   };
@@ -100,22 +103,22 @@ std::string big_endian_elf32() {
   b += payload;
   const std::size_t table = b.size();
   b += std::string(3 * 40, '\0');
-  put(16, 2, 2);        // ET_EXEC
-  put(18, 20, 2);       // EM_PPC
-  put(32, table, 4);    // e_shoff
-  put(46, 40, 2);       // e_shentsize
-  put(48, 3, 2);        // e_shnum
-  put(50, 1, 2);        // e_shstrndx
-  const auto section = [&](std::size_t index, std::uint32_t name, std::uint32_t type,
-                           std::size_t offset, std::size_t size) {
+  put(16, 2, 2);      // ET_EXEC
+  put(18, 20, 2);     // EM_PPC
+  put(32, table, 4);  // e_shoff
+  put(46, 40, 2);     // e_shentsize
+  put(48, 3, 2);      // e_shnum
+  put(50, 1, 2);      // e_shstrndx
+  const auto section = [&](std::size_t index, std::uint32_t name, std::uint32_t type, std::size_t offset,
+                           std::size_t size) {
     const std::size_t at = table + index * 40;
     put(at, name, 4);
     put(at + 4, type, 4);
     put(at + 16, offset, 4);
     put(at + 20, size, 4);
   };
-  section(1, 1, 3, names_at, names.size());         // SHT_STRTAB
-  section(2, 11, 1, payload_at, payload.size());    // SHT_PROGBITS
+  section(1, 1, 3, names_at, names.size());       // SHT_STRTAB
+  section(2, 11, 1, payload_at, payload.size());  // SHT_PROGBITS
   return b;
 }
 
@@ -135,7 +138,11 @@ TEST(ElfFile, ReadsABigEndianElf32) {
 TEST(ElfFile, RefusesWhatIsNotElfNamingTheFile) {
   EXPECT_NE(expect_error("#!/bin/sh\necho not elf\n", "script.sh").find("script.sh is not an ELF file"),
             std::string::npos);
-  EXPECT_NE(expect_error("\x7f" "ELF", "tiny").find("tiny is not an ELF file"), std::string::npos);
+  EXPECT_NE(expect_error("\x7f"
+                         "ELF",
+                         "tiny")
+                .find("tiny is not an ELF file"),
+            std::string::npos);
   std::string bad_class = big_endian_elf32();
   bad_class[4] = 9;
   EXPECT_NE(expect_error(bad_class, "f").find("unknown ELF class 9"), std::string::npos);
@@ -145,13 +152,11 @@ TEST(ElfFile, RefusesTruncatedAndInconsistentTables) {
   const std::string good = big_endian_elf32();
   // Cut inside the section table.
   const std::string cut = expect_error(good.substr(0, good.size() - 10), "cut.so");
-  EXPECT_NE(cut.find("cut.so: a section header reaches past the end of the file"), std::string::npos)
-      << cut;
+  EXPECT_NE(cut.find("cut.so: a section header reaches past the end of the file"), std::string::npos) << cut;
 
   std::string entry = good;
   entry[47] = 64;  // e_shentsize 64 in an ELF32
-  EXPECT_NE(expect_error(entry, "f").find("section headers of 64 bytes, expected 40"),
-            std::string::npos);
+  EXPECT_NE(expect_error(entry, "f").find("section headers of 64 bytes, expected 40"), std::string::npos);
 
   std::string names = good;
   names[51] = 7;  // e_shstrndx past the 3 sections

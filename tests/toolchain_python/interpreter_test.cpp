@@ -1,49 +1,50 @@
 // Interpreter discovery over fake PATH / pyenv folders, probe parsing, tags, support checks,
 // and one real probe of the system Python.
+#include "python/interpreter.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "fs/file_io.h"
 #include "core/error.h"
-#include "python/interpreter.h"
+#include "fs/file_io.h"
 
 namespace apexnpu::python {
 namespace {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 class Interpreter : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir(fs::temp_directory_path() / ("apexnpu-interp-" + unique_suffix()));
-    fs::create_directories(dir_.path());
+    dir_ = TempDir(stdfs::temp_directory_path() / ("apexnpu-interp-" + unique_suffix()));
+    stdfs::create_directories(dir_.path());
   }
-  fs::path make_exe(const fs::path& rel) {
-    const fs::path p = dir_.path() / rel;
-    fs::create_directories(p.parent_path());
+  stdfs::path make_exe(const stdfs::path& rel) {
+    const stdfs::path p = dir_.path() / rel;
+    stdfs::create_directories(p.parent_path());
     std::ofstream(p) << "#!/bin/sh\nexit 0\n";
-    fs::permissions(p, fs::perms(0755));
+    stdfs::permissions(p, stdfs::perms(0755));
     return p;
   }
   TempDir dir_;
 };
 
 TEST_F(Interpreter, VersionOnPathWinsAndShimsAreSkipped) {
-  const fs::path root = dir_.path() / "pyenv";
+  const stdfs::path root = dir_.path() / "pyenv";
   make_exe("pyenv/shims/python3.9");
-  const fs::path on_path = make_exe("bin/python3.9");
+  const stdfs::path on_path = make_exe("bin/python3.9");
   make_exe("pyenv/versions/3.9.18/bin/python3.9");
   SearchEnv env{(root / "shims").string() + ":" + (dir_.path() / "bin").string(), root};
   EXPECT_EQ(find_python("3.9", env), on_path);
 }
 
 TEST_F(Interpreter, PyenvHighestPatchAndNoPrefixConfusion) {
-  const fs::path root = dir_.path() / "pyenv";
+  const stdfs::path root = dir_.path() / "pyenv";
   make_exe("pyenv/versions/3.1.5/bin/python3.1");
   make_exe("pyenv/versions/3.10.2/bin/python3.10");
-  const fs::path best = make_exe("pyenv/versions/3.10.13/bin/python3.10");
+  const stdfs::path best = make_exe("pyenv/versions/3.10.13/bin/python3.10");
   make_exe("pyenv/versions/3.10.9/bin/python3.10");
   SearchEnv env{(dir_.path() / "empty").string(), root};
   EXPECT_EQ(find_python("3.10", env), best);
@@ -80,8 +81,17 @@ TEST(ProbeOutput, TagsFromSoabiNeverHardCoded) {
 }
 
 TEST(ProbeOutput, SupportChecks) {
-  PythonInfo ok{"p", "3.13.0", 3, 13, "cpython", "cpython-313-x86_64-linux-gnu",
-                ".cpython-313-x86_64-linux-gnu.so", "/i", "/i", "linux-x86_64", 64};
+  PythonInfo ok{"p",
+                "3.13.0",
+                3,
+                13,
+                "cpython",
+                "cpython-313-x86_64-linux-gnu",
+                ".cpython-313-x86_64-linux-gnu.so",
+                "/i",
+                "/i",
+                "linux-x86_64",
+                64};
   EXPECT_NO_THROW(check_supported(ok));
   auto py36 = ok;
   py36.minor = 6;
@@ -108,8 +118,12 @@ TEST(ProbeOutput, SupportChecks) {
 }
 
 TEST(ProbeOutput, MissingHeadersNameTheDevPackage) {
-  PythonInfo info{"p", "3.9.1", 3, 9, "cpython", "cpython-39-x86_64-linux-gnu", ".so",
-                  "/nonexistent/include/python3.9", "", "linux-x86_64", 64};
+  PythonInfo info{"p",       "3.9.1",
+                  3,         9,
+                  "cpython", "cpython-39-x86_64-linux-gnu",
+                  ".so",     "/nonexistent/include/python3.9",
+                  "",        "linux-x86_64",
+                  64};
   try {
     find_python_headers(info);
     FAIL();
@@ -120,7 +134,7 @@ TEST(ProbeOutput, MissingHeadersNameTheDevPackage) {
 }
 
 TEST(RealProbe, SystemPython) {
-  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  if (!stdfs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   const PythonInfo info = probe_python("/usr/bin/python3");
   EXPECT_EQ(info.implementation, "cpython");
   EXPECT_EQ(info.major, 3);

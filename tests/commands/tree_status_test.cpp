@@ -1,14 +1,16 @@
 // compare_with_commit: an edited tree against a real commit's blob ids, as make-patch sees it.
 // A file whose bytes and kind match upstream's is skipped; any other difference is reported,
 // including those a size check alone would miss.
+#include "commands/tree_status.h"
+
 #include <gtest/gtest.h>
 
-#include "commands/tree_status.h"
 #include "fs/tree_io.h"
 #include "git/blob_id.h"
 #include "git/object_id.h"
 #include "git/upstream.h"
-#include "integration/fixture.h"
+#include "support/fixture_repo.h"
+#include "support/test_support.h"
 
 namespace apexnpu::test {
 namespace {
@@ -44,15 +46,15 @@ class TreeStatusTest : public ::testing::Test {
     sha = repo.commit("upstream");
     copy_work_tree(repo.dir(), edited);
 
-    write_file(edited / "same_size.py", "value = 2\n");             // same size, other bytes
-    write_file(edited / "crlf.cpp", "x\ny\r\n");                     // line endings moved
-    write_file(edited / "made_exec.sh", "#!/bin/sh\n", true);        // mode only
+    write_file(edited / "same_size.py", "value = 2\n");        // same size, other bytes
+    write_file(edited / "crlf.cpp", "x\ny\r\n");               // line endings moved
+    write_file(edited / "made_exec.sh", "#!/bin/sh\n", true);  // mode only
     stdfs::remove(edited / "gone.py");
     stdfs::remove_all(edited / "build");
     stdfs::remove(edited / "retargeted");
-    stdfs::create_symlink("bbb.py", edited / "retargeted");          // same length target
+    stdfs::create_symlink("bbb.py", edited / "retargeted");  // same length target
     stdfs::remove(edited / "becomes_link");
-    stdfs::create_symlink("same.py", edited / "becomes_link");       // target = old content
+    stdfs::create_symlink("same.py", edited / "becomes_link");  // target = old content
     write_file(edited / "new/added.py", "added\n");
   }
 
@@ -66,8 +68,8 @@ class TreeStatusTest : public ::testing::Test {
     const HashedTree hashed = read_hashed_tree(edited, fs::default_excludes());
     const HashedTree apart = hash_tree(fs::read_tree(edited, fs::default_excludes()));
     EXPECT_EQ(hashed.files, apart.files);
-    EXPECT_TRUE(std::equal(hashed.ids.begin(), hashed.ids.end(), apart.ids.begin(), apart.ids.end(),
-                           git::same_id))
+    EXPECT_TRUE(
+        std::equal(hashed.ids.begin(), hashed.ids.end(), apart.ids.begin(), apart.ids.end(), git::same_id))
         << "hashed while read, or afterwards: the same ids";
     return compare_with_commit(upstream.blobs, hashed, fs::default_excludes());
   }

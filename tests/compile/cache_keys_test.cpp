@@ -1,10 +1,11 @@
 // The object cache's key material, spelled out byte by byte: a refactoring that changed it would
 // silently orphan every existing cache (each object compiled again, the old ones left behind).
+#include "compile/cache_keys.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "compile/cache_keys.h"
 #include "core/sha256.h"
 
 namespace apexnpu::compile {
