@@ -30,9 +30,17 @@ def requested_kernel_path() -> str:
     return path
 
 
+_parsed: dict = {}  # raw APEXNPU_OPTIM_PATH value -> requested_kernel_path()'s answer
+
+
 def runtime_kernels():
-    """The runtime module when work should run in its kernels, else None."""
-    path = requested_kernel_path()
+    """The runtime module when work should run in its kernels, else None. Every fp16 operation
+    asks, so the variable (read each time: tests set it in the process) is parsed once per
+    value."""
+    raw = os.environ.get("APEXNPU_OPTIM_PATH")
+    path = _parsed.get(raw)
+    if path is None:
+        path = _parsed[raw] = requested_kernel_path()
     if path == "torch":
         return None
     rt = runtime()

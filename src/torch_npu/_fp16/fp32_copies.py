@@ -46,8 +46,13 @@ def non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> b
 _LOOKUP = object()
 
 
+# Below this many elements a fresh buffer costs less than the pool's bookkeeping (glibc serves
+# it from memory the heap already faulted in).
+POOLED_MIN_NUMEL = 1 << 14
+
+
 def _new(sizes: Sequence[int], strides: Sequence[int], n: int, pooled: bool) -> torch.Tensor:
-    if pooled:
+    if pooled and n >= POOLED_MIN_NUMEL:
         return scratch_pool.take(sizes, strides, n)
     return _empty_strided(sizes, strides, dtype=_FLOAT)
 

@@ -37,7 +37,10 @@ def _is_half(x: Any) -> bool:
 
 
 def _touches_half(leaves: Sequence[Any]) -> bool:
-    return any(_is_half(x) or x is _HALF for x in leaves)
+    for x in leaves:  # a loop, not any(): every operation asks
+        if x is _HALF or (isinstance(x, torch.Tensor) and x.dtype == _HALF):
+            return True
+    return False
 
 
 class EmulatedNpuMode(TorchDispatchMode):

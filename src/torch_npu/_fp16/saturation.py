@@ -12,9 +12,11 @@ from typing import Any
 import torch
 
 from .. import _runtime
+from .._device import placement
 from . import float_status, overflow_mode
 
 FP16_MAX = 65504.0
+_empty = torch._C._VariableFunctions.empty
 
 
 def overflows_fp16(values: torch.Tensor) -> bool:
@@ -53,7 +55,12 @@ def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
     it."""
     if overflow_mode.inf_nan():
         return values.to(torch.float16)
-    out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
+    if getattr(values, placement.MARK, None) is None:
+        # A host tensor (every fp32 result inside the dispatch mode, which places outputs
+        # itself): torch's own maker, without the emulator's device handling around it.
+        out = _empty(values.shape, dtype=torch.float16)
+    else:
+        out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
     if _runtime_convert(values, out, rt):
         return out
     if overflows_fp16(values):
