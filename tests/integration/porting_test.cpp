@@ -1,4 +1,4 @@
-// Moving the patch to a new upstream commit, the way README's recipe does it: gen --keep-rejects
+// Moving the patch to a new upstream commit, the way CONTRIBUTING's recipe does it: gen --keep-rejects
 // at the new commit, fix the rejected files by hand, make-patch --ref, and a patch that applies
 // cleanly (and that GNU patch accepts too).
 #include <gtest/gtest.h>
@@ -111,6 +111,44 @@ TEST_F(PortingTest, KeepRejectsFixByHandMakePatchThenItAppliesCleanly) {
   run_ok({"gen", "--no-overlay", "--patch", empty_patch().string(), "--ref", new_commit, "-o", gnu.string()});
   EXPECT_EQ(gnu_patch(gnu, tmp / "patches-new/npu.patch"), 0);
   EXPECT_NE(read_file(gnu / "apex/a.py").find("rewritten upstream, for the NPU"), std::string::npos);
+}
+
+// Upstream renamed a patched file and the overlay imports the module: the recipe's rename steps.
+TEST_F(PortingTest, AFileUpstreamRenamedIsPortedFromItsRejectAsTheRecipeSays) {
+  // The overlay imports the module upstream is about to rename.
+  write_file(tmp / "edited/apex/npu_uses_b.py", "from apex.b import B\n");
+  run_ok({"make-patch", "--ref", old_commit, "--tree", (tmp / "edited").string(), "-o",
+          (tmp / "patches").string()});
+  std::string b = read_file(repo.dir() / "apex/b.py");
+  repo.write("apex/a.py", numbered_lines("a", 30));  // only the rename stands in the way
+  repo.remove("apex/b.py");
+  repo.write("apex/core/b_moved.py", b);
+  const std::string renamed = repo.commit("upstream moves b.py");
+
+  const stdfs::path tree = tmp / "ported";
+  const RunResult kept =
+      run(with_patches(tmp / "patches", {"gen", "--ref", renamed, "--keep-rejects", "-o", tree.string()}));
+  ASSERT_EQ(kept.exit_code, 1) << kept.out << kept.err;
+  EXPECT_NE(kept.err.find("apex/b.py does not exist"), std::string::npos) << kept.err;
+  ASSERT_TRUE(stdfs::exists(tree / "apex/b.py.rej"));
+  EXPECT_FALSE(stdfs::exists(tree / "apex/b.py"));
+
+  // patch -p0 apex/<new path> < apex/<old path>.rej, as the recipe says (GNU patch takes the
+  // file to patch as an argument), then the overlay's import of the moved module.
+  const RunResult ported =
+      run_process("patch", {"--batch", "--no-backup-if-mismatch", "apex/core/b_moved.py", "apex/b.py.rej"},
+                  {"LC_ALL=C"}, tree);
+  ASSERT_EQ(ported.exit_code, 0) << ported.out << ported.err;
+  stdfs::remove(tree / "apex/b.py.rej");
+  edit(tree / "apex/npu_uses_b.py", "from apex.b import", "from apex.core.b_moved import");
+  run_ok({"make-patch", "--ref", renamed, "--tree", tree.string(), "-o", (tmp / "patches-new").string()});
+
+  const RunResult check =
+      run(with_patches(tmp / "patches-new", {"gen", "--ref", renamed, "-o", (tmp / "again").string()}));
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_NE(read_file(tmp / "again/apex/core/b_moved.py").find("b line 20 for the NPU\n"), std::string::npos);
+  EXPECT_EQ(read_file(tmp / "again/apex/npu_uses_b.py"), "from apex.core.b_moved import B\n");
+  EXPECT_EQ(read_file(tmp / "patches-new/npu.patch").find("apex/b.py"), std::string::npos);
 }
 
 TEST_F(PortingTest, KeepRejectsAndCheckDoNotGoTogether) {
