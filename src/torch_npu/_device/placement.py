@@ -14,7 +14,6 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Set
 import torch
 
 _MARK = "_apexnpu_npu"
-MARK = _MARK  # the attribute, for callers that test it without a call
 
 
 def npu_of(tensor: Any) -> Optional[int]:

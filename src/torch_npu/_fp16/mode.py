@@ -32,10 +32,6 @@ except ImportError:  # pragma: no cover - older torch has no dispatch modes
 _HALF = torch.float16
 
 
-def _is_half(x: Any) -> bool:
-    return isinstance(x, torch.Tensor) and x.dtype == _HALF
-
-
 def _touches_half(leaves: Sequence[Any]) -> bool:
     for x in leaves:  # a loop, not any(): every operation asks
         if x is _HALF or (isinstance(x, torch.Tensor) and x.dtype == _HALF):

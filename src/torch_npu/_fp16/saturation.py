@@ -55,7 +55,7 @@ def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
     it."""
     if overflow_mode.inf_nan():
         return values.to(torch.float16)
-    if getattr(values, placement.MARK, None) is None:
+    if placement.npu_of(values) is None:
         # A host tensor (every fp32 result inside the dispatch mode, which places outputs
         # itself): torch's own maker, without the emulator's device handling around it.
         out = _empty(values.shape, dtype=torch.float16)
