@@ -2,8 +2,9 @@
 
 Ascend's collective communication (HCCL) allocates devices per node in groups of 1, 2, 4 or 8
 (``DEVICES_PER_NODE``) and carries only int8, int32, float16 and float32 data (``DTYPES``)
-(Ascend's collective-communication constraints). The emulator runs hccl process groups on gloo and refuses what HCCL refuses, with an
-error naming the call and the rule, so that code passing here does not first fail on the NPU:
+(Ascend's collective-communication constraints). The emulator runs hccl process groups on gloo
+and refuses what HCCL refuses, with an error naming the call and the rule, so that code passing
+here does not first fail on the NPU:
 - devices per node: checked when the default hccl group is made; per node is LOCAL_WORLD_SIZE
   when the launcher sets it (torchrun does), else the whole world (one node);
 - data types: checked on every collective that code calls through ``torch.distributed`` on an
