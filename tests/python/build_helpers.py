@@ -21,16 +21,21 @@ PLATFORM_TAG = "manylinux_2_17_{0}.manylinux2014_{0}".format(MACHINE)
 REPO = os.environ.get("APEXNPU_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 
-def registry_kinds(data_dir=None):
-    """The runtime's optimizer registry, [(kind, Python class), ...] in its order: the rows of
-    src/runtime/optim/registry.h in the data dir `apexnpu build` compiles (APEXNPU_DATA_DIR,
-    else this checkout), the one list the binding's OPTIMIZERS, OPTIMIZER_CLASSES and the
-    manifest's list derive from."""
+def registry_rows(data_dir=None):
+    """The runtime's optimizer registry, [(C++ class, kind, Python class), ...] in its order: the
+    rows of src/runtime/optim/registry.h in the data dir `apexnpu build` compiles
+    (APEXNPU_DATA_DIR, else this checkout), the one list the binding's OPTIMIZERS,
+    OPTIMIZER_CLASSES and the manifest's list derive from."""
     data_dir = data_dir or os.environ.get("APEXNPU_DATA_DIR") or REPO
     with open(os.path.join(data_dir, "src", "runtime", "optim", "registry.h")) as f:
-        rows = re.findall(r'OptimizerKind<\w+>\{"(\w+)", "(\w+)"', f.read())
+        rows = re.findall(r'OptimizerKind<(\w+)>\{"(\w+)", "(\w+)"', f.read())
     assert rows, "no OptimizerKind rows in registry.h"
     return rows
+
+
+def registry_kinds(data_dir=None):
+    """[(kind, Python class), ...] of registry_rows."""
+    return [(kind, cls) for _, kind, cls in registry_rows(data_dir)]
 
 
 def binary():

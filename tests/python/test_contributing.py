@@ -6,6 +6,7 @@ CI check of commit messages, on repositories made here."""
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import os
 import re
@@ -13,6 +14,8 @@ import subprocess
 from typing import Dict, List, Set
 
 import pytest
+
+import build_helpers as bh
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOCUMENTS = ["README.md", "CONTRIBUTING.md"] + sorted(
@@ -88,8 +91,8 @@ def test_the_toolchain_layers_include_only_what_architecture_allows():
     allowed = allowed_includes()
     folders = {layer: f"src/toolchain/{layer}" for layer in allowed if layer != "cli"}
     folders["cli"] = "src/cli"
-    on_disk = {os.path.basename(p) for p in glob.glob(os.path.join(REPO, "src/toolchain/*/"))
-               for p in [p.rstrip("/")]}
+    on_disk = {os.path.basename(p.rstrip("/"))
+               for p in glob.glob(os.path.join(REPO, "src/toolchain/*/"))}
     assert on_disk <= set(folders), f"layers missing from the table: {on_disk - set(folders)}"
     for layer, folder in folders.items():
         used = included_layers(folder) - {layer}
@@ -141,10 +144,7 @@ def test_apex_reaches_torch_npu_only_through_its_public_api():
 # --- the optimizer recipe, by the registry -------------------------------------------------------
 
 def registry_rows() -> List[Dict[str, str]]:
-    rows = re.findall(r'OptimizerKind<(\w+)>\{"(\w+)", "(\w+)"',
-                      read("src/runtime/optim/registry.h"))
-    assert len(rows) >= 9, "the registry's rows were not found"
-    return [{"class": c, "kind": k, "npu_class": n} for c, k, n in rows]
+    return [{"class": c, "kind": k, "npu_class": n} for c, k, n in bh.registry_rows(REPO)]
 
 
 def recipe_places(heading: str) -> List[str]:
@@ -173,16 +173,21 @@ def mentions(row: Dict[str, str]) -> re.Pattern:
     return re.compile(r"\b(%s|%s|%s)\b" % (row["class"], row["npu_class"], options))
 
 
-def files_naming(row: Dict[str, str]) -> Set[str]:
-    found = set()
-    pattern = mentions(row)
+@functools.lru_cache(maxsize=None)
+def source_texts() -> Dict[str, str]:
+    """The code and docs of src/, patches/ and bench/, read once: path -> text."""
+    texts = {}
     for folder in ("src", "patches", "bench"):
         for path in glob.glob(os.path.join(REPO, folder, "**", "*"), recursive=True):
             if os.path.isfile(path) and path.endswith((".py", ".h", ".cpp", ".md", ".json")):
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    if pattern.search(f.read()):
-                        found.add(os.path.relpath(path, REPO))
-    return found
+                    texts[os.path.relpath(path, REPO)] = f.read()
+    return texts
+
+
+def files_naming(row: Dict[str, str]) -> Set[str]:
+    pattern = mentions(row)
+    return {path for path, text in source_texts().items() if pattern.search(text)}
 
 
 def test_every_place_of_the_optimizer_recipe_holds_every_optimizer():
