@@ -31,9 +31,10 @@ if(NOT status EQUAL 0 OR NOT out MATCHES "\\[       OK \\] ${check}")
 endif()
 message("${check} passed under ${emulator}: the tests run as ${ARCH}")
 
-set(env "")
+# Tests that scale their work down under an emulated CPU look for this.
+set(env APEXNPU_TEST_UNDER_EMULATOR=1)
 if(DEFINED SHARDS)
-  set(env GTEST_TOTAL_SHARDS=${SHARDS} GTEST_SHARD_INDEX=${SHARD})
+  list(APPEND env GTEST_TOTAL_SHARDS=${SHARDS} GTEST_SHARD_INDEX=${SHARD})
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env} ${emulator} ${PROGRAM}
                 RESULT_VARIABLE status)
