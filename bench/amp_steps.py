@@ -4,11 +4,14 @@ amp_models.py, with today's general emulation path beside the fast one
 (APEXNPU_EMULATION_PATH=general / fast), all measured in the same run.
 
 O2 is what Ascend users run, so its cost over O0 is what their CI time is made of; the goal is
-O2/O0 <= 1.25. Every (model, path, level) is a process of its own (amp keeps process-wide
-state) that times --amp-steps steps after 3 warm-up steps and reports the median and its losses.
-A round runs all of them back to back; the table gives the median over rounds of each time and
-of each round's O2/O0 (both levels measured side by side). The two paths must give the same
-losses, bit for bit, at every step: the table says whether they did.
+O2/O0 <= 1.25. Each level runs in a process of its own (amp keeps process-wide state), and the
+two run in lockstep: the O0 process takes a turn, then the O2 process, then O2 first, and so
+on, so each pair of steps is timed within a fraction of a second and a slowdown of the shared
+machine falls on both. A turn is two steps, the second timed (the first brings the process's
+memory back into the caches the other one used). After 3 warm-up pairs of turns, --amp-steps
+pairs are timed; a round does this for each (model, path). The table gives the median step time
+of each level and the median of the pairs' O2/O0 over every round. The two paths must give the
+same losses, bit for bit, at every step: the table says whether they did.
 
 Run through bench/overlay_bench.py (which finds or builds the package), or directly:
     PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
@@ -21,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Dict, List, Sequence
 
@@ -31,8 +35,10 @@ LEVELS = ("O0", "O2")
 WARMUP = 3
 
 
-def child(model_name: str, level: str, steps: int) -> None:
-    """One process: prints {"ms": median step time, "losses": every step's loss}."""
+def child(model_name: str, level: str) -> None:
+    """One level's process: says "ready", then runs two steps per "step" line on stdin and
+    answers {"ms": the second one's time, "losses": both losses} on stdout, until stdin
+    closes."""
     import torch
     import torch.nn.functional as F
     from apex import amp
@@ -48,30 +54,76 @@ def child(model_name: str, level: str, steps: int) -> None:
     kwargs = {} if level == "O0" else {"loss_scale": "dynamic", "combine_grad": True}
     model, opt = amp.initialize(model, opt, opt_level=level, verbosity=0, **kwargs)
     x, y = (t.npu() for t in make_batch(torch.Generator().manual_seed(1)))
-    times: List[float] = []
-    losses: List[float] = []
-    for i in range(WARMUP + steps):
-        t0 = time.perf_counter()
+    def step() -> float:
         opt.zero_grad()
         loss = F.cross_entropy(model(x).float(), y)
         with amp.scale_loss(loss, opt) as scaled:
             scaled.backward()
         opt.step()
         torch.npu.synchronize()
-        losses.append(loss.item())
-        if i >= WARMUP:
-            times.append((time.perf_counter() - t0) * 1e3)
-    print(json.dumps({"ms": statistics.median(times), "losses": losses}))
+        return loss.item()
+
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        # The other level's step has just run on this core: an untimed step brings this one's
+        # memory back into the caches, as a training loop's previous step leaves it.
+        losses = [step()]
+        t0 = time.perf_counter()
+        losses.append(step())
+        ms = (time.perf_counter() - t0) * 1e3
+        print(json.dumps({"ms": ms, "losses": losses}), flush=True)
 
 
-def _run_child(model: str, path: str, level: str, steps: int, threads: int,
-               env: Dict[str, str]) -> Dict:
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", model, level,
-                           "--amp-steps", str(steps), "--threads", str(threads)],
-                          capture_output=True, text=True, env=dict(env, APEXNPU_EMULATION_PATH=path))
-    if proc.returncode != 0:
-        sys.exit(f"amp_steps: the {model} step at {level} ({path} path) failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+class _Level:
+    """A child process of one level, stepped on request."""
+
+    def __init__(self, model: str, path: str, level: str, threads: int,
+                 env: Dict[str, str]) -> None:
+        self.what = f"the {model} step at {level} ({path} path)"
+        self.errors = tempfile.TemporaryFile("w+")  # a file: a full pipe would stall the child
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--child", model, level,
+             "--threads", str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.errors, text=True, env=dict(env, APEXNPU_EMULATION_PATH=path))
+        self._expect("ready")
+
+    def _expect(self, what: str) -> str:
+        line = self.proc.stdout.readline()
+        if not line or (what == "ready" and line.strip() != "ready"):
+            self.proc.kill()
+            self.proc.wait()
+            self.errors.seek(0)
+            sys.exit(f"amp_steps: {self.what} failed:\n{line}{self.errors.read()}")
+        return line
+
+    def step(self) -> Dict:
+        self.proc.stdin.write("step\n")
+        self.proc.stdin.flush()
+        return json.loads(self._expect("step"))
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.errors.close()
+
+
+def _pairs(model: str, path: str, steps: int, threads: int,
+           env: Dict[str, str]) -> Dict[str, Dict[str, List[float]]]:
+    """O0 and O2 stepped in lockstep, alternating which goes first: per level, the times of
+    the timed steps ("ms") and the loss of every step ("losses")."""
+    levels = {level: _Level(model, path, level, threads, env) for level in LEVELS}
+    found: Dict[str, Dict[str, List[float]]] = {lv: {"ms": [], "losses": []} for lv in LEVELS}
+    try:
+        for i in range(WARMUP + steps):
+            for level in (LEVELS if i % 2 == 0 else LEVELS[::-1]):
+                result = levels[level].step()
+                found[level]["losses"] += result["losses"]
+                if i >= WARMUP:
+                    found[level]["ms"].append(result["ms"])
+    finally:
+        for process in levels.values():
+            process.close()
+    return found
 
 
 def run(models: Sequence[str], rounds: int, steps: int, threads: int,
@@ -82,36 +134,35 @@ def run(models: Sequence[str], rounds: int, steps: int, threads: int,
     import amp_models
 
     print(f"\namp: one training step on the emulated NPU, O2 against O0, NpuFusedSGD, {threads} "
-          f"thread(s); median of {steps} steps per process, median of {rounds} rounds; the "
+          f"thread(s); {steps} pairs of steps in lockstep per round, {rounds} rounds; the "
           f"general path is today's emulation (APEXNPU_EMULATION_PATH=general)")
     for name in models:
         print(f"  {name}: {amp_models.MODELS[name][0]}")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(list(paths) +
                                                       [os.environ.get("PYTHONPATH", "")]))
-    found: Dict[str, Dict[str, Dict[str, List[Dict]]]] = {
-        m: {p: {lv: [] for lv in LEVELS} for p in PATHS} for m in models}
+    found: Dict[str, Dict[str, List[Dict[str, Dict[str, List[float]]]]]] = {
+        m: {p: [] for p in PATHS} for m in models}
     for r in range(rounds):
-        order = [(p, lv) for p in PATHS for lv in LEVELS]
         for name in models:
-            for path, level in (order if r % 2 == 0 else order[::-1]):
-                found[name][path][level].append(
-                    _run_child(name, path, level, steps, threads, env))
+            for path in (PATHS if r % 2 == 0 else PATHS[::-1]):
+                found[name][path].append(_pairs(name, path, steps, threads, env))
     print(f"{'model':<13}{'path':<9}{'O0 ms':>9}{'O2 ms':>9}{'O2/O0':>8}{'goal':>7}")
     summary: Dict = {"identical": True}
     for name in models:
         summary[name] = {}
         for path in PATHS:
-            runs = found[name][path]
-            o0 = statistics.median(x["ms"] for x in runs["O0"])
-            o2 = statistics.median(x["ms"] for x in runs["O2"])
-            # Rounded as printed, so the verdict agrees with the row a reader sees.
-            ratio = round(statistics.median(b["ms"] / a["ms"]
-                                            for a, b in zip(runs["O0"], runs["O2"])), 2)
+            rounds_found = found[name][path]
+            o0_ms = [ms for f in rounds_found for ms in f["O0"]["ms"]]
+            o2_ms = [ms for f in rounds_found for ms in f["O2"]["ms"]]
+            o0, o2 = statistics.median(o0_ms), statistics.median(o2_ms)
+            # The median of the pairs' ratios, rounded as printed so that the verdict agrees
+            # with the row a reader sees.
+            ratio = round(statistics.median(b / a for a, b in zip(o0_ms, o2_ms)), 2)
             summary[name][path] = {"O0": o0, "O2": o2, "ratio": ratio}
             verdict = "met" if ratio <= GOAL else "MISSED"
             print(f"{name:<13}{path:<9}{o0:>9.1f}{o2:>9.1f}{ratio:>8.2f}{GOAL:>7.2f}  {verdict}")
         for level in LEVELS:
-            losses = {json.dumps(x["losses"]) for p in PATHS for x in found[name][p][level]}
+            losses = {json.dumps(f[level]["losses"]) for p in PATHS for f in found[name][p]}
             summary["identical"] &= len(losses) == 1
     print("  losses at every step, general vs fast path: " +
           ("bit-identical" if summary["identical"] else "DIFFERENT"))
@@ -135,7 +186,7 @@ def main(argv: Sequence[str]) -> None:
 
     torch.set_num_threads(args.threads)
     if args.child:
-        child(args.child[0], args.child[1], args.amp_steps)
+        child(args.child[0], args.child[1])
         return
     import apex
     import torch_npu

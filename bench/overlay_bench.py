@@ -54,7 +54,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--binary", default=os.path.join(REPO, "build", "release", "src", "cli",
                                                       "apexnpu"),
                     help="the apexnpu binary that compiles the runtime (without --apex-path)")
-    ap.add_argument("--amp-steps", type=int, default=10, help="timed training steps per process")
+    ap.add_argument("--amp-steps", type=int, default=10, help="timed pairs of O0/O2 steps per round")
     ap.add_argument("--amp-rounds", type=int, default=3, help="rounds of the amp table; medians")
     ap.add_argument("--amp-models", default="cnn,transformer", help="models of bench/amp_models.py")
     ap.add_argument("--skip-amp", action="store_true", help="time the optimizers only")
