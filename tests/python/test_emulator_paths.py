@@ -244,13 +244,45 @@ OPS = {
     "npu_max_dim": (lambda a: a.max(0), h(3, 4, npu=True)),
     # several tensors written by one op
     "foreach_mul": (lambda a, b: torch._foreach_mul([a, b], 3.0), lambda: [values(3), values(2, 2)]),
+    "contiguous_of_a_slice": (lambda a: a[:, 1::2].contiguous(), h(4, 6, specials=True)),
 }
+if hasattr(torch, "_foreach_copy_"):  # torch 2.1 and later (amp's master-to-model copy)
+    OPS.update({
+        "foreach_copy_fp32_into_fp16": (
+            lambda a, b, c, d: torch._foreach_copy_([a, b], [c, d]),
+            lambda: [values(4, 5), values(3), values(4, 5, dtype=torch.float32, scale=3e4,
+                                                   specials=True),
+                     values(3, dtype=torch.float32, seed=1, scale=1e5)]),
+        "foreach_copy_fp16_into_fp16": (
+            lambda a, b, c, d: torch._foreach_copy_([a, b], [c, d]),
+            lambda: [values(4, 5), values(4, 5, seed=1), values(4, 5, seed=2, specials=True),
+                     values(4, 5, seed=3, specials=True)]),
+        "foreach_copy_reads_what_another_writes": (  # the round trip: sources read first
+            lambda a, b, c: torch._foreach_copy_([a, b], [c, a]),
+            lambda: [values(4, 5), values(4, 5, seed=1), values(4, 5, seed=2, specials=True)]),
+        "foreach_copy_one_broadcast": (  # one pair the kernels do not take: all go the round trip
+            lambda a, b, c, d: torch._foreach_copy_([a, b], [c, d]),
+            lambda: [values(4, 5), values(3, 2), values(4, 5, dtype=torch.float32, scale=1e5),
+                     values(2, dtype=torch.float32, seed=1)]),
+    })
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_fast_path_gives_the_general_path_bits_and_status(name):
     fn, make = OPS[name]
     assert_paths_agree(fn, make)
+
+
+@pytest.mark.parametrize("path", emulation_path.PATHS)
+def test_unsafe_view_is_a_view_on_both_paths_as_on_the_npu(path):
+    """reshape's and matmul's ``_unsafe_view`` returns its input's memory: nothing is copied,
+    nothing stored, so inf and NaN stay and the float status stays clear."""
+    out, (x,), status, _ = run(path, lambda a: aten._unsafe_view(a, [3, -1]),
+                               h(2, 3, 4, specials=True, npu=True))
+    assert out.data_ptr() == x.data_ptr() and out.shape == (3, 8)
+    assert placement.npu_of(out) == 0 and not status
+    with plain_torch():
+        assert torch.equal(out.view(torch.int16).view(-1), x.view(torch.int16).view(-1))
 
 
 def test_the_corpus_overflows_and_saturates():
@@ -391,6 +423,7 @@ def test_add_and_copies_agree_for_every_fp16_value():
     every = every_fp16_value
     specials = [0.0, -0.0, 1.0, -1.0, 6e-8, 0.5, 65504.0, -65504.0, 32.0, math.inf, math.nan]
     assert_paths_agree(lambda a: a.clone(), lambda: [every()], repeats=1)
+    assert_paths_agree(lambda a: a.view(256, 256).t().contiguous(), lambda: [every()], repeats=1)
     assert_paths_agree(lambda a: a.to(torch.float32), lambda: [every()], repeats=1)
     assert_paths_agree(lambda a, b: a.copy_(b), lambda: [every() * 0, every()], repeats=1)
     for v in specials:

@@ -10,18 +10,19 @@ the float status of device 0, as the general path's ``float_to_half`` does.
   ``self <= 0 ? 0 : grad`` on exact values, stored saturating.
 - ``add``/``add_`` of two fp16 tensors with ``alpha`` 1: the fp32 sum, stored saturating (torch's
   fp32 kernel computes ``a + alpha * b`` with one rounding; ``alpha * b`` is exact at 1).
-- copies of fp16 values (``clone``, ``_unsafe_view``, ``_to_copy`` to fp16, ``copy_`` between
-  fp16 tensors, and ``cat``, whose fp16 result torch makes natively): the values themselves,
-  stored saturating (NaN -> 0 and inf -> +-65504, reported); ``zero_`` natively (zeros are
-  zeros in any precision).
+- copies of fp16 values (``clone``, also ``.contiguous()`` of a view, ``_to_copy`` to fp16,
+  ``copy_`` and ``_foreach_copy_`` between fp16 tensors, and ``cat``, whose fp16 result torch
+  makes natively): the values themselves, stored saturating (NaN -> 0 and inf -> +-65504,
+  reported); ``zero_`` natively (zeros are zeros in any precision).
 - conversions: ``_to_copy`` to fp32 is the general path's own widening; ``_to_copy`` to fp16 of
-  an fp32 tensor and ``copy_`` of fp32 values into an fp16 tensor are its narrowing.
+  an fp32 tensor and ``copy_``/``_foreach_copy_`` of fp32 values into fp16 tensors are its
+  narrowing.
 - ``max_pool2d_with_indices`` of NCHW fp16: torch's contiguous fp32 kernel selects an element
   per window by comparisons, which the runtime repeats on the fp16 values (``half_max_pool.h``).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -43,6 +44,12 @@ def _plain(x: Any, dtype: torch.dtype) -> bool:
     """A contiguous, non-empty host tensor of ``dtype``, read as one flat range."""
     return (isinstance(x, torch.Tensor) and x.dtype == dtype and x.layout == torch.strided
             and _is_cpu(x) and x.numel() > 0 and x.is_contiguous())
+
+
+def _strided_half(x: Any) -> bool:
+    """A non-empty strided host fp16 tensor, laid out in any way."""
+    return (isinstance(x, torch.Tensor) and x.dtype == _HALF and x.layout == torch.strided
+            and _is_cpu(x) and x.numel() > 0)
 
 
 def _same_or_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -123,17 +130,19 @@ def _saturated_copy(rt: Any, x: torch.Tensor, shape: Any) -> torch.Tensor:
 
 def _clone(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     (x,) = args
-    if any(k != "memory_format" for k in kwargs) or kwargs.get("memory_format") not in \
-            _KEEP_FORMATS or not _plain(x, _HALF):
+    if any(k != "memory_format" for k in kwargs):
         return NOT_HANDLED
-    return _saturated_copy(rt, x, x.shape)
-
-
-def _unsafe_view(rt: Any, args: Args, kwargs: Kwargs) -> Any:
-    if kwargs or len(args) != 2 or not _plain(args[0], _HALF):
-        return NOT_HANDLED
-    x, size = args
-    return _saturated_copy(rt, x, x.view(size).shape)
+    memory_format = kwargs.get("memory_format")
+    if memory_format in _KEEP_FORMATS and _plain(x, _HALF):
+        return _saturated_copy(rt, x, x.shape)
+    if memory_format is torch.contiguous_format and _strided_half(x):
+        # ``.contiguous()`` of a view: torch gathers the fp16 values (a copy, no arithmetic),
+        # then they are stored saturating in place, as the round trip stores them.
+        out = _empty(x.shape, dtype=_HALF)
+        aten.copy_.default(out, x)
+        rt.saturate_half(out.data_ptr(), out.data_ptr(), out.numel())
+        return out
+    return NOT_HANDLED
 
 
 def _to_copy(rt: Any, args: Args, kwargs: Kwargs) -> Any:
@@ -151,19 +160,59 @@ def _to_copy(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     return NOT_HANDLED
 
 
+def _copy_kernel(dst: Any, src: Any) -> Optional[str]:
+    """Which runtime kernel copies ``src`` into the fp16 tensor ``dst`` as the round trip would,
+    or None when the pair is not one this file handles."""
+    if not _plain(dst, _HALF) or not isinstance(src, torch.Tensor) or src.shape != dst.shape:
+        return None
+    if _plain(src, _FLOAT):
+        return "float_to_half"
+    if _plain(src, _HALF) and _same_or_apart(dst, src):
+        return "saturate_half"
+    return None
+
+
 def _copy_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     if kwargs or len(args) != 2:
         return NOT_HANDLED
     dst, src = args
-    if not _plain(dst, _HALF) or not isinstance(src, torch.Tensor) or src.shape != dst.shape:
+    kernel = _copy_kernel(dst, src)
+    if kernel is None:
         return NOT_HANDLED
-    if _plain(src, _FLOAT):
-        rt.float_to_half(src.data_ptr(), dst.data_ptr(), dst.numel())
-        return dst
-    if _plain(src, _HALF) and _same_or_apart(dst, src):
-        rt.saturate_half(src.data_ptr(), dst.data_ptr(), dst.numel())
-        return dst
-    return NOT_HANDLED
+    getattr(rt, kernel)(src.data_ptr(), dst.data_ptr(), dst.numel())
+    return dst
+
+
+def _pairs_apart(dsts: Sequence[torch.Tensor], srcs: Sequence[torch.Tensor]) -> bool:
+    """No memory is shared between the (contiguous) tensors of different pairs. The round trip
+    reads every source before it writes any destination; copying pair by pair gives the same
+    only when no pair writes what another reads."""
+    spans = sorted((t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), pair)
+                   for pair, (dst, src) in enumerate(zip(dsts, srcs)) for t in (dst, src))
+    open_spans: List[Tuple[int, int]] = []  # (end, pair) of spans that may reach further ones
+    for start, end, pair in spans:
+        open_spans = [(e, p) for e, p in open_spans if e > start]
+        if any(p != pair for _, p in open_spans):
+            return False
+        open_spans.append((end, pair))
+    return True
+
+
+def _foreach_copy_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    """``copy_`` of each pair; every pair is checked before the first is written, so a list
+    this file cannot handle whole goes to the round trip untouched."""
+    if any(k != "non_blocking" for k in kwargs) or len(args) not in (2, 3):
+        return NOT_HANDLED
+    dsts, srcs = args[0], args[1]
+    if not isinstance(dsts, (list, tuple)) or not isinstance(srcs, (list, tuple)) \
+            or len(dsts) != len(srcs):
+        return NOT_HANDLED
+    kernels = [_copy_kernel(dst, src) for dst, src in zip(dsts, srcs)]
+    if None in kernels or not _pairs_apart(dsts, srcs):
+        return NOT_HANDLED
+    for kernel, dst, src in zip(kernels, dsts, srcs):
+        getattr(rt, kernel)(src.data_ptr(), dst.data_ptr(), dst.numel())
+    return None
 
 
 def _zero_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
@@ -247,13 +296,16 @@ _KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
     aten.add.Tensor: _add,
     aten.add_.Tensor: _add_,
     aten.clone.default: _clone,
-    aten._unsafe_view.default: _unsafe_view,
     aten._to_copy.default: _to_copy,
     aten.copy_.default: _copy_,
     aten.zero_.default: _zero_,
     aten.cat.default: _cat,
     aten.max_pool2d_with_indices.default: _max_pool2d,
 }
+try:  # torch 2.1 and later
+    _KERNELS[aten._foreach_copy_.default] = _foreach_copy_
+except (AttributeError, RuntimeError):  # pragma: no cover - torch 1.13 has no _foreach_copy_
+    pass
 
 
 def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:

@@ -53,12 +53,14 @@ def written_value(arg: WrittenArg, args: Tuple[Any, ...], kwargs: Dict[str, Any]
     return arg.position, args[arg.position]
 
 
-# Operations with nothing to compute: storage changes, and allocations whose values are
-# unspecified (an fp32 round trip would read the garbage through the saturation check and raise
-# the float status, as DDP's bucket allocation did).
+# Operations with nothing to compute: storage changes, allocations whose values are unspecified
+# (an fp32 round trip would read the garbage through the saturation check and raise the float
+# status, as DDP's bucket allocation did), and ``_unsafe_view``, a view whose schema does not say
+# so (reshape and matmul's results use it): torch and the NPU return the input's memory, which
+# a round trip would copy and store saturating.
 UNCHANGED_OPS = frozenset({"aten::set_", "aten::resize_", "aten::resize_as_", "aten::empty",
                            "aten::empty_like", "aten::empty_strided", "aten::new_empty",
-                           "aten::new_empty_strided"})
+                           "aten::new_empty_strided", "aten::_unsafe_view"})
 
 
 def runs_unchanged(func: Any) -> bool:
