@@ -66,7 +66,7 @@ def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.T
         sizes, strides = x.size(), x.stride()
         if rt is _LOOKUP:
             rt = _runtime.runtime_kernels()
-        if rt is not None and non_overlapping_and_dense(sizes, strides):
+        if rt is not None and (x.is_contiguous() or non_overlapping_and_dense(sizes, strides)):
             out = _new(sizes, strides, n, pooled)
             rt.half_to_float(x.data_ptr(), out.data_ptr(), n)
             return out
