@@ -236,3 +236,32 @@ def test_unscale_tensors_when_the_stash_is_the_master_itself():
     model = [torch.tensor([8.0, 16.0]).half()]
     assert not loss_scaling.unscale_tensors(model, master, 0.25, stashed=master)
     assert master[0].tolist() == [3.0, 6.0]
+
+
+# --- the master-to-model copy after a step --------------------------------------------------------
+
+def test_master_copy_writes_the_rounded_masters_as_data_copy_does():
+    from apex.npu.amp.master_copy import MasterToModelCopy
+
+    torch.manual_seed(0)
+    models = [nn.Parameter(torch.zeros(3, 4, dtype=torch.float16)),
+              nn.Parameter(torch.zeros(5, dtype=torch.float16))]
+    masters = [torch.randn(3, 4) * 100, torch.randn(5)]
+    versions = [p._version for p in models]
+    copy_to_models = MasterToModelCopy()
+    for step in range(2):  # the second call reuses the aliases of the first
+        for m in masters:
+            m.add_(1.0)
+        copy_to_models(models, masters)
+        for p, m in zip(models, masters):
+            assert torch.equal(p.detach(), m.half()), step
+    # Written through aliases, as upstream's ``model.data.copy_(master.data)``: autograd sees no
+    # in-place change of the parameters.
+    assert [p._version for p in models] == versions
+
+    # New memory on either side (a master re-pointed, a parameter given new data) is followed.
+    masters[0].data = torch.randn(3, 4)
+    models[1].data = torch.zeros(5, dtype=torch.float16)
+    copy_to_models(models, masters)
+    for p, m in zip(models, masters):
+        assert torch.equal(p.detach(), m.half())
