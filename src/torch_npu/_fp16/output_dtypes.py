@@ -25,30 +25,53 @@ _PLAIN_DTYPES = frozenset({torch.float16, torch.float32, torch.float64, torch.bf
                            torch.bool})
 
 
+_STRIDED = torch.strided
+_Tensor = torch.Tensor
+
+
 def _key(x: Any) -> Any:
-    if isinstance(x, torch.Tensor):
-        if x.layout != torch.strided or x.dtype not in _PLAIN_DTYPES:
+    if isinstance(x, _Tensor):
+        dtype = x.dtype
+        if dtype not in _PLAIN_DTYPES or x.layout != _STRIDED:
             return _UNCACHEABLE
-        return (x.dtype, tuple(x.shape), x.stride())
+        return (dtype, x.shape, x.stride())  # torch.Size hashes and compares as a tuple
     if isinstance(x, float):
         return (float, x.hex())  # -0.0 and 0.0 differ; every NaN is one key
     if isinstance(x, _VALUE_TYPES):
         return (type(x), x)
     if isinstance(x, (list, tuple)):
-        keys = tuple(_key(v) for v in x)
-        return _UNCACHEABLE if _UNCACHEABLE in keys else (type(x), keys)
+        keys = []
+        for v in x:
+            k = _key(v)
+            if k is _UNCACHEABLE:
+                return _UNCACHEABLE
+            keys.append(k)
+        return (type(x), tuple(keys))
     return _UNCACHEABLE
 
 
+_NAMED = object()  # separates the positional keys from the (name, key) pairs
+
+
 def call_key(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
-    """The table key of a call, or None when the call is not cached."""
-    positional = _key(tuple(args))
-    if positional is _UNCACHEABLE:
-        return None
-    named = tuple((name, _key(value)) for name, value in kwargs.items())
-    if any(k is _UNCACHEABLE for _, k in named):
-        return None
-    return (func, positional, named)
+    """The table key of a call, or None when the call is not cached. Every call asks, so it is
+    one flat tuple built in one pass: the op, a key per positional argument, then the names and
+    keys of the keyword arguments (a name is a str, an argument's key never is)."""
+    key = [func]
+    for x in args:
+        k = _key(x)
+        if k is _UNCACHEABLE:
+            return None
+        key.append(k)
+    if kwargs:
+        key.append(_NAMED)
+        for name, value in kwargs.items():
+            k = _key(value)
+            if k is _UNCACHEABLE:
+                return None
+            key.append(name)
+            key.append(k)
+    return tuple(key)
 
 
 def expected_dtypes(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
