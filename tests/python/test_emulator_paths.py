@@ -141,6 +141,13 @@ OPS = {
     "copy_fp16_into_fp32": (lambda a, b: a.copy_(b), lambda: [values(4, 5, dtype=torch.float32), values(4, 5, specials=True)]),
     "masked_fill_big": (lambda a, m: a.masked_fill(m, -1e9), lambda: [values(4, 4), values(4, 4, seed=1) > 0]),
     "masked_fill_none_selected": (lambda a, m: a.masked_fill(m, -1e9), lambda: [values(4, 4), values(4, 4) > 1e9]),
+    "masked_fill_broadcast": (lambda a, m: a.masked_fill(m, -1e4), lambda: [values(2, 3, 4, 4, specials=True), values(4, 4, seed=1) > 0]),
+    "masked_fill_rounded_value": (lambda a, m: a.masked_fill(m, 0.1), lambda: [values(3, 5, specials=True), values(3, 5, seed=1) > 0]),
+    "masked_fill_int_value": (lambda a, m: a.masked_fill(m, 7), lambda: [values(3, 5), values(5, seed=1) > 0]),
+    "masked_fill_max_in_fp32": (lambda a, m: a.masked_fill(m, 65504.00001), lambda: [values(3, 5), values(3, 5, seed=1) > 0]),
+    "masked_fill_above_max": (lambda a, m: a.masked_fill(m, 65510.0), lambda: [values(3, 5), values(3, 5, seed=1) > 0]),
+    "masked_fill_nan": (lambda a, m: a.masked_fill(m, float("nan")), lambda: [values(3, 5), values(3, 5, seed=1) > 0]),
+    "masked_fill_transposed": (lambda a, m: a.t().masked_fill(m, -3.0), lambda: [values(5, 3, specials=True), values(3, 5, seed=1) > 0]),
     "where": (torch.where, lambda: [values(4, 4) > 0, values(4, 4, specials=True), values(4, 4, seed=1)]),
     # data movement
     "clone": (lambda a: a.clone(), h(5, 3, specials=True)),
@@ -424,6 +431,8 @@ def test_add_and_copies_agree_for_every_fp16_value():
     specials = [0.0, -0.0, 1.0, -1.0, 6e-8, 0.5, 65504.0, -65504.0, 32.0, math.inf, math.nan]
     assert_paths_agree(lambda a: a.clone(), lambda: [every()], repeats=1)
     assert_paths_agree(lambda a: a.view(256, 256).t().contiguous(), lambda: [every()], repeats=1)
+    assert_paths_agree(lambda a: a.view(256, 256).masked_fill(torch.arange(256) % 3 == 0, -7.5),
+                       lambda: [every()], repeats=1)
     assert_paths_agree(lambda a: a.to(torch.float32), lambda: [every()], repeats=1)
     assert_paths_agree(lambda a, b: a.copy_(b), lambda: [every() * 0, every()], repeats=1)
     for v in specials:

@@ -17,6 +17,8 @@ the float status of device 0, as the general path's ``float_to_half`` does.
 - conversions: ``_to_copy`` to fp32 is the general path's own widening; ``_to_copy`` to fp16 of
   an fp32 tensor and ``copy_``/``_foreach_copy_`` of fp32 values into fp16 tensors are its
   narrowing.
+- ``masked_fill`` with a fill value within ±65504: torch's fp16 kernel selects and
+  rounds the value as the round trip does; the result is stored saturating in place.
 - ``max_pool2d_with_indices`` of NCHW fp16: torch's contiguous fp32 kernel selects an element
   per window by comparisons, which the runtime repeats on the fp16 values (``half_max_pool.h``).
 """
@@ -215,6 +217,35 @@ def _foreach_copy_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     return None
 
 
+def _fp16_fill_value(value: Any) -> bool:
+    """A Python number within ±65504: torch's fp16 kernels take it (they refuse larger ones)
+    and round it to fp16 through fp32, as the round trip's store does, with nothing to
+    saturate."""
+    return type(value) in (int, float) and abs(value) <= saturation.FP16_MAX  # False for NaN
+
+
+def _masked_fill(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    """``masked_fill`` selects, it computes nothing: torch's fp16 kernel keeps the input's bits
+    and writes the fill value rounded as the round trip rounds it; the result is then stored
+    saturating in place (the input's NaN and inf, reported), as the round trip stores it."""
+    if kwargs or len(args) != 3:
+        return NOT_HANDLED
+    x, mask, value = args
+    if not _plain(x, _HALF) or not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool \
+            or not _is_cpu(mask) or mask.dim() > x.dim() or not _fp16_fill_value(value):
+        return NOT_HANDLED
+    try:
+        if torch.broadcast_shapes(mask.shape, x.shape) != x.shape:
+            return NOT_HANDLED
+    except RuntimeError:
+        return NOT_HANDLED  # the round trip raises torch's own error
+    out = aten.masked_fill.Scalar(x, mask, value)
+    if not out.is_contiguous():
+        return NOT_HANDLED
+    rt.saturate_half(out.data_ptr(), out.data_ptr(), out.numel())
+    return out
+
+
 def _zero_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     (x,) = args
     if kwargs or not isinstance(x, torch.Tensor) or x.dtype != _HALF:
@@ -299,6 +330,7 @@ _KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
     aten._to_copy.default: _to_copy,
     aten.copy_.default: _copy_,
     aten.zero_.default: _zero_,
+    aten.masked_fill.Scalar: _masked_fill,
     aten.cat.default: _cat,
     aten.max_pool2d_with_indices.default: _max_pool2d,
 }
