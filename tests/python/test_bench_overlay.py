@@ -41,3 +41,21 @@ def test_bad_apex_path_is_a_clear_error(tmp_path):
     proc = run_bench("--apex-path", str(tmp_path), "--skip-amp")
     assert proc.returncode != 0
     assert f"{tmp_path} holds no apex/ package" in proc.stderr
+
+
+def test_amp_steps_run_o0_and_o2_in_lockstep_and_agree_on_losses(wheel_env):
+    """The amp table (bench/amp_steps.py) on the installed wheels: a row per path with a ratio
+    and a verdict that agree, and the same losses on both paths."""
+    proc = subprocess.run([wheel_env["APEXNPU_VENV_PYTHON"], os.path.join(REPO, "bench",
+                                                                          "amp_steps.py"),
+                           "--models", "cnn", "--rounds", "1", "--amp-steps", "2",
+                           "--threads", "1"], capture_output=True, text=True, timeout=900,
+                          env=wheel_env)
+    assert proc.returncode == 0, proc.stderr
+    rows = re.findall(r"^cnn\s+(general|fast)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+1\.25\s+"
+                      r"(met|MISSED)$", proc.stdout, re.M)
+    assert [r[0] for r in rows] == ["general", "fast"], proc.stdout
+    for _, o0, o2, ratio, verdict in rows:
+        assert float(o0) > 0 and float(o2) > 0
+        assert (verdict == "met") == (float(ratio) <= 1.25)
+    assert "general vs fast path: bit-identical" in proc.stdout, proc.stdout
