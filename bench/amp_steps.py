@@ -11,7 +11,9 @@ machine falls on both. A turn is two steps, the second timed (the first brings t
 memory back into the caches the other one used). After 3 warm-up pairs of turns, --amp-steps
 pairs are timed; a round does this for each (model, path). The table gives the median step time
 of each level and the median of the pairs' O2/O0 over every round. The two paths must give the
-same losses, bit for bit, at every step: the table says whether they did.
+same losses, bit for bit, at every step: the table says whether they did. With more than one
+thread, a process that has just taken its turn may still spin its idle threads during the
+other's turn, so the like-for-like ratio is the one at --threads 1.
 
 Run through bench/overlay_bench.py (which finds or builds the package), or directly:
     PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
