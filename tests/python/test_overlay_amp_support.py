@@ -265,3 +265,21 @@ def test_master_copy_writes_the_rounded_masters_as_data_copy_does():
     copy_to_models(models, masters)
     for p, m in zip(models, masters):
         assert torch.equal(p.detach(), m.half())
+
+
+def test_master_copy_copies_pair_by_pair_where_the_backend_has_no_foreach_copy(monkeypatch):
+    from apex.npu.amp import master_copy
+
+    def refuse(*args):
+        raise NotImplementedError("Could not run 'aten::_foreach_copy_' with arguments from the "
+                                  "'PrivateUse1' backend")
+
+    monkeypatch.setattr(torch, "_foreach_copy_", refuse, raising=False)
+    monkeypatch.setattr(master_copy, "_foreach_copy_works", [True])
+    models = [nn.Parameter(torch.zeros(4, dtype=torch.float16)) for _ in range(3)]
+    masters = [torch.randn(4) for _ in range(3)]
+    copy_to_models = master_copy.MasterToModelCopy()
+    for _ in range(2):  # refused once, then not tried again
+        copy_to_models(models, masters)
+        assert all(torch.equal(p.detach(), m.half()) for p, m in zip(models, masters))
+    assert master_copy._foreach_copy_works == [False]

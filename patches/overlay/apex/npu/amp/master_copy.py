@@ -5,7 +5,9 @@ two ``.data`` aliases and a copy each, every step. ``.data`` keeps the write out
 sight (the parameters' version counters do not move), which this copy keeps too: the aliases
 are made once and reused while every parameter and master still has the memory and shape it had
 then (checked each step; anything else makes new ones). Where torch has ``_foreach_copy_``
-(2.1 and later) the copies are one operation; the values are the same either way.
+(2.1 and later) the copies are one operation, unless the device's backend lacks it (an older
+torch_npu): the first refusal switches to a copy per parameter. The values are the same either
+way.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 
 _Layout = List[Tuple[int, torch.Size]]
+_foreach_copy_works = [True]  # until a device's backend refuses it
 
 
 def _layout(tensors: Sequence[torch.Tensor]) -> _Layout:
@@ -37,8 +40,12 @@ class MasterToModelCopy:
             self._masters = [p.data for p in masters]
             self._layout = layout
         foreach_copy = getattr(torch, "_foreach_copy_", None)
-        if foreach_copy is not None:
-            foreach_copy(self._models, self._masters)
-            return
+        if foreach_copy is not None and _foreach_copy_works[0]:
+            try:
+                foreach_copy(self._models, self._masters)
+                return
+            except NotImplementedError:  # no kernel for this device: copy pair by pair
+                _foreach_copy_works[0] = False
         for model, master in zip(self._models, self._masters):
             model.copy_(master)
+
