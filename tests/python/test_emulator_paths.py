@@ -157,6 +157,9 @@ OPS = {
     "copy_overlapping": (lambda a: a[1:].copy_(a[:-1]), h(600, specials=True)),
     "copy_itself": (lambda a: a.copy_(a), h(9, specials=True)),
     "cat_strided": (lambda a, b: torch.cat([a.t(), b]), lambda: [values(3, 3, specials=True), values(2, 3, seed=1)]),
+    "cat_channels_last": (lambda a, b: torch.cat([a, b], 1), lambda: [
+        values(2, 3, 4, 4, specials=True).contiguous(memory_format=torch.channels_last),
+        values(2, 2, 4, 4, seed=1).contiguous(memory_format=torch.channels_last)]),
     "cat_with_empty": (lambda a, b: torch.cat([a, b]), lambda: [values(0), values(4, seed=1, specials=True)]),
     "cat_out": (lambda a, b, c: torch.cat([a, b], out=c), lambda: [values(2, specials=True), values(3, seed=1), values(0)]),
     "contiguous": (lambda a: a.transpose(0, 1).contiguous(), h(2, 3, 4, specials=True)),

@@ -2,8 +2,9 @@
 
 Each gives exactly what the general path gives: the same fp16 bits, the same float status, a
 new contiguous tensor (or the written input, for in-place ops). They apply only where that is
-plain to see: contiguous, non-empty tensors of one shape and the arguments below; anything else
-returns ``NOT_HANDLED`` and takes the round trip. The runtime's one-pass kernels
+plain to see: non-empty tensors, contiguous ones of one shape where the runtime reads them (any
+layout where torch's own fp16 kernel gathers the values), and the arguments below; anything
+else returns ``NOT_HANDLED`` and takes the round trip. The runtime's one-pass kernels
 (``apex._apexnpu``: ``*_half``, ``float_to_half``, ``half_to_float``) do the work; they raise
 the float status of device 0, as the general path's ``float_to_half`` does.
 - ``relu``/``relu_`` and ``threshold_backward(grad, self, 0)``: torch's fp32 ``max(x, 0)`` and
@@ -11,14 +12,14 @@ the float status of device 0, as the general path's ``float_to_half`` does.
 - ``add``/``add_`` of two fp16 tensors with ``alpha`` 1: the fp32 sum, stored saturating (torch's
   fp32 kernel computes ``a + alpha * b`` with one rounding; ``alpha * b`` is exact at 1).
 - copies of fp16 values (``clone``, also ``.contiguous()`` of a view, ``_to_copy`` to fp16,
-  ``copy_`` and ``_foreach_copy_`` between fp16 tensors, and ``cat``, whose fp16 result torch
-  makes natively): the values themselves, stored saturating (NaN -> 0 and inf -> +-65504,
-  reported); ``zero_`` natively (zeros are zeros in any precision).
+  ``copy_`` and ``_foreach_copy_`` between fp16 tensors, and ``cat`` of any layouts, whose fp16
+  result torch makes natively): the values themselves, stored saturating (NaN -> 0 and
+  inf -> +-65504, reported); ``zero_`` natively (zeros are zeros in any precision).
 - conversions: ``_to_copy`` to fp32 is the general path's own widening; ``_to_copy`` to fp16 of
   an fp32 tensor and ``copy_``/``_foreach_copy_`` of fp32 values into fp16 tensors are its
   narrowing.
-- ``masked_fill`` with a fill value within ±65504: torch's fp16 kernel selects and
-  rounds the value as the round trip does; the result is stored saturating in place.
+- ``masked_fill`` with a fill value within ±65504: torch's fp16 kernel selects and rounds the
+  value as the round trip does; the result is stored saturating in place.
 - ``max_pool2d_with_indices`` of NCHW fp16: torch's contiguous fp32 kernel selects an element
   per window by comparisons, which the runtime repeats on the fp16 values (``half_max_pool.h``).
 """
@@ -256,9 +257,9 @@ def _zero_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
 def _cat(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     tensors = args[0] if args else None
     if kwargs or len(args) > 2 or not isinstance(tensors, (list, tuple)) or not tensors \
-            or not all(_plain(t, _HALF) for t in tensors):
+            or not all(_strided_half(t) for t in tensors):
         return NOT_HANDLED
-    out = aten.cat.default(*args)
+    out = aten.cat.default(*args)  # any input layout: torch gathers the values
     if not out.is_contiguous():
         return NOT_HANDLED
     rt.saturate_half(out.data_ptr(), out.data_ptr(), out.numel())
