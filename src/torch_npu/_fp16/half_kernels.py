@@ -43,16 +43,15 @@ Args = Sequence[Any]
 Kwargs = Dict[str, Any]
 
 
+def _strided(x: Any, dtype: torch.dtype) -> bool:
+    """A non-empty strided host tensor of ``dtype``, laid out in any way."""
+    return (isinstance(x, torch.Tensor) and x.dtype == dtype and x.layout == torch.strided
+            and _is_cpu(x) and x.numel() > 0)
+
+
 def _plain(x: Any, dtype: torch.dtype) -> bool:
     """A contiguous, non-empty host tensor of ``dtype``, read as one flat range."""
-    return (isinstance(x, torch.Tensor) and x.dtype == dtype and x.layout == torch.strided
-            and _is_cpu(x) and x.numel() > 0 and x.is_contiguous())
-
-
-def _strided_half(x: Any) -> bool:
-    """A non-empty strided host fp16 tensor, laid out in any way."""
-    return (isinstance(x, torch.Tensor) and x.dtype == _HALF and x.layout == torch.strided
-            and _is_cpu(x) and x.numel() > 0)
+    return _strided(x, dtype) and x.is_contiguous()
 
 
 def _same_or_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -138,7 +137,7 @@ def _clone(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     memory_format = kwargs.get("memory_format")
     if memory_format in _KEEP_FORMATS and _plain(x, _HALF):
         return _saturated_copy(rt, x, x.shape)
-    if memory_format is torch.contiguous_format and _strided_half(x):
+    if memory_format is torch.contiguous_format and _strided(x, _HALF):
         # ``.contiguous()`` of a view: torch gathers the fp16 values (a copy, no arithmetic),
         # then they are stored saturating in place, as the round trip stores them.
         out = _empty(x.shape, dtype=_HALF)
@@ -257,7 +256,7 @@ def _zero_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
 def _cat(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     tensors = args[0] if args else None
     if kwargs or len(args) > 2 or not isinstance(tensors, (list, tuple)) or not tensors \
-            or not all(_strided_half(t) for t in tensors):
+            or not all(_strided(t, _HALF) for t in tensors):
         return NOT_HANDLED
     out = aten.cat.default(*args)  # any input layout: torch gathers the values
     if not out.is_contiguous():
