@@ -24,7 +24,6 @@ from . import (fp32_copies, general_path, half_kernels, op_schema, output_dtypes
 _HALF = torch.float16
 _FLOAT = torch.float32
 _Tensor = torch.Tensor
-_empty = torch._C._VariableFunctions.empty
 
 
 def _upcast(x: Any, rt: Any) -> Any:
@@ -161,18 +160,5 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
                 fallback = general_path._fallback_dtype(args, kwargs)
             want = fallback
         if want == _HALF and x.dtype != _HALF and x.is_floating_point():
-            flat[i] = _narrowed(x, rt)
+            flat[i] = saturation.host_to_fp16(x, rt)
     return flat, how
-
-
-def _narrowed(x: torch.Tensor, rt: Any) -> torch.Tensor:
-    """``saturation.to_fp16`` of a new result of the fp32 op (a host tensor, and the NPU
-    saturates on this path): the usual case, a contiguous fp32 result, straight to the
-    runtime."""
-    if rt is not None and x.dtype == _FLOAT and x.is_contiguous():
-        n = x.numel()
-        if n:
-            out = _empty(x.shape, dtype=_HALF)
-            rt.float_to_half(x.data_ptr(), out.data_ptr(), n)
-            return out
-    return saturation.to_fp16(x, rt)

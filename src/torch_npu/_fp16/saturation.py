@@ -55,14 +55,31 @@ def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
     it."""
     if overflow_mode.inf_nan():
         return values.to(torch.float16)
+    if rt is _LOOKUP:
+        rt = _runtime.runtime_kernels()
     if placement.npu_of(values) is None:
         # A host tensor (every fp32 result inside the dispatch mode, which places outputs
         # itself): torch's own maker, without the emulator's device handling around it.
-        out = _empty(values.shape, dtype=torch.float16)
-    else:
-        out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
+        return host_to_fp16(values, rt)
+    out = torch.empty(values.shape, dtype=torch.float16, device=values.device)
     if _runtime_convert(values, out, rt):
         return out
+    return _saturating_cast(values)
+
+
+def host_to_fp16(values: torch.Tensor, rt: Any) -> torch.Tensor:
+    """``to_fp16`` of a host tensor in saturation mode (the fast path's results): a contiguous
+    fp32 tensor goes straight to the runtime when there is one."""
+    if rt is not None and values.dtype == torch.float32 and values.is_contiguous():
+        n = values.numel()
+        if n:
+            out = _empty(values.shape, dtype=torch.float16)
+            rt.float_to_half(values.data_ptr(), out.data_ptr(), n)
+            return out
+    return _saturating_cast(values)
+
+
+def _saturating_cast(values: torch.Tensor) -> torch.Tensor:
     if overflows_fp16(values):
         float_status.set()
         values = _saturated(values)
