@@ -87,21 +87,27 @@ class _Level:
             [sys.executable, os.path.abspath(__file__), "--child", model, level,
              "--threads", str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self.errors, text=True, env=dict(env, APEXNPU_EMULATION_PATH=path))
-        self._expect("ready")
+        line = self._line()
+        if line.strip() != "ready":
+            self._fail(line)
 
-    def _expect(self, what: str) -> str:
+    def _line(self) -> str:
         line = self.proc.stdout.readline()
-        if not line or (what == "ready" and line.strip() != "ready"):
-            self.proc.kill()
-            self.proc.wait()
-            self.errors.seek(0)
-            sys.exit(f"amp_steps: {self.what} failed:\n{line}{self.errors.read()}")
+        if not line:
+            self._fail(line)
         return line
+
+    def _fail(self, line: str) -> None:
+        """End the bench with what the child printed (an unexpected line, its errors)."""
+        self.proc.kill()
+        self.proc.wait()
+        self.errors.seek(0)
+        sys.exit(f"amp_steps: {self.what} failed:\n{line}{self.errors.read()}")
 
     def step(self) -> Dict:
         self.proc.stdin.write("step\n")
         self.proc.stdin.flush()
-        return json.loads(self._expect("step"))
+        return json.loads(self._line())
 
     def close(self) -> None:
         self.proc.stdin.close()
