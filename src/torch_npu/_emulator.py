@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from ._device import (checkpoint, factories, formats, host_composites, tensor_methods,
-                      tensor_types, torch_device)
+from ._device import (checkpoint, device_groups, factories, formats, host_composites,
+                      tensor_methods, tensor_types, torch_device)
 from ._fp16 import mode as emulation
 from .distributed import ddp, hccl
 
@@ -27,6 +27,7 @@ def install() -> None:
     factories.install()
     tensor_methods.install()
     host_composites.install()
+    device_groups.install()
     formats.install()
     checkpoint.install()
     ddp.install()

@@ -20,7 +20,8 @@ from typing import Any, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .._device import contiguous_outputs, formats, host_allocator, placement
+from .._device import (contiguous_outputs, foreach_split, formats, host_allocator,
+                       placement)
 from . import fast_path, general_path, npu_kernels, op_schema
 from . import path as emulation_path
 
@@ -45,6 +46,10 @@ class EmulatedNpuMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        spread = foreach_split.positions_by_npu(func, args, kwargs)
+        if spread is not None:
+            return foreach_split.run_per_npu(
+                lambda a, k: self.__torch_dispatch__(func, types, a, k), args, kwargs, spread)
         fast = emulation_path.is_fast()
         leaves = fast_path.leaves(args, kwargs) if fast else tree_flatten((args, kwargs))[0]
         npu = placement.common_npu(leaves, func, args, kwargs)
