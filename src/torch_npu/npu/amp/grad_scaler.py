@@ -9,11 +9,14 @@ offers. The float status is cleared when the scaler scales a
 loss, so a saturation the forward pass meant (a masked fill) does not count against the step.
 Under torch.distributed, the ranks agree on an overflow at unscale_ (the status is per process),
 so they all skip the same steps.
+An optimizer that unscales and skips by itself (``_step_supports_amp_scaling``: torch 2.x's
+fused ones, which the HF Trainer picks) is stepped by torch's protocols, old and new.
 Unscaling runs in the runtime's fused kernel when this package carries it
 (``APEXNPU_OPTIM_PATH=torch`` forces torch operations; the results are the same).
 """
 from __future__ import annotations
 
+import inspect
 from collections import defaultdict
 from enum import Enum
 from typing import Any, Dict, Iterable, List, Optional
@@ -100,23 +103,32 @@ class GradScaler:
                                "unscaled since the last update()")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("GradScaler.unscale_: called after step() and before update()")
-        inv_scale = 1.0 / float(scale.item())
+        self._note_overflow(optimizer, state, 1.0 / float(scale.item()))
+        state["stage"] = OptState.UNSCALED
+
+    def _note_overflow(self, optimizer: torch.optim.Optimizer, state: Dict[str, Any],
+                       inv_scale: Optional[float]) -> None:
+        """Set ``state["found_inf"]``: whether the gradients overflowed. With ``inv_scale`` they
+        are multiplied by it in place on the way; with None they are only read (an optimizer
+        that unscales them itself)."""
         found = False
         for group in optimizer.param_groups:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if p.grad.dtype == torch.float16:
+                grad = p.grad if not p.grad.is_sparse else p.grad.coalesce()._values()
+                if inv_scale is None:
+                    found = (grad.numel() > 0 and not bool(torch.isfinite(grad).all())) or found
+                    continue
+                if grad.dtype == torch.float16:
                     raise ValueError("GradScaler.unscale_: fp16 gradients cannot be unscaled in "
                                      "place; train fp32 parameters under autocast")
-                grad = p.grad if not p.grad.is_sparse else p.grad.coalesce()._values()
                 found = _unscale(grad, inv_scale) or found
         if not overflow_mode.inf_nan():
             found = float_status.get() or found
         found = _agree_across_ranks(found)
         state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
-                                        device=scale.device)
-        state["stage"] = OptState.UNSCALED
+                                        device=self._scale.device)
 
     def step(self, optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
         """``optimizer.step()`` unless the gradients overflowed (then the step is skipped)."""
@@ -131,8 +143,7 @@ class GradScaler:
             raise RuntimeError("GradScaler.step: already called for this optimizer since the "
                                "last update()")
         if getattr(optimizer, "_step_supports_amp_scaling", False):
-            # The optimizer unscales and checks for itself (torch's protocol).
-            retval = optimizer.step(*args, **dict(kwargs, grad_scaler=self))
+            retval = self._step_unscaling_optimizer(optimizer, state, args, kwargs)
             state["stage"] = OptState.STEPPED
             return retval
         if state["stage"] is OptState.READY:
@@ -142,6 +153,29 @@ class GradScaler:
             retval = optimizer.step(*args, **kwargs)
         state["stage"] = OptState.STEPPED
         return retval
+
+    def _step_unscaling_optimizer(self, optimizer: torch.optim.Optimizer, state: Dict[str, Any],
+                                  args: Any, kwargs: Dict[str, Any]) -> Any:
+        """Step an optimizer that unscales its gradients and skips an overflowing step itself
+        (torch's fused optimizers), by torch's protocol: a step that takes ``grad_scaler`` gets
+        this scaler; any other finds the scale to divide by (None once ``unscale_`` has run)
+        and the overflow flag in ``optimizer.grad_scale`` and ``optimizer.found_inf`` while it
+        runs."""
+        if "grad_scaler" in inspect.signature(optimizer.step).parameters:
+            return optimizer.step(*args, **dict(kwargs, grad_scaler=self))
+        # 0-dim, as torch 2.x's scaler keeps them: the optimizer subtracts found_inf from its
+        # 0-dim step counts.
+        if state["stage"] is OptState.READY:
+            self._check_inf_per_device(optimizer)
+            optimizer.grad_scale = self._scale.reshape(()) * getattr(optimizer, "grad_scale", 1)
+        else:
+            optimizer.grad_scale = getattr(optimizer, "grad_scale", None)
+        optimizer.found_inf = state["found_inf"].reshape(())
+        try:
+            return optimizer.step(*args, **kwargs)
+        finally:
+            del optimizer.grad_scale
+            del optimizer.found_inf
 
     def update(self, new_scale: Optional[Any] = None) -> None:
         """Back off after an overflow, grow after ``growth_interval`` clean steps (or take
@@ -180,6 +214,17 @@ class GradScaler:
     def _found_inf_per_device(self, optimizer: torch.optim.Optimizer) -> Dict[Any, torch.Tensor]:
         found = self._per_optimizer_states[id(optimizer)]["found_inf"]
         return {} if found is None else {found.device: found}
+
+    def _check_inf_per_device(self, optimizer: torch.optim.Optimizer) -> Dict[Any, torch.Tensor]:
+        """torch's hook for an optimizer that unscales by itself: note whether its gradients
+        overflowed, leaving them scaled; {device: found_inf}."""
+        self._check_scale("_check_inf_per_device")
+        self._note_overflow(optimizer, self._per_optimizer_states[id(optimizer)], None)
+        return self._found_inf_per_device(optimizer)
+
+    def _get_scale_async(self) -> Optional[torch.Tensor]:
+        """torch's hook: the scale tensor, for an optimizer to divide by."""
+        return self._scale
 
     def get_scale(self) -> float:
         if not self._enabled:
