@@ -23,13 +23,13 @@ def run(scenario, world, per_node=None, **env):
 
 
 def test_apex_sends_through_hccl_the_dtypes_the_emulator_lets_through():
-    """apex's collective_dtypes writes HCCL's dtype rule itself (Huawei's torch_npu names it
-    nowhere public): it must be the emulator's, so that code passing here passes on the NPU."""
+    """apex's collective_dtypes writes the dtypes every HCCL carries itself (Huawei's torch_npu
+    names them nowhere public): the emulator must let them through every collective."""
     overlay_support.use_overlay()
     from apex.npu.ddp import collective_dtypes
     from torch_npu.distributed import hccl
 
-    assert collective_dtypes.CARRIED == hccl.DTYPES
+    assert set(collective_dtypes.CARRIED) <= set(hccl.REDUCED_DTYPES) <= set(hccl.MOVED_DTYPES)
 
 
 @pytest.mark.parametrize("scenario", ["collectives", "init_tcp"])
@@ -38,8 +38,14 @@ def test_collectives_give_gloo_results_under_the_hccl_name(scenario):
     out = run(scenario, world)
     for rank, got in enumerate(out):
         assert "error" not in got, got
-        for dtype in ("float32", "float16", "int32", "int8"):
+        for dtype in ("float32", "float16", "int32", "int8", "int64"):
             assert got[f"all_reduce_torch.{dtype}"] == [3, 3, 3]
+        # What only moves data may be of more types: the HF Trainer gathers its int64 FLOP
+        # count, and torch_npu sends bool as uint8.
+        for dtype in ("int64", "bool", "float64", "uint8"):
+            want = [[bool(r % 2)] * 2 for r in range(world)] if dtype == "bool" else \
+                [[r] * 2 for r in range(world)]
+            assert got[f"all_gather_torch.{dtype}"] == want
         assert got["broadcast"] == [0.0, 2.0, 4.0, 6.0]
         assert got["all_gather"] == [[0, 0], [1, 1]]
         assert got["all_gather_into_tensor"] == [0.0, 0.0, 1.0, 1.0]
@@ -63,17 +69,20 @@ def test_float_sums_are_reduced_in_rank_order():
 
 
 def test_data_types_hccl_does_not_carry_are_refused():
+    reduced = "int8, int32, int64, float16 and float32"
+    moved = "int8, uint8, bool, int32, int64, float16, float32 and float64"
     for got in run("refusals", 2):
-        assert set(got) == {"all_reduce_int64", "broadcast_float64", "all_gather_bool",
+        assert set(got) == {"all_reduce_float64", "broadcast_bfloat16", "all_gather_bfloat16",
                             "reduce_scatter_uint8", "isend_bfloat16"}
-        for call, dtype in (("all_reduce", "torch.int64"), ("broadcast", "torch.float64"),
-                            ("all_gather", "torch.bool"), ("reduce_scatter", "torch.uint8"),
-                            ("isend", "torch.bfloat16")):
+        for call, dtype, rule in (("all_reduce", "torch.float64", "reduces only " + reduced),
+                                  ("broadcast", "torch.bfloat16", "moves only " + moved),
+                                  ("all_gather", "torch.bfloat16", "moves only " + moved),
+                                  ("reduce_scatter", "torch.uint8", "reduces only " + reduced),
+                                  ("isend", "torch.bfloat16", "moves only " + moved)):
             err = got[f"{call}_{dtype.split('.')[1]}"]
             assert err is not None, call
             assert err[0] == "TypeError"
-            assert err[1].startswith(f"hccl: {call} of a {dtype} tensor: HCCL carries only int8, "
-                                     "int32, float16 and float32")
+            assert err[1].startswith(f"hccl: {call} of a {dtype} tensor: HCCL {rule} "), err
             assert "APEXNPU_HCCL_STRICT=0" in err[1]
 
 
@@ -106,7 +115,7 @@ def test_any_dtype_moves_as_bits_hccl_carries():
 
 def test_the_rules_can_be_relaxed():
     for got in run("relaxed", 2, APEXNPU_HCCL_STRICT="0"):
-        assert got == {"all_reduce_int64": [3, 3]}
+        assert got == {"all_reduce_float64": [3.0, 3.0]}
     env = dict(overlay_support.overlay_env(), APEXNPU_HCCL_STRICT="maybe")
     for r in ranks.launch([WORKER, "relaxed"], 2, env, timeout=600):  # refused at import
         assert r.returncode != 0 and "APEXNPU_HCCL_STRICT='maybe': expected 1" in r.stderr

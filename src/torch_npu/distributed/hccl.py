@@ -1,10 +1,14 @@
 """``init_process_group("hccl")`` on the emulated NPU: HCCL's rules, carried by gloo.
 
 Ascend's collective communication (HCCL) allocates devices per node in groups of 1, 2, 4 or 8
-(``DEVICES_PER_NODE``) and carries only int8, int32, float16 and float32 data (``DTYPES``)
-(Ascend's collective-communication constraints). The emulator runs hccl process groups on gloo
-and refuses what HCCL refuses, with an error naming the call and the rule, so that code passing
-here does not first fail on the NPU:
+(``DEVICES_PER_NODE``), and on Ascend 910 (CANN's HCCL API reference for the Atlas training
+series) reduces only int8, int32, int64, float16 and float32 data (``REDUCED_DTYPES``: all_reduce,
+reduce, reduce_scatter) and moves those and uint8 (bool, as torch_npu sends it), int16 and float64
+(``MOVED_DTYPES``: broadcast, the gathers and scatters, all_to_all, send and receive); bfloat16
+is Ascend 910B's. int16 is refused here all the same: gloo, which carries the data, has no
+int16. The emulator runs hccl process groups on gloo and refuses what HCCL refuses,
+with an error naming the call and the rule, so that code passing here does not first fail on
+the NPU:
 - devices per node: checked when the default hccl group is made; per node is LOCAL_WORLD_SIZE
   when the launcher sets it (torchrun does), else the whole world (one node);
 - data types: checked on every collective that code calls through ``torch.distributed`` on an
@@ -32,7 +36,9 @@ from .hccl_group import HcclProcessGroup
 
 NAME = "hccl"
 STRICT_VARIABLE = "APEXNPU_HCCL_STRICT"
-DTYPES = (torch.int8, torch.int32, torch.float16, torch.float32)  # what HCCL carries
+REDUCED_DTYPES = (torch.int8, torch.int32, torch.int64, torch.float16, torch.float32)
+MOVED_DTYPES = (torch.int8, torch.uint8, torch.bool, torch.int32, torch.int64, torch.float16,
+                torch.float32, torch.float64)
 DEVICES_PER_NODE = (1, 2, 4, 8)
 _RELAX = f"set {STRICT_VARIABLE}=0 to allow it on the emulator"
 
@@ -49,6 +55,9 @@ COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all
                "scatter", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
                "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
                "batch_isend_irecv")
+# The collectives that compute on their data (the rest only move it).
+REDUCTIONS = frozenset({"all_reduce", "all_reduce_coalesced", "reduce", "reduce_scatter",
+                        "reduce_scatter_tensor", "_reduce_scatter_base"})
 # Collectives of Python objects: the tensors they move internally are torch's, not the caller's.
 OBJECT_COLLECTIVES = ("all_gather_object", "gather_object", "broadcast_object_list",
                       "scatter_object_list")
@@ -113,10 +122,12 @@ def _is_hccl(group: Any) -> bool:
 
 
 def _check_dtypes(call: str, tensors: Iterable[torch.Tensor]) -> None:
+    allowed, verb = ((REDUCED_DTYPES, "reduces") if call in REDUCTIONS
+                     else (MOVED_DTYPES, "moves"))
     for t in tensors:
-        if t.dtype not in DTYPES:
-            raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL carries only "
-                            f"{_said(DTYPES)} (Ascend's collective-communication "
+        if t.dtype not in allowed:
+            raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL {verb} only "
+                            f"{_said(allowed)} (Ascend's collective-communication "
                             f"constraints); {_RELAX}")
 
 

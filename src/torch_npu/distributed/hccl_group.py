@@ -7,6 +7,7 @@
   differently in a run resumed from a checkpoint. In rank order, every rank and every resumed
   run gets the same bits. (The values go round by all-gather; the emulator favours
   reproducibility over bandwidth.)
+- bool tensors travel as uint8, as torch_npu hands them to HCCL (gloo has no bool).
 - The collectives HCCL has and torch 1.13's gloo lacks (all_gather into one tensor,
   reduce_scatter, all_to_all of lists) are made of the ones gloo has, under torch 1.13's and
   torch 2.x's names; all_gather takes outputs of any shape with the input's number of elements,
@@ -33,6 +34,15 @@ def _op_name(op: Any) -> str:
         if op == getattr(dist.ReduceOp, name):
             return name
     return str(op)
+
+
+def _carried(x: Any) -> Any:
+    """``x`` (a tensor, or lists of them) with bool tensors as uint8 views of their bytes."""
+    if isinstance(x, torch.Tensor):
+        return x.view(torch.uint8) if x.dtype == torch.bool else x
+    if isinstance(x, (list, tuple)):
+        return [_carried(v) for v in x]
+    return x
 
 
 class HcclProcessGroup(dist.ProcessGroup):
@@ -104,7 +114,8 @@ class HcclProcessGroup(dist.ProcessGroup):
 
     def _allgather_base(self, output: torch.Tensor, input: torch.Tensor,
                         opts: Optional[Any] = None) -> Any:
-        return self.gloo.allgather([list(output.view(-1).chunk(self.size()))], [input.view(-1)])
+        return self.gloo.allgather([list(_carried(output).view(-1).chunk(self.size()))],
+                                   [_carried(input).view(-1)])
 
     # torch 2.x calls the single-tensor collectives by these names.
     def all_gather_single(self, output: torch.Tensor, input: torch.Tensor,
@@ -144,7 +155,7 @@ class HcclProcessGroup(dist.ProcessGroup):
     # --- everything else is gloo's ------------------------------------------------------------------
 
     def broadcast(self, tensors: List[torch.Tensor], opts: Any) -> Any:
-        return self.gloo.broadcast(tensors, opts)
+        return self.gloo.broadcast(_carried(tensors), opts)
 
     def allgather(self, outputs: List[List[torch.Tensor]], inputs: List[torch.Tensor],
                   opts: Optional[Any] = None) -> Any:
@@ -172,7 +183,7 @@ class HcclProcessGroup(dist.ProcessGroup):
                     staged.append((output, temporary))
                     row.append(temporary)
             gathered.append(row)
-        work = self.gloo.allgather(gathered, inputs, opts)
+        work = self.gloo.allgather(_carried(gathered), _carried(inputs), opts)
         if not staged:
             return work
         work.wait()
@@ -181,28 +192,30 @@ class HcclProcessGroup(dist.ProcessGroup):
         return self.gloo.barrier(dist.BarrierOptions())
 
     def allgather_coalesced(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
-        return self.gloo.allgather_coalesced(outputs, inputs, opts if opts is not None
+        return self.gloo.allgather_coalesced(_carried(outputs), _carried(inputs),
+                                             opts if opts is not None
                                              else AllgatherOptions())
 
     def gather(self, outputs: Any, inputs: Any, opts: Any) -> Any:
-        return self.gloo.gather(outputs, inputs, opts)
+        return self.gloo.gather(_carried(outputs), _carried(inputs), opts)
 
     def scatter(self, outputs: Any, inputs: Any, opts: Any) -> Any:
-        return self.gloo.scatter(outputs, inputs, opts)
+        return self.gloo.scatter(_carried(outputs), _carried(inputs), opts)
 
     def alltoall_base(self, output: torch.Tensor, input: torch.Tensor, output_split_sizes: Any,
                       input_split_sizes: Any, opts: Optional[Any] = None) -> Any:
-        return self.gloo.alltoall_base(output, input, output_split_sizes, input_split_sizes,
+        return self.gloo.alltoall_base(_carried(output), _carried(input), output_split_sizes,
+                                       input_split_sizes,
                                        opts if opts is not None else dist.AllToAllOptions())
 
     def send(self, tensors: List[torch.Tensor], dst: int, tag: int) -> Any:
-        return self.gloo.send(tensors, dst, tag)
+        return self.gloo.send(_carried(tensors), dst, tag)
 
     def recv(self, tensors: List[torch.Tensor], src: int, tag: int) -> Any:
-        return self.gloo.recv(tensors, src, tag)
+        return self.gloo.recv(_carried(tensors), src, tag)
 
     def recv_anysource(self, tensors: List[torch.Tensor], tag: int) -> Any:
-        return self.gloo.recv_anysource(tensors, tag)
+        return self.gloo.recv_anysource(_carried(tensors), tag)
 
     def barrier(self, opts: Optional[Any] = None) -> Any:
         return self.gloo.barrier(opts if opts is not None else dist.BarrierOptions())

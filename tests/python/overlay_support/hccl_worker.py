@@ -16,10 +16,15 @@ import torch_npu  # noqa: F401 - the emulated NPU and its hccl
 def collectives(rank, world):
     """Every collective with an allowed dtype; results the test compares with their sums."""
     out = {}
-    for dtype in (torch.float32, torch.float16, torch.int32, torch.int8):
+    for dtype in (torch.float32, torch.float16, torch.int32, torch.int8, torch.int64):
         t = torch.full((3,), rank + 1, dtype=dtype)
         dist.all_reduce(t)
         out[f"all_reduce_{dtype}"] = t.tolist()
+    for dtype in (torch.int64, torch.bool, torch.float64, torch.uint8):
+        parts = [torch.zeros(2, dtype=dtype) for _ in range(world)]
+        dist.all_gather(parts, torch.full((2,), rank % 2 if dtype == torch.bool else rank,
+                                          dtype=dtype))
+        out[f"all_gather_{dtype}"] = [p.tolist() for p in parts]
     b = torch.arange(4.0) * (rank + 1)
     dist.broadcast(b, src=1)
     out["broadcast"] = b.tolist()
@@ -79,10 +84,10 @@ def collectives(rank, world):
 def refusals(rank, world):
     """Each refused call's error type and message."""
     calls = {
-        "all_reduce_int64": lambda: dist.all_reduce(torch.ones(2, dtype=torch.int64)),
-        "broadcast_float64": lambda: dist.broadcast(torch.ones(2, dtype=torch.float64), src=0),
-        "all_gather_bool": lambda: dist.all_gather([torch.ones(1, dtype=torch.bool)] * world,
-                                                   torch.ones(1, dtype=torch.bool)),
+        "all_reduce_float64": lambda: dist.all_reduce(torch.ones(2, dtype=torch.float64)),
+        "broadcast_bfloat16": lambda: dist.broadcast(torch.ones(2, dtype=torch.bfloat16), src=0),
+        "all_gather_bfloat16": lambda: dist.all_gather(
+            [torch.ones(1, dtype=torch.bfloat16)] * world, torch.ones(1, dtype=torch.bfloat16)),
         "reduce_scatter_uint8": lambda: dist.reduce_scatter(
             torch.zeros(1, dtype=torch.uint8), [torch.ones(1, dtype=torch.uint8)] * world),
         "isend_bfloat16": lambda: dist.isend(torch.ones(1, dtype=torch.bfloat16), dst=0),
@@ -116,7 +121,8 @@ def ordered(rank, world):
 
 
 def bits(rank, world):
-    """Tensors of dtypes HCCL does not carry, broadcast as views of their bytes."""
+    """Tensors of any dtype broadcast as views of their bytes in the four every HCCL carries
+    (apex's collective_dtypes)."""
     from apex.npu.ddp.collective_dtypes import bits_view
 
     out = {}
@@ -155,9 +161,9 @@ def gather_shapes(rank, world):
 
 
 def relaxed(rank, world):
-    t = torch.full((2,), rank + 1, dtype=torch.int64)
+    t = torch.full((2,), rank + 1, dtype=torch.float64)
     dist.all_reduce(t)
-    return {"all_reduce_int64": t.tolist()}
+    return {"all_reduce_float64": t.tolist()}
 
 
 def init(scenario):

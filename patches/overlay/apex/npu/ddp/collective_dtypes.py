@@ -1,16 +1,18 @@
 """Tensors of any dtype through collectives that carry only int8, int32, float16 and float32.
 
-HCCL carries only those four (``CARRIED``). A broadcast or gather that only moves bits can move
-any tensor as a view of the same bytes in one of them: 8-byte elements as pairs of int32, 2-byte
-ones as float16 bit patterns, 1-byte ones as int8. Arithmetic (all-reduce) cannot.
+Every HCCL carries those four (``CARRIED``): the CANN of Ascend's first PyTorch releases carried
+only them, and current ones reduce and move more on Ascend 910. A broadcast or gather that only
+moves bits can move any tensor as a view of the same bytes in one of them: 8-byte elements as
+pairs of int32, 2-byte ones as float16 bit patterns, 1-byte ones as int8. Arithmetic
+(all-reduce) cannot.
 """
 from __future__ import annotations
 
 import torch
 
-# HCCL's rule, written here because Huawei's torch_npu has no public name for it (apex may use
-# only torch_npu's public API); the emulator's hccl checks the same tuple (hccl.DTYPES), and
-# tests/python/test_emulator_hccl.py holds the two equal.
+# Written here because Huawei's torch_npu has no public name for HCCL's rules (apex may use only
+# torch_npu's public API); tests/python/test_emulator_hccl.py checks that the emulator's hccl
+# lets these through in every collective.
 CARRIED = (torch.int8, torch.int32, torch.float16, torch.float32)
 _BY_SIZE = {1: torch.int8, 2: torch.float16, 4: torch.int32, 8: torch.int32}
 
