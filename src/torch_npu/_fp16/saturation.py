@@ -70,20 +70,22 @@ def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
 def host_to_fp16(values: torch.Tensor, rt: Any) -> torch.Tensor:
     """``to_fp16`` of a host tensor in saturation mode (the fast path's results): a contiguous
     fp32 tensor goes straight to the runtime when there is one."""
-    if rt is not None and values.dtype == torch.float32 and values.is_contiguous():
-        n = values.numel()
-        if n:
-            out = _empty(values.shape, dtype=torch.float16)
-            rt.float_to_half(values.data_ptr(), out.data_ptr(), n)
-            return out
+    out = _empty(values.shape, dtype=torch.float16)
+    if _runtime_convert(values, out, rt):
+        return out
     return _saturating_cast(values)
 
 
-def _saturating_cast(values: torch.Tensor) -> torch.Tensor:
+def _within_fp16(values: torch.Tensor) -> torch.Tensor:
+    """``values`` saturated to the fp16 range, the float status set, when they leave it."""
     if overflows_fp16(values):
         float_status.set()
-        values = _saturated(values)
-    return values.to(torch.float16)
+        return _saturated(values)
+    return values
+
+
+def _saturating_cast(values: torch.Tensor) -> torch.Tensor:
+    return _within_fp16(values).to(torch.float16)
 
 
 def store_fp16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> None:
@@ -95,7 +97,4 @@ def store_fp16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> No
         return
     if _runtime_convert(values, dst, rt):
         return
-    if overflows_fp16(values):
-        float_status.set()
-        values = _saturated(values)
-    dst.copy_(values)
+    dst.copy_(_within_fp16(values))
