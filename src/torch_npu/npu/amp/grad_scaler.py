@@ -118,7 +118,7 @@ class GradScaler:
                     continue
                 grad = p.grad if not p.grad.is_sparse else p.grad.coalesce()._values()
                 if inv_scale is None:
-                    found = (grad.numel() > 0 and not bool(torch.isfinite(grad).all())) or found
+                    found = _holds_inf_or_nan(grad) or found
                     continue
                 if grad.dtype == torch.float16:
                     raise ValueError("GradScaler.unscale_: fp16 gradients cannot be unscaled in "
@@ -293,6 +293,10 @@ class GradScaler:
         self._per_optimizer_states = defaultdict(_refresh)
 
 
+def _holds_inf_or_nan(grad: torch.Tensor) -> bool:
+    return grad.numel() > 0 and not bool(torch.isfinite(grad).all())
+
+
 def _unscale(grad: torch.Tensor, inv_scale: float) -> bool:
     """``grad *= inv_scale`` in place; whether it held an inf or NaN (which raises the float
     status, as any NPU operation on one does in saturation mode)."""
@@ -302,7 +306,7 @@ def _unscale(grad: torch.Tensor, inv_scale: float) -> bool:
         # One pass: multiply and detect inf/NaN.
         return bool(rt.unscale(grad.data_ptr(), getattr(rt, codes[grad.dtype]), grad.numel(),
                                float(inv_scale)))
-    found = grad.numel() > 0 and not bool(torch.isfinite(grad).all())
+    found = _holds_inf_or_nan(grad)
     if found and not overflow_mode.inf_nan():
         float_status.set()
     if inv_scale != 1.0:
