@@ -52,7 +52,7 @@ def run_per_npu(dispatch: Callable[[Any, Dict[str, Any]], Any], args: Any,
                 kwargs: Dict[str, Any], groups: Dict[Optional[int], List[int]]) -> Any:
     """``dispatch(args, kwargs)`` once per group over its positions of every list argument; the
     results (a list for out-of-place operations) in position order."""
-    n = len(_tensor_lists(list(args) + list(kwargs.values()))[0])
+    n = sum(len(positions) for positions in groups.values())  # the groups cover every position
 
     def part(value: Any, positions: List[int]) -> Any:
         if isinstance(value, (list, tuple)) and len(value) == n:
