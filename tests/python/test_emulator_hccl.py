@@ -52,6 +52,7 @@ def test_collectives_give_gloo_results_under_the_hccl_name(scenario):
         assert got["scatter"] == [10.0 * rank]
         assert got["reduce_scatter"] == [float(2 * rank + 1)]  # sum over r of (rank + r)
         assert got["all_to_all"] == [[10.0 * r + rank] for r in range(world)]
+        assert got["all_to_all_bool"] == [[(r + rank) % 2 == 1] for r in range(world)]
         assert got["all_to_all_single"] == [10.0 * r + rank for r in range(world)]
         assert got["batch_isend_irecv"] == [float((rank - 1) % world)] * 2
         assert got["all_gather_object"] == [{"rank": 0}, {"rank": 1}]

@@ -146,7 +146,7 @@ class HcclProcessGroup(dist.ProcessGroup):
                  opts: Optional[Any] = None) -> Any:
         sent = torch.cat([t.reshape(-1) for t in inputs])
         received = torch.empty(sum(t.numel() for t in outputs), dtype=sent.dtype)
-        self.gloo.alltoall_base(received, sent, [t.numel() for t in outputs],
+        self.gloo.alltoall_base(_carried(received), _carried(sent), [t.numel() for t in outputs],
                                 [t.numel() for t in inputs], dist.AllToAllOptions()).wait()
         for out, part in zip(outputs, received.split([t.numel() for t in outputs])):
             out.copy_(part.view_as(out))

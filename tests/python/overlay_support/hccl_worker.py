@@ -50,6 +50,9 @@ def collectives(rank, world):
     a2a = [torch.zeros(1) for _ in range(world)]
     dist.all_to_all(a2a, [torch.full((1,), float(rank * 10 + i)) for i in range(world)])
     out["all_to_all"] = [t.tolist() for t in a2a]
+    flags = [torch.zeros(1, dtype=torch.bool) for _ in range(world)]
+    dist.all_to_all(flags, [torch.tensor([(rank + i) % 2 == 1]) for i in range(world)])
+    out["all_to_all_bool"] = [f.tolist() for f in flags]
     single = torch.zeros(world)
     dist.all_to_all_single(single, torch.arange(world, dtype=torch.float32) + rank * 10)
     out["all_to_all_single"] = single.tolist()
