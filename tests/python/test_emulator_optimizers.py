@@ -166,10 +166,9 @@ class SelfUnscaling(torch.optim.Optimizer):
 
     _step_supports_amp_scaling = True
 
-    def __init__(self, params, lr, takes_scaler):
+    def __init__(self, params, lr):
         super().__init__(params, dict(lr=lr))
         self.seen = []
-        self.takes_scaler = takes_scaler
 
     def _apply(self, grad_scale, found_inf):
         if found_inf is not None and float(found_inf) != 0.0:
@@ -204,7 +203,7 @@ class ReadsAttributes(SelfUnscaling):
 
 def test_an_optimizer_whose_step_takes_grad_scaler_is_given_the_scaler():
     model = nn.Linear(3, 2).npu()
-    opt = TakesScaler(model.parameters(), lr=0.1, takes_scaler=True)
+    opt = TakesScaler(model.parameters(), lr=0.1)
     scaler = GradScaler(init_scale=4.0)
     ref = copy.deepcopy(model)
     x = t(2, 3).npu()
@@ -229,7 +228,7 @@ def test_an_optimizer_whose_step_takes_grad_scaler_is_given_the_scaler():
 def test_any_other_finds_grad_scale_and_found_inf_while_it_steps():
     model = nn.Linear(3, 2).npu()
     ref = copy.deepcopy(model)
-    opt = ReadsAttributes(model.parameters(), lr=0.1, takes_scaler=False)
+    opt = ReadsAttributes(model.parameters(), lr=0.1)
     scaler = GradScaler(init_scale=4.0)
     x = t(2, 3).npu()
     scaler.scale(model(x).sum()).backward()
