@@ -1,9 +1,10 @@
-// ReLU and its gradient on fp16 values (backend/half_ops.h) against their definition: the fp32
-// computation torch's kernels do (max(x, 0) keeping x when both are zero; s <= 0 ? 0 : g) on
-// the exact fp32 values, stored back with the saturating conversion. Every fp16 input, at every
-// ISA level, at unaligned starts and odd lengths, in place, and over several chunks.
+// The fp16 operations of backend/half_ops.h (saturating copy, add, multiply and divide by a
+// scalar, ReLU and its gradient) against their definitions: the fp32 computation torch's
+// kernels do on the exact fp32 values, stored back with the saturating conversion. Every fp16
+// input, at every ISA level, at unaligned starts and odd lengths, in place, and over chunks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -21,6 +22,14 @@ half_bits saturate_definition(half_bits x, bool& overflow) {
 
 half_bits add_definition(half_bits a, half_bits b, bool& overflow) {
   return float_to_half(half_to_float(a) + half_to_float(b), overflow);
+}
+
+half_bits multiply_definition(half_bits x, float factor, bool& overflow) {
+  return float_to_half(half_to_float(x) * factor, overflow);
+}
+
+half_bits divide_definition(half_bits x, float divisor, bool& overflow) {
+  return float_to_half(half_to_float(x) / divisor, overflow);
 }
 
 half_bits relu_definition(half_bits x, bool& overflow) {
@@ -92,6 +101,42 @@ TEST_P(HalfOpsIsa, AddOfEveryHalfWithSomeIsTheFp32SumSaturated) {
   EXPECT_EQ(got[4], kHalfMaxBits);
 }
 
+// Scalars: powers of two (exact scaling, fp16 subnormals rounded), others that round, zero,
+// tiny and huge ones, infinities and NaN.
+const float kScalars[] = {4.0f, 128.0f, 0.25f, 3.0f, -7.0f, 0.1f, 1e-5f, 6.5e4f, 3e38f, 1e-40f,
+                          0.0f, -0.0f, INFINITY, -INFINITY, NAN};
+
+TEST_P(HalfOpsIsa, MultiplyAndDivideOfEveryHalfAreTheFp32ResultSaturated) {
+  ScopedIsaLevel isa(GetParam());
+  const std::vector<half_bits> all = every_half(11);
+  for (const float scalar : kScalars) {
+    for (const bool in_place : {false, true}) {
+      for (const bool divide : {false, true}) {
+        std::vector<half_bits> x(all.begin() + 5, all.end()), got(x.size());
+        const std::vector<half_bits> before = x;
+        half_bits* out = in_place ? x.data() : got.data();
+        const bool reported = divide ? divide_half(x.data(), out, x.size(), scalar)
+                                     : multiply_half(x.data(), out, x.size(), scalar);
+        bool overflow = false;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const half_bits want = divide ? divide_definition(before[i], scalar, overflow)
+                                        : multiply_definition(before[i], scalar, overflow);
+          ASSERT_EQ(out[i], want) << std::hex << before[i] << (divide ? " / " : " * ") << scalar;
+        }
+        EXPECT_EQ(reported, overflow) << scalar;
+      }
+    }
+  }
+  // 65504 * 1.0001 and 65504 / 0.9999 are below 65520 (IEEE would round them to 65504): above
+  // the largest half all the same, so saturated and reported.
+  const std::vector<half_bits> max(9, 0x7BFF);
+  std::vector<half_bits> out(9);
+  EXPECT_TRUE(multiply_half(max.data(), out.data(), 9, 1.0001f));
+  EXPECT_TRUE(divide_half(max.data(), out.data(), 9, 0.9999f));
+  EXPECT_EQ(out[8], kHalfMaxBits);
+  EXPECT_FALSE(divide_half(max.data(), out.data(), 9, 1.0f));
+}
+
 TEST_P(HalfOpsIsa, ReluOfEveryHalfIsTheFp32ReluSaturated) {
   ScopedIsaLevel isa(GetParam());
   const std::vector<half_bits> all = every_half(7);
@@ -160,13 +205,18 @@ TEST_P(HalfOpsIsa, ManyChunksGiveTheSameBits) {
   const bool back_reported = relu_backward_half(g.data(), x.data(), back.data(), n);
   const bool copy_reported = saturate_half(x.data(), copy.data(), n);
   const bool sum_reported = add_half(x.data(), g.data(), sum.data(), n);
+  std::vector<half_bits> quotient(n);
+  const bool quotient_reported = divide_half(x.data(), quotient.data(), n, 0.3f);
+  bool quotient_overflow = false;
   bool relu_overflow = false, back_overflow = false, copy_overflow = false, sum_overflow = false;
   for (std::size_t i = 0; i < n; ++i) {
     ASSERT_EQ(out[i], relu_definition(x[i], relu_overflow));
     ASSERT_EQ(back[i], relu_backward_definition(g[i], x[i], back_overflow));
     ASSERT_EQ(copy[i], saturate_definition(x[i], copy_overflow));
     ASSERT_EQ(sum[i], add_definition(x[i], g[i], sum_overflow));
+    ASSERT_EQ(quotient[i], divide_definition(x[i], 0.3f, quotient_overflow));
   }
+  EXPECT_EQ(quotient_reported, quotient_overflow);
   EXPECT_EQ(relu_reported, relu_overflow);
   EXPECT_EQ(back_reported, back_overflow);
   EXPECT_EQ(copy_reported, copy_overflow);

@@ -10,6 +10,8 @@ namespace apexnpu::rt {
 
 APEXNPU_ISA_DECLARE(bool, saturate_half_range, (const half_bits*, half_bits*, std::size_t))
 APEXNPU_ISA_DECLARE(bool, add_half_range, (const half_bits*, const half_bits*, half_bits*, std::size_t))
+APEXNPU_ISA_DECLARE(bool, multiply_half_range, (const half_bits*, half_bits*, std::size_t, float))
+APEXNPU_ISA_DECLARE(bool, divide_half_range, (const half_bits*, half_bits*, std::size_t, float))
 APEXNPU_ISA_DECLARE(bool, relu_half_range, (const half_bits*, half_bits*, std::size_t))
 APEXNPU_ISA_DECLARE(bool, relu_backward_half_range,
                     (const half_bits*, const half_bits*, half_bits*, std::size_t))
@@ -36,6 +38,16 @@ bool saturate_half(const half_bits* in, half_bits* out, std::size_t n) {
 bool add_half(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n) {
   auto* fn = APEXNPU_ISA_SELECT(add_half_range);
   return any_chunk(n, [&](ChunkRange r) { return fn(a + r.begin, b + r.begin, out + r.begin, r.size()); });
+}
+
+bool multiply_half(const half_bits* in, half_bits* out, std::size_t n, float factor) {
+  auto* fn = APEXNPU_ISA_SELECT(multiply_half_range);
+  return any_chunk(n, [&](ChunkRange r) { return fn(in + r.begin, out + r.begin, r.size(), factor); });
+}
+
+bool divide_half(const half_bits* in, half_bits* out, std::size_t n, float divisor) {
+  auto* fn = APEXNPU_ISA_SELECT(divide_half_range);
+  return any_chunk(n, [&](ChunkRange r) { return fn(in + r.begin, out + r.begin, r.size(), divisor); });
 }
 
 bool relu_half(const half_bits* in, half_bits* out, std::size_t n) {

@@ -6,6 +6,10 @@
 //   saturate(x):           x itself, stored saturating (a copy of fp16 values: NaN -> +0 and
 //                          +-inf -> +-65504, reported).
 //   add(a, b):             the fp32 sum a + b (one IEEE rounding), stored saturating.
+//   multiply(x, factor):   the fp32 product x * factor (one IEEE rounding), stored saturating.
+//   divide(x, divisor):    the fp32 quotient x / divisor (one IEEE rounding), stored
+//                          saturating; torch's fp32 kernels divide, they do not multiply by a
+//                          reciprocal, and neither does this.
 //   relu(x):               x > 0 keeps x, and so do +0 and -0 (torch's max(0, x) returns x
 //                          when both are zero); x < 0 (-inf too) gives +0; NaN gives +0 and
 //                          +inf gives 65504, both reported.
@@ -21,6 +25,8 @@ namespace apexnpu::rt {
 
 bool saturate_half(const half_bits* in, half_bits* out, std::size_t n);
 bool add_half(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n);
+bool multiply_half(const half_bits* in, half_bits* out, std::size_t n, float factor);
+bool divide_half(const half_bits* in, half_bits* out, std::size_t n, float divisor);
 bool relu_half(const half_bits* in, half_bits* out, std::size_t n);
 bool relu_backward_half(const half_bits* grad, const half_bits* self, half_bits* out, std::size_t n);
 

@@ -1,7 +1,8 @@
 // Per-ISA bodies of backend/half_ops.h. The selections are branch-free loops on 16-bit
 // patterns, which the compiler vectorises at every SIMD level (integer work gives the same bits
 // at any level); add widens tiles with exec/half_simd.h, adds in fp32 and narrows with the
-// saturating conversion, as exact at every level as the conversions themselves.
+// saturating conversion, as exact at every level as the conversions themselves; multiply and
+// divide do the same with one operand fixed.
 #include <cstddef>
 #include <cstdint>
 
@@ -36,6 +37,32 @@ bool add_half_range(const half_bits* a, const half_bits* b, half_bits* out, std:
     bad |= float_to_half_n(ta, out + i, len);
   }
   return bad;
+}
+
+namespace {
+
+// out = op(float(in), operand) per element, stored saturating; true if anything was reported.
+template <typename Op>
+bool with_scalar(const half_bits* in, half_bits* out, std::size_t n, float operand, Op op) {
+  bool bad = false;
+  float tile[kHalfTile];
+  for (std::size_t i = 0; i < n; i += kHalfTile) {
+    const std::size_t len = n - i < kHalfTile ? n - i : kHalfTile;
+    half_to_float_n(in + i, tile, len);
+    for (std::size_t k = 0; k < len; ++k) tile[k] = op(tile[k], operand);
+    bad |= float_to_half_n(tile, out + i, len);
+  }
+  return bad;
+}
+
+}  // namespace
+
+bool multiply_half_range(const half_bits* in, half_bits* out, std::size_t n, float factor) {
+  return with_scalar(in, out, n, factor, [](float x, float f) { return x * f; });
+}
+
+bool divide_half_range(const half_bits* in, half_bits* out, std::size_t n, float divisor) {
+  return with_scalar(in, out, n, divisor, [](float x, float d) { return x / d; });
 }
 
 bool relu_half_range(const half_bits* in, half_bits* out, std::size_t n) {

@@ -1,6 +1,9 @@
 // The emulated NPU's fp16 operations done in one runtime pass (backend/half_ops.h): the fast
 // path of apex.npu's emulation calls them where they give the general path's bits. Each raises
 // the device's float status when something was saturated, as float_to_half does.
+#include <cmath>
+#include <limits>
+
 #include "backend/device.h"
 #include "backend/half_max_pool.h"
 #include "backend/half_ops.h"
@@ -53,6 +56,30 @@ PyObject* binary(PyObject*, PyObject* args) {
   });
 }
 
+using WithScalar = bool (*)(const rt::half_bits*, rt::half_bits*, std::size_t, float);
+
+// The scalar arrives as a Python float (a double); only values a float holds, or the nearest
+// float to them, are taken, as torch converts its double scalars for fp32 kernels.
+template <WithScalar op>
+PyObject* with_scalar(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, dst = 0;
+  std::size_t n = 0;
+  double scalar = 0;
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&d|i", to_address, &src, to_address, &dst, to_size, &n, &scalar, &index))
+    return nullptr;
+  return guarded([&] {
+    if (std::isfinite(scalar) && std::fabs(scalar) > std::numeric_limits<float>::max())
+      throw rt::ArgumentError(rt::concat("the scalar ", scalar, " is beyond the float range"));
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = op(ptr<const rt::half_bits>(src), ptr<rt::half_bits>(dst), n, static_cast<float>(scalar));
+    }
+    return reported(index, bad);
+  });
+}
+
 PyObject* max_pool2d_half(PyObject*, PyObject* args) {
   std::uintptr_t src = 0, dst = 0, indices = 0;
   long long planes = 0;
@@ -89,6 +116,14 @@ PyMethodDef kEmulationMethods[] = {
     {"add_half", binary<rt::add_half>, METH_VARARGS,
      "add_half(a_fp16_addr, b_fp16_addr, dst_fp16_addr, n, device=0) -> bool: the fp32 sum, "
      "stored saturating; True (and the status raised) for NaN or overflow"},
+    {"multiply_half", with_scalar<rt::multiply_half>, METH_VARARGS,
+     "multiply_half(src_fp16_addr, dst_fp16_addr, n, factor, device=0) -> bool: the fp32 "
+     "product x * factor (factor rounded to float), stored saturating; True (and the status "
+     "raised) for NaN or overflow"},
+    {"divide_half", with_scalar<rt::divide_half>, METH_VARARGS,
+     "divide_half(src_fp16_addr, dst_fp16_addr, n, divisor, device=0) -> bool: the fp32 "
+     "quotient x / divisor (divisor rounded to float), stored saturating; True (and the status "
+     "raised) for NaN or overflow"},
     {"relu_half", unary<rt::relu_half>, METH_VARARGS,
      "relu_half(src_fp16_addr, dst_fp16_addr, n, device=0) -> bool: torch's fp32 relu of the "
      "values, stored saturating; True (and the status raised) for NaN or +inf"},
