@@ -111,6 +111,20 @@ OPS = {
     "sub_broadcast": (torch.sub, lambda: [values(4, 1, 3), values(5, 1, seed=1)]),
     "mul_overflow": (torch.mul, lambda: [values(6, scale=0) + 300, values(6, scale=0) + 300]),
     "mul_scalar": (lambda a: a * 1000.0, h(3, 4, scale=100)),
+    "mul_scalar_specials": (lambda a: a * -7, h(3, 5, specials=True)),
+    "mul_scalar_inplace": (lambda a: a.mul_(0.1), h(3, 5, specials=True)),
+    "mul_scalar_just_above_max": (lambda a: a * 1.0001, lambda: [values(4, scale=0) + 65504]),
+    "mul_scalar_big_int": (lambda a: a * (2 ** 25 + 1), h(3, 4, scale=1e-6)),  # the round trip
+    "mul_scalar_bool": (lambda a: a * True, h(3, 4, specials=True)),  # the round trip
+    "div_scalar": (lambda a: a / 4.0, h(3, 5, specials=True)),
+    "div_scalar_rounds": (lambda a: a / 3.0, h(4, 9, scale=1e3, specials=True)),
+    "div_int": (lambda a: torch.div(a, 128), h(3, 5, specials=True)),
+    "div_scalar_inplace": (lambda a: a.div_(1e-3), h(3, 5, scale=100)),
+    "div_scalar_zero": (lambda a: a / 0.0, h(3, 5, specials=True)),
+    "div_scalar_0dim": (lambda a: a / 2.5, h()),
+    "div_scalar_beyond_fp32": (lambda a: a / 1e300, h(3, 5, specials=True)),  # the round trip
+    "div_scalar_nan": (lambda a: a / math.nan, h(3, 5)),  # the round trip
+    "div_scalar_transposed": (lambda a: a.t() / 2.0, h(3, 5, specials=True)),  # the round trip
     "div_by_zero": (torch.div, lambda: [values(6), values(6, scale=0)]),
     "mixed_fp16_fp32": (torch.add, lambda: [values(3, 3), values(3, 3, dtype=torch.float32)]),
     "fp16_and_0dim_fp32": (torch.mul, lambda: [values(3, 3), torch.tensor(2.5)]),
@@ -298,7 +312,8 @@ def test_unsafe_view_is_a_view_on_both_paths_as_on_the_npu(path):
 def test_the_corpus_overflows_and_saturates():
     """The cases above do exercise the status: these set it, and their results saturate."""
     for name in ("add_overflow", "add_just_above_max", "mul_overflow", "fill_overflow",
-                 "copy_fp32_into_fp16", "masked_fill_big", "mm_overflow", "to_fp16"):
+                 "copy_fp32_into_fp16", "masked_fill_big", "mm_overflow", "to_fp16",
+                 "mul_scalar_just_above_max", "div_scalar_zero"):
         out, inputs, status, _ = run("general", *OPS[name])
         assert status, name
     for name in ("add_overflow", "mm_overflow"):
@@ -444,6 +459,20 @@ def test_add_and_copies_agree_for_every_fp16_value():
                 return [every(), torch.full((65536,), v).half()]
         assert_paths_agree(torch.add, make, repeats=1)
         assert_paths_agree(lambda a, b: b.add_(a), make, repeats=1)
+
+
+def test_scaling_by_a_number_agrees_for_every_fp16_value():
+    """mul and div by Python numbers (each value in the vector body and the scalar tail of
+    torch's fp32 kernel), out of place and in place."""
+    scalars = [4.0, 3.0, 0.1, -7, 128, 1e-5, 1e-40, 6e4, 0.0]
+    for offset in (0, 1, 7):
+        make = lambda offset=offset: [every_fp16_value()[offset:]]  # noqa: E731
+        for v in scalars:
+            assert_paths_agree(lambda a, v=v: a * v, make, repeats=1)
+            assert_paths_agree(lambda a, v=v: a / v, make, repeats=1)
+        for v in scalars[:3]:
+            assert_paths_agree(lambda a, v=v: a.mul_(v), make, repeats=1)
+            assert_paths_agree(lambda a, v=v: a.div_(v), make, repeats=1)
 
 
 def test_relu_and_its_backward_agree_for_every_fp16_value():

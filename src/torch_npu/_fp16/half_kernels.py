@@ -5,12 +5,16 @@ new contiguous tensor (or the written input, for in-place ops). They apply only 
 plain to see: non-empty tensors, contiguous ones of one shape where the runtime reads them (any
 layout where torch's own fp16 kernel gathers the values), and the arguments below; anything
 else returns ``NOT_HANDLED`` and takes the round trip. The runtime's one-pass kernels
-(``apex._apexnpu``: ``*_half``, ``float_to_half``, ``half_to_float``) do the work; they raise
+(``torch_npu._apexnpu``: ``*_half``, ``float_to_half``, ``half_to_float``) do the work; they raise
 the float status of device 0, as the general path's ``float_to_half`` does.
 - ``relu``/``relu_`` and ``threshold_backward(grad, self, 0)``: torch's fp32 ``max(x, 0)`` and
   ``self <= 0 ? 0 : grad`` on exact values, stored saturating.
 - ``add``/``add_`` of two fp16 tensors with ``alpha`` 1: the fp32 sum, stored saturating (torch's
   fp32 kernel computes ``a + alpha * b`` with one rounding; ``alpha * b`` is exact at 1).
+- ``mul``/``mul_``/``div``/``div_`` of an fp16 tensor by a Python number: torch's fp32 kernel
+  rounds the number to fp32 and multiplies or truly divides with one rounding, as the runtime
+  does; numbers whose rounding could differ (floats beyond the fp32 range, inf, NaN, integers
+  beyond 2**24) take the round trip.
 - copies of fp16 values (``clone``, also ``.contiguous()`` of a view, ``_to_copy`` to fp16,
   ``copy_`` and ``_foreach_copy_`` between fp16 tensors, and ``cat`` of any layouts, whose fp16
   result torch makes natively): the values themselves, stored saturating (NaN -> 0 and
@@ -25,6 +29,7 @@ the float status of device 0, as the general path's ``float_to_half`` does.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -122,6 +127,30 @@ def _add_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     a, b = operands
     rt.add_half(a.data_ptr(), b.data_ptr(), a.data_ptr(), a.numel())
     return a
+
+
+_FLOAT_MAX = 3.4028234663852886e38
+_FLOAT_EXACT_INT = 1 << 24
+
+
+def _fp32_scalar(value: Any) -> bool:
+    """A Python number that reaches torch's fp32 kernel as the float the runtime is given: a
+    finite float within the fp32 range (rounded alike) or an integer fp32 holds exactly."""
+    if type(value) is float:
+        return math.isfinite(value) and abs(value) <= _FLOAT_MAX
+    return type(value) is int and abs(value) <= _FLOAT_EXACT_INT
+
+
+def _with_scalar(kernel: str, in_place: bool) -> Callable[[Any, Args, Kwargs], Any]:
+    """``x op number`` (``x.op_(number)`` when ``in_place``) by the runtime's ``kernel``."""
+    def run(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+        if kwargs or len(args) != 2 or not _plain(args[0], _HALF) or not _fp32_scalar(args[1]):
+            return NOT_HANDLED
+        x, scalar = args
+        out = x if in_place else _empty(x.shape, dtype=_HALF)
+        getattr(rt, kernel)(x.data_ptr(), out.data_ptr(), x.numel(), float(scalar))
+        return out
+    return run
 
 
 def _saturated_copy(rt: Any, x: torch.Tensor, shape: Any) -> torch.Tensor:
@@ -326,6 +355,14 @@ _KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
     aten.threshold_backward.default: _relu_backward,
     aten.add.Tensor: _add,
     aten.add_.Tensor: _add_,
+    aten.mul.Tensor: _with_scalar("multiply_half", in_place=False),
+    aten.mul.Scalar: _with_scalar("multiply_half", in_place=False),
+    aten.mul_.Tensor: _with_scalar("multiply_half", in_place=True),
+    aten.mul_.Scalar: _with_scalar("multiply_half", in_place=True),
+    aten.div.Tensor: _with_scalar("divide_half", in_place=False),
+    aten.div.Scalar: _with_scalar("divide_half", in_place=False),
+    aten.div_.Tensor: _with_scalar("divide_half", in_place=True),
+    aten.div_.Scalar: _with_scalar("divide_half", in_place=True),
     aten.clone.default: _clone,
     aten._to_copy.default: _to_copy,
     aten.copy_.default: _copy_,
@@ -343,6 +380,6 @@ except (AttributeError, RuntimeError):  # pragma: no cover - torch 1.13 has no _
 def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:
     """The op's result computed without the round trip, or NOT_HANDLED."""
     kernel = _KERNELS.get(func)
-    if kernel is None or rt is None or not hasattr(rt, "max_pool2d_half"):
+    if kernel is None or rt is None or not hasattr(rt, "divide_half"):
         return NOT_HANDLED
     return kernel(rt, args, kwargs)
