@@ -103,8 +103,8 @@ TEST_P(HalfOpsIsa, AddOfEveryHalfWithSomeIsTheFp32SumSaturated) {
 
 // Scalars: powers of two (exact scaling, fp16 subnormals rounded), others that round, zero,
 // tiny and huge ones, infinities and NaN.
-const float kScalars[] = {4.0f, 128.0f, 0.25f, 3.0f, -7.0f, 0.1f, 1e-5f, 6.5e4f, 3e38f, 1e-40f,
-                          0.0f, -0.0f, INFINITY, -INFINITY, NAN};
+const float kScalars[] = {4.0f,  128.0f, 0.25f, 3.0f,  -7.0f,    0.1f,      1e-5f, 6.5e4f,
+                          3e38f, 1e-40f, 0.0f,  -0.0f, INFINITY, -INFINITY, NAN};
 
 TEST_P(HalfOpsIsa, MultiplyAndDivideOfEveryHalfAreTheFp32ResultSaturated) {
   ScopedIsaLevel isa(GetParam());
