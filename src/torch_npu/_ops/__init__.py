@@ -28,10 +28,15 @@ from .fusion_attention import npu_fusion_attention
 from .gelu import npu_gelu
 from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
+from .max import npu_max
+from .one_hot import npu_one_hot
+from .pad import npu_pad
 from .rms_norm import npu_rms_norm
 from .rotary_mul import npu_rotary_mul
 from .scaled_masked_softmax import npu_scaled_masked_softmax
 from .silu import npu_silu, npu_silu_
+from .softmax_cross_entropy import (npu_softmax_cross_entropy_with_logits,
+                                    npu_softmax_cross_entropy_with_logits_backward)
 from .swiglu import npu_swiglu
 
 # torch_npu.<name> -> the operator.
@@ -62,6 +67,12 @@ OPERATORS = {
     "npu_bert_apply_adam": npu_bert_apply_adam,
     "npu_apply_adam": npu_apply_adam,
     "npu_apply_adam_w": npu_apply_adam_w,
+    "npu_one_hot": npu_one_hot,
+    "npu_softmax_cross_entropy_with_logits": npu_softmax_cross_entropy_with_logits,
+    "npu_softmax_cross_entropy_with_logits_backward":
+        npu_softmax_cross_entropy_with_logits_backward,
+    "npu_max": npu_max,
+    "npu_pad": npu_pad,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
