@@ -94,6 +94,40 @@ def test_cpu_and_npu_tensors_do_not_mix(name, expression):
     assert devices in out, out
 
 
+def test_backward_formulas_make_their_tensors_on_the_npu():
+    """torch's backward of max/min/topk/sort/kthvalue/median over a dimension and of cummax
+    makes a zeros tensor with the gradient's options and scatters into it: on the NPU that is
+    an NPU tensor, so the gradient is the host's and on the NPU; a zeros tensor the script
+    makes on the host still does not mix."""
+    out = run("""
+        import json, torch, torch_npu
+        reductions = {
+            "max": lambda x: torch.max(x, 0)[0], "min": lambda x: x.min(1, keepdim=True)[0],
+            "topk": lambda x: x.topk(2, 1)[0], "sort": lambda x: x.sort(1)[0],
+            "kthvalue": lambda x: x.kthvalue(2, 1)[0], "median": lambda x: x.median(1)[0],
+            "cummax": lambda x: x.cummax(1)[0],
+        }
+        results = {}
+        for name, f in reductions.items():
+            host = torch.randn(4, 5, generator=torch.Generator().manual_seed(1))
+            x = host.clone().npu().requires_grad_()
+            f(x).mul(torch.arange(1.0, 3.0).npu()[0]).sum().backward()
+            want = host.clone().requires_grad_()
+            f(want).sum().backward()
+            results[name] = [str(x.grad.device), torch.equal(x.grad.cpu(), want.grad)]
+        try:
+            torch.zeros(4, 5).scatter(0, torch.zeros(1, 5, dtype=torch.long).npu(),
+                                      torch.ones(1, 5).npu())
+            results["script's zeros"] = "mixed"
+        except RuntimeError as e:
+            results["script's zeros"] = str(e).split(",")[0]
+        print(json.dumps(results))
+    """)
+    assert out.pop("script's zeros") == "Expected all tensors to be on the same device"
+    assert out == {name: ["npu:0", True] for name in
+                   ("max", "min", "topk", "sort", "kthvalue", "median", "cummax")}
+
+
 def test_what_may_mix_as_on_the_npu():
     out = run("""
         import json, torch, torch_npu

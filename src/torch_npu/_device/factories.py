@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from .. import _wraps
-from . import device_args, devices, placement, tensor_types
+from . import device_args, devices, placement, tensor_types, torch_made
 
 # Makers torch exposes that are not aten operators, and where their device may sit positionally.
 _EXTRA_TORCH_MAKERS = {"tensor": None, "as_tensor": None, "asarray": None}
@@ -60,7 +60,8 @@ def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
     @functools.wraps(original)
     def maker(*args: Any, **kwargs: Any) -> Any:
         npu, where, args, kwargs = device_args.to_host(args, kwargs, what, position)
-        out = original(*args, **kwargs)
+        with torch_made.script_call():
+            out = original(*args, **kwargs)
         if not isinstance(out, torch.Tensor):
             return out
         if npu is not None:

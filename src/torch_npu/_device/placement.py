@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Set
 import torch
 
 _MARK = "_apexnpu_npu"
+_TORCH_MADE = "_apexnpu_torch_made"  # torch_made.MARK: a host tensor torch made for NPU work
 
 
 def npu_of(tensor: Any) -> Optional[int]:
@@ -64,7 +65,8 @@ def common_npu(leaves: Sequence[Any], op: Any, args: Sequence[Any] = (),
     except in copies between devices and for host indices of indexing.
 
     A host tensor that the operation only writes (in place or ``out=``) is let through: torch's
-    DDP writes gradients into buckets its C++ made on the device's backing memory, the host."""
+    DDP writes gradients into buckets its C++ made on the device's backing memory, the host.
+    So is one torch made for itself (``torch_made``): on the NPU it would be an NPU tensor."""
     found: Optional[int] = None
     host: Optional[torch.Tensor] = None  # the first host tensor an NPU kernel would refuse
     for x in leaves:
@@ -72,7 +74,8 @@ def common_npu(leaves: Sequence[Any], op: Any, args: Sequence[Any] = (),
             continue
         index = getattr(x, _MARK, None)
         if index is None:
-            if host is None and x.dim() > 0 and x.device.type == "cpu":
+            if host is None and x.dim() > 0 and x.device.type == "cpu" \
+                    and not getattr(x, _TORCH_MADE, False):
                 host = x
             continue
         if index == found:
@@ -110,7 +113,8 @@ def _check_host_beside_npu(op: Any, npu: int, leaves: Sequence[Any], args: Seque
     written = _written(op, args, kwargs)
     for x in leaves:
         if not isinstance(x, torch.Tensor) or getattr(x, _MARK, None) is not None \
-                or x.dim() == 0 or x.device.type != "cpu" or id(x) in written:
+                or x.dim() == 0 or x.device.type != "cpu" or id(x) in written \
+                or getattr(x, _TORCH_MADE, False):
             continue
         if index_op and not (x.is_floating_point() or x.is_complex()):
             continue
@@ -119,8 +123,14 @@ def _check_host_beside_npu(op: Any, npu: int, leaves: Sequence[Any], args: Seque
 
 def put_outputs(outputs: Iterable[Any], inputs: Iterable[Any], index: int) -> None:
     """Mark the new tensors among ``outputs`` (not the inputs an in-place op returns) as on NPU
-    ``index``."""
-    given = {id(x) for x in inputs if isinstance(x, torch.Tensor)}
+    ``index``, and the inputs torch made for itself (``torch_made``) with them."""
+    given = set()
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            given.add(id(x))
+            if getattr(x, _TORCH_MADE, False):
+                delattr(x, _TORCH_MADE)
+                setattr(x, _MARK, index)
     for x in outputs:
         if isinstance(x, torch.Tensor) and id(x) not in given:
             setattr(x, _MARK, index)

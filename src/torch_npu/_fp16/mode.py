@@ -21,7 +21,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from .._device import (contiguous_outputs, foreach_split, formats, host_allocator,
-                       placement)
+                       placement, torch_made)
 from . import fast_path, general_path, npu_kernels, op_schema
 from . import path as emulation_path
 
@@ -63,14 +63,16 @@ class EmulatedNpuMode(TorchDispatchMode):
             out = func(*args, **kwargs)
         else:
             out = (fast_path if fast else general_path).run_in_fp32(func, args, kwargs)
-        if npu is not None and not unchanged and not op_schema.schema_of(func).written:
+        if npu is None:
+            torch_made.note(func, out)
+            return out
+        if not unchanged and not op_schema.schema_of(func).written:
             out = contiguous_outputs.made_contiguous(out, kwargs)
-        if npu is not None:
-            outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
-            placement.put_outputs(outputs, leaves, npu)
-            if getattr(func, "overloadpacket", None) in formats.INHERITING_OPS and args \
-                    and placement.npu_of(out) is not None:
-                formats.inherit(args[0], out)  # the NPU makes these in the input's format
+        outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
+        placement.put_outputs(outputs, leaves, npu)
+        if getattr(func, "overloadpacket", None) in formats.INHERITING_OPS and args \
+                and placement.npu_of(out) is not None:
+            formats.inherit(args[0], out)  # the NPU makes these in the input's format
         return out
 
 
