@@ -13,8 +13,9 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Set
 
 import torch
 
+from . import torch_made
+
 _MARK = "_apexnpu_npu"
-_TORCH_MADE = "_apexnpu_torch_made"  # torch_made.MARK: a host tensor torch made for NPU work
 
 
 def npu_of(tensor: Any) -> Optional[int]:
@@ -75,7 +76,7 @@ def common_npu(leaves: Sequence[Any], op: Any, args: Sequence[Any] = (),
         index = getattr(x, _MARK, None)
         if index is None:
             if host is None and x.dim() > 0 and x.device.type == "cpu" \
-                    and not getattr(x, _TORCH_MADE, False):
+                    and not getattr(x, torch_made.MARK, False):
                 host = x
             continue
         if index == found:
@@ -114,7 +115,7 @@ def _check_host_beside_npu(op: Any, npu: int, leaves: Sequence[Any], args: Seque
     for x in leaves:
         if not isinstance(x, torch.Tensor) or getattr(x, _MARK, None) is not None \
                 or x.dim() == 0 or x.device.type != "cpu" or id(x) in written \
-                or getattr(x, _TORCH_MADE, False):
+                or getattr(x, torch_made.MARK, False):
             continue
         if index_op and not (x.is_floating_point() or x.is_complex()):
             continue
@@ -128,8 +129,8 @@ def put_outputs(outputs: Iterable[Any], inputs: Iterable[Any], index: int) -> No
     for x in inputs:
         if isinstance(x, torch.Tensor):
             given.add(id(x))
-            if getattr(x, _TORCH_MADE, False):
-                delattr(x, _TORCH_MADE)
+            if getattr(x, torch_made.MARK, False):
+                delattr(x, torch_made.MARK)
                 setattr(x, _MARK, index)
     for x in outputs:
         if isinstance(x, torch.Tensor) and id(x) not in given:

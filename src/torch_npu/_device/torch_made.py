@@ -52,6 +52,3 @@ def note(func: Any, out: Any) -> None:
     if isinstance(out, torch.Tensor) and _is_maker(func) and not getattr(_calls, "depth", 0):
         setattr(out, MARK, True)
 
-
-def is_torch_made(x: torch.Tensor) -> bool:
-    return getattr(x, MARK, False)

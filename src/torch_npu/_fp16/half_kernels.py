@@ -129,7 +129,7 @@ def _add_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     return a
 
 
-_FLOAT_MAX = 3.4028234663852886e38
+_FLOAT_MAX = torch.finfo(torch.float32).max
 _FLOAT_EXACT_INT = 1 << 24
 
 
