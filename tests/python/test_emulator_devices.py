@@ -23,6 +23,8 @@ import torch_npu  # noqa: E402,F401
 from torch_npu._device import devices, factories, placement, torch_device  # noqa: E402
 from torch_npu._fp16 import float_status  # noqa: E402
 
+TORCH_BEFORE_2_1 = tuple(int(part) for part in torch.__version__.split(".")[:2]) < (2, 1)
+
 
 @pytest.fixture(autouse=True)
 def on_npu0():
@@ -532,6 +534,60 @@ def test_torch_npu_functions():
         assert torch.npu.current_device() == 6
     status = torch.npu_alloc_float_status()
     assert status.device == torch.device("npu:0")
+
+
+def test_npu_random_states_fork_and_restore_through_the_default_generators():
+    # Megatron-style model-parallel RNG trackers (Ascend's GLM, CPM) save the NPU state, seed a
+    # generator of torch.npu.default_generators, draw, and put the saved state back.
+    import torch.npu.random as npu_random
+    assert npu_random is torch.npu.random and npu_random.get_rng_state is torch.npu.get_rng_state
+    generators = torch.npu.default_generators
+    assert len(generators) == torch.npu.device_count()
+    assert all(isinstance(g, torch.Generator) for g in generators)
+    torch.npu.manual_seed(11)
+    saved = npu_random.get_rng_state()
+    generators[0].manual_seed(1234)
+    forked = torch.randn(4, device="npu")
+    generators[0].set_state(saved)
+    after = torch.randn(4, device="npu")
+    torch.npu.manual_seed(11)
+    assert torch.equal(torch.randn(4, device="npu"), after)
+    generators[3].manual_seed(1234)
+    assert torch.equal(torch.randn(4, device="npu:3").cpu(), forked.cpu())
+    assert torch.equal(generators[2].get_state(), torch.npu.get_rng_state(2))
+    states = npu_random.get_rng_state_all()
+    assert len(states) == torch.npu.device_count()
+    npu_random.set_rng_state_all(states)
+
+
+@pytest.mark.skipif(not TORCH_BEFORE_2_1, reason="torch_npu for torch 2.1 and later has no "
+                    "graph mode: test_graph_mode_is_gone_as_from_torch_npu_2_1 checks it")
+def test_graph_mode_of_torch_npu_1_x():
+    # Ascend's ResNet50, MobileNetV2 and BERT-Squad (--graph_mode) wrap each step in it.
+    assert torch.npu.is_graph_mode() is False
+    with pytest.raises(RuntimeError, match="Npu run mode must be graph mode when launch graph"):
+        torch.npu.launch_graph()
+    with pytest.raises(TypeError, match="verbose must be a bool"):
+        torch.npu.enable_graph_mode(1)
+    layer = nn.Linear(4, 2).npu()
+    x = torch.randn(3, 4).npu()
+    eager = layer(x)
+    torch.npu.enable_graph_mode()
+    try:
+        assert torch.npu.is_graph_mode() is True
+        in_graph = layer(x)
+        torch.npu.launch_graph()
+        assert torch.npu.is_graph_mode() is True  # launching keeps the mode
+    finally:
+        torch.npu.disable_graph_mode()
+    assert torch.npu.is_graph_mode() is False
+    assert torch.equal(in_graph.cpu(), eager.cpu()) and in_graph.is_npu
+
+
+@pytest.mark.skipif(TORCH_BEFORE_2_1, reason="torch 1.x: torch_npu has graph mode")
+def test_graph_mode_is_gone_as_from_torch_npu_2_1():
+    for name in ("enable_graph_mode", "disable_graph_mode", "is_graph_mode", "launch_graph"):
+        assert not hasattr(torch.npu, name), name
 
 
 def test_tensors_made_from_a_private_format_keep_it_as_on_the_npu():

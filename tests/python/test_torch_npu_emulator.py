@@ -109,9 +109,12 @@ def test_transfer_to_npu_runs_a_cuda_script():
             pass
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record(); end.record()
+        # transformers' Reformer seeds each layer from the current device's generator.
+        seed = torch.cuda.default_generators[torch.cuda.current_device()].seed()
         print(model[0].weight.device, data.device, target.device, state["model"]["0.weight"].device,
               made.device, torch.cuda.current_device(), start.elapsed_time(end) >= 0,
-              data.type(), torch.cuda.FloatTensor is torch.npu.FloatTensor)
+              data.type(), torch.cuda.FloatTensor is torch.npu.FloatTensor,
+              len(torch.cuda.default_generators), seed == torch.cuda.initial_seed())
     """)
     assert out == ["npu:1", "npu:1", "npu:1", "npu:0", "npu:1", "1", "True",
-                   "torch.npu.FloatTensor", "True"]
+                   "torch.npu.FloatTensor", "True", "8", "True"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Dict, List, NamedTuple
+from typing import Any, Dict, NamedTuple
 
 import torch
 
@@ -100,47 +100,6 @@ def device_of(tensor: torch.Tensor) -> device:
     return device(placement.npu_of(tensor))
 
 
-# --- random numbers: every emulated NPU draws from the CPU generator ---------------------------
-
-def manual_seed(seed: int) -> None:
-    # The CPU generator itself: torch.manual_seed calls torch.cuda.manual_seed_all, which
-    # transfer_to_npu points here.
-    torch.default_generator.manual_seed(int(seed))
-
-
-manual_seed_all = manual_seed
-
-
-def seed() -> None:
-    torch.default_generator.seed()
-
-
-seed_all = seed
-
-
-def initial_seed() -> int:
-    return torch.initial_seed()
-
-
-def get_rng_state(device: Any = "npu") -> torch.Tensor:
-    devices.index_of(device, "torch.npu.get_rng_state")
-    return torch.get_rng_state()
-
-
-def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
-    devices.index_of(device, "torch.npu.set_rng_state")
-    torch.set_rng_state(new_state)
-
-
-def get_rng_state_all() -> List[torch.Tensor]:
-    return [torch.get_rng_state() for _ in range(devices.device_count())]
-
-
-def set_rng_state_all(new_states: List[torch.Tensor]) -> None:
-    for state in new_states:
-        torch.set_rng_state(state)
-
-
 # --- the float status ---------------------------------------------------------------------------
 
 def get_npu_overflow_flag() -> bool:
@@ -224,8 +183,24 @@ conv = types.SimpleNamespace(allow_hf32=True)
 for _name, _cls in tensor_types.TYPES.items():
     globals()[_name] = _cls
 
-from . import amp, utils  # noqa: E402
+from . import amp, graph, random, utils  # noqa: E402
 from .amp import is_autocast_enabled  # noqa: E402,F401
+from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
+                     manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
+                     set_rng_state_all)
+
+
+def __getattr__(name: str) -> Any:
+    # Asked when read, as torch_npu fills it in once the devices are known.
+    if name == "default_generators":
+        return random.default_generators()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# torch_npu's graph mode ended with its releases for torch 2.0.
+if tuple(int(part) for part in torch.__version__.split(".")[:2]) < (2, 1):
+    from .graph import (disable_graph_mode, enable_graph_mode, is_graph_mode,  # noqa: E402,F401
+                        launch_graph)
 
 
 def install() -> None:
@@ -239,6 +214,7 @@ def install() -> None:
             sys.modules["torch.npu"] = sys.modules[__name__]
     sys.modules["torch.npu.amp"] = amp
     sys.modules["torch.npu.utils"] = utils
+    sys.modules["torch.npu.random"] = random
     amp.install_torch_autocast()
     torch.npu_alloc_float_status = npu_alloc_float_status
     torch.npu_get_float_status = npu_get_float_status
