@@ -16,6 +16,7 @@ from .apply_adam import npu_apply_adam
 from .apply_adam_w import npu_apply_adam_w
 from .bert_apply_adam import npu_bert_apply_adam
 from .bmm_v2 import npu_bmmV2
+from .bounding_box import npu_bounding_box_decode, npu_bounding_box_encode
 from .confusion_transpose import npu_confusion_transpose
 from .dropout import (_npu_dropout, npu_dropout, npu_dropout_backward, npu_dropout_do_mask,
                       npu_dropout_gen_mask)
@@ -26,6 +27,7 @@ from .dropout_with_byte_mask import (DropoutWithByteMask, _dropout_with_byte_mas
 from .fast_gelu import fast_gelu, npu_fast_gelu
 from .fusion_attention import npu_fusion_attention
 from .gelu import npu_gelu
+from .iou import npu_iou, npu_ptiou
 from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
 from .max import npu_max
@@ -73,6 +75,10 @@ OPERATORS = {
         npu_softmax_cross_entropy_with_logits_backward,
     "npu_max": npu_max,
     "npu_pad": npu_pad,
+    "npu_iou": npu_iou,
+    "npu_ptiou": npu_ptiou,
+    "npu_bounding_box_encode": npu_bounding_box_encode,
+    "npu_bounding_box_decode": npu_bounding_box_decode,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)

@@ -9,6 +9,8 @@ from typing import List, Sequence
 import torch
 import torch.nn.functional as F
 
+from ._no_derivative import without_derivative
+
 
 def _torch_order(paddings: Sequence[int], dims: int) -> List[int]:
     pairs = (list(paddings) + [0] * (2 * dims))[:2 * dims]
@@ -20,15 +22,6 @@ def _torch_order(paddings: Sequence[int], dims: int) -> List[int]:
     return order
 
 
-class _Pad(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, input, order):  # noqa: A002,D102 - torch.autograd.Function protocol
-        return F.pad(input, order)
-
-    @staticmethod
-    def backward(ctx, grad):  # noqa: D102
-        raise RuntimeError("the derivative for 'npu_pad' is not implemented")
-
-
 def npu_pad(input: torch.Tensor, paddings: Sequence[int]) -> torch.Tensor:  # noqa: A002
-    return _Pad.apply(input, _torch_order(paddings, input.dim()))
+    order = _torch_order(paddings, input.dim())
+    return without_derivative("npu_pad", lambda x: F.pad(x, order), input)
