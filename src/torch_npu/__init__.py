@@ -21,9 +21,9 @@ from ._device.formats import (get_npu_format, get_storage_size, npu_format_cast,
                               npu_format_cast_)
 from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  # noqa: E402,F401
                    _npu_dropout, dropout_with_byte_mask, fast_gelu, npu_apply_adam,
-                   npu_apply_adam_w, npu_bert_apply_adam, npu_bmmV2, npu_bounding_box_decode,
-                   npu_bounding_box_encode, npu_confusion_transpose, npu_dropout,
-                   npu_dropout_backward, npu_dropout_do_mask, npu_dropout_gen_mask,
+                   npu_apply_adam_w, npu_batch_nms, npu_bert_apply_adam, npu_bmmV2,
+                   npu_bounding_box_decode, npu_bounding_box_encode, npu_confusion_transpose,
+                   npu_dropout, npu_dropout_backward, npu_dropout_do_mask, npu_dropout_gen_mask,
                    npu_dropout_with_add_softmax, npu_fast_gelu, npu_fusion_attention, npu_gelu,
                    npu_iou, npu_layer_norm_eval, npu_linear, npu_max, npu_one_hot, npu_pad,
                    npu_ptiou, npu_rms_norm, npu_rotary_mul, npu_scaled_masked_softmax, npu_silu,

@@ -14,6 +14,7 @@ import torch
 
 from .apply_adam import npu_apply_adam
 from .apply_adam_w import npu_apply_adam_w
+from .batch_nms import npu_batch_nms
 from .bert_apply_adam import npu_bert_apply_adam
 from .bmm_v2 import npu_bmmV2
 from .bounding_box import npu_bounding_box_decode, npu_bounding_box_encode
@@ -79,6 +80,7 @@ OPERATORS = {
     "npu_ptiou": npu_ptiou,
     "npu_bounding_box_encode": npu_bounding_box_encode,
     "npu_bounding_box_decode": npu_bounding_box_decode,
+    "npu_batch_nms": npu_batch_nms,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
