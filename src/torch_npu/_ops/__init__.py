@@ -34,6 +34,7 @@ from .linear import npu_linear
 from .max import npu_max
 from .one_hot import npu_one_hot
 from .pad import npu_pad
+from .random_choice_with_mask import npu_random_choice_with_mask
 from .rms_norm import npu_rms_norm
 from .rotary_mul import npu_rotary_mul
 from .scaled_masked_softmax import npu_scaled_masked_softmax
@@ -81,6 +82,7 @@ OPERATORS = {
     "npu_bounding_box_encode": npu_bounding_box_encode,
     "npu_bounding_box_decode": npu_bounding_box_decode,
     "npu_batch_nms": npu_batch_nms,
+    "npu_random_choice_with_mask": npu_random_choice_with_mask,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
