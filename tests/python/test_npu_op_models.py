@@ -76,7 +76,7 @@ def test_bert_trains_with_dropout_and_npu_bert_apply_adam():
         model.zero_grad()
         loss = F.cross_entropy(model(ids, attention), labels)
         loss.backward()
-        bert_apply_adam_step(model, 1e-2)
+        bert_apply_adam_step(model, 3e-3)  # 1e-2 diverges after a few steps
         losses.append(loss.item())
     assert all(math.isfinite(x) for x in losses)
     assert losses[-1] < 0.5 * losses[0], losses
