@@ -32,6 +32,7 @@ from .iou import npu_iou, npu_ptiou
 from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
 from .max import npu_max
+from .mish import npu_mish, npu_mish_backward
 from .one_hot import npu_one_hot
 from .pad import npu_pad
 from .random_choice_with_mask import npu_random_choice_with_mask
@@ -83,6 +84,8 @@ OPERATORS = {
     "npu_bounding_box_decode": npu_bounding_box_decode,
     "npu_batch_nms": npu_batch_nms,
     "npu_random_choice_with_mask": npu_random_choice_with_mask,
+    "npu_mish": npu_mish,
+    "npu_mish_backward": npu_mish_backward,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
