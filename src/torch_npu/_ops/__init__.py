@@ -28,6 +28,7 @@ from .dropout_with_byte_mask import (DropoutWithByteMask, _dropout_with_byte_mas
 from .fast_gelu import fast_gelu, npu_fast_gelu
 from .fusion_attention import npu_fusion_attention
 from .gelu import npu_gelu
+from .indexing import npu_indexing
 from .iou import npu_iou, npu_ptiou
 from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
@@ -86,6 +87,7 @@ OPERATORS = {
     "npu_random_choice_with_mask": npu_random_choice_with_mask,
     "npu_mish": npu_mish,
     "npu_mish_backward": npu_mish_backward,
+    "npu_indexing": npu_indexing,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
