@@ -133,6 +133,9 @@ def main() -> None:
     except Exception:  # reported to the test, which checks the message
         result = {"error": traceback.format_exc()}
     torch.save(result, out)
+    # Leave together, as the other workers do: a rank that tears the group down while the
+    # other still talks to it can abort at exit.
+    dist.barrier()
     dist.destroy_process_group()
 
 
