@@ -588,6 +588,8 @@ def test_graph_mode_of_torch_npu_1_x():
 def test_graph_mode_is_gone_as_from_torch_npu_2_1():
     for name in ("enable_graph_mode", "disable_graph_mode", "is_graph_mode", "launch_graph"):
         assert not hasattr(torch.npu, name), name
+    # There torch.npu.graph is torch_npu's NPUGraph capture, not the graph mode's module.
+    assert not hasattr(torch.npu, "graph")
 
 
 def test_tensors_made_from_a_private_format_keep_it_as_on_the_npu():

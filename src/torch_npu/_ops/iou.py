@@ -18,7 +18,7 @@ from . import _precision
 from ._no_derivative import without_derivative
 
 EPS = 0.01
-_MODES = {0: "iou", 1: "iof"}
+_MODES = (0, 1)  # IoU, IoF
 
 
 def npu_iou(bboxes: torch.Tensor, gtboxes: torch.Tensor, mode: int = 0) -> torch.Tensor:

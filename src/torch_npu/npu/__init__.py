@@ -183,7 +183,7 @@ conv = types.SimpleNamespace(allow_hf32=True)
 for _name, _cls in tensor_types.TYPES.items():
     globals()[_name] = _cls
 
-from . import amp, graph, random, utils  # noqa: E402
+from . import amp, random, utils  # noqa: E402
 from .amp import is_autocast_enabled  # noqa: E402,F401
 from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
                      manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
@@ -197,8 +197,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# torch_npu's graph mode ended with its releases for torch 2.0.
+# torch_npu's graph mode ended with its releases for torch 2.0; from 2.1 ``torch.npu.graph`` is
+# torch_npu's NPUGraph capture, which the emulator does not have, so the module stays unseen.
 if tuple(int(part) for part in torch.__version__.split(".")[:2]) < (2, 1):
+    from . import graph  # noqa: E402,F401
     from .graph import (disable_graph_mode, enable_graph_mode, is_graph_mode,  # noqa: E402,F401
                         launch_graph)
 

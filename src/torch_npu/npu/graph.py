@@ -6,7 +6,8 @@ On an NPU, operations issued in graph mode are gathered into a graph that ``laun
 the way. The emulated NPU runs every operation as it is issued, so each tensor already holds
 what the launched graph would give it, and only the mode's rules are kept: the mode is one per
 process, and launching outside it is the error torch_npu raises. torch_npu 2.1 and later have
-no graph mode (``torch.compile`` replaced it), so ``torch.npu`` offers these on torch 1.x only.
+no graph mode (``torch.compile`` replaced it), so ``torch.npu`` offers these below torch 2.1
+only (torch 1.x, and 2.0.x, whose torch_npu release candidates still had them).
 """
 from __future__ import annotations
 
