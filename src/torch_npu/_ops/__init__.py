@@ -38,6 +38,7 @@ from .one_hot import npu_one_hot
 from .pad import npu_pad
 from .random_choice_with_mask import npu_random_choice_with_mask
 from .rms_norm import npu_rms_norm
+from .roi_align import npu_roi_align, npu_roi_alignbk
 from .rotary_mul import npu_rotary_mul
 from .scaled_masked_softmax import npu_scaled_masked_softmax
 from .silu import npu_silu, npu_silu_
@@ -88,6 +89,8 @@ OPERATORS = {
     "npu_mish": npu_mish,
     "npu_mish_backward": npu_mish_backward,
     "npu_indexing": npu_indexing,
+    "npu_roi_align": npu_roi_align,
+    "npu_roi_alignbk": npu_roi_alignbk,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)

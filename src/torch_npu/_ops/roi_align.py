@@ -1,0 +1,180 @@
+"""``torch_npu.npu_roi_align`` and its gradient ``npu_roi_alignbk``: RoIAlign (Mask R-CNN) of
+NCHW features over ``(K, 5)`` rois ``(batch index, x1, y1, x2, y2)``, as Ascend's Faster/Mask
+R-CNN, Cascade R-CNN, RetinaMask and GCNet ports call them from their own autograd Functions.
+
+Semantics of the NPU's ``ROIAlign``/``ROIAlignGrad`` (their reference implementations in CANN):
+the roi is scaled by ``spatial_scale``; ``roi_end_mode`` 1 moves its end by one input pixel
+(``(x2 + 1) * scale``), 2 and 3 shift both ends by -0.5 (torchvision's and mmcv's
+``aligned=True``), 0 leaves it (``aligned=False``); in modes 0 and 1 a roi is at least one pixel
+wide and high. Each of the ``pooled_height x pooled_width`` bins averages a ``sample_num`` squared
+grid of bilinear samples (``sample_num <= 0``: ``ceil(bin size)`` per side, per roi); a sample
+beyond one pixel outside the map counts as 0, one within it is clamped to the edge. A roi whose
+batch index is outside the batch gives zeros. fp16 inputs are computed in fp32 and the result
+stored as fp16, as op-plugin casts around the kernel. ``npu_roi_alignbk`` spreads each output
+gradient back onto the samples' four pixels with the same weights; its ``roi_end_mode``
+defaults to the kernel's 1 (the scripts above pass none, whatever mode their forward used).
+Neither has a derivative in torch_npu; a backward through them raises.
+
+Sampling is separable: a bin's value is ``Wy @ feature @ Wx^T`` with per-roi row and column
+weights, so both directions are two matrix products per roi (batched, in chunks of rois to bound
+memory) instead of four gathers per sample.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+import torch
+
+from . import _precision
+from ._no_derivative import without_derivative
+
+_MODES = (0, 1, 2, 3)
+_ROIS_PER_CHUNK = 64
+
+
+def npu_roi_align(features: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
+                  pooled_height: int, pooled_width: int, sample_num: int,
+                  roi_end_mode: int) -> torch.Tensor:
+    _check("npu_roi_align", features.shape, rois, pooled_height, pooled_width, roi_end_mode)
+    if features.dim() != 4:
+        raise RuntimeError(f"npu_roi_align: features must be NCHW (4-D), got shape "
+                           f"{tuple(features.shape)}")
+
+    def compute(feats: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
+        return _forward(feats, boxes, float(spatial_scale), pooled_height, pooled_width,
+                        sample_num, roi_end_mode)
+
+    return without_derivative("npu_roi_align", compute, features, rois)
+
+
+def npu_roi_alignbk(grad: torch.Tensor, rois: torch.Tensor, xdiff_shape: Sequence[int],
+                    pooled_width: int, pooled_height: int, spatial_scale: float,
+                    sample_num: int, roi_end_mode: Optional[int] = None) -> torch.Tensor:
+    mode = 1 if roi_end_mode is None else roi_end_mode
+    shape = tuple(int(v) for v in xdiff_shape)
+    if len(shape) != 4:
+        raise RuntimeError(f"npu_roi_alignbk: xdiff_shape must be (N, C, H, W), got {shape}")
+    _check("npu_roi_alignbk", shape, rois, pooled_height, pooled_width, mode)
+    want = (rois.size(0), shape[1], pooled_height, pooled_width)
+    if tuple(grad.shape) != want:
+        raise RuntimeError(f"npu_roi_alignbk: the gradient must have shape (rois, C, "
+                           f"pooled_height, pooled_width) = {want}, got {tuple(grad.shape)}")
+
+    def compute(grads: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
+        return _backward(grads, boxes, shape, float(spatial_scale), pooled_height,
+                         pooled_width, sample_num, mode)
+
+    return without_derivative("npu_roi_alignbk", compute, grad, rois)
+
+
+def _check(op: str, feature_shape: Sequence[int], rois: torch.Tensor, pooled_height: int,
+           pooled_width: int, mode: int) -> None:
+    if rois.dim() != 2 or rois.size(1) != 5:
+        raise RuntimeError(f"{op}: rois must be (K, 5) rows (batch index, x1, y1, x2, y2), got "
+                           f"shape {tuple(rois.shape)}")
+    if pooled_height < 1 or pooled_width < 1:
+        raise RuntimeError(f"{op}: pooled_height and pooled_width must be positive, got "
+                           f"{pooled_height} and {pooled_width}")
+    if mode not in _MODES:
+        raise RuntimeError(f"{op}: roi_end_mode must be 0, 1, 2 or 3, got {mode}")
+    if len(feature_shape) == 4 and (feature_shape[2] < 1 or feature_shape[3] < 1):
+        raise RuntimeError(f"{op}: the feature map must not be empty, got shape "
+                           f"{tuple(feature_shape)}")
+
+
+def _forward(features: torch.Tensor, rois: torch.Tensor, scale: float, pooled_h: int,
+             pooled_w: int, sample_num: int, mode: int) -> torch.Tensor:
+    feats = _precision.upcast(features)
+    batch, channels, height, width = feats.shape
+    out = feats.new_zeros((rois.size(0), channels, pooled_h, pooled_w))
+    for first in range(0, rois.size(0), _ROIS_PER_CHUNK):
+        boxes = rois[first:first + _ROIS_PER_CHUNK]
+        index, rows, cols = _weights(boxes, scale, pooled_h, pooled_w, sample_num, mode,
+                                     height, width, feats.dtype)
+        valid = (index >= 0) & (index < batch)
+        if not bool(valid.any()):
+            continue
+        picked = feats[index.clamp(0, batch - 1)]  # (k, C, H, W)
+        # (k, PH, H) @ (k, C, H, W) @ (k, W, PW) -> (k, C, PH, PW)
+        pooled = torch.matmul(torch.matmul(rows.unsqueeze(1), picked), cols.transpose(1, 2)
+                              .unsqueeze(1))
+        out[first:first + boxes.size(0)] = pooled * valid.view(-1, 1, 1, 1)
+    return _precision.store(out, features.dtype)
+
+
+def _backward(grad: torch.Tensor, rois: torch.Tensor, shape: Tuple[int, int, int, int],
+              scale: float, pooled_h: int, pooled_w: int, sample_num: int,
+              mode: int) -> torch.Tensor:
+    grads = _precision.upcast(grad)
+    batch, channels, height, width = shape
+    out = grads.new_zeros(shape)
+    for first in range(0, rois.size(0), _ROIS_PER_CHUNK):
+        boxes = rois[first:first + _ROIS_PER_CHUNK]
+        index, rows, cols = _weights(boxes, scale, pooled_h, pooled_w, sample_num, mode,
+                                     height, width, grads.dtype)
+        valid = (index >= 0) & (index < batch)
+        if not bool(valid.any()):
+            continue
+        g = grads[first:first + boxes.size(0)][valid]
+        # (k, H, PH) @ (k, C, PH, PW) @ (k, PW, W) -> (k, C, H, W), summed per image
+        spread = torch.matmul(torch.matmul(rows[valid].transpose(1, 2).unsqueeze(1), g),
+                              cols[valid].unsqueeze(1))
+        out.index_add_(0, index[valid], spread)
+    return _precision.store(out, grad.dtype)
+
+
+def _weights(rois: torch.Tensor, scale: float, pooled_h: int, pooled_w: int, sample_num: int,
+             mode: int, height: int, width: int, dtype: torch.dtype
+             ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(batch index, row weights (k, PH, H), column weights (k, PW, W)) of the rois ``rois``,
+    the bin averages' ``1 / count`` folded into the row weights."""
+    boxes = _precision.upcast(rois).float()
+    index = boxes[:, 0].trunc().long()
+    start_x, start_y = boxes[:, 1] * scale, boxes[:, 2] * scale
+    end_x, end_y = boxes[:, 3] * scale, boxes[:, 4] * scale
+    if mode == 1:
+        end_x, end_y = end_x + scale, end_y + scale
+    elif mode >= 2:
+        start_x, start_y, end_x, end_y = start_x - 0.5, start_y - 0.5, end_x - 0.5, end_y - 0.5
+    size_x, size_y = end_x - start_x, end_y - start_y
+    if mode < 2:
+        size_x, size_y = size_x.clamp(min=1.0), size_y.clamp(min=1.0)
+    bin_x, bin_y = size_x / pooled_w, size_y / pooled_h
+    if sample_num > 0:
+        grid_x = torch.full_like(bin_x, float(sample_num))
+        grid_y = torch.full_like(bin_y, float(sample_num))
+    else:
+        grid_x, grid_y = torch.ceil(bin_x), torch.ceil(bin_y)
+    count = (grid_x * grid_y).clamp(min=1.0)
+    rows = _axis_weights(start_y, bin_y, grid_y, pooled_h, height) / count.view(-1, 1, 1)
+    cols = _axis_weights(start_x, bin_x, grid_x, pooled_w, width)
+    return index, rows.to(dtype), cols.to(dtype)
+
+
+def _axis_weights(start: torch.Tensor, bin_size: torch.Tensor, grid: torch.Tensor,
+                  pooled: int, extent: int) -> torch.Tensor:
+    """(k, pooled, extent): the summed bilinear weights one axis's samples of each bin put on
+    each pixel of that axis (samples beyond one pixel outside the map weigh nothing)."""
+    k = start.size(0)
+    most = int(grid.max().item()) if k else 0
+    if most == 0:
+        return start.new_zeros((k, pooled, extent))
+    bins = torch.arange(pooled, dtype=start.dtype, device=start.device).view(1, -1, 1)
+    steps = torch.arange(most, dtype=start.dtype, device=start.device).view(1, 1, -1)
+    g = grid.view(-1, 1, 1)
+    b = bin_size.view(-1, 1, 1)
+    # A roi with no samples on this axis (an empty aligned roi) divides by 1, and weighs nothing.
+    pos = start.view(-1, 1, 1) + bins * b + (steps + 0.5) * b / g.clamp(min=1.0)
+    used = (steps < g) & (pos >= -1.0) & (pos <= extent)  # (k, pooled, most)
+    pos = torch.where(used, pos, torch.zeros_like(pos)).clamp(min=0.0)
+    low = pos.floor()
+    at_edge = low >= extent - 1
+    low = torch.where(at_edge, torch.full_like(low, extent - 1), low)
+    pos = torch.where(at_edge, low, pos)
+    high = torch.where(at_edge, low, low + 1)
+    frac = pos - low
+    weights = start.new_zeros((k, pooled, extent))
+    zero = torch.zeros_like(frac)
+    weights.scatter_add_(2, low.long(), torch.where(used, 1.0 - frac, zero))
+    weights.scatter_add_(2, high.long(), torch.where(used, frac, zero))
+    return weights
