@@ -26,9 +26,9 @@ from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  #
                    npu_dropout, npu_dropout_backward, npu_dropout_do_mask, npu_dropout_gen_mask,
                    npu_dropout_with_add_softmax, npu_fast_gelu, npu_fusion_attention, npu_gelu,
                    npu_indexing, npu_iou, npu_layer_norm_eval, npu_linear, npu_max, npu_mish,
-                   npu_mish_backward, npu_one_hot, npu_pad, npu_ptiou, npu_random_choice_with_mask,
-                   npu_rms_norm, npu_roi_align, npu_roi_alignbk, npu_rotary_mul,
-                   npu_scaled_masked_softmax, npu_silu, npu_silu_,
+                   npu_mish_backward, npu_nms_with_mask, npu_one_hot, npu_pad, npu_ptiou,
+                   npu_random_choice_with_mask, npu_rms_norm, npu_roi_align, npu_roi_alignbk,
+                   npu_rotary_mul, npu_scaled_masked_softmax, npu_silu, npu_silu_,
                    npu_softmax_cross_entropy_with_logits,
                    npu_softmax_cross_entropy_with_logits_backward, npu_swiglu)
 

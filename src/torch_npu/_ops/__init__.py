@@ -34,6 +34,7 @@ from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
 from .max import npu_max
 from .mish import npu_mish, npu_mish_backward
+from .nms_with_mask import npu_nms_with_mask
 from .one_hot import npu_one_hot
 from .pad import npu_pad
 from .random_choice_with_mask import npu_random_choice_with_mask
@@ -91,6 +92,7 @@ OPERATORS = {
     "npu_indexing": npu_indexing,
     "npu_roi_align": npu_roi_align,
     "npu_roi_alignbk": npu_roi_alignbk,
+    "npu_nms_with_mask": npu_nms_with_mask,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
