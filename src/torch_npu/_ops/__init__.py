@@ -19,6 +19,7 @@ from .bert_apply_adam import npu_bert_apply_adam
 from .bmm_v2 import npu_bmmV2
 from .bounding_box import npu_bounding_box_decode, npu_bounding_box_encode
 from .confusion_transpose import npu_confusion_transpose
+from .deformable_conv2d import npu_deformable_conv2d, npu_deformable_conv2dbk
 from .dropout import (_npu_dropout, npu_dropout, npu_dropout_backward, npu_dropout_do_mask,
                       npu_dropout_gen_mask)
 from .dropout_with_add_softmax import npu_dropout_with_add_softmax
@@ -93,6 +94,8 @@ OPERATORS = {
     "npu_roi_align": npu_roi_align,
     "npu_roi_alignbk": npu_roi_alignbk,
     "npu_nms_with_mask": npu_nms_with_mask,
+    "npu_deformable_conv2d": npu_deformable_conv2d,
+    "npu_deformable_conv2dbk": npu_deformable_conv2dbk,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
