@@ -233,3 +233,37 @@ def test_bad_arguments():
     with pytest.raises(RuntimeError, match="grad_output must have shape"):
         torch_npu.npu_deformable_conv2dbk(on_npu(x), on_npu(torch.zeros(1)), on_npu(x),
                                           on_npu(weight), on_npu(offset), **args)
+
+
+def test_the_contrib_dcnv2_layer_is_the_ports_function():
+    # torch_npu.contrib.module.DCNv2 on mmcv's offsets gives what the ports' Function gives.
+    from torch_npu.contrib.module import DCNv2, ModulatedDeformConv
+
+    assert DCNv2 is ModulatedDeformConv
+    torch.manual_seed(0)
+    layer = DCNv2(3, 4, 3, stride=1, padding=1).npu()
+    assert sorted(layer.state_dict()) == ["bias", "conv_offset.bias", "conv_offset.weight",
+                                          "weight"]
+    assert layer.conv_offset.weight.abs().sum() == 0  # offsets start at zero
+    with torch.no_grad():
+        layer.conv_offset.weight.normal_(0, 0.1)
+        layer.bias.normal_()
+    x = on_npu(randn(2, 3, 8, 8, seed=3), grad=True)
+    out = layer(x)
+    out.sum().backward()
+    split = 18
+    fp = list(range(split))[1::2] + list(range(split))[::2]
+    bp = [fp.index(i) for i in range(split)]
+    x2 = x.detach().clone().requires_grad_()
+    predicted = layer.conv_offset(x2)
+    want = _ModulatedDeformConv2dFunction.apply(
+        x2, predicted[:, :split], torch.sigmoid(predicted[:, split:]), layer.weight, layer.bias,
+        torch.tensor(fp).npu(), torch.tensor(bp).npu())
+    want.sum().backward()
+    torch.testing.assert_close(out.detach().cpu(), want.detach().cpu())
+    torch.testing.assert_close(x.grad.cpu(), x2.grad.cpu())
+    unbiased = DCNv2(3, 4, 3, padding=1, bias=False, pack=False).npu()
+    assert "bias" not in unbiased.state_dict()
+    offset = on_npu(randn(2, 18, 8, 8, seed=4))
+    mask = on_npu(torch.rand(2, 9, 8, 8))
+    assert unbiased((x.detach(), offset, mask)).shape == (2, 4, 8, 8)

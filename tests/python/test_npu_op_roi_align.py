@@ -235,3 +235,27 @@ def test_features_and_rois_on_different_npus_are_refused():
         pytest.skip("needs two emulated NPUs (APEXNPU_DEVICE_COUNT)")
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         torch_npu.npu_roi_align(on_npu(MAP), ROI.to("npu:1"), 0.25, 3, 3, 2, 0)
+
+
+@pytest.mark.parametrize("aligned", [False, True])
+def test_the_contrib_roi_align_layer(aligned):
+    # torch_npu's contrib test: output and input gradient of out.sum() for both alignments.
+    from torch_npu.contrib.module import ROIAlign
+
+    x = on_npu(MAP, grad=True)
+    layer = ROIAlign((3, 3), 0.25, 2, aligned=aligned).npu()
+    out = layer(x, on_npu(ROI))
+    out.sum().backward()
+    if aligned:
+        want = [[2.75, 4.5, 6.5], [13.25, 15.0, 17.0], [25.25, 27.0, 29.0]]
+        edge = [0.5625, 0.375, 0.375, 0.375, 0.375, 0.1875]
+        inner = [0.375, 0.25, 0.25, 0.25, 0.25, 0.125]
+        want_grad = torch.tensor([edge] + [inner] * 4 + [[v / 3 for v in edge]])
+    else:
+        want = [[4.5, 6.5, 8.5], [16.5, 18.5, 20.5], [28.5, 30.5, 32.5]]
+        want_grad = torch.full((6, 6), 0.25)
+    assert torch.allclose(out.detach().cpu()[0, 0], torch.tensor(want), rtol=1e-4)
+    assert torch.allclose(x.grad.cpu()[0, 0], want_grad, rtol=1e-4)
+    assert "aligned=" + str(aligned) in repr(layer)
+    with pytest.raises(ValueError, match=r"rois must be \(K, 5\) rows"):
+        layer(x, on_npu(ROI)[:, 1:])
