@@ -13,7 +13,10 @@ pairs are timed; a round does this for each (model, path). The table gives the m
 of each level and the median of the pairs' O2/O0 over every round. The two paths must give the
 same losses, bit for bit, at every step: the table says whether they did. With more than one
 thread, a process that has just taken its turn may still spin its idle threads during the
-other's turn, so the like-for-like ratio is the one at --threads 1.
+other's turn, so the like-for-like ratio is the one at --threads 1. At --threads 1 both levels
+run on one CPU (the first this process may use): left to the scheduler they land on different
+cores, whose speed differs (shared machines), and the ratio of one run then swung between 1.0
+and 1.4 from one pair of processes to the next; on one CPU it repeats within a few hundredths.
 
 Run through bench/overlay_bench.py (which finds or builds the package), or directly:
     PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
@@ -65,6 +68,9 @@ def child(model_name: str, level: str) -> None:
         torch.npu.synchronize()
         return loss.item()
 
+    cpu = os.environ.get("APEXNPU_BENCH_CPU")
+    if cpu is not None:
+        os.sched_setaffinity(0, {int(cpu)})
     print("ready", flush=True)
     for _ in sys.stdin:
         # The other level's step has just run on this core: an untimed step brings this one's
@@ -119,6 +125,8 @@ def _pairs(model: str, path: str, steps: int, threads: int,
            env: Dict[str, str]) -> Dict[str, Dict[str, List[float]]]:
     """O0 and O2 stepped in lockstep, alternating which goes first: per level, the times of
     the timed steps ("ms") and the loss of every step ("losses")."""
+    if threads == 1 and hasattr(os, "sched_getaffinity"):
+        env = dict(env, APEXNPU_BENCH_CPU=str(min(os.sched_getaffinity(0))))
     levels = {level: _Level(model, path, level, threads, env) for level in LEVELS}
     found: Dict[str, Dict[str, List[float]]] = {lv: {"ms": [], "losses": []} for lv in LEVELS}
     try:
