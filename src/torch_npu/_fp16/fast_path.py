@@ -124,7 +124,11 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
     expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path._expected_dtypes)
 
     up_args = _upcast_args(func, args, rt)
-    up_kwargs = {k: _upcast(v, rt) for k, v in kwargs.items()}
+    up_kwargs = {k: _upcast(v, rt) for k, v in kwargs.items()} if kwargs else kwargs
+    if not schema.written:  # most operations: new outputs only
+        flat, how = _flat_outputs(func(*up_args, **up_kwargs))
+        _narrow(flat, expected, args, kwargs, rt, ())
+        return flat, how
     scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
     listed: List[Tuple[torch.Tensor, torch.Tensor]] = []  # written elements of tensor lists
     for arg in schema.written:
@@ -148,10 +152,18 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
         for i, alias in enumerate(schema.written_returns):
             if alias is not None and alias in scratch_by_alias:
                 flat[i] = scratch_by_alias[alias][0]
-    written = {id(orig) for orig, _ in scratch_by_alias.values()}
+    _narrow(flat, expected, args, kwargs, rt,
+            {id(orig) for orig, _ in scratch_by_alias.values()})
+    return flat, how
+
+
+def _narrow(flat: List[Any], expected: Any, args: Sequence[Any], kwargs: Dict[str, Any],
+            rt: Any, written: Any) -> None:
+    """Round the fp32 outputs among ``flat`` that would be fp16 to fp16, in place; ``written``:
+    ids of outputs that are written arguments (already stored)."""
     fallback = None
     for i, x in enumerate(flat):
-        if not isinstance(x, _Tensor) or id(x) in written:
+        if not isinstance(x, _Tensor) or (written and id(x) in written):
             continue
         if expected is not None and i < len(expected):
             want = expected[i]
@@ -161,4 +173,3 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
             want = fallback
         if want == _HALF and x.dtype != _HALF and x.is_floating_point():
             flat[i] = saturation.host_to_fp16(x, rt)
-    return flat, how

@@ -19,6 +19,7 @@ from .. import _runtime
 from . import scratch_pool
 
 _FLOAT = torch.float32
+_STRIDED = torch.strided
 _empty_strided = torch._C._VariableFunctions.empty_strided
 _is_cpu = torch._C._TensorBase.is_cpu.__get__
 
@@ -62,7 +63,7 @@ def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.T
     ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has it;
     ``pooled``: the memory is lent by ``scratch_pool`` (the caller gives it back)."""
     n = x.numel()
-    if n and x.layout == torch.strided and _is_cpu(x):
+    if n and x.layout == _STRIDED and _is_cpu(x):
         sizes, strides = x.size(), x.stride()
         if rt is _LOOKUP:
             rt = _runtime.runtime_kernels()

@@ -16,6 +16,7 @@ from .._device import placement
 from . import float_status, overflow_mode
 
 FP16_MAX = 65504.0
+_FLOAT = torch.float32
 _empty = torch._C._VariableFunctions.empty
 
 
@@ -70,8 +71,10 @@ def to_fp16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
 def host_to_fp16(values: torch.Tensor, rt: Any) -> torch.Tensor:
     """``to_fp16`` of a host tensor in saturation mode (the fast path's results): a contiguous
     fp32 tensor goes straight to the runtime when there is one."""
-    out = _empty(values.shape, dtype=torch.float16)
-    if _runtime_convert(values, out, rt):
+    n = values.numel()
+    if rt is not None and n and values.dtype == _FLOAT and values.is_contiguous():
+        out = _empty(values.shape, dtype=torch.float16)
+        rt.float_to_half(values.data_ptr(), out.data_ptr(), n)
         return out
     return _saturating_cast(values)
 
