@@ -1,6 +1,11 @@
 """``torch_npu.contrib.module``: the NPU modules of Ascend's contrib the emulator provides."""
+from .batchnorm_int32_count import (FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d,
+                                    FastSyncBatchNorm)
 from .deform_conv import DCNv2, ModulatedDeformConv
 from .npu_modules import DropoutWithByteMask
+from .pregen_dropout import NpuPreGenDropout
 from .roi_align import ROIAlign
 
-__all__ = ["DCNv2", "DropoutWithByteMask", "ModulatedDeformConv", "ROIAlign"]
+__all__ = ["DCNv2", "DropoutWithByteMask", "FastBatchNorm1d", "FastBatchNorm2d",
+           "FastBatchNorm3d", "FastSyncBatchNorm", "ModulatedDeformConv", "NpuPreGenDropout",
+           "ROIAlign"]

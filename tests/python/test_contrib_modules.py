@@ -1,0 +1,107 @@
+"""torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout) and FastBatchNorm*: the
+emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested with their
+operators)."""
+import pytest
+import torch
+
+from overlay_support.npu_op_checks import on_npu, randn, torch_npu
+from torch_npu.contrib.module import (FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d,
+                                      NpuPreGenDropout)
+
+
+@pytest.fixture(autouse=True)
+def fresh_dropout_registry():
+    NpuPreGenDropout.prob.clear()
+    NpuPreGenDropout.task_dict.clear()
+    yield
+    NpuPreGenDropout.prob.clear()
+    NpuPreGenDropout.task_dict.clear()
+
+
+class _FeedForward(torch.nn.Module):
+    """ESPnet2's PositionwiseFeedForward on the NPU: its dropout is NpuPreGenDropout."""
+
+    def __init__(self, width=16, hidden=32, p=0.25):
+        super().__init__()
+        self.w_1, self.w_2 = torch.nn.Linear(width, hidden), torch.nn.Linear(hidden, width)
+        self.dropout_npu = NpuPreGenDropout(p)
+
+    def forward(self, x):
+        return self.w_2(self.dropout_npu(torch.relu(self.w_1(x))))
+
+
+def test_a_probability_without_masks_is_refused():
+    layer = NpuPreGenDropout(0.5)
+    with pytest.raises(RuntimeError, match=r"enable_dropout_ensemble\(model\)"):
+        layer(on_npu(torch.ones(4, 8)))
+    assert NpuPreGenDropout(0.0)(on_npu(torch.ones(3))).sum() == 3  # p = 0 needs no masks
+
+
+def test_masks_drop_scale_and_are_handed_out_in_order():
+    torch.manual_seed(0)
+    model = _FeedForward(p=0.25).npu()
+    NpuPreGenDropout.enable_dropout_ensemble(model)
+    layer = model.dropout_npu
+    x = on_npu(torch.ones(64, 128))
+    told = layer([list(x.shape), x.dtype, x.device])  # the mask x will take, not taken
+    assert told.dtype == torch.uint8 and told.numel() == 64 * 128 // 8
+    y = layer(x)
+    assert torch.equal(y.cpu(), torch_npu.npu_dropout_do_mask(x, told, 0.25)[0].cpu())
+    kept = (y.cpu() != 0).float().mean().item()
+    assert 0.70 < kept < 0.80, kept
+    assert torch.allclose(y.cpu()[y.cpu() != 0], torch.tensor(1 / 0.75))
+    z = layer(x)  # the next bytes of the buffer
+    assert not torch.equal(z.cpu(), y.cpu())
+    layer.eval()  # Ascend's layer drops in eval mode too
+    assert (layer(x).cpu() == 0).any()
+
+
+def test_each_forward_pass_of_the_model_starts_its_masks_again():
+    model = _FeedForward().npu()
+    NpuPreGenDropout.enable_dropout_ensemble(model)
+    buffer = NpuPreGenDropout.task_dict[0.25]
+    x = on_npu(randn(8, 16, seed=1))
+    model(x)
+    assert buffer.used == 0  # restarted after the pass
+    model.dropout_npu(on_npu(torch.ones(8, 32)))
+    assert buffer.used == 8 * 32 // 8  # 256 elements: two 128-element blocks of bits
+
+
+def test_esp_style_model_trains_and_the_gradient_follows_the_mask():
+    torch.manual_seed(0)
+    model = _FeedForward(p=0.1).npu()
+    NpuPreGenDropout.enable_dropout_ensemble(model)
+    x, target = on_npu(randn(32, 16, seed=2)), on_npu(randn(32, 16, seed=3))
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(60):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.6 * losses[0], losses
+    leaf = on_npu(torch.ones(4, 64), grad=True)
+    mask = model.dropout_npu([[4, 64], torch.float32, leaf.device])
+    model.dropout_npu(leaf).sum().backward()
+    want = torch_npu.npu_dropout_do_mask(on_npu(torch.ones(4, 64)), mask, 0.1)[0]
+    assert torch.equal(leaf.grad.cpu(), want.cpu())
+
+
+@pytest.mark.parametrize("cls,base,shape", [(FastBatchNorm1d, torch.nn.BatchNorm1d, (8, 3)),
+                                            (FastBatchNorm2d, torch.nn.BatchNorm2d, (4, 3, 5, 5)),
+                                            (FastBatchNorm3d, torch.nn.BatchNorm3d,
+                                             (2, 3, 2, 4, 4))])
+def test_fast_batch_norm_counts_in_int32_and_normalises_as_torch(cls, base, shape):
+    fast, plain = cls(3, momentum=None).npu(), base(3, momentum=None).npu()
+    assert fast.num_batches_tracked.dtype == torch.int32
+    assert fast.num_batches_tracked.device.type == "npu"
+    x = on_npu(randn(*shape, seed=4))
+    for _ in range(3):
+        torch.testing.assert_close(fast(x).cpu(), plain(x).cpu())
+    assert int(fast.num_batches_tracked) == 3 and fast.num_batches_tracked.dtype == torch.int32
+    torch.testing.assert_close(fast.running_mean.cpu(), plain.running_mean.cpu())
+    again = cls(3).npu()
+    again.load_state_dict(plain.state_dict())  # an int64 counter loads, cast
+    assert int(again.num_batches_tracked) == 3 and again.num_batches_tracked.dtype == torch.int32
+    base(3).load_state_dict(fast.state_dict())
