@@ -39,18 +39,28 @@ def npu_nms_with_mask(input: torch.Tensor,  # noqa: A002 - torch_npu's parameter
     return boxes, idx, mask
 
 
+_ROWS_PER_BLOCK = 1024  # overlaps are found for this many boxes at a time, to bound memory
+
+
 def _kept(boxes: torch.Tensor, threshold: float) -> List[int]:
     """1 for each box no earlier kept box overlaps by more than ``threshold``, else 0."""
     area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    width = (torch.minimum(boxes[:, None, 2], boxes[None, :, 2])
-             - torch.maximum(boxes[:, None, 0], boxes[None, :, 0])).clamp(min=0)
-    height = (torch.minimum(boxes[:, None, 3], boxes[None, :, 3])
-              - torch.maximum(boxes[:, None, 1], boxes[None, :, 1])).clamp(min=0)
-    overlaps = width * height > threshold / (1 + threshold) * (area[:, None] + area[None, :])
-    later = torch.ones_like(overlaps).triu(1)
-    pairs = torch.nonzero(overlaps & later).tolist()  # (earlier, later), by earlier box
-    kept = [1] * boxes.size(0)
-    for earlier, later_box in pairs:
-        if kept[earlier]:
-            kept[later_box] = 0
+    factor = threshold / (1 + threshold)
+    count = boxes.size(0)
+    later = torch.arange(count, device=boxes.device)
+    kept = [1] * count
+    for first in range(0, count, _ROWS_PER_BLOCK):
+        block = boxes[first:first + _ROWS_PER_BLOCK]
+        width = (torch.minimum(block[:, None, 2], boxes[None, :, 2])
+                 - torch.maximum(block[:, None, 0], boxes[None, :, 0])).clamp(min=0)
+        height = (torch.minimum(block[:, None, 3], boxes[None, :, 3])
+                  - torch.maximum(block[:, None, 1], boxes[None, :, 1])).clamp(min=0)
+        joined = area[first:first + block.size(0), None] + area[None, :]
+        overlaps = width * height > factor * joined
+        overlaps &= later[None, :] > later[first:first + block.size(0), None]
+        # (earlier, later) pairs by earlier box: an earlier box's fate is settled before its own
+        # pairs come, as in greedy NMS.
+        for earlier, later_box in torch.nonzero(overlaps).tolist():
+            if kept[first + earlier]:
+                kept[later_box] = 0
     return kept

@@ -16,12 +16,12 @@ defaults to the kernel's 1 (the scripts above pass none, whatever mode their for
 Neither has a derivative in torch_npu; a backward through them raises.
 
 Sampling is separable: a bin's value is ``Wy @ feature @ Wx^T`` with per-roi row and column
-weights, so both directions are two matrix products per roi (batched, in chunks of rois to bound
-memory) instead of four gathers per sample.
+weights (made for a chunk of rois at once), so each direction is two matrix products per roi over
+the window of pixels its samples touch, whatever the map's size.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 
@@ -91,14 +91,11 @@ def _forward(features: torch.Tensor, rois: torch.Tensor, scale: float, pooled_h:
         boxes = rois[first:first + _ROIS_PER_CHUNK]
         index, rows, cols = _weights(boxes, scale, pooled_h, pooled_w, sample_num, mode,
                                      height, width, feats.dtype)
-        valid = (index >= 0) & (index < batch)
-        if not bool(valid.any()):
-            continue
-        picked = feats[index.clamp(0, batch - 1)]  # (k, C, H, W)
-        # (k, PH, H) @ (k, C, H, W) @ (k, W, PW) -> (k, C, PH, PW)
-        pooled = torch.matmul(torch.matmul(rows.unsqueeze(1), picked), cols.transpose(1, 2)
-                              .unsqueeze(1))
-        out[first:first + boxes.size(0)] = pooled * valid.view(-1, 1, 1, 1)
+        for k, image, (y0, y1), (x0, x1) in _windows(index, rows, cols, batch):
+            # (PH, h) @ (C, h, w) @ (w, PW) over the pixels the roi's samples touch
+            window = feats[image, :, y0:y1, x0:x1]
+            out[first + k] = torch.matmul(torch.matmul(rows[k, :, y0:y1], window),
+                                          cols[k, :, x0:x1].t())
     return _precision.store(out, features.dtype)
 
 
@@ -112,15 +109,30 @@ def _backward(grad: torch.Tensor, rois: torch.Tensor, shape: Tuple[int, int, int
         boxes = rois[first:first + _ROIS_PER_CHUNK]
         index, rows, cols = _weights(boxes, scale, pooled_h, pooled_w, sample_num, mode,
                                      height, width, grads.dtype)
-        valid = (index >= 0) & (index < batch)
-        if not bool(valid.any()):
-            continue
-        g = grads[first:first + boxes.size(0)][valid]
-        # (k, H, PH) @ (k, C, PH, PW) @ (k, PW, W) -> (k, C, H, W), summed per image
-        spread = torch.matmul(torch.matmul(rows[valid].transpose(1, 2).unsqueeze(1), g),
-                              cols[valid].unsqueeze(1))
-        out.index_add_(0, index[valid], spread)
+        for k, image, (y0, y1), (x0, x1) in _windows(index, rows, cols, batch):
+            # (h, PH) @ (C, PH, PW) @ (PW, w), added onto the pixels the samples took
+            out[image, :, y0:y1, x0:x1] += torch.matmul(
+                torch.matmul(rows[k, :, y0:y1].t(), grads[first + k]), cols[k, :, x0:x1])
     return _precision.store(out, grad.dtype)
+
+
+def _windows(index: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, batch: int
+             ) -> List[Tuple[int, int, Tuple[int, int], Tuple[int, int]]]:
+    """(roi, image, rows [y0, y1), columns [x0, x1)) of each roi whose samples weigh on pixels
+    of an image in the batch (the others give zeros)."""
+    return [(k, image, ys, xs)
+            for k, (image, ys, xs) in enumerate(zip(index.tolist(), _span(rows), _span(cols)))
+            if 0 <= image < batch and ys is not None and xs is not None]
+
+
+def _span(weights: torch.Tensor) -> List[Optional[Tuple[int, int]]]:
+    """Per roi, [first, last + 1) of the pixels its (k, pooled, extent) weights touch, or None."""
+    touched = weights.ne(0).any(1)  # (k, extent)
+    extent = touched.size(1)
+    first = touched.float().argmax(1).tolist()
+    last = (extent - 1 - touched.flip(1).float().argmax(1)).tolist()
+    return [(f, l + 1) if any_ else None
+            for f, l, any_ in zip(first, last, touched.any(1).tolist())]
 
 
 def _weights(rois: torch.Tensor, scale: float, pooled_h: int, pooled_w: int, sample_num: int,
