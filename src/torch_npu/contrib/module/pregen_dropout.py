@@ -7,8 +7,8 @@ reading its buffers from the beginning, and a layer whose probability has no buf
 Ascend's does. A layer takes the next ``ceil(numel / 128) * 16`` bytes of its buffer and drops
 with them (``npu_dropout_do_mask``); given ``[shape, dtype, device]`` instead of a tensor it
 returns the mask such a tensor would take next, without taking it. As in Ascend's layer the
-masks apply in eval mode too. The emulator fills a buffer as far as it is read (the NPU makes
-16 MiB of mask per probability and pass ahead of time), so a pass never runs past its end and
+masks apply in eval mode too. The emulator makes each mask when it is read (the NPU makes 16 MiB
+of mask per probability and pass ahead of time), so a pass never runs past the buffer's end and
 reuses mask bits, which Ascend's does when a pass needs more than the buffer holds.
 """
 from __future__ import annotations
@@ -28,27 +28,30 @@ def _mask_bytes(numel: int) -> int:
 
 
 class _MaskBuffer:
-    """The masks of one probability for one forward pass, made as far as they are read."""
+    """The masks of one probability for one forward pass, made as they are read: ``used``
+    bytes taken so far, and the mask last shown without being taken, which the next take of
+    its length gets."""
 
     def __init__(self, p: float, device: Any) -> None:
         self.p, self.device = p, device
-        self.bits = torch.empty(0, dtype=torch.uint8, device=device)
         self.used = 0
+        self.shown: Optional[torch.Tensor] = None
 
     def slice(self, length: int, take: bool) -> torch.Tensor:
-        end = self.used + length
-        if end > self.bits.numel():
-            more = npu_dropout_gen_mask([(end - self.bits.numel()) * _BITS_PER_BYTE], self.p,
+        mask = self.shown
+        if mask is None or mask.numel() != length:
+            mask = npu_dropout_gen_mask([length * _BITS_PER_BYTE], self.p,
                                         dtype=torch.float32, device=self.device)
-            self.bits = torch.cat([self.bits, more])
-        mask = self.bits[self.used:end]
         if take:
-            self.used = end
+            self.used += length
+            self.shown = None
+        else:
+            self.shown = mask
         return mask
 
     def restart(self) -> None:
-        self.bits = self.bits[:0]
         self.used = 0
+        self.shown = None
 
 
 class NpuPreGenDropout(torch.nn.Dropout):
