@@ -1,6 +1,6 @@
-"""torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout) and FastBatchNorm*: the
-emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested with their
-operators)."""
+"""torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout), FastBatchNorm* and
+Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
+with their operators)."""
 import pytest
 import torch
 
@@ -105,3 +105,20 @@ def test_fast_batch_norm_counts_in_int32_and_normalises_as_torch(cls, base, shap
     again.load_state_dict(plain.state_dict())  # an int64 counter loads, cast
     assert int(again.num_batches_tracked) == 3 and again.num_batches_tracked.dtype == torch.int32
     base(3).load_state_dict(fast.state_dict())
+
+
+def test_the_prefetcher_hands_over_every_batch_on_the_npu_then_none():
+    from torch_npu.contrib.module.prefetcher import Prefetcher
+
+    data = torch.utils.data.TensorDataset(torch.arange(10.0).view(5, 2), torch.arange(5))
+    loader = torch.utils.data.DataLoader(data, batch_size=2)
+    prefetcher = Prefetcher(loader, stream=torch.npu.Stream())
+    seen = []
+    batch_input, target = prefetcher.next()
+    while batch_input is not None:
+        assert batch_input.device.type == target.device.type == "npu"
+        seen.append((batch_input.cpu(), target.cpu()))
+        batch_input, target = prefetcher.next()
+    assert target is None and len(seen) == 3
+    assert torch.equal(torch.cat([b for b, _ in seen]), torch.arange(10.0).view(5, 2))
+    assert torch.equal(torch.cat([t for _, t in seen]), torch.arange(5))
