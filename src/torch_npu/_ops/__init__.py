@@ -38,6 +38,7 @@ from .mish import npu_mish, npu_mish_backward
 from .nms_with_mask import npu_nms_with_mask
 from .one_hot import npu_one_hot
 from .pad import npu_pad
+from .ps_roi_pooling import npu_ps_roi_pooling, npu_ps_roi_pooling_backward
 from .random_choice_with_mask import npu_random_choice_with_mask
 from .rms_norm import npu_rms_norm
 from .roi_align import npu_roi_align, npu_roi_alignbk
@@ -96,6 +97,8 @@ OPERATORS = {
     "npu_nms_with_mask": npu_nms_with_mask,
     "npu_deformable_conv2d": npu_deformable_conv2d,
     "npu_deformable_conv2dbk": npu_deformable_conv2dbk,
+    "npu_ps_roi_pooling": npu_ps_roi_pooling,
+    "npu_ps_roi_pooling_backward": npu_ps_roi_pooling_backward,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)

@@ -4,9 +4,10 @@ from .batchnorm_int32_count import (FastBatchNorm1d, FastBatchNorm2d, FastBatchN
 from .deform_conv import DCNv2, ModulatedDeformConv
 from .npu_modules import DropoutWithByteMask
 from .prefetcher import Prefetcher
+from .ps_roi_pooling import PSROIPool
 from .pregen_dropout import NpuPreGenDropout
 from .roi_align import ROIAlign
 
 __all__ = ["DCNv2", "DropoutWithByteMask", "FastBatchNorm1d", "FastBatchNorm2d",
            "FastBatchNorm3d", "FastSyncBatchNorm", "ModulatedDeformConv", "NpuPreGenDropout",
-           "Prefetcher", "ROIAlign"]
+           "PSROIPool", "Prefetcher", "ROIAlign"]
