@@ -22,6 +22,7 @@ from typing import List, Tuple
 
 import torch
 
+from ._boxes import intersection
 from ._no_derivative import without_derivative
 
 NAME = "npu_batch_nms"
@@ -104,8 +105,8 @@ def _iou(boxes: torch.Tensor) -> torch.Tensor:
     low = torch.minimum(boxes[:, :2], boxes[:, 2:])
     high = torch.maximum(boxes[:, :2], boxes[:, 2:])
     area = (high - low).prod(1)
-    inner = (torch.minimum(high[:, None], high[None]) - torch.maximum(low[:, None], low[None]))
-    inter = inner.clamp(min=0).prod(2)
+    corners = torch.cat([low, high], 1)
+    inter = intersection(corners, corners)
     union = area[:, None] + area[None] - inter
     iou = inter / union
     return torch.where((area[:, None] > 0) & (area[None] > 0), iou, torch.zeros_like(iou))

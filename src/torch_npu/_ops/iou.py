@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from . import _precision
+from ._boxes import intersection
 from ._no_derivative import without_derivative
 
 EPS = 0.01
@@ -32,16 +33,11 @@ def npu_iou(bboxes: torch.Tensor, gtboxes: torch.Tensor, mode: int = 0) -> torch
 
 
 def _overlaps(bboxes: torch.Tensor, gtboxes: torch.Tensor, mode: int) -> torch.Tensor:
-    boxes = bboxes.half().float().unsqueeze(0)  # (1, N, 4)
-    truth = gtboxes.half().float().unsqueeze(1)  # (M, 1, 4)
-    width = (torch.minimum(boxes[..., 2], truth[..., 2])
-             - torch.maximum(boxes[..., 0], truth[..., 0])).clamp(min=0)
-    height = (torch.minimum(boxes[..., 3], truth[..., 3])
-              - torch.maximum(boxes[..., 1], truth[..., 1])).clamp(min=0)
-    overlap = width * height
-    truth_area = _area(truth)
+    boxes, truth = bboxes.half().float(), gtboxes.half().float()
+    overlap = intersection(truth, boxes)  # (M, N)
+    truth_area = _area(truth)[:, None]
     if mode == 0:
-        overlap = overlap / (_area(boxes) + truth_area - overlap)
+        overlap = overlap / (_area(boxes)[None, :] + truth_area - overlap)
     else:
         overlap = overlap / truth_area
     return _precision.store(overlap, torch.float16).to(bboxes.dtype)

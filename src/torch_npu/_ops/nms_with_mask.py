@@ -20,6 +20,7 @@ from typing import List, Tuple
 import torch
 
 from . import _precision
+from ._boxes import intersection
 from ._no_derivative import without_derivative
 
 
@@ -51,12 +52,8 @@ def _kept(boxes: torch.Tensor, threshold: float) -> List[int]:
     kept = [1] * count
     for first in range(0, count, _ROWS_PER_BLOCK):
         block = boxes[first:first + _ROWS_PER_BLOCK]
-        width = (torch.minimum(block[:, None, 2], boxes[None, :, 2])
-                 - torch.maximum(block[:, None, 0], boxes[None, :, 0])).clamp(min=0)
-        height = (torch.minimum(block[:, None, 3], boxes[None, :, 3])
-                  - torch.maximum(block[:, None, 1], boxes[None, :, 1])).clamp(min=0)
         joined = area[first:first + block.size(0), None] + area[None, :]
-        overlaps = width * height > factor * joined
+        overlaps = intersection(block, boxes) > factor * joined
         overlaps &= later[None, :] > later[first:first + block.size(0), None]
         # (earlier, later) pairs by earlier box: an earlier box's fate is settled before its own
         # pairs come, as in greedy NMS.
