@@ -21,7 +21,7 @@ the window of pixels its samples touch, whatever the map's size.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -35,10 +35,10 @@ _ROIS_PER_CHUNK = 64
 def npu_roi_align(features: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
                   pooled_height: int, pooled_width: int, sample_num: int,
                   roi_end_mode: int) -> torch.Tensor:
-    _check("npu_roi_align", features.shape, rois, pooled_height, pooled_width, roi_end_mode)
     if features.dim() != 4:
         raise RuntimeError(f"npu_roi_align: features must be NCHW (4-D), got shape "
                            f"{tuple(features.shape)}")
+    _check("npu_roi_align", features.shape, rois, pooled_height, pooled_width, roi_end_mode)
 
     def compute(feats: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
         return _forward(feats, boxes, float(spatial_scale), pooled_height, pooled_width,
@@ -77,7 +77,7 @@ def _check(op: str, feature_shape: Sequence[int], rois: torch.Tensor, pooled_hei
                            f"{pooled_height} and {pooled_width}")
     if mode not in _MODES:
         raise RuntimeError(f"{op}: roi_end_mode must be 0, 1, 2 or 3, got {mode}")
-    if len(feature_shape) == 4 and (feature_shape[2] < 1 or feature_shape[3] < 1):
+    if feature_shape[2] < 1 or feature_shape[3] < 1:
         raise RuntimeError(f"{op}: the feature map must not be empty, got shape "
                            f"{tuple(feature_shape)}")
 
@@ -85,17 +85,11 @@ def _check(op: str, feature_shape: Sequence[int], rois: torch.Tensor, pooled_hei
 def _forward(features: torch.Tensor, rois: torch.Tensor, scale: float, pooled_h: int,
              pooled_w: int, sample_num: int, mode: int) -> torch.Tensor:
     feats = _precision.upcast(features)
-    batch, channels, height, width = feats.shape
-    out = feats.new_zeros((rois.size(0), channels, pooled_h, pooled_w))
-    for first in range(0, rois.size(0), _ROIS_PER_CHUNK):
-        boxes = rois[first:first + _ROIS_PER_CHUNK]
-        index, rows, cols = _weights(boxes, scale, pooled_h, pooled_w, sample_num, mode,
-                                     height, width, feats.dtype)
-        for k, image, (y0, y1), (x0, x1) in _windows(index, rows, cols, batch):
-            # (PH, h) @ (C, h, w) @ (w, PW) over the pixels the roi's samples touch
-            window = feats[image, :, y0:y1, x0:x1]
-            out[first + k] = torch.matmul(torch.matmul(rows[k, :, y0:y1], window),
-                                          cols[k, :, x0:x1].t())
+    out = feats.new_zeros((rois.size(0), feats.size(1), pooled_h, pooled_w))
+    for roi, image, rows, cols, ys, xs in _windows(rois, scale, pooled_h, pooled_w, sample_num,
+                                                    mode, feats.shape, feats.dtype):
+        # (PH, h) @ (C, h, w) @ (w, PW) over the pixels the roi's samples touch
+        out[roi] = torch.matmul(torch.matmul(rows, feats[image, :, ys, xs]), cols.t())
     return _precision.store(out, features.dtype)
 
 
@@ -103,26 +97,28 @@ def _backward(grad: torch.Tensor, rois: torch.Tensor, shape: Tuple[int, int, int
               scale: float, pooled_h: int, pooled_w: int, sample_num: int,
               mode: int) -> torch.Tensor:
     grads = _precision.upcast(grad)
-    batch, channels, height, width = shape
     out = grads.new_zeros(shape)
-    for first in range(0, rois.size(0), _ROIS_PER_CHUNK):
-        boxes = rois[first:first + _ROIS_PER_CHUNK]
-        index, rows, cols = _weights(boxes, scale, pooled_h, pooled_w, sample_num, mode,
-                                     height, width, grads.dtype)
-        for k, image, (y0, y1), (x0, x1) in _windows(index, rows, cols, batch):
-            # (h, PH) @ (C, PH, PW) @ (PW, w), added onto the pixels the samples took
-            out[image, :, y0:y1, x0:x1] += torch.matmul(
-                torch.matmul(rows[k, :, y0:y1].t(), grads[first + k]), cols[k, :, x0:x1])
+    for roi, image, rows, cols, ys, xs in _windows(rois, scale, pooled_h, pooled_w, sample_num,
+                                                    mode, shape, grads.dtype):
+        # (h, PH) @ (C, PH, PW) @ (PW, w), added onto the pixels the samples took
+        out[image, :, ys, xs] += torch.matmul(torch.matmul(rows.t(), grads[roi]), cols)
     return _precision.store(out, grad.dtype)
 
 
-def _windows(index: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, batch: int
-             ) -> List[Tuple[int, int, Tuple[int, int], Tuple[int, int]]]:
-    """(roi, image, rows [y0, y1), columns [x0, x1)) of each roi whose samples weigh on pixels
-    of an image in the batch (the others give zeros)."""
-    return [(k, image, ys, xs)
-            for k, (image, ys, xs) in enumerate(zip(index.tolist(), _span(rows), _span(cols)))
-            if 0 <= image < batch and ys is not None and xs is not None]
+def _windows(rois: torch.Tensor, scale: float, pooled_h: int, pooled_w: int, sample_num: int,
+             mode: int, shape: Sequence[int], dtype: torch.dtype
+             ) -> Iterator[Tuple[int, int, torch.Tensor, torch.Tensor, slice, slice]]:
+    """(roi, image, row weights (PH, h), column weights (PW, w), rows, columns) of each roi
+    whose samples weigh on pixels of an image in the batch (the others give zeros): the weights
+    over the window of the map its samples touch. Weights are made a chunk of rois at a time."""
+    batch, _, height, width = shape
+    for first in range(0, rois.size(0), _ROIS_PER_CHUNK):
+        index, rows, cols = _weights(rois[first:first + _ROIS_PER_CHUNK], scale, pooled_h,
+                                     pooled_w, sample_num, mode, height, width, dtype)
+        for k, (image, ys, xs) in enumerate(zip(index.tolist(), _span(rows), _span(cols))):
+            if 0 <= image < batch and ys is not None and xs is not None:
+                yield (first + k, image, rows[k, :, ys[0]:ys[1]], cols[k, :, xs[0]:xs[1]],
+                       slice(*ys), slice(*xs))
 
 
 def _span(weights: torch.Tensor) -> List[Optional[Tuple[int, int]]]:
