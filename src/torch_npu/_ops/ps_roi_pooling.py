@@ -17,13 +17,21 @@ matching difference table, so neither depends on the bins' size.
 """
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from typing import NamedTuple, Sequence, Tuple
 
 import torch
 
 from . import _precision
 
-_Bins = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+class _Bins(NamedTuple):
+    """Where each output bin reads: the image (K, 1, 1, 1; clamped into the batch), the input
+    channel (1, D, G, G), the four (sign, row, column) corners of the summed-area table, the
+    bin's pixel count (K, 1, G, G) and whether it counts (non-empty, image in the batch)."""
+    images: torch.Tensor
+    channel: torch.Tensor
+    corners: Sequence[Tuple[float, torch.Tensor, torch.Tensor]]
+    area: torch.Tensor
+    keep: torch.Tensor
 
 
 def _check(op: str, rois: torch.Tensor, group_size: int, output_dim: int, channels: int) -> None:
@@ -38,9 +46,8 @@ def _check(op: str, rois: torch.Tensor, group_size: int, output_dim: int, channe
                            f"{output_dim * group_size * group_size} channels, got {channels}")
 
 
-def _bins(rois: torch.Tensor, scale: float, group: int, height: int, width: int) -> _Bins:
-    """(batch index (K,), row starts, row ends (K, G), column starts, column ends (K, G), empty
-    (K, G, G)) of the flattened rois."""
+def _bins(rois: torch.Tensor, scale: float, group: int, output_dim: int, batch: int,
+          height: int, width: int) -> _Bins:
     r = _precision.upcast(rois).float().transpose(1, 2).reshape(-1, 5)
     index = r[:, 0].trunc().long()
     start_w, start_h = torch.round(r[:, 1]) * scale, torch.round(r[:, 2]) * scale
@@ -53,21 +60,15 @@ def _bins(rois: torch.Tensor, scale: float, group: int, height: int, width: int)
     cols0 = torch.floor(steps * bin_w[:, None] + start_w[:, None]).clamp(0, width).long()
     cols1 = torch.ceil((steps + 1) * bin_w[:, None] + start_w[:, None]).clamp(0, width).long()
     empty = (rows1 <= rows0)[:, :, None] | (cols1 <= cols0)[:, None, :]
-    return index, rows0, rows1, cols0, cols1, empty
-
-
-def _corners(rows0: torch.Tensor, rows1: torch.Tensor, cols0: torch.Tensor,
-             cols1: torch.Tensor) -> Sequence[Tuple[float, torch.Tensor, torch.Tensor]]:
-    """(sign, row, column) of the four table reads of each bin, shaped (K, 1, G, 1) and
-    (K, 1, 1, G)."""
+    inside = (index >= 0) & (index < batch)
     r0, r1 = rows0[:, None, :, None], rows1[:, None, :, None]
     c0, c1 = cols0[:, None, None, :], cols1[:, None, None, :]
-    return ((1.0, r1, c1), (-1.0, r0, c1), (-1.0, r1, c0), (1.0, r0, c0))
-
-
-def _channels(output_dim: int, group: int, device: torch.device) -> torch.Tensor:
-    """(1, D, G, G): the input channel each output position reads."""
-    return torch.arange(output_dim * group * group, device=device).view(1, output_dim, group, group)
+    channel = torch.arange(output_dim * group * group, device=r.device)
+    return _Bins(images=index.clamp(0, batch - 1)[:, None, None, None],
+                 channel=channel.view(1, output_dim, group, group),
+                 corners=((1.0, r1, c1), (-1.0, r0, c1), (-1.0, r1, c0), (1.0, r0, c0)),
+                 area=((r1 - r0) * (c1 - c0)).double(),
+                 keep=~empty[:, None] & inside[:, None, None, None])
 
 
 def _pool(features: torch.Tensor, rois: torch.Tensor, scale: float, group: int,
@@ -76,16 +77,11 @@ def _pool(features: torch.Tensor, rois: torch.Tensor, scale: float, group: int,
     table = torch.zeros((batch, features.size(1), height + 1, width + 1), dtype=torch.float64,
                         device=features.device)
     table[:, :, 1:, 1:] = _precision.upcast(features).double().cumsum(2).cumsum(3)
-    index, rows0, rows1, cols0, cols1, empty = _bins(rois, scale, group, height, width)
-    inside = (index >= 0) & (index < batch)
-    images = index.clamp(0, batch - 1)[:, None, None, None]
-    channel = _channels(output_dim, group, features.device)
+    bins = _bins(rois, scale, group, output_dim, batch, height, width)
     total = 0
-    for sign, row, col in _corners(rows0, rows1, cols0, cols1):
-        total = total + sign * table[images, channel, row, col]
-    area = ((rows1 - rows0)[:, None, :, None] * (cols1 - cols0)[:, None, None, :]).double()
-    keep = ~empty[:, None] & inside[:, None, None, None]
-    out = torch.where(keep, total / area.clamp(min=1), torch.zeros_like(total))
+    for sign, row, col in bins.corners:
+        total = total + sign * table[bins.images, bins.channel, row, col]
+    out = torch.where(bins.keep, total / bins.area.clamp(min=1), torch.zeros_like(total))
     return _precision.store(out.float(), features.dtype)
 
 
@@ -93,18 +89,13 @@ def _spread(grad: torch.Tensor, rois: torch.Tensor, scale: float, group: int, ou
             input_size: Sequence[int]) -> torch.Tensor:
     height, width = int(input_size[0]), int(input_size[1])
     batch = rois.size(0)
-    index, rows0, rows1, cols0, cols1, empty = _bins(rois, scale, group, height, width)
-    inside = (index >= 0) & (index < batch)
-    area = ((rows1 - rows0)[:, None, :, None] * (cols1 - cols0)[:, None, None, :]).double()
-    keep = ~empty[:, None] & inside[:, None, None, None]
-    share = torch.where(keep, _precision.upcast(grad).double() / area.clamp(min=1),
-                        torch.zeros_like(area))
+    bins = _bins(rois, scale, group, output_dim, batch, height, width)
+    share = torch.where(bins.keep, _precision.upcast(grad).double() / bins.area.clamp(min=1),
+                        torch.zeros_like(bins.area))
     diff = torch.zeros((batch, output_dim * group * group, height + 1, width + 1),
                        dtype=torch.float64, device=grad.device)
-    images = index.clamp(0, batch - 1)[:, None, None, None]
-    channel = _channels(output_dim, group, grad.device)
-    for sign, row, col in _corners(rows0, rows1, cols0, cols1):
-        target = (images, channel, row, col)
+    for sign, row, col in bins.corners:
+        target = (bins.images, bins.channel, row, col)
         shape = torch.broadcast_shapes(*(t.shape for t in target), share.shape)
         diff.index_put_(tuple(t.expand(shape) for t in target), (sign * share).expand(shape),
                         accumulate=True)
