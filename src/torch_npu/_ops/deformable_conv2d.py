@@ -134,24 +134,23 @@ class _DeformableConv2d(torch.autograd.Function):
         geo = _Geometry("npu_deformable_conv2d", input, weight, offset, *args)
         with torch.no_grad():
             out, sampled = _forward(input, weight, offset, bias, geo)
-        ctx.args = args
-        ctx.has_bias = bias is not None
-        ctx.save_for_backward(input, weight, offset, bias if bias is not None else input)
+        ctx.geo = geo
+        ctx.bias_dtype = None if bias is None else bias.dtype
+        ctx.save_for_backward(input, weight, offset)
         dtype = input.dtype
         return _precision.store(out, dtype), _precision.store(sampled, dtype)
 
     @staticmethod
     def backward(ctx, grad_out, _grad_sampled):  # noqa: D102
-        input, weight, offset, bias = ctx.saved_tensors
-        grads = _gradients(input, grad_out, weight, offset, bias if ctx.has_bias else None,
-                           _Geometry("npu_deformable_conv2dbk", input, weight, offset,
-                                     *ctx.args))
-        grad_input, grad_weight, grad_offset, grad_bias = grads
-        return grad_input, grad_weight, grad_offset, grad_bias if ctx.has_bias else None, None
+        input, weight, offset = ctx.saved_tensors
+        grad_input, grad_weight, grad_offset, grad_bias = _gradients(
+            input, grad_out, weight, offset, ctx.bias_dtype or weight.dtype, ctx.geo)
+        return (grad_input, grad_weight, grad_offset,
+                grad_bias if ctx.bias_dtype is not None else None, None)
 
 
 def _gradients(input: torch.Tensor, grad_out: torch.Tensor, weight: torch.Tensor,  # noqa: A002
-               offset: torch.Tensor, bias: Optional[torch.Tensor], geo: _Geometry
+               offset: torch.Tensor, bias_dtype: torch.dtype, geo: _Geometry
                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(grad_input, grad_weight, grad_offset, grad_bias), each in its tensor's dtype."""
     leaves = [_precision.upcast(t).detach().float().requires_grad_()
@@ -160,8 +159,7 @@ def _gradients(input: torch.Tensor, grad_out: torch.Tensor, weight: torch.Tensor
         out, _ = _forward(leaves[0], leaves[1], leaves[2], None, geo)
         found = torch.autograd.grad(out, leaves, _precision.upcast(grad_out).float())
     grad_bias = _precision.upcast(grad_out).float().sum((0, 2, 3))
-    dtypes: List[torch.dtype] = [input.dtype, weight.dtype, offset.dtype,
-                                 bias.dtype if bias is not None else weight.dtype]
+    dtypes: List[torch.dtype] = [input.dtype, weight.dtype, offset.dtype, bias_dtype]
     return tuple(_precision.store(g, dtype)  # type: ignore[return-value]
                  for g, dtype in zip(list(found) + [grad_bias], dtypes))
 
@@ -196,4 +194,4 @@ def npu_deformable_conv2dbk(input: torch.Tensor, grad_output: torch.Tensor,  # n
                            f"{tuple(offset_out.shape)}")
     # offset_out is what the forward sampled; the gradients are recomputed from input and offset,
     # which give it again.
-    return _gradients(input, grad_output, weight, offset, None, geo)
+    return _gradients(input, grad_output, weight, offset, weight.dtype, geo)
