@@ -17,14 +17,15 @@ from typing import Any, Dict, List, Optional, Set, Union
 
 import torch
 
+from ..._ops import _masks
 from ..._ops.dropout import npu_dropout_do_mask, npu_dropout_gen_mask
 
 _BITS_PER_BYTE = 8
-_ALIGN = 128  # elements: masks cover whole 128-element blocks
 
 
 def _mask_bytes(numel: int) -> int:
-    return (numel + _ALIGN - 1) // _ALIGN * _ALIGN // _BITS_PER_BYTE
+    """The bytes of the bit mask ``npu_dropout_gen_mask`` makes for ``numel`` elements."""
+    return _masks.aligned(numel) // _BITS_PER_BYTE
 
 
 class _MaskBuffer:
@@ -68,8 +69,7 @@ class NpuPreGenDropout(torch.nn.Dropout):
         if isinstance(x, torch.Tensor):
             numel, take = x.numel(), True
         elif isinstance(x, list) and len(x) == 3:
-            shape = x[0]
-            numel, take = int(torch.Size(shape).numel()), False
+            numel, take = _masks.numel_of(x[0]), False
         else:
             raise RuntimeError(f"NpuPreGenDropout: the input must be a tensor or [shape, dtype, "
                                f"device], got {type(x).__name__}")
