@@ -22,7 +22,8 @@ def _mode(aligned: bool) -> int:
 
 class _RoIAlignFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, features, rois, output_size, spatial_scale, sampling_ratio, aligned):  # noqa: D102
+    def forward(ctx, features, rois, output_size, spatial_scale,  # noqa: D102
+                sampling_ratio, aligned):
         ctx.save_for_backward(rois)
         ctx.output_size = output_size
         ctx.spatial_scale, ctx.sampling_ratio = spatial_scale, sampling_ratio
