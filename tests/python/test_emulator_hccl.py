@@ -2,6 +2,8 @@
 rules on data types and devices per node, and their relaxation."""
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -133,6 +135,24 @@ def test_devices_per_node_follow_hccl_allocation(world, per_node, ok):
             assert got["error"] == "ValueError", got
             assert got["message"].startswith(f"init_process_group('hccl'): {per_node or world} "
                                              "processes per node: HCCL allocates 1, 2, 4 or 8")
+
+
+@pytest.mark.parametrize("per_node", [None, 3])
+def test_a_refused_allocation_is_refused_before_meeting_the_other_ranks(per_node):
+    """Every rank refuses at once: had the check waited for the rendezvous, a rank started
+    after rank 0 had refused would wait for it forever. Rank 1 of 3, alone, proves it: the
+    rendezvous it would wait for never completes."""
+    env = dict(overlay_support.overlay_env(), RANK="1", WORLD_SIZE="3", LOCAL_RANK="1",
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(ranks.free_port()), OMP_NUM_THREADS="1")
+    env.pop("APEXNPU_HCCL_STRICT", None)
+    env.pop("LOCAL_WORLD_SIZE", None)
+    if per_node:
+        env["LOCAL_WORLD_SIZE"] = str(per_node)
+    r = subprocess.run([sys.executable, WORKER, "init_alone"], env=env, capture_output=True,
+                       text=True, timeout=600)
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["error"] == "ValueError", got
+    assert got["message"].startswith("init_process_group('hccl'): 3 processes per node: HCCL")
 
 
 def test_three_processes_per_node_are_allowed_when_relaxed():

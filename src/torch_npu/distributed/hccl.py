@@ -9,8 +9,11 @@ is Ascend 910B's. int16 is refused here all the same: gloo, which carries the da
 int16. The emulator runs hccl process groups on gloo and refuses what HCCL refuses,
 with an error naming the call and the rule, so that code passing here does not first fail on
 the NPU:
-- devices per node: checked when the default hccl group is made; per node is LOCAL_WORLD_SIZE
-  when the launcher sets it (torchrun does), else the whole world (one node);
+- devices per node: checked by ``init_process_group("hccl")`` before it meets the other ranks
+  (so that every rank refuses at once, and none is left waiting for a rank that has already
+  gone), and again when the default hccl group is made, for a world size only the rendezvous
+  tells; per node is LOCAL_WORLD_SIZE when the launcher sets it (torchrun does), else the whole
+  world (one node);
 - data types: checked on every collective that code calls through ``torch.distributed`` on an
   hccl group. The byte and size tensors that torch's object collectives (all_gather_object, ...)
   move for you, and torch's own traffic from C++ (DDP's parameter checks, bucket all-reduces and
@@ -84,6 +87,39 @@ def check_devices_per_node(world_size: int) -> None:
         raise ValueError(f"init_process_group('hccl'): {per_node} processes per node: HCCL "
                          f"allocates {_said(DEVICES_PER_NODE, 'or')} devices per node (Ascend's "
                          f"collective-communication constraints); {_RELAX}")
+
+
+def _names_hccl(backend: Any) -> bool:
+    """Whether an ``init_process_group`` backend argument asks for hccl: ``"hccl"`` or a
+    ``"device:backend"`` list naming it."""
+    if backend is None:
+        return False
+    return any(part.split(":")[-1].strip() == NAME for part in str(backend).lower().split(","))
+
+
+def _known_world_size(world_size: Any) -> int:
+    """The world size as the caller gave it, else WORLD_SIZE (env:// reads it), else 0: only
+    the rendezvous knows (a tcp:// address carrying it, a store)."""
+    if isinstance(world_size, int) and world_size > 0:
+        return world_size
+    text = os.environ.get("WORLD_SIZE", "").strip()
+    return int(text) if text.isdigit() else 0
+
+
+def _checked_init(original: Callable) -> Callable:
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        if _names_hccl(bound.arguments.get("backend")):
+            world_size = _known_world_size(bound.arguments.get("world_size", -1))
+            if world_size or os.environ.get("LOCAL_WORLD_SIZE", "").strip().isdigit():
+                check_devices_per_node(world_size)
+        return original(*args, **kwargs)
+
+    _wraps.mark(init_process_group, original)
+    return init_process_group
 
 
 def _gloo_device() -> Any:
@@ -194,4 +230,5 @@ def register() -> None:
         _replace(name, functools.partial(_checked, name))
     for name in OBJECT_COLLECTIVES:
         _replace(name, _object_collective)
+    _replace("init_process_group", _checked_init)
     dist.is_hccl_available = lambda: True

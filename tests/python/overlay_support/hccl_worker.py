@@ -2,6 +2,7 @@
 
 Prints one JSON line with what the test checks; an exception prints {"error": type, "message"}.
 """
+import datetime
 import json
 import os
 import sys
@@ -174,6 +175,8 @@ def init(scenario):
         env = os.environ
         dist.init_process_group("hccl", init_method=f"tcp://127.0.0.1:{env['MASTER_PORT']}",
                                 rank=int(env["RANK"]), world_size=int(env["WORLD_SIZE"]))
+    elif scenario == "init_alone":  # the other ranks never come: waiting would time out
+        dist.init_process_group("hccl", timeout=datetime.timedelta(seconds=60))
     else:
         dist.init_process_group("hccl")  # env://, from the launcher's variables
 
