@@ -36,6 +36,12 @@ def get_storage_size(tensor: torch.Tensor) -> int:
         if hasattr(tensor, "untyped_storage") else tensor.storage().size()
 
 
+def keep_storage_size(tensor: torch.Tensor, size: int) -> None:
+    """``tensor`` now reads memory of another storage (``npu_change_data_ptr``); as on the NPU,
+    whose storage descriptor keeps its sizes, its storage size stays ``size``."""
+    setattr(tensor, _STORAGE, size)
+
+
 def _padded(extent: int) -> int:
     return -(-extent // CUBE) * CUBE
 

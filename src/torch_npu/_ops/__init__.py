@@ -18,6 +18,7 @@ from .batch_nms import npu_batch_nms
 from .bert_apply_adam import npu_bert_apply_adam
 from .bmm_v2 import npu_bmmV2
 from .bounding_box import npu_bounding_box_decode, npu_bounding_box_encode
+from .change_data_ptr import npu_change_data_ptr
 from .confusion_transpose import npu_confusion_transpose
 from .deformable_conv2d import npu_deformable_conv2d, npu_deformable_conv2dbk
 from .dropout import (_npu_dropout, npu_dropout, npu_dropout_backward, npu_dropout_do_mask,
@@ -87,6 +88,7 @@ OPERATORS = {
     "npu_ptiou": npu_ptiou,
     "npu_bounding_box_encode": npu_bounding_box_encode,
     "npu_bounding_box_decode": npu_bounding_box_decode,
+    "npu_change_data_ptr": npu_change_data_ptr,
     "npu_batch_nms": npu_batch_nms,
     "npu_random_choice_with_mask": npu_random_choice_with_mask,
     "npu_mish": npu_mish,
