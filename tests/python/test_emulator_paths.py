@@ -162,6 +162,13 @@ OPS = {
     "masked_fill_above_max": (lambda a, m: a.masked_fill(m, 65510.0), lambda: [values(3, 5), values(3, 5, seed=1) > 0]),
     "masked_fill_nan": (lambda a, m: a.masked_fill(m, float("nan")), lambda: [values(3, 5), values(3, 5, seed=1) > 0]),
     "masked_fill_transposed": (lambda a, m: a.t().masked_fill(m, -3.0), lambda: [values(5, 3, specials=True), values(3, 5, seed=1) > 0]),
+    # masks repeating along the input (one runtime pass), and broadcasts that do not (torch's kernel)
+    "masked_fill_causal_leading_ones": (lambda a, m: a.masked_fill(m, -1e4), lambda: [values(2, 3, 4, 4, specials=True), (values(1, 1, 4, 4) > -9).triu(1)]),
+    "masked_fill_last_dim": (lambda a, m: a.masked_fill(m, 2.5), lambda: [values(3, 4, specials=True), values(4, seed=1) > 0]),
+    "masked_fill_across_chunks": (lambda a, m: a.masked_fill(m, -0.1), lambda: [values(3, 40001, specials=True), values(40001, seed=1) > 0]),
+    "masked_fill_middle_broadcast": (lambda a, m: a.masked_fill(m, -2.0), lambda: [values(2, 3, 4, specials=True), values(2, 1, 4, seed=1) > 0]),
+    "masked_fill_mask_transposed": (lambda a, m: a.masked_fill(m.t(), 3.0), lambda: [values(3, 5, specials=True), values(5, 3, seed=1) > 0]),
+    "masked_fill_inplace_causal": (lambda a, m: a.masked_fill_(m, -65504.0), lambda: [values(2, 4, 4, specials=True), (values(4, 4) > -9).triu(1)]),
     "where": (torch.where, lambda: [values(4, 4) > 0, values(4, 4, specials=True), values(4, 4, seed=1)]),
     # data movement
     "clone": (lambda a: a.clone(), h(5, 3, specials=True)),

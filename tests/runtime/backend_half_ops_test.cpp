@@ -1,5 +1,5 @@
 // The fp16 operations of backend/half_ops.h (saturating copy, add, multiply and divide by a
-// scalar, ReLU and its gradient) against their definitions: the fp32 computation torch's
+// scalar, ReLU and its gradient, masked fill) against their definitions: the fp32 computation torch's
 // kernels do on the exact fp32 values, stored back with the saturating conversion. Every fp16
 // input, at every ISA level, at unaligned starts and odd lengths, in place, and over chunks.
 #include <gtest/gtest.h>
@@ -103,8 +103,12 @@ TEST_P(HalfOpsIsa, AddOfEveryHalfWithSomeIsTheFp32SumSaturated) {
 
 // Scalars: powers of two (exact scaling, fp16 subnormals rounded), others that round, zero,
 // tiny and huge ones, infinities and NaN.
-const float kScalars[] = {4.0f,  128.0f, 0.25f, 3.0f,  -7.0f,    0.1f,      1e-5f, 6.5e4f,
-                          3e38f, 1e-40f, 0.0f,  -0.0f, INFINITY, -INFINITY, NAN};
+// Powers of two up to the ends of the float range (divide multiplies by their exact
+// reciprocal), subnormal ones among them.
+const float kScalars[] = {4.0f,     128.0f,    0.25f,     3.0f,   -7.0f,        0.1f,         1e-5f,
+                          6.5e4f,   3e38f,     1e-40f,    0.0f,   -0.0f,        INFINITY,     -INFINITY,
+                          NAN,      -1024.0f,  0x1p127f,  0x1p-126f, 0x1p-127f, 0x1p-149f,    -0x1p-140f,
+                          0x1p-1f,  0x1p24f};
 
 TEST_P(HalfOpsIsa, MultiplyAndDivideOfEveryHalfAreTheFp32ResultSaturated) {
   ScopedIsaLevel isa(GetParam());
@@ -191,6 +195,49 @@ TEST_P(HalfOpsIsa, ReportsOnlyWhatItStores) {
   }
 }
 
+// The definition: the fill where the mask (repeating every `period` entries) is set, else the
+// value stored saturating; only unselected values can be reported.
+half_bits masked_fill_definition(half_bits x, bool selected, half_bits fill, bool& overflow) {
+  if (selected) return fill;
+  return float_to_half(half_to_float(x), overflow);
+}
+
+TEST_P(HalfOpsIsa, MaskedFillOfEveryHalfUnderRepeatingMasksIsTheFillOrTheValueSaturated) {
+  ScopedIsaLevel isa(GetParam());
+  const std::vector<half_bits> all = every_half(0);
+  std::mt19937 rng(5);
+  // Periods: a whole-tensor mask, a causal 16x16 mask, odd ones, one of a single entry.
+  for (const std::size_t period : {std::size_t{65536}, std::size_t{256}, std::size_t{7}, std::size_t{1},
+                                   std::size_t{4096}}) {
+    std::vector<std::uint8_t> mask(period);
+    for (std::size_t j = 0; j < period; ++j)
+      mask[j] = period == 256 ? static_cast<std::uint8_t>(j % 16 > j / 16) : static_cast<std::uint8_t>(rng() & 1);
+    for (const half_bits fill : {half_bits{0xF0E2}, half_bits{0x0000}, half_bits{0x7BFF}}) {
+      for (const bool in_place : {false, true}) {
+        std::vector<half_bits> x = all, got(all.size());
+        half_bits* out = in_place ? x.data() : got.data();
+        const bool reported = masked_fill_half(x.data(), mask.data(), period, out, x.size(), fill);
+        bool overflow = false;
+        for (std::size_t i = 0; i < all.size(); ++i)
+          ASSERT_EQ(out[i], masked_fill_definition(all[i], mask[i % period] != 0, fill, overflow))
+              << std::hex << all[i] << " at " << std::dec << i << " period " << period;
+        EXPECT_EQ(reported, overflow) << period;
+      }
+    }
+  }
+}
+
+TEST_P(HalfOpsIsa, MaskedFillReportsOnlyUnselectedSpecials) {
+  ScopedIsaLevel isa(GetParam());
+  const std::vector<std::uint8_t> mask = {1, 0, 1};
+  std::vector<half_bits> x = {0x7C00, 0x3C00, 0x7E00, 0xFC00, 0x3C00, 0xFFFF}, out(6);
+  EXPECT_FALSE(masked_fill_half(x.data(), mask.data(), 3, out.data(), 6, 0xC000));  // all hidden
+  EXPECT_EQ(out, (std::vector<half_bits>{0xC000, 0x3C00, 0xC000, 0xC000, 0x3C00, 0xC000}));
+  x[4] = 0xFC00;  // -inf where the mask is clear: stored -65504 and reported
+  EXPECT_TRUE(masked_fill_half(x.data(), mask.data(), 3, out.data(), 6, 0xC000));
+  EXPECT_EQ(out[4], kHalfMaxBits | 0x8000u);
+}
+
 TEST_P(HalfOpsIsa, ManyChunksGiveTheSameBits) {
   ScopedIsaLevel isa(GetParam());
   std::mt19937 rng(3);
@@ -221,6 +268,17 @@ TEST_P(HalfOpsIsa, ManyChunksGiveTheSameBits) {
   EXPECT_EQ(back_reported, back_overflow);
   EXPECT_EQ(copy_reported, copy_overflow);
   EXPECT_EQ(sum_reported, sum_overflow);
+  // A mask period that does not divide the chunk size: each chunk starts mid-period.
+  const std::size_t period = 1000 + 3;
+  const std::size_t rows = n / period;
+  std::vector<std::uint8_t> mask(period);
+  for (std::size_t j = 0; j < period; ++j) mask[j] = static_cast<std::uint8_t>(rng() % 3 == 0);
+  std::vector<half_bits> filled(rows * period);
+  const bool filled_reported = masked_fill_half(x.data(), mask.data(), period, filled.data(), filled.size(), 0x1234);
+  bool filled_overflow = false;
+  for (std::size_t i = 0; i < filled.size(); ++i)
+    ASSERT_EQ(filled[i], masked_fill_definition(x[i], mask[i % period] != 0, 0x1234, filled_overflow)) << i;
+  EXPECT_EQ(filled_reported, filled_overflow);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLevels, HalfOpsIsa, ::testing::ValuesIn(kIsaLevels),

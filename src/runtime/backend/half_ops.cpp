@@ -1,6 +1,7 @@
 #include "backend/half_ops.h"
 
 #include <atomic>
+#include <cmath>
 
 #include "exec/chunking.h"
 #include "exec/isa.h"
@@ -15,6 +16,9 @@ APEXNPU_ISA_DECLARE(bool, divide_half_range, (const half_bits*, half_bits*, std:
 APEXNPU_ISA_DECLARE(bool, relu_half_range, (const half_bits*, half_bits*, std::size_t))
 APEXNPU_ISA_DECLARE(bool, relu_backward_half_range,
                     (const half_bits*, const half_bits*, half_bits*, std::size_t))
+APEXNPU_ISA_DECLARE(bool, masked_fill_half_range,
+                    (const half_bits*, const std::uint8_t*, std::size_t, std::size_t, half_bits*, std::size_t,
+                     half_bits))
 
 namespace {
 
@@ -46,6 +50,15 @@ bool multiply_half(const half_bits* in, half_bits* out, std::size_t n, float fac
 }
 
 bool divide_half(const half_bits* in, half_bits* out, std::size_t n, float divisor) {
+  // x / 2^k and x * 2^-k are the same real number, so their one rounding gives the same bits;
+  // a product costs a fraction of a division (attention divides by sqrt(head size), often a
+  // power of two).
+  int exponent = 0;
+  const float mantissa = std::frexp(divisor, &exponent);
+  if (std::fabs(mantissa) == 0.5f) {
+    const float reciprocal = std::ldexp(std::copysign(1.0f, divisor), 1 - exponent);
+    if (std::isfinite(reciprocal) && reciprocal != 0.0f) return multiply_half(in, out, n, reciprocal);
+  }
   auto* fn = APEXNPU_ISA_SELECT(divide_half_range);
   return any_chunk(n, [&](ChunkRange r) { return fn(in + r.begin, out + r.begin, r.size(), divisor); });
 }
@@ -59,6 +72,14 @@ bool relu_backward_half(const half_bits* grad, const half_bits* self, half_bits*
   auto* fn = APEXNPU_ISA_SELECT(relu_backward_half_range);
   return any_chunk(n,
                    [&](ChunkRange r) { return fn(grad + r.begin, self + r.begin, out + r.begin, r.size()); });
+}
+
+bool masked_fill_half(const half_bits* in, const std::uint8_t* mask, std::size_t period, half_bits* out,
+                      std::size_t n, half_bits fill) {
+  auto* fn = APEXNPU_ISA_SELECT(masked_fill_half_range);
+  return any_chunk(n, [&](ChunkRange r) {
+    return fn(in + r.begin, mask, period, r.begin, out + r.begin, r.size(), fill);
+  });
 }
 
 }  // namespace apexnpu::rt

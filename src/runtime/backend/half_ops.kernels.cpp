@@ -95,4 +95,32 @@ bool relu_backward_half_range(const half_bits* grad, const half_bits* self, half
   return bad != 0;
 }
 
+// Element k of this range is element `first + k` of the tensor; its mask entry is
+// mask[(first + k) % period]. Runs of the mask are walked as plain loops, so they vectorise.
+bool masked_fill_half_range(const half_bits* in, const std::uint8_t* mask, std::size_t period, std::size_t first,
+                            half_bits* out, std::size_t n, half_bits fill) {
+  unsigned bad = 0;
+  std::size_t k = 0;
+  std::size_t j = first % period;
+  while (k < n) {
+    const std::size_t len = n - k < period - j ? n - k : period - j;
+    const half_bits* x = in + k;
+    const std::uint8_t* m = mask + j;
+    half_bits* o = out + k;
+    for (std::size_t i = 0; i < len; ++i) {
+      const std::uint32_t h = x[i];
+      const std::uint32_t magnitude = h & 0x7FFFu;
+      const unsigned nan = magnitude > 0x7C00u;
+      const unsigned inf = magnitude == 0x7C00u;
+      const std::uint32_t saturated = nan ? 0u : (inf ? (h & 0x8000u) | kHalfMaxBits : h);
+      const unsigned selected = m[i] != 0;
+      o[i] = static_cast<half_bits>(selected ? std::uint32_t{fill} : saturated);
+      bad |= (nan | inf) & (selected ^ 1u);
+    }
+    k += len;
+    j = 0;
+  }
+  return bad != 0;
+}
+
 }  // namespace apexnpu::rt::APEXNPU_ISA_NS

@@ -80,6 +80,30 @@ PyObject* with_scalar(PyObject*, PyObject* args) {
   });
 }
 
+PyObject* masked_fill_half(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, mask = 0, dst = 0;
+  std::size_t n = 0, period = 0;
+  unsigned long fill = 0;
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&O&O&k|i:masked_fill_half", to_address, &src, to_address, &mask, to_address,
+                        &dst, to_size, &n, to_size, &period, &fill, &index))
+    return nullptr;
+  return guarded([&] {
+    if (period == 0 || n % period != 0)
+      throw rt::ArgumentError(rt::concat("masked_fill_half: n (", n, ") must be a positive multiple of the mask's ",
+                                         "period (", period, ")"));
+    if (fill > 0xFFFFu)
+      throw rt::ArgumentError(rt::concat("masked_fill_half: fill ", fill, " is not a 16-bit pattern"));
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = rt::masked_fill_half(ptr<const rt::half_bits>(src), ptr<const std::uint8_t>(mask), period,
+                                 ptr<rt::half_bits>(dst), n, static_cast<rt::half_bits>(fill));
+    }
+    return reported(index, bad);
+  });
+}
+
 PyObject* max_pool2d_half(PyObject*, PyObject* args) {
   std::uintptr_t src = 0, dst = 0, indices = 0;
   long long planes = 0;
@@ -131,6 +155,10 @@ PyMethodDef kEmulationMethods[] = {
      "relu_backward_half(grad_fp16_addr, self_fp16_addr, dst_fp16_addr, n, device=0) -> bool: "
      "threshold_backward(grad, self, 0), stored saturating; True (and the status raised) for a "
      "passed NaN or inf"},
+    {"masked_fill_half", masked_fill_half, METH_VARARGS,
+     "masked_fill_half(src_fp16_addr, mask_bool_addr, dst_fp16_addr, n, period, fill_bits, "
+     "device=0) -> bool: fill_bits where mask[i % period] is set, else the value stored "
+     "saturating; True (and the status raised) for an unselected NaN or inf"},
     {"max_pool2d_half", max_pool2d_half, METH_VARARGS,
      "max_pool2d_half(src_fp16_addr, dst_fp16_addr, indices_int64_addr, planes, in_h, in_w, "
      "out_h, out_w, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, "

@@ -22,14 +22,16 @@ the float status of device 0, as the general path's ``float_to_half`` does.
 - conversions: ``_to_copy`` to fp32 is the general path's own widening; ``_to_copy`` to fp16 of
   an fp32 tensor and ``copy_``/``_foreach_copy_`` of fp32 values into fp16 tensors are its
   narrowing.
-- ``masked_fill`` with a fill value within ±65504: torch's fp16 kernel selects and rounds the
-  value as the round trip does; the result is stored saturating in place.
+- ``masked_fill`` with a fill value within ±65504: the value rounded as the round trip rounds
+  it where the mask is set, the input stored saturating elsewhere; in one runtime pass when the
+  mask repeats along the input, else torch's fp16 kernel, its result stored saturating in place.
 - ``max_pool2d_with_indices`` of NCHW fp16: torch's contiguous fp32 kernel selects an element
   per window by comparisons, which the runtime repeats on the fp16 values (``half_max_pool.h``).
 """
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -253,10 +255,39 @@ def _fp16_fill_value(value: Any) -> bool:
     return type(value) in (int, float) and abs(value) <= saturation.FP16_MAX  # False for NaN
 
 
+def _fill_bits(value: float) -> int:
+    """The fp16 bits the round trip stores for a fill value within ±65504: torch rounds the
+    number to fp32 for an fp32 kernel, the store rounds that to fp16 (two roundings, as here)."""
+    bits = _FILL_BITS.get(value)
+    if bits is None:
+        as_float = struct.unpack("<f", struct.pack("<f", value))[0]
+        bits = _FILL_BITS[value] = struct.unpack("<H", struct.pack("<e", as_float))[0]
+    return bits
+
+
+_FILL_BITS: Dict[float, int] = {}
+
+
+def _mask_period(mask: torch.Tensor, shape: torch.Size) -> int:
+    """The number of entries after which a contiguous mask repeats along a tensor of ``shape``
+    (its shape, leading ones aside, is the tensor's trailing dimensions: a mask broadcast over
+    the leading ones only), else 0."""
+    if not mask.is_contiguous():
+        return 0
+    dims = list(mask.shape)
+    while dims and dims[0] == 1:
+        dims.pop(0)
+    if dims != list(shape[len(shape) - len(dims):]):
+        return 0
+    return max(mask.numel(), 1)
+
+
 def _masked_fill(rt: Any, args: Args, kwargs: Kwargs) -> Any:
-    """``masked_fill`` selects, it computes nothing: torch's fp16 kernel keeps the input's bits
-    and writes the fill value rounded as the round trip rounds it; the result is then stored
-    saturating in place (the input's NaN and inf, reported), as the round trip stores it."""
+    """``masked_fill`` selects, it computes nothing: the fill value rounded as the round trip
+    rounds it, else the input's bits stored saturating (NaN and inf, reported), as the round
+    trip stores them. A mask repeating along the input (attention's causal mask over batches
+    and heads) is applied in one runtime pass; other broadcasts run torch's fp16 kernel, whose
+    result is then stored saturating in place."""
     if kwargs or len(args) != 3:
         return NOT_HANDLED
     x, mask, value = args
@@ -268,6 +299,12 @@ def _masked_fill(rt: Any, args: Args, kwargs: Kwargs) -> Any:
             return NOT_HANDLED
     except RuntimeError:
         return NOT_HANDLED  # the round trip raises torch's own error
+    period = _mask_period(mask, x.shape)
+    if period and hasattr(rt, "masked_fill_half"):
+        out = _empty(x.shape, dtype=_HALF)
+        rt.masked_fill_half(x.data_ptr(), mask.data_ptr(), out.data_ptr(), x.numel(), period,
+                            _fill_bits(value))
+        return out
     out = aten.masked_fill.Scalar(x, mask, value)
     if not out.is_contiguous():
         return NOT_HANDLED
