@@ -201,6 +201,10 @@ OPS = {
     "to_fp32_empty": (lambda a: a.float(), h(0, 2)),
     "to_fp16_empty": (lambda a: a.half(), lambda: [values(2, 0, dtype=torch.float32)]),
     "to_fp32_memory_format": (lambda a: a.to(torch.float32, memory_format=torch.channels_last), h(2, 3, 2, 2)),
+    # as autograd casts back in .float()'s backward: layout and the host device named
+    "to_fp16_layout_device": (lambda a: aten._to_copy(a, dtype=torch.float16, layout=torch.strided, device=torch.device("cpu")), lambda: [values(3, 5, dtype=torch.float32, scale=5e4, specials=True)]),
+    "to_fp32_layout_device": (lambda a: aten._to_copy(a, dtype=torch.float32, layout=torch.strided, device="cpu"), h(3, 5, specials=True)),
+    "to_fp16_pinned": (lambda a: aten._to_copy(a, dtype=torch.float16, pin_memory=False), lambda: [values(3, 5, dtype=torch.float32, scale=5e4)]),
     "zeros_like": (torch.zeros_like, h(2, 3)),
     "ones_half": (lambda: torch.ones(2, 3, dtype=torch.float16), lambda: []),
     "full_overflow": (lambda: torch.full((2,), 7e4, dtype=torch.float16), lambda: []),

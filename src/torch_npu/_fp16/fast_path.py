@@ -169,7 +169,7 @@ def _narrow(flat: List[Any], expected: Any, args: Sequence[Any], kwargs: Dict[st
             want = expected[i]
         else:
             if fallback is None:
-                fallback = general_path._fallback_dtype(args, kwargs)
+                fallback = general_path.fallback_dtype_among(leaves(args, kwargs))
             want = fallback
         if want == _HALF and x.dtype != _HALF and x.is_floating_point():
             flat[i] = saturation.host_to_fp16(x, rt)

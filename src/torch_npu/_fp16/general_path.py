@@ -48,7 +48,11 @@ def _expected_dtypes(func, args, kwargs) -> Optional[List[Optional[torch.dtype]]
 
 def _fallback_dtype(args, kwargs) -> torch.dtype:
     """Without meta: the dtype argument if there is one, else the first floating input's dtype."""
-    leaves, _ = tree_flatten((args, kwargs))
+    return fallback_dtype_among(tree_flatten((args, kwargs))[0])
+
+
+def fallback_dtype_among(leaves) -> torch.dtype:
+    """``_fallback_dtype`` of the call whose leaves (in pytree's order) are ``leaves``."""
     for x in leaves:
         if isinstance(x, torch.dtype):
             return x

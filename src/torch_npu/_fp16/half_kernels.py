@@ -178,8 +178,17 @@ def _clone(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     return NOT_HANDLED
 
 
+_TO_COPY_KWARGS = frozenset({"dtype", "layout", "device"})
+
+
 def _to_copy(rt: Any, args: Args, kwargs: Kwargs) -> Any:
-    if len(args) != 1 or set(kwargs) != {"dtype"}:
+    """A dtype change, also as autograd asks for it (``.float()``'s backward names the layout
+    and the host device, where the NPU's tensors live to torch)."""
+    if len(args) != 1 or "dtype" not in kwargs or not _TO_COPY_KWARGS.issuperset(kwargs) \
+            or kwargs.get("layout") not in (None, torch.strided):
+        return NOT_HANDLED
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":
         return NOT_HANDLED
     (x,), dtype = args, kwargs["dtype"]
     if not isinstance(x, torch.Tensor):
