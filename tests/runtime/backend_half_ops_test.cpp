@@ -105,10 +105,9 @@ TEST_P(HalfOpsIsa, AddOfEveryHalfWithSomeIsTheFp32SumSaturated) {
 // tiny and huge ones, infinities and NaN.
 // Powers of two up to the ends of the float range (divide multiplies by their exact
 // reciprocal), subnormal ones among them.
-const float kScalars[] = {4.0f,     128.0f,    0.25f,     3.0f,   -7.0f,        0.1f,         1e-5f,
-                          6.5e4f,   3e38f,     1e-40f,    0.0f,   -0.0f,        INFINITY,     -INFINITY,
-                          NAN,      -1024.0f,  0x1p127f,  0x1p-126f, 0x1p-127f, 0x1p-149f,    -0x1p-140f,
-                          0x1p-1f,  0x1p24f};
+const float kScalars[] = {4.0f,     128.0f,    0.25f,     3.0f,      -7.0f,      0.1f,      1e-5f,  6.5e4f,
+                          3e38f,    1e-40f,    0.0f,      -0.0f,     INFINITY,   -INFINITY, NAN,    -1024.0f,
+                          0x1p127f, 0x1p-126f, 0x1p-127f, 0x1p-149f, -0x1p-140f, 0x1p-1f,   0x1p24f};
 
 TEST_P(HalfOpsIsa, MultiplyAndDivideOfEveryHalfAreTheFp32ResultSaturated) {
   ScopedIsaLevel isa(GetParam());
@@ -207,11 +206,12 @@ TEST_P(HalfOpsIsa, MaskedFillOfEveryHalfUnderRepeatingMasksIsTheFillOrTheValueSa
   const std::vector<half_bits> all = every_half(0);
   std::mt19937 rng(5);
   // Periods: a whole-tensor mask, a causal 16x16 mask, odd ones, one of a single entry.
-  for (const std::size_t period : {std::size_t{65536}, std::size_t{256}, std::size_t{7}, std::size_t{1},
-                                   std::size_t{4096}}) {
+  for (const std::size_t period :
+       {std::size_t{65536}, std::size_t{256}, std::size_t{7}, std::size_t{1}, std::size_t{4096}}) {
     std::vector<std::uint8_t> mask(period);
     for (std::size_t j = 0; j < period; ++j)
-      mask[j] = period == 256 ? static_cast<std::uint8_t>(j % 16 > j / 16) : static_cast<std::uint8_t>(rng() & 1);
+      mask[j] =
+          period == 256 ? static_cast<std::uint8_t>(j % 16 > j / 16) : static_cast<std::uint8_t>(rng() & 1);
     for (const half_bits fill : {half_bits{0xF0E2}, half_bits{0x0000}, half_bits{0x7BFF}}) {
       for (const bool in_place : {false, true}) {
         std::vector<half_bits> x = all, got(all.size());
@@ -274,7 +274,8 @@ TEST_P(HalfOpsIsa, ManyChunksGiveTheSameBits) {
   std::vector<std::uint8_t> mask(period);
   for (std::size_t j = 0; j < period; ++j) mask[j] = static_cast<std::uint8_t>(rng() % 3 == 0);
   std::vector<half_bits> filled(rows * period);
-  const bool filled_reported = masked_fill_half(x.data(), mask.data(), period, filled.data(), filled.size(), 0x1234);
+  const bool filled_reported =
+      masked_fill_half(x.data(), mask.data(), period, filled.data(), filled.size(), 0x1234);
   bool filled_overflow = false;
   for (std::size_t i = 0; i < filled.size(); ++i)
     ASSERT_EQ(filled[i], masked_fill_definition(x[i], mask[i % period] != 0, 0x1234, filled_overflow)) << i;

@@ -97,8 +97,8 @@ bool relu_backward_half_range(const half_bits* grad, const half_bits* self, half
 
 // Element k of this range is element `first + k` of the tensor; its mask entry is
 // mask[(first + k) % period]. Runs of the mask are walked as plain loops, so they vectorise.
-bool masked_fill_half_range(const half_bits* in, const std::uint8_t* mask, std::size_t period, std::size_t first,
-                            half_bits* out, std::size_t n, half_bits fill) {
+bool masked_fill_half_range(const half_bits* in, const std::uint8_t* mask, std::size_t period,
+                            std::size_t first, half_bits* out, std::size_t n, half_bits fill) {
   unsigned bad = 0;
   std::size_t k = 0;
   std::size_t j = first % period;

@@ -85,13 +85,14 @@ PyObject* masked_fill_half(PyObject*, PyObject* args) {
   std::size_t n = 0, period = 0;
   unsigned long fill = 0;
   int index = 0;
-  if (!PyArg_ParseTuple(args, "O&O&O&O&O&k|i:masked_fill_half", to_address, &src, to_address, &mask, to_address,
-                        &dst, to_size, &n, to_size, &period, &fill, &index))
+  if (!PyArg_ParseTuple(args, "O&O&O&O&O&k|i:masked_fill_half", to_address, &src, to_address, &mask,
+                        to_address, &dst, to_size, &n, to_size, &period, &fill, &index))
     return nullptr;
   return guarded([&] {
     if (period == 0 || n % period != 0)
-      throw rt::ArgumentError(rt::concat("masked_fill_half: n (", n, ") must be a positive multiple of the mask's ",
-                                         "period (", period, ")"));
+      throw rt::ArgumentError(rt::concat("masked_fill_half: n (", n,
+                                         ") must be a positive multiple of the mask's ", "period (", period,
+                                         ")"));
     if (fill > 0xFFFFu)
       throw rt::ArgumentError(rt::concat("masked_fill_half: fill ", fill, " is not a 16-bit pattern"));
     bool bad = false;
