@@ -12,15 +12,26 @@
 
 namespace apexnpu::rt::APEXNPU_ISA_NS {
 
+namespace {
+
+// The fp16 pattern h stored saturating (NaN -> +0, +-inf -> +-65504); `special` is 1 when h
+// was NaN or inf. Branch-free, so the loops calling it vectorise.
+inline std::uint32_t saturated(std::uint32_t h, unsigned& special) {
+  const std::uint32_t magnitude = h & 0x7FFFu;
+  const unsigned nan = magnitude > 0x7C00u;
+  const unsigned inf = magnitude == 0x7C00u;
+  special = nan | inf;
+  return nan ? 0u : (inf ? (h & 0x8000u) | kHalfMaxBits : h);
+}
+
+}  // namespace
+
 bool saturate_half_range(const half_bits* in, half_bits* out, std::size_t n) {
   unsigned bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t h = in[i];
-    const std::uint32_t magnitude = h & 0x7FFFu;
-    const unsigned nan = magnitude > 0x7C00u;
-    const unsigned inf = magnitude == 0x7C00u;
-    out[i] = static_cast<half_bits>(nan ? 0u : (inf ? (h & 0x8000u) | kHalfMaxBits : h));
-    bad |= nan | inf;
+    unsigned special = 0;
+    out[i] = static_cast<half_bits>(saturated(in[i], special));
+    bad |= special;
   }
   return bad != 0;
 }
@@ -83,14 +94,11 @@ bool relu_backward_half_range(const half_bits* grad, const half_bits* self, half
   unsigned bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t s = self[i];
-    const std::uint32_t g = grad[i];
     const unsigned at_most_zero = s == 0u || (s >= 0x8000u && s <= 0xFC00u);
-    const std::uint32_t magnitude = g & 0x7FFFu;
-    const unsigned nan = magnitude > 0x7C00u;
-    const unsigned inf = magnitude == 0x7C00u;
-    const std::uint32_t saturated = nan ? 0u : (inf ? (g & 0x8000u) | kHalfMaxBits : g);
-    out[i] = static_cast<half_bits>(at_most_zero ? 0u : saturated);
-    bad |= (nan | inf) & (at_most_zero ^ 1u);
+    unsigned special = 0;
+    const std::uint32_t passed = saturated(grad[i], special);
+    out[i] = static_cast<half_bits>(at_most_zero ? 0u : passed);
+    bad |= special & (at_most_zero ^ 1u);
   }
   return bad != 0;
 }
@@ -108,14 +116,11 @@ bool masked_fill_half_range(const half_bits* in, const std::uint8_t* mask, std::
     const std::uint8_t* m = mask + j;
     half_bits* o = out + k;
     for (std::size_t i = 0; i < len; ++i) {
-      const std::uint32_t h = x[i];
-      const std::uint32_t magnitude = h & 0x7FFFu;
-      const unsigned nan = magnitude > 0x7C00u;
-      const unsigned inf = magnitude == 0x7C00u;
-      const std::uint32_t saturated = nan ? 0u : (inf ? (h & 0x8000u) | kHalfMaxBits : h);
+      unsigned special = 0;
+      const std::uint32_t kept = saturated(x[i], special);
       const unsigned selected = m[i] != 0;
-      o[i] = static_cast<half_bits>(selected ? std::uint32_t{fill} : saturated);
-      bad |= (nan | inf) & (selected ^ 1u);
+      o[i] = static_cast<half_bits>(selected ? std::uint32_t{fill} : kept);
+      bad |= special & (selected ^ 1u);
     }
     k += len;
     j = 0;
