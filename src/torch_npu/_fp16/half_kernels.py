@@ -267,14 +267,8 @@ def _fp16_fill_value(value: Any) -> bool:
 def _fill_bits(value: float) -> int:
     """The fp16 bits the round trip stores for a fill value within ±65504: torch rounds the
     number to fp32 for an fp32 kernel, the store rounds that to fp16 (two roundings, as here)."""
-    bits = _FILL_BITS.get(value)
-    if bits is None:
-        as_float = struct.unpack("<f", struct.pack("<f", value))[0]
-        bits = _FILL_BITS[value] = struct.unpack("<H", struct.pack("<e", as_float))[0]
-    return bits
-
-
-_FILL_BITS: Dict[float, int] = {}
+    as_float = struct.unpack("<f", struct.pack("<f", value))[0]
+    return struct.unpack("<H", struct.pack("<e", as_float))[0]
 
 
 def _mask_period(mask: torch.Tensor, shape: torch.Size) -> int:
@@ -309,7 +303,7 @@ def _masked_fill(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     except RuntimeError:
         return NOT_HANDLED  # the round trip raises torch's own error
     period = _mask_period(mask, x.shape)
-    if period and hasattr(rt, "masked_fill_half"):
+    if period:
         out = _empty(x.shape, dtype=_HALF)
         rt.masked_fill_half(x.data_ptr(), mask.data_ptr(), out.data_ptr(), x.numel(), period,
                             _fill_bits(value))
@@ -423,9 +417,13 @@ except (AttributeError, RuntimeError):  # pragma: no cover - torch 1.13 has no _
     pass
 
 
+# The runtime's newest kernel: a runtime module built before it lacks some this file calls.
+_NEWEST_KERNEL = "masked_fill_half"
+
+
 def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:
     """The op's result computed without the round trip, or NOT_HANDLED."""
     kernel = _KERNELS.get(func)
-    if kernel is None or rt is None or not hasattr(rt, "divide_half"):
+    if kernel is None or rt is None or not hasattr(rt, _NEWEST_KERNEL):
         return NOT_HANDLED
     return kernel(rt, args, kwargs)
