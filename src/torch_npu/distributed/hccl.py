@@ -28,7 +28,7 @@ import functools
 import inspect
 import os
 import threading
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import torch
 import torch.distributed as dist
@@ -76,9 +76,15 @@ def strict() -> bool:
     return value == "1"
 
 
+def _count_from_environment(name: str) -> Optional[int]:
+    """The count a launcher's variable (WORLD_SIZE, LOCAL_WORLD_SIZE) holds, None if unset."""
+    text = os.environ.get(name, "").strip()
+    return int(text) if text.isdigit() else None
+
+
 def devices_per_node(world_size: int) -> int:
-    text = os.environ.get("LOCAL_WORLD_SIZE", "").strip()
-    return int(text) if text.isdigit() else world_size
+    per_node = _count_from_environment("LOCAL_WORLD_SIZE")
+    return world_size if per_node is None else per_node
 
 
 def check_devices_per_node(world_size: int) -> None:
@@ -102,8 +108,7 @@ def _known_world_size(world_size: Any) -> int:
     the rendezvous knows (a tcp:// address carrying it, a store)."""
     if isinstance(world_size, int) and world_size > 0:
         return world_size
-    text = os.environ.get("WORLD_SIZE", "").strip()
-    return int(text) if text.isdigit() else 0
+    return _count_from_environment("WORLD_SIZE") or 0
 
 
 def _checked_init(original: Callable) -> Callable:
@@ -114,7 +119,7 @@ def _checked_init(original: Callable) -> Callable:
         bound = signature.bind(*args, **kwargs)
         if _names_hccl(bound.arguments.get("backend")):
             world_size = _known_world_size(bound.arguments.get("world_size", -1))
-            if world_size or os.environ.get("LOCAL_WORLD_SIZE", "").strip().isdigit():
+            if world_size or _count_from_environment("LOCAL_WORLD_SIZE") is not None:
                 check_devices_per_node(world_size)
         return original(*args, **kwargs)
 
