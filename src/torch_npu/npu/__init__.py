@@ -6,13 +6,16 @@ events, memory queries, the float status, the ``torch.npu.*Tensor`` types, compi
 """
 from __future__ import annotations
 
+import os
+import re
 import sys
 import types
-from typing import Any, Dict, NamedTuple
+import warnings
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import torch
 
-from .._device import devices, placement, tensor_types
+from .._device import devices, placement, soc, tensor_types
 from .._device.memory import (empty_cache, max_memory_allocated, max_memory_cached,  # noqa: F401
                               max_memory_reserved, mem_get_info, memory_allocated, memory_cached,
                               memory_reserved, memory_stats, memory_summary,
@@ -23,7 +26,6 @@ from .._device.streams import (Event, Stream, current_stream, default_stream,  #
 from .._fp16 import float_status
 from .._fp16 import mode as emulation
 
-DEVICE_NAME = "Emulated Ascend NPU (CPU)"
 _FLOAT_STATUS_SIZE = 8
 
 
@@ -45,8 +47,10 @@ def current_device() -> int:
 
 
 def get_device_name(device: Any = None) -> str:
+    """The chip's SoC name, as torch_npu reports it (``Ascend910A``, ``Ascend910B1``, ...):
+    ``APEXNPU_SOC_VERSION`` chooses it (see ``_device.soc``)."""
     devices.index_of(device, "torch.npu.get_device_name")
-    return DEVICE_NAME
+    return soc.name()
 
 
 class DeviceProperties(NamedTuple):
@@ -56,7 +60,7 @@ class DeviceProperties(NamedTuple):
 
 def get_device_properties(device: Any = None) -> DeviceProperties:
     devices.index_of(device, "torch.npu.get_device_properties")
-    return DeviceProperties(DEVICE_NAME, mem_get_info()[1])
+    return DeviceProperties(soc.name(), mem_get_info()[1])
 
 
 def synchronize(device: Any = None) -> None:
@@ -170,9 +174,31 @@ def set_option(option: Dict[str, Any]) -> None:
     _options.update(option)
 
 
-def is_bf16_supported() -> bool:
-    """Ascend 910 (A) has no bfloat16; scripts that pass here must not depend on it."""
-    return False
+def is_bf16_supported(including_emulation: bool = False) -> bool:
+    """bfloat16 compute: the Ascend 910B family and later have it, the 910 family has not."""
+    return soc.has_bf16()
+
+
+_CAPABILITY_NOTE = ("The return value of get_device_capability is only for compatibility with "
+                    "PyTorch and does not represent the actual capability of the NPU device.")
+
+
+def get_device_capability(device: Any = None) -> Optional[Tuple[int, int]]:
+    """As torch_npu: None on every chip (the NPU has no CUDA compute capability), unless
+    ``TORCH_NPU_DEVICE_CAPABILITY`` ("major.minor") says what to answer; a warning either way."""
+    text = os.environ.get("TORCH_NPU_DEVICE_CAPABILITY")
+    if not text:
+        warnings.warn("You can set the device capability via the environment variable "
+                      f"TORCH_NPU_DEVICE_CAPABILITY. {_CAPABILITY_NOTE}")
+        return None
+    match = re.match(r"^(\d+)\.(\d+)$", text)
+    if not match:
+        warnings.warn("torch.npu.get_device_capability can't parse TORCH_NPU_DEVICE_CAPABILITY "
+                      f"environment variable: {text}. Expected format is 'major.minor' where "
+                      "major and minor are non-negative integers (e.g., '8.0').")
+        return None
+    warnings.warn(_CAPABILITY_NOTE)
+    return int(match.group(1)), int(match.group(2))
 
 
 config = types.SimpleNamespace(allow_internal_format=False)

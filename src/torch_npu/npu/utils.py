@@ -8,6 +8,7 @@ from typing import Union
 
 import torch
 
+from .._device import soc
 from .._fp16 import overflow_mode
 from . import (clear_npu_overflow_flag, current_device, device_count,  # noqa: F401
                get_device_name, get_npu_overflow_flag, is_available, set_device, synchronize)
@@ -15,8 +16,15 @@ from . import (clear_npu_overflow_flag, current_device, device_count,  # noqa: F
 
 def is_support_inf_nan() -> bool:
     """Whether the NPU runs in INF/NAN mode (Ascend 910B: fp16 overflow gives inf and NaN) rather
-    than saturating and raising the float status (Ascend 910). ``APEXNPU_INF_NAN_MODE`` picks."""
+    than saturating and raising the float status (Ascend 910): the chip's default, or what
+    ``INF_NAN_MODE_FORCE_DISABLE`` or ``APEXNPU_INF_NAN_MODE`` choose."""
     return overflow_mode.inf_nan()
+
+
+def get_soc_version() -> int:
+    """torch_npu's SocVersion number of the emulated chip (102 for Ascend910A, 220 for
+    Ascend910B1, ...; ``APEXNPU_SOC_VERSION`` chooses the chip)."""
+    return soc.version()
 
 
 def npu_check_overflow(grad: Union[float, torch.Tensor]) -> bool:
