@@ -1,0 +1,211 @@
+"""Huawei's own torch_npu tests (github.com/Ascend/pytorch), unchanged, against the emulator.
+
+Needs APEXNPU_TEST_TORCH_NPU (a git directory of github.com/Ascend/pytorch, read in place with
+``git archive``) and APEXNPU_BINARY (to build the emulator with its runtime); skips with a
+message otherwise. The tests come from a pinned commit: master for torch 2.x, the ``v1.11.0``
+branch (torch_npu for torch 1.11, the last with tests for a torch 1.x) for torch 1.13. Their
+``torch_npu/testing/`` package comes from the same commit, with the path checker it imports
+(``torch_npu/utils/_path_manager.py``); the ``_npu_testing_utils`` module that torch_npu's
+build generates from ``torchnpugen/templates`` is rendered from that template with an empty
+skip list (the list's source lives in the op-plugin submodule, which the repository does not
+hold; it only marks OpInfo tests, none of which run here).
+
+Each file runs in its own interpreter (overlay_support/torch_npu_suite_runner.py), once as
+each emulated chip (``APEXNPU_SOC_VERSION``): Ascend 910A and Ascend 910B1, so the tests that
+torch_npu gates per chip (``SupportedDevices``) run for the chip they name. Every test passes,
+or skips itself, except those excluded below, each with the thing it needs that no CPU has.
+"""
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+import pytest
+import torch
+
+import build_helpers as bh
+import overlay_support
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "overlay_support", "torch_npu_suite_runner.py")
+TORCH_NPU = os.environ.get("APEXNPU_TEST_TORCH_NPU")
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+
+# master of 2026-08-21 (torch 2.x), and v1.11.0 (torch 1.11's torch_npu, run on torch 1.13).
+COMMIT = ("9e73e708ab9350d203475609f36f8a43f6a0c2ab" if TORCH2
+          else "42bb49b2caf7a3c6b6edb41f0158cddeb780f7f8")
+PATH_MANAGER = "torch_npu/utils/_path_manager.py" if TORCH2 else "torch_npu/utils/path_manager.py"
+TEMPLATE = "torchnpugen/templates/npu_testing_utils.py"
+CHIPS = ["Ascend910A", "Ascend910B1"]
+
+# The files covering what the emulator claims: devices, streams and events, memory, RNG,
+# formats, the float status and overflow modes, amp and GradScaler, tensor fusion, the NPU
+# operators it emulates, contrib, torch_npu.optim and transfer_to_npu.
+FILES_MASTER = [
+    "test/npu/test_amp.py",
+    "test/npu/test_check_over_flow.py",
+    "test/npu/test_combine_tensors.py",
+    "test/npu/test_device.py",
+    "test/npu/test_generators.py",
+    "test/npu/test_inf_nan_mode.py",
+    "test/npu/test_npu.py",
+    "test/npu/test_npu_format.py",
+    "test/custom_ops/test_amp_foreach_non_finite_check_and_unscale.py",
+    "test/custom_ops/test_fast_gelu.py",
+    "test/custom_ops/test_float_status.py",
+    "test/custom_ops/test_npu_bmmV2.py",
+    "test/custom_ops/test_npu_bounding_box_decode.py",
+    "test/custom_ops/test_npu_bounding_box_encode.py",
+    "test/custom_ops/test_npu_ciou.py",
+    "test/custom_ops/test_npu_confusion_transpose.py",
+    "test/custom_ops/test_npu_diou.py",
+    "test/custom_ops/test_npu_dropout_with_add_softmax.py",
+    "test/custom_ops/test_npu_format_cast.py",
+    "test/custom_ops/test_npu_giou.py",
+    "test/custom_ops/test_npu_indexing.py",
+    "test/custom_ops/test_npu_iou.py",
+    "test/custom_ops/test_npu_layer_norm_eval.py",
+    "test/custom_ops/test_npu_max.py",
+    "test/custom_ops/test_npu_mish.py",
+    "test/custom_ops/test_npu_one_hot.py",
+    "test/custom_ops/test_npu_pad.py",
+    "test/custom_ops/test_npu_ps_roi_pooling.py",
+    "test/custom_ops/test_npu_ptiou.py",
+    "test/custom_ops/test_npu_roi_align.py",
+    "test/custom_ops/test_npu_rotary_mul.py",
+    "test/custom_ops/test_npu_rotary_mul_backward.py",
+    "test/custom_ops/test_npu_scaled_masked_softmax.py",
+    "test/custom_ops/test_npu_silu.py",
+    "test/custom_ops/test_npu_softmax_cross_entropy_with_logits.py",
+    "test/contrib/test_activations.py",
+    "test/contrib/test_batchnorm_with_count_int32.py",
+    "test/contrib/test_deform_conv.py",
+    "test/contrib/test_ensemble_dropout.py",
+    "test/contrib/test_fuse_add_softmax_dropout.py",
+    "test/contrib/test_index_op.py",
+    "test/contrib/test_iou.py",
+    "test/contrib/test_ps_roi_pooling.py",
+    "test/contrib/test_roi_align.py",
+    "test/contrib/test_transfer_to_npu.py",
+    "test/optim/test_fused_optimizers.py",
+    "test/optim/test_npu_fused_rmsprop_tf.py",
+]
+FILES_V1_11 = [
+    "test/npu/test_amp.py",
+    "test/npu/test_check_over_flow.py",
+    "test/npu/test_combine_tensors.py",
+    "test/npu/test_device.py",
+    "test/npu/test_generator.py",
+    "test/npu/test_npu.py",
+    "test/npu/test_soc_version.py",
+    "test/npu/test_stream.py",
+    "test/npu/test_torch_npu.py",
+    "test/custom_ops/test_amp_foreach_non_finite_check_and_unscale.py",
+    "test/custom_ops/test_fast_gelu.py",
+    "test/custom_ops/test_float_status.py",
+    "test/custom_ops/test_npu_bmmV2.py",
+    "test/custom_ops/test_npu_bounding_box_decode.py",
+    "test/custom_ops/test_npu_bounding_box_encode.py",
+    "test/custom_ops/test_npu_ciou.py",
+    "test/custom_ops/test_npu_confusion_transpose.py",
+    "test/custom_ops/test_npu_diou.py",
+    "test/custom_ops/test_npu_dropout_with_add_softmax.py",
+    "test/custom_ops/test_npu_format_cast.py",
+    "test/custom_ops/test_npu_fusion_attention.py",
+    "test/custom_ops/test_npu_giou.py",
+    "test/custom_ops/test_npu_indexing.py",
+    "test/custom_ops/test_npu_iou.py",
+    "test/custom_ops/test_npu_layer_norm_eval.py",
+    "test/custom_ops/test_npu_max.py",
+    "test/custom_ops/test_npu_mish.py",
+    "test/custom_ops/test_npu_one_hot.py",
+    "test/custom_ops/test_npu_pad.py",
+    "test/custom_ops/test_npu_ps_roi_pooling.py",
+    "test/custom_ops/test_npu_ptiou.py",
+    "test/custom_ops/test_npu_roi_align.py",
+    "test/custom_ops/test_npu_rotary_mul.py",
+    "test/custom_ops/test_npu_rotary_mul_backward.py",
+    "test/custom_ops/test_npu_scaled_masked_softmax.py",
+    "test/custom_ops/test_npu_silu.py",
+    "test/custom_ops/test_npu_softmax_cross_entropy_with_logits.py",
+    "test/contrib/test_activations.py",
+    "test/contrib/test_batchnorm_with_count_int32.py",
+    "test/contrib/test_deform_conv.py",
+    "test/contrib/test_ensemble_dropout.py",
+    "test/contrib/test_fuse_add_softmax_dropout.py",
+    "test/contrib/test_index_op.py",
+    "test/contrib/test_iou.py",
+    "test/contrib/test_ps_roi_pooling.py",
+    "test/contrib/test_roi_align.py",
+    "test/contrib/test_transfer_to_npu.py",
+    "test/optim/test_fused_optimizers.py",
+]
+FILES = FILES_MASTER if TORCH2 else FILES_V1_11
+
+# Tests that need what no CPU has, by file and test id: the reason names the thing.
+EXCLUDED = {}
+
+
+@pytest.fixture(scope="module")
+def huawei(tmp_path_factory):
+    """(python of a venv with expecttest over this torch, emulator directory, Huawei's tree)."""
+    if not TORCH_NPU:
+        pytest.skip("APEXNPU_TEST_TORCH_NPU is not set (a git directory of "
+                    "github.com/Ascend/pytorch) to run Huawei's torch_npu tests")
+    runtime = overlay_support.runtime_dir()
+    if runtime is None:
+        pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
+    work = tmp_path_factory.mktemp("torch_npu_tests")
+    tree = str(work / "tree")
+    archive = str(work / "tests.tar")
+    with open(archive, "wb") as out:
+        subprocess.run(["git", "--git-dir", TORCH_NPU, "archive", COMMIT, "test",
+                        "torch_npu/testing", PATH_MANAGER] + ([TEMPLATE] if TORCH2 else []),
+                       stdout=out, check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree)
+    if TORCH2:
+        with open(os.path.join(tree, TEMPLATE)) as f:
+            template = f.read()
+        assert template.count("${skip_detail}") == 1, "the template's form changed"
+        with open(os.path.join(tree, "torch_npu", "testing", "_npu_testing_utils.py"), "w") as f:
+            f.write(template.replace("${skip_detail}", ""))
+    python = bh.make_torch_venv(str(work / "venv"))
+    inst = bh.pip(python, "install", "--disable-pip-version-check", "expecttest==0.3.0")
+    assert inst.returncode == 0, inst.stdout
+    return python, runtime, tree
+
+
+def run_file(python, runtime, tree, path, chip):
+    env = dict(overlay_support.overlay_env(runtime), OMP_NUM_THREADS="2",
+               APEXNPU_SOC_VERSION=chip)
+    for name in ("APEXNPU_INF_NAN_MODE", "INF_NAN_MODE_ENABLE", "INF_NAN_MODE_FORCE_DISABLE",
+                 "SET_NPU_DEVICE", "DISABLED_TESTS_FILE", "SLOW_TESTS_FILE"):
+        env.pop(name, None)
+    excluded = [a for test_id in EXCLUDED.get(path, {}) for a in ("--exclude", test_id)]
+    proc = subprocess.run([python, RUNNER, tree, os.path.join(tree, path)] + excluded,
+                          capture_output=True, text=True, env=env, timeout=1500)
+    assert proc.returncode == 0 and proc.stdout.strip(), proc.stdout[-2000:] + proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("path", FILES)
+def test_huawei_tests_pass(huawei, path, chip):
+    python, runtime, tree = huawei
+    results = run_file(python, runtime, tree, path, chip)
+    assert results, f"{path}: no test ran"
+    bad = {k: v for k, v in results.items() if v[0] in ("fail", "error")}
+    assert not bad, "\n\n".join(f"{k}: {v[0]}\n{v[1]}" for k, v in bad.items())
+    # Every exclusion names a test that exists, so the list stays true.
+    stale = set(EXCLUDED.get(path, {})) - {k for k, v in results.items() if v[0] == "excluded"}
+    assert not stale, f"{path}: excluded tests that are not there: {sorted(stale)}"
+    # The chip-gated tests know the chip: none skips because the device is unknown to it.
+    for test_id, (outcome, message) in results.items():
+        if outcome == "skip" and "current device is" in message:
+            assert message.rstrip(".").endswith(chip[:10]) or chip[:12] in message, message
+
+
+def test_every_excluded_file_is_one_that_runs():
+    assert set(EXCLUDED) <= set(FILES), sorted(set(EXCLUDED) - set(FILES))
