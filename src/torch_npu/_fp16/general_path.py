@@ -1,10 +1,11 @@
 """The general path of the fp16 emulation: every operation that reads or writes fp16 data runs
 in fp32 on torch's own upcasts of its inputs, and its fp16 results are rounded back with NPU
-saturation (see ``saturation``).
+saturation (see ``saturation``). bf16 NPU operations (a 910B's) take it too: computed in fp32
+and rounded once, as the NPU's units accumulate in fp32.
 
-Which outputs are fp16 is found by running the op on meta tensors (the dtypes native fp16
+Which outputs are fp16 (bf16) is found by running the op on meta tensors (the dtypes native
 kernels would give). In-place and ``out=`` arguments are written back into the original fp16
-tensors, and returns that alias them are those tensors. It is the reference the fast path
+(bf16) tensors, and returns that alias them are those tensors. It is the reference the fast path
 (``fast_path``) is tested against, and what ``APEXNPU_EMULATION_PATH=general`` runs.
 """
 from __future__ import annotations
@@ -16,18 +17,19 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from . import saturation
 
-_HALF = torch.float16
 _FLOAT = torch.float32
+REDUCED = (torch.float16, torch.bfloat16)
 
 
-def _is_half(x: Any) -> bool:
-    return isinstance(x, torch.Tensor) and x.dtype == _HALF
+def _is_reduced(x: Any) -> bool:
+    """A tensor of a reduced dtype (fp16 or bf16), which the op reads through fp32."""
+    return isinstance(x, torch.Tensor) and x.dtype in REDUCED
 
 
 def _upcast(x: Any) -> Any:
-    if _is_half(x):
+    if _is_reduced(x):
         return x.to(_FLOAT)
-    if x is _HALF:
+    if x is torch.float16 or x is torch.bfloat16:  # a dtype argument
         return _FLOAT
     return x
 
@@ -63,8 +65,8 @@ def fallback_dtype_among(leaves) -> torch.dtype:
 
 
 def _mutated_half_args(func, args, kwargs) -> List[Tuple[Any, Any, Optional[frozenset]]]:
-    """(key, fp16 tensor, alias set) for each fp16 argument the op writes (in-place, ``out=``).
-    An fp16 tensor in a written list (``_foreach_add_``'s) has the key (key, index) and no alias
+    """(key, tensor, alias set) for each fp16 (bf16) argument the op writes (in-place, ``out=``).
+    A tensor in a written list (``_foreach_add_``'s) has the key (key, index) and no alias
     set (no return aliases a list's element)."""
     found = []
     for index, arg in enumerate(func._schema.arguments):
@@ -76,10 +78,10 @@ def _mutated_half_args(func, args, kwargs) -> List[Tuple[Any, Any, Optional[froz
         else:
             key = index
             value = args[index]
-        if _is_half(value):
+        if _is_reduced(value):
             found.append((key, value, frozenset(arg.alias_info.before_set)))
         elif isinstance(value, (list, tuple)):
-            found.extend(((key, i), x, None) for i, x in enumerate(value) if _is_half(x))
+            found.extend(((key, i), x, None) for i, x in enumerate(value) if _is_reduced(x))
     return found
 
 
@@ -91,7 +93,8 @@ def scratch_of(up_args: Sequence[Any], up_kwargs: Dict[str, Any], key: Any) -> A
 
 
 def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
-    """Run ``func`` with fp16 inputs upcast to fp32; round fp16 results back with saturation."""
+    """Run ``func`` with fp16 (bf16) inputs upcast to fp32; round fp16 (bf16) results back as
+    the NPU stores them."""
     expected = _expected_dtypes(func, args, kwargs)
     mutated = _mutated_half_args(func, args, kwargs)
 
@@ -109,7 +112,7 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     result = func(*up_args, **up_kwargs)
 
     for original, scratch in list(scratch_by_alias.values()) + listed:
-        saturation.store_fp16(original, scratch)
+        saturation.store_reduced(original, scratch)
 
     # Returns that alias a written argument are that argument itself.
     returns = func._schema.returns
@@ -126,6 +129,6 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
         if not isinstance(x, torch.Tensor) or id(x) in written:
             continue
         want = expected[i] if expected is not None and i < len(expected) else fallback
-        if want == _HALF and x.is_floating_point() and x.dtype != _HALF:
-            flat[i] = saturation.to_fp16(x)
+        if want in REDUCED and x.is_floating_point() and x.dtype != want:
+            flat[i] = saturation.to_reduced(x, want)
     return tree_unflatten(flat, spec)

@@ -1,10 +1,12 @@
-"""fp16 arithmetic of the emulated NPU, as one torch dispatch mode.
+"""fp16 and bf16 arithmetic of the emulated NPU, as one torch dispatch mode.
 
 CPU torch lacks most fp16 kernels (matmul, conv, softmax, ...). While the mode is active, every
 aten operation that reads or writes fp16 data runs in fp32 instead, and its fp16 results are
 rounded back to fp16 with NPU saturation (see ``saturation``), as an NPU's fp32 accumulation
 would: ``general_path`` does it, ``fast_path`` gives the same bits at less cost, and
-``emulation_path`` says which runs. In-place and ``out=`` operations write back into the
+``emulation_path`` says which runs. bf16 operations on an NPU run the general path too (fp32,
+rounded once) when the chip has bf16 (``soc``, a 910B); on a 910 they are refused, as the chip
+refuses them, except copies that only move bf16 data. Host bf16 operations stay CPU torch's. In-place and ``out=`` operations write back into the
 original fp16 tensors. View and metadata operations run unchanged so that aliasing is kept. The
 mode sees the backward pass too, because autograd dispatches its backward operations through
 the same stack. New outputs of NPU operations are contiguous, as torch_npu's
@@ -21,7 +23,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from .._device import (contiguous_outputs, foreach_split, formats, host_allocator,
-                       placement, torch_made)
+                       placement, soc, torch_made)
 from . import fast_path, general_path, npu_kernels, op_schema
 from . import path as emulation_path
 
@@ -31,13 +33,40 @@ except ImportError:  # pragma: no cover - older torch has no dispatch modes
     TorchDispatchMode = object  # type: ignore[misc,assignment]
 
 _HALF = torch.float16
+_BF16 = torch.bfloat16
+HALF, BF16 = 1, 2  # what ``reduced_kinds`` finds
+
+# Operations that only move data: a 910 moves bf16 bytes it cannot compute on.
+_MOVES = frozenset({"aten::copy_", "aten::_to_copy", "aten::_copy_from",
+                    "aten::_copy_from_and_resize", "aten::clone"})
 
 
-def _touches_half(leaves: Sequence[Any]) -> bool:
+def reduced_kinds(leaves: Sequence[Any]) -> int:
+    """HALF | BF16: the reduced dtypes among ``leaves`` (tensors or dtype arguments)."""
+    kinds = 0
     for x in leaves:  # a loop, not any(): every operation asks
-        if x is _HALF or (isinstance(x, torch.Tensor) and x.dtype == _HALF):
-            return True
-    return False
+        dtype = x.dtype if isinstance(x, torch.Tensor) else x
+        if dtype is _HALF:
+            kinds |= HALF
+        elif dtype is _BF16:
+            kinds |= BF16
+    return kinds
+
+
+def _moves_bf16_only(func: Any, leaves: Sequence[Any]) -> bool:
+    """A copy whose tensors are all bf16: no bf16 arithmetic, no conversion."""
+    if func._schema.name not in _MOVES:
+        return False
+    return all(x.dtype is _BF16 for x in leaves if isinstance(x, torch.Tensor)) \
+        and not any(isinstance(x, torch.dtype) and x is not _BF16 for x in leaves)
+
+
+def _no_bf16(func: Any) -> RuntimeError:
+    from ..utils._error_code import ErrCode, ops_error
+
+    return RuntimeError(f"{func._schema.name}: bfloat16 is not supported on {soc.name()}: the "
+                        "Ascend 910 family computes no bf16 (a 910B does: "
+                        f"{soc.VARIABLE}=Ascend910B1)" + ops_error(ErrCode.NOT_SUPPORT))
 
 
 class EmulatedNpuMode(TorchDispatchMode):
@@ -53,16 +82,22 @@ class EmulatedNpuMode(TorchDispatchMode):
         fast = emulation_path.is_fast()
         leaves = fast_path.leaves(args, kwargs) if fast else tree_flatten((args, kwargs))[0]
         npu = placement.common_npu(leaves, func, args, kwargs)
+        unchanged = fast_path.runs_unchanged(func) if fast else op_schema.runs_unchanged(func)
+        kinds = reduced_kinds(leaves)
+        npu_bf16 = npu is not None and kinds & BF16 and not unchanged
+        if npu_bf16 and not soc.has_bf16() and not _moves_bf16_only(func, leaves):
+            raise _no_bf16(func)
         out = None
         if npu is not None and func in npu_kernels.OPS:
             (args, kwargs), out = npu_kernels.npu_call(func, args, kwargs)
-        unchanged = fast_path.runs_unchanged(func) if fast else op_schema.runs_unchanged(func)
         if out is not None:
             pass
-        elif unchanged or not _touches_half(leaves):
+        elif unchanged or not (kinds & HALF or npu_bf16):
             out = func(*args, **kwargs)
+        elif npu_bf16 or not fast:
+            out = general_path.run_in_fp32(func, args, kwargs)
         else:
-            out = (fast_path if fast else general_path).run_in_fp32(func, args, kwargs)
+            out = fast_path.run_in_fp32(func, args, kwargs)
         if npu is None:
             torch_made.note(func, out)
             return out

@@ -2,6 +2,9 @@
 set (the NPU stores no fp16 inf or NaN). In INF/NAN mode (see ``overflow_mode``) a store rounds
 as IEEE does: overflow gives inf, NaN stays NaN, and the status is left alone.
 
+bf16 stores (a 910B's) round once to nearest even; in saturation mode they clamp at bf16's
+largest finite value and store NaN as +0, raising the status, as fp16 stores do.
+
 The runtime's ``float_to_half`` does it in one pass when built (and not forced off with
 ``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
 """
@@ -16,6 +19,7 @@ from .._device import placement
 from . import float_status, overflow_mode
 
 FP16_MAX = 65504.0
+BF16_MAX = float(torch.finfo(torch.bfloat16).max)
 _FLOAT = torch.float32
 _empty = torch._C._VariableFunctions.empty
 
@@ -101,3 +105,43 @@ def store_fp16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> No
     if _runtime_convert(values, dst, rt):
         return
     dst.copy_(_within_fp16(values))
+
+
+def _within_bf16(values: torch.Tensor) -> torch.Tensor:
+    """``values`` clamped to bf16's finite range, NaN as +0, the status set, when they leave it
+    (a value rounding up past the largest bf16 is beyond it too)."""
+    if values.numel() == 0:
+        return values
+    lowest, highest = torch.aminmax(values)
+    if bool(lowest >= -BF16_MAX) and bool(highest <= BF16_MAX):
+        return values
+    float_status.set()
+    return torch.nan_to_num(values, nan=0.0).clamp(-BF16_MAX, BF16_MAX)
+
+
+def to_bf16(values: torch.Tensor) -> torch.Tensor:
+    """``values`` (fp32) as bf16, rounded once to nearest even; saturating outside INF/NAN
+    mode."""
+    if not overflow_mode.inf_nan():
+        values = _within_bf16(values)
+    return values.to(torch.bfloat16)
+
+
+def store_bf16(dst: torch.Tensor, values: torch.Tensor) -> None:
+    """Write ``values`` into the bf16 tensor ``dst`` in place, rounded once."""
+    if dst.shape != values.shape:
+        dst.resize_(values.shape)
+    dst.copy_(values if overflow_mode.inf_nan() else _within_bf16(values))
+
+
+def to_reduced(values: torch.Tensor, dtype: torch.dtype, rt: Any = _LOOKUP) -> torch.Tensor:
+    """``values`` as the reduced ``dtype`` (fp16 or bf16) the NPU stores."""
+    return to_bf16(values) if dtype == torch.bfloat16 else to_fp16(values, rt)
+
+
+def store_reduced(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> None:
+    """Write ``values`` into ``dst`` (fp16 or bf16) as the NPU stores it."""
+    if dst.dtype == torch.bfloat16:
+        store_bf16(dst, values)
+    else:
+        store_fp16(dst, values, rt)
