@@ -1,6 +1,7 @@
 """``torch.npu.amp`` on the emulated NPU: autocast with torch's CUDA op policy and GradScaler
 with the NPU's overflow detection (the float status), against computations written out by hand
-(the emulation is deterministic, so they agree bit for bit)."""
+(the emulation is deterministic, so they agree bit for bit); where the state lives (torch's),
+bfloat16 autocast on a 910B and its refusal on a 910, and torch_npu's GradScaler differences."""
 import copy
 import pickle
 
@@ -9,16 +10,18 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import overlay_support
 from overlay_support import use_overlay
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
 RUNTIME_DIR = use_overlay(runtime=True)
 import torch_npu  # noqa: E402,F401
-from torch_npu._fp16 import float_status  # noqa: E402
+from torch_npu._fp16 import float_status, overflow_mode  # noqa: E402
 from torch.npu.amp import GradScaler, autocast, custom_bwd, custom_fwd  # noqa: E402
 
 
 pytestmark = pytest.mark.usefixtures("kernel_path")  # conftest.py: each test both ways
+TORCH2 = hasattr(torch, "get_autocast_dtype")  # autocast state per device type
 
 
 def npu(*shape, seed=0, dtype=torch.float32):
@@ -146,22 +149,71 @@ def test_banned_binary_cross_entropy_and_bad_dtypes():
             F.binary_cross_entropy(p, torch.ones(3).npu())
         assert F.binary_cross_entropy_with_logits(npu(3), torch.ones(3).npu()).dtype == \
             torch.float32
-    with pytest.raises(RuntimeError, match="no bfloat16"):
-        autocast(dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match="dtype must be"):
-        autocast(dtype=torch.float32)
+
+
+def test_the_state_is_torchs_own():
+    """Inside the NPU's region torch itself answers that autocast is on (torch 2.x: for "npu";
+    torch 1.x: in the GPU's slot, as torch_npu 1.x), and libraries' own regions (``custom_fwd``,
+    a block they turn autocast off in) meet the same state."""
+    a, b = npu(3, 3), npu(3, 3, seed=1)
+    region = autocast()
+    assert region._enabled and region.fast_dtype == torch.float16 and region.device == "npu"
+    assert not autocast(False)._enabled
+    torch_state = (lambda: torch.is_autocast_enabled("npu")) if TORCH2 else \
+        torch.is_autocast_enabled
+    torch_dtype = (lambda: torch.get_autocast_dtype("npu")) if TORCH2 else \
+        torch.get_autocast_gpu_dtype
+    assert not torch_state()
+    with region:
+        assert torch_state() and torch.npu.is_autocast_enabled()
+        assert torch_dtype() is torch.float16 is torch.npu.get_autocast_dtype()
+        if TORCH2:  # a library's block written for the tensors' device type
+            with torch.autocast(device_type=a.device.type, enabled=False):
+                assert (a @ b).dtype == torch.float32 and not torch_state()
+        else:  # torch 1.x's CUDA autocast shares the GPU slot with the NPU's
+            with torch.cuda.amp.autocast(enabled=False):
+                assert (a @ b).dtype == torch.float32 and not torch_state()
+        assert (a @ b).dtype == torch.float16 and torch_state()
+    assert not torch_state() and (a @ b).dtype == torch.float32
+    # torch's own class takes "npu" (torch 1.x's through the emulator's torch.autocast)
+    with (torch.amp.autocast("npu") if TORCH2 else torch.autocast("npu")):
+        assert (a @ b).dtype == torch.float16
+
+
+def test_bfloat16_is_refused_on_a_910():
+    """The default chip (Ascend910A) computes no bfloat16: torch 2.x's autocast asks
+    ``get_amp_supported_dtype``, warns and stays off, as under torch_npu 2.x; torch_npu 1.x
+    raises."""
+    if torch.npu.is_bf16_supported():
+        pytest.skip("APEXNPU_SOC_VERSION names a chip with bfloat16")
+    assert torch.npu.get_amp_supported_dtype() == [torch.float16, torch.float32]
+    a, b = npu(3, 3), npu(3, 3, seed=1)
+    if TORCH2:
+        for make in (lambda: autocast(dtype=torch.bfloat16),
+                     lambda: torch.autocast("npu", dtype=torch.bfloat16)):
+            with pytest.warns(UserWarning, match="target dtype is not supported"):
+                region = make()
+            with region:
+                assert (a @ b).dtype == torch.float32
+    else:
+        with pytest.raises(RuntimeError, match="does not support bfloat16"):
+            autocast(dtype=torch.bfloat16)
+
+
+seen = {}  # what the Functions below saw, by name
 
 
 class Scale(torch.autograd.Function):
     @staticmethod
     @custom_fwd(cast_inputs=torch.float32)
     def forward(ctx, x):
-        ctx.inner = (torch.npu.amp.is_autocast_enabled(), x.dtype)
+        seen["scale"] = (torch.npu.amp.is_autocast_enabled(), x.dtype, ctx._dtype)
         return x * 2
 
     @staticmethod
     @custom_bwd
     def backward(ctx, g):
+        seen["scale_backward"] = torch.npu.amp.is_autocast_enabled()
         return g * 2
 
 
@@ -169,30 +221,43 @@ class Plain(torch.autograd.Function):
     @staticmethod
     @custom_fwd
     def forward(ctx, x, w):
+        seen["plain"] = (torch.npu.amp.is_autocast_enabled(), ctx._dtype)
         ctx.save_for_backward(x, w)
         return x @ w
 
     @staticmethod
     @custom_bwd
     def backward(ctx, g):
-        ctx.backward_autocast = torch.npu.amp.is_autocast_enabled()
+        seen["plain_backward"] = (torch.npu.amp.is_autocast_enabled(),
+                                  torch.npu.get_autocast_dtype())
         x, w = ctx.saved_tensors
         return g @ w.t(), x.t() @ g
 
 
 def test_custom_fwd_and_bwd():
+    """forward records the region's dtype as ``ctx._dtype`` (torch_npu's custom_fwd), backward
+    runs in the forward's autocast state and dtype, and ``cast_inputs`` runs forward outside
+    autocast."""
+    seen.clear()
     x = npu(3, 3).half().requires_grad_()
     with autocast():
         y = Scale.apply(x)
     assert y.dtype == torch.float32  # run outside autocast on fp32 inputs
     y.sum().backward()
     assert x.grad.dtype == torch.float16
+    assert seen["scale"] == (False, torch.float32, torch.float16)
+    assert seen["scale_backward"] is False
     a, w = npu(2, 3).requires_grad_(), npu(3, 3, seed=1).requires_grad_()
     with autocast():
         out = Plain.apply(a, w)
     assert out.dtype == torch.float16  # the matmul inside met autocast
-    out.float().sum().backward()
+    out.float().sum().backward()  # outside the region, yet backward runs as forward did
     assert a.grad.dtype == torch.float32
+    assert seen["plain"] == (True, torch.float16)
+    assert seen["plain_backward"] == (True, torch.float16)
+    out = Plain.apply(a, w)  # outside autocast: no-ops
+    out.sum().backward()
+    assert out.dtype == torch.float32 and seen["plain_backward"] == (False, torch.float16)
 
 
 # --- GradScaler --------------------------------------------------------------------------------
@@ -324,14 +389,152 @@ def test_static_scale_and_state_dict_with_torchs_keys():
     dynamic = GradScaler(init_scale=64.0, growth_interval=5)
     dynamic.scale(torch.ones(1).npu())
     state = dynamic.state_dict()
-    assert set(state) == {"scale", "growth_factor", "backoff_factor", "growth_interval",
-                          "_growth_tracker"}
-    restored = GradScaler()
-    restored.load_state_dict(state)
-    assert restored.get_scale() == 64.0 and restored.get_growth_interval() == 5
+    assert state == {"scale": 64.0, "growth_factor": 2.0, "backoff_factor": 0.5,
+                     "growth_interval": 5, "_growth_tracker": 0, "dynamic": True}
+    for lazily_made in (False, True):
+        restored = GradScaler()
+        restored._init_growth_tracker = 7  # load_state_dict overwrites it
+        if lazily_made:
+            restored.scale(torch.ones(1).npu())
+        restored.load_state_dict(state)
+        assert restored.get_scale() == 64.0 and restored.get_growth_interval() == 5
+        assert restored._init_growth_tracker == 0 and restored._get_growth_tracker() == 0
     assert pickle.loads(pickle.dumps(restored)).get_scale() == 64.0
+    static = GradScaler()
+    static.load_state_dict(scaler.state_dict())
+    assert static._dynamic is False  # torch_npu's key
+    torchs = {k: v for k, v in state.items() if k != "dynamic"}  # torch.cuda.amp's checkpoint
+    static.load_state_dict(torchs)
+    assert static._dynamic is False and static.get_scale() == 64.0
     with pytest.raises(KeyError, match="missing"):
         GradScaler().load_state_dict({"scale": 1.0})
+
+
+def test_an_overflow_skips_every_optimizer_of_the_scaler_in_inf_nan_mode():
+    """torch_npu's scaler-wide flag: once one optimizer's gradients overflowed, the steps of the
+    other optimizers of that iteration are skipped too (torch skips only the one), in INF/NAN
+    mode as well, where no float status joins them. An optimizer stepped before the overflow was
+    found has stepped."""
+    previous = overflow_mode.select(True)
+    try:
+        for order in ("overflow first", "clean first"):
+            models = [make_model(0), make_model(1)]
+            opts = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]
+            scaler = GradScaler(init_scale=64.0)
+            x, y = batches(1)[0]
+            loss = sum(F.mse_loss(m(x), y) for m in models)
+            scaler.scale(loss).backward()
+            next(models[0].parameters()).grad[0] = float("inf")
+            before = [[p.detach().clone() for p in m.parameters()] for m in models]
+            if order == "overflow first":
+                scaler.unscale_(opts[0])
+                scaler.step(opts[0])
+                scaler.step(opts[1])
+            else:
+                scaler.step(opts[1])
+                scaler.step(opts[0])
+            scaler.update()
+            unchanged = [all(torch.equal(a, b) for a, b in zip(old, m.parameters()))
+                         for old, m in zip(before, models)]
+            assert unchanged == ([True, True] if order == "overflow first" else [True, False])
+            assert scaler.get_scale() == 32.0  # backed off once
+            assert not scaler._has_overflow  # update() ends the iteration
+    finally:
+        overflow_mode.select(previous)
+
+
+def test_the_scale_never_grows_to_inf():
+    p = nn.Parameter(npu(3))
+    opt = torch.optim.SGD([p], lr=0.1)
+    top = float(torch.finfo(torch.float32).max) / 1.5
+    scaler = GradScaler(init_scale=top, growth_interval=1)
+    scaler.scale((p * 0.0).sum()).backward()  # zero gradients: a clean step
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == pytest.approx(top, rel=1e-6)
+    assert scaler._get_growth_tracker() == 0
+
+
+# --- torch._amp_foreach_non_finite_check_and_unscale_ ---------------------------------------
+
+def check_and_unscale(grads, inv=0.25):
+    found = torch.zeros(1).npu()
+    torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.full((1,), inv).npu())
+    return float(found.item())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_non_finite_check_and_unscale_on_npu_tensors(dtype):
+    """The NPU's kernel: gradients multiplied by the inverse scale, an inf or NaN among them
+    found, and in saturation mode the float status too (an fp16 overflow left 65504 behind)."""
+    g = torch.full((4, 4), 4.0, dtype=dtype).npu()
+    grads = [g.clone(), g.clone().t()]
+    assert check_and_unscale(grads) == 0.0
+    assert all(torch.equal(t, torch.ones_like(t)) for t in grads)
+    bad = g.clone()
+    bad[1, 2] = float("nan")
+    assert check_and_unscale([g.clone(), bad]) == 1.0
+    float_status.clear()
+    torch.full((2,), 60000.0).half().npu() * 2.0  # saturates: finite, the status set
+    previous = overflow_mode.select(False)
+    try:
+        assert check_and_unscale([g.clone()]) == 1.0
+        overflow_mode.select(True)  # INF/NAN mode: the values alone decide
+        assert check_and_unscale([g.clone()]) == 0.0
+    finally:
+        overflow_mode.select(previous)
+    float_status.clear()
+    other = torch.float16 if dtype == torch.float32 else torch.float32
+    with pytest.raises(RuntimeError, match="must have the same dtype"):
+        check_and_unscale([g.clone(), g.to(other)])
+
+
+# --- bfloat16 on a 910B -----------------------------------------------------------------------
+
+def test_bfloat16_autocast_on_a_910b(monkeypatch, kernel_path):
+    """As an Ascend 910B (APEXNPU_SOC_VERSION=Ascend910B1), bfloat16 autocast takes fp16's
+    policy: matmuls in bf16, norms, softmax and losses in fp32, promotions to the widest; weights
+    cast once per region. The loss of a small model matches its fp32 loss within 2e-2 relative
+    (bf16 keeps 8 significant bits, about 4e-3 per rounding, over a few roundings)."""
+    if kernel_path != "torch":
+        pytest.skip("the child runs without the runtime: one run is enough")
+    monkeypatch.setenv("APEXNPU_SOC_VERSION", "Ascend910B1")
+    out = overlay_support.run_with_emulator("""
+        import torch, torch_npu
+        import torch.nn as nn, torch.nn.functional as F
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.LayerNorm(16), nn.GELU(),
+                              nn.Linear(16, 4)).npu()
+        x, y = torch.randn(6, 8).npu(), torch.randn(6, 4).npu()
+        w = nn.Parameter(torch.randn(8, 8).npu())
+        want = F.mse_loss(model(x), y).item()
+        bf16 = torch.bfloat16
+        print(torch.npu.get_amp_supported_dtype() == [torch.float16, bf16, torch.float32])
+        for region in (lambda: torch.autocast("npu", dtype=bf16),
+                       lambda: torch.npu.amp.autocast(dtype=bf16)):
+            with region():
+                h = model[0](x)
+                n = model[1](h)
+                out = model(x)
+                loss = F.mse_loss(out, y)
+                probs = torch.softmax(out, -1)
+                a, b = x[:, :4], x[:, 4:]
+                kinds = [torch.addcmul(a.to(bf16), a.to(bf16), b.to(bf16)).dtype,
+                         torch.addcmul(a.to(bf16), a, b).dtype,
+                         torch.addcmul(a.half(), a.to(bf16), b.to(bf16)).dtype]
+                first, second = x @ w, x @ w
+                once = first.grad_fn.next_functions[1][0] is second.grad_fn.next_functions[1][0]
+            print(h.dtype, n.dtype, out.dtype, loss.dtype, probs.dtype, *kinds, once)
+            print(abs(loss.item() - want) / want < 2e-2)
+        loss.backward()
+        print(model[0].weight.grad.dtype)
+    """)
+    assert out[0] == "True"
+    row = ["torch.bfloat16", "torch.float32", "torch.bfloat16", "torch.float32",
+           "torch.float32", "torch.bfloat16", "torch.float32", "torch.float32", "True"]
+    assert out[1:11] == row + ["True"]
+    assert out[11:21] == row + ["True"]
+    assert out[21] == "torch.float32"
 
 
 def test_misuse_is_a_clear_error():

@@ -1,32 +1,33 @@
 """``torch.npu.amp``: autocast, GradScaler and the custom-Function decorators on the emulated NPU
-(also what transfer_to_npu puts in place of ``torch.cuda.amp``)."""
+(also what transfer_to_npu puts in place of ``torch.cuda.amp``), with torch_npu's modules
+``autocast_mode``, ``grad_scaler`` and ``common``."""
 from __future__ import annotations
 
-import torch
+import sys
 
-from ..._device import devices
+from . import autocast_mode, common, grad_scaler, non_finite_check  # noqa: F401
 from .autocast_mode import autocast, custom_bwd, custom_fwd  # noqa: F401
-from .autocast_mode import is_enabled as is_autocast_enabled  # noqa: F401
+from .autocast_state import (get_amp_supported_dtype, get_autocast_dtype,  # noqa: F401
+                             is_autocast_enabled, set_autocast_dtype, set_autocast_enabled)
 from .grad_scaler import GradScaler  # noqa: F401
 
-
-class _TorchAutocast:
-    """``torch.autocast`` that also takes ``device_type="npu"`` (torch 1.13's refuses it)."""
-
-    def __init__(self, original: type) -> None:
-        self._original = original
-
-    def __call__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
-        if device_type == "npu" or (device_type == "cuda" and devices.cuda_means_npu):
-            return autocast(enabled=enabled, dtype=torch.float16 if dtype is None else dtype,
-                            cache_enabled=True if cache_enabled is None else cache_enabled)
-        return self._original(device_type, dtype=dtype, enabled=enabled,
-                              cache_enabled=cache_enabled)
-
-    def __instancecheck__(self, obj: object) -> bool:
-        return isinstance(obj, (self._original, autocast))
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
-def install_torch_autocast() -> None:
-    if not isinstance(torch.autocast, _TorchAutocast):
-        torch.autocast = _TorchAutocast(torch.autocast)  # type: ignore[assignment]
+# torch_npu's ``torch.npu`` functions for autocast; torch 2.x's autocast asks the device module
+# for ``get_amp_supported_dtype``.
+NPU_FUNCTIONS = ("get_amp_supported_dtype", "get_autocast_dtype", "is_autocast_enabled",
+                 "set_autocast_dtype", "set_autocast_enabled")
+
+
+def install() -> None:
+    """Put NPU autocast and the NPU's unscale-and-check into torch, and autocast's functions
+    into ``torch.npu`` (idempotent)."""
+    npu = sys.modules[__name__.rpartition(".")[0]]
+    for name in NPU_FUNCTIONS:
+        setattr(npu, name, globals()[name])
+    autocast_mode.install()
+    non_finite_check.install()
+
+
+install_torch_autocast = install  # the name torch_npu.npu.install calls

@@ -1,53 +1,90 @@
 """``torch.npu.amp.autocast`` on the emulated NPU: torch's CUDA autocast policy, above autograd.
 
-CPU torch 1.13 has no fp16 autocast, so the emulator brings its own: inside ``autocast()`` each
-torch call made from Python meets the policy of ``autocast_policy`` (fp16 for matmuls and
-convolutions, fp32 for losses, norms and exponentials, ...), applied by a torch-function mode,
-so the casts are recorded by autograd and gradients return to the parameters in their own
-dtype. A torch-function mode sees the call a Python-level torch function receives, not the calls
-it makes inside, so such functions (``torch.nn.functional.*``) take the policy of their name, and
-``autocast_policy`` lists the composite ones by what they run. fp32 leaf tensors that require grad (weights) are cast once per outermost region. Only
-NPU tensors (on the emulated NPU: tensors backed by host memory) of fp16/fp32 are cast, as torch
-casts only CUDA tensors. The fp16 arithmetic itself is the emulation's (``emulation``).
+The emulated NPU's tensors are CPU tensors underneath, which torch's own autocast kernels never
+see as "npu", so the emulator applies the policy itself: inside an NPU autocast region each
+torch call made from Python meets the policy of ``autocast_policy`` (the lower-precision dtype
+for matmuls and convolutions, fp32 for losses, norms and exponentials, ...), applied by a
+torch-function mode, so the casts are recorded by autograd and gradients return to the
+parameters in their own dtype. A torch-function mode sees the call a Python-level torch function
+receives, not the calls it makes inside, so such functions (``torch.nn.functional.*``) take the
+policy of their name, and ``autocast_policy`` lists the composite ones by what they run. fp32
+leaf tensors that require grad (weights) are cast once per outermost region. Only NPU tensors
+of a floating dtype other than float64 are cast, as torch casts only the device's tensors.
 
-The state (enabled, dtype, cache) belongs to the calling thread, as torch's does.
+The state (enabled, dtype, cache) is torch's (``autocast_state``): on torch 2.x
+``torch.autocast("npu")`` and ``torch.amp.autocast("npu")`` are torch's own class, whose regions
+for "npu" the emulator follows, and ``torch.npu.amp.autocast`` is that class for "npu", as in
+torch_npu. On torch 1.13, whose autocast knows only CUDA and the CPU, ``torch.npu.amp.autocast``
+keeps the state in the GPU's slot, as torch_npu 1.x does, and ``torch.autocast`` takes "npu".
+The lower-precision dtype is float16, or bfloat16 on a chip that has it (``APEXNPU_SOC_VERSION``
+of the 910B family); on a 910, bfloat16 autocast is refused as torch_npu refuses it (torch 2.x:
+warned and disabled, from ``get_amp_supported_dtype``; torch 1.x: an error).
 """
 from __future__ import annotations
 
 import functools
 import threading
+import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..._device import placement
-from .autocast_policy import (BANNED, BANNED_MESSAGE, FP32, FP32_SET_OPT_DTYPE, LOWER_PRECISION,
-                              POLICY, PROMOTE)
+from ..._device import devices, placement
+from . import autocast_state
+from .autocast_policy import (BANNED, BANNED_MESSAGE, FP32, LOWER_PRECISION, POLICY, PROMOTE)
+from .autocast_state import DEVICE, PER_DEVICE
 
-
-class _State(threading.local):
-    def __init__(self) -> None:
-        self.stack: List[Tuple[bool, torch.dtype, bool]] = []  # (enabled, dtype, cache_enabled)
-        self.cache: Dict[int, Tuple[Any, torch.Tensor]] = {}
-        self.depth = 0  # enabled regions entered and not yet left
-
-
-_state = _State()
+_TorchAutocastClass = torch.amp.autocast_mode.autocast
 
 
 def is_enabled() -> bool:
-    """Whether the calling thread is inside an enabled ``torch.npu.amp.autocast`` region."""
-    return bool(_state.stack) and _state.stack[-1][0]
+    """Whether the calling thread is inside an enabled NPU autocast region."""
+    return autocast_state.is_autocast_enabled()
 
 
 def get_autocast_dtype() -> torch.dtype:
-    return _state.stack[-1][1] if _state.stack else torch.float16
+    return autocast_state.get_autocast_dtype()
 
+
+# --- regions: the function mode that applies the policy, and the weight cache ------------------
+
+class _Regions(threading.local):
+    """The calling thread's NPU autocast regions: how deep, the mode pushed by the outermost,
+    and the casts of weights made since it began."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.mode: Optional[TorchFunctionMode] = None
+        self.cache: Dict[Tuple[int, torch.dtype], Tuple[Any, torch.Tensor]] = {}
+
+
+_regions = _Regions()
+
+
+def _enter_region() -> None:
+    if _regions.depth == 0:
+        mode = _AutocastMode()
+        mode.__enter__()
+        _regions.mode = mode
+    _regions.depth += 1
+
+
+def _exit_region() -> None:
+    _regions.depth -= 1
+    if _regions.depth == 0:
+        mode, _regions.mode = _regions.mode, None
+        _regions.cache.clear()  # cached casts never outlive the outermost region
+        if mode is not None:
+            mode.__exit__(None, None, None)
+
+
+# --- the policy -----------------------------------------------------------------------------------
 
 def _eligible(x: Any) -> bool:
-    return (isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.float32)
+    """A tensor autocast casts: floating, not float64, on the NPU (torch's rule for its device)."""
+    return (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64
             and placement.npu_of(x) is not None)
 
 
@@ -56,25 +93,18 @@ def _cast(x: Any, dtype: torch.dtype) -> Any:
         return type(x)(_cast(v, dtype) for v in x)
     if not _eligible(x) or x.dtype == dtype:
         return x
-    _, _, cache_enabled = _state.stack[-1]
-    cacheable = (cache_enabled and dtype == torch.float16 and x.dtype == torch.float32
-                 and x.requires_grad and x.is_leaf and not x._is_view())
+    cacheable = (torch.is_autocast_cache_enabled() and dtype != torch.float32
+                 and x.dtype == torch.float32 and x.requires_grad and x.is_leaf
+                 and not x._is_view())
     if not cacheable:
         return x.to(dtype)
-    hit = _state.cache.get(id(x))
+    key = (id(x), dtype)
+    hit = _regions.cache.get(key)
     if hit is not None and hit[0]() is x:
         return hit[1]
     casted = x.to(dtype)
-    _state.cache[id(x)] = (weakref.ref(x), casted)
+    _regions.cache[key] = (weakref.ref(x), casted)
     return casted
-
-
-def _widest(args: Any, kwargs: Dict[str, Any]) -> torch.dtype:
-    found = torch.float16
-    for x in _flat(args) + _flat(list(kwargs.values())):
-        if _eligible(x) and x.dtype == torch.float32:
-            found = torch.float32
-    return found
 
 
 def _flat(values: Any) -> List[Any]:
@@ -85,6 +115,16 @@ def _flat(values: Any) -> List[Any]:
         else:
             out.append(v)
     return out
+
+
+def _promoted(args: Any, kwargs: Dict[str, Any], lower: torch.dtype) -> torch.dtype:
+    """torch's promote rule: from the lower-precision dtype, fp32 wins over it, and two
+    different lower-precision dtypes meet in fp32; float64 inputs are left out."""
+    found = lower
+    for x in _flat(args) + _flat(list(kwargs.values())):
+        if _eligible(x) and x.dtype != found:
+            found = torch.float32
+    return found
 
 
 def _name(func: Any) -> str:
@@ -99,7 +139,7 @@ def _apply(policy: str, func: Callable, args: Tuple[Any, ...], kwargs: Dict[str,
     elif policy == FP32:
         dtype = torch.float32
     elif policy == PROMOTE:
-        dtype = _widest(args, kwargs)
+        dtype = _promoted(args, kwargs, get_autocast_dtype())
     else:  # FP32_SET_OPT_DTYPE: fp32 through the op's dtype argument, unless the call gives one
         first = next((a for a in _flat(args) if isinstance(a, torch.Tensor)), None)
         if _eligible(first) and kwargs.get("dtype") is None and len(args) <= 2:
@@ -109,7 +149,7 @@ def _apply(policy: str, func: Callable, args: Tuple[Any, ...], kwargs: Dict[str,
 
 
 class _AutocastMode(TorchFunctionMode):
-    """Applies the policy to each torch call while the thread's autocast state is enabled."""
+    """Applies the policy to each torch call while NPU autocast is enabled."""
 
     def __torch_function__(self, func, types_, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -123,55 +163,125 @@ class _AutocastMode(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-class autocast:  # noqa: N801 - torch.npu.amp.autocast
-    """Context manager and decorator: torch's CUDA autocast policy on the (emulated) NPU.
+# --- the context manager ----------------------------------------------------------------------
 
-    ``autocast(enabled=True, dtype=torch.float16, cache_enabled=True)``; nested regions may turn
+_BF16_REFUSED = ("Current NPU Device does not support bfloat16. Please switch dtype to "
+                 "float16.")
+
+
+class autocast(_TorchAutocastClass):  # noqa: N801 - torch.npu.amp.autocast
+    """``torch.npu.amp.autocast(enabled=True, dtype=torch.float16, cache_enabled=True)``:
+    ``torch.autocast("npu", ...)``; a context manager and a decorator. Nested regions may turn
     it off (``enabled=False``) or back on."""
 
     def __init__(self, enabled: bool = True, dtype: torch.dtype = torch.float16,
                  cache_enabled: bool = True) -> None:
-        if dtype not in (torch.float16, torch.bfloat16):
-            raise ValueError(f"torch.npu.amp.autocast: dtype must be torch.float16 or "
-                             f"torch.bfloat16, got {dtype}")
-        if dtype == torch.bfloat16:
-            raise RuntimeError("torch.npu.amp.autocast: this NPU (Ascend 910) has no bfloat16; "
-                               "use dtype=torch.float16")
-        self.enabled = bool(enabled)
-        self.dtype = dtype
-        self.cache_enabled = bool(cache_enabled)
-        self._mode: Optional[_AutocastMode] = None
+        if PER_DEVICE:
+            super().__init__(DEVICE, enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+            return
+        # torch 1.x: torch's class refuses "npu"; the region is kept here, as torch_npu 1.x.
+        self.device = DEVICE
+        self.fast_dtype = get_autocast_dtype() if dtype is None else dtype
+        self._cache_enabled = (torch.is_autocast_cache_enabled() if cache_enabled is None
+                               else bool(cache_enabled))
+        if self.fast_dtype not in (torch.float16, torch.bfloat16, torch.float32):
+            raise RuntimeError(f"torch.npu.amp.autocast: unsupported dtype {self.fast_dtype}; "
+                               "expected torch.float16 or torch.bfloat16")
+        if self.fast_dtype == torch.bfloat16 and \
+                torch.bfloat16 not in autocast_state.get_amp_supported_dtype():
+            raise RuntimeError(_BF16_REFUSED)
+        self._enabled = bool(enabled)
 
-    def __enter__(self) -> "autocast":
-        _state.stack.append((self.enabled, self.dtype, self.cache_enabled))
-        if self.enabled:
-            _state.depth += 1
-            self._mode = _AutocastMode()
-            self._mode.__enter__()
-        return self
+    if not PER_DEVICE:
+        def __enter__(self) -> "autocast":
+            self._saved = (is_enabled(), get_autocast_dtype(), torch.is_autocast_cache_enabled())
+            autocast_state.set_autocast_enabled(self._enabled)
+            autocast_state.set_autocast_dtype(self.fast_dtype)
+            torch.autocast_increment_nesting()
+            torch.set_autocast_cache_enabled(self._cache_enabled)
+            _enter_region()
+            return self
 
-    def __exit__(self, *exc: Any) -> None:
-        if self._mode is not None:
-            self._mode.__exit__(*exc)
-            self._mode = None
-            _state.depth -= 1
-            if _state.depth == 0:
-                _state.cache.clear()  # cached casts never outlive the outermost region
-        _state.stack.pop()
+        def __exit__(self, *exc: Any) -> bool:
+            _exit_region()
+            if torch.autocast_decrement_nesting() == 0:
+                torch.clear_autocast_cache()
+            enabled, dtype, cache_enabled = self._saved
+            autocast_state.set_autocast_enabled(enabled)
+            autocast_state.set_autocast_dtype(dtype)
+            torch.set_autocast_cache_enabled(cache_enabled)
+            return False
 
-    def __call__(self, func: Callable) -> Callable:
-        @functools.wraps(func)
-        def autocasted(*args: Any, **kwargs: Any) -> Any:
-            with autocast(self.enabled, self.dtype, self.cache_enabled):
-                return func(*args, **kwargs)
 
-        return autocasted
+def _npu_region(region: Any) -> bool:
+    return getattr(region, "device", None) == DEVICE and \
+        not torch._jit_internal.is_scripting()
+
+
+def _follow_torch_regions() -> None:
+    """torch 2.x: make every region of torch's autocast class for "npu" (``torch.autocast``,
+    ``torch.amp.autocast``, this module's ``autocast``, torch's ``custom_fwd``/``custom_bwd``
+    and checkpoint recomputation) apply the policy while it lasts."""
+    cls = _TorchAutocastClass
+    if getattr(cls, "_apexnpu_follows_npu", False):
+        return
+    torch_enter, torch_exit = cls.__enter__, cls.__exit__
+
+    @functools.wraps(torch_enter)
+    def __enter__(self):
+        result = torch_enter(self)
+        if _npu_region(self):
+            _enter_region()
+        return result
+
+    @functools.wraps(torch_exit)
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if _npu_region(self):
+            _exit_region()
+        return torch_exit(self, exc_type, exc_val, exc_tb)
+
+    cls.__enter__, cls.__exit__ = __enter__, __exit__
+    cls._apexnpu_follows_npu = True
+
+
+class _TorchAutocast:
+    """torch 1.x's ``torch.autocast`` that also takes ``device_type="npu"`` (and "cuda" after
+    transfer_to_npu); torch 2.x's takes "npu" itself."""
+
+    def __init__(self, original: type) -> None:
+        self._original = original
+
+    def __call__(self, device_type: str, dtype: Optional[torch.dtype] = None,
+                 enabled: bool = True, cache_enabled: Optional[bool] = None):
+        if device_type == DEVICE or (device_type == "cuda" and devices.cuda_means_npu):
+            return autocast(enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+        return self._original(device_type, dtype=dtype, enabled=enabled,
+                              cache_enabled=cache_enabled)
+
+    def __instancecheck__(self, obj: object) -> bool:
+        return isinstance(obj, (self._original, autocast))
+
+
+def install() -> None:
+    """Put NPU autocast into torch (idempotent)."""
+    if PER_DEVICE:
+        _follow_torch_regions()
+    elif not isinstance(torch.autocast, _TorchAutocast):
+        torch.autocast = _TorchAutocast(torch.autocast)  # type: ignore[assignment]
+        torch.amp.autocast = torch.autocast  # type: ignore[attr-defined]
+
+
+# --- custom autograd Functions ---------------------------------------------------------------
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"`torch_npu.npu.amp.{name}(args...)` is deprecated. Please use "
+                  f"`torch.amp.{name}(args..., device_type='npu')` instead.", FutureWarning,
+                  stacklevel=3)
 
 
 def _cast_inputs(value: Any, dtype: torch.dtype) -> Any:
     if isinstance(value, torch.Tensor):
-        on_npu = placement.npu_of(value) is not None
-        return value.to(dtype) if value.is_floating_point() and on_npu else value
+        return value.to(dtype) if _eligible(value) else value
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_inputs(v, dtype) for v in value)
     if isinstance(value, dict):
@@ -180,17 +290,24 @@ def _cast_inputs(value: Any, dtype: torch.dtype) -> Any:
 
 
 def custom_fwd(fwd: Optional[Callable] = None, *, cast_inputs: Optional[torch.dtype] = None):
-    """For a custom autograd Function's forward: with ``cast_inputs``, run it outside autocast on
-    inputs cast to that dtype; without, run it as called and let backward follow suit."""
+    """For a custom autograd Function's forward: record the autocast dtype and state on ``ctx``
+    (``ctx._dtype``, ``ctx._fwd_used_autocast``) for ``custom_bwd``; with ``cast_inputs``, inside
+    an autocast region, run it with autocast off on NPU floating inputs cast to that dtype."""
+    if PER_DEVICE:
+        _deprecated("custom_fwd")
+        return torch.amp.custom_fwd(fwd, device_type=DEVICE, cast_inputs=cast_inputs)
     if fwd is None:
         return functools.partial(custom_fwd, cast_inputs=cast_inputs)
 
     @functools.wraps(fwd)
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        if cast_inputs is None or not is_enabled():
-            ctx._npu_autocast_forward = is_enabled()
+        ctx._dtype = get_autocast_dtype()
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_enabled()
             return fwd(ctx, *args, **kwargs)
-        ctx._npu_autocast_forward = False
+        ctx._fwd_used_autocast = False
+        if not is_enabled():
+            return fwd(ctx, *args, **kwargs)
         with autocast(enabled=False):
             return fwd(ctx, *_cast_inputs(args, cast_inputs), **_cast_inputs(kwargs, cast_inputs))
 
@@ -198,11 +315,16 @@ def custom_fwd(fwd: Optional[Callable] = None, *, cast_inputs: Optional[torch.dt
 
 
 def custom_bwd(bwd: Callable) -> Callable:
-    """For a custom autograd Function's backward: autocast as its forward ran."""
+    """For a custom autograd Function's backward: autocast as its forward ran (state and
+    dtype)."""
+    if PER_DEVICE:
+        _deprecated("custom_bwd")
+        return torch.amp.custom_bwd(bwd, device_type=DEVICE)
 
     @functools.wraps(bwd)
     def backward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        with autocast(enabled=getattr(ctx, "_npu_autocast_forward", False)):
+        with autocast(enabled=getattr(ctx, "_fwd_used_autocast", False),
+                      dtype=getattr(ctx, "_dtype", torch.float16)):
             return bwd(ctx, *args, **kwargs)
 
     return backward

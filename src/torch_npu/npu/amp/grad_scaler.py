@@ -1,11 +1,13 @@
 """``torch.npu.amp.GradScaler`` on the emulated NPU.
 
 torch.cuda.amp.GradScaler's interface and behaviour (scale, unscale_, step, update, the
-growth/backoff schedule, state_dict with torch's keys, the same misuse errors), with two things
-of the NPU's: an overflow is what the float status records (fp16 saturates instead of producing
-inf, so checking the gradients for inf is not enough; in INF/NAN mode the gradients' values
-decide, as on a GPU), and ``dynamic=False`` keeps the scale fixed, as torch_npu's GradScaler
-offers. The float status is cleared when the scaler scales a
+growth/backoff schedule, the same misuse errors), with torch_npu's differences: an overflow is
+what the float status records (fp16 saturates instead of producing inf, so checking the
+gradients for inf is not enough; in INF/NAN mode the gradients' values decide, as on a GPU); an
+overflow in one optimizer's gradients skips the steps of every optimizer of the scaler stepped
+after it in that iteration (torch_npu's scaler-wide flag; torch skips per optimizer);
+``dynamic=False`` keeps the scale fixed; the state dict has ``dynamic`` beside torch's keys; the
+scale never grows to inf. The float status is cleared when the scaler scales a
 loss, so a saturation the forward pass meant (a masked fill) does not count against the step.
 Under torch.distributed, the ranks agree on an overflow at unscale_ (the status is per process),
 so they all skip the same steps.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import inspect
 from collections import defaultdict
 from enum import Enum
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, Optional
 
 import torch
 
@@ -54,16 +56,19 @@ class GradScaler:
         self._growth_factor = float(growth_factor)
         self._backoff_factor = float(backoff_factor)
         self._growth_interval = growth_interval
-        self._tracker_start = 0  # the growth tracker's value when the scaler is first used
+        self._init_growth_tracker = 0  # the growth tracker's value when the scaler is first used
         self._scale: Optional[torch.Tensor] = None
         self._growth_tracker: Optional[torch.Tensor] = None
         self._per_optimizer_states: Dict[int, Dict[str, Any]] = defaultdict(_refresh)
+        # An overflow found in any optimizer's gradients since the last update(): torch_npu's
+        # scaler-wide flag, so every later step of that iteration is skipped too.
+        self._has_overflow = False
 
     # --- scaling --------------------------------------------------------------------------------
 
     def _lazy_init(self, device: Any) -> None:
         self._scale = torch.full((1,), self._init_scale, dtype=torch.float32, device=device)
-        self._growth_tracker = torch.full((1,), self._tracker_start, dtype=torch.int32,
+        self._growth_tracker = torch.full((1,), self._init_growth_tracker, dtype=torch.int32,
                                           device=device)
 
     def _check_scale(self, what: str) -> torch.Tensor:
@@ -123,10 +128,11 @@ class GradScaler:
                 if grad.dtype == torch.float16:
                     raise ValueError("GradScaler.unscale_: fp16 gradients cannot be unscaled in "
                                      "place; train fp32 parameters under autocast")
-                found = _unscale(grad, inv_scale) or found
+                found = unscale_in_place(grad, inv_scale) or found
         if not overflow_mode.inf_nan():
             found = float_status.get() or found
         found = _agree_across_ranks(found)
+        self._has_overflow = self._has_overflow or found
         state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
                                         device=self._scale.device)
 
@@ -149,7 +155,7 @@ class GradScaler:
         if state["stage"] is OptState.READY:
             self.unscale_(optimizer)
         retval = None
-        if not float(state["found_inf"].item()):
+        if not (float(state["found_inf"].item()) or self._has_overflow):
             retval = optimizer.step(*args, **kwargs)
         state["stage"] = OptState.STEPPED
         return retval
@@ -198,16 +204,19 @@ class GradScaler:
             if not found:
                 raise AssertionError("GradScaler.update: no optimizer was unscaled or stepped "
                                      "since the last update()")
-            if any(float(f.item()) for f in found):
+            if self._has_overflow or any(float(f.item()) for f in found):
                 scale.mul_(self._backoff_factor)
                 self._growth_tracker.zero_()
             else:
                 self._growth_tracker.add_(1)
                 if int(self._growth_tracker.item()) == self._growth_interval:
-                    scale.mul_(self._growth_factor)
+                    grown = scale * self._growth_factor
+                    if bool(torch.isfinite(grown).all()):  # as torch_npu: never grown to inf
+                        scale.copy_(grown)
                     self._growth_tracker.zero_()
         float_status.clear()
         self._per_optimizer_states = defaultdict(_refresh)
+        self._has_overflow = False
 
     # --- queries and settings ---------------------------------------------------------------------
 
@@ -256,12 +265,13 @@ class GradScaler:
         return self._enabled
 
     def state_dict(self) -> Dict[str, Any]:
-        """torch.cuda.amp.GradScaler's keys, so checkpoints move between the two."""
+        """torch_npu's: torch.cuda.amp.GradScaler's keys and ``dynamic``, so checkpoints move
+        between them (one without ``dynamic`` loads as the scaler's own setting)."""
         if not self._enabled:
             return {}
         return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
                 "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._get_growth_tracker()}
+                "_growth_tracker": self._get_growth_tracker(), "dynamic": self._dynamic}
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         if not self._enabled:
@@ -279,9 +289,10 @@ class GradScaler:
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
-        self._tracker_start = int(state_dict["_growth_tracker"])
+        self._init_growth_tracker = int(state_dict["_growth_tracker"])
         if self._growth_tracker is not None:
-            self._growth_tracker.fill_(self._tracker_start)
+            self._growth_tracker.fill_(self._init_growth_tracker)
+        self._dynamic = bool(state_dict.get("dynamic", self._dynamic))
 
     def __getstate__(self) -> Dict[str, Any]:
         state = self.__dict__.copy()
@@ -297,7 +308,7 @@ def _holds_inf_or_nan(grad: torch.Tensor) -> bool:
     return grad.numel() > 0 and not bool(torch.isfinite(grad).all())
 
 
-def _unscale(grad: torch.Tensor, inv_scale: float) -> bool:
+def unscale_in_place(grad: torch.Tensor, inv_scale: float) -> bool:
     """``grad *= inv_scale`` in place; whether it held an inf or NaN (which raises the float
     status, as any NPU operation on one does in saturation mode)."""
     rt = _runtime.runtime_kernels()
