@@ -49,7 +49,8 @@ class ExportType:
 class _ExperimentalConfig:
     """The real NPU profiler's extra settings; accepted, without effect on the CPU."""
 
-    def __init__(self, **settings: Any) -> None:
+    def __init__(self, *args: Any, **settings: Any) -> None:
+        self.args = args  # torch_npu's order: profiler_level, aic_metrics, l2_cache, ...
         self.settings = dict(settings)
 
 
