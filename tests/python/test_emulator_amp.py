@@ -443,6 +443,39 @@ def test_an_overflow_skips_every_optimizer_of_the_scaler_in_inf_nan_mode():
         overflow_mode.select(previous)
 
 
+@pytest.mark.skipif(not TORCH2, reason="torch.amp.GradScaler(device) is torch 2.x's")
+def test_torchs_own_grad_scaler_for_npu_sees_the_float_status():
+    """torch 2.x's ``torch.amp.GradScaler("npu")`` unscales with
+    ``_amp_foreach_non_finite_check_and_unscale_``, the NPU's: a saturation only the float
+    status saw skips the step and backs off; a clean step steps."""
+    model = make_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("npu", init_scale=1024.0)
+    x, y = batches(1)[0]
+    previous = overflow_mode.select(False)  # a 910: saturation and the float status
+    try:
+        saturating_then_clean_step(model, opt, scaler, x, y)
+    finally:
+        overflow_mode.select(previous)
+    assert scaler.get_scale() == 512.0
+
+
+def saturating_then_clean_step(model, opt, scaler, x, y):
+    for saturate in (True, False):
+        opt.zero_grad()
+        with torch.autocast("npu"):
+            loss = F.mse_loss(model(x), y)
+        scaler.scale(loss).backward()
+        if saturate:
+            torch.full((2,), 60000.0).half().npu() * 2.0
+        before = [p.detach().clone() for p in model.parameters()]
+        scaler.step(opt)
+        scaler.update()
+        float_status.clear()
+        stepped = not all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+        assert stepped is not saturate
+
+
 def test_the_scale_never_grows_to_inf():
     p = nn.Parameter(npu(3))
     opt = torch.optim.SGD([p], lr=0.1)
