@@ -302,9 +302,29 @@ def _nvtx() -> types.ModuleType:
     return module
 
 
+_OWN_MODULES = ("amp", "random")  # torch.cuda's submodules that are the NPU's entirely
+_PRIVATE_NAMES = ("_record_memory_history", "_snapshot", "_dump_snapshot")  # scripts call them
+
+
+def _merge_module(cuda_module: types.ModuleType, npu_module: types.ModuleType) -> None:
+    """A submodule of torch.cuda (``memory``, ``streams``, ...) keeps its other names; those the
+    NPU's has too answer for the NPU."""
+    for name, value in vars(npu_module).items():
+        if (name.startswith("_") and name not in _PRIVATE_NAMES) or \
+                isinstance(value, types.ModuleType) or not hasattr(cuda_module, name):
+            continue
+        if str(getattr(value, "__module__", "") or "").startswith(("torch_npu", "torch.npu")):
+            setattr(cuda_module, name, value)
+
+
 def _patch_cuda() -> None:
     for name, value in _npu_names().items():
-        setattr(torch.cuda, name, value)
+        cuda_module = getattr(torch.cuda, name, None)
+        if isinstance(value, types.ModuleType) and isinstance(cuda_module, types.ModuleType) \
+                and name not in _OWN_MODULES:
+            _merge_module(cuda_module, value)
+        else:
+            setattr(torch.cuda, name, value)
     amp = torch.npu.amp
     sys.modules["torch.cuda.amp"] = amp
     for name in ("autocast_mode", "common", "grad_scaler"):
@@ -334,9 +354,12 @@ class _ProxyType(type):
         return isinstance(sub, type) and issubclass(sub, cls.__mro__[1])
 
 
-def _device_taking(original: type) -> type:
+def _device_taking(original: Any) -> Any:
     """A stand-in for ``original`` whose constructor reads a CUDA device as the NPU and makes an
-    ``original``."""
+    ``original`` (a class stays a class: ``isinstance`` and ``issubclass`` hold as for it)."""
+    if not isinstance(original, type):
+        return _wrapper_cuda(original)
+
     class Proxy(original, metaclass=type("_Proxy", (_ProxyType, type(original)), {})):
         def __new__(cls, *args: Any, **kwargs: Any):
             args = tuple(_replace_cuda_to_npu_in_list(list(args), False))
