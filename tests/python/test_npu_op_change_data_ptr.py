@@ -4,10 +4,19 @@ storage sizes kept), the identity and autograd a re-pointed parameter keeps, the
 torch_npu's messages, and a fused optimizer that updates combined parameters, gradients and
 moments as one tensor (the pattern of Ascend's Fairseq Adam) against the same update done
 tensor by tensor."""
+import copy
+import io
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 
+from overlay_support import overlay_env
 from overlay_support.npu_op_checks import torch_npu
+from torch_npu._device import soc
 from torch_npu.utils import (get_part_combined_tensor, is_combined_tensor_valid,
                              npu_combine_tensors)
 
@@ -60,8 +69,7 @@ def test_combined_tensors_lie_end_to_end_and_keep_their_storage_sizes(dtype):
         assert torch.equal(x.cpu(), k.cpu()) and x.shape == k.shape
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_arithmetic_on_the_buffer_is_arithmetic_on_every_tensor(dtype):
+def _arithmetic_on_the_buffer(dtype):
     xs = _tensors(dtype)
     kept = [x.cpu() for x in xs]
     combined = npu_combine_tensors(xs)
@@ -70,6 +78,25 @@ def test_arithmetic_on_the_buffer_is_arithmetic_on_every_tensor(dtype):
         assert torch.equal(x.cpu(), k * 2 + 1)
     xs[1].zero_()  # and a write through one tensor is a write to the buffer
     assert not combined.cpu()[16:32].any() and combined.cpu()[:16].any()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arithmetic_on_the_buffer_is_arithmetic_on_every_tensor(dtype):
+    if dtype != torch.bfloat16 or soc.has_bf16():
+        _arithmetic_on_the_buffer(dtype)
+        return
+    with pytest.raises(RuntimeError, match="bfloat16 is not supported on Ascend910"):
+        _arithmetic_on_the_buffer(dtype)  # a 910 computes no bf16; a 910B does:
+    code = textwrap.dedent("""
+        import torch, test_npu_op_change_data_ptr as t
+        t._arithmetic_on_the_buffer(torch.bfloat16)
+    """)
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(overlay_env(), APEXNPU_SOC_VERSION="Ascend910B1")
+    env["PYTHONPATH"] = os.pathsep.join([here, env["PYTHONPATH"]])
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_without_require_copy_value_the_tensors_read_zero():
@@ -219,3 +246,60 @@ def test_a_view_keeps_its_place_in_its_storage():
     assert torch_npu.get_storage_size(view) == 6
     with pytest.raises(RuntimeError, match="offsets overflow"):
         torch_npu.npu_change_data_ptr(base[2:5], src, 5)  # its storage of 6 would pass 10
+
+
+def test_a_re_pointed_tensor_reports_its_own_storage_and_src_keeps_its_own():
+    """As on the NPU, whose storage descriptor keeps its size and offset when its pointer
+    moves: ``dst.storage()`` is ``dst``'s storage size of ``src``'s memory from ``index``."""
+    base = torch.arange(6.0).npu()
+    view = base[2:5]
+    src = torch.zeros(10).npu()
+    torch_npu.npu_change_data_ptr(view, src, 3)
+    assert view.storage().size() == 6 and view.storage_offset() == 2
+    assert src.storage().size() == 10 and torch_npu.get_storage_size(src) == 10
+    assert view.data_ptr() == src.data_ptr() + 5 * 4
+    view.copy_(torch.tensor([7.0, 8.0, 9.0]))
+    assert view.storage().tolist() == [0.0, 0.0, 7.0, 8.0, 9.0, 0.0]  # src[3:9]
+    view.storage()[0] = 5.0  # the storage is an alias of src's memory
+    assert src.cpu()[3] == 5.0
+    if hasattr(view, "untyped_storage"):
+        assert view.untyped_storage().nbytes() == 24 and src.untyped_storage().nbytes() == 40
+    view.data = torch.ones(3).npu()  # given other data, it reports that data's storage
+    assert view.storage().size() == 3 and view.storage_offset() == 0
+
+
+def test_re_pointed_tensors_copy_and_save_their_own_values():
+    xs = _tensors(torch.float32)
+    kept = [x.cpu() for x in xs]
+    npu_combine_tensors(xs)
+    twin = copy.deepcopy(xs[2])
+    assert torch.equal(twin.cpu(), kept[2]) and twin.is_npu and twin.storage().size() == 27
+    buf = io.BytesIO()
+    torch.save(xs, buf)
+    buf.seek(0)
+    loaded = torch.load(buf)
+    for x, k in zip(loaded, kept):
+        assert torch.equal(x.cpu(), k) and x.is_npu and x.storage().size() == k.numel()
+
+
+@pytest.mark.parametrize("dtype", (torch.float16, torch.float32))
+def test_a_tensor_larger_than_its_storage_reads_past_index_as_on_the_npu(dtype):
+    """torch_npu's test_storage_resize: storages shrunk to 4 elements under tensors of 16, 16
+    and 27, then each moved 4 elements apart into a buffer of 12. Each writes past its storage
+    (the NPU's allocator slack after ``src``); each storage then holds the first 4 values of its
+    tensor, and the buffer still reports 12 elements."""
+    torch.manual_seed(0)
+    xs = [torch.randn(s, dtype=dtype).npu() for s in SHAPES]
+    firsts = [x.view(-1)[:4].cpu() for x in xs]
+    for x in xs:
+        x.storage().resize_(4)
+    combined = torch.zeros(12, dtype=dtype).npu()
+    for i, x in enumerate(xs):
+        values = x.clone()
+        torch_npu.npu_change_data_ptr(x, combined, 4 * i)
+        x.copy_(values)
+    for x, first in zip(xs, firsts):
+        assert x.storage().size() == 4 and torch.equal(torch.tensor(x.storage().tolist(),
+                                                                    dtype=dtype), first)
+    assert combined.storage().size() == 12 and torch_npu.get_storage_size(combined) == 12
+    assert torch.equal(combined.cpu(), torch.cat(firsts))

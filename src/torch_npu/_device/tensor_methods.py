@@ -5,7 +5,9 @@ emulated NPU.
 between devices: a tensor that changes device is a new tensor (a copy), one already there is
 returned as it is. ``is_npu``, ``device`` (``npu:N``) and ``type()``
 ("torch.npu.HalfTensor") report the NPU; ``numpy()`` of an NPU tensor is refused as on the NPU.
-Modules move in place: their parameters and buffers are put on the NPU.
+Modules move in place: their parameters and buffers are put on the NPU. ``storage()``,
+``untyped_storage()`` and ``storage_offset()`` report a re-pointed tensor's own storage
+(``own_storage``).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch
 
 from .._fp16 import mode as emulation
-from . import device_args, devices, formats, placement, tensor_types
+from . import device_args, devices, formats, own_storage, placement, tensor_types
 from .devices import NpuDevice
 from . import torch_device
 from .torch_device import TorchDevice
@@ -210,6 +212,7 @@ def _set_data(self: torch.Tensor, value: torch.Tensor) -> None:
     _base_data.__set__(self, value)
     placement.put(self, placement.npu_of(value))
     formats.follow_data(self, value)
+    own_storage.forget(self)
 
 
 _base_parameter_new = torch.nn.Parameter.__new__
@@ -253,11 +256,16 @@ def module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
 def install() -> None:
     if getattr(torch.Tensor, "npu", None) is tensor_npu:
         return
-    for name, fn in (("to", tensor_to), ("cpu", tensor_cpu), ("npu", tensor_npu),
-                     ("type", tensor_type), ("numpy", tensor_numpy),
-                     ("pin_memory", tensor_pin_memory), ("record_stream", tensor_record_stream)):
-        fn.__doc__ = fn.__doc__ or getattr(getattr(_TensorBase, name, None), "__doc__", None)
-        setattr(torch.Tensor, name, fn)
+    methods = [("to", tensor_to), ("cpu", tensor_cpu), ("npu", tensor_npu),
+               ("type", tensor_type), ("numpy", tensor_numpy),
+               ("pin_memory", tensor_pin_memory), ("record_stream", tensor_record_stream),
+               ("storage", own_storage.typed_storage),
+               ("storage_offset", own_storage.storage_offset)]
+    if hasattr(_TensorBase, "untyped_storage"):
+        methods.append(("untyped_storage", own_storage.untyped_storage))
+    for name, fn in methods:
+        doc = getattr(getattr(torch.Tensor, name, None), "__doc__", None)
+        setattr(torch.Tensor, name, _method(fn, doc))
     torch.Tensor.device = property(_get_device, doc=_base_device.__doc__)
     torch.Tensor.is_npu = property(_get_is_npu, doc="True if the tensor is on an NPU.")
     torch.Tensor.is_cpu = property(_get_is_cpu, doc=_base_is_cpu.__doc__)
@@ -265,3 +273,13 @@ def install() -> None:
     torch.nn.Parameter.__new__ = staticmethod(_parameter_new)  # type: ignore[assignment]
     torch.nn.Module.to = module_to
     torch.nn.Module.npu = module_npu
+
+
+def _method(fn: Callable, doc: Optional[str]) -> Callable:
+    """``fn`` as a Tensor method documented as torch's."""
+    if fn.__doc__ is None and doc:
+        try:
+            fn.__doc__ = doc
+        except AttributeError:  # pragma: no cover - builtins
+            pass
+    return fn

@@ -7,19 +7,21 @@ reports it, its identity (a parameter stays the same parameter; autograd's accum
 hooks on it are untouched). Its old values are not copied. It is the building block of
 ``torch_npu.utils.npu_combine_tensors`` and of fused optimizers that update many tensors as one.
 
-The emulated NPU gives ``dst`` a view of ``src``'s storage instead (through ``.data``, which keeps
-``dst``'s identity), so two things differ from the NPU, both safer: ``src``'s memory lives as
-long as ``dst`` does (on the NPU it is not owned, and freeing ``src`` leaves ``dst`` dangling),
-and views of ``dst`` made before the call keep the old memory (on the NPU they share the
-storage whose pointer moved). The bound is checked in elements: torch_npu compares ``index``
-plus ``dst``'s storage in bytes with ``src``'s in bytes, which lets a float32 ``dst`` run past
-``src``'s end; the emulator refuses that rather than write outside ``src``.
+The emulated NPU makes ``dst`` a view of ``src``'s memory (through ``.data``, which keeps
+``dst``'s identity) that reports what the NPU's re-pointed storage reports (``own_storage``):
+``dst.storage()`` has ``dst``'s storage size and ``src``'s storage keeps its own. Two things
+differ from the NPU, both safer: ``src``'s memory lives as long as ``dst`` reads it (on the NPU it
+is not owned, and freeing ``src`` leaves ``dst`` dangling), and views of ``dst`` made before the
+call keep the old memory (on the NPU they share the storage whose pointer moved). The bound is
+checked in elements: torch_npu compares ``index`` plus ``dst``'s storage in bytes with ``src``'s
+in bytes, which lets a float32 ``dst`` run past ``src``'s end; the emulator refuses that rather
+than write outside ``src``.
 """
 from __future__ import annotations
 
 import torch
 
-from .._device import formats
+from .._device import formats, own_storage
 
 DTYPES = (torch.float16, torch.float32, torch.bfloat16)
 
@@ -45,10 +47,6 @@ def npu_change_data_ptr(dst: torch.Tensor, src: torch.Tensor, index: int) -> int
     if index + dst_size > src_size:
         raise RuntimeError(f"npu_change_data_ptr: offsets overflow: offset (index) {index} + "
                            f"dst storage size {dst_size} > src storage size {src_size}")
-    storage = src.untyped_storage() if hasattr(src, "untyped_storage") else src.storage()
-    with torch.no_grad():
-        slot = src.new_empty(0).set_(storage, index + dst.storage_offset(), dst.size(),
-                                     dst.stride())
-        dst.data = slot
+    own_storage.repoint(dst, src, index, dst_size)
     formats.keep_storage_size(dst, dst_size)
     return 0
