@@ -5,9 +5,12 @@ emulated NPU.
 between devices: a tensor that changes device is a new tensor (a copy), one already there is
 returned as it is. ``is_npu``, ``device`` (``npu:N``) and ``type()``
 ("torch.npu.HalfTensor") report the NPU; ``numpy()`` of an NPU tensor is refused as on the NPU.
-Modules move in place: their parameters and buffers are put on the NPU. ``storage()``,
-``untyped_storage()`` and ``storage_offset()`` report a re-pointed tensor's own storage
-(``own_storage``).
+``type_as(other)`` takes ``other``'s device with its dtype, as torch's does. Modules move in
+place: their parameters and buffers are put on the NPU. Pinning gives host memory from the pinned
+cache (``pinned``), and so does a non-blocking copy from an NPU to the host, as torch_npu's; an
+NPU tensor is never pinned. ``to`` and ``contiguous`` refuse the memory formats torch_npu refuses
+(``memory_formats``); ``storage()``, ``untyped_storage()`` and ``storage_offset()`` report a
+re-pointed tensor's own storage (``own_storage``).
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch
 
 from .._fp16 import mode as emulation
-from . import device_args, devices, formats, own_storage, placement, tensor_types
+from . import (device_args, devices, formats, memory_formats, own_storage, pinned, placement,
+               tensor_types)
 from .devices import NpuDevice
 from . import torch_device
 from .torch_device import TorchDevice
@@ -131,13 +135,40 @@ _base_device = _TensorBase.device
 _base_data = _TensorBase.data
 _base_is_cpu = _TensorBase.is_cpu
 _base_record_stream = _torch_own(_TensorBase.record_stream)
+_base_contiguous = _torch_own(_TensorBase.contiguous)
+
+
+def _check_format(self: torch.Tensor, where: Any, args: Tuple[Any, ...],
+                  kwargs: Dict[str, Any]) -> None:
+    """Refuse a copy that makes or moves an NPU tensor into a format torch_npu refuses; a ``to``
+    that returns the tensor itself (same place, dtype and format) is no copy."""
+    memory_format = kwargs.get("memory_format")
+    if memory_format in (None, torch.preserve_format):
+        return
+    source = placement.npu_of(self)
+    if source is None and (where is _KEEP or where is None):
+        return  # host to host: torch's business
+    dtype = torch._C._nn._parse_to(*args, **kwargs)[1]
+    moves = not (where is _KEEP or where == source) or (dtype is not None and dtype != self.dtype)
+    if not moves and not kwargs.get("copy") and self.is_contiguous(memory_format=memory_format):
+        return
+    if source is None:
+        memory_formats.check_new(memory_format)  # the NPU allocates the copy
+    else:
+        memory_formats.check_copy(memory_format)
 
 
 def tensor_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     where, args, kwargs = target(args, kwargs, "Tensor.to")
+    if "memory_format" in kwargs:
+        _check_format(self, where, args, kwargs)
     if where is _KEEP:
         return _base_to(self, *args, **kwargs)
-    return transfer(self, where, lambda t: _base_to(t, *args, **kwargs))
+    out = transfer(self, where, lambda t: _base_to(t, *args, **kwargs))
+    if where is None and placement.npu_of(self) is not None and out.device.type == "cpu" \
+            and out.layout == torch.strided and torch._C._nn._parse_to(*args, **kwargs)[2]:
+        out = pinned.pin(out)  # torch_npu copies to pinned memory when the copy does not block
+    return out
 
 
 def tensor_cpu(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
@@ -176,11 +207,32 @@ def tensor_numpy(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
     return _base_numpy(self, *args, **kwargs)
 
 
+def tensor_type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """This tensor with ``other``'s dtype on ``other``'s device (itself when it has both)."""
+    return tensor_to(self, other)
+
+
 def tensor_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
-    """Pinned host memory is ordinary host memory on the emulated NPU: a contiguous copy."""
+    """This host tensor in pinned memory: itself when it is there already, else a copy."""
     if placement.npu_of(self) is not None:
         raise RuntimeError(f"cannot pin '{tensor_type(self)}' only dense CPU tensors can be pinned")
-    return self.clone(memory_format=torch.contiguous_format)
+    if pinned.is_pinned(self):
+        return self
+    return pinned.pin(self)
+
+
+def tensor_is_pinned(self: torch.Tensor, device: Any = None) -> bool:
+    """Whether this is a host tensor in pinned memory; an NPU tensor never is."""
+    return placement.npu_of(self) is None and pinned.is_pinned(self)
+
+
+def tensor_contiguous(self: torch.Tensor,
+                      memory_format: torch.memory_format = torch.contiguous_format) -> torch.Tensor:
+    if memory_format != torch.contiguous_format and placement.npu_of(self) is not None:
+        memory_formats.check_contiguous(self, memory_format)
+        if self.is_contiguous():
+            return self  # (torch refuses preserve_format, which the NPU takes)
+    return _base_contiguous(self, memory_format=memory_format)
 
 
 def tensor_record_stream(self: torch.Tensor, stream: Any) -> None:
@@ -257,8 +309,9 @@ def install() -> None:
     if getattr(torch.Tensor, "npu", None) is tensor_npu:
         return
     methods = [("to", tensor_to), ("cpu", tensor_cpu), ("npu", tensor_npu),
-               ("type", tensor_type), ("numpy", tensor_numpy),
-               ("pin_memory", tensor_pin_memory), ("record_stream", tensor_record_stream),
+               ("type", tensor_type), ("type_as", tensor_type_as), ("numpy", tensor_numpy),
+               ("pin_memory", tensor_pin_memory), ("is_pinned", tensor_is_pinned),
+               ("contiguous", tensor_contiguous), ("record_stream", tensor_record_stream),
                ("storage", own_storage.typed_storage),
                ("storage_offset", own_storage.storage_offset)]
     if hasattr(_TensorBase, "untyped_storage"):
