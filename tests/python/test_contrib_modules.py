@@ -62,9 +62,9 @@ def test_each_forward_pass_of_the_model_starts_its_masks_again():
     buffer = NpuPreGenDropout.task_dict[0.25]
     x = on_npu(randn(8, 16, seed=1))
     model(x)
-    assert buffer.used == 0  # restarted after the pass
+    assert buffer.idx == 0  # restarted after the pass
     model.dropout_npu(on_npu(torch.ones(8, 32)))
-    assert buffer.used == 8 * 32 // 8  # 256 elements: two 128-element blocks of bits
+    assert buffer.idx == 8 * 32 // 8  # 256 elements: two 128-element blocks of bits
 
 
 def test_esp_style_model_trains_and_the_gradient_follows_the_mask():
@@ -101,10 +101,57 @@ def test_fast_batch_norm_counts_in_int32_and_normalises_as_torch(cls, base, shap
         torch.testing.assert_close(fast(x).cpu(), plain(x).cpu())
     assert int(fast.num_batches_tracked) == 3 and fast.num_batches_tracked.dtype == torch.int32
     torch.testing.assert_close(fast.running_mean.cpu(), plain.running_mean.cpu())
+    torch.testing.assert_close(fast.running_var.cpu(), plain.running_var.cpu())
+    fast.eval(), plain.eval()  # the running statistics normalise, the counter stays
+    torch.testing.assert_close(fast(x).cpu(), plain(x).cpu())
+    assert int(fast.num_batches_tracked) == 3
     again = cls(3).npu()
     again.load_state_dict(plain.state_dict())  # an int64 counter loads, cast
     assert int(again.num_batches_tracked) == 3 and again.num_batches_tracked.dtype == torch.int32
     base(3).load_state_dict(fast.state_dict())
+    with pytest.raises(ValueError, match=r"got 1D input1"):
+        fast(on_npu(torch.ones(3)))
+
+
+def test_fast_batch_norms_are_torch_npus_classes_at_its_module_paths():
+    from torch.nn.modules.batchnorm import _NormBase as TorchNormBase
+
+    from torch_npu.contrib.module import _batchnorm_with_int32_count as real_path
+    from torch_npu.contrib.module import batchnorm_int32_count, batchnorm_with_int32_count
+
+    for module in (batchnorm_int32_count, batchnorm_with_int32_count, torch_npu.contrib):
+        assert module.FastBatchNorm2d is real_path.FastBatchNorm2d
+    # As on an NPU: torch's _NormBase, not torch's BatchNorm2d (nor its _BatchNorm).
+    assert issubclass(FastBatchNorm2d, real_path._BatchNorm)
+    assert issubclass(real_path._BatchNorm, real_path._NormBase)
+    assert issubclass(real_path._NormBase, TorchNormBase)
+    assert not issubclass(FastBatchNorm2d, torch.nn.modules.batchnorm._BatchNorm)
+    layer = real_path._BatchNorm(num_features=5)  # any rank once _check_input_dim allows it
+    layer._check_input_dim = lambda x: None
+    x = randn(6, 5, seed=5)
+    torch.testing.assert_close(layer(x), torch.nn.functional.batch_norm(
+        x, None, None, torch.ones(5), torch.zeros(5), True))
+    assert int(layer.num_batches_tracked) == 1
+    untracked = FastBatchNorm1d(5, track_running_stats=False)
+    assert untracked.num_batches_tracked is None and untracked.running_mean is None
+    untracked.eval()  # no running statistics: the batch's, even in eval mode
+    torch.testing.assert_close(untracked(x), layer(x))
+
+
+def test_fast_sync_batch_norm_without_a_process_group_is_a_batch_norm():
+    sync = torch_npu.contrib.module.FastSyncBatchNorm(4, momentum=0.5).npu()
+    plain = torch.nn.BatchNorm2d(4, momentum=0.5).npu()
+    x = on_npu(randn(2, 4, 3, 3, seed=6))
+    torch.testing.assert_close(sync(x).cpu(), plain(x).cpu())
+    torch.testing.assert_close(sync.running_mean.cpu(), plain.running_mean.cpu())
+    assert sync.num_batches_tracked.dtype == torch.int32
+    assert torch_npu.contrib.module.FastSyncBatchNorm(4, device="npu").weight.device.type == "npu"
+    with pytest.raises(ValueError, match="at least 2D"):
+        sync(on_npu(torch.ones(4)))
+    with pytest.raises(ValueError, match="non-zero"):
+        sync(on_npu(torch.ones(2, 0, 3)))
+    converted = type(sync).convert_sync_batchnorm(torch.nn.Sequential(torch.nn.BatchNorm2d(4)))
+    assert isinstance(converted[0], torch.nn.SyncBatchNorm)
 
 
 def test_the_prefetcher_hands_over_every_batch_on_the_npu_then_none():

@@ -1,11 +1,12 @@
-"""``torch_npu.contrib.module``: the NPU modules of Ascend's contrib the emulator provides."""
-from .batchnorm_int32_count import (FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d,
-                                    FastSyncBatchNorm)
+"""``torch_npu.contrib.module``: the NPU modules of Ascend's contrib the emulator provides, at
+torch_npu's module paths (``_batchnorm_with_int32_count``, ``_ensemble_dropout``, ...)."""
+from ._batchnorm_with_int32_count import (FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d,
+                                          FastSyncBatchNorm)
+from ._ensemble_dropout import NpuPreGenDropout
 from .deform_conv import DCNv2, ModulatedDeformConv
 from .npu_modules import DropoutWithByteMask
 from .prefetcher import Prefetcher
 from .ps_roi_pooling import PSROIPool
-from .pregen_dropout import NpuPreGenDropout
 from .roi_align import ROIAlign
 
 __all__ = ["DCNv2", "DropoutWithByteMask", "FastBatchNorm1d", "FastBatchNorm2d",

@@ -1,37 +1,6 @@
-"""``torch_npu.contrib.module.FastBatchNorm1d/2d/3d`` and ``FastSyncBatchNorm``: torch's batch
-norms with an int32 ``num_batches_tracked`` (the NPU adds int64 on the host; int32 stays on the
-device). Everything else is torch's; checkpoints of either kind load into the other (the
-counter is cast)."""
-from __future__ import annotations
+"""The emulator's first path of the int32-counter batch norms; they live in
+``_batchnorm_with_int32_count`` (torch_npu's module), this one stays importable."""
+from ._batchnorm_with_int32_count import (FastBatchNorm1d, FastBatchNorm2d,  # noqa: F401
+                                          FastBatchNorm3d, FastSyncBatchNorm)
 
-import torch
-from torch import nn
-
-
-def _count_in_int32(module: nn.Module) -> None:
-    if getattr(module, "num_batches_tracked", None) is not None:
-        module.num_batches_tracked = torch.tensor(0, dtype=torch.int32)
-
-
-class FastBatchNorm1d(nn.BatchNorm1d):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        _count_in_int32(self)
-
-
-class FastBatchNorm2d(nn.BatchNorm2d):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        _count_in_int32(self)
-
-
-class FastBatchNorm3d(nn.BatchNorm3d):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        _count_in_int32(self)
-
-
-class FastSyncBatchNorm(nn.SyncBatchNorm):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        _count_in_int32(self)
+__all__ = ["FastBatchNorm1d", "FastBatchNorm2d", "FastBatchNorm3d", "FastSyncBatchNorm"]
