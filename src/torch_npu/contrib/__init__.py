@@ -2,8 +2,10 @@
 functions and modules are also names of ``torch_npu.contrib`` itself."""
 from .function import npu_fast_condition_index_put, npu_iou, npu_ptiou
 from .module import (DCNv2, FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d, FastSyncBatchNorm,
-                     ModulatedDeformConv, Prefetcher, PSROIPool, ROIAlign)
+                     Mish, ModulatedDeformConv, NpuCachedDropout, NpuFairseqDropout, Prefetcher,
+                     PSROIPool, ROIAlign, SiLU, Swish)
 
 __all__ = ["DCNv2", "FastBatchNorm1d", "FastBatchNorm2d", "FastBatchNorm3d", "FastSyncBatchNorm",
-           "ModulatedDeformConv", "PSROIPool", "Prefetcher", "ROIAlign",
-           "npu_fast_condition_index_put", "npu_iou", "npu_ptiou"]
+           "Mish", "ModulatedDeformConv", "NpuCachedDropout", "NpuFairseqDropout", "PSROIPool",
+           "Prefetcher", "ROIAlign", "SiLU", "Swish", "npu_fast_condition_index_put", "npu_iou",
+           "npu_ptiou"]

@@ -3,12 +3,15 @@ torch_npu's module paths (``_batchnorm_with_int32_count``, ``_ensemble_dropout``
 from ._batchnorm_with_int32_count import (FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d,
                                           FastSyncBatchNorm)
 from ._ensemble_dropout import NpuPreGenDropout
+from .activations import Mish, SiLU, Swish
 from .deform_conv import DCNv2, ModulatedDeformConv
+from .ensemble_dropout import NpuCachedDropout, NpuFairseqDropout
 from .npu_modules import DropoutWithByteMask
 from .prefetcher import Prefetcher
 from .ps_roi_pooling import PSROIPool
 from .roi_align import ROIAlign
 
 __all__ = ["DCNv2", "DropoutWithByteMask", "FastBatchNorm1d", "FastBatchNorm2d",
-           "FastBatchNorm3d", "FastSyncBatchNorm", "ModulatedDeformConv", "NpuPreGenDropout",
-           "PSROIPool", "Prefetcher", "ROIAlign"]
+           "FastBatchNorm3d", "FastSyncBatchNorm", "Mish", "ModulatedDeformConv",
+           "NpuCachedDropout", "NpuFairseqDropout", "NpuPreGenDropout", "PSROIPool", "Prefetcher",
+           "ROIAlign", "SiLU", "Swish"]
