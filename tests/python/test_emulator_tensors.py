@@ -1,7 +1,8 @@
 """NPU tensors and their makers on the emulated NPU, as torch_npu makes them: torch 2.x's device
 context (``with torch.device(...)``, ``torch.set_default_device``), int device indices, pinned
-host memory, ``empty_with_format``, ``type_as`` and the memory formats torch_npu refuses. Values
-are compared with the same call made on the host."""
+host memory, ``empty_with_format``, ``type_as``, the memory formats torch_npu refuses, and, on
+torch 1.x, named tensors and torch_npu 1.x's ``torch.device`` constructor. Values are compared
+with the same call made on the host."""
 import io
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from torch_npu._device import pinned, torch_device  # noqa: E402
 
 NATIVE = torch_device.NATIVE  # torch 2.x
 HAS_DEVICE_CONTEXT = hasattr(torch, "set_default_device")
+HAS_NAMED_TENSORS = hasattr(torch.Tensor, "rename")
 needs_context = pytest.mark.skipif(not HAS_DEVICE_CONTEXT,
                                    reason="torch 1.13 has no device context")
 
@@ -277,6 +279,59 @@ def test_tensors_made_like_an_npu_tensor_in_channels_last_are_contiguous():
                        torch.ones(2, 3, 4, 4))
     t = torch.empty(16, 32).npu().t()  # preserve keeps strides, as torch_npu's empty_like
     assert torch.empty_like(t).stride() == (1, 32)
+
+
+# --- torch 1.x: named tensors and torch_npu 1.x's torch.device ----------------------------------
+
+needs_names = pytest.mark.skipif(not HAS_NAMED_TENSORS, reason="this torch has no named tensors")
+
+
+@needs_names
+def test_max_over_a_named_dimension_of_an_npu_tensor():
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's "named tensors are experimental"
+        host = torch.randn(2, 3, 4, names=("N", "C", "H"))
+        x = host.npu()
+        values, indices = torch.max(x, "C")
+        by_index = torch.max(x, 1, keepdim=True)
+        made = torch.zeros(2, 2, names=("A", "B"), device="npu")
+        renamed = torch.randn(2, 2).npu()
+        renamed.names = ("A", "B")
+    want_values, want_indices = torch.max(host.rename(None), 1)
+    assert x.is_npu and x.names == ("N", "C", "H")
+    assert values.names == ("N", "H") and values.is_npu and indices.is_npu
+    assert torch.equal(values.rename(None).cpu(), want_values)
+    assert torch.equal(indices.rename(None).cpu(), want_indices)
+    assert by_index[0].names == ("N", "C", "H") and by_index[0].is_npu
+    assert made.is_npu and made.names == ("A", "B") and (made + 1).is_npu
+    assert renamed.names == ("A", "B") and (renamed * 2).names == ("A", "B")
+    assert "names=('N', 'C', 'H')" in repr(x) and "npu:0" in repr(x)
+
+
+@needs_names
+def test_a_tensor_without_names_again_takes_the_npu_s_fp16_arithmetic():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = torch.full((2,), 60000.0, dtype=torch.float16).npu()
+        named = x.rename("N")
+        plain = named.rename(None)
+    assert type(plain) is torch.Tensor and plain.is_npu
+    assert torch.equal((plain + plain).cpu(), torch.full((2,), 65504.0, dtype=torch.float16))
+
+
+@pytest.mark.skipif(NATIVE, reason="torch 2.x's own torch.device")
+def test_torch_device_reads_one_device_as_torch_npu_1_x_does():
+    assert torch.device(device=torch.device("npu:0")) == torch.device("npu", 0)
+    assert torch.device(device="npu:1").index == 1
+    assert torch.device(None).type == "cpu" and torch.device(device=None).type == "cpu"
+    assert torch.device(2) == torch.device("npu", 2)
+    xla = torch._C.device("xla:0")
+    assert torch.device(xla) == torch.device("npu", 0) and not isinstance(xla, torch.device)
+    assert torch.new_device(torch._C.device("xla:3")) == torch.device("npu", 3)
+    assert isinstance(torch.device("cpu"), torch.device)
+    with pytest.raises(RuntimeError, match="must not be negative"):
+        torch.device(-1)
 
 
 def test_checkpoints_of_pinned_and_npu_tensors_load_where_they_were():

@@ -10,7 +10,8 @@ device context when it is one of torch's constructors (``default_device``); othe
 unchanged: a new tensor goes to the current NPU only after
 ``torch.set_default_tensor_type(torch.npu.FloatTensor)``, and ``*_like``/``new_*`` results follow
 their input through the emulation. ``pin_memory=True`` gives pinned host memory (``pinned``); an
-NPU tensor is made only in the contiguous format (``memory_formats``).
+NPU tensor is made only in the contiguous format (``memory_formats``). Named tensors (torch 1.x)
+are made outside the emulation (``named_tensors``).
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 import torch
 
 from .. import _wraps
-from . import (default_device, device_args, devices, formats, memory_formats, pinned,
-               placement, tensor_types, torch_device, torch_made)
+from . import (default_device, device_args, devices, formats, memory_formats, named_tensors,
+               pinned, placement, tensor_types, torch_device, torch_made)
 
 # Makers torch exposes that are not aten operators, and where their device may sit positionally.
 _EXTRA_TORCH_MAKERS = {"tensor": None, "as_tensor": None, "asarray": None}
@@ -91,7 +92,10 @@ def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
         if npu is not None and not derived:
             memory_formats.check_new(kwargs.get("memory_format"))
         with torch_made.script_call():
-            out = original(*args, **kwargs)
+            if kwargs.get("names") is not None:
+                out = named_tensors.call(original, args, kwargs)
+            else:
+                out = original(*args, **kwargs)
         if not isinstance(out, torch.Tensor):
             return out
         if pin:

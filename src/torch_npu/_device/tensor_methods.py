@@ -19,8 +19,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch
 
 from .._fp16 import mode as emulation
-from . import (device_args, devices, formats, memory_formats, own_storage, pinned, placement,
-               tensor_types)
+from . import (device_args, devices, formats, memory_formats, named_tensors, own_storage,
+               pinned, placement, tensor_types)
 from .devices import NpuDevice
 from . import torch_device
 from .torch_device import TorchDevice
@@ -326,6 +326,7 @@ def install() -> None:
     torch.nn.Parameter.__new__ = staticmethod(_parameter_new)  # type: ignore[assignment]
     torch.nn.Module.to = module_to
     torch.nn.Module.npu = module_npu
+    named_tensors.install()
 
 
 def _method(fn: Callable, doc: Optional[str]) -> Callable:

@@ -5,7 +5,11 @@ Huawei's torch_npu does, and ``torch.device("npu:1")`` is torch's own object. to
 ``torch.device`` knows no "npu" type and cannot be subclassed, so there the emulator puts a class
 of its own in its place: ``torch.device("npu:1")`` (or ``("npu", 1)``, or ``type="npu"``) gives
 an ``NpuDevice``, every other device is torch's own object, and ``isinstance(x, torch.device)``
-holds for both.
+holds for both. As torch_npu 1.x's device parser, it also reads a device from one argument
+(``torch.device(d)``, ``torch.device(device=d)``): an int is an NPU index, None the default
+device (the host, or "npu" after ``set_default_tensor_type(torch.npu.FloatTensor)``),
+and torch's "xla" device, which torch_npu 1.x put under its NPU, an NPU; ``torch.new_device`` is
+the same constructor. A raw "xla" ``torch._C.device`` is not a ``torch.device`` there.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from typing import Any, Optional
 
 import torch
 
-from . import devices
+from . import devices, tensor_types
 from .devices import NpuDevice
 
 TorchDevice = torch._C.device  # torch's own type, whatever torch.device names later
@@ -23,7 +27,9 @@ NATIVE = hasattr(getattr(torch, "utils", None), "rename_privateuse1_backend")
 
 class _DeviceType(type):
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, (TorchDevice, NpuDevice))
+        if isinstance(obj, TorchDevice):
+            return obj.type != "xla"
+        return isinstance(obj, NpuDevice)
 
     def __subclasscheck__(cls, sub: Any) -> bool:
         return isinstance(sub, type) and issubclass(sub, (TorchDevice, NpuDevice))
@@ -33,12 +39,14 @@ def _npu_device(type_name: Any, index: Any) -> Optional[NpuDevice]:
     """The NpuDevice that (type, index) names, or None when it names another device."""
     if isinstance(type_name, NpuDevice):
         return type_name
-    if isinstance(type_name, TorchDevice) and devices.cuda_means_npu and type_name.type == "cuda":
+    if isinstance(type_name, TorchDevice) and (type_name.type == "xla" or (
+            devices.cuda_means_npu and type_name.type == "cuda")):
         return NpuDevice(type_name.index)
     if not isinstance(type_name, str):
         return None
     name, sep, rest = type_name.partition(":")
-    if name.strip() not in ("npu", "cuda") or (name.strip() == "cuda" and not devices.cuda_means_npu):
+    name = name.strip()
+    if name not in ("npu", "cuda") or (name == "cuda" and not devices.cuda_means_npu):
         return None
     if sep:
         if index is not None:
@@ -55,6 +63,12 @@ class device(metaclass=_DeviceType):  # noqa: N801 - it is torch.device
     """torch.device(type, index=None): torch's device, or an ``NpuDevice`` for "npu"/"npu:N"."""
 
     def __new__(cls, *args: Any, **kwargs: Any):  # type: ignore[misc]
+        if set(kwargs) == {"device"} and not args:
+            args, kwargs = (kwargs["device"],), {}
+        if len(args) == 1 and not kwargs:
+            read = _one_argument(args[0])
+            if read is not None:
+                return read
         type_name = kwargs.get("type", args[0] if args else None)
         index = kwargs.get("index", args[1] if len(args) > 1 else None)
         npu = _npu_device(type_name, index)
@@ -64,6 +78,24 @@ class device(metaclass=_DeviceType):  # noqa: N801 - it is torch.device
 
 
 device.__module__ = "torch"
+
+
+def _one_argument(value: Any) -> Any:
+    """The device one argument names when it is not a device type's name: an int (an NPU
+    index), None (the default device) or a device object; None for a type name."""
+    if value is None:
+        if tensor_types.default_is_npu():
+            return NpuDevice(None)
+        return TorchDevice("cpu")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise RuntimeError("Device index must not be negative")
+        return NpuDevice(value)
+    if isinstance(value, NpuDevice):
+        return value
+    if isinstance(value, TorchDevice):
+        return _npu_device(value, None) or value
+    return None
 
 
 def _register_accelerator() -> None:
@@ -101,3 +133,4 @@ def install() -> None:
     if torch.device is not device:
         device.__doc__ = TorchDevice.__doc__
         torch.device = device  # type: ignore[misc]
+        torch.new_device = device  # type: ignore[attr-defined]
