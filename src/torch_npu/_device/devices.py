@@ -4,6 +4,12 @@ An Atlas 800 node has eight NPUs, so the emulator has eight by default (``APEXNP
 sets another number); all of them are backed by the CPU. As on the NPU, the current device
 belongs to the calling thread and starts at 0.
 
+As torch_npu, the NPUs are initialised on first use (a call that names a device, or asks which
+is current), and a process forked after that cannot use them: its first use raises "Cannot
+re-initialize NPU in forked subprocess", as on the NPU, whose runtime does not survive a fork.
+torch_npu for torch 1.x is torch's ``xla`` device type underneath (its ``native_device``), so
+on torch 1.x an ``xla`` device names an NPU too.
+
 ``torch.device("npu:N")`` gives an ``NpuDevice``: torch 1.13's own ``torch.device`` type cannot
 name an NPU, so the emulator's functions that take a device (see ``device_args``) read this class
 and hand torch the CPU.
@@ -14,12 +20,19 @@ import os
 import threading
 from typing import Any, Optional
 
+import torch
+
 COUNT_VARIABLE = "APEXNPU_DEVICE_COUNT"
 DEFAULT_COUNT = 8
 MAX_COUNT = 64
 
 _count: Optional[int] = None
 _thread = threading.local()
+# torch_npu 1.x's device type inside torch ("native_device"); 2.x renames PrivateUse1 "npu".
+NATIVE_TYPE = "xla" if int(torch.__version__.split(".")[0]) < 2 else "npu"
+_BAD_FORK = ("Cannot re-initialize NPU in forked subprocess. To use NPU with multiprocessing, "
+             "you must use the 'spawn' start method")
+_init = {"done": False, "bad_fork": False}
 
 
 def device_count() -> int:
@@ -37,8 +50,35 @@ def device_count() -> int:
     return _count
 
 
+def lazy_init() -> None:
+    """Initialise the NPUs on first use; in a process forked after that, refuse as torch_npu."""
+    if _init["done"]:
+        return
+    if _init["bad_fork"]:
+        raise RuntimeError(_BAD_FORK)
+    _init["done"] = True
+
+
+def is_initialized() -> bool:
+    return _init["done"]
+
+
+def in_bad_fork() -> bool:
+    """Whether this process was forked from one that had initialised the NPUs."""
+    return _init["bad_fork"]
+
+
+def _after_fork_in_child() -> None:
+    if _init["done"]:
+        _init["done"], _init["bad_fork"] = False, True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def current_device() -> int:
-    """The calling thread's current NPU (0 until ``set_device``)."""
+    """The calling thread's current NPU (0 until ``set_device``); no initialisation, so that the
+    emulator's own bookkeeping may ask in any process."""
     return getattr(_thread, "index", 0)
 
 
@@ -95,13 +135,14 @@ cuda_means_npu = False
 
 
 def _npu_type(name: str) -> bool:
-    return name == "npu" or (cuda_means_npu and name == "cuda")
+    return name == "npu" or name == NATIVE_TYPE or (cuda_means_npu and name == "cuda")
 
 
 def check_index(index: Any, what: str) -> int:
     """``index`` as an NPU index, or a clear error naming ``what`` asked for it."""
     if isinstance(index, bool) or not isinstance(index, int):
         raise TypeError(f"{what}: an NPU index must be an int, got {index!r}")
+    lazy_init()
     count = device_count()
     if not 0 <= index < count:
         raise RuntimeError(f"{what}: npu:{index} does not exist: the emulated NPU has {count} "
@@ -116,6 +157,7 @@ def parse_npu_string(text: str, what: str) -> Optional[int]:
     if not _npu_type(name.strip()):
         return None
     if not sep:
+        lazy_init()
         return current_device()
     if not rest.isdigit():
         raise RuntimeError(f"{what}: invalid device string {text!r}: expected 'npu' or 'npu:N'")
@@ -128,16 +170,18 @@ def npu_index(device: Any, what: str) -> Optional[int]:
     if device is None:
         return None
     if isinstance(device, NpuDevice):
+        lazy_init()
         return current_device() if device.index is None else device.index
     if isinstance(device, str):
         return parse_npu_string(device, what)
     type_name = getattr(device, "type", None)
-    if type_name == "npu":  # torch 2.x's own torch.device("npu:N")
+    # torch 2.x's own torch.device("npu:N"); "cuda" after transfer_to_npu; torch 1.x's "xla"
+    if isinstance(type_name, str) and _npu_type(type_name):
         index = getattr(device, "index", None)
-        return current_device() if index is None else check_index(index, what)
-    if cuda_means_npu and type_name == "cuda" and not isinstance(device, NpuDevice):
-        index = getattr(device, "index", None)
-        return current_device() if index is None else check_index(index, what)
+        if index is None:
+            lazy_init()
+            return current_device()
+        return check_index(index, what)
     return None
 
 
@@ -145,6 +189,7 @@ def index_of(device: Any, what: str) -> int:
     """The NPU index of a ``torch.npu`` call's device argument: None (current), an int, 'npu',
     'npu:N' or an NPU ``torch.device``."""
     if device is None:
+        lazy_init()
         return current_device()
     if isinstance(device, int) and not isinstance(device, bool):
         return check_index(device, what)
@@ -153,3 +198,37 @@ def index_of(device: Any, what: str) -> int:
         raise ValueError(f"{what}: not an NPU device: {device!r} (expected an int, 'npu', "
                          "'npu:N' or torch.device('npu:N'))")
     return index
+
+
+def get_device_index(device: Any, optional: bool = False, allow_cpu: bool = False) -> int:
+    """torch_npu's ``_get_device_index``: the index of ``device`` (an int, returned as it is; a
+    device string or ``torch.device``; a ``torch.npu.device``; or None, the current NPU when
+    ``optional``). A host device is -1 when ``allow_cpu``; another device is refused with
+    torch_npu's message."""
+    from ..utils._error_code import ErrCode, pta_error
+
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    if isinstance(device, str):
+        device = torch.device(device)  # "Invalid device string: ..." as torch says
+    index = getattr(device, "idx", None)  # a torch.npu.device
+    if isinstance(index, int):
+        return index
+    if device is not None:
+        type_name = getattr(device, "type", None)
+        if not isinstance(type_name, str):
+            raise ValueError(f"Expected a torch.device with a specified index or an integer, but "
+                             f"got:{device}" + pta_error(ErrCode.VALUE))
+        if type_name == "cpu" and allow_cpu:
+            return -1
+        if not _npu_type(type_name):
+            wanted = "a npu or cpu device" if allow_cpu else "a npu device"
+            raise ValueError(f"Expected {wanted}, but got: {device}" + pta_error(ErrCode.VALUE))
+        index = getattr(device, "index", None)
+        if index is not None:
+            return index
+    if not optional:
+        raise ValueError(f"Expected a torch.device with a specified index or an integer, but "
+                         f"got:{device}" + pta_error(ErrCode.VALUE))
+    lazy_init()
+    return current_device()

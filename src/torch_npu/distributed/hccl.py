@@ -1,14 +1,10 @@
 """``init_process_group("hccl")`` on the emulated NPU: HCCL's rules, carried by gloo.
 
 Ascend's collective communication (HCCL) allocates devices per node in groups of 1, 2, 4 or 8
-(``DEVICES_PER_NODE``), and on Ascend 910 (CANN's HCCL API reference for the Atlas training
-series) reduces only int8, int32, int64, float16 and float32 data (``REDUCED_DTYPES``: all_reduce,
-reduce, reduce_scatter) and moves those and uint8 (bool, as torch_npu sends it), int16 and float64
-(``MOVED_DTYPES``: broadcast, the gathers and scatters, all_to_all, send and receive); bfloat16
-is Ascend 910B's. int16 is refused here all the same: gloo, which carries the data, has no
-int16. The emulator runs hccl process groups on gloo and refuses what HCCL refuses,
-with an error naming the call and the rule, so that code passing here does not first fail on
-the NPU:
+(``DEVICES_PER_NODE``) and carries the data types of its chip (``hccl_dtypes``: a 910 no
+bfloat16, a 910B bfloat16 too). The emulator runs hccl process groups on gloo and refuses what
+HCCL refuses, with an error naming the call and the rule, so that code passing here does not
+first fail on the NPU:
 - devices per node: checked by ``init_process_group("hccl")`` before it meets the other ranks
   (so that every rank refuses at once, and none is left waiting for a rank that has already
   gone), and again when the default hccl group is made, for a world size only the rendezvous
@@ -21,6 +17,12 @@ the NPU:
 ``APEXNPU_HCCL_STRICT=0`` relaxes both rules on the emulator. Gloo binds to loopback unless
 GLOO_SOCKET_IFNAME names an interface (ranks on several hosts need it). The group itself
 (``hccl_group``) reduces in rank order and has the collectives gloo lacks.
+
+The backend names the NPU as its device, as torch_npu registers it: on torch 2.x
+``init_process_group`` takes it device-qualified (``"npu:hccl"``, which ``get_backend`` reports
+as given) and ``device_id=torch.device("npu", N)``, which binds the group to that NPU
+(``bound_device_id``, which torch's barrier and subgroups read), as torch_npu's group is bound.
+torch 1.13 takes neither (its own errors say so).
 """
 from __future__ import annotations
 
@@ -28,28 +30,19 @@ import functools
 import inspect
 import os
 import threading
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
 
 from .. import _wraps
-from .hccl_group import HcclProcessGroup
+from . import hccl_dtypes
+from .hccl_dtypes import MOVED_DTYPES, REDUCED_DTYPES, STRICT_VARIABLE  # noqa: F401 - names
+from .hccl_group import HcclProcessGroup, op_name
 
 NAME = "hccl"
-STRICT_VARIABLE = "APEXNPU_HCCL_STRICT"
-REDUCED_DTYPES = (torch.int8, torch.int32, torch.int64, torch.float16, torch.float32)
-MOVED_DTYPES = (torch.int8, torch.uint8, torch.bool, torch.int32, torch.int64, torch.float16,
-                torch.float32, torch.float64)
 DEVICES_PER_NODE = (1, 2, 4, 8)
-_RELAX = f"set {STRICT_VARIABLE}=0 to allow it on the emulator"
-
-
-def _said(items: Iterable[Any], last: str = "and") -> str:
-    """``a, b and c`` (dtypes without ``torch.``)."""
-    words = [str(item).replace("torch.", "") for item in items]
-    return f"{', '.join(words[:-1])} {last} {words[-1]}" if len(words) > 1 else "".join(words)
 
 
 # Collectives whose tensors are checked, by the name torch.distributed gives them.
@@ -91,8 +84,8 @@ def check_devices_per_node(world_size: int) -> None:
     per_node = devices_per_node(world_size)
     if strict() and per_node not in DEVICES_PER_NODE:
         raise ValueError(f"init_process_group('hccl'): {per_node} processes per node: HCCL "
-                         f"allocates {_said(DEVICES_PER_NODE, 'or')} devices per node (Ascend's "
-                         f"collective-communication constraints); {_RELAX}")
+                         f"allocates {hccl_dtypes.said(DEVICES_PER_NODE, 'or')} devices per node "
+                         f"({hccl_dtypes.CONSTRAINTS}); {hccl_dtypes.RELAX}")
 
 
 def _names_hccl(backend: Any) -> bool:
@@ -116,8 +109,15 @@ def _checked_init(original: Callable) -> Callable:
 
     @functools.wraps(original)
     def init_process_group(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        if _names_hccl(bound.arguments.get("backend")):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:  # torch's own error says what (torch 1.13 takes no device_id)
+            return original(*args, **kwargs)
+        backend = bound.arguments.get("backend")
+        device_id = bound.arguments.get("device_id")
+        if backend is None and isinstance(device_id, torch.device) and device_id.type == "npu":
+            backend = NAME  # torch picks the NPU's backend for it
+        if _names_hccl(backend):
             world_size = _known_world_size(bound.arguments.get("world_size", -1))
             if world_size or _count_from_environment("LOCAL_WORLD_SIZE") is not None:
                 check_devices_per_node(world_size)
@@ -155,21 +155,11 @@ def _tensors(value: Any) -> Iterator[torch.Tensor]:
 
 def _is_hccl(group: Any) -> bool:
     try:
-        return dist.get_backend(group) == NAME
+        return _names_hccl(dist.get_backend(group))
     except (RuntimeError, ValueError):  # not a member, or no group yet: torch says so itself
         return False
     except AssertionError:  # a group made in Python (comm_hooks'): its collectives check theirs
         return False
-
-
-def _check_dtypes(call: str, tensors: Iterable[torch.Tensor]) -> None:
-    allowed, verb = ((REDUCED_DTYPES, "reduces") if call in REDUCTIONS
-                     else (MOVED_DTYPES, "moves"))
-    for t in tensors:
-        if t.dtype not in allowed:
-            raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL {verb} only "
-                            f"{_said(allowed)} (Ascend's collective-communication "
-                            f"constraints); {_RELAX}")
 
 
 def _checked(name: str, original: Callable) -> Callable:
@@ -185,7 +175,10 @@ def _checked(name: str, original: Callable) -> Callable:
         if not _is_hccl(group):
             return original(*args, **kwargs)
         if not getattr(_inside_object_collective, "active", False) and strict():
-            _check_dtypes(name, (t for v in bound.arguments.values() for t in _tensors(v)))
+            op = bound.arguments.get("op", dist.ReduceOp.SUM)
+            hccl_dtypes.check(name, name in REDUCTIONS,
+                              (t for v in bound.arguments.values() for t in _tensors(v)),
+                              op_name(op))
         return original(*args, **kwargs)
 
     _wraps.mark(collective, original)
@@ -204,6 +197,27 @@ def _object_collective(original: Callable) -> Callable:
 
     _wraps.mark(collective, original)
     return collective
+
+
+def _binding(original: Callable) -> Callable:
+    """torch 2.x's ``_new_process_group_helper``, binding an hccl group to its ``device_id``.
+
+    torch sets ``bound_device_id`` on the group it made before the backend's creator ran; the
+    hccl group replaces that one (it is a ProcessGroup itself), so the binding is set again on
+    it, for the default group (``init_process_group(device_id=...)``) and subgroups alike."""
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def helper(*args: Any, **kwargs: Any) -> Any:
+        made = original(*args, **kwargs)
+        device_id = signature.bind(*args, **kwargs).arguments.get("device_id")
+        group = made[0] if isinstance(made, tuple) else made
+        if device_id is not None and isinstance(group, HcclProcessGroup):
+            group.bound_device_id = device_id
+        return made
+
+    _wraps.mark(helper, original)
+    return helper
 
 
 def _replace(name: str, wrap: Callable[[Callable], Callable]) -> None:
@@ -227,8 +241,10 @@ def register() -> None:
                                "(the real torch_npu?); the emulated NPU will not replace it")
         return
     if "devices" in inspect.signature(dist.Backend.register_backend).parameters:  # torch 2.x
-        # The emulated NPU's tensors are host tensors to torch's C++: its CPU backend.
-        dist.Backend.register_backend(NAME, _create_group, extended_api=True, devices=["cpu"])
+        # The NPU's backend, as torch_npu registers it; and the host's too, since the emulated
+        # NPU's tensors are host tensors to torch's C++.
+        dist.Backend.register_backend(NAME, _create_group, extended_api=True,
+                                      devices=["cpu", "npu"])
     else:
         dist.Backend.register_backend(NAME, _create_group, extended_api=True)
     for name in COLLECTIVES:
@@ -236,4 +252,6 @@ def register() -> None:
     for name in OBJECT_COLLECTIVES:
         _replace(name, _object_collective)
     _replace("init_process_group", _checked_init)
+    if "device_id" in inspect.signature(c10d._new_process_group_helper).parameters:
+        _replace("_new_process_group_helper", _binding)
     dist.is_hccl_available = lambda: True

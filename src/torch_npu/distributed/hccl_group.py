@@ -1,4 +1,4 @@
-"""The process group behind ``hccl`` on the emulated NPU: gloo underneath, with two changes.
+"""The process group behind ``hccl`` on the emulated NPU: gloo underneath, with these changes.
 
 - Floating-point sums and products are reduced in rank order: every element is
   ``((x0 + x1) + x2) + ...`` whatever its place in the buffer. Gloo's ring all-reduce adds in an
@@ -7,7 +7,10 @@
   differently in a run resumed from a checkpoint. In rank order, every rank and every resumed
   run gets the same bits. (The values go round by all-gather; the emulator favours
   reproducibility over bandwidth.)
-- bool tensors travel as uint8, as torch_npu hands them to HCCL (gloo has no bool).
+- bool tensors travel as uint8, as torch_npu hands them to HCCL (gloo has no bool), and bfloat16
+  ones (a 910B's) as float16 views of their bits where they only move (torch 1.13's gloo has no
+  bfloat16); bfloat16 reductions go round by all-gather too, max and min included, and are
+  reduced here in rank order, each step rounded to bfloat16.
 - The collectives HCCL has and torch 1.13's gloo lacks (all_gather into one tensor,
   reduce_scatter, all_to_all of lists) are made of the ones gloo has, under torch 1.13's and
   torch 2.x's names; all_gather takes outputs of any shape with the input's number of elements,
@@ -15,8 +18,8 @@
 
 torch DDP calls this group from C++ and reads the futures of the works it returns, so every
 method returns a real gloo work: after a rank-order reduction, the broadcast of the (already equal)
-result from rank 0, whose future holds the reduced tensors; after the collectives made here, a
-barrier.
+result from rank 0, whose future holds the reduced tensors (for bfloat16, which torch 1.13's
+gloo cannot broadcast, a finished work holding them); after the collectives made here, a barrier.
 """
 from __future__ import annotations
 
@@ -24,12 +27,16 @@ from typing import Any, List, Optional, Sequence
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import AllgatherOptions
+from torch._C._distributed_c10d import AllgatherOptions, _create_work_from_future
+
+from .._device import devices
 
 _ORDERED = {"SUM", "AVG", "PRODUCT"}
+_PICKED = {"MIN": torch.minimum, "MAX": torch.maximum}
 
 
-def _op_name(op: Any) -> str:
+def op_name(op: Any) -> str:
+    """The name of a ``ReduceOp`` (``SUM``, ``PRODUCT``, ...)."""
     for name in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"):
         if op == getattr(dist.ReduceOp, name):
             return name
@@ -37,9 +44,12 @@ def _op_name(op: Any) -> str:
 
 
 def _carried(x: Any) -> Any:
-    """``x`` (a tensor, or lists of them) with bool tensors as uint8 views of their bytes."""
+    """``x`` (a tensor, or lists of them) with bool tensors as uint8 views of their bytes and
+    bfloat16 ones as float16 views of their bits (gloo only moves them: the bits arrive)."""
     if isinstance(x, torch.Tensor):
-        return x.view(torch.uint8) if x.dtype == torch.bool else x
+        if x.dtype == torch.bool:
+            return x.view(torch.uint8)
+        return x.view(torch.float16) if x.dtype == torch.bfloat16 else x
     if isinstance(x, (list, tuple)):
         return [_carried(v) for v in x]
     return x
@@ -50,17 +60,39 @@ class HcclProcessGroup(dist.ProcessGroup):
         super().__init__(rank, size)
         self.gloo = gloo
 
+    # torch 2.x splits a bound device's backend when it can (NCCL's); HCCL's is not split here.
+    supports_splitting = False
+
     def getBackendName(self) -> str:  # noqa: N802 - c10d's name
         return "hccl"
 
+    def _get_backend(self, device: Any) -> Any:
+        """The backend serving ``device``'s tensors, as torch 2.x asks it of a group (for its
+        bound device): this group itself, for the NPUs and the host. Another device type is
+        refused as torch refuses it."""
+        kind = torch.device(device).type
+        if kind in ("npu", "cpu") or (kind == "cuda" and devices.cuda_means_npu):
+            return self
+        raise RuntimeError(f"No backend type associated with device type {kind}")
+
     # --- reductions in rank order ---------------------------------------------------------------
+
+    @staticmethod
+    def _reduced_here(op: str, tensors: Sequence[torch.Tensor]) -> bool:
+        """Whether the reduction runs here (float sums, means and products, in rank order; every
+        bfloat16 one) rather than in gloo."""
+        if op in _ORDERED and all(t.is_floating_point() for t in tensors):
+            return True
+        return op in _PICKED and any(t.dtype == torch.bfloat16 for t in tensors)
 
     def _reduce_in_rank_order(self, tensor: torch.Tensor, op: str) -> None:
         parts = [torch.empty_like(tensor) for _ in range(self.size())]
-        self.gloo.allgather([parts], [tensor]).wait()
+        self.gloo.allgather([_carried(parts)], [_carried(tensor)]).wait()
         acc = parts[0].clone()
         for part in parts[1:]:
-            if op == "PRODUCT":
+            if op in _PICKED:
+                acc = _PICKED[op](acc, part)
+            elif op == "PRODUCT":
                 acc.mul_(part)
             else:
                 acc.add_(part)
@@ -69,15 +101,20 @@ class HcclProcessGroup(dist.ProcessGroup):
         tensor.copy_(acc)
 
     def _announce(self, tensors: List[torch.Tensor]) -> Any:
-        """A gloo work whose future holds ``tensors`` (equal on every rank already)."""
+        """A gloo work whose future holds ``tensors`` (equal on every rank already); for
+        bfloat16, which torch 1.13's gloo cannot broadcast, a finished work holding them."""
+        if any(t.dtype == torch.bfloat16 for t in tensors):
+            future = torch.futures.Future()
+            future.set_result(tensors)
+            return _create_work_from_future(future)
         options = dist.BroadcastOptions()
         options.rootRank = 0
         return self.gloo.broadcast(tensors, options)
 
     def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         opts = opts if opts is not None else dist.AllreduceOptions()
-        op = _op_name(opts.reduceOp)
-        if op not in _ORDERED or not all(t.is_floating_point() for t in tensors):
+        op = op_name(opts.reduceOp)
+        if not self._reduced_here(op, tensors):
             return self.gloo.allreduce(tensors, opts)
         for t in tensors:
             self._reduce_in_rank_order(t, op)
@@ -92,7 +129,7 @@ class HcclProcessGroup(dist.ProcessGroup):
     def reduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
         options = dist.AllreduceOptions()
         options.reduceOp = opts.reduceOp
-        if _op_name(opts.reduceOp) in _ORDERED and all(t.is_floating_point() for t in tensors):
+        if self._reduced_here(op_name(opts.reduceOp), tensors):
             return self.allreduce(tensors, options)  # every rank gets it; dst reads it
         return self.gloo.reduce(tensors, opts)
 

@@ -11,8 +11,6 @@ import traceback
 import torch
 import torch.distributed as dist
 
-import torch_npu  # noqa: F401 - the emulated NPU and its hccl
-
 
 def collectives(rank, world):
     """Every collective with an allowed dtype; results the test compares with their sums."""
@@ -164,10 +162,153 @@ def gather_shapes(rank, world):
     return out
 
 
+def bf16_values(rank, n):
+    """Rank ``rank``'s bfloat16 values of size ``n`` (the test makes the same ones): spread over
+    magnitudes, so that sums round."""
+    g = torch.Generator().manual_seed(1000 * rank + n)
+    scale = 10.0 ** torch.randint(-3, 4, (n,), generator=g)
+    return (torch.randn(n, generator=g) * scale).to(torch.bfloat16)
+
+
+def _bits(t):
+    """A bfloat16 tensor's bit patterns (int16), so that the test compares bits, not values."""
+    return t.cpu().view(torch.int16).tolist()
+
+
+def bf16(rank, world):
+    """bfloat16 collectives on NPU tensors, as a 910B's HCCL carries them; every result as bits."""
+    npu = torch.device("npu", rank)
+    out = {}
+    for n in (1, 7, 1000):
+        for op in ("SUM", "MAX", "MIN"):
+            t = bf16_values(rank, n).to(npu)
+            dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+            out[f"all_reduce_{op}_{n}"] = _bits(t)
+    t = bf16_values(rank, 7).to(npu)
+    dist.reduce(t, dst=world - 1)
+    out["reduce"] = _bits(t) if rank == world - 1 else None
+    rows = bf16_values(rank, 2 * world).to(npu)
+    mine = torch.zeros(2, dtype=torch.bfloat16, device=npu)
+    dist.reduce_scatter(mine, list(rows.chunk(world)))
+    out["reduce_scatter"] = _bits(mine)
+    flat = torch.zeros(2 * world, dtype=torch.bfloat16, device=npu)
+    dist.reduce_scatter_tensor(flat[:2], rows)
+    out["reduce_scatter_tensor"] = _bits(flat[:2])
+    parts = [torch.zeros(3, dtype=torch.bfloat16, device=npu) for _ in range(world)]
+    dist.all_gather(parts, bf16_values(rank, 3).to(npu))
+    out["all_gather"] = [_bits(p) for p in parts]
+    dist.all_gather_into_tensor(flat, bf16_values(rank, 2).to(npu))
+    out["all_gather_into_tensor"] = _bits(flat)
+    b = bf16_values(rank, 5).to(npu)
+    dist.broadcast(b, src=world - 1)
+    out["broadcast"] = _bits(b)
+    a2a = torch.zeros(world, dtype=torch.bfloat16, device=npu)
+    dist.all_to_all_single(a2a, bf16_values(rank, world).to(npu))
+    out["all_to_all_single"] = _bits(a2a)
+    got = torch.zeros(4, dtype=torch.bfloat16, device=npu)
+    ops = [dist.P2POp(dist.isend, bf16_values(rank, 4).to(npu), (rank + 1) % world),
+           dist.P2POp(dist.irecv, got, (rank - 1) % world)]
+    for req in dist.batch_isend_irecv(ops):
+        req.wait()
+    out["send_recv"] = _bits(got)
+    try:
+        dist.all_reduce(bf16_values(rank, 2).to(npu), op=dist.ReduceOp.PRODUCT)
+        out["product"] = None
+    except TypeError as e:  # a 910B's HCCL has no product of bfloat16
+        out["product"] = str(e)
+    # DDP's gradient all-reduce (torch's C++ calling the group): the bucket mean, every rank
+    # the same bits.
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3).to(torch.bfloat16).to(npu)
+    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    ddp(bf16_values(rank, 8).view(2, 4).to(npu)).float().sum().backward()
+    out["ddp_grad"] = _bits(model.weight.grad)
+    return out
+
+
+def bf16_refused(rank, world):
+    """Each bfloat16 collective's refusal on a chip without bfloat16."""
+    calls = {
+        "all_reduce": lambda: dist.all_reduce(torch.ones(2, dtype=torch.bfloat16).npu()),
+        "broadcast": lambda: dist.broadcast(torch.ones(2, dtype=torch.bfloat16).npu(), src=0),
+        "all_gather": lambda: dist.all_gather(
+            [torch.ones(1, dtype=torch.bfloat16).npu()] * world,
+            torch.ones(1, dtype=torch.bfloat16).npu()),
+    }
+    out = {}
+    for name, call in calls.items():
+        try:
+            call()
+            out[name] = None
+        except Exception as e:  # the refusal under test
+            out[name] = [type(e).__name__, str(e)]
+    return out
+
+
 def relaxed(rank, world):
     t = torch.full((2,), rank + 1, dtype=torch.float64)
     dist.all_reduce(t)
     return {"all_reduce_float64": t.tolist()}
+
+
+def bound(rank, world):
+    """What a group made with a device-qualified backend or a device_id is: its backend's name,
+    the NPU it is bound to (its subgroups' too), and hccl's collectives and rules on it."""
+    default = dist.group.WORLD
+    sub = dist.new_group(list(range(world)))
+    t = torch.full((2,), float(rank + 1), dtype=torch.float16).npu(rank)
+    dist.all_reduce(t, group=sub)
+    dist.barrier()  # torch 2.x passes the bound NPU to the barrier
+    try:
+        dist.all_reduce(torch.ones(1, dtype=torch.float64).npu(rank))
+        refused = None
+    except TypeError as e:  # hccl's rules hold under any spelling of its name
+        refused = str(e).split(":")[0]
+    bound_to = getattr(default, "bound_device_id", None)
+    sub_bound = getattr(sub, "bound_device_id", None)
+    return {"backend": dist.get_backend(), "sub_backend": dist.get_backend(sub),
+            "bound": None if bound_to is None else str(bound_to),
+            "sub_bound": None if sub_bound is None else str(sub_bound),
+            "sum": t.tolist(), "sum_device": str(t.device), "float64_refused": refused}
+
+
+def _init_bound(form):
+    rank = int(os.environ["RANK"])
+    npu = torch.device("npu", rank)
+    if form == "npu_hccl":
+        dist.init_process_group("npu:hccl")
+    elif form == "hccl_device_id":
+        dist.init_process_group("hccl", device_id=npu)
+    elif form == "npu_hccl_device_id":
+        dist.init_process_group(backend="npu:hccl", device_id=npu)
+    elif form == "device_id":  # torch picks the NPU's backend
+        dist.init_process_group(device_id=npu)
+    elif form == "int_device_id":  # an index of the accelerator, the NPU
+        dist.init_process_group("hccl", device_id=rank)
+    elif form == "cuda_nccl":  # a CUDA script under Ascend's automatic migration
+        import torch_npu.contrib.transfer_to_npu  # noqa: F401
+
+        dist.init_process_group(backend="cuda:nccl", device_id=torch.device(f"cuda:{rank}"))
+    else:
+        raise ValueError(f"unknown form {form!r}")
+
+
+def bound_forms(forms):
+    """Each form's ``bound`` result (or its error), one group after another, each met on its
+    own port of HCCL_TEST_PORTS (a store's keys must not meet the previous group's)."""
+    ports = os.environ["HCCL_TEST_PORTS"].split(",")
+    results = {}
+    for form, port in zip(forms, ports):
+        os.environ["MASTER_PORT"] = port
+        try:
+            _init_bound(form)
+            results[form] = bound(dist.get_rank(), dist.get_world_size())
+            dist.barrier()
+            dist.destroy_process_group()
+        except Exception as e:  # reported to the test
+            results[form] = {"error": type(e).__name__, "message": str(e),
+                             "trace": traceback.format_exc()}
+    return results
 
 
 def init(scenario):
@@ -182,6 +323,11 @@ def init(scenario):
 
 
 def main(scenario):
+    import torch_npu  # noqa: F401 - the emulated NPU and its hccl (tests import this module too)
+
+    if scenario.startswith("bound:"):
+        print(json.dumps(bound_forms(scenario.split(":", 1)[1].split(","))))
+        return
     try:
         init(scenario)
         rank, world = dist.get_rank(), dist.get_world_size()
@@ -197,6 +343,10 @@ def main(scenario):
             result = gather_shapes(rank, world)
         elif scenario == "relaxed":
             result = relaxed(rank, world)
+        elif scenario == "bf16":
+            result = bf16(rank, world)
+        elif scenario == "bf16_refused":
+            result = bf16_refused(rank, world)
         else:
             result = {"backend": dist.get_backend(), "world": world}
         dist.barrier()
