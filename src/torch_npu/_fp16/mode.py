@@ -22,7 +22,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .._device import (contiguous_outputs, foreach_split, formats, host_allocator,
+from .._device import (contiguous_outputs, foreach_split, formats, generators, host_allocator,
                        placement, soc, torch_made)
 from . import fast_path, general_path, npu_kernels, op_schema
 from . import path as emulation_path
@@ -75,6 +75,9 @@ class EmulatedNpuMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if generators.draws(func):  # a random operation: from its NPU's generator
+            return generators.draw(func, args, kwargs,
+                                   lambda a, k: self.__torch_dispatch__(func, types, a, k))
         spread = foreach_split.positions_by_npu(func, args, kwargs)
         if spread is not None:
             return foreach_split.run_per_npu(
