@@ -19,6 +19,7 @@ _emulator.install()
 from . import _ops, contrib, distributed, npu, optim, profiler, utils  # noqa: E402,F401
 from ._device.formats import (get_npu_format, get_storage_size, npu_format_cast,  # noqa: E402
                               npu_format_cast_)
+from .npu.utils import _erase_stream as erase_stream  # noqa: E402
 from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  # noqa: E402,F401
                    _npu_dropout, dropout_with_byte_mask, fast_gelu, npu_apply_adam,
                    npu_apply_adam_w, npu_batch_nms, npu_bert_apply_adam, npu_bmmV2,
@@ -38,4 +39,5 @@ from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  #
 _ops.install()
 
 __all__ = ["npu", "get_storage_size", "npu_format_cast", "npu_format_cast_", "get_npu_format",
+           "erase_stream",
            "profiler", "utils", "contrib", "distributed", "optim"] + sorted(_ops.OPERATORS)

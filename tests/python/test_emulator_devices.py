@@ -108,8 +108,8 @@ def test_current_device_belongs_to_the_thread():
     assert torch.npu.current_device() == 5
     torch.npu.set_device(torch.device("npu:4"))
     assert torch.npu.current_device() == 4
-    with pytest.raises(ValueError, match="not an NPU device"):
-        torch.npu.set_device("cuda:0")
+    with pytest.raises(ValueError, match="Expected a npu device, but got: cuda:0"):
+        torch.npu.set_device("cuda:0")  # torch_npu's words
 
 
 # --- makers ------------------------------------------------------------------------------------

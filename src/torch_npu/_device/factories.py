@@ -23,8 +23,9 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 import torch
 
 from .. import _wraps
-from . import (default_device, device_args, devices, formats, memory_formats, named_tensors,
-               pinned, placement, tensor_types, torch_device, torch_made)
+from . import (default_device, device_args, devices, formats, generators, memory,
+               memory_formats, named_tensors, pinned, placement, tensor_types, torch_device,
+               torch_made)
 
 # Makers torch exposes that are not aten operators, and where their device may sit positionally.
 _EXTRA_TORCH_MAKERS = {"tensor": None, "as_tensor": None, "asarray": None}
@@ -91,7 +92,7 @@ def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
         pin, kwargs = _pinning(args, kwargs, npu, where)
         if npu is not None and not derived:
             memory_formats.check_new(kwargs.get("memory_format"))
-        with torch_made.script_call():
+        with torch_made.script_call(), generators.making_on(npu), memory.allocation_guard(npu):
             if kwargs.get("names") is not None:
                 out = named_tensors.call(original, args, kwargs)
             else:

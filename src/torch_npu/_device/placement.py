@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Set
 
 import torch
 
-from . import torch_made
+from . import memory, torch_made
 
 _MARK = "_apexnpu_npu"
 
@@ -30,6 +30,7 @@ def put(tensor: torch.Tensor, index: Optional[int]) -> torch.Tensor:
             delattr(tensor, _MARK)
     else:
         setattr(tensor, _MARK, index)
+        memory.track(tensor, index)  # its storage is NPU memory now
     return tensor
 
 
@@ -132,6 +133,8 @@ def put_outputs(outputs: Iterable[Any], inputs: Iterable[Any], index: int) -> No
             if getattr(x, torch_made.MARK, False):
                 delattr(x, torch_made.MARK)
                 setattr(x, _MARK, index)
+                memory.track(x, index)
     for x in outputs:
         if isinstance(x, torch.Tensor) and id(x) not in given:
             setattr(x, _MARK, index)
+            memory.track(x, index)

@@ -10,7 +10,7 @@ the float status. The default is ``Ascend910A``, the chip Ascend's apex was writ
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 VARIABLE = "APEXNPU_SOC_VERSION"
 DEFAULT = "Ascend910A"
@@ -57,6 +57,29 @@ def inf_nan_by_default() -> bool:
     """INF/NAN overflow mode is the chip's default: the 910B family and the A3 chips."""
     v = version()
     return ASCEND910B1 <= v < _ASCEND310B1 or v >= _ASCEND910_9391
+
+
+# (cube cores, vector cores, L2 cache bytes) as CANN's platform configuration gives them per chip
+# (``<soc>.ini``: cube_core_cnt, vector_core_cnt, l2_size); the 910 family's AI cores are cube
+# and vector unit in one, so it reports no separate vector cores.
+_MIB = 1 << 20
+_CORES: Dict[str, Tuple[int, int, int]] = {
+    "Ascend910B3": (20, 40, 192 * _MIB), "Ascend910B4": (20, 40, 96 * _MIB),
+    "Ascend910B4-1": (20, 40, 96 * _MIB),
+}
+_FAMILY_CORES = ((ASCEND910B1, (32, 0, 32 * _MIB)),  # the 910 family
+                 (_ASCEND910_9391, (24, 48, 192 * _MIB)),  # the 910B family
+                 (1 << 30, (24, 48, 192 * _MIB)))  # the A3 chips, per die
+
+
+def cores() -> Tuple[int, int, int]:
+    """(cube cores, vector cores, L2 cache bytes) of the chip
+    (``torch.npu.get_device_properties``)."""
+    chip = name()
+    if chip in _CORES:
+        return _CORES[chip]
+    v = version()
+    return next(figures for bound, figures in _FAMILY_CORES if v < bound)
 
 
 def select(chip: Optional[str]) -> Optional[str]:

@@ -1,8 +1,10 @@
 """``torch_npu.npu``, which is ``torch.npu``, on the emulated NPU.
 
-The functions Ascend scripts call on ``torch.npu`` (devices, seeds, synchronisation, streams and
-events, memory queries, the float status, the ``torch.npu.*Tensor`` types, compile options, the
-``matmul``/``conv`` settings, ``amp`` and ``utils``), answered by the emulator.
+The functions Ascend scripts call on ``torch.npu``: devices (``utils``) and what they are
+(``get_device_properties``), streams and events (``streams``), memory (``memory``), seeds and
+generators (``random``), the float status, the ``torch.npu.*Tensor`` types, compile options, the
+``matmul``/``conv`` settings, ``amp`` and ``utils``, answered by the emulator as torch_npu
+answers them.
 """
 from __future__ import annotations
 
@@ -11,109 +13,87 @@ import re
 import sys
 import types
 import warnings
-from typing import Any, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 
-from .._device import devices, placement, soc, tensor_types
-from .._device.memory import (empty_cache, max_memory_allocated, max_memory_cached,  # noqa: F401
-                              max_memory_reserved, mem_get_info, memory_allocated, memory_cached,
-                              memory_reserved, memory_stats, memory_summary,
-                              reset_max_memory_allocated, reset_max_memory_cached,
-                              reset_peak_memory_stats)
-from .._device.streams import (Event, Stream, current_stream, default_stream,  # noqa: F401
-                               set_stream, stream)
+from .._device import devices, generators, placement, soc, tensor_types
 from .._fp16 import float_status
 from .._fp16 import mode as emulation
+from ..utils._error_code import ErrCode, pta_error
+from . import streams
+from ._properties import _NPUDeviceProperties
+from .memory import (caching_allocator_alloc, caching_allocator_delete,  # noqa: F401
+                     empty_cache, get_allocator_backend, get_per_process_memory_fraction,
+                     max_memory_allocated, max_memory_cached, max_memory_reserved, mem_get_info,
+                     memory_allocated, memory_cached, memory_reserved, memory_snapshot,
+                     memory_stats, memory_stats_as_nested_dict, memory_summary,
+                     reset_accumulated_memory_stats, reset_max_memory_allocated,
+                     reset_max_memory_cached, reset_peak_memory_stats,
+                     set_per_process_memory_fraction)
+from .streams import Event, Stream, SyncLaunchStream  # noqa: F401
+from .utils import (StreamContext, _get_device_index, can_device_access_peer,  # noqa: F401
+                    clear_npu_overflow_flag, current_blas_handle, current_device,
+                    current_stream, default_stream, device, device_count, device_of,
+                    get_npu_overflow_flag, get_sync_debug_mode, is_available, is_bf16_supported,
+                    set_device, set_stream, set_sync_debug_mode, stream, synchronize)
 
 _FLOAT_STATUS_SIZE = 8
 
-
-def is_available() -> bool:
-    return True
-
-
-def device_count() -> int:
-    return devices.device_count()
+if devices.NATIVE_TYPE != "npu":
+    # torch_npu 1.x: the device type inside torch, and the name scripts use.
+    native_device = devices.NATIVE_TYPE
+    npu_device = "npu"
 
 
-def set_device(device: Any) -> None:
-    devices.set_current_device(devices.index_of(device, "torch.npu.set_device"))
+def _lazy_init() -> None:
+    """Initialise the NPUs (once); refused in a process forked after they were."""
+    devices.lazy_init()
+
+
+def _is_in_bad_fork() -> bool:
+    """Whether this process was forked from one that had used the NPUs (torch 2.x asks before
+    seeding them)."""
+    return devices.in_bad_fork()
+
+
+def is_initialized() -> bool:
+    return devices.is_initialized() and not devices.in_bad_fork()
+
+
+def init() -> None:
+    devices.lazy_init()
     emulation.enable()
 
 
-def current_device() -> int:
-    return devices.current_device()
+def _checked_index(device: Any) -> int:
+    index = _get_device_index(device, optional=True)
+    if not 0 <= index < devices.device_count():
+        raise AssertionError("Invalid device id" + pta_error(ErrCode.VALUE))
+    return index
 
 
 def get_device_name(device: Any = None) -> str:
     """The chip's SoC name, as torch_npu reports it (``Ascend910A``, ``Ascend910B1``, ...):
     ``APEXNPU_SOC_VERSION`` chooses it (see ``_device.soc``)."""
-    devices.index_of(device, "torch.npu.get_device_name")
+    _checked_index(device)
     return soc.name()
 
 
-class DeviceProperties(NamedTuple):
-    name: str
-    total_memory: int
+def get_device_properties(device: Any = None) -> _NPUDeviceProperties:
+    """The NPU's name, memory (the host's), cores, L2 cache and UUID."""
+    index = _checked_index(device)
+    devices.lazy_init()
+    return _NPUDeviceProperties(index)
 
 
-def get_device_properties(device: Any = None) -> DeviceProperties:
-    devices.index_of(device, "torch.npu.get_device_properties")
-    return DeviceProperties(soc.name(), mem_get_info()[1])
-
-
-def synchronize(device: Any = None) -> None:
-    """The emulated NPU runs synchronously; nothing to wait for."""
-    devices.index_of(device, "torch.npu.synchronize")
-
-
-def _is_in_bad_fork() -> bool:
-    """torch 2.x asks a device module this before seeding it (the emulated NPU forks fine)."""
-    return False
-
-
-def is_initialized() -> bool:
-    return emulation.is_enabled()
-
-
-def init() -> None:
-    emulation.enable()
-
-
-class device:  # noqa: N801 - torch.npu.device(idx) is a context manager
-    """Context manager that makes ``device`` the current NPU inside the block."""
-
-    def __init__(self, device: Any) -> None:
-        self.index = None if device is None or (isinstance(device, int) and device < 0) \
-            else devices.index_of(device, "torch.npu.device")
-        self.previous = -1
-
-    def __enter__(self) -> None:
-        if self.index is not None:
-            self.previous = devices.current_device()
-            devices.set_current_device(self.index)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.index is not None:
-            devices.set_current_device(self.previous)
-
-
-def device_of(tensor: torch.Tensor) -> device:
-    """``torch.npu.device_of(t)``: the NPU of ``t`` as a context manager (no-op for the host)."""
-    return device(placement.npu_of(tensor))
+def utilization(device: Any = None) -> int:
+    """The NPU's busy percentage: the emulated NPU is the host, which reports none."""
+    _checked_index(device)
+    return 0
 
 
 # --- the float status ---------------------------------------------------------------------------
-
-def get_npu_overflow_flag() -> bool:
-    """Whether the float status records an overflow."""
-    return float_status.get()
-
-
-def clear_npu_overflow_flag() -> None:
-    float_status.clear()
-
 
 def npu_alloc_float_status() -> torch.Tensor:
     """A float-status buffer, as torch_npu's ``npu_alloc_float_status``."""
@@ -174,11 +154,6 @@ def set_option(option: Dict[str, Any]) -> None:
     _options.update(option)
 
 
-def is_bf16_supported(including_emulation: bool = False) -> bool:
-    """bfloat16 compute: the Ascend 910B family and later have it, the 910 family has not."""
-    return soc.has_bf16()
-
-
 _CAPABILITY_NOTE = ("The return value of get_device_capability is only for compatibility with "
                     "PyTorch and does not represent the actual capability of the NPU device.")
 
@@ -209,7 +184,7 @@ conv = types.SimpleNamespace(allow_hf32=True)
 for _name, _cls in tensor_types.TYPES.items():
     globals()[_name] = _cls
 
-from . import amp, random, utils  # noqa: E402
+from . import aclnn, amp, memory, random, utils  # noqa: E402,F401
 from .amp import is_autocast_enabled  # noqa: E402,F401
 from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
                      manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
@@ -220,6 +195,8 @@ def __getattr__(name: str) -> Any:
     # Asked when read, as torch_npu fills it in once the devices are known.
     if name == "default_generators":
         return random.default_generators()
+    if name == "_in_bad_fork":  # torch_npu 1.x's flag
+        return devices.in_bad_fork()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -232,7 +209,9 @@ if tuple(int(part) for part in torch.__version__.split(".")[:2]) < (2, 1):
 
 
 def install() -> None:
-    """Make this module ``torch.npu`` (and ``torch.npu.amp``), as torch_npu does."""
+    """Make this module ``torch.npu`` (and its submodules ``torch.npu.*``), as torch_npu does;
+    ``torch.Generator`` makes NPU generators, and on torch 1.x ``torch.manual_seed`` seeds the
+    NPUs, as torch_npu 1.x has it."""
     register = getattr(torch, "_register_device_module", None)
     if getattr(torch, "npu", None) is not sys.modules[__name__]:
         if register is not None and not hasattr(torch, "npu"):
@@ -240,10 +219,15 @@ def install() -> None:
         else:
             torch.npu = sys.modules[__name__]
             sys.modules["torch.npu"] = sys.modules[__name__]
-    sys.modules["torch.npu.amp"] = amp
-    sys.modules["torch.npu.utils"] = utils
-    sys.modules["torch.npu.random"] = random
+    for name, module in (("amp", amp), ("utils", utils), ("random", random),
+                         ("streams", streams), ("memory", memory)):
+        sys.modules[f"torch.npu.{name}"] = module
     amp.install_torch_autocast()
+    generators.install()
+    random.install_seeding_of_torch()
     torch.npu_alloc_float_status = npu_alloc_float_status
     torch.npu_get_float_status = npu_get_float_status
     torch.npu_clear_float_status = npu_clear_float_status
+
+
+from .. import _C  # noqa: E402,F401 - torch_npu._C, as torch_npu has it once imported
