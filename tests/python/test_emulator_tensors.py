@@ -363,3 +363,20 @@ def test_cuda_device_contexts_mean_the_npu_under_transfer_to_npu():
         print(a.device, b.device, batch.is_pinned(), torch.zeros(1).device)
     """)
     assert out == ["npu:0", "npu:1", "True", "cpu"]
+
+
+@pytest.mark.skipif(not hasattr(torch.UntypedStorage, "to"), reason="torch 1.13's storages "
+                    "have no to()")
+def test_a_callable_map_location_puts_the_storages_it_moves_on_that_npu():
+    """torch's storage.to(device="npu:0") would ask for an NPU allocator (and crash): on the
+    emulated NPU it is a host copy, and torch.load puts its tensors on that NPU."""
+    host = torch.arange(5.0)
+    moved = host.untyped_storage().to(device="npu:1")
+    assert moved.device.type == "cpu" and moved.data_ptr() != host.data_ptr()
+    buf = io.BytesIO()
+    torch.save({"a": host, "b": torch.ones(2)}, buf)
+    for to_npu, where in ((True, "npu:1"), (False, "cpu")):
+        buf.seek(0)
+        loaded = torch.load(buf, map_location=lambda storage, loc: storage.to(device="npu:1")
+                            if to_npu else storage)
+        assert str(loaded["a"].device) == where and torch.equal(loaded["a"].cpu(), host)

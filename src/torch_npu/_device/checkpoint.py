@@ -5,7 +5,9 @@ location a real NPU writes ("npu:N"), so checkpoints move between the emulator a
 ways. Loading puts tensors where ``map_location`` says, as on the NPU: None keeps each where it
 was saved, "npu"/"npu:N"/an NPU ``torch.device`` puts every tensor on that NPU, "cpu" on the
 host, and a dict maps saved locations ("npu:0", "cpu") to new ones. A callable ``map_location``
-is torch's own business and runs unchanged (what it returns stays on the host).
+runs as given; the storages it moves to an NPU (``storage.to(device="npu:0")``, torch 2.x) put
+their tensors on that NPU, the others stay on the host. Moving a storage to an NPU gives a host
+copy, the emulated NPU's memory (torch's own would call an NPU allocator there is none of).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from . import devices, placement
 
 _WHAT = "torch.load(map_location=...)"
 _saving = threading.local()  # storage address -> NPU index, while torch.save runs
+_loading = threading.local()  # storage address -> NPU index, storages moved while torch.load runs
 
 
 def tensors_in(obj: Any, seen: Optional[set] = None) -> Iterator[torch.Tensor]:
@@ -105,10 +108,45 @@ def _target(map_location: Any, saved: str) -> Optional[int]:
     raise RuntimeError(f"{_WHAT}: {map_location!r} names neither the host ('cpu') nor an NPU")
 
 
+def _load_mapped(original: Callable, f: Any, map_location: Callable, *args: Any,
+                 **kwargs: Any) -> Any:
+    """torch.load with a callable ``map_location``: tensors whose storage it moved to an NPU go
+    there."""
+    outer = getattr(_loading, "moved", None)
+    _loading.moved = moved = {}
+    try:
+        obj = original(f, map_location, *args, **kwargs)
+    finally:
+        _loading.moved = outer
+    if moved:
+        for t in tensors_in(obj):
+            index = moved.get(_storage_address(t))
+            if index is not None:
+                placement.put(t, index)
+    return obj
+
+
+def _wrap_storage_to(original: Callable) -> Callable:
+    def to(self: Any, *, device: Any, non_blocking: bool = False) -> Any:
+        index = devices.npu_index(device, "UntypedStorage.to") if not isinstance(device, int) \
+            else devices.check_index(device, "UntypedStorage.to")
+        if index is None:
+            return original(self, device=device, non_blocking=non_blocking)
+        copy = self.clone() if self.device.type == "cpu" else original(self, device="cpu")
+        moved = getattr(_loading, "moved", None)
+        if moved is not None:
+            moved[copy.data_ptr()] = index
+        return copy
+
+    to.__doc__ = original.__doc__
+    _wraps.mark(to, original)
+    return to
+
+
 def _wrap_load(original: Callable) -> Callable:
     def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
         if callable(map_location) and not isinstance(map_location, dict):
-            return original(f, map_location, *args, **kwargs)
+            return _load_mapped(original, f, map_location, *args, **kwargs)
         saved_at: Dict[int, str] = {}
 
         def keep_on_host(storage: Any, location: str) -> Any:
@@ -131,4 +169,7 @@ def install() -> None:
         return
     torch.save = _wrap_save(torch.save)
     torch.load = _wrap_load(torch.load)
+    storage_to = getattr(torch.UntypedStorage, "to", None)  # torch 2.x
+    if storage_to is not None:
+        torch.UntypedStorage.to = _wrap_storage_to(storage_to)
     torch.serialization.register_package(5, _npu_location, _host_storage)
