@@ -412,6 +412,7 @@ def test_a_forked_process_cannot_use_the_npu_again():
 
         def child(queue):
             try:
+                torch.device("npu:0")  # naming a device uses nothing
                 torch.tensor([2]).to("npu:0")
                 queue.put("used")
             except RuntimeError as e:
@@ -426,12 +427,14 @@ def test_a_forked_process_cannot_use_the_npu_again():
 
         torch.tensor([2])  # torch's lazy imports in the parent, once for both children
         print(forked().split(".")[0] == "used")  # not used yet: the child may
-        torch.npu.current_device()
+        contexts = torch_npu._C._npu_hasPrimaryContext
+        torch.zeros(1, device="npu:1")  # makes npu:1's context, not npu:0's
+        print(torch.npu.is_initialized(), contexts(0), contexts(1))
         print(forked().split(".")[0])
-        print(torch.tensor([2]).to("npu:0").is_npu, torch.npu.is_initialized())
+        print(torch.tensor([2]).to("npu:0").is_npu, contexts(0))
     """)
-    assert out.splitlines() == ["True", "Cannot re-initialize NPU in forked subprocess",
-                                "True True"]
+    assert out.splitlines() == ["True", "True False True",
+                                "Cannot re-initialize NPU in forked subprocess", "True True"]
 
 
 def test_collect_env_reports_the_emulated_npu():

@@ -65,9 +65,9 @@ def _npu_init() -> None:
 
 
 def _npu_hasPrimaryContext(device: int) -> bool:  # noqa: N802
-    """Whether ``device``'s runtime context exists: every emulated NPU has one once used."""
-    _devices.check_index(int(device), "torch_npu._C._npu_hasPrimaryContext")
-    return _devices.is_initialized()
+    """Whether ``device``'s runtime context exists: an emulated NPU has one once used."""
+    return _devices.has_context(_devices.check_index(int(device),
+                                                     "torch_npu._C._npu_hasPrimaryContext"))
 
 
 def _npu_canDeviceAccessPeer(device: int, peer: int) -> bool:  # noqa: N802

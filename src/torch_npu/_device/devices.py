@@ -4,9 +4,10 @@ An Atlas 800 node has eight NPUs, so the emulator has eight by default (``APEXNP
 sets another number); all of them are backed by the CPU. As on the NPU, the current device
 belongs to the calling thread and starts at 0.
 
-As torch_npu, the NPUs are initialised on first use (a call that names a device, or asks which
-is current), and a process forked after that cannot use them: its first use raises "Cannot
-re-initialize NPU in forked subprocess", as on the NPU, whose runtime does not survive a fork.
+As torch_npu, the NPUs are initialised on first use (a call that names a device to work on, or
+asks which is current), an NPU's context is made when it is first used, and a process forked
+after the NPUs were initialised cannot use them: its first use raises "Cannot re-initialize NPU
+in forked subprocess", as on the NPU, whose runtime does not survive a fork.
 torch_npu for torch 1.x is torch's ``xla`` device type underneath (its ``native_device``), so
 on torch 1.x an ``xla`` device names an NPU too.
 
@@ -50,6 +51,9 @@ def device_count() -> int:
     return _count
 
 
+_contexts = set()  # the NPUs whose runtime context exists: the ones used
+
+
 def lazy_init() -> None:
     """Initialise the NPUs on first use; in a process forked after that, refuse as torch_npu."""
     if _init["done"]:
@@ -57,6 +61,20 @@ def lazy_init() -> None:
     if _init["bad_fork"]:
         raise RuntimeError(_BAD_FORK)
     _init["done"] = True
+
+
+def use(index: int) -> int:
+    """NPU ``index`` is used (a call names it, or runs on it as the current device): the NPUs
+    are initialised and its context made. Returns ``index``."""
+    if index not in _contexts:
+        lazy_init()
+        _contexts.add(index)
+    return index
+
+
+def has_context(index: int) -> bool:
+    """Whether NPU ``index`` has been used (torch_npu's primary context exists)."""
+    return index in _contexts
 
 
 def is_initialized() -> bool:
@@ -71,6 +89,7 @@ def in_bad_fork() -> bool:
 def _after_fork_in_child() -> None:
     if _init["done"]:
         _init["done"], _init["bad_fork"] = False, True
+        _contexts.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -142,7 +161,6 @@ def check_index(index: Any, what: str) -> int:
     """``index`` as an NPU index, or a clear error naming ``what`` asked for it."""
     if isinstance(index, bool) or not isinstance(index, int):
         raise TypeError(f"{what}: an NPU index must be an int, got {index!r}")
-    lazy_init()
     count = device_count()
     if not 0 <= index < count:
         raise RuntimeError(f"{what}: npu:{index} does not exist: the emulated NPU has {count} "
@@ -157,20 +175,14 @@ def parse_npu_string(text: str, what: str) -> Optional[int]:
     if not _npu_type(name.strip()):
         return None
     if not sep:
-        lazy_init()
         return current_device()
     if not rest.isdigit():
         raise RuntimeError(f"{what}: invalid device string {text!r}: expected 'npu' or 'npu:N'")
     return check_index(int(rest), what)
 
 
-def npu_index(device: Any, what: str) -> Optional[int]:
-    """The emulated NPU that ``device`` (a string, ``torch.device`` or ``NpuDevice``) names, or
-    None when it names another device (or is None). ``what`` names the call in errors."""
-    if device is None:
-        return None
+def _named_npu(device: Any, what: str) -> Optional[int]:
     if isinstance(device, NpuDevice):
-        lazy_init()
         return current_device() if device.index is None else device.index
     if isinstance(device, str):
         return parse_npu_string(device, what)
@@ -178,21 +190,27 @@ def npu_index(device: Any, what: str) -> Optional[int]:
     # torch 2.x's own torch.device("npu:N"); "cuda" after transfer_to_npu; torch 1.x's "xla"
     if isinstance(type_name, str) and _npu_type(type_name):
         index = getattr(device, "index", None)
-        if index is None:
-            lazy_init()
-            return current_device()
-        return check_index(index, what)
+        return current_device() if index is None else check_index(index, what)
     return None
+
+
+def npu_index(device: Any, what: str) -> Optional[int]:
+    """The emulated NPU that ``device`` (a string, ``torch.device`` or ``NpuDevice``) names, or
+    None when it names another device (or is None); the NPU is used from then on (see ``use``).
+    ``what`` names the call in errors."""
+    if device is None:
+        return None
+    index = _named_npu(device, what)
+    return None if index is None else use(index)
 
 
 def index_of(device: Any, what: str) -> int:
     """The NPU index of a ``torch.npu`` call's device argument: None (current), an int, 'npu',
-    'npu:N' or an NPU ``torch.device``."""
+    'npu:N' or an NPU ``torch.device``; the NPU is used from then on."""
     if device is None:
-        lazy_init()
-        return current_device()
+        return use(current_device())
     if isinstance(device, int) and not isinstance(device, bool):
-        return check_index(device, what)
+        return use(check_index(device, what))
     index = npu_index(device, what)
     if index is None:
         raise ValueError(f"{what}: not an NPU device: {device!r} (expected an int, 'npu', "
@@ -230,5 +248,4 @@ def get_device_index(device: Any, optional: bool = False, allow_cpu: bool = Fals
     if not optional:
         raise ValueError(f"Expected a torch.device with a specified index or an integer, but "
                          f"got:{device}" + pta_error(ErrCode.VALUE))
-    lazy_init()
     return current_device()

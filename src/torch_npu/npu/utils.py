@@ -36,7 +36,8 @@ _get_device_index = devices.get_device_index
 def set_device(device: Any) -> None:
     index = _get_device_index(device, optional=True)
     if index >= 0:
-        devices.set_current_device(devices.check_index(index, "torch.npu.set_device"))
+        devices.set_current_device(devices.use(devices.check_index(index,
+                                                                   "torch.npu.set_device")))
     emulation.enable()
 
 
@@ -56,7 +57,7 @@ class device:  # noqa: N801 - torch.npu.device(idx) is a context manager
     def __enter__(self) -> None:
         if self.idx < 0:
             return
-        devices.check_index(self.idx, "torch.npu.device")
+        devices.use(devices.check_index(self.idx, "torch.npu.device"))
         self.prev_idx = devices.current_device()
         devices.set_current_device(self.idx)
 
