@@ -1,7 +1,9 @@
 """hccl named as torch 2.x names a device's backend: ``init_process_group("npu:hccl")``, and
 ``device_id=torch.device("npu", N)`` binding the group to that NPU (``bound_device_id``, which
-torch's barrier and the subgroups read), as torch_npu's hccl is registered for the "npu" device;
-Real processes on gloo (loopback), 2 and 4 ranks.
+torch's barrier and the subgroups read), as torch_npu's hccl is registered for the "npu" device.
+With torch_npu.contrib.transfer_to_npu, a CUDA script's ``backend="cuda:nccl"`` and
+``device_id=torch.device("cuda:N")`` make the same group. Real processes on gloo (loopback), 2
+and 4 ranks.
 
 torch 1.13 has neither device-qualified backends nor device_id: there the same calls fail with
 torch 1.13's own errors, as they do with Huawei's torch_npu 1.x.
@@ -24,6 +26,7 @@ FORMS = {
     "hccl_device_id": ("hccl", True),
     "npu_hccl_device_id": ("npu:hccl", True),
     "device_id": ("hccl", True),  # no backend: torch takes the NPU's, hccl
+    "cuda_nccl": ("npu:hccl", True),  # transfer_to_npu reads cuda as npu and nccl as hccl
 }
 
 
@@ -52,7 +55,7 @@ def check_bound(form, world, out):
 
 @pytest.mark.skipif(not TORCH2, reason="torch 1.13 takes no device_id nor 'device:backend'")
 def test_groups_named_by_their_device_are_hccl_bound_to_that_npu_2_ranks():
-    forms = ["npu_hccl", "hccl_device_id", "device_id"]
+    forms = ["npu_hccl", "hccl_device_id", "device_id", "cuda_nccl"]  # transfer_to_npu stays
     out = run(forms, 2)
     for form in forms:
         check_bound(form, 2, out)
