@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import warnings
 
 import pytest
 import torch
