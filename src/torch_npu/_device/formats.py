@@ -2,11 +2,30 @@
 
 The NPU may keep a tensor in an internal layout (NC1HWC0, FRACTAL_NZ, ...) chosen by
 ``npu_format_cast``; the layout changes how the device stores the values, never the values. The
-emulated NPU stores every tensor's values in the plain ND layout, so a format cast leaves the
-values as they are; the format it reports is the one last asked for, and its storage size
-(``get_storage_size``, which sizes the slots of apex's combined buffers) is what the NPU would
-store in that format. ``npu_format_cast`` returns a new tensor (the input itself when it is
-already in that format), ``npu_format_cast_`` changes the tensor in place, as torch_npu's do.
+emulated NPU keeps every tensor's values in the plain ND layout. What a format changes is what
+torch_npu reports: the format (``get_npu_format``) and the elements the NPU stores
+(``get_storage_size``, which sizes the slots of apex's combined buffers; FRACTAL_NZ pads the last
+two dimensions to fractals of 16 rows by C0 columns, NC1HWC0 pads the channels to 16).
+
+``npu_format_cast(input, acl_format, *, customize_dtype=None, input_dtype=None)``, as torch_npu:
+
+- the input itself when it is in that format already (so its storage);
+- between base formats (ND, NCHW, NHWC, NCDHW) the input itself, its format changed: the NPU
+  stores them alike and relabels the tensor;
+- else a new tensor (autograd sees an identity) whose storage is as large as the NPU's (its
+  ``untyped_storage()`` too), holding the values in ND order at its start.
+- ``acl_format`` may be a tensor (``npu_format_cast.Tensor``): its format is the target.
+- FRACTAL_NZ's C0 is 32 bytes of the element: 32 columns for one-byte dtypes, 16 for the
+  others (wider ones are stored as fp16, as the NPU does), or ``32 / itemsize`` of
+  ``customize_dtype`` (a torch dtype number, or torch_npu's ``DType`` of 256 up). That argument
+  needs the aclnn cast of the Ascend 910B and later chips; the 910 refuses it as torch_npu does.
+  ``input_dtype`` (how the NPU reads packed 4-bit values) is accepted and not used.
+- On the 910B and later chips a one-dimensional ND tensor (not a view of a larger one) cast to
+  FRACTAL_NZ stays ND, as torch_npu's aclnn cast falls back there.
+
+``npu_format_cast_`` changes the tensor in place (``npu_format_cast_(input, acl_format)``) and
+keeps its storage, recording the size the format stores; ``npu_format_cast_(input, src)`` with
+a tensor copies ``src``'s values into ``input``, which keeps its format.
 
 As on the NPU, where the format belongs to the tensor's storage descriptor, the tensors torch_npu
 makes in its input's format keep it: the ``*_like`` factories (``empty_like`` allocates in the
@@ -16,24 +35,39 @@ input's format), ``clone``, dtype casts (``.half()``, ``.float()``: ``npu_dtype_
 """
 from __future__ import annotations
 
+from typing import Optional, Sequence, Union
+
 import torch
 
+from . import soc
+
+ACL_FORMAT_NCHW = 0
+ACL_FORMAT_NHWC = 1
 ACL_FORMAT_ND = 2
 ACL_FORMAT_NC1HWC0 = 3
 ACL_FORMAT_FRACTAL_NZ = 29
+ACL_FORMAT_NCDHW = 30
+BASE_FORMATS = frozenset({ACL_FORMAT_NCHW, ACL_FORMAT_NHWC, ACL_FORMAT_ND, ACL_FORMAT_NCDHW})
 CUBE = 16  # the NPU's fractal edge: private formats pad dimensions to multiples of it
+_BLOCK_BYTES = 32  # FRACTAL_NZ's C0 holds 32 bytes
 _FORMAT = "_apexnpu_npu_format"
 _STORAGE = "_apexnpu_format_storage"  # elements the private format stores
 
+# customize_dtype: a torch ScalarType number, or torch_npu's DType (aclDataType + 256).
+_SCALAR_TYPE_BYTES = (1, 1, 2, 4, 8, 2, 4, 8, 4, 8, 16, 1, 1, 1, 4, 2)
+_ACL_DTYPE_OFFSET = 256
+_ACL_DTYPE_BYTES = {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 6: 2, 7: 2, 8: 4, 9: 8, 10: 8, 11: 8, 12: 1,
+                    16: 8, 17: 16, 27: 2, 29: 0.5, 34: 1, 35: 1, 36: 1, 37: 1}
 
-def get_storage_size(tensor: torch.Tensor) -> int:
-    """Elements in ``tensor``'s storage as the NPU stores them: what its private format stores
+
+def get_storage_size(input: torch.Tensor) -> int:  # noqa: A002 - torch_npu's name
+    """Elements in ``input``'s storage as the NPU stores them: what its private format stores
     when it was cast to one, else its storage's elements (shared by every view of it)."""
-    recorded = getattr(tensor, _STORAGE, None)
+    recorded = getattr(input, _STORAGE, None)
     if recorded is not None:
         return recorded
-    return tensor.untyped_storage().nbytes() // tensor.element_size() \
-        if hasattr(tensor, "untyped_storage") else tensor.storage().size()
+    return input.untyped_storage().nbytes() // input.element_size() \
+        if hasattr(input, "untyped_storage") else input.storage().size()
 
 
 def keep_storage_size(tensor: torch.Tensor, size: int) -> None:
@@ -42,23 +76,42 @@ def keep_storage_size(tensor: torch.Tensor, size: int) -> None:
     setattr(tensor, _STORAGE, size)
 
 
-def _padded(extent: int) -> int:
-    return -(-extent // CUBE) * CUBE
+def _padded(extent: int, unit: int = CUBE) -> int:
+    return -(-extent // unit) * unit
 
 
-def private_storage_size(shape: torch.Size, acl_format: int) -> int:
+def _customize_bytes(customize_dtype: int) -> float:
+    if 0 <= customize_dtype < len(_SCALAR_TYPE_BYTES):
+        return _SCALAR_TYPE_BYTES[customize_dtype]
+    acl = customize_dtype - _ACL_DTYPE_OFFSET
+    if acl in _ACL_DTYPE_BYTES:
+        return _ACL_DTYPE_BYTES[acl]
+    raise RuntimeError(f"npu_format_cast: customize_dtype {customize_dtype} is not a dtype the "
+                       "NPU's format cast takes")
+
+
+def nz_c0(itemsize: int, customize_dtype: Optional[int] = None) -> int:
+    """FRACTAL_NZ's C0 (columns per fractal) for elements of ``itemsize`` bytes."""
+    if customize_dtype is not None:
+        return int(_BLOCK_BYTES / _customize_bytes(customize_dtype))
+    return _BLOCK_BYTES // min(itemsize, 2)
+
+
+def private_storage_size(shape: Sequence[int], acl_format: int, itemsize: int = 2,
+                         customize_dtype: Optional[int] = None) -> int:
     """Elements the NPU stores for a tensor of ``shape`` in ``acl_format``: FRACTAL_NZ pads the
-    last two dimensions to 16x16 fractals, NC1HWC0 pads the channels of NCHW to 16; other
-    formats store the elements as they are."""
-    dims = list(shape)
-    if acl_format == ACL_FORMAT_FRACTAL_NZ and dims:
-        rows, cols = (dims[-2] if len(dims) >= 2 else 1), dims[-1]
+    last two dimensions to 16 rows by C0 columns (one dimension is a column), NC1HWC0 pads the
+    channels of NCHW (fewer dimensions read as C, CH, CHW) to 16; other formats store the
+    elements as they are."""
+    dims = [int(d) for d in shape]
+    if acl_format == ACL_FORMAT_FRACTAL_NZ:
+        dims = (dims or [1]) + ([1] if len(dims) <= 1 else [])
         batch = 1
         for d in dims[:-2]:
             batch *= d
-        return batch * _padded(rows) * _padded(cols)
-    if acl_format == ACL_FORMAT_NC1HWC0 and len(dims) == 4:
-        n, c, h, w = dims
+        return batch * _padded(dims[-2]) * _padded(dims[-1], nz_c0(itemsize, customize_dtype))
+    if acl_format == ACL_FORMAT_NC1HWC0 and len(dims) <= 4:
+        n, c, h, w = dims if len(dims) == 4 else [1] + dims + [1] * (3 - len(dims))
         return n * _padded(c) * h * w
     numel = 1
     for d in dims:
@@ -72,28 +125,104 @@ def _check_format(acl_format: int) -> None:
                         f"{acl_format!r}")
 
 
-def npu_format_cast_(tensor: torch.Tensor, acl_format: int) -> torch.Tensor:
-    """Put ``tensor`` itself into ``acl_format``; the values stay as they are."""
-    _check_format(acl_format)
+def _aclnn_format_cast() -> bool:
+    """The 910B family and the A3 chips cast formats with aclnn (torch_npu's
+    ``IsAclnnFormatCastSupported``)."""
+    return soc.inf_nan_by_default()
+
+
+def _storage_dims(tensor: torch.Tensor) -> int:
+    """Dimensions of the tensor the storage was made for (a view's base's)."""
+    base = getattr(tensor, "_base", None)
+    return (base if base is not None else tensor).dim()
+
+
+def get_npu_format(input: torch.Tensor) -> int:  # noqa: A002 - torch_npu's name
+    return getattr(input, _FORMAT, ACL_FORMAT_ND)
+
+
+def _set_format(tensor: torch.Tensor, acl_format: int, stored: Optional[int]) -> torch.Tensor:
     setattr(tensor, _FORMAT, acl_format)
-    if acl_format in (ACL_FORMAT_FRACTAL_NZ, ACL_FORMAT_NC1HWC0):
-        setattr(tensor, _STORAGE, private_storage_size(tensor.shape, acl_format))
+    if stored is not None and acl_format not in BASE_FORMATS:
+        setattr(tensor, _STORAGE, stored)
     elif hasattr(tensor, _STORAGE):
         delattr(tensor, _STORAGE)
     return tensor
 
 
-def npu_format_cast(tensor: torch.Tensor, acl_format: int) -> torch.Tensor:
-    """``tensor`` in ``acl_format``: itself when it already is, else a new tensor with its
-    values (autograd sees an identity)."""
-    _check_format(acl_format)
-    if get_npu_format(tensor) == acl_format:
-        return tensor
-    return npu_format_cast_(tensor.clone(), acl_format)
+def _contiguous_strides(shape: Sequence[int]) -> list:
+    strides, step = [], 1
+    for d in reversed(list(shape)):
+        strides.insert(0, step)
+        step *= max(int(d), 1)
+    return strides
 
 
-def get_npu_format(tensor: torch.Tensor) -> int:
-    return getattr(tensor, _FORMAT, ACL_FORMAT_ND)
+class _Cast(torch.autograd.Function):
+    """``input``'s values in a new tensor on a storage of ``elements`` (ND order at its start);
+    the gradient passes through, as a format cast's does."""
+
+    @staticmethod
+    def forward(ctx, input, elements):  # noqa: D102,A002 - torch.autograd.Function protocol
+        with torch.no_grad():
+            flat = input.new_zeros(max(int(elements), input.numel()))
+            storage = flat.untyped_storage() if hasattr(flat, "untyped_storage") else \
+                flat.storage()
+            out = input.new_empty(0).set_(storage, 0, input.shape,
+                                          _contiguous_strides(input.shape))
+            out.copy_(input)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: D102
+        return grad, None
+
+
+def npu_format_cast(input: torch.Tensor,  # noqa: A002 - torch_npu's name
+                    acl_format: Union[int, torch.Tensor, None] = None, *,
+                    customize_dtype: Optional[int] = None, input_dtype: Optional[int] = None,
+                    dst: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """``input`` in ``acl_format`` (or in the format of the tensor ``dst``/``acl_format``)."""
+    if acl_format is None and dst is None:
+        raise TypeError("npu_format_cast() missing the target format: acl_format or dst")
+    target = dst if acl_format is None else acl_format
+    if isinstance(target, torch.Tensor):
+        target = get_npu_format(target)
+    _check_format(target)
+    current = get_npu_format(input)
+    if target == ACL_FORMAT_FRACTAL_NZ and current == ACL_FORMAT_ND and _aclnn_format_cast() \
+            and _storage_dims(input) < 2:
+        target = ACL_FORMAT_ND  # a vector has no fractals: torch_npu's aclnn cast keeps ND
+    if current == target:
+        return input
+    if current in BASE_FORMATS and target in BASE_FORMATS:
+        return _set_format(input, target, None)
+    if customize_dtype is not None and not _aclnn_format_cast():
+        raise RuntimeError("customize_dtype is not supported by the current soc version.")
+    stored = private_storage_size(input.shape, target, input.element_size(), customize_dtype)
+    out = _Cast.apply(input, stored)
+    return _set_format(out, target, stored)
+
+
+def npu_format_cast_(input: torch.Tensor,  # noqa: A002 - torch_npu's name
+                     acl_format: Union[int, torch.Tensor, None] = None, *,
+                     customize_dtype: Optional[int] = None, input_dtype: Optional[int] = None,
+                     src: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Put ``input`` itself into ``acl_format`` (its values stay as they are), or copy the
+    values of the tensor ``src`` (``acl_format`` a tensor) into it in its own format."""
+    source = src if acl_format is None else acl_format
+    if isinstance(source, torch.Tensor):
+        with torch.no_grad():
+            input.copy_(source)
+        return input
+    _check_format(source)
+    if get_npu_format(input) == source:
+        return input
+    if customize_dtype is not None and not _aclnn_format_cast() \
+            and source not in BASE_FORMATS:
+        raise RuntimeError("customize_dtype is not supported by the current soc version.")
+    stored = private_storage_size(input.shape, source, input.element_size(), customize_dtype)
+    return _set_format(input, source, stored)
 
 
 # The aten operations whose result the NPU makes in its first argument's format.
