@@ -20,21 +20,8 @@ from . import _ops, contrib, distributed, npu, optim, profiler, utils  # noqa: E
 from ._device.formats import (get_npu_format, get_storage_size, npu_format_cast,  # noqa: E402
                               npu_format_cast_)
 from .npu.utils import _erase_stream as erase_stream  # noqa: E402
-from ._ops import (_dropout_with_byte_mask, _dropout_with_byte_mask_backward,  # noqa: E402,F401
-                   _npu_dropout, dropout_with_byte_mask, fast_gelu, npu_apply_adam,
-                   npu_apply_adam_w, npu_batch_nms, npu_bert_apply_adam, npu_bmmV2,
-                   npu_bounding_box_decode, npu_bounding_box_encode, npu_change_data_ptr,
-                   npu_confusion_transpose,
-                   npu_deformable_conv2d, npu_deformable_conv2dbk, npu_dropout,
-                   npu_dropout_backward, npu_dropout_do_mask, npu_dropout_gen_mask,
-                   npu_dropout_with_add_softmax, npu_fast_gelu, npu_fusion_attention, npu_gelu,
-                   npu_indexing, npu_iou, npu_layer_norm_eval, npu_linear, npu_max, npu_mish,
-                   npu_mish_backward, npu_nms_with_mask, npu_one_hot, npu_pad,
-                   npu_ps_roi_pooling, npu_ps_roi_pooling_backward, npu_ptiou,
-                   npu_random_choice_with_mask, npu_rms_norm, npu_roi_align, npu_roi_alignbk,
-                   npu_rotary_mul, npu_scaled_masked_softmax, npu_silu, npu_silu_,
-                   npu_softmax_cross_entropy_with_logits,
-                   npu_softmax_cross_entropy_with_logits_backward, npu_swiglu)
+# torch_npu.<operator>: every operator of _ops (torch_npu.npu_giou, torch_npu.fast_gelu, ...).
+globals().update(_ops.OPERATORS)
 
 _ops.install()
 

@@ -28,10 +28,13 @@ from .dropout_with_byte_mask import (DropoutWithByteMask, _dropout_with_byte_mas
                                      _dropout_with_byte_mask_backward, dropout_with_byte_mask,
                                      functional_dropout_with_byte_mask)
 from .fast_gelu import fast_gelu, npu_fast_gelu
+from .float_status import npu_alloc_float_status, npu_clear_float_status, npu_get_float_status
 from .fusion_attention import npu_fusion_attention
 from .gelu import npu_gelu
 from .indexing import npu_indexing
 from .iou import npu_iou, npu_ptiou
+from .iou_variants import (npu_ciou, npu_ciou_backward, npu_diou, npu_diou_backward, npu_giou,
+                           npu_giou_backward)
 from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
 from .max import npu_max
@@ -101,6 +104,15 @@ OPERATORS = {
     "npu_deformable_conv2dbk": npu_deformable_conv2dbk,
     "npu_ps_roi_pooling": npu_ps_roi_pooling,
     "npu_ps_roi_pooling_backward": npu_ps_roi_pooling_backward,
+    "npu_giou": npu_giou,
+    "npu_giou_backward": npu_giou_backward,
+    "npu_diou": npu_diou,
+    "npu_diou_backward": npu_diou_backward,
+    "npu_ciou": npu_ciou,
+    "npu_ciou_backward": npu_ciou_backward,
+    "npu_alloc_float_status": npu_alloc_float_status,
+    "npu_get_float_status": npu_get_float_status,
+    "npu_clear_float_status": npu_clear_float_status,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
