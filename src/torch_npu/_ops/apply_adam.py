@@ -7,7 +7,8 @@ place (computed in fp32, fp16 stored saturating)::
     var = var - lr_t m / (epsilon + sqrt(v))                                  (use_nesterov: 
     var = var - lr_t (beta1 m + (1 - beta1) grad) / (epsilon + sqrt(v)))
 
-``use_locking`` changes nothing (the emulated NPU runs one kernel at a time).
+``use_locking`` changes nothing (the emulated NPU runs one kernel at a time). As in torch_npu's
+schema both flags must be given (``None`` reads as False).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from ._precision import store_into
 
 
 def npu_apply_adam(beta1_power: float, beta2_power: float, lr: float, beta1: float, beta2: float,
-                   epsilon: float, grad: torch.Tensor, use_locking: Optional[bool] = False,
-                   use_nesterov: Optional[bool] = False, *,
+                   epsilon: float, grad: torch.Tensor, use_locking: Optional[bool],
+                   use_nesterov: Optional[bool], *,
                    out: Optional[Sequence[torch.Tensor]] = None,
                    **kwargs) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     var, m, v = var_m_v("npu_apply_adam", out, kwargs)

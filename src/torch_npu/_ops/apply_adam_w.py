@@ -11,7 +11,8 @@ computes it, the powers are advanced one step inside the kernel::
     var = var - lr m / (1 - b1) / denom
 
 With ``amsgrad``, ``max_grad_norm`` is the tensor of running maxima of ``v`` (read, not updated,
-as in torch_npu).
+as in torch_npu). As in torch_npu's schema, ``max_grad_norm``, ``amsgrad`` and ``maximize``
+must be given (``None`` for none, False).
 """
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ from ._precision import store_into
 
 def npu_apply_adam_w(beta1_power: float, beta2_power: float, lr: float, weight_decay: float,
                      beta1: float, beta2: float, epsilon: float, grad: torch.Tensor,
-                     max_grad_norm: Optional[torch.Tensor] = None, amsgrad: Optional[bool] = False,
-                     maximize: Optional[bool] = False, *,
+                     max_grad_norm: Optional[torch.Tensor], amsgrad: Optional[bool],
+                     maximize: Optional[bool], *,
                      out: Optional[Sequence[torch.Tensor]] = None,
                      **kwargs) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     var, m, v = var_m_v("npu_apply_adam_w", out, kwargs)

@@ -1,9 +1,9 @@
-"""``torch_npu.npu_batch_nms(self, scores, score_threshold, iou_threshold, max_size_per_class,
+"""``torch_npu.npu_batch_nms(input, scores, score_threshold, iou_threshold, max_size_per_class,
 max_total_size, change_coordinate_frame=False, transpose_box=False)``: per image, per class,
 greedy non-maximum suppression, then the best boxes of all classes, as the NPU's
 BatchMultiClassNonMaxSuppression (TensorFlow's combined NMS without a clip window).
 
-``self`` holds boxes ``(batch, N, q, 4)`` with ``q`` 1 (shared by the classes) or the number of
+``input`` holds boxes ``(batch, N, q, 4)`` with ``q`` 1 (shared by the classes) or the number of
 classes, ``scores`` ``(batch, N, classes)``. For each class, the boxes scoring above
 ``score_threshold`` are taken by falling score (the lower index first on a tie), each kept
 unless its IoU with a box kept before exceeds ``iou_threshold``, at most ``max_size_per_class``;
@@ -28,20 +28,20 @@ from ._no_derivative import without_derivative
 NAME = "npu_batch_nms"
 
 
-def npu_batch_nms(self: torch.Tensor, scores: torch.Tensor, score_threshold: float,
+def npu_batch_nms(input: torch.Tensor, scores: torch.Tensor, score_threshold: float,
                   iou_threshold: float, max_size_per_class: int, max_total_size: int,
                   change_coordinate_frame: bool = False,
                   transpose_box: bool = False) -> Tuple[torch.Tensor, ...]:
     if change_coordinate_frame or transpose_box:
         raise NotImplementedError(f"{NAME}: change_coordinate_frame and transpose_box are not "
                                   "emulated (only their defaults, False)")
-    if self.numel() == 0:
+    if input.numel() == 0:
         raise RuntimeError(f"{NAME}: The input tensor [self] is an empty tensor.")
-    if self.dim() != 4 or self.size(3) != 4 or scores.dim() != 3 \
-            or scores.shape[:2] != self.shape[:2] or self.size(2) not in (1, scores.size(2)):
+    if input.dim() != 4 or input.size(3) != 4 or scores.dim() != 3 \
+            or scores.shape[:2] != input.shape[:2] or input.size(2) not in (1, scores.size(2)):
         raise RuntimeError(f"{NAME}: expected boxes (batch, N, q, 4) with q 1 or the number of "
                            f"classes and scores (batch, N, classes), got boxes "
-                           f"{tuple(self.shape)} and scores {tuple(scores.shape)}")
+                           f"{tuple(input.shape)} and scores {tuple(scores.shape)}")
     if max_size_per_class < 0 or max_total_size < 0:
         raise RuntimeError(f"{NAME}: max_size_per_class and max_total_size must be >= 0, got "
                            f"{max_size_per_class} and {max_total_size}")
@@ -66,7 +66,7 @@ def npu_batch_nms(self: torch.Tensor, scores: torch.Tensor, score_threshold: flo
         return (out_boxes.to(device=device, dtype=dtype), out_scores.to(device=device, dtype=dtype),
                 out_classes.to(device=device, dtype=dtype), counts.to(device))
 
-    return without_derivative(NAME, suppress, self, scores)
+    return without_derivative(NAME, suppress, input, scores)
 
 
 def _image(boxes: torch.Tensor, scores: torch.Tensor, score_threshold: float,

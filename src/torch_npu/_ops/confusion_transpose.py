@@ -1,4 +1,4 @@
-"""``torch_npu.npu_confusion_transpose(self, perm, shape, transpose_first)``: a permute and a
+"""``torch_npu.npu_confusion_transpose(input, perm, shape, transpose_first)``: a permute and a
 reshape fused: ``self.permute(perm).reshape(shape)`` when ``transpose_first``, else
 ``self.reshape(shape).permute(perm)``; the result is a new contiguous tensor. The backward is the
 inverse (``npu_confusion_transpose_backward``). No arithmetic, so no rounding."""
@@ -9,11 +9,11 @@ from typing import Sequence
 import torch
 
 
-def npu_confusion_transpose(self: torch.Tensor, perm: Sequence[int], shape: Sequence[int],
+def npu_confusion_transpose(input: torch.Tensor, perm: Sequence[int], shape: Sequence[int],
                             transpose_first: bool) -> torch.Tensor:
     perm, shape = [int(p) for p in perm], [int(s) for s in shape]
     if transpose_first:
-        out = self.permute(perm).reshape(shape)
+        out = input.permute(perm).reshape(shape)
     else:
-        out = self.reshape(shape).permute(perm)
+        out = input.reshape(shape).permute(perm)
     return out.clone(memory_format=torch.contiguous_format)

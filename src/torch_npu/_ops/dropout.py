@@ -1,6 +1,6 @@
-"""The bit-mask dropout of torch_npu: ``_npu_dropout(self, p) -> (result, mask)`` (also as
+"""The bit-mask dropout of torch_npu: ``_npu_dropout(input, p) -> (result, mask)`` (also as
 ``npu_dropout``), and its parts ``npu_dropout_gen_mask(size, p, *, dtype, layout, device,
-pin_memory)``, ``npu_dropout_do_mask(self, mask, p) -> (result, mask)`` and
+pin_memory)``, ``npu_dropout_do_mask(input, mask, p) -> (result, mask)`` and
 ``npu_dropout_backward(grad_output, mask, p)``.
 
 ``p`` is the probability of dropping an element; kept elements are scaled by ``1 / (1 - p)``.
@@ -39,11 +39,11 @@ def _apply_bits(values: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Ten
     return values * (bits * _masks.keep_scale(p))
 
 
-def npu_dropout_do_mask(self: torch.Tensor, mask: torch.Tensor,
+def npu_dropout_do_mask(input: torch.Tensor, mask: torch.Tensor,
                         p: float) -> Tuple[torch.Tensor, torch.Tensor]:
-    """``self`` with the elements ``mask`` drops zeroed and the others scaled by 1/(1-p)."""
+    """``input`` with the elements ``mask`` drops zeroed and the others scaled by 1/(1-p)."""
     p = _check_p(p, "npu_dropout_do_mask")
-    return store(_apply_bits(upcast(self), mask, p), self.dtype), mask
+    return store(_apply_bits(upcast(input), mask, p), input.dtype), mask
 
 
 def npu_dropout_backward(grad_output: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Tensor:
@@ -53,13 +53,13 @@ def npu_dropout_backward(grad_output: torch.Tensor, mask: torch.Tensor, p: float
     return store(_apply_bits(upcast(grad_output), mask, p), grad_output.dtype)
 
 
-def _npu_dropout(self: torch.Tensor, p: float) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Dropout of ``self`` with a fresh bit mask: (result, mask)."""
+def _npu_dropout(input: torch.Tensor, p: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Dropout of ``input`` with a fresh bit mask: (result, mask)."""
     p = _check_p(p, "_npu_dropout")
-    if not self.is_floating_point():
+    if not input.is_floating_point():
         raise RuntimeError("dropout only supports floating-point dtypes")
-    mask = npu_dropout_gen_mask(self.shape, p, device=self.device)
-    return npu_dropout_do_mask(self, mask, p)
+    mask = npu_dropout_gen_mask(input.shape, p, device=input.device)
+    return npu_dropout_do_mask(input, mask, p)
 
 
 npu_dropout = _npu_dropout

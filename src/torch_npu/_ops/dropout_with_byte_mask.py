@@ -1,8 +1,8 @@
 """Dropout with a byte mask, as BERT on the NPU uses it: ``torch.nn.DropoutWithByteMask(p=0.5,
 inplace=False, max_seed=1023)`` (also ``torch_npu.contrib.module.DropoutWithByteMask``),
 ``torch.nn.functional.dropout_with_byte_mask(input, p=0.5, training=True, inplace=False)``,
-``torch_npu.dropout_with_byte_mask(self, p, train)`` and
-``torch_npu._dropout_with_byte_mask(self, p) -> (result, mask)``.
+``torch_npu.dropout_with_byte_mask(input, p, train)`` and
+``torch_npu._dropout_with_byte_mask(input, p) -> (result, mask)``.
 
 The mask is uint8 of the input's shape, 1 where an element is kept (probability ``1 - p``); kept
 elements are scaled by ``1 / (1 - p)``. The gradient is ``grad * mask / (1 - p)``
@@ -19,16 +19,16 @@ from . import _masks
 from ._precision import store, upcast
 
 
-def _dropout_with_byte_mask(self: torch.Tensor, p: float) -> Tuple[torch.Tensor, torch.Tensor]:
+def _dropout_with_byte_mask(input: torch.Tensor, p: float) -> Tuple[torch.Tensor, torch.Tensor]:
     p = float(p)
     if not 0.0 <= p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not self.is_floating_point():
+    if not input.is_floating_point():
         raise RuntimeError("dropout only supports floating-point dtypes")
-    keep = _masks.keep_draws(self.numel(), p, self.device).reshape(self.shape)
+    keep = _masks.keep_draws(input.numel(), p, input.device).reshape(input.shape)
     mask = keep.to(torch.uint8)
-    result = upcast(self) * (keep.to(torch.float32) * _masks.keep_scale(p))
-    return store(result, self.dtype), mask
+    result = upcast(input) * (keep.to(torch.float32) * _masks.keep_scale(p))
+    return store(result, input.dtype), mask
 
 
 def _dropout_with_byte_mask_backward(grad_output: torch.Tensor, mask: torch.Tensor,
@@ -39,12 +39,12 @@ def _dropout_with_byte_mask_backward(grad_output: torch.Tensor, mask: torch.Tens
     return store(scaled, grad_output.dtype)
 
 
-def dropout_with_byte_mask(self: torch.Tensor, p: float, train: bool) -> torch.Tensor:
-    if p == 0 or not train or self.numel() == 0:
-        return self
+def dropout_with_byte_mask(input: torch.Tensor, p: float, train: bool) -> torch.Tensor:
+    if p == 0 or not train or input.numel() == 0:
+        return input
     if p == 1:
-        return self * torch.zeros_like(self)
-    return _dropout_with_byte_mask(self, p)[0]
+        return input * torch.zeros_like(input)
+    return _dropout_with_byte_mask(input, p)[0]
 
 
 def functional_dropout_with_byte_mask(input: torch.Tensor, p: float = 0.5, training: bool = True,

@@ -1,4 +1,4 @@
-"""``torch_npu.fast_gelu(self)`` and ``torch_npu.npu_fast_gelu(input)``: the NPU's FastGelu,
+"""``torch_npu.fast_gelu(input)`` and ``torch_npu.npu_fast_gelu(input)``: the NPU's FastGelu,
 ``x / (1 + exp(-1.702 |x|)) * exp(0.851 (x - |x|))``, which is ``x * sigmoid(1.702 x)``, with
 the gradient of that formula (``npu_fast_gelu_backward``)."""
 from __future__ import annotations
@@ -15,5 +15,5 @@ def npu_fast_gelu(input: torch.Tensor) -> torch.Tensor:
     return store(x * torch.sigmoid(_ALPHA * x), input.dtype)
 
 
-def fast_gelu(self: torch.Tensor) -> torch.Tensor:
-    return npu_fast_gelu(self)
+def fast_gelu(input: torch.Tensor) -> torch.Tensor:
+    return npu_fast_gelu(input)

@@ -1,4 +1,4 @@
-"""``torch_npu.npu_mish(self)``: Mish, ``x * tanh(softplus(x))``, with its gradient
+"""``torch_npu.npu_mish(input)``: Mish, ``x * tanh(softplus(x))``, with its gradient
 (``npu_mish_backward(grad, input)``, ``grad * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2))``
 with ``sp = softplus(x)``). YOLOv4's ports call it for their activations."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ def _mish(x: torch.Tensor) -> torch.Tensor:
     return x * torch.tanh(F.softplus(x))
 
 
-def npu_mish(self: torch.Tensor) -> torch.Tensor:
-    return store(_mish(upcast(self)), self.dtype)
+def npu_mish(input: torch.Tensor) -> torch.Tensor:
+    return store(_mish(upcast(input)), input.dtype)
 
 
 def npu_mish_backward(grad: torch.Tensor, input: torch.Tensor) -> torch.Tensor:  # noqa: A002

@@ -118,13 +118,13 @@ class _PsRoiPooling(torch.autograd.Function):
             None, None, None, None
 
 
-def npu_ps_roi_pooling(self: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
+def npu_ps_roi_pooling(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
                        group_size: int, output_dim: int) -> torch.Tensor:
-    if self.dim() != 4:
+    if input.dim() != 4:
         raise RuntimeError(f"npu_ps_roi_pooling: the features must be NCHW (4-D), got shape "
-                           f"{tuple(self.shape)}")
-    _check("npu_ps_roi_pooling", rois, group_size, output_dim, self.size(1))
-    return _PsRoiPooling.apply(self, rois, float(spatial_scale), int(group_size),
+                           f"{tuple(input.shape)}")
+    _check("npu_ps_roi_pooling", rois, group_size, output_dim, input.size(1))
+    return _PsRoiPooling.apply(input, rois, float(spatial_scale), int(group_size),
                                int(output_dim))
 
 

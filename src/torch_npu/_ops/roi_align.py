@@ -32,22 +32,22 @@ _MODES = (0, 1, 2, 3)
 _ROIS_PER_CHUNK = 64
 
 
-def npu_roi_align(features: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
+def npu_roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
                   pooled_height: int, pooled_width: int, sample_num: int,
                   roi_end_mode: int) -> torch.Tensor:
-    if features.dim() != 4:
+    if input.dim() != 4:
         raise RuntimeError(f"npu_roi_align: features must be NCHW (4-D), got shape "
-                           f"{tuple(features.shape)}")
-    _check("npu_roi_align", features.shape, rois, pooled_height, pooled_width, roi_end_mode)
+                           f"{tuple(input.shape)}")
+    _check("npu_roi_align", input.shape, rois, pooled_height, pooled_width, roi_end_mode)
 
     def compute(feats: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
         return _forward(feats, boxes, float(spatial_scale), pooled_height, pooled_width,
                         sample_num, roi_end_mode)
 
-    return without_derivative("npu_roi_align", compute, features, rois)
+    return without_derivative("npu_roi_align", compute, input, rois)
 
 
-def npu_roi_alignbk(grad: torch.Tensor, rois: torch.Tensor, xdiff_shape: Sequence[int],
+def npu_roi_alignbk(input: torch.Tensor, rois: torch.Tensor, xdiff_shape: Sequence[int],
                     pooled_width: int, pooled_height: int, spatial_scale: float,
                     sample_num: int, roi_end_mode: Optional[int] = None) -> torch.Tensor:
     mode = 1 if roi_end_mode is None else roi_end_mode
@@ -56,15 +56,15 @@ def npu_roi_alignbk(grad: torch.Tensor, rois: torch.Tensor, xdiff_shape: Sequenc
         raise RuntimeError(f"npu_roi_alignbk: xdiff_shape must be (N, C, H, W), got {shape}")
     _check("npu_roi_alignbk", shape, rois, pooled_height, pooled_width, mode)
     want = (rois.size(0), shape[1], pooled_height, pooled_width)
-    if tuple(grad.shape) != want:
+    if tuple(input.shape) != want:
         raise RuntimeError(f"npu_roi_alignbk: the gradient must have shape (rois, C, "
-                           f"pooled_height, pooled_width) = {want}, got {tuple(grad.shape)}")
+                           f"pooled_height, pooled_width) = {want}, got {tuple(input.shape)}")
 
     def compute(grads: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
         return _backward(grads, boxes, shape, float(spatial_scale), pooled_height,
                          pooled_width, sample_num, mode)
 
-    return without_derivative("npu_roi_alignbk", compute, grad, rois)
+    return without_derivative("npu_roi_alignbk", compute, input, rois)
 
 
 def _check(op: str, feature_shape: Sequence[int], rois: torch.Tensor, pooled_height: int,

@@ -1,8 +1,8 @@
-"""``torch_npu.npu_rotary_mul(self, r1, r2, rotary_mode='half', rotate=None)``: rotary position
+"""``torch_npu.npu_rotary_mul(input, r1, r2, rotary_mode='half', rotate=None)``: rotary position
 embedding, ``x * r1 + rotate(x) * r2`` (``r1`` = cos, ``r2`` = sin, broadcast to ``x``), computed
 in fp32. ``rotary_mode='half'``: ``rotate(x) = cat(-x2, x1)`` of the two halves of the last
 dimension; ``'interleave'``: pairs ``(x[2i], x[2i+1])`` become ``(-x[2i+1], x[2i])``; a ``rotate``
-matrix gives ``rotate(x) = x @ rotate``. Gradients for ``self``, ``r1`` and ``r2``
+matrix gives ``rotate(x) = x @ rotate``. Gradients for ``input``, ``r1`` and ``r2``
 (``npu_rotary_mul_backward``); torch_npu has no backward with ``rotate``."""
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ def _rotated(x: torch.Tensor, mode: str) -> torch.Tensor:
     raise RuntimeError(f"npu_rotary_mul: rotary_mode must be 'half' or 'interleave', got {mode!r}")
 
 
-def npu_rotary_mul(self: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor,
+def npu_rotary_mul(input: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor,
                    rotary_mode: str = "half",
                    rotate: Optional[torch.Tensor] = None) -> torch.Tensor:
-    if self.shape[-1] % 2:
-        raise RuntimeError(f"npu_rotary_mul: the last dimension ({self.shape[-1]}) must be even")
-    x = upcast(self)
+    if input.shape[-1] % 2:
+        raise RuntimeError(f"npu_rotary_mul: the last dimension ({input.shape[-1]}) must be even")
+    x = upcast(input)
     turned = torch.matmul(x, upcast(rotate)) if rotate is not None else _rotated(x, rotary_mode)
-    return store(x * upcast(r1) + turned * upcast(r2), self.dtype)
+    return store(x * upcast(r1) + turned * upcast(r2), input.dtype)

@@ -1,5 +1,5 @@
-"""``torch_npu.npu_silu(self)`` and ``npu_silu_(self)``: Swish, ``x * sigmoid(x)``, with its
-gradient (``npu_silu_backward``); the in-place form writes into ``self``."""
+"""``torch_npu.npu_silu(input)`` and ``npu_silu_(input)``: Swish, ``x * sigmoid(x)``, with its
+gradient (``npu_silu_backward``); the in-place form writes into ``input``."""
 from __future__ import annotations
 
 import torch
@@ -7,16 +7,16 @@ import torch
 from ._precision import store, store_into, upcast
 
 
-def npu_silu(self: torch.Tensor) -> torch.Tensor:
-    x = upcast(self)
-    return store(x * torch.sigmoid(x), self.dtype)
+def npu_silu(input: torch.Tensor) -> torch.Tensor:
+    x = upcast(input)
+    return store(x * torch.sigmoid(x), input.dtype)
 
 
-def npu_silu_(self: torch.Tensor) -> torch.Tensor:
-    if self.requires_grad and torch.is_grad_enabled():
+def npu_silu_(input: torch.Tensor) -> torch.Tensor:
+    if input.requires_grad and torch.is_grad_enabled():
         # Through autograd (on a copy of the values the backward reads), as torch's in-place
         # activations are.
-        return self.copy_(npu_silu(self.clone()))
-    x = upcast(self)
-    store_into(self, x * torch.sigmoid(x))
-    return self
+        return input.copy_(npu_silu(input.clone()))
+    x = upcast(input)
+    store_into(input, x * torch.sigmoid(x))
+    return input

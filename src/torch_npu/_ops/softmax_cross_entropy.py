@@ -1,8 +1,8 @@
-"""``torch_npu.npu_softmax_cross_entropy_with_logits(features, labels)``: per row of the 2-D
-``features`` ``[batch, classes]``, ``-sum(labels * log_softmax(features))``, in fp32 and stored
-in ``features``' dtype. Its gradient (``npu_softmax_cross_entropy_with_logits_backward``) is
-the NPU kernel's: ``softmax(features) - labels``, stored in ``features``' dtype, times the
-upstream gradient of the row; ``labels`` get none."""
+"""``torch_npu.npu_softmax_cross_entropy_with_logits(input, labels)``: per row of the 2-D
+features ``input`` ``[batch, classes]``, ``-sum(labels * log_softmax(input))``, in fp32 and
+stored in ``input``'s dtype. Its gradient (``npu_softmax_cross_entropy_with_logits_backward(grad,
+input, labels)``) is the NPU kernel's: ``softmax(input) - labels``, stored in ``input``'s dtype,
+times the upstream gradient of the row; ``labels`` get none."""
 from __future__ import annotations
 
 import torch
@@ -38,14 +38,14 @@ class _SoftmaxCrossEntropy(torch.autograd.Function):
         return npu_softmax_cross_entropy_with_logits_backward(grad, features, labels), None
 
 
-def npu_softmax_cross_entropy_with_logits(features: torch.Tensor,
+def npu_softmax_cross_entropy_with_logits(input: torch.Tensor,
                                           labels: torch.Tensor) -> torch.Tensor:
-    _check(features, labels)
-    return _SoftmaxCrossEntropy.apply(features, labels)
+    _check(input, labels)
+    return _SoftmaxCrossEntropy.apply(input, labels)
 
 
-def npu_softmax_cross_entropy_with_logits_backward(grad: torch.Tensor, features: torch.Tensor,
+def npu_softmax_cross_entropy_with_logits_backward(grad: torch.Tensor, input: torch.Tensor,
                                                    labels: torch.Tensor) -> torch.Tensor:
-    _check(features, labels)
+    _check(input, labels)
     with torch.no_grad():
-        return _backprop(features, labels) * grad.unsqueeze(-1)
+        return _backprop(input, labels) * grad.unsqueeze(-1)

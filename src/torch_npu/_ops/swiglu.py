@@ -1,5 +1,5 @@
-"""``torch_npu.npu_swiglu(self, dim=-1)``: SwiGLU, ``swish(A) * B = A * sigmoid(A) * B`` where
-``A`` and ``B`` are the first and second halves of ``self`` along ``dim``, computed in fp32, with
+"""``torch_npu.npu_swiglu(input, dim=-1)``: SwiGLU, ``swish(A) * B = A * sigmoid(A) * B`` where
+``A`` and ``B`` are the first and second halves of ``input`` along ``dim``, computed in fp32, with
 its gradient (``npu_swiglu_backward``)."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import torch
 from ._precision import store, upcast
 
 
-def npu_swiglu(self: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    if self.shape[dim] % 2:
-        raise RuntimeError(f"npu_swiglu: dimension {dim} of size {self.shape[dim]} is not even")
-    a, b = torch.chunk(upcast(self), 2, dim=dim)
-    return store(a * torch.sigmoid(a) * b, self.dtype)
+def npu_swiglu(input: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"npu_swiglu: dimension {dim} of size {input.shape[dim]} is not even")
+    a, b = torch.chunk(upcast(input), 2, dim=dim)
+    return store(a * torch.sigmoid(a) * b, input.dtype)

@@ -1,0 +1,225 @@
+"""Every torch_npu operator of the emulator takes its arguments under the names, in the order
+and with the defaults torch_npu 2.14 declares (its Python signatures, below): the first tensor
+is ``input`` in every custom schema (torch's code generator names ``self`` so), so
+``torch_npu.fast_gelu(input=x)`` works as on the NPU. Keyword calls give what positional ones
+give."""
+import inspect
+import re
+
+import pytest
+import torch
+
+from overlay_support.npu_op_checks import on_npu, randn, torch_npu
+
+# torch_npu 2.14's signatures (the first overload's where there are several).
+DECLARED = {
+    "_dropout_with_byte_mask": "Tensor input, float p",
+    "_dropout_with_byte_mask_backward": "Tensor grad_output, Tensor mask, float p",
+    "_npu_dropout": "Tensor input, float p",
+    "dropout_with_byte_mask": "Tensor input, float p, bool train",
+    "fast_gelu": "Tensor input",
+    "get_npu_format": "Tensor input",
+    "get_storage_size": "Tensor input",
+    "npu_alloc_float_status": "Tensor input",
+    "npu_apply_adam": "Scalar beta1_power, Scalar beta2_power, Scalar lr, Scalar beta1, "
+                      "Scalar beta2, Scalar epsilon, Tensor grad, bool? use_locking, "
+                      "bool? use_nesterov",
+    "npu_apply_adam_w": "Scalar beta1_power, Scalar beta2_power, Scalar lr, "
+                        "Scalar weight_decay, Scalar beta1, Scalar beta2, Scalar epsilon, "
+                        "Tensor grad, Tensor? max_grad_norm, bool? amsgrad, bool? maximize",
+    "npu_batch_nms": "Tensor input, Tensor scores, float score_threshold, float iou_threshold, "
+                     "int max_size_per_class, int max_total_size, "
+                     "bool change_coordinate_frame=False, bool transpose_box=False",
+    "npu_bert_apply_adam": "Scalar lr, Scalar beta1, Scalar beta2, Scalar epsilon, Tensor grad, "
+                           "Scalar max_grad_norm, Scalar global_grad_norm, "
+                           "Scalar weight_decay, Scalar? step_size=None, int adam_mode=0",
+    "npu_bmmV2": "Tensor input, Tensor mat2, int[] output_sizes",
+    "npu_bounding_box_decode": "Tensor rois, Tensor deltas, float means0, float means1, "
+                               "float means2, float means3, float stds0, float stds1, "
+                               "float stds2, float stds3, int[1] max_shape, "
+                               "float wh_ratio_clip",
+    "npu_bounding_box_encode": "Tensor anchor_box, Tensor ground_truth_box, float means0, "
+                               "float means1, float means2, float means3, float stds0, "
+                               "float stds1, float stds2, float stds3",
+    "npu_change_data_ptr": "Tensor dst, Tensor src, int index",
+    "npu_ciou": "Tensor input, Tensor gtboxes, bool trans=False, bool is_cross=True, int mode=0, "
+                "bool atan_sub_flag=False",
+    "npu_ciou_backward": "Tensor grad, Tensor bboxes, Tensor gtboxes, Tensor? atan_sub, "
+                         "bool trans=False, bool is_cross=True, int mode=0",
+    "npu_clear_float_status": "Tensor input, int mode=0",
+    "npu_confusion_transpose": "Tensor input, int[] perm, int[] shape, bool transpose_first",
+    "npu_deformable_conv2d": "Tensor input, Tensor weight, Tensor offset, Tensor? bias, "
+                             "int[2] kernel_size, int[] stride, int[] padding, "
+                             "int[4] dilation=[1,1,1,1], int groups=1, int deformable_groups=1, "
+                             "bool modulated=True",
+    "npu_deformable_conv2dbk": "Tensor input, Tensor grad_output, Tensor offset_out, "
+                               "Tensor weight, Tensor offset, int[2] kernel_size, int[] stride, "
+                               "int[] padding, int[4] dilation=[1,1,1,1], int groups=1, "
+                               "int deformable_groups=1, bool modulated=True",
+    "npu_diou": "Tensor input, Tensor gtboxes, bool trans=False, bool is_cross=False, int mode=0",
+    "npu_diou_backward": "Tensor grad, Tensor bboxes, Tensor gtboxes, bool trans=False, "
+                         "bool is_cross=False, int mode=0",
+    "npu_dropout_backward": "Tensor grad_output, Tensor mask, float p",
+    "npu_dropout_do_mask": "Tensor input, Tensor mask, float p",
+    "npu_dropout_gen_mask": "int[] size, float p, *, ScalarType? dtype=None, "
+                            "Layout? layout=None, Device? device=None, bool? pin_memory=None",
+    "npu_dropout_with_add_softmax": "Tensor input, Tensor x1, Scalar alpha, float prob, int dim",
+    "npu_fast_gelu": "Tensor input",
+    "npu_format_cast": "Tensor input, int acl_format, *, int? customize_dtype=None, "
+                       "int? input_dtype=None",
+    "npu_format_cast_": "Tensor(a!) input, int acl_format, *, int? customize_dtype=None, "
+                        "int? input_dtype=None",
+    "npu_fusion_attention": "Tensor query, Tensor key, Tensor value, int head_num, "
+                            "str input_layout, Tensor? pse=None, Tensor? padding_mask=None, "
+                            "Tensor? atten_mask=None, float scale=1., float keep_prob=1., "
+                            "int pre_tockens=2147483647, int next_tockens=2147483647, "
+                            "int inner_precise=0, int[]? prefix=None, "
+                            "int[]? actual_seq_qlen=None, int[]? actual_seq_kvlen=None, "
+                            "int sparse_mode=0, bool gen_mask_parallel=True, bool sync=False, "
+                            "str softmax_layout=\"\", Tensor? sink=None, "
+                            "Tensor? dropout_mask=None, int seed=0, int offset=0",
+    "npu_gelu": "Tensor input, *, str approximate='none'",
+    "npu_get_float_status": "Tensor input, int mode=0",
+    "npu_giou": "Tensor input, Tensor gtboxes, bool trans=False, bool is_cross=False, int mode=0",
+    "npu_giou_backward": "Tensor grad, Tensor bboxes, Tensor gtboxes, bool trans=False, "
+                         "bool is_cross=False, int mode=0",
+    "npu_indexing": "Tensor input, int[] begin, int[] end, int[] strides, int begin_mask=0, "
+                    "int end_mask=0, int ellipsis_mask=0, int new_axis_mask=0, "
+                    "int shrink_axis_mask=0",
+    "npu_iou": "Tensor bboxes, Tensor gtboxes, int mode=0",
+    "npu_layer_norm_eval": "Tensor input, int[] normalized_shape, Tensor? weight=None, "
+                           "Tensor? bias=None, float eps=1e-05",
+    "npu_linear": "Tensor input, Tensor weight, Tensor? bias=None",
+    "npu_max": "Tensor input, int dim, bool keepdim=False",
+    "npu_mish": "Tensor input",
+    "npu_mish_backward": "Tensor grad, Tensor input",
+    "npu_nms_with_mask": "Tensor input, Scalar iou_threshold",
+    "npu_one_hot": "Tensor input, int num_classes=-1, int depth=1, Scalar on_value=1, "
+                   "Scalar off_value=0",
+    "npu_pad": "Tensor input, int[] paddings",
+    "npu_ps_roi_pooling": "Tensor input, Tensor rois, float spatial_scale, int group_size, "
+                          "int output_dim",
+    "npu_ps_roi_pooling_backward": "Tensor output_grad, Tensor rois, float spatial_scale, "
+                                   "int group_size, int output_dim, SymInt[] input_size",
+    "npu_ptiou": "Tensor bboxes, Tensor gtboxes, int mode=0",
+    "npu_random_choice_with_mask": "Tensor x, int count=256, int seed=0, int seed2=0",
+    "npu_rms_norm": "Tensor input, Tensor gamma, float epsilon=1e-06",
+    "npu_roi_align": "Tensor input, Tensor rois, float spatial_scale, int pooled_height, "
+                     "int pooled_width, int sample_num, int roi_end_mode",
+    "npu_roi_alignbk": "Tensor input, Tensor rois, int[] xdiff_shape, int pooled_width, "
+                       "int pooled_height, float spatial_scale, int sample_num, "
+                       "int? roi_end_mode=None",
+    "npu_rotary_mul": "Tensor input, Tensor r1, Tensor r2, str rotary_mode='half', "
+                      "Tensor? rotate=None",
+    "npu_scaled_masked_softmax": "Tensor x, Tensor mask, Scalar scale=1, "
+                                 "bool fixed_triu_mask=False",
+    "npu_silu": "Tensor input",
+    "npu_silu_": "Tensor(a!) input",
+    "npu_softmax_cross_entropy_with_logits": "Tensor input, Tensor labels",
+    "npu_softmax_cross_entropy_with_logits_backward": "Tensor grad, Tensor input, Tensor labels",
+    "npu_swiglu": "Tensor input, int dim=-1",
+}
+# Keyword-only arguments the emulator adds past the declared ones: the out= variants
+# (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.
+EXTRA = {"npu_indexing": {"out"}, "npu_apply_adam": {"out"}, "npu_apply_adam_w": {"out"},
+         "npu_bert_apply_adam": {"out"}, "npu_format_cast": {"dst"},
+         "npu_format_cast_": {"src"}}
+# Overloads under one name: the target format may be a tensor, so it is optional here.
+OPTIONAL = {"npu_format_cast": {"acl_format"}, "npu_format_cast_": {"acl_format"}}
+
+
+def declared(text):
+    """[(name, has a default, keyword-only)] of a torch_npu signature."""
+    params, keyword_only = [], False
+    for part in re.split(r",\s*(?![^\[]*\])", text):
+        if part.strip() == "*":
+            keyword_only = True
+            continue
+        name = part.strip().split(" ")[-1]
+        params.append((name.split("=")[0], "=" in name, keyword_only))
+    return params
+
+
+def emulated(fn, name):
+    params = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or p.name in EXTRA.get(name, ()):
+            continue
+        has_default = p.default is not p.empty and p.name not in OPTIONAL.get(name, ())
+        params.append((p.name, has_default, p.kind == p.KEYWORD_ONLY))
+    return params
+
+
+def test_every_operator_is_declared_here():
+    names = set(torch_npu._ops.OPERATORS) - {"npu_dropout"}  # torch_npu 1.x's alias
+    assert names <= set(DECLARED), sorted(names - set(DECLARED))
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_signature_is_torch_npus(name):
+    assert emulated(getattr(torch_npu, name), name) == declared(DECLARED[name])
+
+
+@pytest.mark.parametrize("name", ["npu_bert_apply_adam", "npu_one_hot", "npu_fusion_attention",
+                                  "npu_layer_norm_eval", "npu_rms_norm", "npu_roi_alignbk",
+                                  "npu_deformable_conv2d", "npu_ciou", "npu_scaled_masked_softmax"])
+def test_defaults_are_torch_npus(name):
+    values = {"None": None, "True": True, "False": False, "1.": 1.0, "\"\"": "",
+              "[1,1,1,1]": [1, 1, 1, 1], "'none'": "none", "'half'": "half"}
+    signature = inspect.signature(getattr(torch_npu, name)).parameters
+    for part in re.split(r",\s*(?![^\[]*\])", DECLARED[name]):
+        if "=" in part:
+            param, text = part.strip().split(" ")[-1].split("=")
+            want = values[text] if text in values else float(text) if "." in text or "e" in \
+                text else int(text)
+            got = signature[param].default
+            got = list(got) if isinstance(got, tuple) else got
+            assert got == want and type(got) in (type(want), int), (param, got, want)
+
+
+def test_the_first_tensor_is_input():
+    x = on_npu(randn(3, 8, seed=1, scale=2))
+    same = torch.equal
+    assert same(torch_npu.fast_gelu(input=x).cpu(), torch_npu.fast_gelu(x).cpu())
+    assert same(torch_npu.npu_silu(input=x).cpu(), torch_npu.npu_silu(x).cpu())
+    assert same(torch_npu.npu_mish(input=x).cpu(), torch_npu.npu_mish(x).cpu())
+    assert same(torch_npu.npu_swiglu(input=x, dim=-1).cpu(), torch_npu.npu_swiglu(x).cpu())
+    values, indices = torch_npu.npu_max(input=x, dim=1, keepdim=True)
+    assert same(values.cpu(), x.cpu().max(1, keepdim=True)[0]) and indices.dtype == torch.int32
+    t = torch_npu.npu_confusion_transpose(input=x, perm=[1, 0], shape=[3, 8],
+                                          transpose_first=False)
+    assert same(t.cpu(), x.cpu().t())
+    a, b = on_npu(randn(2, 3, 4, seed=2)), on_npu(randn(2, 4, 5, seed=3))
+    assert same(torch_npu.npu_bmmV2(input=a, mat2=b, output_sizes=[]).cpu(),
+                torch_npu.npu_bmmV2(a, b, []).cpu())
+    gamma = on_npu(randn(8, seed=4))
+    y, rstd = torch_npu.npu_rms_norm(input=x, gamma=gamma, epsilon=1e-6)
+    assert same(y.cpu(), torch_npu.npu_rms_norm(x, gamma)[0].cpu())
+    r1, r2 = on_npu(randn(1, 8, seed=5)), on_npu(randn(1, 8, seed=6))
+    assert same(torch_npu.npu_rotary_mul(input=x, r1=r1, r2=r2, rotary_mode="half").cpu(),
+                torch_npu.npu_rotary_mul(x, r1, r2).cpu())
+    sliced = torch_npu.npu_indexing(input=x, begin=[0, 1], end=[2, 7], strides=[1, 3])
+    assert same(sliced.cpu(), x.cpu()[0:2, 1:7:3])
+    assert torch_npu.get_npu_format(input=x) == 2 and torch_npu.get_storage_size(input=x) == 24
+    assert torch_npu.get_npu_format(torch_npu.npu_format_cast(input=x, acl_format=29)) == 29
+
+
+def test_npu_indexing_writes_out():
+    x = on_npu(randn(4, 6, seed=7))
+    out = on_npu(torch.zeros(1))
+    assert torch_npu.npu_indexing(x, [1, 0], [4, 6], [2, 2], out=out) is out
+    assert torch.equal(out.cpu(), x.cpu()[1:4:2, 0:6:2])
+
+
+def test_npu_max_takes_a_dimension_name():
+    # torch_npu 1.x's npu_max.names_dim; torch 2.x's Tensor may have no names any more.
+    x = randn(2, 3, 4, seed=8)
+    named = on_npu(x)
+    if not hasattr(named, "names"):
+        pytest.skip("this torch has no named tensors")
+    named.names = ("N", "C", "H")
+    values, indices = torch_npu.npu_max(named, "H")
+    assert torch.equal(values.rename(None).cpu(), x.max(2)[0])
+    assert torch.equal(indices.rename(None).cpu(), x.max(2)[1].int())
+    with pytest.raises(RuntimeError, match="Name 'W' not found"):
+        torch_npu.npu_max(named, "W")
