@@ -1,6 +1,8 @@
 """torch_npu.contrib.function's npu_fast_condition_index_put (mmdetection's max-IoU assigner in
-Ascend's Cascade Mask R-CNN) and the deprecated contrib npu_iou (Ascend's SSD port matches
-boxes with priors through it), on the emulated NPU."""
+Ascend's Cascade Mask R-CNN), the deprecated contrib npu_iou (Ascend's SSD port matches boxes
+with priors through it) and the deprecated npu_giou / npu_diou / npu_ciou fronts of YOLO's box
+losses (against their formulas), on the emulated NPU."""
+import math
 import warnings
 
 import pytest
@@ -91,3 +93,77 @@ def test_contrib_names_its_functions_and_modules_itself():
 
     assert contrib.npu_fast_condition_index_put is npu_fast_condition_index_put
     assert contrib.npu_iou is nF.npu_iou and contrib.ROIAlign is contrib.module.ROIAlign
+    for name in contrib.__all__:  # `from torch_npu.contrib import *` finds every name
+        assert getattr(contrib, name) is not None, name
+    for name in ("npu_giou", "npu_diou", "npu_ciou", "fuse_add_softmax_dropout",
+                 "npu_fused_attention", "npu_fused_attention_with_layernorm"):
+        assert getattr(contrib, name) is getattr(nF, name), name
+
+
+def _xywh_terms(boxes, truth):
+    """Corners, IoU and the enclosing box of paired (4, n) xywh boxes, written out."""
+    def corners(b):
+        return b[0] - b[2] / 2, b[1] - b[3] / 2, b[0] + b[2] / 2, b[1] + b[3] / 2
+
+    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = corners(boxes), corners(truth)
+    inter = ((torch.min(ax2, bx2) - torch.max(ax1, bx1)).clamp(min=0)
+             * (torch.min(ay2, by2) - torch.max(ay1, by1)).clamp(min=0))
+    union = boxes[2] * boxes[3] + truth[2] * truth[3] - inter
+    cw, ch = torch.max(ax2, bx2) - torch.min(ax1, bx1), torch.max(ay2, by2) - torch.min(ay1, by1)
+    return inter / union, union, cw, ch
+
+
+def _xywh_pairs(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    centres, sizes = torch.rand(2, n, generator=g) * 10, torch.rand(2, n, generator=g) * 6 + 1
+    return torch.cat([centres, sizes])
+
+
+def test_contrib_giou_takes_rows_of_boxes_and_gives_one_column():
+    boxes, truth = _xywh_pairs(7, 5), _xywh_pairs(7, 6)
+    iou, union, cw, ch = _xywh_terms(boxes, truth)
+    want = (iou - (cw * ch - union) / (cw * ch))[:, None]
+    rows = on_npu(boxes.t().contiguous(), grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = nF.npu_giou(rows, on_npu(truth.t().contiguous()))
+    assert any("torch_npu.contrib.npu_giou is deprecated" in str(w.message) for w in caught)
+    assert got.shape == (7, 1) and got.device.type == "npu"
+    torch.testing.assert_close(got.detach().cpu(), want, rtol=1e-5, atol=1e-5)
+    got.sum().backward()
+    assert rows.grad.shape == (7, 4) and rows.grad.abs().sum() > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        columns = nF.npu_giou(on_npu(boxes), on_npu(truth), is_permuted=False)
+        torch.testing.assert_close(columns.cpu(), want, rtol=1e-5, atol=1e-5)
+        halves = nF.npu_giou(on_npu(boxes.t().half()), on_npu(truth.t().half()))
+        assert halves.dtype == torch.float32  # taken as fp32, as torch_npu's front does
+        with pytest.raises(ValueError, match="boxes1.shape == boxes2.shape"):
+            nF.npu_giou(on_npu(boxes.t()), on_npu(truth.t()[:3]))
+
+
+def test_contrib_diou_and_ciou_are_the_operators_on_columns_of_boxes():
+    boxes, truth = _xywh_pairs(9, 7), _xywh_pairs(9, 8)
+    iou, _, cw, ch = _xywh_terms(boxes, truth)
+    rho2 = (boxes[0] - truth[0]) ** 2 + (boxes[1] - truth[1]) ** 2
+    diou = iou - rho2 / (cw ** 2 + ch ** 2)
+    v = 4 / math.pi ** 2 * (torch.atan(truth[2] / truth[3]) - torch.atan(boxes[2] / boxes[3])) ** 2
+    ciou = diou - v / (v - iou + 1) * v
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        leaf = on_npu(boxes, grad=True)
+        got_diou = nF.npu_diou(leaf, on_npu(truth))
+        got_ciou = nF.npu_ciou(on_npu(boxes), on_npu(truth))
+    texts = [str(w.message) for w in caught]
+    assert any("contrib.function.npu_diou is deprecated" in t for t in texts), texts
+    assert any("contrib.function.npu_ciou is deprecated" in t for t in texts), texts
+    assert got_diou.shape == got_ciou.shape == (1, 9)
+    torch.testing.assert_close(got_diou.detach().cpu(), diou[None], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got_ciou.cpu(), ciou[None], rtol=1e-5, atol=1e-5)
+    got_diou.sum().backward()
+    assert leaf.grad.shape == (4, 9) and leaf.grad.abs().sum() > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        crossed = nF.npu_diou(on_npu(boxes), on_npu(truth[:, :4]), True, True, 0)
+    assert torch.equal(crossed.cpu(),
+                       torch_npu.npu_diou(on_npu(boxes), on_npu(truth[:, :4]), True, True).cpu())
