@@ -258,6 +258,10 @@ def test_custom_fwd_and_bwd():
     out = Plain.apply(a, w)  # outside autocast: no-ops
     out.sum().backward()
     assert out.dtype == torch.float32 and seen["plain_backward"] == (False, torch.float16)
+    if TORCH2:  # torch_npu 2.x points to torch.amp's decorators
+        with pytest.warns(FutureWarning, match=r"torch\.amp\.custom_fwd\(args\.\.\., "
+                                               r"device_type='npu'\)"):
+            custom_fwd(lambda ctx, x: x)
 
 
 # --- GradScaler --------------------------------------------------------------------------------
