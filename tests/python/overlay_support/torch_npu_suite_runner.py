@@ -1,5 +1,7 @@
 """Runs test files of Huawei's torch_npu (github.com/Ascend/pytorch) against the emulator, as
-``python test_x.py`` runs them on an NPU: ``import torch_npu``, then unittest over the file.
+``python test_x.py`` runs them on an NPU: each file runs as ``__main__``, so its own guard decides
+what runs (some run only on the chip they name), and the ``unittest.main`` its ``run_tests()``
+reaches runs the file's tests here, recording each outcome.
 
     python torch_npu_suite_runner.py HUAWEI_DIR TEST_FILE [--exclude TEST_ID ...]
 
@@ -9,12 +11,12 @@ HUAWEI_DIR holds what the tests take from Huawei's tree besides the emulator: it
 ``torch_npu`` as extra package directories, so a name the emulator itself has always wins and
 nothing else of Huawei's torch_npu is visible. Each TEST_FILE runs from its own directory (tests
 read data beside them). Prints one JSON line: {test id: [outcome, message]}, outcome ok, fail,
-error, skip or excluded (a TEST_ID given with --exclude, not run); a file that cannot be imported
-is one error under its own name.
+error, skip or excluded (a TEST_ID given with --exclude, not run); a file that cannot be run is
+one error under its own name, and one whose ``__main__`` ran no tests one skip.
 """
-import importlib.util
 import json
 import os
+import runpy
 import sys
 import traceback
 import unittest
@@ -29,20 +31,17 @@ def graft(huawei_dir):
     torch_npu.utils.__path__.append(os.path.join(huawei_dir, "torch_npu", "utils"))
 
 
-def load(path):
-    name = os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def test_id(test):
+    """``<file stem>.<class>.<test>``: the file runs as __main__, which its ids would name."""
+    return test.id().replace("__main__.", Recorder.stem + ".", 1)
 
 
 class Recorder(unittest.TextTestResult):
     results = {}
+    stem = ""
 
     def _put(self, test, outcome, message):
-        Recorder.results[test.id()] = [outcome, message]
+        Recorder.results[test_id(test)] = [outcome, message]
 
     def addSuccess(self, test):
         super().addSuccess(test)
@@ -75,11 +74,28 @@ def without(suite, excluded):
     for test in suite:
         if isinstance(test, unittest.TestSuite):
             kept.addTest(without(test, excluded))
-        elif test.id() in excluded:
-            Recorder.results[test.id()] = ["excluded", ""]
+        elif test_id(test) in excluded:
+            Recorder.results[test_id(test)] = ["excluded", ""]
         else:
             kept.addTest(test)
     return kept
+
+
+class FileRun:
+    """``unittest.main`` while a file runs: its tests, less the excluded ones, recorded."""
+
+    def __init__(self, excluded):
+        self.excluded = excluded
+        self.ran = False
+
+    def __call__(self, module="__main__", *args, **kwargs):
+        self.ran = True
+        if isinstance(module, str):
+            module = sys.modules[module]
+        suite = without(unittest.defaultTestLoader.loadTestsFromModule(module), self.excluded)
+        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=2,
+                                         resultclass=Recorder).run(suite)
+        return type("Ran", (), {"result": result})()
 
 
 def main(argv):
@@ -96,13 +112,18 @@ def main(argv):
         os.chdir(os.path.dirname(path))
         sys.path.insert(0, os.path.dirname(path))
         sys.argv = [path]
+        run = unittest.main = FileRun(excluded)
+        name = os.path.basename(path)
+        Recorder.stem = os.path.splitext(name)[0]
         try:
-            module = load(path)
-        except BaseException:  # noqa: B902 - an import that fails is the file's one result
-            Recorder.results[os.path.basename(path)] = ["error", traceback.format_exc()[-3000:]]
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit:
+            pass
+        except BaseException:  # noqa: B902 - a file that fails to run is its one result
+            Recorder.results[name] = ["error", traceback.format_exc()[-3000:]]
             continue
-        suite = without(unittest.defaultTestLoader.loadTestsFromModule(module), excluded)
-        unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=Recorder).run(suite)
+        if not run.ran:
+            Recorder.results[name] = ["skip", "its __main__ runs no tests on this chip"]
     sys.stdout.flush()
     print(json.dumps(Recorder.results))
 
