@@ -50,7 +50,8 @@ def test_fractal_nz_allocates_the_npus_storage(shape, dtype, c0):
 
 
 @pytest.mark.parametrize("shape, elements", [
-    ((2, 3, 4, 4), 2 * 16 * 4 * 4), ((3, 4, 5), 16 * 4 * 5), ((20,), 32), ((2, 33, 1, 2), 2 * 48 * 2),
+    ((2, 3, 4, 4), 2 * 16 * 4 * 4), ((3, 4, 5), 16 * 4 * 5), ((20,), 32),
+    ((2, 33, 1, 2), 2 * 48 * 2),
 ])
 def test_nc1hwc0_pads_the_channels(shape, elements):
     x = randn(*shape, seed=2)
