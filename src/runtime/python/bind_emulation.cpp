@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backend/device.h"
+#include "backend/float_ops.h"
 #include "backend/half_max_pool.h"
 #include "backend/half_ops.h"
 #include "exec/error.h"
@@ -132,6 +133,35 @@ PyObject* max_pool2d_half(PyObject*, PyObject* args) {
   });
 }
 
+PyObject* has_nonfinite_float(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0;
+  std::size_t n = 0;
+  if (!PyArg_ParseTuple(args, "O&O&:has_nonfinite_float", to_address, &src, to_size, &n)) return nullptr;
+  return guarded([&] {
+    bool found = false;
+    {
+      GilRelease unlocked;
+      found = rt::has_nonfinite_float(ptr<const float>(src), n);
+    }
+    return PyBool_FromLong(found);
+  });
+}
+
+PyObject* saturate_float(PyObject*, PyObject* args) {
+  std::uintptr_t dst = 0;
+  std::size_t n = 0;
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&|i:saturate_float", to_address, &dst, to_size, &n, &index)) return nullptr;
+  return guarded([&] {
+    bool changed = false;
+    {
+      GilRelease unlocked;
+      changed = rt::saturate_float(ptr<float>(dst), n);
+    }
+    return reported(index, changed);
+  });
+}
+
 }  // namespace
 
 PyMethodDef kEmulationMethods[] = {
@@ -165,6 +195,12 @@ PyMethodDef kEmulationMethods[] = {
      "out_h, out_w, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, "
      "dilation_w, device=0) -> bool: torch's contiguous max_pool2d_with_indices on the exact "
      "values, stored saturating; True (and the status raised) for a stored NaN or inf"},
+    {"has_nonfinite_float", has_nonfinite_float, METH_VARARGS,
+     "has_nonfinite_float(src_fp32_addr, n) -> bool: whether the values hold an inf or a NaN "
+     "(nothing is written)"},
+    {"saturate_float", saturate_float, METH_VARARGS,
+     "saturate_float(dst_fp32_addr, n, device=0) -> bool: in place, inf stored as +-FLT_MAX and "
+     "NaN as +0; True (and the device float status raised) if there were any"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace apexnpu::py
