@@ -480,15 +480,25 @@ def saturating_then_clean_step(model, opt, scaler, x, y):
         assert stepped is not saturate
 
 
-def test_the_scale_never_grows_to_inf():
-    p = nn.Parameter(npu(3))
-    opt = torch.optim.SGD([p], lr=0.1)
-    top = float(torch.finfo(torch.float32).max) / 1.5
-    scaler = GradScaler(init_scale=top, growth_interval=1)
-    scaler.scale((p * 0.0).sum()).backward()  # zero gradients: a clean step
-    scaler.step(opt)
-    scaler.update()
-    assert scaler.get_scale() == pytest.approx(top, rel=1e-6)
+@pytest.mark.parametrize("inf_nan", [False, True])
+def test_the_scale_never_grows_to_inf(inf_nan):
+    """torch_npu grows the scale only to a finite product. In INF/NAN mode the product past
+    FLT_MAX is inf, so the scale stays; a 910 saturates the fp32 product to FLT_MAX (raising the
+    float status), which is finite, so the scale becomes FLT_MAX, as on that chip."""
+    previous = overflow_mode.select(inf_nan)
+    try:
+        p = nn.Parameter(npu(3))
+        opt = torch.optim.SGD([p], lr=0.1)
+        top = float(torch.finfo(torch.float32).max) / 1.5
+        scaler = GradScaler(init_scale=top, growth_interval=1)
+        scaler.scale((p * 0.0).sum()).backward()  # zero gradients: a clean step
+        scaler.step(opt)
+        scaler.update()
+    finally:
+        overflow_mode.select(previous)
+        float_status.clear()
+    expected = top if inf_nan else float(torch.finfo(torch.float32).max)
+    assert scaler.get_scale() == pytest.approx(expected, rel=1e-6)
     assert scaler._get_growth_tracker() == 0
 
 

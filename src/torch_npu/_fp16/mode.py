@@ -6,7 +6,9 @@ rounded back to fp16 with NPU saturation (see ``saturation``), as an NPU's fp32 
 would: ``general_path`` does it, ``fast_path`` gives the same bits at less cost, and
 ``emulation_path`` says which runs. bf16 operations on an NPU run the general path too (fp32,
 rounded once) when the chip has bf16 (``soc``, a 910B); on a 910 they are refused, as the chip
-refuses them, except copies that only move bf16 data. Host bf16 operations stay CPU torch's. In-place and ``out=`` operations write back into the
+refuses them, except copies that only move bf16 data. Host bf16 operations stay CPU torch's.
+fp32 results of NPU operations are stored as the chip does too (``fp32_saturation``): on a 910 in
+saturation mode an overflow is stored as ±FLT_MAX and raises the float status. In-place and ``out=`` operations write back into the
 original fp16 tensors. View and metadata operations run unchanged so that aliasing is kept. The
 mode sees the backward pass too, because autograd dispatches its backward operations through
 the same stack. New outputs of NPU operations are contiguous, as torch_npu's
@@ -24,7 +26,7 @@ from torch.utils._pytree import tree_flatten
 
 from .._device import (contiguous_outputs, foreach_split, formats, generators, host_allocator,
                        placement, soc, torch_made)
-from . import fast_path, general_path, npu_kernels, op_schema
+from . import fast_path, fp32_saturation, general_path, npu_kernels, op_schema, overflow_mode
 from . import path as emulation_path
 
 try:  # torch >= 1.13
@@ -93,10 +95,12 @@ class EmulatedNpuMode(TorchDispatchMode):
         out = None
         if npu is not None and func in npu_kernels.OPS:
             (args, kwargs), out = npu_kernels.npu_call(func, args, kwargs)
+        plain = False  # the op ran as CPU torch runs it, in fp32 where its data is fp32
         if out is not None:
-            pass
+            plain = not unchanged
         elif unchanged or not (kinds & HALF or npu_bf16):
             out = func(*args, **kwargs)
+            plain = not unchanged
         elif npu_bf16 or not fast:
             out = general_path.run_in_fp32(func, args, kwargs)
         else:
@@ -108,6 +112,8 @@ class EmulatedNpuMode(TorchDispatchMode):
             out = contiguous_outputs.made_contiguous(out, kwargs)
         outputs = fast_path.output_leaves(out) if fast else tree_flatten(out)[0]
         placement.put_outputs(outputs, leaves, npu)
+        if plain and not overflow_mode.inf_nan():
+            fp32_saturation.saturate(func, args, kwargs, outputs, leaves)
         if getattr(func, "overloadpacket", None) in formats.INHERITING_OPS and args \
                 and placement.npu_of(out) is not None:
             formats.inherit(args[0], out)  # the NPU makes these in the input's format
