@@ -4,15 +4,22 @@ and defaults, and their fused gradient clipping (``clip_grad_norm_fused_``), wit
 Each optimizer takes 10 steps over parameters of several shapes on ``npu:0`` (given gradients,
 so only the optimizer is compared) against torch.optim's class or, where torch has none (AdamP,
 BertAdam, LAMB, RMSpropTF), a per-parameter reference written from the published algorithm
-(``overlay_support/reference_optimizers.py``), run on the host in fp32:
-- fp32 parameters: within rtol 1e-5, atol 1e-6 (fused kernels sum and multiply in another order);
-- fp16 parameters: the reference runs in fp32 on the same fp16 values and its parameters and
-  state are rounded to fp16 after every step, as the NPU stores them; within rtol/atol 2e-3 (two
-  fp32 values a few ulp apart may round to neighbouring fp16 values, 2^-10 apart).
+(``overlay_support/reference_optimizers.py``):
+- fp32 parameters: the reference on the host, within rtol 1e-5, atol 1e-6 (fused kernels sum
+  and multiply in another order);
+- fp16 parameters: torch_npu's fused optimizers compute in fp16 operations (each result stored
+  as fp16 by the NPU), as torch.optim does on fp16 NPU parameters; the reference runs per
+  parameter on the same fp16 NPU values, within rtol/atol 2e-3 (the reference rules order some
+  operations differently: results a rounding or two apart, fp16's steps 2^-10 apart near 1).
+  ``test_fp16_steps_round_every_operation_as_torch_npus`` shows the difference from an fp32
+  computation: an eps below fp16's range vanishes, as on the NPU. BertAdam is one NPU operator
+  (npu_bert_apply_adam, fp32 inside): its reference runs in fp32 on the host, its parameters and
+  state rounded to fp16 after every step, as the operator stores them.
 Both step paths run: torch operations (``APEXNPU_OPTIM_PATH=torch``) and the compiled runtime's
 fused kernels (``torch_npu._apexnpu``, built from this checkout with $APEXNPU_BINARY; skipped
-without it). A state_dict saved after 5 steps and loaded into a new optimizer continues bit for
-bit like training straight through.
+without it), which step the fp32 buckets (fp16 ones take torch operations either way). A
+state_dict saved after 5 steps and loaded into a new optimizer continues bit for bit like
+training straight through.
 """
 import copy
 import inspect
@@ -84,6 +91,10 @@ CASES = {
 }
 
 
+# Fused optimizers whose step is one NPU operator (fp32 inside) rather than fp16 operations.
+ONE_OPERATOR = {"NpuFusedBertAdam"}
+
+
 def start_values(seed=0):
     g = torch.Generator().manual_seed(seed)
     return [torch.randn(s, generator=g) for s in SHAPES]
@@ -105,18 +116,6 @@ def reference_kwargs(kwargs, extra):
     return kwargs
 
 
-def round_to_fp16(opt):
-    """The NPU stores fp16 parameters and their state: round the reference's after a step."""
-    with torch.no_grad():
-        for group in opt.param_groups:
-            for p in group["params"]:
-                p.copy_(p.half().float())
-                for value in opt.state[p].values():
-                    if isinstance(value, torch.Tensor) and value.is_floating_point() and \
-                            value.dim() > 0:
-                        value.copy_(value.half().float())
-
-
 def run_fused(case, dtype, steps=STEPS, first=0, params=None, opt=None):
     cls_name, _, kwargs, _ = CASES[case]
     if params is None:
@@ -134,15 +133,32 @@ def run_fused(case, dtype, steps=STEPS, first=0, params=None, opt=None):
     return params, opt
 
 
+def round_to_fp16(opt):
+    """An NPU operator stores fp16 parameters and state: round the reference's after a step."""
+    with torch.no_grad():
+        for group in opt.param_groups:
+            for p in group["params"]:
+                p.copy_(p.half().float())
+                for value in opt.state[p].values():
+                    if isinstance(value, torch.Tensor) and value.is_floating_point() and \
+                            value.dim() > 0:
+                        value.copy_(value.half().float())
+
+
 def run_reference(case, dtype, steps=STEPS):
-    _, ref_cls, kwargs, extra = CASES[case]
-    params = [torch.nn.Parameter(v.to(dtype).float()) for v in start_values()]
+    """fp32: on the host; fp16: per parameter on the same fp16 NPU values (the NPU rounds each
+    of its fp16 operations as it rounds the fused optimizer's), or, for a rule that is one NPU
+    operator, in fp32 on the host rounded to fp16 after every step."""
+    cls_name, ref_cls, kwargs, extra = CASES[case]
+    on_npu = dtype == torch.float16 and cls_name not in ONE_OPERATOR
+    params = [torch.nn.Parameter(v.to(dtype).npu() if on_npu else v.to(dtype).float())
+              for v in start_values()]
     opt = ref_cls(params, **reference_kwargs(kwargs, extra))
     for step in range(steps):
         for p, g in zip(params, grads_of_step(step)):
-            p.grad = g.to(dtype).float()
+            p.grad = g.to(dtype).npu() if on_npu else g.to(dtype).float()
         opt.step()
-        if dtype == torch.float16:
+        if dtype == torch.float16 and not on_npu:
             round_to_fp16(opt)
     return params
 
@@ -158,12 +174,13 @@ def test_matches_reference(case, dtype, kernel_path):
     want = run_reference(case, dtype)
     for i, (p, q) in enumerate(zip(got, want)):
         assert p.device.type == "npu" and p.dtype == dtype
-        torch.testing.assert_close(p.detach().cpu().float(), q.detach(),
+        torch.testing.assert_close(p.detach().cpu().float(), q.detach().cpu().float(),
                                    **(FP16 if dtype == torch.float16 else FP32),
                                    msg=lambda m: f"parameter {i}: {m}")
-    # The runtime path ran the runtime's kernels (BertAdam's warmup_poly has none).
+    # The runtime path ran the runtime's kernels on fp32 (BertAdam's warmup_poly has none).
     kernels = [b.kernel is not None for b in opt._buckets]
-    assert all(kernels) == (kernel_path == "runtime" and case != "bert_adam_poly")
+    assert all(kernels) == (kernel_path == "runtime" and case != "bert_adam_poly"
+                            and dtype == torch.float32)
     state = opt.state_dict()["state"]
     if CASES[case][0] != "NpuFusedSGD":
         assert all(s["step"] == STEPS and isinstance(s["step"], int) for s in state.values())
@@ -171,6 +188,27 @@ def test_matches_reference(case, dtype, kernel_path):
         for name, value in s.items():
             if isinstance(value, torch.Tensor):
                 assert value.dtype == dtype, name  # as torch_npu: state of the parameter's dtype
+
+
+def test_fp16_steps_round_every_operation_as_torch_npus(kernel_path):
+    """NpuFusedAdam on fp16 parameters computes in fp16 operations, as torch_npu's does and as
+    torch.optim.Adam does on the NPU: a gradient of 1e-4 has a second moment (1e-11) below
+    fp16's range and eps=1e-8 vanishes from the denominator, so the step divides by zero
+    (saturating on a 910, inf on a 910B), and a zero gradient gives 0/0; computed in fp32 the
+    first would move its parameter by lr and the second leave it."""
+    start = torch.ones(3, dtype=torch.float16)
+    grad = torch.tensor([0.5, 1e-4, 0.0], dtype=torch.float16)
+    fused_p, torch_p = (torch.nn.Parameter(start.npu()) for _ in range(2))
+    fused = npu_optim.NpuFusedAdam([fused_p], lr=1e-3)
+    plain = torch.optim.Adam([torch_p], lr=1e-3)
+    fused_p.grad, torch_p.grad = grad.npu(), grad.npu()
+    fused.step()
+    plain.step()
+    torch.testing.assert_close(fused_p.detach().cpu(), torch_p.detach().cpu(), rtol=0, atol=0,
+                               equal_nan=True)
+    got = fused_p.detach().cpu().float()
+    assert got[0] == torch.tensor(1.0 - 1e-3).half().float()  # the ordinary step
+    assert got[1] < -6e4 and not got[1:].eq(torch.tensor([1.0 - 1e-3, 1.0]).half()).any()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
@@ -277,9 +315,26 @@ def test_invalid_arguments_raise_value_error(kwargs):
         npu_optim.NpuFusedAdam(on_npu_params(start_values(), torch.float32), **kwargs)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16], ids=["fp64", "bf16"])
+def test_parameters_neither_fp32_nor_fp16_are_refused_when_combined(dtype):
+    """As torch_npu's: a parameter with a gradient must be fp32 or fp16 (bfloat16 too, on every
+    chip: torch_npu's fused optimizers have no bfloat16), refused at the first step with
+    torch_npu's message; one without a gradient is never combined, so never refused."""
+    frozen = torch.nn.Parameter(torch.zeros(3, dtype=dtype).npu())
+    trained = torch.nn.Parameter(torch.zeros(3).npu())
+    opt = npu_optim.NpuFusedSGD([frozen, trained], lr=0.1)
+    trained.grad = torch.ones(3).npu()
+    opt.step()  # the fp64/bf16 parameter has no gradient
+    assert torch.equal(trained.detach().cpu(), torch.full((3,), -0.1))
+    assert frozen.tolist() == [0.0] * 3
+    frozen.grad = torch.zeros(3, dtype=dtype).npu()
+    with pytest.raises(TypeError) as refused:
+        opt.step()
+    assert str(refused.value).startswith("Fused optimizer's parameters must be either float32 "
+                                         f"or float16, but received {dtype}")
+
+
 def test_bad_parameters_and_set_to_none_are_refused():
-    with pytest.raises(TypeError):
-        npu_optim.NpuFusedSGD([torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))], lr=0.1)
     params, opt = run_fused("adam", torch.float32, steps=1)
     with pytest.raises(ValueError):
         opt.zero_grad(set_to_none=True)
@@ -308,3 +363,57 @@ def test_torch_npu_optim_never_imports_apex():
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[]"]
+
+
+def test_init_param_state_takes_torch_npus_options_per_optimizer():
+    """torch_npu's ``_init_param_state(p, ...)``: each optimizer's group options after the
+    parameter; a parameter's state made at its starting values, or copied into new tensors."""
+    p = torch.nn.Parameter(torch.full((2,), 2.0).npu())
+    p.grad = torch.full((2,), 0.5).npu()
+    tf = npu_optim.NpuFusedRMSpropTF([p])
+    tf._init_param_state(p, 0.9, True)  # momentum, centered
+    assert sorted(tf.state[p]) == ["grad_avg", "momentum_buffer", "square_avg", "step"]
+    assert tf.state[p]["step"] == 0 and tf.state[p]["square_avg"].tolist() == [1.0, 1.0]
+    made = tf.state[p]["square_avg"]
+    tf._init_param_state(p, momentum=0.9, centered=True)
+    assert tf.state[p]["square_avg"] is not made and tf.state[p]["square_avg"].tolist() == [1.0] * 2
+    adam = npu_optim.NpuFusedAdam([p])
+    adam._init_param_state(p, True)  # amsgrad
+    assert sorted(adam.state[p]) == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
+    sgd = npu_optim.NpuFusedSGD([p], lr=0.1, momentum=0.9)
+    sgd._init_param_state(p, 0.25)  # weight_decay: the buffer starts as the decayed gradient
+    assert sgd.state[p]["momentum_buffer"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("case", ["sgd_momentum", "adam_amsgrad", "rmsprop_tf"])
+def test_torch_npus_combined_state_hooks_and_views(case):
+    """``params_lists_indexed_by_group`` set and ``_maybe_init_combined_states()`` called
+    before the first step, as torch_npu's own step does, change nothing of the training; after
+    a step the per-group views are parts of the combined buffers and the state."""
+    cls_name, _, kwargs, _ = CASES[case]
+    want, _ = run_fused(case, torch.float16, steps=3)
+    params = on_npu_params(start_values(), torch.float16)
+    opt = getattr(npu_optim, cls_name)(params, **kwargs)
+    for p, g in zip(params, grads_of_step(0)):
+        p.grad = g.half().npu()
+    opt.params_lists_indexed_by_group = [[[], list(params)]]
+    opt._maybe_init_combined_states()
+    assert opt.is_states_combined
+    fp16_state = opt.combined_param_states_indexed_by_group[0][1]
+    name = {"sgd_momentum": "momentum_buffer", "adam_amsgrad": "max_exp_avg_sq",
+            "rmsprop_tf": "square_avg"}[case]
+    assert fp16_state[name] is not None and fp16_state["step"] == 0
+    opt.step()
+    run_fused(case, torch.float16, steps=2, first=1, params=params, opt=opt)
+    for p, q in zip(params, want):
+        assert torch.equal(p.detach().cpu(), q.detach().cpu())
+    assert opt.is_params_grads_combined and opt.is_states_combined
+    assert opt.params_lists_indexed_by_group == [[[], params]]
+    fp32_part, fp16_part = opt.combined_params_indexed_by_group[0]
+    assert fp32_part is None and fp16_part.data_ptr() == opt.get_combined_params()[1].data_ptr()
+    assert opt.combined_grads_indexed_by_group[0][1].data_ptr() == \
+        opt.get_combined_grads()[1].data_ptr()
+    state = opt.combined_param_states_indexed_by_group[0][1]
+    assert state[name].data_ptr() == opt.state[params[0]][name].data_ptr()
+    if cls_name != "NpuFusedSGD":
+        assert state["step"] == 3

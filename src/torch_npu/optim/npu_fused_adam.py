@@ -17,6 +17,7 @@ class NpuFusedAdam(NpuFusedOptimizerBase):
 
     RUNTIME_KIND = "adam"
     TORCH_CLASS = torch.optim.Adam
+    INIT_STATE_ARGS = ("amsgrad",)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False):

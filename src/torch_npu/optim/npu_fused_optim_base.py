@@ -10,13 +10,17 @@ buffers are combined again, instead of silently training stale copies.
 
 A subclass gives its runtime kind (``RUNTIME_KIND``, the compiled runtime's fused kernel), its
 state buffers (``_state_spec``), the runtime options of a group (``_runtime_options``) and the
-update without the runtime (``_torch_update``, on fp32 flat tensors). Each bucket steps in one of
-two ways:
-- the runtime's kernel for its kind (``torch_npu._apexnpu.Optimizer``, the same kernels as
-  apex's NpuFused optimizers), one pass over the bucket; fp16 parameters are computed in fp32
-  and written back saturating in the same pass (state rounded to fp16 after it);
-- without the runtime (or ``APEXNPU_OPTIM_PATH=torch``) torch operations on fp32 flat tensors,
-  stored back to fp16 the NPU way.
+update in torch operations (``_torch_update``, on flat tensors of the bucket's dtype). Each
+bucket steps in one of two ways:
+- fp32: the runtime's kernel for its kind (``torch_npu._apexnpu.Optimizer``, the same kernels
+  as apex's NpuFused optimizers), one pass over the bucket; without the runtime (or with
+  ``APEXNPU_OPTIM_PATH=torch``) torch operations;
+- fp16: torch operations on the fp16 buffers, each result stored as fp16 the NPU's way, as
+  torch_npu's fused optimizers compute (an eps below fp16's range vanishes from a denominator,
+  as on the NPU).
+Parameters with gradients must be fp32 or fp16, as torch_npu's (bfloat16 ones too, on every
+chip), refused with torch_npu's error when they are combined. torch_npu's per-group attributes
+and state hooks come from ``_torch_npu_state``.
 """
 from __future__ import annotations
 
@@ -29,14 +33,17 @@ from torch.optim.optimizer import Optimizer
 from .. import _runtime
 from .._device import placement
 from .._ops._precision import store_into
+from ..utils._error_code import ErrCode, pta_error
 from ._combined import DTYPES, Bucket, bucket_key, combine, read_step
+from ._torch_npu_state import TorchNpuCombinedState
 
 __all__ = ["NpuFusedOptimizerBase"]
 
 
 class FlatWork:
-    """What an update works on: fp32 flat parameter, gradient and state of one bucket, the
-    parameters' (offset, numel, shape), and ``step``, the step being taken (1 for the first)."""
+    """What an update works on: the flat parameter, gradient and state of one bucket (of its
+    dtype), the parameters' (offset, numel, shape), and ``step``, the step being taken (1 for
+    the first)."""
 
     def __init__(self, param: torch.Tensor, grad: torch.Tensor, state: Dict[str, torch.Tensor],
                  bucket: Bucket, step: int):
@@ -48,7 +55,7 @@ class FlatWork:
         return [flat[o:o + n].view(shape) for o, n, shape in self.layout]
 
 
-class NpuFusedOptimizerBase(Optimizer):
+class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
     """Base of torch_npu's fused optimizers; see the module docstring."""
 
     RUNTIME_KIND: Optional[str] = None
@@ -59,18 +66,16 @@ class NpuFusedOptimizerBase(Optimizer):
         self._combined_params: List[Optional[torch.Tensor]] = [None, None]
         self._combined_grads: List[Optional[torch.Tensor]] = [None, None]
         self.is_fused_optimizer = True  # torch_npu's mark
+        self._reset_torch_npu_view()
         super().__init__(params, default)
-        for group in self.param_groups:
-            for i, p in enumerate(group["params"]):
-                if p.dtype not in DTYPES:
-                    raise TypeError(f"{type(self).__name__}: fused optimizers' parameters must be "
-                                    f"torch.float32 or torch.float16, parameter {i} is {p.dtype}")
 
     def __setstate__(self, state: Dict) -> None:
         super().__setstate__(state)
         self.__dict__.setdefault("_buckets", [])
         self.__dict__.setdefault("_combined_params", [None, None])
         self.__dict__.setdefault("_combined_grads", [None, None])
+        if "is_states_combined" not in self.__dict__:
+            self._reset_torch_npu_view()
 
     # --- what subclasses provide ------------------------------------------------------------
 
@@ -83,8 +88,9 @@ class NpuFusedOptimizerBase(Optimizer):
         return None
 
     def _torch_update(self, group: Dict, work: FlatWork) -> Dict[str, torch.Tensor]:
-        """One step without the runtime on fp32 flat tensors, in place; returns state buffers
-        the update made (name -> flat tensor) for those whose fill is None."""
+        """One step in torch operations on flat tensors of the bucket's dtype, in place;
+        returns state buffers the update made (name -> flat tensor) for those whose fill is
+        None."""
         raise NotImplementedError
 
     def _before_group_steps(self) -> None:
@@ -109,6 +115,10 @@ class NpuFusedOptimizerBase(Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             if any(p.grad.is_sparse for p in params):
                 raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+            for p in params:
+                if p.dtype not in DTYPES:
+                    raise TypeError("Fused optimizer's parameters must be either float32 or "
+                                    f"float16, but received {p.dtype}" + pta_error(ErrCode.TYPE))
             with_grad.append(params)
         return with_grad
 
@@ -144,6 +154,7 @@ class NpuFusedOptimizerBase(Optimizer):
                     for p in b.params:
                         self.state[p]["step"] = b.steps
         self._buckets = buckets
+        self._publish_torch_npu_view(buckets)
 
     def get_combined_params(self) -> List[Optional[torch.Tensor]]:
         """[fp32, fp16] combined parameter buffers (None where there are none)."""
@@ -173,6 +184,7 @@ class NpuFusedOptimizerBase(Optimizer):
         self._before_group_steps()
         for index, _ in enumerate(self.param_groups):
             self._group_step(index)
+        self._publish_torch_npu_view(self._buckets)  # the steps taken
         return loss
 
     def zero_grad(self, set_to_none: bool = False) -> None:
@@ -202,7 +214,7 @@ class NpuFusedOptimizerBase(Optimizer):
         for b in self._buckets:
             if b.group_index != group_index:
                 continue
-            rt = _runtime.runtime_kernels()
+            rt = _runtime.runtime_kernels() if b.dtype == torch.float32 else None
             options = self._runtime_options(group) if rt is not None else None
             if options is not None:
                 self._runtime_step(rt, options, b)
@@ -214,7 +226,7 @@ class NpuFusedOptimizerBase(Optimizer):
                     self.state[p]["step"] = b.steps
 
     def _runtime_step(self, rt, options: Dict, b: Bucket) -> None:
-        """One pass of the runtime's kernel over the bucket."""
+        """One pass of the runtime's kernel over the (fp32) bucket."""
         if b.kernel is None:
             rows = [p.shape[0] if p.dim() >= 2 else 0 for p in b.params]
             b.kernel = rt.Optimizer(self.RUNTIME_KIND, options=options, segments=b.segments,
@@ -222,37 +234,16 @@ class NpuFusedOptimizerBase(Optimizer):
         else:
             b.kernel.set_options(options)
         b.kernel.step_count = b.steps
-        device = placement.npu_of(b.param) or 0
-        norm = self._global_grad_norm()
-        if b.dtype == torch.float32:
-            state = {name: buf.data_ptr() for name, buf in b.state.items()}
-            b.kernel.step(b.param.data_ptr(), b.grad.data_ptr(), b.numel, state=state,
-                          device=device, global_grad_norm=norm)
-            return
-        # fp16 parameters: the kernel computes on fp32 copies and stores the parameters back to
-        # fp16 (saturating) in the same pass; the state is rounded to fp16 after it.
-        param32, grad32 = b.param.float(), b.grad.float()
-        state32 = {name: buf.float() for name, buf in b.state.items()}
-        b.kernel.step(param32.data_ptr(), grad32.data_ptr(), b.numel,
-                      state={name: t.data_ptr() for name, t in state32.items()},
-                      half_params=b.param.data_ptr(), device=device, global_grad_norm=norm)
-        for name, buf in b.state.items():
-            store_into(buf, state32[name])
+        state = {name: buf.data_ptr() for name, buf in b.state.items()}
+        b.kernel.step(b.param.data_ptr(), b.grad.data_ptr(), b.numel, state=state,
+                      device=placement.npu_of(b.param) or 0,
+                      global_grad_norm=self._global_grad_norm())
 
     def _torch_step(self, group: Dict, b: Bucket) -> None:
-        """The update in torch operations on fp32 flat tensors (copies for fp16 buckets)."""
-        half = b.dtype == torch.float16
-        param = b.param.float() if half else b.param
-        grad = b.grad.float() if half else b.grad
-        state = {name: (buf.float() if half else buf) for name, buf in b.state.items()}
-        made = self._torch_update(group, FlatWork(param, grad, state, b, b.steps + 1))
+        """The update in torch operations on the bucket's own flat tensors (of its dtype)."""
+        made = self._torch_update(group, FlatWork(b.param, b.grad, dict(b.state), b, b.steps + 1))
         for name, values in made.items():
             b.adopt_state(self.state, name, values)
-        if half:
-            store_into(b.param, param)
-            for name, buf in b.state.items():
-                if name not in made:
-                    store_into(buf, state[name])
 
     # --- gradient clipping --------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ class NpuFusedRMSprop(NpuFusedOptimizerBase):
     """RMSprop (optional momentum, centered), as torch.optim.RMSprop."""
 
     RUNTIME_KIND = "rmsprop"
+    INIT_STATE_ARGS = ("momentum", "centered")
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False):

@@ -17,6 +17,7 @@ class NpuFusedRMSpropTF(NpuFusedOptimizerBase):
     square root, optional decoupled weight decay and the learning rate inside the momentum."""
 
     RUNTIME_KIND = "rmsprop_tf"
+    INIT_STATE_ARGS = ("momentum", "centered")
 
     def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.,
                  centered=False, decoupled_decay=False, lr_in_momentum=True):
