@@ -5,9 +5,19 @@ LAMB, RMSpropTF) a per-parameter reference written from the published algorithm;
 agree within 1e-5 relative (atol 1e-6 for entries near zero). Both step paths run: torch
 operations on the combined tensors (APEXNPU_OPTIM_PATH=torch, the real-NPU path) and the
 runtime's fused kernels (built from this checkout with $APEXNPU_BINARY; skipped without it).
+
+bfloat16 parameters (an emulated Ascend 910B, in a fresh interpreter): every NpuFused class steps
+them with fp32 state, each step equal to the reference's in fp32 on the same bfloat16 values,
+rounded once to bfloat16; within 2 bfloat16 steps (rtol 2^-6, atol 1e-3). Most agree bit for
+bit; those that clip (BertAdam's max_grad_norm, LAMB's) scale the bfloat16 gradients in place,
+rounded, as torch's clip_grad_norm_ does, where the reference scales fp32 ones, and a parameter
+may then round to the neighbouring bfloat16 value. A checkpoint (fp32 state) resumes bit for
+bit. On a 910 a bfloat16 parameter is refused, naming the chip.
 """
 import copy
 import io
+import json
+import os
 
 import pytest
 import torch
@@ -15,6 +25,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import build_helpers as bh
+import overlay_support
 from overlay_support import use_overlay
 from overlay_support import reference_optimizers as ref
 
@@ -350,7 +361,7 @@ def test_clip_optimizer_grad_norm_fused_equals_clip_grad_norm(norm_type, kernel_
     assert_params_close(model, twin)
 
 
-@pytest.mark.parametrize("dtype", [torch.int64, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float64])
 @pytest.mark.parametrize("cls", [getattr(npu_fused, n) for n in npu_fused.__all__],
                          ids=npu_fused.__all__)
 def test_unsupported_parameter_dtype_is_a_clear_type_error(cls, dtype):
@@ -431,3 +442,107 @@ def test_bad_hyperparameters_are_value_errors():
             sp.requested_path()
         finally:
             del os.environ["APEXNPU_OPTIM_PATH"]
+
+
+# Every class once (the reference's keyword arguments as reference_kwargs gives them).
+BF16_CASES = ["sgd_momentum", "adam_wd_amsgrad", "adamw", "adadelta", "rmsprop_momentum_centered",
+              "adamp", "bert_adam_schedule_clip", "lamb", "npu_fused_lamb", "lamb_aiak_defaults",
+              "rmsprop_tf_momentum"]
+
+BF16_CHILD = """
+import io, json, sys
+import torch
+import torch.nn as nn
+sys.path.insert(0, TESTS)
+import torch_npu  # noqa: F401
+import apex.npu  # noqa: F401
+from apex.optimizers import npu_fused
+from overlay_support import reference_optimizers as ref
+
+SHAPES = [(8, 6), (8,), (4, 3, 3), (1,)]
+
+
+def values(seed):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(s, generator=g) for s in SHAPES]
+
+
+out = {}
+for case, fused_name, ref_name, kwargs, ref_kwargs in CASES:
+    params = [nn.Parameter(v.bfloat16().npu()) for v in values(0)]
+    host = [nn.Parameter(v.bfloat16().float()) for v in values(0)]
+    fused = getattr(npu_fused, fused_name)(params, **kwargs)
+    kind, _, name = ref_name.partition(".")
+    reference = getattr(torch.optim if kind == "torch" else ref, name)(host, **ref_kwargs)
+    for step in range(10):
+        for p, q, g in zip(params, host, values(100 + step)):
+            p.grad = (g * 0.5).bfloat16().npu()
+            q.grad = (g * 0.5).bfloat16().float()
+        fused.step()
+        reference.step()
+        with torch.no_grad():
+            for q in host:  # the parameters are bfloat16: rounded once per step
+                q.copy_(q.bfloat16().float())
+    states = {str(v.dtype) for p in params for v in fused.state[p].values()
+              if isinstance(v, torch.Tensor) and v.dim() > 0}
+    # A checkpoint of the first 5 steps, loaded into a new optimizer, goes on bit for bit.
+    resumed = [nn.Parameter(v.bfloat16().npu()) for v in values(0)]
+    again = getattr(npu_fused, fused_name)(resumed, **kwargs)
+    for step in range(10):
+        if step == 5:
+            saved = io.BytesIO()
+            torch.save(again.state_dict(), saved)
+            saved.seek(0)
+            again = getattr(npu_fused, fused_name)(resumed, **kwargs)
+            again.load_state_dict(torch.load(saved))
+        for p, g in zip(resumed, values(100 + step)):
+            p.grad = (g * 0.5).bfloat16().npu()
+        again.step()
+    out[case] = dict(
+        params=sorted({f"{p.dtype}@{p.device}" for p in params}), states=sorted(states),
+        resumed=all(torch.equal(p, q) for p, q in zip(params, resumed)),
+        # the worst distance, in units of the tolerance (1 at its edge)
+        worst=max(float(((p.detach().cpu().float() - q.detach()).abs()
+                         / (1e-3 + 2 ** -6 * q.detach().abs())).max())
+                  for p, q in zip(params, host)))
+print(json.dumps(out))
+"""
+
+
+def test_bf16_parameters_step_in_fp32_on_a_910b(monkeypatch):
+    cases = []
+    for case in BF16_CASES:
+        fused_cls, ref_cls, kwargs = CASES[case]
+        ref_name = ("torch." if ref_cls.__module__.startswith("torch") else "ref.") + \
+            ref_cls.__name__
+        ref_kwargs = dict(dict(eps=1e-8, max_grad_norm=1.0), **kwargs) if fused_cls is LAMB \
+            else kwargs  # LAMB's defaults, said
+        cases.append([case, fused_cls.__name__, ref_name, kwargs,
+                      reference_kwargs(ref_kwargs, ref_cls)])
+    assert {c[1] for c in cases} == set(npu_fused.__all__)  # every class
+    monkeypatch.setenv("APEXNPU_SOC_VERSION", "Ascend910B1")
+    monkeypatch.delenv("APEXNPU_OPTIM_PATH", raising=False)
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    code = f"TESTS = {tests_dir!r}\nCASES = {cases!r}\n" + BF16_CHILD
+    got = json.loads(" ".join(overlay_support.run_with_emulator(code)))
+    for case in BF16_CASES:
+        assert got[case]["params"] == ["torch.bfloat16@npu:0"], case
+        assert got[case]["states"] == ["torch.float32"], case
+        assert got[case]["resumed"], case
+        assert got[case]["worst"] <= 1.0, (case, got[case]["worst"])
+
+
+def test_bf16_parameters_are_refused_on_a_910_naming_it(monkeypatch):
+    monkeypatch.setenv("APEXNPU_SOC_VERSION", "Ascend910A")
+    out = overlay_support.run_with_emulator("""
+        import torch, torch_npu, apex.npu
+        from apex.optimizers.npu_fused import NpuFusedAdamW
+        try:
+            NpuFusedAdamW([torch.nn.Parameter(torch.zeros(2)),
+                           torch.nn.Parameter(torch.zeros(2, dtype=torch.bfloat16).npu())])
+        except TypeError as e:
+            print(str(e).replace(" ", "_"))
+        """)
+    assert out == ["NpuFusedAdamW:_parameter_1_of_group_0_has_dtype_torch.bfloat16,_which_"
+                   "Ascend910A_does_not_compute_(bfloat16_needs_an_Ascend_910B_or_later);_fused_"
+                   "optimizers_support_torch.float32_and_torch.float16_parameters_there"]

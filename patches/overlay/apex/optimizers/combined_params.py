@@ -3,7 +3,8 @@
 Parameters, their gradients and each optimizer state buffer live in combined buffers with the
 ``combine_tensors`` layout; every ``param.data``, ``param.grad`` and per-parameter state tensor is
 a view of its slot, so that torch code (autograd, ``state_dict``) keeps working per parameter
-while a fused step updates each buffer with a few whole-buffer operations.
+while a fused step updates each buffer with a few whole-buffer operations. The state is of the
+parameters' dtype, but fp32 for bfloat16 parameters (``param_dtypes``).
 """
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 
 from apex.contrib.combine_tensors import change_data_ptr, combined_offsets
+from apex.npu.combined import storage_sizes
+
+from .param_dtypes import state_dtype
 
 Segment = Tuple[int, torch.Size]  # (element offset, shape) of one parameter in the buffers
 
@@ -41,6 +45,32 @@ class FlatTensors:
         return [flat[o:o + shape.numel()].view(shape) for o, shape in self.segments]
 
 
+def slot_offsets(params: Sequence[torch.Tensor]) -> List[int]:
+    """Element offset of each of ``params`` (one dtype) in combined buffers, then the total: the
+    layout of ``combine_tensors``, whose functions, as Ascend's, take fp32 and fp16 only;
+    bfloat16 buckets (``param_dtypes``) are laid out alike here."""
+    if params[0].dtype != torch.bfloat16:
+        return combined_offsets(params)
+    offsets = [0]
+    for p in params:
+        offsets.append(offsets[-1] + (storage_sizes.storage_size(p) + 15) // 16 * 16 + 32)
+    return offsets
+
+
+def _repoint(dst: torch.Tensor, flat: torch.Tensor, offset: int) -> None:
+    """``dst`` made a view of ``flat`` at ``offset`` (``change_data_ptr``; for bfloat16, which
+    that refuses, the same re-pointing here)."""
+    if dst.dtype != torch.bfloat16:
+        change_data_ptr(dst, flat, offset)
+        return
+    storage_sizes.record_repointed(dst, storage_sizes.storage_size(dst))
+    storage = flat.untyped_storage() if hasattr(flat, "untyped_storage") else flat.storage()
+    strides = torch.empty(dst.size(), device="meta").stride()
+    with torch.no_grad():  # through .data: a parameter keeps its gradient accumulator
+        dst.data = flat.new_empty(0).set_(storage, flat.storage_offset() + offset, dst.size(),
+                                          strides)
+
+
 def _read_step(value) -> int:
     if value is None:
         return 0
@@ -57,7 +87,7 @@ class CombinedParams:
                  param_out: Optional[torch.Tensor] = None, grad_out: Optional[torch.Tensor] = None):
         self.params = list(params)
         self.dtype = self.params[0].dtype
-        self.offsets = combined_offsets(self.params)
+        self.offsets = slot_offsets(self.params)
         self.numel = self.offsets[-1]
         self.segments: List[Segment] = [(o, p.shape) for o, p in zip(self.offsets, self.params)]
         self.step_kind = step_kind
@@ -105,11 +135,12 @@ class CombinedParams:
         with torch.no_grad():
             for src, dst, offset in zip(sources, targets, self.offsets):
                 flat[offset:offset + src.numel()].copy_(src.reshape(-1))
-                change_data_ptr(dst, flat, offset)
+                _repoint(dst, flat, offset)
         return flat
 
     def _combine_state(self, state: Dict, name: str, fill: Optional[float]) -> torch.Tensor:
-        flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
+        flat = torch.zeros(self.numel, dtype=state_dtype(self.dtype),
+                           device=self.params[0].device)
         with torch.no_grad():
             for p, offset in zip(self.params, self.offsets):
                 slot = flat[offset:offset + p.numel()]
@@ -142,21 +173,27 @@ class CombinedParams:
         return [g.data_ptr() for g in grads] == self._grad_ptrs and \
             [p.data_ptr() for p in params] == self._param_ptrs
 
-    def flat(self) -> FlatTensors:
-        """The whole bucket as one set of flat tensors, for a step every parameter takes together."""
+    def flat(self, param: Optional[torch.Tensor] = None,
+             grad: Optional[torch.Tensor] = None) -> FlatTensors:
+        """The whole bucket as one set of flat tensors, for a step every parameter takes together
+        (``param``, ``grad``: stand-ins of the buffers' layout, as fp32 copies)."""
         step = self.step
         assert step is not None
-        return FlatTensors(self.param, self.grad, self.state, self.segments, step + 1,
-                           first_use=step == 0, params=self.params)
+        return FlatTensors(self.param if param is None else param,
+                           self.grad if grad is None else grad, self.state, self.segments,
+                           step + 1, first_use=step == 0, params=self.params)
 
-    def per_param(self) -> List[Tuple[int, FlatTensors]]:
+    def per_param(self, param: Optional[torch.Tensor] = None,
+                  grad: Optional[torch.Tensor] = None) -> List[Tuple[int, FlatTensors]]:
         """(index, flat tensors) per parameter, for when the parameters' step counts differ."""
+        param = self.param if param is None else param
+        grad = self.grad if grad is None else grad
         views = []
         for i, (offset, shape) in enumerate(self.segments):
             n = shape.numel()
             part = {name: self.state[name][offset:offset + n] for name in self.state_names}
             step = self.param_steps[i]
-            views.append((i, FlatTensors(self.param[offset:offset + n], self.grad[offset:offset + n],
+            views.append((i, FlatTensors(param[offset:offset + n], grad[offset:offset + n],
                                          part, [(0, shape)], step + 1, first_use=step == 0,
                                          params=[self.params[i]])))
         return views

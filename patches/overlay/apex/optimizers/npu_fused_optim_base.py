@@ -6,7 +6,8 @@ update rule over flat tensors (``_update``). This class combines, at each parame
 step, the group's parameters of each dtype, their gradients and state into combined buffers (see
 ``combined_params``), checks before every step that they still point there (re-combining when
 the user replaced a tensor or the set of parameters with gradients changed), and keeps
-``state_dict()`` in torch's per-parameter layout.
+``state_dict()`` in torch's per-parameter layout. Parameters are fp32 or fp16, and bfloat16 on
+a chip that computes it (``param_dtypes``: fp32 state, each step in fp32 rounded once).
 """
 from __future__ import annotations
 
@@ -19,12 +20,9 @@ from torch.optim.optimizer import Optimizer
 
 from apex.npu.optimizers import fused_clip, grad_memory
 
-from . import step_path
-from apex.contrib.combine_tensors import combined_offsets
+from . import param_dtypes, step_path
+from .combined_params import CombinedParams, FlatTensors, slot_offsets
 
-from .combined_params import CombinedParams, FlatTensors
-
-SUPPORTED_PARAM_DTYPES = (torch.float32, torch.float16)
 
 class NpuFusedOptimizerBase(Optimizer):
     """Common machinery; see the module docstring."""
@@ -70,10 +68,7 @@ class NpuFusedOptimizerBase(Optimizer):
             if not isinstance(p, torch.Tensor):
                 raise TypeError(f"{type(self).__name__}: parameter {i} of group "
                                 f"{len(self.param_groups)} is a {type(p).__name__}, not a tensor")
-            if p.dtype not in SUPPORTED_PARAM_DTYPES:
-                raise TypeError(f"{type(self).__name__}: parameter {i} of group "
-                                f"{len(self.param_groups)} has dtype {p.dtype}; fused optimizers "
-                                f"support torch.float32 and torch.float16 parameters only")
+            param_dtypes.check(type(self).__name__, len(self.param_groups), i, p)
         param_group = dict(param_group)
         param_group["params"] = params
         super().add_param_group(param_group)
@@ -91,6 +86,20 @@ class NpuFusedOptimizerBase(Optimizer):
         self._combined = {}
         self._kind_buffers = {}
         super().load_state_dict(state_dict)
+        self._keep_fp32_state_of_bf16(state_dict)
+
+    def _keep_fp32_state_of_bf16(self, state_dict: Dict) -> None:
+        """torch's load_state_dict casts the state to its parameter's dtype; a bfloat16
+        parameter's state is fp32 here, so its saved fp32 values are taken as they are."""
+        saved = state_dict.get("state", {})
+        for group, saved_group in zip(self.param_groups, state_dict.get("param_groups", ())):
+            for p, key in zip(group["params"], saved_group["params"]):
+                if p.dtype != torch.bfloat16 or key not in saved:
+                    continue
+                for name, value in saved[key].items():
+                    if isinstance(value, torch.Tensor) and value.dtype == torch.float32 \
+                            and name != "step":
+                        self.state[p][name] = value.to(p.device, copy=True)
 
     def zero_grad(self, set_to_none: bool = False) -> None:
         """Zero the gradients, keeping their memory (``set_to_none`` is ignored while fused)."""
@@ -183,7 +192,7 @@ class NpuFusedOptimizerBase(Optimizer):
                 kinds.setdefault((dtype, from_fp16), []).append((index, params))
         self._combined, self._kind_buffers = {}, {}
         for (dtype, from_fp16), parts in kinds.items():
-            sizes = [combined_offsets(params)[-1] for _, params in parts]
+            sizes = [slot_offsets(params)[-1] for _, params in parts]
             device = parts[0][1][0].device
             param_buf = torch.zeros(sum(sizes), dtype=dtype, device=device)
             grad_buf = torch.zeros(sum(sizes), dtype=dtype, device=device)
@@ -244,6 +253,9 @@ class NpuFusedOptimizerBase(Optimizer):
         return state
 
     def _step_combined(self, group: Dict, combined: CombinedParams) -> None:
+        if combined.dtype == torch.bfloat16:
+            self._step_in_fp32(group, combined)
+            return
         if combined.step is not None and self._try_runtime_step(group, combined):
             combined.record_step(self.state)
             return
@@ -254,6 +266,19 @@ class NpuFusedOptimizerBase(Optimizer):
         for i, flat in combined.per_param():
             self._update(group, flat)
             combined.record_step(self.state, [i])
+
+    def _step_in_fp32(self, group: Dict, combined: CombinedParams) -> None:
+        """A bfloat16 bucket: the update on fp32 copies of its parameters and gradients with its
+        fp32 state, the parameters then rounded once back to bfloat16."""
+        param, grad = combined.param.float(), combined.grad.float()
+        if combined.step is not None:
+            self._update(group, combined.flat(param, grad))
+            combined.record_step(self.state)
+        else:
+            for i, flat in combined.per_param(param, grad):
+                self._update(group, flat)
+                combined.record_step(self.state, [i])
+        combined.param.copy_(param)
 
     def _try_runtime_step(self, group: Dict, combined: CombinedParams) -> bool:
         """One pass of the runtime's fused kernel over the bucket; False when it does not apply
