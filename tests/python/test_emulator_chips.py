@@ -96,3 +96,18 @@ def test_soc_numbers_keep_torch_npus_order():
     """)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["100", "102", "104", "220", "225", "256"]
+
+
+def test_the_overflow_mode_is_fixed_when_the_npu_is_first_used():
+    """As torch_npu reads INF_NAN_MODE_* when the NPUs are first used, a script may set them
+    after ``import torch_npu`` (Huawei's tests do, for A2/A3 chips)."""
+    proc = run("""
+        import os, torch, torch_npu
+        from torch_npu.npu import utils
+        os.environ["INF_NAN_MODE_FORCE_DISABLE"] = "1"
+        x = torch.tensor([60000.0], device="npu").half()
+        os.environ["INF_NAN_MODE_FORCE_DISABLE"] = "0"  # too late: the NPU is in use
+        print(utils.is_support_inf_nan(), float((x + x).float()))
+    """, APEXNPU_SOC_VERSION="Ascend910B1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "65504.0"]

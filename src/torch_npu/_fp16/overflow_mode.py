@@ -10,14 +10,16 @@
 
 The chip (``soc``) gives the mode, with torch_npu's own switches on a 910B:
 ``INF_NAN_MODE_FORCE_DISABLE=1`` saturates there, and ``INF_NAN_MODE_ENABLE=0`` alone is an error,
-as on the NPU. ``APEXNPU_INF_NAN_MODE`` (0 or 1), when set, overrides the chip.
+as on the NPU. ``APEXNPU_INF_NAN_MODE`` (0 or 1), when set, overrides the chip. As torch_npu,
+the mode is fixed when the NPUs are first used, so a script may set the switches after
+``import torch_npu``.
 """
 from __future__ import annotations
 
 import os
 from typing import List, Optional
 
-from .._device import soc
+from .._device import devices, soc
 
 VARIABLE = "APEXNPU_INF_NAN_MODE"
 _inf_nan: List[Optional[bool]] = [None]
@@ -44,14 +46,16 @@ def _chip_mode() -> bool:
 
 
 def inf_nan() -> bool:
-    """Whether the emulated NPU runs in INF/NAN mode (read once)."""
+    """Whether the emulated NPU runs in INF/NAN mode (read once the NPUs are in use)."""
     value = _inf_nan[0]
     if value is None:
         text = os.environ.get(VARIABLE, "").strip()
         if text and text not in ("0", "1"):
             raise ValueError(f"{VARIABLE}={text!r}: expected 0 (saturation, as Ascend 910) or 1 "
                              "(INF/NAN mode, as Ascend 910B), or unset for the chip's mode")
-        value = _inf_nan[0] = text == "1" if text else _chip_mode()
+        value = text == "1" if text else _chip_mode()
+        if devices.is_initialized():
+            _inf_nan[0] = value
     return value
 
 
