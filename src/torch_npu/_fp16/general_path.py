@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from . import saturation
+from . import output_dtypes, saturation
 
 _FLOAT = torch.float32
 REDUCED = (torch.float16, torch.bfloat16)
@@ -92,10 +92,14 @@ def scratch_of(up_args: Sequence[Any], up_kwargs: Dict[str, Any], key: Any) -> A
     return up_args[key] if isinstance(key, int) else up_kwargs[key]
 
 
-def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any], cached: bool = False) -> Any:
     """Run ``func`` with fp16 (bf16) inputs upcast to fp32; round fp16 (bf16) results back as
-    the NPU stores them."""
-    expected = _expected_dtypes(func, args, kwargs)
+    the NPU stores them. ``cached``: take the output dtypes from the table the fast path keeps
+    (``output_dtypes``: the same answer, one meta run per call signature)."""
+    if cached:
+        expected = output_dtypes.expected_dtypes(func, args, kwargs, _expected_dtypes)
+    else:
+        expected = _expected_dtypes(func, args, kwargs)
     mutated = _mutated_half_args(func, args, kwargs)
 
     up_args = list(tree_map(_upcast, tuple(args)))
