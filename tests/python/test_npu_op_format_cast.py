@@ -128,12 +128,13 @@ def test_a_910b_casts_with_aclnn():
         c0_8 = torch_npu.npu_format_cast(x, 29, customize_dtype=3)          # torch.int32
         c0_16 = torch_npu.npu_format_cast(x, 29)                             # as fp16
         c0_32 = torch_npu.npu_format_cast(x, 29, customize_dtype=256 + 2)   # torch_npu.int8
-        print(nbytes(c0_8), nbytes(c0_16), nbytes(c0_32), torch_npu.get_npu_format(c0_8),
+        print(nbytes(c0_8), nbytes(c0_16), nbytes(c0_32), int(torch_npu.get_npu_format(c0_8)),
               torch.equal(c0_8.cpu(), x.cpu()), torch.equal(c0_32.cpu(), x.cpu()))
         vector = torch.arange(12.0).npu()
         kept = torch_npu.npu_format_cast(vector, 29)
         flat = torch_npu.npu_format_cast(torch.zeros(4, 8).npu().reshape(-1), 29)
-        print(kept is vector, torch_npu.get_npu_format(kept), torch_npu.get_npu_format(flat))
+        print(kept is vector, int(torch_npu.get_npu_format(kept)),
+              int(torch_npu.get_npu_format(flat)))
     """
     env = overlay_support.overlay_env()
     env["APEXNPU_SOC_VERSION"] = "Ascend910B1"
@@ -143,3 +144,24 @@ def test_a_910b_casts_with_aclnn():
     # 15x17 int32: C0=8: 3x1 fractals of 16x8; C0=16: 2x1 of 16x16; C0=32: 1x1 of 16x32.
     assert proc.stdout.split() == ["1536", "2048", "2048", "29", "True", "True",
                                    "True", "2", "29"]
+
+
+def test_formats_are_torch_npus_enum_and_a_weak_ref_keeps_one():
+    fmt = torch_npu.Format
+    assert (fmt.NCHW, fmt.NHWC, fmt.ND, fmt.NC1HWC0, fmt.FRACTAL_NZ) == (0, 1, 2, 3, 29)
+    nz = torch_npu.npu_format_cast(on_npu(randn(16, 32, seed=2)), NZ)
+    got = torch_npu.get_npu_format(nz)
+    assert got == fmt.FRACTAL_NZ and got == 29
+    # torch_npu 2.x answers the enum (its name prints), torch_npu 1.x the number.
+    assert str(got) == ("FRACTAL_NZ" if int(torch.__version__.split(".")[0]) >= 2 else "29")
+    from torch_npu._C import _weak_ref_tensor
+
+    base = on_npu(torch.arange(400.0))
+    view = torch.as_strided(base, (2, 3, 5), (100, 0, 7), 11)
+    for t in (nz, view):
+        weak = _weak_ref_tensor(t)
+        assert (weak.size(), weak.stride(), weak.storage_offset(), weak.data_ptr()) == \
+            (t.size(), t.stride(), t.storage_offset(), t.data_ptr())
+        assert torch_npu.get_npu_format(weak) == torch_npu.get_npu_format(t)
+        assert torch_npu.get_storage_size(weak) == torch_npu.get_storage_size(t)
+        assert weak.is_npu and torch.equal(weak.cpu(), t.cpu())

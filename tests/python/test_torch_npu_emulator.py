@@ -44,10 +44,10 @@ def test_storage_sizes_and_formats():
         # npu_format_cast_ changes the tensor in place. Private formats store padded elements.
         w = torch.ones(3, 20, device="npu")
         nz = torch_npu.npu_format_cast(w, 29)
-        print(nz is w, torch_npu.get_npu_format(nz), torch_npu.get_npu_format(w),
+        print(nz is w, int(torch_npu.get_npu_format(nz)), int(torch_npu.get_npu_format(w)),
               torch_npu.get_storage_size(nz), torch.equal(nz.cpu(), w.cpu()),
               torch_npu.npu_format_cast(nz, 29) is nz, w.npu_format_cast_(29) is w,
-              torch_npu.get_npu_format(w), torch_npu.get_storage_size(w))
+              int(torch_npu.get_npu_format(w)), torch_npu.get_storage_size(w))
     """)
     assert out == ["112", "112", "48", "64", "True", "True",
                    "False", "29", "2", "512", "True", "True", "True", "29", "512"]

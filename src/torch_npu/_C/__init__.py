@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from .. import npu as _npu
 from .._device import devices as _devices
+from .._device import formats as _formats
 from .._device import generators as _generators
 from .._device import memory as _memory
 from .._device import soc as _soc
@@ -27,7 +28,7 @@ __all__ = ["Generator", "_NPUDeviceProperties", "_CUuuid", "_npu_get_soc_version
            "_npu_getMemoryFraction", "_npu_emptyCache", "_npu_getAllocatorBackend",
            "_npu_npuCachingAllocator_raw_alloc", "_npu_npuCachingAllocator_raw_delete",
            "_npu_is_bf16_supported", "_npu_is_support_inf_nan", "_npu_get_sync_debug_mode",
-           "_npu_set_sync_debug_mode"]
+           "_npu_set_sync_debug_mode", "_weak_ref_tensor"]
 
 # torch_npu 1.x's generator class: a host generator by default, an NPU's for an NPU device or
 # index (torch_npu 2.x makes NPU generators with torch.Generator).
@@ -162,3 +163,12 @@ def _npu_get_sync_debug_mode() -> int:
 
 def _npu_set_sync_debug_mode(mode: int) -> None:
     _npu.set_sync_debug_mode(mode)
+
+
+def _weak_ref_tensor(tensor: Any) -> Any:
+    """A tensor over ``tensor``'s memory with its sizes, strides, offset and NPU format, as
+    torch_npu's graph capture makes to refer to a tensor without owning it. The emulator's
+    alias is a view, so it keeps the memory alive rather than dangling after a free."""
+    alias = tensor.as_strided(tensor.size(), tensor.stride(), tensor.storage_offset())
+    _formats.inherit(tensor, alias)
+    return alias

@@ -35,6 +35,7 @@ input's format), ``clone``, dtype casts (``.half()``, ``.float()``: ``npu_dtype_
 """
 from __future__ import annotations
 
+import enum
 from typing import Optional, Sequence, Union
 
 import torch
@@ -137,8 +138,41 @@ def _storage_dims(tensor: torch.Tensor) -> int:
     return (base if base is not None else tensor).dim()
 
 
+class Format(enum.IntEnum):
+    """``torch_npu.Format``: the NPU's storage formats by CANN's numbers (torch_npu 2.x)."""
+
+    UNDEFINED = -1
+    NCHW = 0
+    NHWC = 1
+    ND = 2
+    NC1HWC0 = 3
+    FRACTAL_Z = 4
+    NC1HWC0_C04 = 12
+    HWCN = 16
+    NDHWC = 27
+    FRACTAL_NZ = 29
+    NCDHW = 30
+    NDC1HWC0 = 32
+    FRACTAL_Z_3D = 33
+    NC = 35
+    NCL = 47
+    FRACTAL_NZ_C0_16 = 50
+    FRACTAL_NZ_C0_32 = 51
+    FRACTAL_NZ_C0_2 = 52
+    FRACTAL_NZ_C0_4 = 53
+    FRACTAL_NZ_C0_8 = 54
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# torch_npu 2.x answers a Format (an int too); torch_npu 1.x a plain int.
+_AS_FORMAT = int(torch.__version__.split(".")[0]) >= 2
+
+
 def get_npu_format(input: torch.Tensor) -> int:  # noqa: A002 - torch_npu's name
-    return getattr(input, _FORMAT, ACL_FORMAT_ND)
+    found = getattr(input, _FORMAT, ACL_FORMAT_ND)
+    return Format(found) if _AS_FORMAT else found
 
 
 def _set_format(tensor: torch.Tensor, acl_format: int, stored: Optional[int]) -> torch.Tensor:
