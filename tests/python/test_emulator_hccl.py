@@ -160,3 +160,22 @@ def test_a_refused_allocation_is_refused_before_meeting_the_other_ranks(per_node
 def test_three_processes_per_node_are_allowed_when_relaxed():
     out = run("init", 3, APEXNPU_HCCL_STRICT="0")
     assert all(got == {"backend": "hccl", "world": 3} for got in out)
+
+
+def test_gloo_gets_aliases_without_python_state():
+    """gloo's worker threads drop their tensors when a work ends, maybe while the interpreter
+    finalises: a tensor with Python state (an NPU tensor's mark) then needs the GIL, and CPython
+    ends the thread through frames that do not unwind (a rank aborted at exit, "terminate
+    called without an active exception"). What hccl hands gloo is plain aliases."""
+    out = overlay_support.run_with_emulator("""
+        import torch, torch_npu
+        from torch_npu.distributed import hccl_group
+        x = torch.arange(6.0, device="npu")
+        b = torch.ones(4, dtype=torch.bool, device="npu")
+        carried = hccl_group._carried([x, b])
+        plain = hccl_group._plain([x])[0]
+        print(x.__dict__ != {}, [t.__dict__ for t in carried] + [plain.__dict__],
+              carried[0].data_ptr() == x.data_ptr() == plain.data_ptr(),
+              carried[1].dtype, plain.dtype)
+    """)
+    assert out == ["True", "[{},", "{},", "{}]", "True", "torch.uint8", "torch.float32"]

@@ -18,8 +18,9 @@ The mode stack of torch is per thread: the mode applies to the thread that enabl
 """
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import torch
 from torch.utils._pytree import tree_flatten
@@ -183,6 +184,19 @@ def disable() -> None:
 def is_enabled() -> bool:
     """Whether the calling thread runs with the emulation."""
     return _active_mode() is not None
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """The block runs without the emulation's mode (when it is the current mode): what it makes
+    carries no NPU mark, so no Python state."""
+    if isinstance(_current_mode(), EmulatedNpuMode):
+        from torch.utils._python_dispatch import _pop_mode_temporarily
+
+        with _pop_mode_temporarily():
+            yield
+    else:
+        yield
 
 
 class enabled:  # noqa: N801 - used like a function: ``with emulation.enabled():``

@@ -30,6 +30,7 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import AllgatherOptions, _create_work_from_future
 
 from .._device import devices
+from .._fp16 import mode as emulation
 
 _ORDERED = {"SUM", "AVG", "PRODUCT"}
 _PICKED = {"MIN": torch.minimum, "MAX": torch.maximum}
@@ -44,14 +45,35 @@ def op_name(op: Any) -> str:
 
 
 def _carried(x: Any) -> Any:
-    """``x`` (a tensor, or lists of them) with bool tensors as uint8 views of their bytes and
-    bfloat16 ones as float16 views of their bits (gloo only moves them: the bits arrive)."""
+    """``x`` (a tensor, or lists of them) as gloo gets it: aliases of the same memory without
+    the NPU mark, bool tensors as uint8 views of their bytes and bfloat16 ones as float16 views
+    of their bits (gloo only moves them: the bits arrive).
+
+    An NPU tensor keeps Python state (its mark), so dropping the last reference to it takes the
+    GIL; gloo's worker threads drop theirs when a work ends, which may be while the interpreter
+    finalises, and a C++ thread that asks for the GIL then is ended by CPython, through frames
+    that may not unwind (``terminate called without an active exception``). Plain aliases
+    need no GIL to be freed."""
+    with emulation.paused():
+        return _alias(x)
+
+
+def _plain(x: Any) -> Any:
+    """``x`` as aliases of the same memory and dtype without the NPU mark (for reductions, whose
+    dtype gloo must see as it is); see ``_carried``."""
+    with emulation.paused():
+        return _alias(x, keep_dtype=True)
+
+
+def _alias(x: Any, keep_dtype: bool = False) -> Any:
     if isinstance(x, torch.Tensor):
+        if keep_dtype:
+            return x.view(x.dtype)
         if x.dtype == torch.bool:
             return x.view(torch.uint8)
-        return x.view(torch.float16) if x.dtype == torch.bfloat16 else x
+        return x.view(torch.float16 if x.dtype == torch.bfloat16 else x.dtype)
     if isinstance(x, (list, tuple)):
-        return [_carried(v) for v in x]
+        return [_alias(v, keep_dtype) for v in x]
     return x
 
 
@@ -109,13 +131,13 @@ class HcclProcessGroup(dist.ProcessGroup):
             return _create_work_from_future(future)
         options = dist.BroadcastOptions()
         options.rootRank = 0
-        return self.gloo.broadcast(tensors, options)
+        return self.gloo.broadcast(_carried(tensors), options)
 
     def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         opts = opts if opts is not None else dist.AllreduceOptions()
         op = op_name(opts.reduceOp)
         if not self._reduced_here(op, tensors):
-            return self.gloo.allreduce(tensors, opts)
+            return self.gloo.allreduce(_plain(tensors), opts)
         for t in tensors:
             self._reduce_in_rank_order(t, op)
         return self._announce(tensors)
@@ -131,7 +153,7 @@ class HcclProcessGroup(dist.ProcessGroup):
         options.reduceOp = opts.reduceOp
         if self._reduced_here(op_name(opts.reduceOp), tensors):
             return self.allreduce(tensors, options)  # every rank gets it; dst reads it
-        return self.gloo.reduce(tensors, opts)
+        return self.gloo.reduce(_plain(tensors), opts)
 
     def reduce_scatter(self, outputs: List[torch.Tensor], input_lists: List[List[torch.Tensor]],
                        opts: Any) -> Any:
