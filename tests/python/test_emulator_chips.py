@@ -111,3 +111,23 @@ def test_the_overflow_mode_is_fixed_when_the_npu_is_first_used():
     """, APEXNPU_SOC_VERSION="Ascend910B1")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "65504.0"]
+
+
+def test_a_910b_in_inf_nan_mode_refuses_to_read_the_float_status():
+    code = """
+        import warnings, torch, torch_npu
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.npu.clear_npu_overflow_flag()
+        print(bool(caught) and str(caught[0].message).startswith("When soc_version >= Ascend910B1"))
+        torch.npu.get_npu_overflow_flag()
+    """
+    proc = run(code, APEXNPU_SOC_VERSION="Ascend910B1")
+    assert proc.returncode != 0 and proc.stdout.split() == ["True"]
+    assert "Unsupported api when soc_version >= Ascend910B1, please use npu_check_overflow" \
+        in proc.stderr and "ERR00007 PTA feature not supported" in proc.stderr
+    saturating = run(code.replace("torch.npu.get_npu_overflow_flag()",
+                                  "print(torch.npu.get_npu_overflow_flag())"),
+                     APEXNPU_SOC_VERSION="Ascend910B1", INF_NAN_MODE_FORCE_DISABLE="1")
+    assert saturating.returncode == 0, saturating.stderr
+    assert saturating.stdout.split() == ["False", "False"]  # no warning; the status is clear

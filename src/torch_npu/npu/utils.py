@@ -209,11 +209,20 @@ def current_blas_handle() -> None:
 # --- the float status ----------------------------------------------------------------------
 
 def get_npu_overflow_flag() -> bool:
-    """Whether the float status records an overflow."""
+    """Whether the float status records an overflow. In INF/NAN mode the status is not kept,
+    and torch_npu refuses the call, pointing to ``npu_check_overflow``."""
+    if is_support_inf_nan():
+        raise RuntimeError("Unsupported api when soc_version >= Ascend910B1, please use "
+                           "npu_check_overflow" + pta_error(ErrCode.NOT_SUPPORT))
     return float_status.get()
 
 
 def clear_npu_overflow_flag() -> None:
+    """Clear the float status; in INF/NAN mode a warning that it is useless, as torch_npu's."""
+    if is_support_inf_nan():
+        warnings.warn("When soc_version >= Ascend910B1, clear_npu_overflow_flag is useless. "
+                      "Please remove it.")
+        return
     float_status.clear()
 
 

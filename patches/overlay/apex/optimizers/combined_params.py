@@ -13,8 +13,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from apex.contrib.combine_tensors import change_data_ptr, combined_offsets
+from apex.contrib.combine_tensors import combined_offsets
 from apex.npu.combined import storage_sizes
+from apex.npu.combined.repoint import repoint
 
 from .param_dtypes import state_dtype
 
@@ -55,20 +56,6 @@ def slot_offsets(params: Sequence[torch.Tensor]) -> List[int]:
     for p in params:
         offsets.append(offsets[-1] + (storage_sizes.storage_size(p) + 15) // 16 * 16 + 32)
     return offsets
-
-
-def _repoint(dst: torch.Tensor, flat: torch.Tensor, offset: int) -> None:
-    """``dst`` made a view of ``flat`` at ``offset`` (``change_data_ptr``; for bfloat16, which
-    that refuses, the same re-pointing here)."""
-    if dst.dtype != torch.bfloat16:
-        change_data_ptr(dst, flat, offset)
-        return
-    storage_sizes.record_repointed(dst, storage_sizes.storage_size(dst))
-    storage = flat.untyped_storage() if hasattr(flat, "untyped_storage") else flat.storage()
-    strides = torch.empty(dst.size(), device="meta").stride()
-    with torch.no_grad():  # through .data: a parameter keeps its gradient accumulator
-        dst.data = flat.new_empty(0).set_(storage, flat.storage_offset() + offset, dst.size(),
-                                          strides)
 
 
 def _read_step(value) -> int:
@@ -135,7 +122,7 @@ class CombinedParams:
         with torch.no_grad():
             for src, dst, offset in zip(sources, targets, self.offsets):
                 flat[offset:offset + src.numel()].copy_(src.reshape(-1))
-                _repoint(dst, flat, offset)
+                repoint(dst, flat, offset)
         return flat
 
     def _combine_state(self, state: Dict, name: str, fill: Optional[float]) -> torch.Tensor:

@@ -3,9 +3,9 @@
 scaled: that step is skipped and the scale backs off; clean steps grow it after scale_window;
 min/max hold. Prints one JSON document of what happened and the overflow mode.
 
-In INF/NAN mode (the 910B's default) Huawei's torch_npu refuses to read the float status
-(``get_npu_overflow_flag`` raises) and warns that clearing it is useless; the emulator answers
-both. Here they behave as torch_npu's do, so any read by apex fails the run."""
+In INF/NAN mode (the 910B's default) torch_npu, and the emulator with it, refuses to read the
+float status (``get_npu_overflow_flag`` raises) and warns that clearing it is useless, so any
+read by apex fails the run and a clear is an error here."""
 import contextlib
 import io
 import json
@@ -20,17 +20,6 @@ from apex import amp
 from apex.optimizers import NpuFusedSGD
 
 inf_nan = torch_npu.npu.utils.is_support_inf_nan()
-if inf_nan:
-    def refuse_read():
-        raise RuntimeError("Unsupported api when soc_version >= Ascend910B1, please use "
-                           "npu_check_overflow")
-
-    def useless_clear():
-        warnings.warn("When soc_version >= Ascend910B1, clear_npu_overflow_flag is useless. "
-                      "Please remove it.")
-
-    torch.npu.get_npu_overflow_flag = refuse_read
-    torch.npu.clear_npu_overflow_flag = useless_clear
 
 level, combine_grad = sys.argv[1], sys.argv[2] == "1"
 torch.manual_seed(0)

@@ -9,6 +9,13 @@ from typing import Optional
 from ..ddp import combined_ddp
 
 
+# The levels with loss scaling and gradients amp can combine: O1 and O2, and their bfloat16
+# twins O4 and O5; the levels that cast around functions rather than the model (O1, O4), which
+# user_cast_preferred concerns.
+COMBINING_LEVELS = ("O1", "O2", "O4", "O5")
+CASTING_LEVELS = ("O1", "O4")
+
+
 class AmpOptionError(RuntimeError, ValueError):
     """An amp.initialize option that cannot be used: a RuntimeError, as Ascend's (and NVIDIA's)
     amp raises for its option checks, and a ValueError, as this module raised before."""
@@ -47,18 +54,19 @@ class NpuAmpOptions:
         self._validate()
 
     def _validate(self) -> None:
-        if self.combine_grad and self.opt_level not in ("O1", "O2"):
+        if self.combine_grad and self.opt_level not in COMBINING_LEVELS:
             raise AmpOptionError(
-                f"amp.initialize: combine_grad=True needs opt_level 'O1' or 'O2', got "
-                f"'{self.opt_level}'; use O1/O2 or leave combine_grad unset")
+                f"amp.initialize: combine_grad=True needs opt_level 'O1' or 'O2' (or their "
+                f"bfloat16 twins 'O4', 'O5'), got '{self.opt_level}'; use O1/O2 or leave "
+                f"combine_grad unset")
         if self.check_combined_tensors and not self.combine_grad:
             raise AmpOptionError(
                 "amp.initialize: check_combined_tensors=True needs combine_grad=True "
                 f"(with opt_level 'O1' or 'O2'; got '{self.opt_level}')")
-        if self.user_cast_preferred and self.opt_level != "O1":
+        if self.user_cast_preferred and self.opt_level not in CASTING_LEVELS:
             raise AmpOptionError(
                 "amp.initialize: user_cast_preferred=True only applies to opt_level "
-                f"'O1' (the cast lists), got '{self.opt_level}'")
+                f"'O1' or 'O4' (the cast lists), got '{self.opt_level}'")
         if isinstance(self.ddp_replica_count, bool) or not isinstance(self.ddp_replica_count, int) \
                 or self.ddp_replica_count < 1:
             raise AmpOptionError("amp.initialize: ddp_replica_count must be a positive int, got "

@@ -25,6 +25,8 @@ import os
 
 import torch
 
+from .low_precision import is_low_precision
+
 KEY = "amp_master_params"
 VARIABLE = "APEXNPU_EXACT_RESUME"
 
@@ -40,12 +42,13 @@ LEGACY_PREFIX = "master_params"
 
 
 def fp16_params_of(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
-    """The fp16 params that get fp32 master params, in the order amp's lazy init creates them."""
+    """The fp16 (or bf16) params that get fp32 master params, in the order amp's lazy init
+    creates them."""
     stash = optimizer._amp_stash
     if stash.lazy_init_called:
         return list(stash.all_fp16_params)
     return [p for group in optimizer.param_groups for p in group["params"]
-            if p.requires_grad and p.dtype == torch.float16]
+            if p.requires_grad and is_low_precision(p.dtype)]
 
 
 def saved_masters(optimizer: torch.optim.Optimizer) -> Optional[List[torch.Tensor]]:

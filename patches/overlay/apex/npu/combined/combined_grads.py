@@ -3,7 +3,8 @@
 The optimizer's (master) parameters' gradients live in combined buffers: the NpuFused
 optimizers' own buffers when the optimizer is one (so the optimizer and amp share them), else
 buffers made here. With fp32 master weights for fp16 model parameters, the model gradients live
-in an fp16 buffer of the same layout, so one operation moves them into the master buffer.
+in an fp16 buffer (bf16 for a bf16 model) of the same layout, so one operation moves them into
+the master buffer.
 
 Per backward pass (see amp's ``scale_loss``): ``prepare`` stashes the gradients accumulated so
 far and zeroes the buffers, backward writes scaled gradients in place, ``unscale`` computes
@@ -18,11 +19,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from apex.contrib.combine_tensors import change_data_ptr, combine_npu, combined_offsets
+from apex.contrib.combine_tensors import combine_npu, combined_offsets
 
 from ..amp import loss_scaling
 from ..ddp import combined_ddp, ddp_overlap
 from ..optimizers import grad_memory
+from .repoint import repoint
 
 
 class _Unit:
@@ -41,8 +43,9 @@ class _Unit:
         self.model_grad: Optional[torch.Tensor] = None
         self.keep_mask: Optional[torch.Tensor] = None
         if any(m is not None for m in models):
+            model_dtype = next(m.dtype for m in models if m is not None)
             self.model_grad = model_grad_out if model_grad_out is not None else \
-                torch.zeros(grad.numel(), dtype=torch.float16, device=grad.device)
+                torch.zeros(grad.numel(), dtype=model_dtype, device=grad.device)
             self.keep_mask = torch.ones_like(grad)
             for model, offset, master in zip(models, self.offsets, masters):
                 if model is None:
@@ -50,7 +53,7 @@ class _Unit:
                 if model.grad is None:
                     model.grad = torch.zeros_like(model)
                 self.model_grad[offset:offset + model.numel()].copy_(model.grad.reshape(-1))
-                change_data_ptr(model.grad, self.model_grad, offset)
+                repoint(model.grad, self.model_grad, offset)  # fp16, or bf16
                 self.keep_mask[offset:offset + master.numel()].zero_()
         self._ptrs = self._pointers()
 
@@ -118,6 +121,12 @@ class CombinedGrads:
                  model_of_master: Optional[Dict[int, torch.Tensor]] = None):
         self.optimizer = optimizer
         self.model_of_master = model_of_master or {}
+        # The model parameters' low-precision dtype (amp casts a model to one: fp16 or bf16).
+        model_dtypes = {p.dtype for p in self.model_of_master.values()}
+        if len(model_dtypes) > 1:
+            raise RuntimeError("combine_grad: the model parameters with fp32 masters must share "
+                               f"one dtype, got {sorted(str(d) for d in model_dtypes)}")
+        self.model_dtype = model_dtypes.pop() if model_dtypes else torch.float16
         if hasattr(optimizer, "_fp16_model_masters"):  # an NpuFused optimizer buckets by kind
             optimizer._fp16_model_masters = frozenset(self.model_of_master)
         self.units: List[_Unit] = []
@@ -144,7 +153,7 @@ class CombinedGrads:
             buckets = combine_now()
             kinds = {}
             for dtype, from_fp16, param_buf, grad_buf in self.optimizer.combined_kinds():
-                model_buf = torch.zeros(grad_buf.numel(), dtype=torch.float16,
+                model_buf = torch.zeros(grad_buf.numel(), dtype=self.model_dtype,
                                         device=grad_buf.device) if from_fp16 else None
                 kinds[(dtype, from_fp16)] = Kind(dtype, from_fp16, grad_buf, param_buf, model_buf)
             for bucket in buckets:
