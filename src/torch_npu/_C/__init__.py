@@ -28,7 +28,8 @@ __all__ = ["Generator", "_NPUDeviceProperties", "_CUuuid", "_npu_get_soc_version
            "_npu_getMemoryFraction", "_npu_emptyCache", "_npu_getAllocatorBackend",
            "_npu_npuCachingAllocator_raw_alloc", "_npu_npuCachingAllocator_raw_delete",
            "_npu_is_bf16_supported", "_npu_is_support_inf_nan", "_npu_get_sync_debug_mode",
-           "_npu_set_sync_debug_mode", "_weak_ref_tensor"]
+           "_npu_set_sync_debug_mode", "_weak_ref_tensor", "_npu_hostEmptyCache",
+           "_distributed_c10d"]
 
 # torch_npu 1.x's generator class: a host generator by default, an NPU's for an NPU device or
 # index (torch_npu 2.x makes NPU generators with torch.Generator).
@@ -172,3 +173,11 @@ def _weak_ref_tensor(tensor: Any) -> Any:
     alias = tensor.as_strided(tensor.size(), tensor.stride(), tensor.storage_offset())
     _formats.inherit(tensor, alias)
     return alias
+
+
+def _npu_hostEmptyCache() -> None:  # noqa: N802
+    """Return the pinned host memory cached for reuse (``torch.npu.host_empty_cache``)."""
+    _npu.host_empty_cache()
+
+
+from . import _distributed_c10d  # noqa: E402 - after the names it may reach

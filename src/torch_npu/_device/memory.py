@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from .._fp16 import scratch_pool
-from . import devices, host_allocator
+from . import devices, host_allocator, memory_history
 
 BLOCK = 512  # torch_npu's smallest block; every size is rounded up to it
 PAD = 32  # torch_npu adds this to every allocation
@@ -144,6 +144,8 @@ def _allocate(storage: Any, key: int, index: int) -> _Block:
         block = _blocks[key] = _Block(index, size, requested, key)
         _count(state.stats, block, 1)
         state.num_device_alloc += 1
+    if memory_history.recording():
+        memory_history.allocated(index, key, size)
     return block
 
 
@@ -163,6 +165,8 @@ def _free(block: _Block, _ref: Any = None) -> None:
         state = _device(block.device)
         _count(state.stats, block, -1)
         state.num_device_free += 1
+    if memory_history.recording():
+        memory_history.freed(block.device, block.key, block.size)
 
 
 # --- statistics -----------------------------------------------------------------------------------
@@ -232,9 +236,11 @@ def snapshot() -> List[Dict[str, Any]]:
             "device": b.device, "address": b.key, "total_size": b.size,
             "allocated_size": b.size, "active_size": b.size, "requested_size": b.requested,
             "stream": 0, "segment_type": "small" if b.size <= SMALL else "large",
-            "segment_pool_id": (0, 0), "is_expandable": False, "frames": [],
+            "segment_pool_id": (0, 0), "is_expandable": False,
+            "frames": memory_history.frames_of(b.key),
             "blocks": [{"address": b.key, "size": b.size, "requested_size": b.requested,
-                        "state": "active_allocated", "frames": []}],
+                        "state": "active_allocated",
+                        "frames": memory_history.frames_of(b.key)}],
         })
     return segments
 

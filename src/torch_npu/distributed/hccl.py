@@ -39,7 +39,7 @@ from torch.distributed import distributed_c10d as c10d
 from .. import _wraps
 from . import hccl_dtypes
 from .hccl_dtypes import MOVED_DTYPES, REDUCED_DTYPES, STRICT_VARIABLE  # noqa: F401 - names
-from .hccl_group import HcclProcessGroup, op_name
+from .hccl_group import HcclOptions, HcclProcessGroup, op_name
 
 NAME = "hccl"
 DEVICES_PER_NODE = (1, 2, 4, 8)
@@ -138,9 +138,10 @@ def _create_group(options: Any, pg_options: Any = None) -> Any:
     gloo = dist.ProcessGroupGloo._Options()
     gloo._devices = [_gloo_device()]
     gloo._threads = 2
-    gloo._timeout = options.timeout
+    given = pg_options if isinstance(pg_options, HcclOptions) else None
+    gloo._timeout = given._timeout if given is not None and given._timeout else options.timeout
     inner = dist.ProcessGroupGloo(options.store, options.group_rank, options.group_size, gloo)
-    return HcclProcessGroup(inner, options.group_rank, options.group_size)
+    return HcclProcessGroup(inner, options.group_rank, options.group_size, given)
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:

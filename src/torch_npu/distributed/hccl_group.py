@@ -77,10 +77,26 @@ def _alias(x: Any, keep_dtype: bool = False) -> Any:
     return x
 
 
+class HcclOptions:
+    """``ProcessGroupHCCL.Options``: what a script may say of a new HCCL group (torch_npu's
+    fields). HCCL's own settings (``hccl_config``) tune the NPU's links and are kept as given;
+    the timeout applies, as gloo's."""
+
+    def __init__(self, is_high_priority_stream: bool = False) -> None:
+        self.is_high_priority_stream = is_high_priority_stream
+        self.hccl_config: dict = {}
+        self.global_ranks_in_group: List[int] = []
+        self.group_id = ""
+        self._timeout: Optional[Any] = None
+
+
 class HcclProcessGroup(dist.ProcessGroup):
-    def __init__(self, gloo: Any, rank: int, size: int) -> None:
+    Options = HcclOptions
+
+    def __init__(self, gloo: Any, rank: int, size: int, options: Optional[HcclOptions] = None):
         super().__init__(rank, size)
         self.gloo = gloo
+        self.options = options if options is not None else HcclOptions()
 
     # torch 2.x splits a bound device's backend when it can (NCCL's); HCCL's is not split here.
     supports_splitting = False

@@ -25,6 +25,7 @@ from . import streams
 from ._properties import _NPUDeviceProperties
 from .memory import (caching_allocator_alloc, caching_allocator_delete,  # noqa: F401
                      empty_cache, get_allocator_backend, get_per_process_memory_fraction,
+                     host_empty_cache,
                      max_memory_allocated, max_memory_cached, max_memory_reserved, mem_get_info,
                      memory_allocated, memory_cached, memory_reserved, memory_snapshot,
                      memory_stats, memory_stats_as_nested_dict, memory_summary,

@@ -4,6 +4,8 @@ table, the per-process fraction, and raw allocations."""
 from __future__ import annotations
 
 import collections
+import pickle
+import sys
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -11,6 +13,7 @@ import torch
 
 from .._device import devices
 from .._device import memory as allocator
+from .._device import memory_history
 from ..utils._error_code import ErrCode, pta_error
 from .streams import Stream
 from .utils import _get_device_index, current_device, current_stream
@@ -21,7 +24,7 @@ __all__ = ["caching_allocator_alloc", "caching_allocator_delete",
            "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
            "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "memory_cached", "max_memory_cached", "memory_snapshot", "memory_summary",
-           "get_allocator_backend", "mem_get_info"]
+           "get_allocator_backend", "mem_get_info", "host_empty_cache"]
 
 
 def _index(device: Any) -> int:
@@ -168,6 +171,39 @@ def max_memory_cached(device: Any = None) -> int:
 def memory_snapshot(mempool_id: Optional[Tuple[int, int]] = None) -> List[Dict[str, Any]]:
     """The allocator's segments on every NPU (each with its blocks)."""
     return allocator.snapshot()
+
+
+def host_empty_cache() -> None:
+    """Return the pinned host memory kept for reuse (torch_npu's host caching allocator)."""
+    from .._device import pinned
+
+    pinned.empty_cache()
+
+
+def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
+                           stacks: str = "all", max_entries: int = sys.maxsize,
+                           device: Any = None) -> None:
+    """Record every NPU allocation and free with its Python stack (None stops), for
+    ``_snapshot`` and torch's memory viewer."""
+    if device is not None:
+        _get_device_index(device, optional=True)
+    memory_history.record(enabled, context, stacks, max_entries)
+
+
+def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> Dict[str, Any]:
+    """torch's memory snapshot: every NPU's segments (each block with the stack that allocated
+    it, when recorded) and each NPU's allocation history."""
+    if device is not None:
+        _get_device_index(device, optional=True)
+    return {"segments": allocator.snapshot(),
+            "device_traces": memory_history.traces(devices.device_count())}
+
+
+def _dump_snapshot(filename: str = "dump_snapshot.pickle",
+                   augment_with_fx_traces: bool = False) -> None:
+    """``_snapshot()`` pickled into ``filename`` (what pytorch.org/memory_viz opens)."""
+    with open(filename, "wb") as f:
+        pickle.dump(_snapshot(), f)
 
 
 def mem_get_info(device: Any = None) -> Tuple[int, int]:
