@@ -70,3 +70,19 @@ def test_a_910b_leaves_fp32_results_as_ieee_gives_them():
     assert got["mul"] == "[inf, inf, inf] True"  # True: INF/NAN mode, the status is not read
     assert got["log0"] == "[-inf, -inf] True"
     assert got["nan"] == "[nan] True"
+
+
+@pytest.mark.skipif(int(__import__("torch").__version__.split(".")[0]) < 2,
+                    reason="torch 1.13's FakeTensorMode takes only torch's own device type, "
+                           "which names no NPU there")
+def test_fake_tensors_are_not_read():
+    """Under torch's FakeTensorMode results have no values: nothing is checked or saturated."""
+    out = overlay_support.run_with_emulator("""
+        import torch, torch_npu
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        with FakeTensorMode():
+            x = torch.randn(4, 3, 8, 8).npu().permute(0, 2, 1, 3).contiguous()
+            y = x * 2
+        print(y.is_contiguous(), tuple(y.shape), torch.npu.get_npu_overflow_flag())
+    """)
+    assert out == ["True", "(4,", "8,", "3,", "8)", "False"]
