@@ -20,7 +20,7 @@ import torch
 
 from .._fp16 import mode as emulation
 from . import (device_args, devices, formats, memory_formats, named_tensors, own_storage,
-               pinned, placement, tensor_types)
+               pinned, placement, streams, tensor_types)
 from .devices import NpuDevice
 from . import torch_device
 from .torch_device import TorchDevice
@@ -165,9 +165,14 @@ def tensor_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     if where is _KEEP:
         return _base_to(self, *args, **kwargs)
     out = transfer(self, where, lambda t: _base_to(t, *args, **kwargs))
-    if where is None and placement.npu_of(self) is not None and out.device.type == "cpu" \
-            and out.layout == torch.strided and torch._C._nn._parse_to(*args, **kwargs)[2]:
-        out = pinned.pin(out)  # torch_npu copies to pinned memory when the copy does not block
+    came_from, went_to = placement.npu_of(self), placement.npu_of(out)
+    if came_from != went_to and (came_from is None or went_to is None) and out is not self \
+            and torch._C._nn._parse_to(*args, **kwargs)[2]:
+        if went_to is None and out.layout == torch.strided:
+            out = pinned.pin(out)  # torch_npu copies to pinned memory when it does not block
+        # The copy's time on the link starts when the host has made it, as the NPU's DMA would.
+        npu = went_to if came_from is None else came_from
+        streams.copy_in_flight(npu, streams.current_id(npu), out.numel() * out.element_size())
     return out
 
 

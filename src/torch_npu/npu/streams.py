@@ -80,10 +80,12 @@ class Stream:
         return event
 
     def query(self) -> bool:
-        return True
+        """Whether the stream's work is done: all but a non-blocking copy still in flight."""
+        return time.perf_counter() >= bookkeeping.done_at(self.device_index, self.stream_id)
 
     def synchronize(self) -> None:
-        """Everything submitted has run already."""
+        """Wait for the stream's copies in flight (everything else has run already)."""
+        bookkeeping.wait_until(bookkeeping.done_at(self.device_index, self.stream_id))
 
     def set_data_preprocess_stream(self, is_data_preprocess_stream: bool = False) -> None:
         self._data_preprocess = bool(is_data_preprocess_stream)
@@ -147,15 +149,18 @@ class Event:
                                f"stream's device {stream.device_index}."
                                + pta_error(ErrCode.PARAM))
         self._recorded_at = time.perf_counter()
+        # The event completes with the work queued on the stream before it.
+        self._done_at = bookkeeping.done_at(stream.device_index, stream.stream_id)
 
     def wait(self, stream: Optional[Stream] = None) -> None:
-        """Later work of ``stream`` waits for the event: done already."""
+        """Later work of ``stream`` waits for the event: the host does not."""
 
     def query(self) -> bool:
-        return True
+        return time.perf_counter() >= getattr(self, "_done_at", 0.0)
 
     def synchronize(self) -> None:
-        """Everything the event captured has run already."""
+        """Wait for the work the event captured."""
+        bookkeeping.wait_until(getattr(self, "_done_at", 0.0))
 
     def elapsed_time(self, end_event: "Event") -> float:
         """Milliseconds from this event's record to ``end_event``'s."""

@@ -79,10 +79,11 @@ class device_of(device):  # noqa: N801
 
 
 def synchronize(device: Any = None) -> None:
-    """Wait for the NPU's work: the emulated NPU has done it already. The device is checked."""
+    """Wait for the NPU's work: its copies in flight (the rest is done already). The device is
+    checked."""
     devices.lazy_init()
     with _select(device):
-        return None
+        stream_state.wait_device(devices.current_device())
 
 
 def can_device_access_peer(device_id: Any, peer_device_id: Any) -> bool:
