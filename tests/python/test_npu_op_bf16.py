@@ -71,7 +71,6 @@ def _cases():
     nms_rows = torch.cat([boxes(6, 40), rand(6, 1, seed=42)], 1)
     labels = torch.softmax(randn(4, 7, seed=51), -1)
     mask = rand(2, 1, 4, 4, seed=61) > 0.6
-    grad_nz = randn(3, 6, seed=71)
     return {
         "npu_linear": (lambda t, x, w, b: t.npu_linear(x, w, b),
                        [randn(4, 6, seed=1), randn(5, 6, seed=2), randn(5, seed=3)], (0, 1, 2)),

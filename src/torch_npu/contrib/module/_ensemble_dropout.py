@@ -92,18 +92,25 @@ class NpuPreGenDropout(torch.nn.Dropout):
 
     @classmethod
     def enable_dropout_ensemble(cls, model: torch.nn.Module) -> None:
-        if cls.dropout_stream is None:
-            cls.dropout_stream = torch.npu.Stream()
-
-        def wait_for_masks(module: torch.nn.Module, inputs: Any) -> None:
-            torch.npu.current_stream().wait_stream(cls.dropout_stream)
-
-        def restart_masks(module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
-            for buffer in cls.task_dict.values():
-                buffer.restart()
-
         device = f"npu:{torch.npu.current_device()}"
         for p in cls.prob:
             cls.task_dict[p] = _PreGenDropoutTask(device, p)
-        model.register_forward_pre_hook(wait_for_masks)
-        model.register_forward_hook(restart_masks)
+        hook_mask_making(cls, model, lambda task: task.restart())
+
+
+def hook_mask_making(owner: Any, model: torch.nn.Module, after_forward: Any) -> None:
+    """Make ``model``'s forward wait for the masks ``owner``'s side stream makes (its
+    ``dropout_stream``, made once), and call ``after_forward(task)`` on each of ``owner``'s
+    ``task_dict`` values once the forward is done, as torch_npu's ensemble dropouts do."""
+    if owner.dropout_stream is None:
+        owner.dropout_stream = torch.npu.Stream()
+
+    def wait_for_masks(module: torch.nn.Module, inputs: Any) -> None:
+        torch.npu.current_stream().wait_stream(owner.dropout_stream)
+
+    def each_task(module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
+        for task in owner.task_dict.values():
+            after_forward(task)
+
+    model.register_forward_pre_hook(wait_for_masks)
+    model.register_forward_hook(each_task)

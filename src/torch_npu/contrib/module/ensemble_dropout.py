@@ -19,6 +19,7 @@ import torch
 from ..._ops.dropout import npu_dropout_do_mask, npu_dropout_gen_mask
 from ...utils._error_code import ErrCode, ops_error
 from ._ensemble_dropout import NpuPreGenDropout  # noqa: F401 - torch_npu's module names it
+from ._ensemble_dropout import hook_mask_making
 
 __all__ = ["NpuCachedDropout", "NpuFairseqDropout"]
 
@@ -71,18 +72,7 @@ class NpuCachedDropout(torch.nn.Dropout):
 
     @classmethod
     def enable_dropout_ensemble(cls, model: torch.nn.Module) -> None:
-        if cls.dropout_stream is None:
-            cls.dropout_stream = torch.npu.Stream()
-
-        def wait_for_masks(module: torch.nn.Module, inputs: Any) -> None:
-            torch.npu.current_stream().wait_stream(cls.dropout_stream)
-
-        def make_masks(module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
-            for task in cls.task_dict.values():
-                task.refill()
-
-        model.register_forward_pre_hook(wait_for_masks)
-        model.register_forward_hook(make_masks)
+        hook_mask_making(cls, model, lambda task: task.refill())
 
 
 NpuFairseqDropout = NpuCachedDropout
