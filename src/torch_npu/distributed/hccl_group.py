@@ -16,14 +16,14 @@
   torch 2.x's names; all_gather takes outputs of any shape with the input's number of elements,
   as HCCL does.
 
-torch DDP calls this group from C++ and reads the futures of the works it returns, so every
-method returns a real gloo work: after a rank-order reduction, the broadcast of the (already equal)
-result from rank 0, whose future holds the reduced tensors (for bfloat16, which torch 1.13's
-gloo cannot broadcast, a finished work holding them); after the collectives made here, a barrier.
+torch DDP calls this group from C++ and computes on the tensors in the futures of the works it
+returns, beside NPU tensors; so a collective returns a finished work whose future holds the
+caller's own tensors, once gloo's work on their aliases is done (point-to-point ones excepted).
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+import collections
+from typing import Any, Deque, List, Optional, Sequence
 
 import torch
 import torch.distributed as dist
@@ -47,13 +47,7 @@ def op_name(op: Any) -> str:
 def _carried(x: Any) -> Any:
     """``x`` (a tensor, or lists of them) as gloo gets it: aliases of the same memory without
     the NPU mark, bool tensors as uint8 views of their bytes and bfloat16 ones as float16 views
-    of their bits (gloo only moves them: the bits arrive).
-
-    An NPU tensor keeps Python state (its mark), so dropping the last reference to it takes the
-    GIL; gloo's worker threads drop theirs when a work ends, which may be while the interpreter
-    finalises, and a C++ thread that asks for the GIL then is ended by CPython, through frames
-    that may not unwind (``terminate called without an active exception``). Plain aliases
-    need no GIL to be freed."""
+    of their bits (gloo only moves them: the bits arrive)."""
     with emulation.paused():
         return _alias(x)
 
@@ -63,6 +57,37 @@ def _plain(x: Any) -> Any:
     dtype gloo must see as it is); see ``_carried``."""
     with emulation.paused():
         return _alias(x, keep_dtype=True)
+
+
+# The latest gloo works, kept from being freed in gloo's threads. A tensor made in Python is freed
+# with the GIL; a gloo thread that drops a work's last reference after the interpreter began to
+# finalise asks for the GIL and is ended by CPython, through frames that may not unwind
+# ("terminate called without an active exception"). Kept here, a work is freed in Python's thread:
+# when newer works push it out, or at exit.
+_recent_works: Deque[Any] = collections.deque(maxlen=8)
+
+
+def _kept(work: Any) -> Any:
+    """``work``, kept among the latest works (see ``_recent_works``)."""
+    _recent_works.append(work)
+    return work
+
+
+def _answering(inner: Any, result: Any) -> Any:
+    """A finished work whose future holds ``result`` (the caller's own tensors, on which DDP's
+    and PowerSGD's hooks compute beside NPU tensors), once gloo's work on ``_carried`` aliases
+    is done. Waited for here: chaining gloo's future with a Python callback would need the GIL
+    in gloo's thread, which a waiter in C++ may hold, and torch 1.13 calls no Python override of
+    a work's ``wait``."""
+    _kept(inner).wait()
+    return _finished(result)
+
+
+def _finished(result: Any) -> Any:
+    """A finished work whose future holds ``result``."""
+    future = torch.futures.Future()
+    future.set_result(result)
+    return _create_work_from_future(future)
 
 
 def _alias(x: Any, keep_dtype: bool = False) -> Any:
@@ -125,7 +150,7 @@ class HcclProcessGroup(dist.ProcessGroup):
 
     def _reduce_in_rank_order(self, tensor: torch.Tensor, op: str) -> None:
         parts = [torch.empty_like(tensor) for _ in range(self.size())]
-        self.gloo.allgather([_carried(parts)], [_carried(tensor)]).wait()
+        _kept(self.gloo.allgather([_carried(parts)], [_carried(tensor)])).wait()
         acc = parts[0].clone()
         for part in parts[1:]:
             if op in _PICKED:
@@ -138,25 +163,14 @@ class HcclProcessGroup(dist.ProcessGroup):
             acc.div_(self.size())
         tensor.copy_(acc)
 
-    def _announce(self, tensors: List[torch.Tensor]) -> Any:
-        """A gloo work whose future holds ``tensors`` (equal on every rank already); for
-        bfloat16, which torch 1.13's gloo cannot broadcast, a finished work holding them."""
-        if any(t.dtype == torch.bfloat16 for t in tensors):
-            future = torch.futures.Future()
-            future.set_result(tensors)
-            return _create_work_from_future(future)
-        options = dist.BroadcastOptions()
-        options.rootRank = 0
-        return self.gloo.broadcast(_carried(tensors), options)
-
     def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         opts = opts if opts is not None else dist.AllreduceOptions()
         op = op_name(opts.reduceOp)
         if not self._reduced_here(op, tensors):
-            return self.gloo.allreduce(_plain(tensors), opts)
+            return _answering(self.gloo.allreduce(_plain(tensors), opts), tensors)
         for t in tensors:
             self._reduce_in_rank_order(t, op)
-        return self._announce(tensors)
+        return _finished(tensors)  # reduced, equal on every rank
 
     def allreduce_coalesced(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         options = dist.AllreduceOptions()
@@ -169,7 +183,7 @@ class HcclProcessGroup(dist.ProcessGroup):
         options.reduceOp = opts.reduceOp
         if self._reduced_here(op_name(opts.reduceOp), tensors):
             return self.allreduce(tensors, options)  # every rank gets it; dst reads it
-        return self.gloo.reduce(_plain(tensors), opts)
+        return _answering(self.gloo.reduce(_plain(tensors), opts), tensors)
 
     def reduce_scatter(self, outputs: List[torch.Tensor], input_lists: List[List[torch.Tensor]],
                        opts: Any) -> Any:
@@ -189,8 +203,8 @@ class HcclProcessGroup(dist.ProcessGroup):
 
     def _allgather_base(self, output: torch.Tensor, input: torch.Tensor,
                         opts: Optional[Any] = None) -> Any:
-        return self.gloo.allgather([list(_carried(output).view(-1).chunk(self.size()))],
-                                   [_carried(input).view(-1)])
+        parts = list(_carried(output).view(-1).chunk(self.size()))
+        return _answering(self.gloo.allgather([parts], [_carried(input).view(-1)]), [output])
 
     # torch 2.x calls the single-tensor collectives by these names.
     def all_gather_single(self, output: torch.Tensor, input: torch.Tensor,
@@ -221,16 +235,17 @@ class HcclProcessGroup(dist.ProcessGroup):
                  opts: Optional[Any] = None) -> Any:
         sent = torch.cat([t.reshape(-1) for t in inputs])
         received = torch.empty(sum(t.numel() for t in outputs), dtype=sent.dtype)
-        self.gloo.alltoall_base(_carried(received), _carried(sent), [t.numel() for t in outputs],
-                                [t.numel() for t in inputs], dist.AllToAllOptions()).wait()
+        _kept(self.gloo.alltoall_base(_carried(received), _carried(sent),
+                                      [t.numel() for t in outputs], [t.numel() for t in inputs],
+                                      dist.AllToAllOptions())).wait()
         for out, part in zip(outputs, received.split([t.numel() for t in outputs])):
             out.copy_(part.view_as(out))
         return self.gloo.barrier(dist.BarrierOptions())
 
-    # --- everything else is gloo's ------------------------------------------------------------------
+    # --- everything else is gloo's --------------------------------------------------------------
 
     def broadcast(self, tensors: List[torch.Tensor], opts: Any) -> Any:
-        return self.gloo.broadcast(_carried(tensors), opts)
+        return _answering(self.gloo.broadcast(_carried(tensors), opts), tensors)
 
     def allgather(self, outputs: List[List[torch.Tensor]], inputs: List[torch.Tensor],
                   opts: Optional[Any] = None) -> Any:
@@ -258,7 +273,7 @@ class HcclProcessGroup(dist.ProcessGroup):
                     staged.append((output, temporary))
                     row.append(temporary)
             gathered.append(row)
-        work = self.gloo.allgather(_carried(gathered), _carried(inputs), opts)
+        work = _answering(self.gloo.allgather(_carried(gathered), _carried(inputs), opts), outputs)
         if not staged:
             return work
         work.wait()
@@ -267,30 +282,32 @@ class HcclProcessGroup(dist.ProcessGroup):
         return self.gloo.barrier(dist.BarrierOptions())
 
     def allgather_coalesced(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
-        return self.gloo.allgather_coalesced(_carried(outputs), _carried(inputs),
-                                             opts if opts is not None
-                                             else AllgatherOptions())
+        return _answering(self.gloo.allgather_coalesced(
+            _carried(outputs), _carried(inputs), opts if opts is not None
+            else AllgatherOptions()), outputs)
 
     def gather(self, outputs: Any, inputs: Any, opts: Any) -> Any:
-        return self.gloo.gather(_carried(outputs), _carried(inputs), opts)
+        return _answering(self.gloo.gather(_carried(outputs), _carried(inputs), opts), outputs)
 
     def scatter(self, outputs: Any, inputs: Any, opts: Any) -> Any:
-        return self.gloo.scatter(_carried(outputs), _carried(inputs), opts)
+        return _answering(self.gloo.scatter(_carried(outputs), _carried(inputs), opts), outputs)
 
     def alltoall_base(self, output: torch.Tensor, input: torch.Tensor, output_split_sizes: Any,
                       input_split_sizes: Any, opts: Optional[Any] = None) -> Any:
-        return self.gloo.alltoall_base(_carried(output), _carried(input), output_split_sizes,
-                                       input_split_sizes,
-                                       opts if opts is not None else dist.AllToAllOptions())
+        return _answering(self.gloo.alltoall_base(
+            _carried(output), _carried(input), output_split_sizes, input_split_sizes,
+            opts if opts is not None else dist.AllToAllOptions()), [output])
 
+    # Point-to-point works are gloo's own (their futures hold the aliases): a send must not wait
+    # for its receiver, which may be sending first.
     def send(self, tensors: List[torch.Tensor], dst: int, tag: int) -> Any:
-        return self.gloo.send(_carried(tensors), dst, tag)
+        return _kept(self.gloo.send(_carried(tensors), dst, tag))
 
     def recv(self, tensors: List[torch.Tensor], src: int, tag: int) -> Any:
-        return self.gloo.recv(_carried(tensors), src, tag)
+        return _kept(self.gloo.recv(_carried(tensors), src, tag))
 
     def recv_anysource(self, tensors: List[torch.Tensor], tag: int) -> Any:
-        return self.gloo.recv_anysource(_carried(tensors), tag)
+        return _kept(self.gloo.recv_anysource(_carried(tensors), tag))
 
     def barrier(self, opts: Optional[Any] = None) -> Any:
         return self.gloo.barrier(opts if opts is not None else dist.BarrierOptions())
