@@ -13,8 +13,8 @@ Random operators draw their masks under one seed in both runs. Where the operato
 backward, the gradients of the bf16 inputs are compared the same way.
 
 Not here: ``npu_change_data_ptr`` (no arithmetic: a tensor reads another's storage; its own
-test covers bf16), ``npu_random_choice_with_mask`` (a bool input) and
-``npu_dropout_gen_mask`` (no tensor input).
+test covers bf16), ``npu_random_choice_with_mask`` (a bool input),
+``npu_dropout_gen_mask`` and ``empty_with_format`` (no tensor input).
 
 All cases run in one child interpreter (the chip is read once per process); each case is one
 test here.
@@ -214,6 +214,8 @@ def _cases():
             [randn(1, 6, seed=106), columns(6, 107), columns(6, 109)], ()),
         "npu_format_cast": (lambda t, x: t.npu_format_cast(x, 29), [randn(15, 17, seed=110)],
                             (0,)),
+        "npu_format_cast_": (lambda t, x: t.npu_format_cast_(x.clone(), 29),
+                             [randn(15, 17, seed=111)], ()),
         "npu_alloc_float_status": (lambda t, x: t.npu_alloc_float_status(x), [randn(3)], ()),
         "npu_get_float_status": (lambda t, x: t.npu_get_float_status(x), [randn(8)], ()),
         "npu_clear_float_status": (lambda t, x: t.npu_clear_float_status(x), [randn(8)], ()),
@@ -317,5 +319,6 @@ def test_every_documented_operator_has_a_bf16_case():
     first_cells = re.findall(r"^\| (.*?) \|", table, flags=re.M)
     documented = {name for cell in first_cells for name in re.findall(r"`(\w+)\(", cell)}
     covered = {name.split()[0] for name in _cases()}
-    exempt = {"npu_change_data_ptr", "npu_random_choice_with_mask", "npu_dropout_gen_mask"}
+    exempt = {"npu_change_data_ptr", "npu_random_choice_with_mask", "npu_dropout_gen_mask",
+              "empty_with_format"}
     assert documented - exempt <= covered, sorted(documented - exempt - covered)
