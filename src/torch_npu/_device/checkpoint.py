@@ -4,7 +4,8 @@ A checkpoint records where each storage lives. The emulator writes NPU tensors' 
 location a real NPU writes ("npu:N"), so checkpoints move between the emulator and real NPUs both
 ways. Loading puts tensors where ``map_location`` says, as on the NPU: None keeps each where it
 was saved, "npu"/"npu:N"/an NPU ``torch.device`` puts every tensor on that NPU, "cpu" on the
-host, and a dict maps saved locations ("npu:0", "cpu") to new ones. A callable ``map_location``
+host, "meta" (or a dict's "meta") gives meta tensors, shapes without data, and a dict maps
+saved locations ("npu:0", "cpu") to new ones. A callable ``map_location``
 runs as given; the storages it moves to an NPU (``storage.to(device="npu:0")``, torch 2.x) put
 their tensors on that NPU, the others stay on the host. Moving a storage to an NPU gives a host
 copy, the emulated NPU's memory (torch's own would call an NPU allocator there is none of).
@@ -17,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, Optional
 import torch
 
 from .. import _wraps
-from . import devices, placement
+from . import devices, meta, placement
 
 _WHAT = "torch.load(map_location=...)"
 _saving = threading.local()  # storage address -> NPU index, while torch.save runs
@@ -108,6 +109,14 @@ def _target(map_location: Any, saved: str) -> Optional[int]:
     raise RuntimeError(f"{_WHAT}: {map_location!r} names neither the host ('cpu') nor an NPU")
 
 
+def _to_meta(map_location: Any, saved: str) -> bool:
+    """Whether ``map_location`` sends a storage saved at ``saved`` to the meta device, where it
+    has a size and no data (deferred initialisation: FSDP's, accelerate's)."""
+    if isinstance(map_location, dict):
+        return meta.names_meta(map_location.get(saved, saved))
+    return meta.names_meta(map_location)
+
+
 def _load_mapped(original: Callable, f: Any, map_location: Callable, *args: Any,
                  **kwargs: Any) -> Any:
     """torch.load with a callable ``map_location``: tensors whose storage it moved to an NPU go
@@ -150,11 +159,16 @@ def _wrap_load(original: Callable) -> Callable:
         saved_at: Dict[int, str] = {}
 
         def keep_on_host(storage: Any, location: str) -> Any:
+            if _to_meta(map_location, location):
+                return torch.serialization.default_restore_location(storage, "meta")
             saved_at[storage.data_ptr()] = location
             return storage
 
         obj = original(f, keep_on_host, *args, **kwargs)
         for t in tensors_in(obj):
+            if t.is_meta:
+                placement.put(t, None)  # on no device (the pickled tensor may carry a mark)
+                continue
             saved = saved_at.get(_storage_address(t), "cpu")
             placement.put(t, _target(map_location, saved))
         return obj

@@ -135,6 +135,8 @@ def put_outputs(outputs: Iterable[Any], inputs: Iterable[Any], index: int) -> No
                 setattr(x, _MARK, index)
                 memory.track(x, index)
     for x in outputs:
-        if isinstance(x, torch.Tensor) and id(x) not in given:
+        # A meta tensor (``to("meta")``, ``empty_like(..., device="meta")``) has no memory on
+        # any device, so it is on no NPU.
+        if isinstance(x, torch.Tensor) and id(x) not in given and x.device.type != "meta":
             setattr(x, _MARK, index)
             memory.track(x, index)

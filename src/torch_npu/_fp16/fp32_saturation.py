@@ -71,7 +71,8 @@ def saturate(func: Any, args: Sequence[Any], kwargs: Dict[str, Any], outputs: Se
     bad: List[torch.Tensor] = []
     for x in (*outputs, *written):
         if not isinstance(x, torch.Tensor) or x.dtype != _FLOAT \
-                or getattr(x, "fake_mode", None) is not None:  # a fake tensor has no values
+                or getattr(x, "fake_mode", None) is not None \
+                or x.device.type == "meta":  # fake and meta tensors have no values
             continue
         if rt is None:
             rt = _kernels()

@@ -26,7 +26,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from .._device import (contiguous_outputs, foreach_split, formats, generators, host_allocator,
-                       placement, soc, torch_made)
+                       meta, placement, soc, torch_made)
 from . import fast_path, fp32_saturation, general_path, npu_kernels, op_schema, overflow_mode
 from . import path as emulation_path
 
@@ -90,6 +90,8 @@ class EmulatedNpuMode(TorchDispatchMode):
         npu = placement.common_npu(leaves, func, args, kwargs)
         unchanged = fast_path.runs_unchanged(func) if fast else op_schema.runs_unchanged(func)
         kinds = reduced_kinds(leaves)
+        if meta.runs_on_meta(leaves, kwargs, kinds != 0):
+            return func(*args, **kwargs)  # no values: nothing to round, on no NPU
         npu_bf16 = npu is not None and kinds & BF16 and not unchanged
         if npu_bf16 and not soc.has_bf16() and not _moves_bf16_only(func, leaves):
             raise _no_bf16(func)
