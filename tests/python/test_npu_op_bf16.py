@@ -14,7 +14,9 @@ backward, the gradients of the bf16 inputs are compared the same way.
 
 Not here: ``npu_change_data_ptr`` (no arithmetic: a tensor reads another's storage; its own
 test covers bf16), ``npu_random_choice_with_mask`` (a bool input),
-``npu_dropout_gen_mask`` and ``empty_with_format`` (no tensor input).
+``npu_dropout_gen_mask`` and ``empty_with_format`` (no tensor input) and
+``npu_add_rms_norm_cast`` (fp16/bf16 only, so no fp32 run to compare with; test_npu_op_norm.py
+checks that its fp16 ``y`` is its fp32 ``y`` rounded once).
 
 All cases run in one child interpreter (the chip is read once per process); each case is one
 test here.
@@ -219,6 +221,66 @@ def _cases():
         "npu_alloc_float_status": (lambda t, x: t.npu_alloc_float_status(x), [randn(3)], ()),
         "npu_get_float_status": (lambda t, x: t.npu_get_float_status(x), [randn(8)], ()),
         "npu_clear_float_status": (lambda t, x: t.npu_clear_float_status(x), [randn(8)], ()),
+        "npu_add_rms_norm": (lambda t, a, b, g: t.npu_add_rms_norm(a, b, g),
+                             [randn(3, 8, seed=120), randn(3, 8, seed=121), randn(8, seed=122)],
+                             ()),
+        "npu_gemma_rms_norm": (lambda t, x, g: t.npu_gemma_rms_norm(x, g),
+                               [randn(3, 8, seed=123), randn(8, seed=124)], ()),
+        "npu_apply_rotary_pos_emb": (
+            lambda t, q, k, c, s: t.npu_apply_rotary_pos_emb(q.clone(), k.clone(), c, s),
+            [randn(1, 3, 2, 8, seed=125), randn(1, 3, 1, 8, seed=126),
+             randn(1, 3, 1, 8, seed=127), randn(1, 3, 1, 8, seed=128)], ()),
+        "npu_mrope": (
+            lambda t, q, k, c: t.npu_mrope(torch.tensor([[0, 2], [1, 3], [2, 0]]).npu(), q, k, c,
+                                           8, mrope_section=[1, 1, 2]),
+            [randn(2, 16, seed=129), randn(2, 8, seed=130), randn(4, 8, seed=131)], ()),
+        "npu_geglu": (lambda t, x: t.npu_geglu(x), [randn(3, 10, seed=132, scale=2)], (0,)),
+        "npu_gelu_mul": (lambda t, x: t.npu_gelu_mul(x), [randn(3, 10, seed=133, scale=2)], ()),
+        "npu_clipped_swiglu": (lambda t, x: t.npu_clipped_swiglu(x),
+                               [randn(3, 10, seed=134, scale=5)], ()),
+        "npu_cross_entropy_loss": (
+            lambda t, x: t.npu_cross_entropy_loss(x, torch.tensor([1, 0, 3]).npu(),
+                                                  label_smoothing=0.1)[:2],
+            [randn(3, 5, seed=135, scale=3)], (0,)),
+        "npu_dtype_cast": (lambda t, x: t.npu_dtype_cast(x, torch.float16),
+                           [randn(3, 5, seed=136)], (0,)),
+        "npu_dtype_cast_": (lambda t, d, s: t.npu_dtype_cast_(d.clone(), s),
+                            [randn(3, 5, seed=137), randn(3, 5, seed=138)], ()),
+        "npu_broadcast": (lambda t, x: t.npu_broadcast(x, [2, 3, 4]), [randn(3, 1, seed=139)],
+                          ()),
+        "npu_transpose": (lambda t, x: t.npu_transpose(x, [1, 0]), [randn(3, 4, seed=140)], ()),
+        "npu_slice": (lambda t, x: t.npu_slice(x, [1, 0], [2, 3]), [randn(3, 4, seed=141)], ()),
+        "npu_reshape": (lambda t, x: t.npu_reshape(x, [4, 3]), [randn(3, 4, seed=142)], ()),
+        "npu_scatter": (lambda t, x, u: t.npu_scatter(x, torch.tensor([2, 0]).npu(), u, 0),
+                        [randn(3, 2, seed=143), randn(2, seed=144)], ()),
+        "npu_scatter_nd_update": (
+            lambda t, x, u: t.npu_scatter_nd_update(x, torch.tensor([[1], [0]]).npu(), u),
+            [randn(3, 4, seed=145), randn(2, 4, seed=146)], ()),
+        "npu_scatter_nd_update_": (
+            lambda t, x, u: t.npu_scatter_nd_update_(x.clone(), torch.tensor([[2]]).npu(), u),
+            [randn(3, 4, seed=147), randn(1, 4, seed=148)], ()),
+        "npu_min": (lambda t, x: t.npu_min(x, 1), [randn(3, 7, seed=149)], (0,)),
+        "npu_sort_v2": (lambda t, x: t.npu_sort_v2(x, descending=True), [randn(3, 7, seed=150)],
+                        ()),
+        "npu_masked_fill_range": (
+            lambda t, x, v: t.npu_masked_fill_range(
+                x, torch.tensor([[0, 1]], dtype=torch.int32).npu(),
+                torch.tensor([[2, 3]], dtype=torch.int32).npu(), v),
+            [randn(2, 4, seed=151), randn(1, seed=152)], ()),
+        "npu_conv2d": (lambda t, x, w, b: t.npu_conv2d(x, w, b, [1, 1], [1, 1], [1, 1], 1),
+                       [randn(1, 2, 5, 5, seed=153), randn(3, 2, 3, 3, seed=154),
+                        randn(3, seed=155)], (0, 1, 2)),
+        "npu_convolution": (lambda t, x, w: t.npu_convolution(x, w, None, [2], [0], [1], 1),
+                            [randn(1, 2, 3, 5, 5, seed=156), randn(2, 2, 1, 3, 3, seed=157)],
+                            (0, 1)),
+        "npu_conv3d": (lambda t, x, w: t.npu_conv3d(x, w, None, [1], [1], [1], 1),
+                       [randn(1, 2, 3, 4, 4, seed=158), randn(2, 2, 3, 3, 3, seed=159)], (0, 1)),
+        "npu_conv_transpose2d": (
+            lambda t, x, w: t.npu_conv_transpose2d(x, w, None, [0], [1], [2], [1], 1),
+            [randn(1, 2, 4, 4, seed=160), randn(2, 3, 3, 3, seed=161)], (0, 1)),
+        "npu_convolution_transpose": (
+            lambda t, x, w: t.npu_convolution_transpose(x, w, None, [1], [0], [1], [1], 1),
+            [randn(1, 2, 4, 4, seed=162), randn(2, 3, 3, 3, seed=163)], (0, 1)),
     }
 
 
@@ -320,5 +382,5 @@ def test_every_documented_operator_has_a_bf16_case():
     documented = {name for cell in first_cells for name in re.findall(r"`(\w+)\(", cell)}
     covered = {name.split()[0] for name in _cases()}
     exempt = {"npu_change_data_ptr", "npu_random_choice_with_mask", "npu_dropout_gen_mask",
-              "empty_with_format"}
+              "empty_with_format", "npu_add_rms_norm_cast"}
     assert documented - exempt <= covered, sorted(documented - exempt - covered)

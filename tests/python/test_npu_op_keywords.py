@@ -118,11 +118,48 @@ DECLARED = {
     "npu_softmax_cross_entropy_with_logits": "Tensor input, Tensor labels",
     "npu_softmax_cross_entropy_with_logits_backward": "Tensor grad, Tensor input, Tensor labels",
     "npu_swiglu": "Tensor input, int dim=-1",
+    "npu_add_rms_norm": "Tensor x1, Tensor x2, Tensor gamma, float epsilon=1e-06",
+    "npu_add_rms_norm_cast": "Tensor x1, Tensor x2, Tensor gamma, float epsilon=1e-06",
+    "npu_apply_rotary_pos_emb": "Tensor query, Tensor key, Tensor cos, Tensor sin, "
+                                "str layout='BSND', str rotary_mode='half'",
+    "npu_broadcast": "Tensor input, int[] size",
+    "npu_clipped_swiglu": "Tensor x, *, Tensor? group_index=None, int dim=-1, float alpha=1.702, "
+                          "float limit=7.0, float bias=1.0, bool interleaved=True",
+    "npu_conv2d": "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+                  "int[] dilation, int groups",
+    "npu_conv3d": "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+                  "int[] dilation, int groups",
+    "npu_conv_transpose2d": "Tensor input, Tensor weight, Tensor? bias, int[] padding, "
+                            "int[] output_padding, int[] stride, int[] dilation, int groups",
+    "npu_convolution": "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+                       "int[] dilation, int groups",
+    "npu_convolution_transpose": "Tensor input, Tensor weight, Tensor? bias, int[] padding, "
+                                 "int[] output_padding, int[] stride, int[] dilation, int groups",
+    "npu_cross_entropy_loss": "Tensor input, Tensor target, Tensor? weight=None, "
+                              "str reduction='mean', int ignore_index=-100, "
+                              "float label_smoothing=0.0, float lse_square_scale_for_zloss=0.0, "
+                              "bool return_zloss=False",
+    "npu_dtype_cast": "Tensor input, int dtype, int? input_dtype=None",
+    "npu_dtype_cast_": "Tensor(a!) input, Tensor src",
+    "npu_geglu": "Tensor input, int dim=-1, int approximate=1, bool activate_left=False",
+    "npu_gelu_mul": "Tensor input, *, str approximate='none'",
+    "npu_gemma_rms_norm": "Tensor input, Tensor gamma, float epsilon=1e-06",
+    "npu_masked_fill_range": "Tensor input, Tensor start, Tensor end, Tensor value, int axis=-1",
+    "npu_min": "Tensor input, int dim, bool keepdim=False",
+    "npu_mrope": "Tensor positions, Tensor query, Tensor key, Tensor cos_sin_cache, int head_size, "
+                 "*, int[]? mrope_section=None, str? rotary_mode='half', str? cache_mode='default'",
+    "npu_reshape": "Tensor input, int[] shape, bool can_refresh=False",
+    "npu_scatter": "Tensor input, Tensor indices, Tensor updates, int dim",
+    "npu_scatter_nd_update": "Tensor input, Tensor indices, Tensor updates",
+    "npu_scatter_nd_update_": "Tensor(a!) input, Tensor indices, Tensor updates",
+    "npu_slice": "Tensor input, int[] offsets, int[] size",
+    "npu_sort_v2": "Tensor input, int dim=-1, bool descending=False",
+    "npu_transpose": "Tensor input, int[] perm, bool require_contiguous=True",
 }
 # Keyword-only arguments the emulator adds past the declared ones: the out= variants
 # (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.
 EXTRA = {"npu_indexing": {"out"}, "npu_apply_adam": {"out"}, "npu_apply_adam_w": {"out"},
-         "npu_bert_apply_adam": {"out"}, "npu_format_cast": {"dst"},
+         "npu_bert_apply_adam": {"out"}, "npu_sort_v2": {"out"}, "npu_format_cast": {"dst"},
          "npu_format_cast_": {"src"}}
 # Overloads under one name: the target format may be a tensor, so it is optional here.
 OPTIONAL = {"npu_format_cast": {"acl_format"}, "npu_format_cast_": {"acl_format"}}

@@ -53,6 +53,23 @@ from .softmax_cross_entropy import (npu_softmax_cross_entropy_with_logits,
                                     npu_softmax_cross_entropy_with_logits_backward)
 from .swiglu import npu_swiglu
 
+from .add_rms_norm import npu_add_rms_norm, npu_add_rms_norm_cast
+from .apply_rotary_pos_emb import npu_apply_rotary_pos_emb
+from .clipped_swiglu import npu_clipped_swiglu
+from .conv import (npu_conv2d, npu_conv3d, npu_conv_transpose2d, npu_convolution,
+                   npu_convolution_transpose)
+from .cross_entropy_loss import npu_cross_entropy_loss
+from .dtype_cast import npu_dtype_cast, npu_dtype_cast_
+from .geglu import npu_geglu
+from .gelu_mul import npu_gelu_mul
+from .gemma_rms_norm import npu_gemma_rms_norm
+from .masked_fill_range import npu_masked_fill_range
+from .min import npu_min
+from .mrope import npu_mrope
+from .scatter import npu_scatter, npu_scatter_nd_update, npu_scatter_nd_update_
+from .shape_ops import npu_broadcast, npu_reshape, npu_slice, npu_transpose
+from .sort_v2 import npu_sort_v2
+
 # torch_npu.<name> -> the operator.
 OPERATORS = {
     "npu_linear": npu_linear,
@@ -113,6 +130,32 @@ OPERATORS = {
     "npu_alloc_float_status": npu_alloc_float_status,
     "npu_get_float_status": npu_get_float_status,
     "npu_clear_float_status": npu_clear_float_status,
+    "npu_add_rms_norm": npu_add_rms_norm,
+    "npu_add_rms_norm_cast": npu_add_rms_norm_cast,
+    "npu_gemma_rms_norm": npu_gemma_rms_norm,
+    "npu_apply_rotary_pos_emb": npu_apply_rotary_pos_emb,
+    "npu_mrope": npu_mrope,
+    "npu_geglu": npu_geglu,
+    "npu_gelu_mul": npu_gelu_mul,
+    "npu_clipped_swiglu": npu_clipped_swiglu,
+    "npu_cross_entropy_loss": npu_cross_entropy_loss,
+    "npu_dtype_cast": npu_dtype_cast,
+    "npu_dtype_cast_": npu_dtype_cast_,
+    "npu_broadcast": npu_broadcast,
+    "npu_transpose": npu_transpose,
+    "npu_slice": npu_slice,
+    "npu_reshape": npu_reshape,
+    "npu_scatter": npu_scatter,
+    "npu_scatter_nd_update": npu_scatter_nd_update,
+    "npu_scatter_nd_update_": npu_scatter_nd_update_,
+    "npu_min": npu_min,
+    "npu_sort_v2": npu_sort_v2,
+    "npu_masked_fill_range": npu_masked_fill_range,
+    "npu_conv2d": npu_conv2d,
+    "npu_conv3d": npu_conv3d,
+    "npu_convolution": npu_convolution,
+    "npu_conv_transpose2d": npu_conv_transpose2d,
+    "npu_convolution_transpose": npu_convolution_transpose,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
