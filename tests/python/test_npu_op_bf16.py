@@ -281,6 +281,21 @@ def _cases():
         "npu_convolution_transpose": (
             lambda t, x, w: t.npu_convolution_transpose(x, w, None, [1], [0], [1], [1], 1),
             [randn(1, 2, 4, 4, seed=162), randn(2, 3, 3, 3, seed=163)], (0, 1)),
+        "one_": (lambda t, x: t.one_(x.clone()), [randn(3, 4, seed=170)], ()),
+        "copy_memory_": (lambda t, d, s: t.copy_memory_(d.clone(), s),
+                         [randn(3, 4, seed=171), randn(3, 4, seed=172)], ()),
+        "npu_gather_sparse_index": (
+            lambda t, x: t.npu_gather_sparse_index(x, torch.tensor([[2, 0], [1, 1]]).npu()),
+            [randn(3, 4, seed=173)], (0,)),
+        "npu_group_norm_silu": (lambda t, x, w, b: t.npu_group_norm_silu(x, w, b, 2),
+                                [randn(2, 4, 3, seed=174), randn(4, seed=175),
+                                 randn(4, seed=176)], ()),
+        "npu_sign_bits_pack": (lambda t, x: t.npu_sign_bits_pack(x, 1),
+                               [randn(13, seed=177)], ()),
+        "npu_sign_bits_unpack": (
+            lambda t, x: t.npu_sign_bits_unpack(
+                torch.tensor([159, 15], dtype=torch.uint8).npu(), 2, torch.float32) * x,
+            [randn(2, 8, seed=178)], ()),
     }
 
 

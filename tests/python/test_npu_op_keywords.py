@@ -155,6 +155,13 @@ DECLARED = {
     "npu_slice": "Tensor input, int[] offsets, int[] size",
     "npu_sort_v2": "Tensor input, int dim=-1, bool descending=False",
     "npu_transpose": "Tensor input, int[] perm, bool require_contiguous=True",
+    "copy_memory_": "Tensor(a!) dst, Tensor src, bool non_blocking=False",
+    "npu_gather_sparse_index": "Tensor input, Tensor index",
+    "npu_group_norm_silu": "Tensor input, Tensor? weight, Tensor? bias, int group, "
+                           "float eps=1e-05",
+    "npu_sign_bits_pack": "Tensor input, int size",
+    "npu_sign_bits_unpack": "Tensor input, int size, ScalarType dtype",
+    "one_": "Tensor(a!) input",
 }
 # Keyword-only arguments the emulator adds past the declared ones: the out= variants
 # (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.

@@ -69,6 +69,10 @@ from .mrope import npu_mrope
 from .scatter import npu_scatter, npu_scatter_nd_update, npu_scatter_nd_update_
 from .shape_ops import npu_broadcast, npu_reshape, npu_slice, npu_transpose
 from .sort_v2 import npu_sort_v2
+from .fill_copy import copy_memory_, one_
+from .gather_sparse_index import npu_gather_sparse_index
+from .group_norm_silu import npu_group_norm_silu
+from .sign_bits import npu_sign_bits_pack, npu_sign_bits_unpack
 
 # torch_npu.<name> -> the operator.
 OPERATORS = {
@@ -156,6 +160,12 @@ OPERATORS = {
     "npu_convolution": npu_convolution,
     "npu_conv_transpose2d": npu_conv_transpose2d,
     "npu_convolution_transpose": npu_convolution_transpose,
+    "one_": one_,
+    "copy_memory_": copy_memory_,
+    "npu_gather_sparse_index": npu_gather_sparse_index,
+    "npu_group_norm_silu": npu_group_norm_silu,
+    "npu_sign_bits_pack": npu_sign_bits_pack,
+    "npu_sign_bits_unpack": npu_sign_bits_unpack,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
