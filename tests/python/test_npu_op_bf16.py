@@ -131,6 +131,62 @@ def _cases():
                                                       keep_prob=0.8, seed=7, offset=0)[:3],
             [randn(2, 5, 8, seed=37), randn(2, 6, 8, seed=38), randn(2, 6, 8, seed=39)],
             (0, 1, 2)),
+        "npu_fusion_attention_v2": (
+            lambda t, q, k, v, sink: t.npu_fusion_attention_v2(q, k, v, 2, "BSH", scale=0.25,
+                                                               sink=sink)[:3],
+            [randn(2, 5, 8, seed=140), randn(2, 6, 8, seed=141), randn(2, 6, 8, seed=142),
+             randn(2, seed=143)], (0, 1, 2)),
+        "npu_fusion_attention_v3": (
+            lambda t, q, k, v: t.npu_fusion_attention_v3(q, k, v, 2, "BSH", scale=0.25)[:3],
+            [randn(2, 5, 8, seed=144), randn(2, 6, 8, seed=145), randn(2, 6, 8, seed=146)],
+            (0, 1, 2)),
+        "npu_prompt_flash_attention": (
+            lambda t, q, k, v: t.npu_prompt_flash_attention(
+                q, k, v, num_heads=2, scale_value=0.25, actual_seq_lengths_kv=[6, 4]),
+            [randn(2, 5, 8, seed=147), randn(2, 6, 8, seed=148), randn(2, 6, 8, seed=149)], ()),
+        "npu_incre_flash_attention": (
+            lambda t, q, k, v: t.npu_incre_flash_attention(q, k, v, num_heads=2,
+                                                           scale_value=0.25),
+            [randn(2, 1, 8, seed=150), randn(2, 6, 8, seed=151), randn(2, 6, 8, seed=152)], ()),
+        "npu_fused_infer_attention_score": (
+            lambda t, q, k, v: t.npu_fused_infer_attention_score(
+                q, k, v, num_heads=2, scale=0.25, softmax_lse_flag=True),
+            [randn(2, 5, 8, seed=153), randn(2, 6, 8, seed=154), randn(2, 6, 8, seed=155)], ()),
+        "npu_grouped_matmul": (
+            lambda t, x, w, b: t.npu_grouped_matmul([x], [w], bias=[b], group_list=[2, 5],
+                                                    group_type=0, split_item=2),
+            [randn(5, 6, seed=156), randn(2, 6, 3, seed=157), randn(2, 3, seed=158)], ()),
+        "npu_moe_gating_top_k_softmax": (
+            lambda t, x: t.npu_moe_gating_top_k_softmax(x, k=2),
+            [randn(6, 5, seed=159, scale=2)], ()),
+        "npu_moe_gating_top_k_softmax_v2": (
+            lambda t, x: t.npu_moe_gating_top_k_softmax_v2(x, k=2, output_softmax=True),
+            [randn(6, 5, seed=160, scale=2)], ()),
+        "npu_moe_init_routing": (
+            lambda t, x, r, e: t.npu_moe_init_routing(x, r, e, 3),
+            [randn(4, 5, seed=161), torch.tensor([[0, 4], [1, 5], [2, 6], [3, 7]]).int(),
+             torch.tensor([[2, 0], [1, 2], [0, 3], [2, 1]]).int()], ()),
+        "npu_moe_init_routing_v2": (
+            lambda t, x, e, s: t.npu_moe_init_routing_v2(x, e, scale=s, expert_num=4,
+                                                         expert_tokens_num_type=1),
+            [randn(4, 5, seed=162), torch.tensor([[2, 0], [1, 2], [0, 3], [2, 1]]).int(),
+             randn(4, seed=163)], ()),
+        "npu_moe_finalize_routing": (
+            lambda t, rows, s1, bias, scales, idx, experts: t.npu_moe_finalize_routing(
+                rows, s1, None, bias, scales, idx, experts),
+            [randn(8, 5, seed=164), randn(4, 5, seed=165), randn(4, 5, seed=166),
+             rand(4, 2, seed=167), torch.tensor([3, 0, 6, 1, 7, 2, 5, 4]).int(),
+             torch.tensor([[2, 0], [1, 2], [0, 3], [2, 1]]).int()], ()),
+        "npu_moe_compute_expert_tokens": (
+            lambda t, e: t.npu_moe_compute_expert_tokens(e, 4),
+            [torch.tensor([0, 0, 1, 3, 3]).int()], ()),
+        "npu_moe_token_permute": (
+            lambda t, x, idx: t.npu_moe_token_permute(x, idx),
+            [randn(4, 5, seed=168), torch.tensor([[2, 0], [1, 2], [0, 3], [2, 1]])], (0,)),
+        "npu_moe_token_unpermute": (
+            lambda t, rows, idx, probs: t.npu_moe_token_unpermute(rows, idx, probs),
+            [randn(8, 5, seed=169), torch.tensor([3, 0, 6, 1, 7, 2, 5, 4]).int(),
+             rand(4, 2, seed=170)], (0, 2)),
         "npu_bert_apply_adam": (
             lambda t, var, m, v, g: t.npu_bert_apply_adam(1e-2, 0.9, 0.999, 1e-6, g, 1.0, 2.5,
                                                           0.01, out=(var, m, v)),
@@ -296,6 +352,36 @@ def _cases():
             lambda t, x: t.npu_sign_bits_unpack(
                 torch.tensor([159, 15], dtype=torch.uint8).npu(), 2, torch.float32) * x,
             [randn(2, 8, seed=178)], ()),
+        "batch_norm_reduce": (lambda t, x: t.batch_norm_reduce(x, 1e-5),
+                              [randn(2, 3, 4, 4, seed=180)], ()),
+        "npu_apply_adam_w_out": (
+            lambda t, var, m, v, g: t.npu_apply_adam_w_out(0.81, 0.998, 1e-2, 0.01, 0.9, 0.999,
+                                                           1e-8, g, None, False, False, var, m,
+                                                           v),
+            [randn(4, 6, seed=181), randn(4, 6, seed=182, scale=0.1),
+             rand(4, 6, seed=183, high=0.1), randn(4, 6, seed=184)], ()),
+        "npu_attention_update": (
+            lambda t, a, b, x, y: t.npu_attention_update([a.float(), b.float()], [x, y], 1),
+            [randn(5, seed=185), randn(5, seed=186), randn(5, 8, seed=187),
+             randn(5, 8, seed=188)], ()),
+        "npu_ring_attention_update": (
+            lambda t, o1, o2: t.npu_ring_attention_update(
+                o1, torch.ones(1, 2, 3, 8).npu(), torch.full((1, 2, 3, 8), 2.0).npu(), o2,
+                torch.full((1, 2, 3, 8), 1.5).npu(), torch.full((1, 2, 3, 8), 3.0).npu()),
+            [randn(3, 1, 8, seed=189), randn(3, 1, 8, seed=190)], ()),
+        "npu_group_norm_swish": (lambda t, x, w, b: t.npu_group_norm_swish(x, 2, w, b),
+                                 [randn(2, 4, 3, seed=191), randn(4, seed=192),
+                                  randn(4, seed=193)], (0, 1, 2)),
+        "npu_sim_exponential_": (lambda t, x: t.npu_sim_exponential_(x.clone(), 2.0),
+                                 [randn(4, 5, seed=194)], ()),
+        "npu_top_k_top_p": (
+            lambda t, x, p: t.npu_top_k_top_p(x, p, torch.tensor([3, 5], dtype=torch.int32)
+                                              .npu()),
+            [randn(2, 8, seed=195, scale=2), rand(2, seed=196)], ()),
+        "npu_transpose_batchmatmul": (
+            lambda t, x, w, b: t.npu_transpose_batchmatmul(x, w, bias=b, perm_x1=[1, 0, 2],
+                                                           perm_y=[1, 0, 2]),
+            [randn(4, 2, 6, seed=197), randn(2, 6, 3, seed=198), randn(3, seed=199)], ()),
     }
 
 

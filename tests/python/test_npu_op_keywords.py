@@ -78,11 +78,64 @@ DECLARED = {
                             "int sparse_mode=0, bool gen_mask_parallel=True, bool sync=False, "
                             "str softmax_layout=\"\", Tensor? sink=None, "
                             "Tensor? dropout_mask=None, int seed=0, int offset=0",
+    "npu_fusion_attention_v2": "Tensor query, Tensor key, Tensor value, int head_num, "
+                               "str input_layout, *, Tensor? pse=None, "
+                               "Tensor? padding_mask=None, Tensor? atten_mask=None, "
+                               "Tensor? query_rope=None, Tensor? key_rope=None, float scale=1., "
+                               "float keep_prob=1., int pre_tokens=2147483647, "
+                               "int next_tokens=2147483647, int inner_precise=0, "
+                               "int[]? prefix=None, int[]? actual_seq_qlen=None, "
+                               "int[]? actual_seq_kvlen=None, int sparse_mode=0, "
+                               "bool gen_mask_parallel=True, bool sync=False, int pse_type=1, "
+                               "int[]? q_start_idx=None, int[]? kv_start_idx=None, "
+                               "str softmax_layout=\"\", Tensor? sink=None, "
+                               "Tensor? dropout_mask=None, int seed=0, int offset=0",
+    "npu_fusion_attention_v3": "Tensor query, Tensor key, Tensor value, int head_num, "
+                               "str input_layout, Tensor? pse=None, Tensor? padding_mask=None, "
+                               "Tensor? atten_mask=None, float scale=1., float keep_prob=1., "
+                               "int pre_tockens=2147483647, int next_tockens=2147483647, "
+                               "int inner_precise=0, SymInt[]? prefix=None, "
+                               "Tensor? actual_seq_qlen=None, Tensor? actual_seq_kvlen=None, "
+                               "int sparse_mode=0, bool gen_mask_parallel=True, bool sync=False, "
+                               "str softmax_layout=\"\"",
+    "npu_fused_infer_attention_score": (
+        "Tensor query, Tensor key, Tensor value, *, Tensor? pse_shift=None, "
+        "Tensor? atten_mask=None, SymInt[]? actual_seq_lengths=None, "
+        "SymInt[]? actual_seq_lengths_kv=None, Tensor? dequant_scale1=None, "
+        "Tensor? quant_scale1=None, Tensor? dequant_scale2=None, Tensor? quant_scale2=None, "
+        "Tensor? quant_offset2=None, Tensor? antiquant_scale=None, Tensor? antiquant_offset=None, "
+        "Tensor? key_antiquant_scale=None, Tensor? key_antiquant_offset=None, "
+        "Tensor? value_antiquant_scale=None, Tensor? value_antiquant_offset=None, "
+        "Tensor? block_table=None, Tensor? query_padding_size=None, "
+        "Tensor? kv_padding_size=None, Tensor? key_shared_prefix=None, "
+        "Tensor? value_shared_prefix=None, SymInt[]? actual_shared_prefix_len=None, "
+        "Tensor? query_rope=None, Tensor? key_rope=None, Tensor? key_rope_antiquant_scale=None, "
+        "int num_heads=1, float scale=1.0, int pre_tokens=2147483647, "
+        "int next_tokens=2147483647, str input_layout=\"BSH\", int num_key_value_heads=0, "
+        "int sparse_mode=0, int inner_precise=0, int block_size=0, int antiquant_mode=0, "
+        "int key_antiquant_mode=0, int value_antiquant_mode=0, bool softmax_lse_flag=False"),
     "npu_gelu": "Tensor input, *, str approximate='none'",
     "npu_get_float_status": "Tensor input, int mode=0",
     "npu_giou": "Tensor input, Tensor gtboxes, bool trans=False, bool is_cross=False, int mode=0",
     "npu_giou_backward": "Tensor grad, Tensor bboxes, Tensor gtboxes, bool trans=False, "
                          "bool is_cross=False, int mode=0",
+    "npu_grouped_matmul": (
+        "Tensor[] x, Tensor[] weight, *, Tensor[]? bias=None, Tensor[]? scale=None, "
+        "Tensor[]? offset=None, Tensor[]? antiquant_scale=None, Tensor[]? antiquant_offset=None, "
+        "Tensor[]? per_token_scale=None, Tensor? group_list=None, "
+        "Tensor[]? activation_input=None, Tensor[]? activation_quant_scale=None, "
+        "Tensor[]? activation_quant_offset=None, int? split_item=0, int? group_type=None, "
+        "int? group_list_type=0, int? act_type=0, int[]? tuning_config=None, "
+        "int? output_dtype=None, int? x_dtype=None, int? weight_dtype=None, "
+        "int? scale_dtype=None, int? per_token_scale_dtype=None"),
+    "npu_incre_flash_attention": (
+        "Tensor query, Tensor key, Tensor value, *, Tensor? padding_mask=None, "
+        "Tensor? atten_mask=None, Tensor? pse_shift=None, SymInt[]? actual_seq_lengths=None, "
+        "Tensor? antiquant_scale=None, Tensor? antiquant_offset=None, Tensor? block_table=None, "
+        "Tensor? dequant_scale1=None, Tensor? quant_scale1=None, Tensor? dequant_scale2=None, "
+        "Tensor? quant_scale2=None, Tensor? quant_offset2=None, Tensor? kv_padding_size=None, "
+        "int num_heads=1, float scale_value=1.0, str input_layout=\"BSH\", "
+        "int num_key_value_heads=0, int block_size=0, int inner_precise=1"),
     "npu_indexing": "Tensor input, int[] begin, int[] end, int[] strides, int begin_mask=0, "
                     "int end_mask=0, int ellipsis_mask=0, int new_axis_mask=0, "
                     "int shrink_axis_mask=0",
@@ -93,10 +146,37 @@ DECLARED = {
     "npu_max": "Tensor input, int dim, bool keepdim=False",
     "npu_mish": "Tensor input",
     "npu_mish_backward": "Tensor grad, Tensor input",
+    "npu_moe_compute_expert_tokens": "Tensor sorted_expert_for_source_row, int num_expert",
+    "npu_moe_finalize_routing": "Tensor expanded_permuted_rows, Tensor? skip1, Tensor? skip2, "
+                                "Tensor? bias, Tensor? scales, Tensor expanded_src_to_dst_row, "
+                                "Tensor? export_for_source_row, int? drop_pad_mode=0, int? k=1",
+    "npu_moe_gating_top_k_softmax": "Tensor x, Tensor? finished=None, int k=1",
+    "npu_moe_gating_top_k_softmax_v2": "Tensor x, *, int k=1, Tensor? finished=None, "
+                                       "int? renorm=0, bool? output_softmax=False",
+    "npu_moe_init_routing": "Tensor x, Tensor row_idx, Tensor expert_idx, int active_num",
+    "npu_moe_init_routing_v2": "Tensor x, Tensor expert_idx, *, Tensor? scale=None, "
+                               "Tensor? offset=None, int active_num=-1, int expert_capacity=-1, "
+                               "int expert_num=-1, int drop_pad_mode=0, "
+                               "int expert_tokens_num_type=0, bool expert_tokens_num_flag=False, "
+                               "int quant_mode=-1, int[2] active_expert_range=[], "
+                               "int row_idx_type=0",
+    "npu_moe_token_permute": "Tensor tokens, Tensor indices, int? num_out_tokens=None, "
+                             "bool padded_mode=False",
+    "npu_moe_token_unpermute": "Tensor permuted_tokens, Tensor sorted_indices, "
+                               "Tensor? probs=None, bool padded_mode=False, "
+                               "int[]? restore_shape=None",
     "npu_nms_with_mask": "Tensor input, Scalar iou_threshold",
     "npu_one_hot": "Tensor input, int num_classes=-1, int depth=1, Scalar on_value=1, "
                    "Scalar off_value=0",
     "npu_pad": "Tensor input, int[] paddings",
+    "npu_prompt_flash_attention": (
+        "Tensor query, Tensor key, Tensor value, *, Tensor? padding_mask=None, "
+        "Tensor? atten_mask=None, Tensor? pse_shift=None, int[]? actual_seq_lengths=None, "
+        "Tensor? deq_scale1=None, Tensor? quant_scale1=None, Tensor? deq_scale2=None, "
+        "Tensor? quant_scale2=None, Tensor? quant_offset2=None, int num_heads=1, "
+        "float scale_value=1.0, int pre_tokens=2147483647, int next_tokens=0, "
+        "str input_layout=\"BSH\", int num_key_value_heads=0, "
+        "int[]? actual_seq_lengths_kv=None, int sparse_mode=0"),
     "npu_ps_roi_pooling": "Tensor input, Tensor rois, float spatial_scale, int group_size, "
                           "int output_dim",
     "npu_ps_roi_pooling_backward": "Tensor output_grad, Tensor rois, float spatial_scale, "
@@ -162,6 +242,24 @@ DECLARED = {
     "npu_sign_bits_pack": "Tensor input, int size",
     "npu_sign_bits_unpack": "Tensor input, int size, ScalarType dtype",
     "one_": "Tensor(a!) input",
+    "batch_norm_reduce": "Tensor input, float eps",
+    "npu_apply_adam_w_out": "Scalar beta1_power, Scalar beta2_power, Scalar lr, "
+                            "Scalar weight_decay, Scalar beta1, Scalar beta2, Scalar epsilon, "
+                            "Tensor grad, Tensor? max_grad_norm, bool? amsgrad, "
+                            "bool? maximize, Tensor(a!) var, Tensor(b!) m, Tensor(c!) v",
+    "npu_attention_update": "Tensor[] lse, Tensor[] local_out, int update_type",
+    "npu_group_norm_swish": "Tensor input, int num_groups, Tensor weight, Tensor bias, "
+                            "float? eps=1e-5, float? swish_scale=1.0",
+    "npu_ring_attention_update": "Tensor prev_attn_out, Tensor prev_softmax_max, "
+                                 "Tensor prev_softmax_sum, Tensor cur_attn_out, "
+                                 "Tensor cur_softmax_max, Tensor cur_softmax_sum, *, "
+                                 "Tensor? actual_seq_qlen=None, str input_layout=\"SBH\", "
+                                 "str input_softmax_layout=\"\"",
+    "npu_sim_exponential_": "Tensor(a!) input, float lambd=1, *, Generator? generator=None",
+    "npu_top_k_top_p": "Tensor logits, Tensor? p=None, Tensor? k=None",
+    "npu_transpose_batchmatmul": "Tensor input, Tensor weight, *, Tensor? bias=None, "
+                                 "Tensor? scale=None, int[]? perm_x1=None, int[]? perm_x2=None, "
+                                 "int[]? perm_y=None, int? batch_split_factor=1",
 }
 # Keyword-only arguments the emulator adds past the declared ones: the out= variants
 # (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.

@@ -30,8 +30,12 @@ from .dropout_with_byte_mask import (DropoutWithByteMask, _dropout_with_byte_mas
 from .fast_gelu import fast_gelu, npu_fast_gelu
 from .float_status import npu_alloc_float_status, npu_clear_float_status, npu_get_float_status
 from .fusion_attention import npu_fusion_attention
+from .fusion_attention_variants import npu_fusion_attention_v2, npu_fusion_attention_v3
 from .gelu import npu_gelu
+from .grouped_matmul import npu_grouped_matmul
 from .indexing import npu_indexing
+from .infer_attention import (npu_fused_infer_attention_score, npu_incre_flash_attention,
+                              npu_prompt_flash_attention)
 from .iou import npu_iou, npu_ptiou
 from .iou_variants import (npu_ciou, npu_ciou_backward, npu_diou, npu_diou_backward, npu_giou,
                            npu_giou_backward)
@@ -39,6 +43,10 @@ from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
 from .max import npu_max
 from .mish import npu_mish, npu_mish_backward
+from .moe_routing import (npu_moe_compute_expert_tokens, npu_moe_finalize_routing,
+                          npu_moe_gating_top_k_softmax, npu_moe_gating_top_k_softmax_v2,
+                          npu_moe_init_routing, npu_moe_init_routing_v2)
+from .moe_token_permute import npu_moe_token_permute, npu_moe_token_unpermute
 from .nms_with_mask import npu_nms_with_mask
 from .one_hot import npu_one_hot
 from .pad import npu_pad
@@ -73,6 +81,13 @@ from .fill_copy import copy_memory_, one_
 from .gather_sparse_index import npu_gather_sparse_index
 from .group_norm_silu import npu_group_norm_silu
 from .sign_bits import npu_sign_bits_pack, npu_sign_bits_unpack
+from .apply_adam_w_out import npu_apply_adam_w_out
+from .attention_update import npu_attention_update, npu_ring_attention_update
+from .batch_norm_reduce import batch_norm_reduce
+from .group_norm_swish import npu_group_norm_swish
+from .sim_exponential import npu_sim_exponential_
+from .top_k_top_p import npu_top_k_top_p
+from .transpose_batchmatmul import npu_transpose_batchmatmul
 
 # torch_npu.<name> -> the operator.
 OPERATORS = {
@@ -99,6 +114,20 @@ OPERATORS = {
     "npu_rotary_mul": npu_rotary_mul,
     "npu_swiglu": npu_swiglu,
     "npu_fusion_attention": npu_fusion_attention,
+    "npu_fusion_attention_v2": npu_fusion_attention_v2,
+    "npu_fusion_attention_v3": npu_fusion_attention_v3,
+    "npu_prompt_flash_attention": npu_prompt_flash_attention,
+    "npu_incre_flash_attention": npu_incre_flash_attention,
+    "npu_fused_infer_attention_score": npu_fused_infer_attention_score,
+    "npu_grouped_matmul": npu_grouped_matmul,
+    "npu_moe_gating_top_k_softmax": npu_moe_gating_top_k_softmax,
+    "npu_moe_gating_top_k_softmax_v2": npu_moe_gating_top_k_softmax_v2,
+    "npu_moe_init_routing": npu_moe_init_routing,
+    "npu_moe_init_routing_v2": npu_moe_init_routing_v2,
+    "npu_moe_finalize_routing": npu_moe_finalize_routing,
+    "npu_moe_compute_expert_tokens": npu_moe_compute_expert_tokens,
+    "npu_moe_token_permute": npu_moe_token_permute,
+    "npu_moe_token_unpermute": npu_moe_token_unpermute,
     "npu_bert_apply_adam": npu_bert_apply_adam,
     "npu_apply_adam": npu_apply_adam,
     "npu_apply_adam_w": npu_apply_adam_w,
@@ -166,6 +195,14 @@ OPERATORS = {
     "npu_group_norm_silu": npu_group_norm_silu,
     "npu_sign_bits_pack": npu_sign_bits_pack,
     "npu_sign_bits_unpack": npu_sign_bits_unpack,
+    "batch_norm_reduce": batch_norm_reduce,
+    "npu_apply_adam_w_out": npu_apply_adam_w_out,
+    "npu_attention_update": npu_attention_update,
+    "npu_ring_attention_update": npu_ring_attention_update,
+    "npu_group_norm_swish": npu_group_norm_swish,
+    "npu_sim_exponential_": npu_sim_exponential_,
+    "npu_top_k_top_p": npu_top_k_top_p,
+    "npu_transpose_batchmatmul": npu_transpose_batchmatmul,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)

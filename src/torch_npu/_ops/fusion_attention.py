@@ -27,9 +27,14 @@ it; TND: (T, N, 8)); ``softmax_out`` is reserved (empty). The ints are the dropo
 and the number of mask elements (0 without dropout). The backward is the gradient of the formula
 for query, key, value (and pse), as ``npu_fusion_attention_grad``.
 
-Not emulated: ``prefix`` sparse modes 5 and 6, varlen modes 7 and 8, ``sink``, ``padding_mask``
+``sink`` (fp32, one logit per head) joins each row's softmax as a score attending to nothing:
+``e^(s - m) / (sum e^(s - m) + e^(sink - m))``, ``m`` the max over the scores and the sink (the
+statistics include it); it is differentiable.
+
+Not emulated: ``prefix`` sparse modes 5 and 6, varlen modes 7 and 8, ``padding_mask``
 (torch_npu does not support it either); ``inner_precise``, ``gen_mask_parallel``, ``sync`` and
-``softmax_layout`` change nothing here.
+``softmax_layout`` change nothing here. ``fusion_attention`` is the core the v2 and v3 variants
+(``fusion_attention_variants``) share.
 """
 from __future__ import annotations
 
@@ -90,14 +95,15 @@ def _band(sq: int, skv: int, pre: int, nxt: int, from_bottom_right: bool,
 
 
 def _score_mask(atten_mask: Optional[torch.Tensor], sparse_mode: int, pre: int, nxt: int,
-                sq: int, skv: int, device) -> Optional[torch.Tensor]:
+                sq: int, skv: int, device,
+                name: str = "npu_fusion_attention") -> Optional[torch.Tensor]:
     """The boolean mask (True = not attended) broadcastable to (B, N, Sq, Skv), or None."""
     if atten_mask is None:
         return None
     if sparse_mode in (0, 1):
         given = atten_mask.to(torch.bool)
         if given.shape[-2:] != (sq, skv):
-            raise RuntimeError(f"npu_fusion_attention: atten_mask of shape {tuple(given.shape)} "
+            raise RuntimeError(f"{name}: atten_mask of shape {tuple(given.shape)} "
                                f"does not end in (Sq, Skv) = ({sq}, {skv})")
         if sparse_mode == 0 and (pre < sq + skv or nxt < sq + skv):
             given = given | _band(sq, skv, pre, nxt, False, device)
@@ -108,7 +114,7 @@ def _score_mask(atten_mask: Optional[torch.Tensor], sparse_mode: int, pre: int, 
         return _band(sq, skv, MAX_TOKENS, 0, True, device)
     if sparse_mode == 4:
         return _band(sq, skv, pre, nxt, True, device)
-    raise NotImplementedError(f"npu_fusion_attention: sparse_mode={sparse_mode} (prefix and "
+    raise NotImplementedError(f"{name}: sparse_mode={sparse_mode} (prefix and "
                               "varlen-split modes) is not emulated; modes 0-4 are")
 
 
@@ -131,21 +137,33 @@ def _widened(t: torch.Tensor, groups: int) -> torch.Tensor:
     return t.unsqueeze(2).expand(b, n, groups, s, d).reshape(b, n * groups, s, d)
 
 
-def _attend(q, k, v, pse, mask, scale: float, keep: Optional[torch.Tensor], keep_prob: float):
-    """Attention over (B, N, S, D) fp32 tensors; (out, row max, row sum of exps)."""
+def _attend(q, k, v, pse, mask, scale: float, keep: Optional[torch.Tensor], keep_prob: float,
+            pse_after_scale: bool = False, sink: Optional[torch.Tensor] = None):
+    """Attention over (B, N, S, D) fp32 tensors; (out, row max, row sum of exps).
+
+    ``pse`` is added before the scale (``scale * (q k^T + pse)``) or, with ``pse_after_scale``,
+    after it (``scale * q k^T + pse``). ``sink`` (one logit per query head) joins every row's
+    softmax as an extra score attending to nothing, so it enters the max and the sum."""
     groups = q.shape[1] // k.shape[1]
     if groups > 1:  # each key/value head serves `groups` consecutive query heads
         k = _widened(k, groups)
         v = _widened(v, groups)
     scores = torch.matmul(q, k.transpose(-1, -2))
-    if pse is not None:
+    if pse is not None and not pse_after_scale:
         scores = scores + pse
     scores = scores * scale
+    if pse is not None and pse_after_scale:
+        scores = scores + pse
     invalid = None
     if mask is not None:
         scores = scores.masked_fill(mask, torch.finfo(torch.float32).min)
         invalid = mask.all(dim=-1, keepdim=True)
+    if sink is not None:
+        column = sink.reshape(1, -1, 1, 1).expand(scores.shape[:-1] + (1,))
+        scores = torch.cat([scores, column], dim=-1)
     probs = torch.softmax(scores, dim=-1)
+    if sink is not None:
+        probs = probs[..., :-1]
     with torch.no_grad():
         row_max = scores.amax(dim=-1, keepdim=True)
         row_sum = torch.exp(scores - row_max).sum(dim=-1, keepdim=True)
@@ -180,51 +198,76 @@ def npu_fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Te
                          softmax_layout: str = "", sink: Optional[torch.Tensor] = None,
                          dropout_mask: Optional[torch.Tensor] = None, seed: int = 0,
                          offset: int = 0):
+    return fusion_attention("npu_fusion_attention", query, key, value, head_num, input_layout,
+                            pse=pse, padding_mask=padding_mask, atten_mask=atten_mask,
+                            scale=scale, keep_prob=keep_prob, pre_tokens=pre_tockens,
+                            next_tokens=next_tockens, prefix=prefix,
+                            actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
+                            sparse_mode=sparse_mode, sink=sink, dropout_mask=dropout_mask,
+                            seed=seed, offset=offset)
+
+
+def fusion_attention(name: str, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                     head_num: int, input_layout: str, *, pse=None, padding_mask=None,
+                     atten_mask=None, scale: float = 1.0, keep_prob: float = 1.0,
+                     pre_tokens: int = MAX_TOKENS, next_tokens: int = MAX_TOKENS, prefix=None,
+                     actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode: int = 0,
+                     sink=None, dropout_mask=None, seed: int = 0, offset: int = 0,
+                     pse_after_scale: bool = False):
+    """The training flash attention every ``npu_fusion_attention*`` variant computes (``name``
+    is the operator reported in errors); the 7-tuple of ``npu_fusion_attention``."""
     layout = str(input_layout).upper()
     if layout not in LAYOUTS:
-        raise RuntimeError(f"npu_fusion_attention: input_layout {input_layout!r} is not one of "
+        raise RuntimeError(f"{name}: input_layout {input_layout!r} is not one of "
                            f"{', '.join(LAYOUTS)}")
     if padding_mask is not None:
-        raise RuntimeError("npu_fusion_attention: padding_mask is not supported")
-    if sink is not None or prefix is not None:
-        raise NotImplementedError("npu_fusion_attention: sink and prefix are not emulated")
+        raise RuntimeError(f"{name}: padding_mask is not supported")
+    if prefix is not None:
+        raise NotImplementedError(f"{name}: prefix (sparse modes 5 and 6) is not emulated")
     keep_prob = float(keep_prob)
     if not 0.0 < keep_prob <= 1.0:
-        raise RuntimeError(f"npu_fusion_attention: keep_prob must lie in (0, 1], got {keep_prob}")
+        raise RuntimeError(f"{name}: keep_prob must lie in (0, 1], got {keep_prob}")
+    sink32 = None
+    if sink is not None:
+        if sink.dim() != 1 or sink.shape[0] != int(head_num):
+            raise RuntimeError(f"{name}: sink must have shape [head_num] = [{int(head_num)}], "
+                               f"got {tuple(sink.shape)}")
+        sink32 = upcast(sink)
     n = int(head_num)
     q32, k32, v32 = upcast(query), upcast(key), upcast(value)
     pse32 = upcast(pse)
     if layout == "TND":
-        return _tnd(query, q32, k32, v32, n, pse32, atten_mask, float(scale), keep_prob,
-                    int(pre_tockens), int(next_tockens), actual_seq_qlen, actual_seq_kvlen,
-                    int(sparse_mode), dropout_mask, int(seed), int(offset))
+        return _tnd(name, query, q32, k32, v32, n, pse32, atten_mask, float(scale), keep_prob,
+                    int(pre_tokens), int(next_tokens), actual_seq_qlen, actual_seq_kvlen,
+                    int(sparse_mode), dropout_mask, int(seed), int(offset), sink32)
     if layout in ("BSH", "SBH"):
         if query.shape[-1] % n:
-            raise RuntimeError(f"npu_fusion_attention: hidden size {query.shape[-1]} is not a "
+            raise RuntimeError(f"{name}: hidden size {query.shape[-1]} is not a "
                                f"multiple of head_num {n}")
         head_dim = query.shape[-1] // n
     else:
         head_dim = query.shape[-1]
     kv_heads = _heads_of(key, layout, head_dim)
     if kv_heads == 0 or n % kv_heads:
-        raise RuntimeError(f"npu_fusion_attention: {n} query heads is not a multiple of "
+        raise RuntimeError(f"{name}: {n} query heads is not a multiple of "
                            f"{kv_heads} key/value heads")
     v_heads = kv_heads
     q4 = _to_bnsd(q32, layout, n)
     k4 = _to_bnsd(k32, layout, kv_heads)
     v4 = _to_bnsd(v32, layout, v_heads)
     if q4.shape[1] != n:
-        raise RuntimeError(f"npu_fusion_attention: query has {q4.shape[1]} heads, head_num is {n}")
+        raise RuntimeError(f"{name}: query has {q4.shape[1]} heads, head_num is {n}")
     b, _, sq, _ = q4.shape
     skv = k4.shape[2]
-    mask = _score_mask(atten_mask, int(sparse_mode), int(pre_tockens), int(next_tockens), sq,
-                       skv, query.device)
+    mask = _score_mask(atten_mask, int(sparse_mode), int(pre_tokens), int(next_tokens), sq,
+                       skv, query.device, name)
     keep, numels = None, 0
     if keep_prob < 1.0:
         numels = b * n * sq * skv
         keep, seed, offset = _keep_mask(numels, keep_prob, dropout_mask, int(seed), int(offset),
                                         query.device)
-    out, row_max, row_sum = _attend(q4, k4, v4, pse32, mask, float(scale), keep, keep_prob)
+    out, row_max, row_sum = _attend(q4, k4, v4, pse32, mask, float(scale), keep, keep_prob,
+                                    pse_after_scale, sink32)
     stats = (b, n, sq, _STATS_WIDTH)
     softmax_max = row_max.unsqueeze(-1).expand(stats).contiguous()
     softmax_sum = row_sum.unsqueeze(-1).expand(stats).contiguous()
@@ -234,21 +277,21 @@ def npu_fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Te
             int(seed), int(offset), int(numels))
 
 
-def _tnd(query, q32, k32, v32, n, pse32, atten_mask, scale, keep_prob, pre, nxt, qlens, kvlens,
-         sparse_mode, dropout_mask, seed, offset):
+def _tnd(name, query, q32, k32, v32, n, pse32, atten_mask, scale, keep_prob, pre, nxt, qlens,
+         kvlens, sparse_mode, dropout_mask, seed, offset, sink32=None):
     """Varlen attention: (T, N, D) tensors cut into batches by cumulative sequence ends."""
     if qlens is None or kvlens is None:
-        raise RuntimeError("npu_fusion_attention: input_layout TND needs actual_seq_qlen and "
+        raise RuntimeError(f"{name}: input_layout TND needs actual_seq_qlen and "
                            "actual_seq_kvlen")
     q_spans, kv_spans = _segments(qlens), _segments(kvlens)
     if len(q_spans) != len(kv_spans):
-        raise RuntimeError("npu_fusion_attention: actual_seq_qlen and actual_seq_kvlen name "
+        raise RuntimeError(f"{name}: actual_seq_qlen and actual_seq_kvlen name "
                            "different numbers of batches")
     if pse32 is not None:
-        raise NotImplementedError("npu_fusion_attention: pse with TND is not emulated")
+        raise NotImplementedError(f"{name}: pse with TND is not emulated")
     kv_heads = k32.shape[1]
     if n % kv_heads or q32.shape[1] != n:
-        raise RuntimeError(f"npu_fusion_attention: {q32.shape[1]} query heads (head_num {n}) and "
+        raise RuntimeError(f"{name}: {q32.shape[1]} query heads (head_num {n}) and "
                            f"{kv_heads} key/value heads")
     pieces, maxes, sums = [], [], []
     numels = sum((e - s) * (ke - ks) for (s, e), (ks, ke) in zip(q_spans, kv_spans)) * n
@@ -265,12 +308,13 @@ def _tnd(query, q32, k32, v32, n, pse32, atten_mask, scale, keep_prob, pre, nxt,
         given = atten_mask
         if given is not None and sparse_mode in (0, 1):
             given = given[..., :sq, :skv]
-        mask = _score_mask(given, sparse_mode, pre, nxt, sq, skv, query.device)
+        mask = _score_mask(given, sparse_mode, pre, nxt, sq, skv, query.device, name)
         keep = None
         if keep_all is not None:
             keep = keep_all[used:used + n * sq * skv]
             used += n * sq * skv
-        out, row_max, row_sum = _attend(q4, k4, v4, None, mask, scale, keep, keep_prob)
+        out, row_max, row_sum = _attend(q4, k4, v4, None, mask, scale, keep, keep_prob,
+                                        sink=sink32)
         pieces.append(out.squeeze(0).permute(1, 0, 2))
         maxes.append(row_max.squeeze(0).permute(1, 0))
         sums.append(row_sum.squeeze(0).permute(1, 0))

@@ -1,0 +1,234 @@
+"""torch_npu's MoE operators against their documented formulas written in plain torch (loops
+over rows where the documentation states it so): npu_moe_gating_top_k_softmax (and _v2),
+npu_moe_init_routing (and _v2), npu_moe_finalize_routing, npu_moe_compute_expert_tokens,
+npu_moe_token_permute / npu_moe_token_unpermute (with their gradients) and npu_grouped_matmul
+(ungrouped lists, M-axis groups from a list or a tensor of cumulative ends or sizes, split
+outputs). Values in fp32 and fp16 (tolerances: overlay_support.npu_op_checks), integer
+outputs exactly with their int32/int64 dtypes; quantisation parameters raise naming themselves;
+the inference kernels refuse a backward as torch_npu defines none."""
+import pytest
+import torch
+
+from overlay_support.npu_op_checks import DTYPES, assert_close, on_npu, randn, torch_npu
+
+ROWS, E, K, H = 6, 4, 2, 5
+
+
+def experts(seed, rows=ROWS, k=K, e=E):
+    """Distinct experts per row, as top-k gives them."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randperm(e, generator=g)[:k] for _ in range(rows)]).int()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gating_top_k_softmax(dtype):
+    x = randn(ROWS, E, seed=1, scale=2).to(dtype)
+    finished = torch.tensor([False, True, False, False, False, True])
+    y, idx, row_idx = torch_npu.npu_moe_gating_top_k_softmax(on_npu(x), on_npu(finished), k=K)
+    probs = torch.softmax(x.float(), -1)
+    for i in range(ROWS):
+        ranked = sorted(range(E), key=lambda e: (-probs[i, e].item(), e))[:K]
+        want_idx = [E] * K if finished[i] else ranked
+        assert idx[i].cpu().tolist() == want_idx, i
+        assert_close(y[i], probs[i, ranked], dtype, f"row {i}")
+        assert row_idx[i].cpu().tolist() == [j * ROWS + i for j in range(K)]
+    assert idx.dtype == torch.int32 and row_idx.dtype == torch.int32
+    # 3-D input: rows are all but the last axis
+    y3, idx3, row3 = torch_npu.npu_moe_gating_top_k_softmax(on_npu(x.reshape(2, 3, E)), k=K)
+    assert torch.equal(y3.cpu().reshape(ROWS, K), torch_npu.npu_moe_gating_top_k_softmax(
+        on_npu(x), k=K)[0].cpu())
+    assert row3.shape == (2, 3, K) and int(row3.cpu()[1, 2, 1]) == ROWS + 5
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gating_top_k_softmax_v2_renorm(dtype):
+    x = randn(ROWS, E, seed=2, scale=2).to(dtype)
+    y, idx, soft = torch_npu.npu_moe_gating_top_k_softmax_v2(on_npu(x), k=K, renorm=1)
+    top = x.float().topk(K, -1)
+    assert torch.equal(idx.cpu().long(), top.indices)
+    assert_close(y, torch.softmax(top.values, -1), dtype, "renorm 1")
+    assert soft.numel() == 0
+    y0, _, soft0 = torch_npu.npu_moe_gating_top_k_softmax_v2(on_npu(x), k=K, output_softmax=True)
+    assert soft0.dtype == torch.float32
+    torch.testing.assert_close(soft0.cpu(), torch.softmax(x.float(), -1))
+    assert_close(y0, torch.softmax(x.float(), -1).topk(K, -1).values, dtype, "renorm 0")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_init_routing(dtype):
+    x = randn(ROWS, H, seed=3).to(dtype)
+    expert_idx = experts(4)
+    row_idx = (torch.arange(K).reshape(-1, 1) * ROWS + torch.arange(ROWS)).t().int()
+    active = 4
+    ex, er, ee = torch_npu.npu_moe_init_routing(on_npu(x), on_npu(row_idx), on_npu(expert_idx),
+                                                active)
+    pairs = sorted((int(expert_idx[i, j]), int(row_idx[i, j]))
+                   for i in range(ROWS) for j in range(K))
+    sorted_rows = [r for _, r in pairs]
+    assert ee.cpu().tolist() == [e for e, _ in pairs] and ee.dtype == torch.int32
+    want_er = [0] * (ROWS * K)
+    for i, r in enumerate(sorted_rows):
+        want_er[r] = i
+    assert er.cpu().tolist() == want_er and er.dtype == torch.int32
+    assert ex.shape == (active * K, H) and ex.dtype == dtype
+    assert torch.equal(ex.cpu(), x[[r % ROWS for r in sorted_rows[:active * K]]])
+
+
+@pytest.mark.parametrize("row_idx_type", [0, 1])
+@pytest.mark.parametrize("tokens_type", [0, 1, 2])
+def test_init_routing_v2(row_idx_type, tokens_type):
+    x = randn(ROWS, H, seed=5)
+    expert_idx = experts(6)
+    scale = randn(ROWS, seed=7)
+    start, end, active = 1, 3, 5
+    ex, er, tokens, es = torch_npu.npu_moe_init_routing_v2(
+        on_npu(x), on_npu(expert_idx), scale=on_npu(scale), active_num=active, expert_num=E,
+        expert_tokens_num_type=tokens_type, expert_tokens_num_flag=True,
+        active_expert_range=[start, end], row_idx_type=row_idx_type)
+    flat = expert_idx.reshape(-1).tolist()
+    order = sorted((j for j, e in enumerate(flat) if start <= e < end), key=lambda j: flat[j])
+    kept = order[:active]
+    assert ex.shape == (ROWS * K, H)
+    assert torch.equal(ex.cpu()[:len(kept)], x[[j // K for j in kept]])
+    assert not bool(ex.cpu()[len(kept):].any())
+    if row_idx_type == 0:
+        want = [-1] * (ROWS * K)
+        for p, j in enumerate(kept):
+            want[j] = p
+    else:
+        want = kept + [-1] * (ROWS * K - len(kept))
+    assert er.cpu().tolist() == want and er.dtype == torch.int32
+    counts = [flat.count(e) for e in range(start, end)]
+    if tokens_type == 0:
+        assert tokens.cpu().tolist() == [sum(counts[:i + 1]) for i in range(len(counts))]
+    elif tokens_type == 1:
+        assert tokens.cpu().tolist() == counts
+    else:
+        pairs = [[start + i, c] for i, c in enumerate(counts) if c]
+        assert tokens.cpu().tolist() == pairs + [[0, 0]] * (E - len(pairs))
+    assert tokens.dtype == torch.int64
+    assert torch.equal(es.cpu()[:len(kept)], scale[[j // K for j in kept]])
+    with pytest.raises(NotImplementedError, match="quant_mode=1"):
+        torch_npu.npu_moe_init_routing_v2(on_npu(x), on_npu(expert_idx), expert_num=E,
+                                          quant_mode=1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_finalize_routing(dtype):
+    expanded = randn(ROWS * K, H, seed=8).to(dtype)
+    skip1, skip2 = randn(ROWS, H, seed=9).to(dtype), randn(ROWS, H, seed=10).to(dtype)
+    bias = randn(E, H, seed=11).to(dtype)
+    scales = torch.rand(ROWS, K, generator=torch.Generator().manual_seed(12)).to(dtype)
+    src_to_dst = torch.randperm(ROWS * K, generator=torch.Generator().manual_seed(13)).int()
+    expert_idx = experts(14)
+    out = torch_npu.npu_moe_finalize_routing(*[on_npu(t) for t in (
+        expanded, skip1, skip2, bias, scales, src_to_dst, expert_idx)], 0, K)
+    want = torch.zeros(ROWS, H)
+    for i in range(ROWS):
+        want[i] = skip1[i].float() + skip2[i].float()
+        for j in range(K):
+            row = expanded[int(src_to_dst[i + j * ROWS])].float()
+            want[i] += scales[i, j].float() * (row + bias[int(expert_idx[i, j])].float())
+    assert_close(out, want, dtype, "finalize")
+    plain = torch_npu.npu_moe_finalize_routing(on_npu(expanded), None, None, None, None,
+                                               on_npu(src_to_dst), None, k=K)
+    want_plain = torch.stack([sum(expanded[int(src_to_dst[i + j * ROWS])].float()
+                                  for j in range(K)) for i in range(ROWS)])
+    assert_close(plain, want_plain, dtype, "without scales")
+
+
+def test_compute_expert_tokens():
+    sorted_experts = torch.tensor([0, 0, 2, 2, 2, 3, 5], dtype=torch.int32)
+    out = torch_npu.npu_moe_compute_expert_tokens(on_npu(sorted_experts), 7)
+    assert out.cpu().tolist() == [2, 2, 5, 6, 6, 7, 7] and out.dtype == torch.int32
+    with pytest.raises(RuntimeError, match="not sorted"):
+        torch_npu.npu_moe_compute_expert_tokens(on_npu(sorted_experts.flip(0)), 7)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("num_out", [None, 8, -3])
+def test_token_permute_and_unpermute(dtype, num_out):
+    tokens = randn(ROWS, H, seed=15).to(dtype)
+    indices = experts(16)
+    probs = torch.rand(ROWS, K, generator=torch.Generator().manual_seed(17)).to(dtype)
+    leaf = on_npu(tokens, grad=True)
+    permuted, sorted_idx = torch_npu.npu_moe_token_permute(leaf, on_npu(indices),
+                                                           num_out_tokens=num_out)
+    flat = indices.reshape(-1).tolist()
+    order = sorted(range(ROWS * K), key=lambda j: (flat[j], j))
+    kept = {None: ROWS * K, 8: 8, -3: ROWS * K - 3}[num_out]
+    assert sorted_idx.cpu().tolist() == order and sorted_idx.dtype == torch.int32
+    assert torch.equal(permuted.detach().cpu(), tokens[[j // K for j in order[:kept]]])
+    grad = randn(kept, H, seed=18).to(dtype)
+    permuted.backward(on_npu(grad))
+    want_grad = torch.zeros(ROWS, H)
+    for p in range(kept):
+        want_grad[order[p] // K] += grad[p].float()
+    assert_close(leaf.grad, want_grad, dtype, "permute gradient")
+
+    rows = on_npu(permuted.detach(), grad=True)
+    p_leaf = on_npu(probs, grad=True)
+    out = torch_npu.npu_moe_token_unpermute(rows, sorted_idx, p_leaf)
+    ref_rows = permuted.detach().cpu().float().requires_grad_()
+    ref_probs = probs.float().requires_grad_()
+    placed = [torch.zeros(H)] * (ROWS * K)
+    for p in range(kept):
+        placed[order[p]] = ref_rows[p]
+    want = torch.stack([sum(ref_probs[t, j] * placed[t * K + j] for j in range(K))
+                        for t in range(ROWS)])
+    assert_close(out, want, dtype, "unpermute")
+    grad_out = randn(ROWS, H, seed=19).to(dtype)
+    out.backward(on_npu(grad_out))
+    want.backward(grad_out.float())
+    assert_close(rows.grad, ref_rows.grad, dtype, "unpermute gradient of the rows")
+    assert_close(p_leaf.grad, ref_probs.grad, dtype, "unpermute gradient of probs")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_grouped_matmul(dtype):
+    xs = [randn(3, 4, seed=20).to(dtype), randn(2, 5, 6, seed=21).to(dtype)]
+    ws = [randn(4, 3, seed=22).to(dtype), randn(6, 2, seed=23).to(dtype)]
+    bs = [randn(3, seed=24).to(dtype), randn(2, seed=25).to(dtype)]
+    got = torch_npu.npu_grouped_matmul([on_npu(t) for t in xs], [on_npu(t) for t in ws],
+                                       bias=[on_npu(t) for t in bs])
+    assert isinstance(got, list) and len(got) == 2
+    for i in range(2):
+        assert_close(got[i], xs[i].float() @ ws[i].float() + bs[i].float(), dtype, f"pair {i}")
+    # M-axis groups: rows [0, 2), [2, 2), [2, 5) of x, one (3, K, N) weight; row 5 past the end
+    x = randn(6, 4, seed=26).to(dtype)
+    w = randn(3, 4, 2, seed=27).to(dtype)
+    want = [x[0:2].float() @ w[0].float(), x[2:2].float() @ w[1].float(),
+            x[2:5].float() @ w[2].float()]
+    for group_list, list_type in (([2, 2, 5], 0), (torch.tensor([2, 2, 5]), 0),
+                                  (torch.tensor([2, 0, 3]), 1)):
+        if isinstance(group_list, torch.Tensor):
+            group_list = on_npu(group_list)
+        split = torch_npu.npu_grouped_matmul([on_npu(x)], [on_npu(w)], group_list=group_list,
+                                             group_type=0, group_list_type=list_type,
+                                             split_item=0)
+        assert [tuple(t.shape) for t in split] == [(2, 2), (0, 2), (3, 2)]
+        for g in range(3):
+            assert_close(split[g], want[g], dtype, f"group {g}")
+        joined = torch_npu.npu_grouped_matmul([on_npu(x)], [on_npu(w)], group_list=group_list,
+                                              group_type=0, group_list_type=list_type,
+                                              split_item=3)
+        assert len(joined) == 1
+        assert_close(joined[0], torch.cat(want + [torch.zeros(1, 2)]), dtype, "joined")
+    f32 = torch_npu.npu_grouped_matmul([on_npu(xs[0])], [on_npu(ws[0])],
+                                       output_dtype=torch.float32)
+    assert f32[0].dtype == torch.float32
+
+
+def test_grouped_matmul_refusals_and_no_backward():
+    x, w = on_npu(randn(3, 4, seed=28), grad=True), on_npu(randn(4, 2, seed=29))
+    with pytest.raises(NotImplementedError, match="antiquant_scale"):
+        torch_npu.npu_grouped_matmul([x], [w], antiquant_scale=[on_npu(torch.ones(2))])
+    with pytest.raises(NotImplementedError, match="group_type=1"):
+        torch_npu.npu_grouped_matmul([x], [w], group_list=[3], group_type=1)
+    out = torch_npu.npu_grouped_matmul([x], [w])[0]
+    with pytest.raises(RuntimeError, match="not implemented"):
+        out.sum().backward()
+    gate = on_npu(randn(ROWS, E, seed=30), grad=True)
+    y = torch_npu.npu_moe_gating_top_k_softmax(gate, k=K)[0]
+    with pytest.raises(RuntimeError, match="not implemented"):
+        y.sum().backward()
