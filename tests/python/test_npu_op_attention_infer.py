@@ -221,3 +221,27 @@ def test_quantisation_refused_and_no_backward():
     out = torch_npu.npu_prompt_flash_attention(leaf, k, v, num_heads=N, input_layout="BNSD")
     with pytest.raises(RuntimeError, match="not implemented"):
         out.float().sum().backward()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_v2_names_and_learnable_sink(dtype):
+    q, k, v = qkv(dtype, seed=17)
+    sink = torch.tensor([0.0, 1.0, -1.0, 2.0])
+    mask = causal(SQ, SKV, SKV - SQ)
+    out, lse = torch_npu.npu_fused_infer_attention_score_v2(
+        *[on_npu(bnsd_to(t, "BSH")) for t in (q, k, v)], atten_mask=on_npu(mask),
+        learnable_sink=on_npu(sink), num_query_heads=N, softmax_scale=SCALE, sparse_mode=1,
+        actual_seq_kvlen=[SKV, 6], return_softmax_lse=True)
+    # the sink: one more logit per head in each row's softmax, attending to no value
+    scores = q.float() @ k.float().transpose(-1, -2) * SCALE
+    scores = scores.masked_fill(mask, float("-inf"))
+    scores[1, :, :, 6:] = float("-inf")
+    column = sink.reshape(1, N, 1, 1).expand(B, N, SQ, 1)
+    probs = torch.softmax(torch.cat([scores, column], -1), -1)[..., :-1]
+    assert_close(out, bnsd_to(probs @ v.float(), "BSH"), dtype, "learnable sink")
+    want_lse = torch.logsumexp(torch.cat([scores, column], -1), -1)
+    torch.testing.assert_close(lse.cpu(), want_lse.unsqueeze(-1), rtol=1e-5, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="quant_scale_out"):
+        torch_npu.npu_fused_infer_attention_score_v2(
+            on_npu(q), on_npu(k), on_npu(v), quant_scale_out=on_npu(torch.ones(1)),
+            num_query_heads=N, input_layout="BNSD")

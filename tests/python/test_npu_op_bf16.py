@@ -152,6 +152,12 @@ def _cases():
             lambda t, q, k, v: t.npu_fused_infer_attention_score(
                 q, k, v, num_heads=2, scale=0.25, softmax_lse_flag=True),
             [randn(2, 5, 8, seed=153), randn(2, 6, 8, seed=154), randn(2, 6, 8, seed=155)], ()),
+        "npu_fused_infer_attention_score_v2": (
+            lambda t, q, k, v, sink: t.npu_fused_infer_attention_score_v2(
+                q, k, v, num_query_heads=2, softmax_scale=0.25, learnable_sink=sink,
+                return_softmax_lse=True),
+            [randn(2, 5, 8, seed=171), randn(2, 6, 8, seed=172), randn(2, 6, 8, seed=173),
+             randn(2, seed=174)], ()),
         "npu_grouped_matmul": (
             lambda t, x, w, b: t.npu_grouped_matmul([x], [w], bias=[b], group_list=[2, 5],
                                                     group_type=0, split_item=2),

@@ -114,6 +114,25 @@ DECLARED = {
         "int next_tokens=2147483647, str input_layout=\"BSH\", int num_key_value_heads=0, "
         "int sparse_mode=0, int inner_precise=0, int block_size=0, int antiquant_mode=0, "
         "int key_antiquant_mode=0, int value_antiquant_mode=0, bool softmax_lse_flag=False"),
+    "npu_fused_infer_attention_score_v2": (
+        "Tensor query, Tensor key, Tensor value, *, Tensor? query_rope=None, "
+        "Tensor? key_rope=None, Tensor? pse_shift=None, Tensor? atten_mask=None, "
+        "SymInt[]? actual_seq_qlen=None, SymInt[]? actual_seq_kvlen=None, "
+        "Tensor? block_table=None, Tensor? dequant_scale_query=None, "
+        "Tensor? dequant_scale_key=None, Tensor? dequant_offset_key=None, "
+        "Tensor? dequant_scale_value=None, Tensor? dequant_offset_value=None, "
+        "Tensor? dequant_scale_key_rope=None, Tensor? quant_scale_out=None, "
+        "Tensor? quant_offset_out=None, Tensor? quant_scale_p=None, "
+        "Tensor? learnable_sink=None, int num_query_heads=1, int num_key_value_heads=0, "
+        "float softmax_scale=1.0, int pre_tokens=2147483647, int next_tokens=2147483647, "
+        "str input_layout=\"BSH\", int sparse_mode=0, int block_size=0, "
+        "int query_quant_mode=0, int key_quant_mode=0, int value_quant_mode=0, "
+        "int inner_precise=0, bool return_softmax_lse=False, int? query_dtype=None, "
+        "int? key_dtype=None, int? value_dtype=None, int? query_rope_dtype=None, "
+        "int? key_rope_dtype=None, int? key_shared_prefix_dtype=None, "
+        "int? value_shared_prefix_dtype=None, int? dequant_scale_query_dtype=None, "
+        "int? dequant_scale_key_dtype=None, int? dequant_scale_value_dtype=None, "
+        "int? dequant_scale_key_rope_dtype=None, int? out_dtype=None"),
     "npu_gelu": "Tensor input, *, str approximate='none'",
     "npu_get_float_status": "Tensor input, int mode=0",
     "npu_giou": "Tensor input, Tensor gtboxes, bool trans=False, bool is_cross=False, int mode=0",

@@ -34,7 +34,8 @@ from .fusion_attention_variants import npu_fusion_attention_v2, npu_fusion_atten
 from .gelu import npu_gelu
 from .grouped_matmul import npu_grouped_matmul
 from .indexing import npu_indexing
-from .infer_attention import (npu_fused_infer_attention_score, npu_incre_flash_attention,
+from .infer_attention import (npu_fused_infer_attention_score,
+                              npu_fused_infer_attention_score_v2, npu_incre_flash_attention,
                               npu_prompt_flash_attention)
 from .iou import npu_iou, npu_ptiou
 from .iou_variants import (npu_ciou, npu_ciou_backward, npu_diou, npu_diou_backward, npu_giou,
@@ -119,6 +120,7 @@ OPERATORS = {
     "npu_prompt_flash_attention": npu_prompt_flash_attention,
     "npu_incre_flash_attention": npu_incre_flash_attention,
     "npu_fused_infer_attention_score": npu_fused_infer_attention_score,
+    "npu_fused_infer_attention_score_v2": npu_fused_infer_attention_score_v2,
     "npu_grouped_matmul": npu_grouped_matmul,
     "npu_moe_gating_top_k_softmax": npu_moe_gating_top_k_softmax,
     "npu_moe_gating_top_k_softmax_v2": npu_moe_gating_top_k_softmax_v2,

@@ -20,14 +20,19 @@ Common to the three:
   (blocks, block_size, H) or (blocks, N, block_size, D)), with the key lengths given.
 The fused op also returns ``softmax_lse`` (``softmax_lse_flag``: fp32 ``max + log(sum exp)`` per
 query row, (B, N, Sq, 1), TND (T, N, 1); else a one-element zero) and takes MLA's
-``query_rope``/``key_rope`` (joined to the head dim).
+``query_rope``/``key_rope`` (joined to the head dim). ``npu_fused_infer_attention_score_v2``
+is the fused op under its v2 names (``num_query_heads``, ``softmax_scale``, ``actual_seq_qlen``
+/``actual_seq_kvlen``, ``return_softmax_lse``) with a ``learnable_sink`` (one logit per query
+head in every row's softmax, as ``npu_fusion_attention``'s sink); its ``*_dtype`` hints
+change nothing.
 
 Not emulated (they raise, naming the parameter): the int8 quantisation and antiquantisation
-tensors (``deq_scale*``/``dequant_scale*``, ``quant_scale*``, ``quant_offset2``,
-``antiquant_*``, ``key_/value_antiquant_*``, ``key_rope_antiquant_scale``), left padding
-(``query_padding_size``, ``kv_padding_size``), the shared prefix, sparse modes 5-9.
-``inner_precise`` changes nothing (rows with every key masked are always zeros). torch_npu defines no backward for
-these inference operators: one through them raises.
+tensors (``deq_scale*``/``dequant_scale*``, ``quant_scale*``, ``quant_offset*``,
+``antiquant_*``, ``key_/value_antiquant_*``, ``key_rope_antiquant_scale``, v2's ``out_dtype``),
+left padding (``query_padding_size``, ``kv_padding_size``), the shared prefix, sparse modes
+5-9, v2's layouts with an NBSD or NTD output. ``inner_precise`` changes nothing (rows with every
+key masked are always zeros). torch_npu defines no backward for these inference operators: one
+through them raises.
 """
 from __future__ import annotations
 
@@ -122,7 +127,8 @@ def _split_heads(name: str, t: torch.Tensor, layout: str, heads: int) -> torch.T
 def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: int, layout: str,
                scale: float, atten_mask, pse_shift, q_lens, kv_lens, pre: int, nxt: int,
                sparse_mode: int, block_table=None, block_size: int = 0, query_rope=None,
-               key_rope=None, decode: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+               key_rope=None, decode: bool = False,
+               sink=None) -> Tuple[torch.Tensor, torch.Tensor]:
     """(out in the query's layout and dtype, fp32 lse (B, N, Sq) or (T, N))."""
     layout = str(layout).upper()
     if layout not in _LAYOUTS:
@@ -140,7 +146,7 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
         raise RuntimeError(f"{name}: sparse_mode {sparse_mode} needs the compressed atten_mask")
     if layout == "TND":
         return _tnd(name, query, key, value, n, kv_n, float(scale), atten_mask, pse_shift, q_lens,
-                    kv_lens, pre, nxt, int(sparse_mode), query_rope, key_rope)
+                    kv_lens, pre, nxt, int(sparse_mode), query_rope, key_rope, sink)
     in_layout = "BNSD" if layout == "BNSD_BSND" else layout
     q = _split_heads(name, upcast(query), in_layout, n)
     if block_table is not None:
@@ -167,6 +173,7 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
     kv_list = _per_batch(name, "actual_seq_lengths_kv", kv_lens, b, skv)
     mask = _mask_4d(name, atten_mask, sq)
     pse = upcast(pse_shift)
+    sink = _sink(name, sink, n)
     out = q.new_zeros(b, n, sq, v.shape[-1])
     lse = q.new_full((b, n, sq), float("inf"))
     for i in range(b):
@@ -187,7 +194,7 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
         if pse is not None:
             shift = pse[i if pse.shape[0] > 1 else 0].unsqueeze(0)[..., :s1, :s2]
         o, row_max, row_sum = _attend(q[i:i + 1, :, :s1], k[i:i + 1, :, :s2], v[i:i + 1, :, :s2],
-                                      shift, scores_mask, float(scale), None, 1.0, True)
+                                      shift, scores_mask, float(scale), None, 1.0, True, sink)
         out[i, :, :s1] = o[0]
         lse[i, :, :s1] = (row_max + torch.log(row_sum))[0]
     if layout in ("BSND", "BNSD_BSND"):
@@ -197,8 +204,17 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
     return store(out.contiguous(), query.dtype), lse
 
 
+def _sink(name: str, sink: Optional[torch.Tensor], heads: int) -> Optional[torch.Tensor]:
+    if sink is None:
+        return None
+    if sink.dim() != 1 or sink.shape[0] != heads:
+        raise RuntimeError(f"{name}: learnable_sink must have shape ({heads},), got "
+                           f"{tuple(sink.shape)}")
+    return sink.float()
+
+
 def _tnd(name, query, key, value, n, kv_n, scale, atten_mask, pse_shift, q_lens, kv_lens, pre,
-         nxt, sparse_mode, query_rope, key_rope):
+         nxt, sparse_mode, query_rope, key_rope, sink=None):
     if q_lens is None or kv_lens is None:
         raise RuntimeError(f"{name}: input_layout TND needs actual_seq_lengths and "
                            "actual_seq_lengths_kv (cumulative ends)")
@@ -216,6 +232,7 @@ def _tnd(name, query, key, value, n, kv_n, scale, atten_mask, pse_shift, q_lens,
                            "numbers of batches")
     out = q.new_zeros(q.shape[0], n, v.shape[-1])
     lse = q.new_full((q.shape[0], n), float("inf"))
+    sink32 = _sink(name, sink, n)
     mask = None if atten_mask is None else atten_mask.to(torch.bool)
     qs = ks = 0
     for qe, ke in zip(q_ends, kv_ends):
@@ -228,7 +245,7 @@ def _tnd(name, query, key, value, n, kv_n, scale, atten_mask, pse_shift, q_lens,
             o, row_max, row_sum = _attend(q[qs:qe].transpose(0, 1).unsqueeze(0),
                                           k[ks:ke].transpose(0, 1).unsqueeze(0),
                                           v[ks:ke].transpose(0, 1).unsqueeze(0), None,
-                                          scores_mask, scale, None, 1.0)
+                                          scores_mask, scale, None, 1.0, sink=sink32)
             out[qs:qe] = o[0].transpose(0, 1)
             lse[qs:qe] = (row_max + torch.log(row_sum))[0].transpose(0, 1)
         qs, ks = qe, ke
@@ -340,24 +357,79 @@ def npu_fused_infer_attention_score(
                    "value_shared_prefix": value_shared_prefix,
                    "actual_shared_prefix_len": actual_shared_prefix_len,
                    "key_rope_antiquant_scale": key_rope_antiquant_scale})
+    return _fused(name, query, key, value, pse_shift, atten_mask, actual_seq_lengths,
+                  actual_seq_lengths_kv, block_table, query_rope, key_rope, None, num_heads,
+                  num_key_value_heads, scale, pre_tokens, next_tokens, input_layout, sparse_mode,
+                  block_size, softmax_lse_flag)
+
+
+def _fused(name, query, key, value, pse_shift, atten_mask, q_lens, kv_lens, block_table,
+           query_rope, key_rope, sink, num_heads, num_kv_heads, scale, pre_tokens, next_tokens,
+           input_layout, sparse_mode, block_size, with_lse):
+    """The fused inference attention of both argument sets: (out, lse)."""
     layout = str(input_layout).upper()
     seq_axis = {"BSH": 1, "BSND": 1, "BNSD": 2, "BNSD_BSND": 2}.get(layout)
     # One query token takes the decode branch: the sparse parameters and query lengths do not
     # apply there.
     decode = seq_axis is not None and query.shape[seq_axis] == 1
 
-    def compute(q, k, v, mask, pse, table, q_rope, k_rope):
-        out, lse = _attention(name, q, k, v, num_heads=num_heads,
-                              num_kv_heads=num_key_value_heads, layout=layout, scale=scale,
-                              atten_mask=mask, pse_shift=pse, q_lens=actual_seq_lengths,
-                              kv_lens=actual_seq_lengths_kv, pre=pre_tokens, nxt=next_tokens,
+    def compute(q, k, v, mask, pse, table, q_rope, k_rope, sink):
+        out, lse = _attention(name, q, k, v, num_heads=num_heads, num_kv_heads=num_kv_heads,
+                              layout=layout, scale=scale, atten_mask=mask, pse_shift=pse,
+                              q_lens=q_lens, kv_lens=kv_lens, pre=pre_tokens, nxt=next_tokens,
                               sparse_mode=0 if decode else sparse_mode, block_table=table,
                               block_size=block_size, query_rope=q_rope, key_rope=k_rope,
-                              decode=decode)
-        if softmax_lse_flag:
+                              decode=decode, sink=sink)
+        if with_lse:
             lse = lse.unsqueeze(-1).contiguous()
         else:
             lse = torch.zeros(1, dtype=torch.float32, device=q.device)
         return out, lse
     return without_derivative(name, compute, query, key, value, atten_mask, pse_shift,
-                              block_table, query_rope, key_rope)
+                              block_table, query_rope, key_rope, sink)
+
+
+def npu_fused_infer_attention_score_v2(
+        query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
+        query_rope: Optional[torch.Tensor] = None, key_rope: Optional[torch.Tensor] = None,
+        pse_shift: Optional[torch.Tensor] = None, atten_mask: Optional[torch.Tensor] = None,
+        actual_seq_qlen: Optional[Sequence[int]] = None,
+        actual_seq_kvlen: Optional[Sequence[int]] = None,
+        block_table: Optional[torch.Tensor] = None,
+        dequant_scale_query: Optional[torch.Tensor] = None,
+        dequant_scale_key: Optional[torch.Tensor] = None,
+        dequant_offset_key: Optional[torch.Tensor] = None,
+        dequant_scale_value: Optional[torch.Tensor] = None,
+        dequant_offset_value: Optional[torch.Tensor] = None,
+        dequant_scale_key_rope: Optional[torch.Tensor] = None,
+        quant_scale_out: Optional[torch.Tensor] = None,
+        quant_offset_out: Optional[torch.Tensor] = None,
+        quant_scale_p: Optional[torch.Tensor] = None,
+        learnable_sink: Optional[torch.Tensor] = None, num_query_heads: int = 1,
+        num_key_value_heads: int = 0, softmax_scale: float = 1.0,
+        pre_tokens: int = MAX_TOKENS, next_tokens: int = MAX_TOKENS, input_layout: str = "BSH",
+        sparse_mode: int = 0, block_size: int = 0, query_quant_mode: int = 0,
+        key_quant_mode: int = 0, value_quant_mode: int = 0, inner_precise: int = 0,
+        return_softmax_lse: bool = False, query_dtype: Optional[int] = None,
+        key_dtype: Optional[int] = None, value_dtype: Optional[int] = None,
+        query_rope_dtype: Optional[int] = None, key_rope_dtype: Optional[int] = None,
+        key_shared_prefix_dtype: Optional[int] = None,
+        value_shared_prefix_dtype: Optional[int] = None,
+        dequant_scale_query_dtype: Optional[int] = None,
+        dequant_scale_key_dtype: Optional[int] = None,
+        dequant_scale_value_dtype: Optional[int] = None,
+        dequant_scale_key_rope_dtype: Optional[int] = None,
+        out_dtype: Optional[int] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    name = "npu_fused_infer_attention_score_v2"
+    _refuse(name, {"dequant_scale_query": dequant_scale_query,
+                   "dequant_scale_key": dequant_scale_key,
+                   "dequant_offset_key": dequant_offset_key,
+                   "dequant_scale_value": dequant_scale_value,
+                   "dequant_offset_value": dequant_offset_value,
+                   "dequant_scale_key_rope": dequant_scale_key_rope,
+                   "quant_scale_out": quant_scale_out, "quant_offset_out": quant_offset_out,
+                   "quant_scale_p": quant_scale_p, "out_dtype": out_dtype})
+    return _fused(name, query, key, value, pse_shift, atten_mask, actual_seq_qlen,
+                  actual_seq_kvlen, block_table, query_rope, key_rope, learnable_sink,
+                  num_query_heads, num_key_value_heads, softmax_scale, pre_tokens, next_tokens,
+                  input_layout, sparse_mode, block_size, return_softmax_lse)
