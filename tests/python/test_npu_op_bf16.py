@@ -388,6 +388,29 @@ def _cases():
             lambda t, x, w, b: t.npu_transpose_batchmatmul(x, w, bias=b, perm_x1=[1, 0, 2],
                                                            perm_y=[1, 0, 2]),
             [randn(4, 2, 6, seed=197), randn(2, 6, 3, seed=198), randn(3, seed=199)], ()),
+        "_lstm_npu": (
+            lambda t, x, h, c, *p: t._lstm_npu(x, [h, c], list(p), True, 1, 0.0, True, False),
+            [randn(3, 2, 4, seed=200), randn(1, 2, 3, seed=201), randn(1, 2, 3, seed=202),
+             randn(12, 4, seed=203), randn(12, 3, seed=204), randn(12, seed=205),
+             randn(12, seed=206)], (0, 3)),
+        "_lstm_npu_backward": (
+            lambda t, g, x, h, c, *p: t._lstm_npu_backward(
+                g, None, None, x, [h, c], list(p),
+                *t._lstm_npu(x, [h, c], list(p), True, 1, 0.0, True, False)[3:], True, 1, 0.0,
+                True, False),
+            [randn(3, 2, 3, seed=207), randn(3, 2, 4, seed=208), randn(1, 2, 3, seed=209),
+             randn(1, 2, 3, seed=210), randn(12, 4, seed=211), randn(12, 3, seed=212),
+             randn(12, seed=213), randn(12, seed=214)], ()),
+        "npu_lstm": (
+            lambda t, x, w, b, h, c: t.npu_lstm(x, w, b, None, h, c, True, 1, 0.0, True, False,
+                                                False, False, False),
+            [randn(3, 2, 4, seed=215), randn(7, 12, seed=216), randn(12, seed=217),
+             randn(1, 2, 3, seed=218), randn(1, 2, 3, seed=219)], (0, 1)),
+        "npu_gru": (
+            lambda t, x, h, wi, wh, bi, bh: t.npu_gru(x, h, wi, wh, bi, bh, None, True, 1, 0.0,
+                                                      True, False, False),
+            [randn(3, 2, 4, seed=220), randn(1, 2, 3, seed=221), randn(4, 9, seed=222),
+             randn(3, 9, seed=223), randn(9, seed=224), randn(9, seed=225)], (0, 2)),
     }
 
 

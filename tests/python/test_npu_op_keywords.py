@@ -279,6 +279,21 @@ DECLARED = {
     "npu_transpose_batchmatmul": "Tensor input, Tensor weight, *, Tensor? bias=None, "
                                  "Tensor? scale=None, int[]? perm_x1=None, int[]? perm_x2=None, "
                                  "int[]? perm_y=None, int? batch_split_factor=1",
+    "_lstm_npu": "Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "
+                 "float dropout, bool train, bool bidirectional, *, bool? batch_first=False, "
+                 "Tensor? batch_sizes=None",
+    "_lstm_npu_backward": "Tensor? grad_y, Tensor? grad_hy, Tensor? grad_cy, Tensor input, "
+                          "Tensor[] hx, Tensor[] params, Tensor i, Tensor j, Tensor f, "
+                          "Tensor o, Tensor h, Tensor c, Tensor tanhc, bool has_biases, "
+                          "int num_layers, float dropout, bool train, bool bidirectional, *, "
+                          "bool? batch_first=False, Tensor? batch_sizes=None",
+    "npu_gru": "Tensor input, Tensor hx, Tensor weight_input, Tensor weight_hidden, "
+               "Tensor bias_input, Tensor bias_hidden, Tensor seq_length, bool has_biases, "
+               "int num_layers, float dropout, bool train, bool bidirectional, "
+               "bool batch_first",
+    "npu_lstm": "Tensor input, Tensor weight, Tensor bias, Tensor seq_mask, Tensor h, Tensor c, "
+                "bool has_biases, int num_layers, float dropout, bool train, "
+                "bool bidirectional, bool batch_first, bool flag_seq, bool direction",
 }
 # Keyword-only arguments the emulator adds past the declared ones: the out= variants
 # (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.

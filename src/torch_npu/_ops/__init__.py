@@ -78,6 +78,7 @@ from .mrope import npu_mrope
 from .scatter import npu_scatter, npu_scatter_nd_update, npu_scatter_nd_update_
 from .shape_ops import npu_broadcast, npu_reshape, npu_slice, npu_transpose
 from .sort_v2 import npu_sort_v2
+from .rnn import _lstm_npu, _lstm_npu_backward, npu_gru, npu_lstm
 from .fill_copy import copy_memory_, one_
 from .gather_sparse_index import npu_gather_sparse_index
 from .group_norm_silu import npu_group_norm_silu
@@ -205,6 +206,10 @@ OPERATORS = {
     "npu_sim_exponential_": npu_sim_exponential_,
     "npu_top_k_top_p": npu_top_k_top_p,
     "npu_transpose_batchmatmul": npu_transpose_batchmatmul,
+    "_lstm_npu": _lstm_npu,
+    "_lstm_npu_backward": _lstm_npu_backward,
+    "npu_lstm": npu_lstm,
+    "npu_gru": npu_gru,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)
