@@ -411,6 +411,13 @@ def _cases():
                                                       True, False, False),
             [randn(3, 2, 4, seed=220), randn(1, 2, 3, seed=221), randn(4, 9, seed=222),
              randn(3, 9, seed=223), randn(9, seed=224), randn(9, seed=225)], (0, 2)),
+        "npu_masked_causal_conv1d": (
+            lambda t, x, w: t.npu_masked_causal_conv1d(
+                x, w, mask=torch.tensor([[True, False, True, True], [True] * 4]).npu()),
+            [randn(4, 2, 8, seed=230), randn(3, 8, seed=231)], (0, 1)),
+        "npu_masked_causal_conv1d_backward": (
+            lambda t, g, x, w: t.npu_masked_causal_conv1d_backward(g, x, w),
+            [randn(4, 2, 8, seed=232), randn(4, 2, 8, seed=233), randn(3, 8, seed=234)], ()),
     }
 
 

@@ -294,6 +294,9 @@ DECLARED = {
     "npu_lstm": "Tensor input, Tensor weight, Tensor bias, Tensor seq_mask, Tensor h, Tensor c, "
                 "bool has_biases, int num_layers, float dropout, bool train, "
                 "bool bidirectional, bool batch_first, bool flag_seq, bool direction",
+    "npu_masked_causal_conv1d": "Tensor input, Tensor weight, *, Tensor? mask=None",
+    "npu_masked_causal_conv1d_backward": "Tensor grad_output, Tensor input, Tensor weight, *, "
+                                         "Tensor? mask=None",
 }
 # Keyword-only arguments the emulator adds past the declared ones: the out= variants
 # (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.

@@ -73,6 +73,8 @@ from .geglu import npu_geglu
 from .gelu_mul import npu_gelu_mul
 from .gemma_rms_norm import npu_gemma_rms_norm
 from .masked_fill_range import npu_masked_fill_range
+from .masked_causal_conv1d import (npu_masked_causal_conv1d,
+                                   npu_masked_causal_conv1d_backward)
 from .min import npu_min
 from .mrope import npu_mrope
 from .scatter import npu_scatter, npu_scatter_nd_update, npu_scatter_nd_update_
@@ -210,6 +212,8 @@ OPERATORS = {
     "_lstm_npu_backward": _lstm_npu_backward,
     "npu_lstm": npu_lstm,
     "npu_gru": npu_gru,
+    "npu_masked_causal_conv1d": npu_masked_causal_conv1d,
+    "npu_masked_causal_conv1d_backward": npu_masked_causal_conv1d_backward,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)

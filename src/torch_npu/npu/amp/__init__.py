@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from . import autocast_mode, common, grad_scaler, non_finite_check  # noqa: F401
+from . import (autocast_mode, checkpoint_recompute, common, grad_scaler,  # noqa: F401
+               non_finite_check)
 from .autocast_mode import autocast, custom_bwd, custom_fwd  # noqa: F401
 from .autocast_state import (get_amp_supported_dtype, get_autocast_dtype,  # noqa: F401
                              is_autocast_enabled, set_autocast_dtype, set_autocast_enabled)
@@ -27,6 +28,7 @@ def install() -> None:
     for name in NPU_FUNCTIONS:
         setattr(npu, name, globals()[name])
     autocast_mode.install()
+    checkpoint_recompute.install()
     non_finite_check.install()
 
 

@@ -10,6 +10,10 @@ receives, not the calls it makes inside, so such functions (``torch.nn.functiona
 policy of their name, and ``autocast_policy`` lists the composite ones by what they run. fp32
 leaf tensors that require grad (weights) are cast once per outermost region. Only NPU tensors
 of a floating dtype other than float64 are cast, as torch casts only the device's tensors.
+The emulator's own code (``torch_npu._ops``' operators, forward and backward, and the rest of
+its private modules) stands for single NPU kernels, which autocast never looks inside: torch calls
+made from there meet no policy (an emulated flash attention computes its scores in fp32, as the
+kernel does, whether or not autocast is on).
 
 The state (enabled, dtype, cache) is torch's (``autocast_state``): on torch 2.x
 ``torch.autocast("npu")`` and ``torch.amp.autocast("npu")`` are torch's own class, whose regions
@@ -23,6 +27,7 @@ warned and disabled, from ``get_amp_supported_dtype``; torch 1.x: an error).
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import warnings
 import weakref
@@ -131,6 +136,24 @@ def _name(func: Any) -> str:
     return getattr(func, "__name__", "")
 
 
+# Modules whose torch calls are the emulator's kernels: the private packages (torch_npu._ops,
+# _fp16, _device, ...). torch_npu's public Python (contrib's layers) is code autocast applies to.
+_KERNEL_PREFIX = "torch_npu._"
+
+
+def _called_by_kernel() -> bool:
+    """Whether the torch call being handled comes from the emulator's kernels: the first caller
+    outside torch itself (torch.nn.functional, torch.overrides, Module.__call__, ...) is one of
+    its private modules."""
+    frame = sys._getframe(2)  # the caller of __torch_function__
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != "torch" and not module.startswith("torch."):
+            return module.startswith(_KERNEL_PREFIX)
+        frame = frame.f_back
+    return False
+
+
 def _apply(policy: str, func: Callable, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
     if policy == BANNED:
         raise RuntimeError(BANNED_MESSAGE)
@@ -158,7 +181,7 @@ class _AutocastMode(TorchFunctionMode):
         policy = POLICY.get(_name(func))
         if policy == FP32 and _name(func) == "interpolate" and kwargs.get("mode") == "area":
             policy = None  # area runs adaptive average pooling, which autocast leaves alone
-        if policy is not None:
+        if policy is not None and not _called_by_kernel():
             return _apply(policy, func, args, kwargs)
         return func(*args, **kwargs)
 

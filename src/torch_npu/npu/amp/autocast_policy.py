@@ -1,4 +1,10 @@
-"""What ``torch.npu.amp.autocast`` does to each operation: torch 1.13's CUDA autocast policy.
+"""What ``torch.npu.amp.autocast`` does to each operation: torch_npu's autocast policy.
+
+On torch 1.x it is torch 1.13's CUDA policy, which torch_npu 1.x follows. On torch 2.x it is
+torch_npu 2.x's own list (its kernels for the AutocastPrivateUse1 key): the same, plus
+``scaled_dot_product_attention`` among the lower-precision operations (so attention runs in fp16
+or bf16, as on the NPU), and without the upsample kernels, which torch_npu leaves in their input
+dtype where torch's CUDA list runs them in fp32.
 
 Keyed by the name under which torch's Python API reaches the operation (``torch.<name>``,
 ``torch.nn.functional.<name>``, ``Tensor.<name>``); in-place variants (``exp_``) are never cast,
@@ -9,6 +15,8 @@ the policy of what they run.
 from __future__ import annotations
 
 from typing import Dict
+
+from .autocast_state import PER_DEVICE
 
 LOWER_PRECISION = "lower_precision_fp"  # cast floating inputs to fp16
 FP32 = "fp32"                           # cast floating inputs to fp32
@@ -26,6 +34,8 @@ _LOWER_PRECISION = (
     "__matmul__", "__rmatmul__",  # the @ operator
     "multi_head_attention_forward",  # nn.MultiheadAttention: projections and matmuls in fp16
 )
+# torch_npu 2.x only (torch 1.x has no such function).
+_LOWER_PRECISION_TORCH2 = ("scaled_dot_product_attention",)
 _FP32 = (
     "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
     "reciprocal", "rsqrt", "sinh", "tan", "pow", "softplus", "layer_norm", "native_layer_norm",
@@ -34,13 +44,16 @@ _FP32 = (
     "l1_loss", "smooth_l1_loss", "huber_loss", "mse_loss", "margin_ranking_loss",
     "multilabel_margin_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
     "binary_cross_entropy_with_logits", "dist", "pdist", "cdist", "renorm", "logsumexp",
+    "__pow__", "__rpow__",  # the ** operator
+    "norm",  # fp32_append_dtype in torch: the fp32 overload, an fp32 result
+    "cross_entropy",  # log_softmax (fp32 result) then nll_loss (fp32)
+)
+# torch 1.13's CUDA list only: torch_npu 2.x has no autocast kernel for upsampling.
+_FP32_TORCH1 = (
     "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
     "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
     "upsample_linear1d", "upsample_bilinear2d", "_upsample_bilinear2d_aa",
     "upsample_trilinear3d", "upsample_bicubic2d", "_upsample_bicubic2d_aa",
-    "__pow__", "__rpow__",  # the ** operator
-    "norm",  # fp32_append_dtype in torch: the fp32 overload, an fp32 result
-    "cross_entropy",  # log_softmax (fp32 result) then nll_loss (fp32)
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",  # the upsample kernels
 )
 _FP32_SET_OPT_DTYPE = (
@@ -51,6 +64,11 @@ _PROMOTE = (
     "addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sampler", "index_put",
     "tensordot", "scatter_add",
 )
+
+if PER_DEVICE:
+    _LOWER_PRECISION += _LOWER_PRECISION_TORCH2
+else:
+    _FP32 += _FP32_TORCH1
 
 POLICY: Dict[str, str] = {}
 for _names, _policy in ((_LOWER_PRECISION, LOWER_PRECISION), (_FP32, FP32),
