@@ -6,10 +6,16 @@ tensors keep CPU torch's rules):
   ``target.to(torch.int32)``); CPU torch wants int64, so they are widened, which gives the same
   values;
 - binary_cross_entropy does not check that input and target lie in [0, 1]: it computes the
-  formula (the log of a negative number is NaN). In range, torch's own kernel runs (same bits).
+  formula (the log of a negative number is NaN). In range, torch's own kernel runs (same bits);
+- clamp with number bounds keeps an integer tensor's dtype: the NPU's kernel takes the bounds
+  in the tensor's dtype (a float bound is truncated toward zero, as C++ converts it), so
+  ``int64_tensor.clamp_(0, gain - 1)`` with a float ``gain`` works in place and ``clamp``
+  returns int64 (CPU torch promotes to float, and refuses the in-place form). A bound beyond
+  the dtype's range, inf or NaN is an error naming it.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
@@ -51,6 +57,29 @@ def _bce(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[torch.Tensor
     return _bce_formula(*args, **kwargs)
 
 
+_CLAMPS = ("clamp", "clamp_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_")
+
+
+def _bound_in_dtype(op: Any, bound: Any, dtype: torch.dtype) -> Any:
+    """A number bound of an integer clamp, converted to ``dtype`` as the NPU's kernel takes
+    it."""
+    if not isinstance(bound, float):
+        return bound
+    info = torch.iinfo(dtype)
+    if not math.isfinite(bound) or not info.min <= math.trunc(bound) <= info.max:
+        raise RuntimeError(f"{op}: the bound {bound} cannot be converted to {dtype} without "
+                           f"overflow (the NPU takes a clamp's bounds in the tensor's dtype, "
+                           f"[{info.min}, {info.max}])")
+    return math.trunc(bound)
+
+
+def _integer_clamp(op: Any, args: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    self = args[0]
+    if self.is_floating_point() or self.is_complex() or self.dtype == torch.bool:
+        return args
+    return (self,) + tuple(_bound_in_dtype(op, b, self.dtype) for b in args[1:])
+
+
 # op -> position of an index argument that may be int32 on the NPU.
 _INT32_INDICES: Dict[Any, int] = {
     aten.nll_loss_forward.default: 1, aten.nll_loss_backward.default: 2,
@@ -61,7 +90,9 @@ _INT32_INDICES: Dict[Any, int] = {
 _KERNELS: Dict[Any, Callable[[Tuple[Any, ...], Dict[str, Any]], Optional[Any]]] = {
     aten.binary_cross_entropy.default: _bce,
 }
-OPS = frozenset(_INT32_INDICES) | frozenset(_KERNELS)
+# clamp's number overloads: their bounds are taken in the tensor's dtype.
+_INTEGER_CLAMPS = frozenset(getattr(aten, name).default for name in _CLAMPS)
+OPS = frozenset(_INT32_INDICES) | frozenset(_KERNELS) | _INTEGER_CLAMPS
 
 
 def npu_call(op: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Call, Any]:
@@ -70,5 +101,7 @@ def npu_call(op: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Ca
     position = _INT32_INDICES.get(op)
     if position is not None:
         args = _widen_int32(tuple(args), position)
+    if op in _INTEGER_CLAMPS:
+        args = _integer_clamp(op, tuple(args))
     kernel = _KERNELS.get(op)
     return (tuple(args), kwargs), (kernel(tuple(args), kwargs) if kernel is not None else None)
