@@ -2,7 +2,8 @@
 logits, as torch_npu's formula: per row, values below the ``k[b]``-th largest become -inf;
 then, over the ascending stable sort of what is left, the values whose softmax cumulative sum
 is ``<= 1 - p[b]`` become -inf (the largest always stays); the result in the logits' order and
-dtype (the kept values are the logits' own). Sorted and summed in fp32; torch_npu registers no backward."""
+dtype (the kept values are the logits' own). Sorted and summed in fp32; torch_npu registers no
+backward."""
 from __future__ import annotations
 
 from typing import Optional
