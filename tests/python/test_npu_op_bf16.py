@@ -162,6 +162,15 @@ def _cases():
             lambda t, x, w, b: t.npu_grouped_matmul([x], [w], bias=[b], group_list=[2, 5],
                                                     group_type=0, split_item=2),
             [randn(5, 6, seed=156), randn(2, 6, 3, seed=157), randn(2, 3, seed=158)], ()),
+        "npu_moe_gating_top_k": (
+            lambda t, x, b: t.npu_moe_gating_top_k(x, 2, bias=b, k_group=2, group_count=4,
+                                                   group_select_mode=1, norm_type=1,
+                                                   routed_scaling_factor=2.0),
+            [randn(6, 16, seed=175, scale=2), randn(16, seed=176, scale=0.3)], (0,)),
+        "npu_moe_gating_top_k_backward": (
+            lambda t, n, g, i: t.npu_moe_gating_top_k_backward(n, g, i, norm_type=1),
+            [rand(3, 6, seed=177), randn(3, 2, seed=178),
+             torch.tensor([[0, 4], [5, 1], [2, 3]]).int()], ()),
         "npu_moe_gating_top_k_softmax": (
             lambda t, x: t.npu_moe_gating_top_k_softmax(x, k=2),
             [randn(6, 5, seed=159, scale=2)], ()),

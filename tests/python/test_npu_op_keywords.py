@@ -169,6 +169,14 @@ DECLARED = {
     "npu_moe_finalize_routing": "Tensor expanded_permuted_rows, Tensor? skip1, Tensor? skip2, "
                                 "Tensor? bias, Tensor? scales, Tensor expanded_src_to_dst_row, "
                                 "Tensor? export_for_source_row, int? drop_pad_mode=0, int? k=1",
+    "npu_moe_gating_top_k": "Tensor x, int k, *, Tensor? bias=None, Tensor? input_ids=None, "
+                            "Tensor? tid2eid=None, int k_group=1, int group_count=1, "
+                            "int group_select_mode=0, int renorm=0, int norm_type=0, "
+                            "bool out_flag=False, float routed_scaling_factor=1.0, "
+                            "float eps=1e-20",
+    "npu_moe_gating_top_k_backward": "Tensor x_norm, Tensor grad_y, Tensor expertIdx, *, "
+                                     "int renorm=0, int norm_type=0, "
+                                     "float routed_scaling_factor=1.0, float eps=1e-20",
     "npu_moe_gating_top_k_softmax": "Tensor x, Tensor? finished=None, int k=1",
     "npu_moe_gating_top_k_softmax_v2": "Tensor x, *, int k=1, Tensor? finished=None, "
                                        "int? renorm=0, bool? output_softmax=False",

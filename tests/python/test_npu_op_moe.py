@@ -232,3 +232,63 @@ def test_grouped_matmul_refusals_and_no_backward():
     y = torch_npu.npu_moe_gating_top_k_softmax(gate, k=K)[0]
     with pytest.raises(RuntimeError, match="not implemented"):
         y.sum().backward()
+
+
+def grouped_top_k(x, k, bias, k_group, group_count, mode, norm_type, scaling, eps):
+    """DeepSeek-V3 routing in plain torch, row by row: (y, experts, norm)."""
+    norm = torch.softmax(x, -1) if norm_type == 0 else torch.sigmoid(x)
+    ys, experts = [], []
+    per = x.shape[1] // group_count
+    for r in range(x.shape[0]):
+        score = (norm[r] + bias).tolist() if bias is not None else norm[r].tolist()
+        groups = []
+        for g in range(group_count):
+            part = sorted(score[g * per:(g + 1) * per], reverse=True)
+            groups.append(part[0] if mode == 0 else part[0] + part[1])
+        kept = sorted(range(group_count), key=lambda g: (-groups[g], g))[:k_group]
+        candidates = [e for g in kept for e in range(g * per, (g + 1) * per)]
+        chosen = sorted(candidates, key=lambda e: (-score[e], e))[:k]
+        w = norm[r, chosen]
+        if norm_type == 1:
+            w = w / (w.sum() + eps)
+        ys.append(w * scaling)
+        experts.append(chosen)
+    return torch.stack(ys), torch.tensor(experts), norm
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("norm_type, mode", [(1, 1), (1, 0), (0, 0)])
+def test_gating_top_k_groups(dtype, norm_type, mode):
+    x = randn(5, 16, seed=31, scale=2).to(dtype)
+    bias = randn(16, seed=32, scale=0.3).to(dtype)
+    y, idx, norm = torch_npu.npu_moe_gating_top_k(
+        on_npu(x), 3, bias=on_npu(bias), k_group=2, group_count=4, group_select_mode=mode,
+        norm_type=norm_type, routed_scaling_factor=2.5, eps=1e-20, out_flag=True)
+    want_y, want_idx, want_norm = grouped_top_k(x.float(), 3, bias.float(), 2, 4, mode,
+                                                norm_type, 2.5, 1e-20)
+    assert idx.dtype == torch.int32 and torch.equal(idx.cpu().long(), want_idx)
+    assert_close(y, want_y, dtype, "y")
+    assert norm.dtype == torch.float32
+    torch.testing.assert_close(norm.cpu(), want_norm)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gating_top_k_backward(dtype):
+    x = randn(4, 8, seed=33, scale=2).to(dtype)
+    leaf = on_npu(x, grad=True)
+    y, idx, norm = torch_npu.npu_moe_gating_top_k(leaf, 3, norm_type=1, group_count=2,
+                                                  k_group=2, routed_scaling_factor=1.5)
+    grad = randn(4, 3, seed=34).to(dtype)
+    y.backward(on_npu(grad))
+    ref = x.float().requires_grad_()
+    want_y, want_idx, _ = grouped_top_k(ref, 3, None, 2, 2, 0, 1, 1.5, 1e-20)
+    assert torch.equal(idx.cpu().long(), want_idx)
+    want_y.backward(grad.float())
+    assert_close(leaf.grad, ref.grad, dtype, "gradient of x")
+    explicit = torch_npu.npu_moe_gating_top_k_backward(norm, on_npu(grad), idx, norm_type=1,
+                                                       routed_scaling_factor=1.5)
+    assert_close(explicit, ref.grad, dtype, "npu_moe_gating_top_k_backward")
+    with pytest.raises(NotImplementedError, match="sigmoid"):
+        torch_npu.npu_moe_gating_top_k_backward(norm, on_npu(grad), idx, norm_type=0)
+    with pytest.raises(NotImplementedError, match="tid2eid"):
+        torch_npu.npu_moe_gating_top_k(leaf, 3, tid2eid=on_npu(torch.zeros(4, 3).int()))

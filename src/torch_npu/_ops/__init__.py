@@ -44,6 +44,7 @@ from .layer_norm_eval import npu_layer_norm_eval
 from .linear import npu_linear
 from .max import npu_max
 from .mish import npu_mish, npu_mish_backward
+from .moe_gating_top_k import npu_moe_gating_top_k, npu_moe_gating_top_k_backward
 from .moe_routing import (npu_moe_compute_expert_tokens, npu_moe_finalize_routing,
                           npu_moe_gating_top_k_softmax, npu_moe_gating_top_k_softmax_v2,
                           npu_moe_init_routing, npu_moe_init_routing_v2)
@@ -125,6 +126,8 @@ OPERATORS = {
     "npu_fused_infer_attention_score": npu_fused_infer_attention_score,
     "npu_fused_infer_attention_score_v2": npu_fused_infer_attention_score_v2,
     "npu_grouped_matmul": npu_grouped_matmul,
+    "npu_moe_gating_top_k": npu_moe_gating_top_k,
+    "npu_moe_gating_top_k_backward": npu_moe_gating_top_k_backward,
     "npu_moe_gating_top_k_softmax": npu_moe_gating_top_k_softmax,
     "npu_moe_gating_top_k_softmax_v2": npu_moe_gating_top_k_softmax_v2,
     "npu_moe_init_routing": npu_moe_init_routing,
