@@ -16,44 +16,16 @@ import pytest
 import torch
 
 import build_helpers as bh
+from overlay_support import wheels
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = os.path.join(HERE, "overlay_support", "amp_scenarios")
 PYTHON = sys.executable  # the wheels are built for it, the venv sees its torch
 
 
-def _apexnpu(*args, **kwargs):
-    binary = os.environ.get("APEXNPU_BINARY")
-    return subprocess.run([binary] + list(args), capture_output=True, text=True, **kwargs)
-
-
 @pytest.fixture(scope="module")
 def venv_python(tmp_path_factory):
-    binary = os.environ.get("APEXNPU_BINARY")
-    if not binary:
-        pytest.skip("APEXNPU_BINARY is not set (the apexnpu binary to build the wheel with)")
-    work = tmp_path_factory.mktemp("amp-e2e")
-    tree = os.environ.get("APEXNPU_TEST_APEX_TREE")
-    if not tree:
-        upstream = os.environ.get("APEXNPU_TEST_UPSTREAM")
-        if not upstream:
-            pytest.skip("APEXNPU_TEST_UPSTREAM is not set (path or URL of an NVIDIA Apex repository)")
-        if _apexnpu("gen", "--help").returncode != 0:
-            pytest.skip("`apexnpu gen` is not available in this build yet")
-        tree = str(work / "apex-tree")
-        gen = _apexnpu("gen", "--upstream", upstream, "-o", tree, timeout=1200)
-        assert gen.returncode == 0, gen.stderr
-    dist = str(work / "dist")
-    build = _apexnpu("-q", "build", "--python=" + PYTHON, "--tree", tree, "-o", dist, "--wheel",
-                     "-j2", timeout=1800)
-    assert build.returncode == 0, build.stderr
-    wheels = sorted(f for f in os.listdir(dist) if f.endswith(".whl"))
-    assert len(wheels) == 2, wheels  # apex and the torch_npu emulator
-    vpy = bh.make_torch_venv(str(work / "venv"))
-    inst = bh.pip(vpy, "install", "--no-index", "--no-deps",
-                  *[os.path.join(dist, w) for w in wheels])
-    assert inst.returncode == 0, inst.stdout
-    return vpy
+    return wheels.amp_venv(tmp_path_factory, "amp-e2e")
 
 
 def run(vpy, script, *args, cwd, env=None):

@@ -36,3 +36,40 @@ def installed_wheels_env(tmp_path_factory) -> dict:
     env["PATH"] = os.path.dirname(vpy) + os.pathsep + env["PATH"]
     env["APEXNPU_VENV_PYTHON"] = vpy
     return env
+
+
+def amp_venv(tmp_path_factory, name: str) -> str:
+    """The python of a venv holding apex's and the emulator's wheels, built by apexnpu from a
+    tree gen made of APEXNPU_TEST_UPSTREAM (or from APEXNPU_TEST_APEX_TREE, a tree made
+    already), for the amp scenarios; skips the calling test without the binary or upstream."""
+    import pytest
+
+    binary = os.environ.get("APEXNPU_BINARY")
+    if not binary:
+        pytest.skip("APEXNPU_BINARY is not set (the apexnpu binary to build the wheel with)")
+
+    def apexnpu(*args: str, timeout: int) -> subprocess.CompletedProcess:
+        return subprocess.run([binary] + list(args), capture_output=True, text=True,
+                              timeout=timeout)
+
+    work = tmp_path_factory.mktemp(name)
+    tree = os.environ.get("APEXNPU_TEST_APEX_TREE")
+    if not tree:
+        upstream = os.environ.get("APEXNPU_TEST_UPSTREAM")
+        if not upstream:
+            pytest.skip("APEXNPU_TEST_UPSTREAM is not set (path or URL of an NVIDIA Apex "
+                        "repository)")
+        tree = str(work / "apex-tree")
+        gen = apexnpu("gen", "--upstream", upstream, "-o", tree, timeout=1200)
+        assert gen.returncode == 0, gen.stderr
+    dist = str(work / "dist")
+    build = apexnpu("-q", "build", "--python=" + sys.executable, "--tree", tree, "-o", dist,
+                    "--wheel", "-j2", timeout=1800)
+    assert build.returncode == 0, build.stderr
+    wheels = sorted(f for f in os.listdir(dist) if f.endswith(".whl"))
+    assert len(wheels) == 2, wheels  # apex and the torch_npu emulator
+    vpy = bh.make_torch_venv(str(work / "venv"))
+    inst = bh.pip(vpy, "install", "--no-index", "--no-deps",
+                  *[os.path.join(dist, w) for w in wheels])
+    assert inst.returncode == 0, inst.stdout
+    return vpy
