@@ -198,6 +198,18 @@ def _cases():
         "npu_moe_token_permute": (
             lambda t, x, idx: t.npu_moe_token_permute(x, idx),
             [randn(4, 5, seed=168), torch.tensor([[2, 0], [1, 2], [0, 3], [2, 1]])], (0,)),
+        "npu_moe_token_permute_with_routing_map": (
+            lambda t, x, m, p: t.npu_moe_token_permute_with_routing_map(x, m, probs=p,
+                                                                        num_out_tokens=8),
+            [randn(4, 5, seed=179),
+             torch.tensor([[1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 1, 1]]).bool(),
+             rand(4, 3, seed=180)], (0, 2)),
+        "npu_moe_token_unpermute_with_routing_map": (
+            lambda t, rows, idx, p, m: t.npu_moe_token_unpermute_with_routing_map(
+                rows, idx, [4, 5], probs=p, routing_map=m),
+            [randn(8, 5, seed=181), torch.tensor([0, 5, 2, 6, 1, 3, 4, 7]).int(),
+             rand(4, 3, seed=182),
+             torch.tensor([[1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 1, 1]]).bool()], (0, 2)),
         "npu_moe_token_unpermute": (
             lambda t, rows, idx, probs: t.npu_moe_token_unpermute(rows, idx, probs),
             [randn(8, 5, seed=169), torch.tensor([3, 0, 6, 1, 7, 2, 5, 4]).int(),

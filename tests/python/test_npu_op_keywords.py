@@ -189,9 +189,16 @@ DECLARED = {
                                "int row_idx_type=0",
     "npu_moe_token_permute": "Tensor tokens, Tensor indices, int? num_out_tokens=None, "
                              "bool padded_mode=False",
+    "npu_moe_token_permute_with_routing_map": "Tensor tokens, Tensor routing_map, *, "
+                                              "Tensor? probs=None, int? num_out_tokens=None, "
+                                              "bool drop_and_pad=False",
     "npu_moe_token_unpermute": "Tensor permuted_tokens, Tensor sorted_indices, "
                                "Tensor? probs=None, bool padded_mode=False, "
                                "int[]? restore_shape=None",
+    "npu_moe_token_unpermute_with_routing_map": "Tensor permuted_tokens, Tensor sorted_indices, "
+                                                "int[] restore_shape, *, Tensor? probs=None, "
+                                                "Tensor? routing_map=None, "
+                                                "bool drop_and_pad=False",
     "npu_nms_with_mask": "Tensor input, Scalar iou_threshold",
     "npu_one_hot": "Tensor input, int num_classes=-1, int depth=1, Scalar on_value=1, "
                    "Scalar off_value=0",

@@ -292,3 +292,88 @@ def test_gating_top_k_backward(dtype):
         torch_npu.npu_moe_gating_top_k_backward(norm, on_npu(grad), idx, norm_type=0)
     with pytest.raises(NotImplementedError, match="tid2eid"):
         torch_npu.npu_moe_gating_top_k(leaf, 3, tid2eid=on_npu(torch.zeros(4, 3).int()))
+
+
+def routing(tokens, experts, top_k, seed):
+    g = torch.Generator().manual_seed(seed)
+    chosen = torch.zeros(tokens, experts, dtype=torch.bool)
+    for t in range(tokens):
+        chosen[t, torch.randperm(experts, generator=g)[:top_k]] = True
+    return chosen
+
+
+def test_permute_with_routing_map_documented_example():
+    tokens = torch.tensor([[0.1] * 4, [0.2] * 4, [0.3] * 4], dtype=torch.float16)
+    probs = torch.tensor([[0.5, 0.3], [0.4, 0.6], [0.2, 0.8]], dtype=torch.float16)
+    permuted, permuted_probs, idx = torch_npu.npu_moe_token_permute_with_routing_map(
+        on_npu(tokens), on_npu(torch.ones(3, 2, dtype=torch.int8)), probs=on_npu(probs),
+        num_out_tokens=6)
+    assert idx.cpu().tolist() == [0, 3, 1, 4, 2, 5] and idx.dtype == torch.int32
+    assert torch.equal(permuted.cpu(), tokens[[0, 1, 2, 0, 1, 2]])
+    assert permuted_probs.cpu().tolist() == probs.t().reshape(-1).tolist()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_permute_and_unpermute_with_routing_map(dtype):
+    count, experts, top_k = 5, 4, 2
+    chosen = routing(count, experts, top_k, 40)
+    tokens = randn(count, H, seed=41).to(dtype)
+    probs = (torch.rand(count, experts, generator=torch.Generator().manual_seed(42))
+             * chosen).to(dtype)
+    t_leaf, p_leaf = on_npu(tokens, grad=True), on_npu(probs, grad=True)
+    permuted, permuted_probs, idx = torch_npu.npu_moe_token_permute_with_routing_map(
+        t_leaf, on_npu(chosen), probs=p_leaf, num_out_tokens=count * top_k)
+    pairs = [(e, t) for e in range(experts) for t in range(count) if chosen[t, e]]
+    assert torch.equal(permuted.detach().cpu(), tokens[[t for _, t in pairs]])
+    assert torch.equal(permuted_probs.detach().cpu(), torch.stack([probs[t, e] for e, t in pairs]))
+    for i in range(count * top_k):  # the documented property of sorted_indices
+        assert pairs[int(idx[i])][1] == i // top_k
+    # gradients: each copy's gradient back to its token, each prob's to its (token, expert)
+    g_rows, g_probs = randn(count * top_k, H, seed=43).to(dtype), randn(count * top_k, seed=44)
+    torch.autograd.backward([permuted, permuted_probs],
+                            [on_npu(g_rows), on_npu(g_probs.to(dtype))])
+    want_t, want_p = torch.zeros(count, H), torch.zeros(count, experts)
+    for p, (e, t) in enumerate(pairs):
+        want_t[t] += g_rows[p].float()
+        want_p[t, e] += g_probs.to(dtype)[p].float()
+    assert_close(t_leaf.grad, want_t, dtype, "tokens gradient")
+    assert_close(p_leaf.grad, want_p, dtype, "probs gradient")
+
+    rows_leaf = on_npu(permuted.detach(), grad=True)
+    out = torch_npu.npu_moe_token_unpermute_with_routing_map(
+        rows_leaf, idx, [count, H], probs=on_npu(probs), routing_map=on_npu(chosen))
+    want = torch.zeros(count, H)
+    for p, (e, t) in enumerate(pairs):
+        want[t] += permuted.detach().cpu()[p].float() * probs[t, e].float()
+    assert_close(out, want, dtype, "unpermute")
+    out.backward(on_npu(torch.ones(count, H, dtype=dtype)))
+    want_g = torch.stack([probs[t, e].float().expand(H) for e, t in pairs])
+    assert_close(rows_leaf.grad, want_g, dtype, "unpermute gradient")
+    plain = torch_npu.npu_moe_token_unpermute_with_routing_map(permuted.detach(), idx,
+                                                               [count, H])
+    assert_close(plain, tokens.float() * top_k, dtype, "unpermute without probs")
+
+
+def test_permute_with_routing_map_drop_and_pad():
+    count, experts, capacity = 6, 3, 2
+    chosen = routing(count, experts, 2, 45)
+    chosen[:, 0] = True  # expert 0 over capacity: its first two tokens stay
+    tokens = randn(count, H, seed=46)
+    probs = torch.rand(count, experts, generator=torch.Generator().manual_seed(47))
+    permuted, permuted_probs, idx = torch_npu.npu_moe_token_permute_with_routing_map(
+        on_npu(tokens), on_npu(chosen), probs=on_npu(probs), num_out_tokens=experts * capacity,
+        drop_and_pad=True)
+    slots = []
+    for e in range(experts):
+        routed = [t for t in range(count) if chosen[t, e]]
+        rest = [t for t in range(count) if not chosen[t, e]]
+        slots += [(e, t) for t in (routed + rest)[:capacity]]
+    assert idx.cpu().tolist() == [t for _, t in slots]
+    assert torch.equal(permuted.cpu(), tokens[[t for _, t in slots]])
+    assert torch.equal(permuted_probs.cpu(), torch.stack([probs[t, e] for e, t in slots]))
+    out = torch_npu.npu_moe_token_unpermute_with_routing_map(
+        permuted, idx, [count, H], probs=on_npu(probs), drop_and_pad=True)
+    want = torch.zeros(count, H)
+    for i, (e, t) in enumerate(slots):
+        want[t] += tokens[t] * probs[t, e]
+    assert_close(out, want, torch.float32, "unpermute drop_and_pad")

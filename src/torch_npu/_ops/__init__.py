@@ -48,7 +48,9 @@ from .moe_gating_top_k import npu_moe_gating_top_k, npu_moe_gating_top_k_backwar
 from .moe_routing import (npu_moe_compute_expert_tokens, npu_moe_finalize_routing,
                           npu_moe_gating_top_k_softmax, npu_moe_gating_top_k_softmax_v2,
                           npu_moe_init_routing, npu_moe_init_routing_v2)
-from .moe_token_permute import npu_moe_token_permute, npu_moe_token_unpermute
+from .moe_token_permute import (npu_moe_token_permute, npu_moe_token_permute_with_routing_map,
+                                npu_moe_token_unpermute,
+                                npu_moe_token_unpermute_with_routing_map)
 from .nms_with_mask import npu_nms_with_mask
 from .one_hot import npu_one_hot
 from .pad import npu_pad
@@ -136,6 +138,8 @@ OPERATORS = {
     "npu_moe_compute_expert_tokens": npu_moe_compute_expert_tokens,
     "npu_moe_token_permute": npu_moe_token_permute,
     "npu_moe_token_unpermute": npu_moe_token_unpermute,
+    "npu_moe_token_permute_with_routing_map": npu_moe_token_permute_with_routing_map,
+    "npu_moe_token_unpermute_with_routing_map": npu_moe_token_unpermute_with_routing_map,
     "npu_bert_apply_adam": npu_bert_apply_adam,
     "npu_apply_adam": npu_apply_adam,
     "npu_apply_adam_w": npu_apply_adam_w,

@@ -15,6 +15,25 @@ second axis, else 1) weighted by ``probs``: ``out[t] = sum_j probs[t, j] * row(t
 in fp32 and stored once; gradients for ``permuted_tokens`` and ``probs``.
 
 ``padded_mode=True`` (capacity-padded dispatch) is not emulated (raises).
+
+``npu_moe_token_permute_with_routing_map(tokens, routing_map, *, probs=None,
+num_out_tokens=None, drop_and_pad=False) -> (permuted_tokens, permuted_probs, sorted_indices)``:
+``routing_map`` (tokens, experts) bool/int8 marks each token's experts. Without drop_and_pad
+(every token routed to ``top_k = num_out_tokens // tokens`` experts; default 1): the tokens of
+expert 0 in token order, then expert 1's... (``token_ids``); ``permuted_probs`` the matching
+``probs[token, expert]``; ``sorted_indices`` = the stable argsort of ``token_ids``, so
+``permuted_tokens[sorted_indices[i]] = tokens[i // top_k]``. With drop_and_pad: ``capacity =
+num_out_tokens // experts`` slots per expert, its routed tokens first in token order then
+unrouted ones as padding (Megatron's stable descending argsort of the map's rows; the
+documentation's ``argsort(routing_map.T)`` leaves that order open), ``sorted_indices`` the
+slots' token ids. Gradients for tokens and probs.
+
+``npu_moe_token_unpermute_with_routing_map(permuted_tokens, sorted_indices, restore_shape, *,
+probs=None, routing_map=None, drop_and_pad=False)``: the inverse sum into ``restore_shape``
+(tokens, hidden): without drop_and_pad token ``t`` adds the rows ``sorted_indices[t * top_k +
+j]`` (-1: an unused slot) times their ``probs`` taken through ``routing_map`` as the permute
+took them; with drop_and_pad slot ``i`` adds to token ``sorted_indices[i]`` times
+``probs[token, i // capacity]``. fp32, stored once; gradients for permuted_tokens and probs.
 """
 from __future__ import annotations
 
@@ -77,3 +96,85 @@ def npu_moe_token_unpermute(permuted_tokens: torch.Tensor, sorted_indices: torch
                                f"{total // topk} tokens")
         placed = placed * upcast(probs).unsqueeze(-1)
     return store(placed.sum(dim=1), permuted_tokens.dtype)
+
+
+def _routing_map(name: str, routing_map: torch.Tensor, tokens: int) -> torch.Tensor:
+    if routing_map.dim() != 2 or routing_map.shape[0] != tokens:
+        raise RuntimeError(f"{name}: routing_map must be (tokens, experts) for {tokens} tokens, "
+                           f"got {tuple(routing_map.shape)}")
+    return routing_map.to(torch.bool)
+
+
+def npu_moe_token_permute_with_routing_map(tokens: torch.Tensor, routing_map: torch.Tensor, *,
+                                           probs: Optional[torch.Tensor] = None,
+                                           num_out_tokens: Optional[int] = None,
+                                           drop_and_pad: bool = False):
+    name = "npu_moe_token_permute_with_routing_map"
+    if tokens.dim() != 2:
+        raise RuntimeError(f"{name}: tokens must be 2-D (tokens, hidden), got "
+                           f"{tuple(tokens.shape)}")
+    count, experts = tokens.shape[0], routing_map.shape[-1]
+    chosen = _routing_map(name, routing_map, count).t()  # (experts, tokens)
+    wanted = count if num_out_tokens is None else int(num_out_tokens)
+    if probs is not None and tuple(probs.shape) != tuple(routing_map.shape):
+        raise RuntimeError(f"{name}: probs must have routing_map's shape "
+                           f"{tuple(routing_map.shape)}, got {tuple(probs.shape)}")
+    if drop_and_pad:
+        capacity = wanted // experts
+        # each expert's routed tokens first, in token order, then unrouted ones as padding
+        order = torch.sort(chosen.to(torch.int32), dim=-1, descending=True, stable=True)[1]
+        token_ids = order[:, :capacity].reshape(-1)
+        sorted_indices = token_ids
+        prob_index = (torch.arange(experts, device=tokens.device).reshape(-1, 1) * count
+                      + order[:, :capacity]).reshape(-1)
+    else:
+        top_k = wanted // count if count else 0
+        if bool((chosen.sum(dim=0) != top_k).any()):
+            raise RuntimeError(f"{name}: every token must be routed to num_out_tokens // tokens "
+                               f"= {top_k} experts without drop_and_pad")
+        columns = torch.arange(count, device=tokens.device).expand(experts, count)
+        token_ids = columns.masked_select(chosen)  # grouped by expert, in token order
+        sorted_indices = torch.sort(token_ids, stable=True)[1]
+        prob_index = None
+    permuted = store(upcast(tokens)[token_ids], tokens.dtype)
+    permuted_probs = None
+    if probs is not None:
+        flat = upcast(probs).t().reshape(-1)
+        picked = flat[prob_index] if drop_and_pad else flat[chosen.reshape(-1)]
+        permuted_probs = store(picked, probs.dtype)
+    return permuted, permuted_probs, sorted_indices.to(torch.int32)
+
+
+def npu_moe_token_unpermute_with_routing_map(permuted_tokens: torch.Tensor,
+                                             sorted_indices: torch.Tensor,
+                                             restore_shape: Sequence[int], *,
+                                             probs: Optional[torch.Tensor] = None,
+                                             routing_map: Optional[torch.Tensor] = None,
+                                             drop_and_pad: bool = False) -> torch.Tensor:
+    name = "npu_moe_token_unpermute_with_routing_map"
+    if permuted_tokens.dim() != 2 or sorted_indices.dim() != 1 or len(restore_shape) != 2:
+        raise RuntimeError(f"{name}: permuted_tokens 2-D, sorted_indices 1-D and restore_shape "
+                           "(tokens, hidden) are needed")
+    count, hidden = (int(v) for v in restore_shape)
+    rows = upcast(permuted_tokens)
+    index = sorted_indices.to(torch.long)
+    if drop_and_pad:
+        # slot i holds token sorted_indices[i] for expert i // capacity
+        experts = probs.shape[1] if probs is not None else None
+        if probs is not None:
+            capacity = index.numel() // experts
+            expert_of = torch.arange(index.numel(), device=index.device) // capacity
+            rows = rows * upcast(probs)[index, expert_of].unsqueeze(-1)
+        out = rows.new_zeros(count, hidden).index_add(0, index, rows)
+        return store(out, permuted_tokens.dtype)
+    # sorted_indices[t * top_k + j] is where token t's j-th copy lies in permuted_tokens
+    if probs is not None:
+        if routing_map is None:
+            raise RuntimeError(f"{name}: probs needs routing_map")
+        chosen = _routing_map(name, routing_map, count).t()
+        weights = upcast(probs).t().reshape(-1)[chosen.reshape(-1)]
+        rows = rows * weights.unsqueeze(-1)
+    valid = index >= 0
+    owner = torch.arange(index.numel(), device=index.device) // max(index.numel() // count, 1)
+    out = rows.new_zeros(count, hidden).index_add(0, owner[valid], rows[index[valid]])
+    return store(out, permuted_tokens.dtype)
