@@ -439,6 +439,35 @@ def _cases():
         "npu_masked_causal_conv1d_backward": (
             lambda t, g, x, w: t.npu_masked_causal_conv1d_backward(g, x, w),
             [randn(4, 2, 8, seed=232), randn(4, 2, 8, seed=233), randn(3, 8, seed=234)], ()),
+        "npu_nms_v4": (
+            lambda t, b, s: t.npu_nms_v4(b, s, 4, torch.tensor(0.4).npu(),
+                                         torch.tensor(0.1).npu(), True),
+            [boxes(8, 240), rand(8, seed=241)], ()),
+        "npu_anchor_response_flags": (
+            lambda t, b: t.npu_anchor_response_flags(b, [8, 8], [10, 10], 2),
+            [boxes(3, 242)], ()),
+        "npu_batch_gather_matmul": (
+            lambda t, y, x, wb, wa: t.npu_batch_gather_matmul(
+                y, x, wb, torch.tensor([1, -1, 0], dtype=torch.int32).npu(), wa, scale=0.5),
+            [randn(3, 8, seed=243), randn(3, 16, seed=244), randn(2, 1, 8, 4, seed=245),
+             randn(2, 1, 4, 16, seed=246)], ()),
+        "npu_batch_gather_matmul_": (
+            lambda t, y, x, wb: t.npu_batch_gather_matmul_(
+                y.clone(), x, wb, torch.tensor([1, 0, 1], dtype=torch.int32).npu(), scale=0.5),
+            [randn(3, 8, seed=247), randn(3, 16, seed=248), randn(2, 1, 8, 16, seed=249)], ()),
+        "npu_grouped_matmul_add": (
+            lambda t, x, w: t.npu_grouped_matmul_add(torch.ones(2, 5, 4).npu(), x, w,
+                                                     torch.tensor([3, 6]).npu()),
+            [randn(6, 5, seed=250), randn(6, 4, seed=251)], ()),
+        "npu_grouped_matmul_add_": (
+            lambda t, x, w: t.npu_grouped_matmul_add_(torch.ones(2, 5, 4).npu(), x, w,
+                                                      torch.tensor([2, 4]).npu(),
+                                                      group_list_type=1),
+            [randn(6, 5, seed=252), randn(6, 4, seed=253)], ()),
+        "npu_ffn": (
+            lambda t, x, w1, w2, b1: t.npu_ffn(x, w1, w2, "gelu", bias1=b1),
+            [randn(4, 8, seed=254), randn(8, 12, seed=255), randn(12, 8, seed=256),
+             randn(12, seed=257)], ()),
     }
 
 

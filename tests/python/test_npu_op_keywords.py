@@ -312,6 +312,29 @@ DECLARED = {
     "npu_masked_causal_conv1d": "Tensor input, Tensor weight, *, Tensor? mask=None",
     "npu_masked_causal_conv1d_backward": "Tensor grad_output, Tensor input, Tensor weight, *, "
                                          "Tensor? mask=None",
+    "npu_anchor_response_flags": "Tensor input, int[2] featmap_size, int[2] stride, "
+                                 "int num_base_anchors",
+    "npu_batch_gather_matmul": "Tensor input, Tensor x, Tensor weight_b, Tensor indices, "
+                               "Tensor? weight_a=None, int layer_idx=0, float scale=1e-3, "
+                               "int y_offset=0, int y_slice_size=-1",
+    "npu_batch_gather_matmul_": "Tensor(a!) input, Tensor x, Tensor weight_b, Tensor indices, "
+                                "Tensor? weight_a=None, int layer_idx=0, float scale=1e-3, "
+                                "int y_offset=0, int y_slice_size=-1",
+    "npu_ffn": "Tensor x, Tensor weight1, Tensor weight2, str activation, *, "
+               "int[]? expert_tokens=None, int[]? expert_tokens_index=None, "
+               "Tensor? bias1=None, Tensor? bias2=None, Tensor? scale=None, "
+               "Tensor? offset=None, Tensor? deq_scale1=None, Tensor? deq_scale2=None, "
+               "Tensor? antiquant_scale1=None, Tensor? antiquant_scale2=None, "
+               "Tensor? antiquant_offset1=None, Tensor? antiquant_offset2=None, "
+               "int? inner_precise=None, ScalarType? output_dtype=None",
+    "npu_grouped_matmul_add": "Tensor input, Tensor x, Tensor weight, Tensor group_list, *, "
+                              "bool transpose_x=True, bool transpose_weight=False, "
+                              "int group_type=2, int? group_list_type=0",
+    "npu_grouped_matmul_add_": "Tensor(a!) input, Tensor x, Tensor weight, Tensor group_list, "
+                               "*, bool transpose_x=True, bool transpose_weight=False, "
+                               "int group_type=2, int? group_list_type=0",
+    "npu_nms_v4": "Tensor input, Tensor scores, Scalar max_output_size, Tensor iou_threshold, "
+                  "Tensor scores_threshold, bool pad_to_max_output_size=False",
 }
 # Keyword-only arguments the emulator adds past the declared ones: the out= variants
 # (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.

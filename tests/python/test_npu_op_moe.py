@@ -249,9 +249,7 @@ def grouped_top_k(x, k, bias, k_group, group_count, mode, norm_type, scaling, ep
         candidates = [e for g in kept for e in range(g * per, (g + 1) * per)]
         chosen = sorted(candidates, key=lambda e: (-score[e], e))[:k]
         w = norm[r, chosen]
-        if norm_type == 1:
-            w = w / (w.sum() + eps)
-        ys.append(w * scaling)
+        ys.append(w / (w.sum() + eps) * scaling)
         experts.append(chosen)
     return torch.stack(ys), torch.tensor(experts), norm
 

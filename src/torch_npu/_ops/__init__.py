@@ -84,6 +84,11 @@ from .scatter import npu_scatter, npu_scatter_nd_update, npu_scatter_nd_update_
 from .shape_ops import npu_broadcast, npu_reshape, npu_slice, npu_transpose
 from .sort_v2 import npu_sort_v2
 from .rnn import _lstm_npu, _lstm_npu_backward, npu_gru, npu_lstm
+from .anchor_response_flags import npu_anchor_response_flags
+from .batch_gather_matmul import npu_batch_gather_matmul, npu_batch_gather_matmul_
+from .ffn import npu_ffn
+from .grouped_matmul_add import npu_grouped_matmul_add, npu_grouped_matmul_add_
+from .nms_v4 import npu_nms_v4
 from .fill_copy import copy_memory_, one_
 from .gather_sparse_index import npu_gather_sparse_index
 from .group_norm_silu import npu_group_norm_silu
@@ -221,6 +226,13 @@ OPERATORS = {
     "npu_gru": npu_gru,
     "npu_masked_causal_conv1d": npu_masked_causal_conv1d,
     "npu_masked_causal_conv1d_backward": npu_masked_causal_conv1d_backward,
+    "npu_anchor_response_flags": npu_anchor_response_flags,
+    "npu_batch_gather_matmul": npu_batch_gather_matmul,
+    "npu_batch_gather_matmul_": npu_batch_gather_matmul_,
+    "npu_ffn": npu_ffn,
+    "npu_grouped_matmul_add": npu_grouped_matmul_add,
+    "npu_grouped_matmul_add_": npu_grouped_matmul_add_,
+    "npu_nms_v4": npu_nms_v4,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)

@@ -10,8 +10,9 @@ routed_scaling_factor=1.0, eps=1e-20) -> (y, expert_idx, norm_out)``, per row of
   its two largest (1); the ``k_group`` best groups stay, and among their experts the ``k``
   largest selection scores, by falling score (ties: the lower expert), are ``expert_idx``
   (int32);
-- ``y`` = ``norm_out`` (without bias) at those experts, divided by their sum + ``eps`` in
-  sigmoid mode, times ``routed_scaling_factor``, stored once in x's dtype.
+- ``y`` = ``norm_out`` (without bias) at those experts, divided by their sum + ``eps``, times
+  ``routed_scaling_factor`` (CANN's MoeGatingTopK formula, stated for both modes), stored once
+  in x's dtype.
 ``norm_out`` is returned whatever ``out_flag``. The hash routing (``input_ids``/``tid2eid``) and
 ``renorm`` 1 are not emulated (they raise).
 
@@ -58,12 +59,9 @@ def _select(name: str, scores: torch.Tensor, k: int, k_group: int, group_count: 
     return torch.sort(scores, dim=-1, descending=True, stable=True)[1][:, :k]
 
 
-def _weights(norm: torch.Tensor, idx: torch.Tensor, norm_type: int, scaling: float,
-             eps: float) -> torch.Tensor:
+def _weights(norm: torch.Tensor, idx: torch.Tensor, scaling: float, eps: float) -> torch.Tensor:
     picked = torch.gather(norm, 1, idx)
-    if norm_type == 1:
-        picked = picked / (picked.sum(dim=-1, keepdim=True) + eps)
-    return picked * scaling
+    return picked / (picked.sum(dim=-1, keepdim=True) + eps) * scaling
 
 
 class _GatingTopK(torch.autograd.Function):
@@ -77,7 +75,7 @@ class _GatingTopK(torch.autograd.Function):
         norm = torch.softmax(x32, dim=-1) if norm_type == 0 else torch.sigmoid(x32)
         scores = norm if bias is None else norm + upcast(bias).float()
         idx = _select(name, scores, k, k_group, group_count, group_select_mode)
-        y = _weights(norm, idx, norm_type, scaling, eps)
+        y = _weights(norm, idx, scaling, eps)
         idx = idx.to(torch.int32)
         ctx.save_for_backward(norm, idx)
         ctx.args = (norm_type, scaling, eps)
@@ -130,7 +128,7 @@ def npu_moe_gating_top_k_backward(x_norm: torch.Tensor, grad_y: torch.Tensor,
                            f"(M, K) {tuple(grad_y.shape)}, {tuple(expertIdx.shape)}")
     with torch.enable_grad():
         norm = x_norm.detach().float().requires_grad_()
-        y = _weights(norm, expertIdx.to(torch.long), 1, float(routed_scaling_factor), float(eps))
+        y = _weights(norm, expertIdx.to(torch.long), float(routed_scaling_factor), float(eps))
         grad_norm, = torch.autograd.grad(y, norm, upcast(grad_y).float())
     grad_x = grad_norm * x_norm.float() * (1.0 - x_norm.float())  # sigmoid' = s (1 - s)
     return store(grad_x, grad_y.dtype)
