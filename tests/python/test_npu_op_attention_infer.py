@@ -245,3 +245,35 @@ def test_fused_v2_names_and_learnable_sink(dtype):
         torch_npu.npu_fused_infer_attention_score_v2(
             on_npu(q), on_npu(k), on_npu(v), quant_scale_out=on_npu(torch.ones(1)),
             num_query_heads=N, input_layout="BNSD")
+
+
+def test_fused_paged_bnsd_blocks_and_tnd_lse():
+    q, k, v = qkv(torch.float32, sq=1, kv_heads=2, seed=18)
+    block, kv_lens = 4, [5, 7]
+    table = torch.tensor([[2, 0], [1, 3]], dtype=torch.int32)
+    pools = []
+    for t in (k, v):  # (blocks, N, block_size, D), as the BNSD form of the paged cache
+        pool = torch.zeros(4, 2, block, D)
+        padded = torch.cat([t, t.new_zeros(B, 2, 2 * block - SKV, D)], 2)
+        for b in range(B):
+            for j in range(2):
+                pool[int(table[b, j])] = padded[b, :, j * block:(j + 1) * block]
+        pools.append(pool)
+    out, _ = torch_npu.npu_fused_infer_attention_score(
+        on_npu(q), on_npu(pools[0]), on_npu(pools[1]), block_table=on_npu(table),
+        block_size=block, actual_seq_lengths_kv=kv_lens, num_heads=N, num_key_value_heads=2,
+        scale=SCALE, input_layout="BNSD")
+    want = reference(q, k, v, kv_lens=kv_lens)[0]
+    assert_close(out, want, torch.float32, "paged BNSD")
+    # TND: the lse is (T, N, 1)
+    ends = [2, 5]
+    tq, tk, tv = (randn(5, N, D, seed=19 + i) for i in range(3))
+    out, lse = torch_npu.npu_fused_infer_attention_score(
+        on_npu(tq), on_npu(tk), on_npu(tv), actual_seq_lengths=ends, actual_seq_lengths_kv=ends,
+        num_heads=N, scale=SCALE, input_layout="TND", softmax_lse_flag=True)
+    assert out.shape == (5, N, D) and lse.shape == (5, N, 1)
+    for s, e in ((0, 2), (2, 5)):
+        part = [t[s:e].transpose(0, 1).unsqueeze(0) for t in (tq, tk, tv)]
+        want, want_lse = reference(*part)
+        assert_close(out[s:e], want[0].transpose(0, 1), torch.float32, "TND")
+        torch.testing.assert_close(lse.cpu()[s:e, :, 0], want_lse[0].transpose(0, 1))
