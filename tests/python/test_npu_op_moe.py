@@ -375,3 +375,19 @@ def test_permute_with_routing_map_drop_and_pad():
     for i, (e, t) in enumerate(slots):
         want[t] += tokens[t] * probs[t, e]
     assert_close(out, want, torch.float32, "unpermute drop_and_pad")
+
+
+def test_grouped_matmul_list_overload_and_per_group_inputs():
+    # one x cut by an int list without group_type (the .List overload), several weights
+    x = randn(5, 4, seed=35)
+    ws = [randn(4, 3, seed=36), randn(4, 3, seed=37)]
+    outs = torch_npu.npu_grouped_matmul([on_npu(x)], [on_npu(w) for w in ws],
+                                        group_list=[2, 5], split_item=1)
+    assert len(outs) == 2
+    assert_close(outs[0], x[:2] @ ws[0], torch.float32, "group 0")
+    assert_close(outs[1], x[2:] @ ws[1], torch.float32, "group 1")
+    # several x, one per weight, joined (group_type 0 without group_list)
+    xs = [x[:2], x[2:]]
+    joined = torch_npu.npu_grouped_matmul([on_npu(t) for t in xs], [on_npu(w) for w in ws],
+                                          group_type=0, split_item=2)
+    assert_close(joined[0], torch.cat([xs[0] @ ws[0], xs[1] @ ws[1]]), torch.float32, "joined")

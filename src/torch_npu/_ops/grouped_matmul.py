@@ -4,8 +4,9 @@ many matmuls in one call, ``y_i = x_i @ weight_i + bias_i`` (fp32, stored once),
 experts and LoRA adapters use it.
 
 - ``group_type`` None or -1: one product per (x_i, weight_i) pair (x_i of 2-6 dims);
-- ``group_type`` 0 (split M): the rows of x (its tensors joined) cut into groups by
-  ``group_list`` (a list of cumulative ends; a tensor of cumulative ends with
+- ``group_type`` 0 (split M; also one x, several weights and a ``group_list`` without a
+  ``group_type``, as the int-list overload takes them): the rows of x (its tensors joined) cut
+  into groups by ``group_list`` (a list of cumulative ends; a tensor of cumulative ends with
   ``group_list_type`` 0 or of group sizes with 1), group g times ``weight[g]``; rows past the
   last group give zeros in a joined output;
 - ``weight`` a list of (K, N) matrices, or one (g, K, N) tensor;
@@ -91,6 +92,9 @@ def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor]
     xs, ws, bs = _as_list(x), _as_list(weight), _as_list(bias)
     if len(ws) == 1 and ws[0].dim() == 3:
         ws = list(ws[0].unbind(0))
+    if gtype == -1 and group_list is not None and len(xs) == 1 and len(ws) > 1:
+        # the int-list overload (group_type None): one x cut along M by group_list
+        gtype = 0
     for t in xs + ws:
         if not t.is_floating_point():
             raise NotImplementedError(f"{name}: {t.dtype} inputs (quantised) are not emulated")
@@ -106,7 +110,11 @@ def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor]
         raise NotImplementedError(f"{name}: output_dtype {output_dtype!r} (quantised) is not "
                                   "emulated; a float torch.dtype is")
     if gtype == 0 and group_list is None:
-        raise RuntimeError(f"{name}: group_type 0 needs group_list")
+        if len(xs) != len(ws) or len(xs) < 2:
+            raise RuntimeError(f"{name}: group_type 0 needs group_list (or one x per weight)")
+        # several x, one per weight: each is its own group
+        group_list = [sum(t.shape[0] for t in xs[:i + 1]) for i in range(len(xs))]
+        group_list_type = 0
     nx, nw = len(xs), len(ws)
 
     def compute(*tensors):
