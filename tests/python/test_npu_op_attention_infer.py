@@ -209,9 +209,9 @@ def test_quantisation_refused_and_no_backward():
     with pytest.raises(NotImplementedError, match="antiquant_scale"):
         torch_npu.npu_incre_flash_attention(q[:, :, :1], k, v, antiquant_scale=scale,
                                             num_heads=N, input_layout="BNSD")
-    with pytest.raises(NotImplementedError, match="key_shared_prefix"):
-        torch_npu.npu_fused_infer_attention_score(q, k, v, key_shared_prefix=k, num_heads=N,
-                                                  input_layout="BNSD")
+    with pytest.raises(NotImplementedError, match="query_padding_size"):
+        torch_npu.npu_fused_infer_attention_score(q, k, v, query_padding_size=scale,
+                                                  num_heads=N, input_layout="BNSD")
     with pytest.raises(RuntimeError, match="needs the compressed atten_mask"):
         torch_npu.npu_prompt_flash_attention(q, k, v, num_heads=N, input_layout="BNSD",
                                              sparse_mode=2)
@@ -277,3 +277,24 @@ def test_fused_paged_bnsd_blocks_and_tnd_lse():
         want, want_lse = reference(*part)
         assert_close(out[s:e], want[0].transpose(0, 1), torch.float32, "TND")
         torch.testing.assert_close(lse.cpu()[s:e, :, 0], want_lse[0].transpose(0, 1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_shared_prefix(dtype):
+    q, k, v = qkv(dtype, seed=22)
+    pk, pv = randn(1, N, 4, D, seed=23).to(dtype), randn(1, N, 4, D, seed=24).to(dtype)
+    kv_lens, prefix_len = [SKV, 5], 3
+    mask = torch.rand(B, 1, SQ, prefix_len + SKV, generator=torch.Generator().manual_seed(25))
+    mask = mask < 0.3
+    out, _ = torch_npu.npu_fused_infer_attention_score(
+        *[on_npu(bnsd_to(t, "BSH")) for t in (q, k, v)], key_shared_prefix=on_npu(
+            bnsd_to(pk, "BSH")), value_shared_prefix=on_npu(bnsd_to(pv, "BSH")),
+        actual_shared_prefix_len=[prefix_len], atten_mask=on_npu(mask), sparse_mode=1,
+        actual_seq_lengths_kv=kv_lens, num_heads=N, scale=SCALE)
+    # each batch attends to the prefix's first 3 positions, then its own keys
+    kk = [torch.cat([pk[0, :, :prefix_len], k[b, :, :kv_lens[b]]], 1) for b in range(B)]
+    vv = [torch.cat([pv[0, :, :prefix_len], v[b, :, :kv_lens[b]]], 1) for b in range(B)]
+    want = torch.stack([reference(q[b:b + 1].float(), kk[b].unsqueeze(0).float(),
+                                  vv[b].unsqueeze(0).float(), mask[b:b + 1])[0][0]
+                        for b in range(B)])
+    assert_close(out, bnsd_to(want, "BSH"), dtype, "shared prefix")

@@ -20,7 +20,10 @@ Common to the three:
   (blocks, block_size, H) or (blocks, N, block_size, D)), with the key lengths given.
 The fused op also returns ``softmax_lse`` (``softmax_lse_flag``: fp32 ``max + log(sum exp)`` per
 query row, (B, N, Sq, 1), TND (T, N, 1); else a one-element zero) and takes MLA's
-``query_rope``/``key_rope`` (joined to the head dim). ``npu_fused_infer_attention_score_v2``
+``query_rope``/``key_rope`` (joined to the head dim) and a shared prefix
+(``key_shared_prefix``/``value_shared_prefix``, one batch in the key's layout, its first
+``actual_shared_prefix_len`` positions put before every batch's keys; a mask's columns cover
+the prefix then the keys). ``npu_fused_infer_attention_score_v2``
 is the fused op under its v2 names (``num_query_heads``, ``softmax_scale``, ``actual_seq_qlen``
 /``actual_seq_kvlen``, ``return_softmax_lse``) with a ``learnable_sink`` (one logit per query
 head in every row's softmax, as ``npu_fusion_attention``'s sink); its ``*_dtype`` hints
@@ -29,10 +32,10 @@ change nothing.
 Not emulated (they raise, naming the parameter): the int8 quantisation and antiquantisation
 tensors (``deq_scale*``/``dequant_scale*``, ``quant_scale*``, ``quant_offset*``,
 ``antiquant_*``, ``key_/value_antiquant_*``, ``key_rope_antiquant_scale``, v2's ``out_dtype``),
-left padding (``query_padding_size``, ``kv_padding_size``), the shared prefix, sparse modes
-5-9, v2's layouts with an NBSD or NTD output. ``inner_precise`` changes nothing (rows with every
-key masked are always zeros). torch_npu defines no backward for these inference operators: one
-through them raises.
+left padding (``query_padding_size``, ``kv_padding_size``), sparse modes 5-9, v2's layouts
+with an NBSD or NTD output. ``inner_precise`` changes nothing (rows with every key masked are
+always zeros). torch_npu defines no backward for these inference operators: one through them
+raises.
 """
 from __future__ import annotations
 
@@ -50,8 +53,8 @@ _LAYOUTS = ("BSH", "BSND", "BNSD", "BNSD_BSND", "TND")
 def _refuse(name: str, given: Dict[str, object]) -> None:
     used = sorted(k for k, v in given.items() if v is not None)
     if used:
-        raise NotImplementedError(f"{name}: {', '.join(used)} (quantisation, left padding or "
-                                  "shared prefix) is not emulated")
+        raise NotImplementedError(f"{name}: {', '.join(used)} (quantisation or left padding) "
+                                  "is not emulated")
 
 
 def _per_batch(name: str, what: str, lengths, batch: int, full: int) -> List[int]:
@@ -127,8 +130,8 @@ def _split_heads(name: str, t: torch.Tensor, layout: str, heads: int) -> torch.T
 def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: int, layout: str,
                scale: float, atten_mask, pse_shift, q_lens, kv_lens, pre: int, nxt: int,
                sparse_mode: int, block_table=None, block_size: int = 0, query_rope=None,
-               key_rope=None, decode: bool = False,
-               sink=None) -> Tuple[torch.Tensor, torch.Tensor]:
+               key_rope=None, decode: bool = False, sink=None, prefix_k=None, prefix_v=None,
+               prefix_len=None) -> Tuple[torch.Tensor, torch.Tensor]:
     """(out in the query's layout and dtype, fp32 lse (B, N, Sq) or (T, N))."""
     layout = str(layout).upper()
     if layout not in _LAYOUTS:
@@ -144,6 +147,10 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
         raise NotImplementedError(f"{name}: sparse_mode={sparse_mode} is not emulated; 0-4 are")
     if int(sparse_mode) in (2, 3, 4) and atten_mask is None:
         raise RuntimeError(f"{name}: sparse_mode {sparse_mode} needs the compressed atten_mask")
+    if (prefix_k is None) != (prefix_v is None):
+        raise RuntimeError(f"{name}: key_shared_prefix and value_shared_prefix are given together")
+    if prefix_k is not None and (layout == "TND" or block_table is not None):
+        raise RuntimeError(f"{name}: the shared prefix takes neither TND nor block_table")
     if layout == "TND":
         return _tnd(name, query, key, value, n, kv_n, float(scale), atten_mask, pse_shift, q_lens,
                     kv_lens, pre, nxt, int(sparse_mode), query_rope, key_rope, sink)
@@ -169,6 +176,8 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
         raise RuntimeError(f"{name}: key {tuple(k.shape)} / value {tuple(v.shape)} (as BNSD) do "
                            f"not match {b} batches of {kv_n} key/value heads")
     skv = k.shape[2]
+    prefix = _prefix(name, prefix_k, prefix_v, prefix_len, in_layout, kv_n, k.shape[-1],
+                     v.shape[-1])
     q_list = [sq] * b if decode else _per_batch(name, "actual_seq_lengths", q_lens, b, sq)
     kv_list = _per_batch(name, "actual_seq_lengths_kv", kv_lens, b, skv)
     mask = _mask_4d(name, atten_mask, sq)
@@ -178,6 +187,10 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
     lse = q.new_full((b, n, sq), float("inf"))
     for i in range(b):
         s1, s2 = q_list[i], kv_list[i]
+        kb, vb = k[i:i + 1, :, :s2], v[i:i + 1, :, :s2]
+        if prefix is not None:  # the shared prefix comes before every batch's keys
+            kb, vb = torch.cat([prefix[0], kb], dim=2), torch.cat([prefix[1], vb], dim=2)
+            s2 = kb.shape[2]
         if s1 == 0 or s2 == 0:
             continue
         given = None
@@ -193,8 +206,8 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
         shift = None
         if pse is not None:
             shift = pse[i if pse.shape[0] > 1 else 0].unsqueeze(0)[..., :s1, :s2]
-        o, row_max, row_sum = _attend(q[i:i + 1, :, :s1], k[i:i + 1, :, :s2], v[i:i + 1, :, :s2],
-                                      shift, scores_mask, float(scale), None, 1.0, True, sink)
+        o, row_max, row_sum = _attend(q[i:i + 1, :, :s1], kb, vb, shift, scores_mask,
+                                      float(scale), None, 1.0, True, sink)
         out[i, :, :s1] = o[0]
         lse[i, :, :s1] = (row_max + torch.log(row_sum))[0]
     if layout in ("BSND", "BNSD_BSND"):
@@ -202,6 +215,28 @@ def _attention(name: str, query, key, value, *, num_heads: int, num_kv_heads: in
     elif layout == "BSH":
         out = out.permute(0, 2, 1, 3).reshape(b, sq, -1)
     return store(out.contiguous(), query.dtype), lse
+
+
+def _prefix(name, prefix_k, prefix_v, prefix_len, layout, kv_heads, k_dim, v_dim):
+    """The shared prefix's (keys, values) as (1, N, P, D) fp32, or None."""
+    if prefix_k is None:
+        return None
+    pk = _split_heads(name, upcast(prefix_k), layout, kv_heads)
+    pv = _split_heads(name, upcast(prefix_v), layout, kv_heads)
+    if pk.shape[0] != 1 or pk.shape[:3] != pv.shape[:3] or pk.shape[-1] != k_dim \
+            or pv.shape[-1] != v_dim:
+        raise RuntimeError(f"{name}: key_shared_prefix {tuple(prefix_k.shape)} and "
+                           f"value_shared_prefix {tuple(prefix_v.shape)} must be one batch with "
+                           "the key's and value's heads")
+    length = pk.shape[2]
+    if prefix_len is not None:
+        values = prefix_len.reshape(-1).tolist() if isinstance(prefix_len, torch.Tensor) \
+            else list(prefix_len)
+        if len(values) != 1 or not 0 <= int(values[0]) <= length:
+            raise RuntimeError(f"{name}: actual_shared_prefix_len {values} is not one length in "
+                               f"[0, {length}]")
+        length = int(values[0])
+    return pk[:, :, :length], pv[:, :, :length]
 
 
 def _sink(name: str, sink: Optional[torch.Tensor], heads: int) -> Optional[torch.Tensor]:
@@ -353,19 +388,18 @@ def npu_fused_infer_attention_score(
                    "value_antiquant_scale": value_antiquant_scale,
                    "value_antiquant_offset": value_antiquant_offset,
                    "query_padding_size": query_padding_size, "kv_padding_size": kv_padding_size,
-                   "key_shared_prefix": key_shared_prefix,
-                   "value_shared_prefix": value_shared_prefix,
-                   "actual_shared_prefix_len": actual_shared_prefix_len,
                    "key_rope_antiquant_scale": key_rope_antiquant_scale})
     return _fused(name, query, key, value, pse_shift, atten_mask, actual_seq_lengths,
                   actual_seq_lengths_kv, block_table, query_rope, key_rope, None, num_heads,
                   num_key_value_heads, scale, pre_tokens, next_tokens, input_layout, sparse_mode,
-                  block_size, softmax_lse_flag)
+                  block_size, softmax_lse_flag, key_shared_prefix, value_shared_prefix,
+                  actual_shared_prefix_len)
 
 
 def _fused(name, query, key, value, pse_shift, atten_mask, q_lens, kv_lens, block_table,
            query_rope, key_rope, sink, num_heads, num_kv_heads, scale, pre_tokens, next_tokens,
-           input_layout, sparse_mode, block_size, with_lse):
+           input_layout, sparse_mode, block_size, with_lse, prefix_k=None, prefix_v=None,
+           prefix_len=None):
     """The fused inference attention of both argument sets: (out, lse)."""
     layout = str(input_layout).upper()
     seq_axis = {"BSH": 1, "BSND": 1, "BNSD": 2, "BNSD_BSND": 2}.get(layout)
@@ -373,20 +407,21 @@ def _fused(name, query, key, value, pse_shift, atten_mask, q_lens, kv_lens, bloc
     # apply there.
     decode = seq_axis is not None and query.shape[seq_axis] == 1
 
-    def compute(q, k, v, mask, pse, table, q_rope, k_rope, sink):
+    def compute(q, k, v, mask, pse, table, q_rope, k_rope, sink, pk, pv):
         out, lse = _attention(name, q, k, v, num_heads=num_heads, num_kv_heads=num_kv_heads,
                               layout=layout, scale=scale, atten_mask=mask, pse_shift=pse,
                               q_lens=q_lens, kv_lens=kv_lens, pre=pre_tokens, nxt=next_tokens,
                               sparse_mode=0 if decode else sparse_mode, block_table=table,
                               block_size=block_size, query_rope=q_rope, key_rope=k_rope,
-                              decode=decode, sink=sink)
+                              decode=decode, sink=sink, prefix_k=pk, prefix_v=pv,
+                              prefix_len=prefix_len)
         if with_lse:
             lse = lse.unsqueeze(-1).contiguous()
         else:
             lse = torch.zeros(1, dtype=torch.float32, device=q.device)
         return out, lse
     return without_derivative(name, compute, query, key, value, atten_mask, pse_shift,
-                              block_table, query_rope, key_rope, sink)
+                              block_table, query_rope, key_rope, sink, prefix_k, prefix_v)
 
 
 def npu_fused_infer_attention_score_v2(
