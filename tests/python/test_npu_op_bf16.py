@@ -468,6 +468,38 @@ def _cases():
             lambda t, x, w1, w2, b1: t.npu_ffn(x, w1, w2, "gelu", bias1=b1),
             [randn(4, 8, seed=254), randn(8, 12, seed=255), randn(12, 8, seed=256),
              randn(12, seed=257)], ()),
+        "npu_grid_assign_positive": (
+            lambda t, a, o: t.npu_grid_assign_positive(
+                a, o, torch.tensor([1, 1, 0, 1], dtype=torch.uint8).npu(), o.max(0)[0],
+                o.max(0)[1].int(), o.max(1)[0], o.max(1)[1].int(), 2, 0.5, 0.1, True),
+            [torch.full((4,), -1.0), rand(2, 4, seed=260)], ()),
+        "npu_nms_rotated": (
+            lambda t, d, s: t.npu_nms_rotated(d, s, 0.3),
+            [torch.cat([rand(6, 2, seed=261, high=20), rand(6, 2, seed=262, low=2, high=9),
+                        rand(6, 1, seed=263, high=90)], 1), rand(6, seed=264)], ()),
+        "npu_rotated_iou": (
+            lambda t, a, b: t.npu_rotated_iou(a, b),
+            [torch.cat([rand(1, 3, 2, seed=265, high=9), rand(1, 3, 2, seed=266, low=2, high=6),
+                        rand(1, 3, 1, seed=267, high=90)], 2),
+             torch.cat([rand(1, 4, 2, seed=268, high=9), rand(1, 4, 2, seed=269, low=2, high=6),
+                        rand(1, 4, 1, seed=270, high=90)], 2)], ()),
+        "npu_rotated_overlaps": (
+            lambda t, a, b: t.npu_rotated_overlaps(a, b),
+            [torch.cat([rand(1, 3, 2, seed=271, high=9), rand(1, 3, 2, seed=272, low=2, high=6),
+                        rand(1, 3, 1, seed=273, high=90)], 2),
+             torch.cat([rand(1, 2, 2, seed=274, high=9), rand(1, 2, 2, seed=275, low=2, high=6),
+                        rand(1, 2, 1, seed=276, high=90)], 2)], ()),
+        "npu_stride_add": (lambda t, a, b: t.npu_stride_add(a, b, 1, 0, 1),
+                           [randn(1, 3, 2, 2, 16, seed=277), randn(1, 2, 2, 2, 16, seed=278)],
+                           ()),
+        "npu_prefetch": (lambda t, x: (t.npu_prefetch(x, None, 64), x)[1], [randn(4, seed=279)],
+                         ()),
+        "scatter_update": (
+            lambda t, d, u: t.scatter_update(d, torch.tensor([1, 0]).npu(), u, -2),
+            [randn(2, 2, 5, 3, seed=280), randn(2, 2, 2, 3, seed=281)], ()),
+        "scatter_update_": (
+            lambda t, d, u: t.scatter_update_(d.clone(), torch.tensor([3, 2]).npu(), u, -2),
+            [randn(2, 2, 5, 3, seed=282), randn(2, 2, 2, 3, seed=283)], ()),
     }
 
 
@@ -569,5 +601,5 @@ def test_every_documented_operator_has_a_bf16_case():
     documented = {name for cell in first_cells for name in re.findall(r"`(\w+)\(", cell)}
     covered = {name.split()[0] for name in _cases()}
     exempt = {"npu_change_data_ptr", "npu_random_choice_with_mask", "npu_dropout_gen_mask",
-              "empty_with_format", "npu_add_rms_norm_cast"}
+              "empty_with_format", "npu_add_rms_norm_cast", "empty_with_swapped_memory"}
     assert documented - exempt <= covered, sorted(documented - exempt - covered)

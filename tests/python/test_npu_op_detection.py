@@ -53,3 +53,28 @@ def test_anchor_response_flags():
     assert torch.equal(flags.cpu(), want.reshape(-1, 1).expand(-1, 3).reshape(-1))
     with pytest.raises(RuntimeError, match="outside"):
         torch_npu.npu_anchor_response_flags(on_npu(gts * 10), [6, 12], [2, 2], 3)
+
+
+@pytest.mark.parametrize("assign_all", [True, False])
+def test_grid_assign_positive(assign_all):
+    # mmdetection's GridAssigner positive step, written from its definition.
+    g = torch.Generator().manual_seed(5)
+    overlaps = torch.rand(3, 8, generator=g)
+    overlaps[1, 2] = overlaps[1].max()  # a tie with the best box of ground truth 1
+    flags = torch.tensor([1, 1, 1, 0, 1, 1, 0, 1], dtype=torch.uint8)
+    max_overlaps, argmax = overlaps.max(0)
+    gt_max, gt_argmax = overlaps.max(1)
+    assigned = torch.full((8,), -1.0)
+    want = assigned.clone()
+    pos = (max_overlaps > 0.5) & flags.bool()
+    want[pos] = argmax[pos].float() + 1
+    for i in range(3):
+        if gt_max[i] > 0.1:
+            if assign_all:
+                want[(overlaps[i] == gt_max[i]) & flags.bool()] = i + 1
+            elif flags[gt_argmax[i]]:
+                want[gt_argmax[i]] = i + 1
+    got = torch_npu.npu_grid_assign_positive(
+        on_npu(assigned), on_npu(overlaps), on_npu(flags), on_npu(max_overlaps),
+        on_npu(argmax.int()), on_npu(gt_max), on_npu(gt_argmax.int()), 3, 0.5, 0.1, assign_all)
+    assert torch.equal(got.cpu(), want)

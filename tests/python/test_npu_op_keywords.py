@@ -335,6 +335,22 @@ DECLARED = {
                                "int group_type=2, int? group_list_type=0",
     "npu_nms_v4": "Tensor input, Tensor scores, Scalar max_output_size, Tensor iou_threshold, "
                   "Tensor scores_threshold, bool pad_to_max_output_size=False",
+    "empty_with_swapped_memory": "int[] size, *, ScalarType? dtype=None, Device? device=None",
+    "npu_grid_assign_positive": "Tensor input, Tensor overlaps, Tensor box_responsible_flags, "
+                                "Tensor max_overlaps, Tensor argmax_overlaps, "
+                                "Tensor gt_max_overlaps, Tensor gt_argmax_overlaps, "
+                                "int num_gts, float pos_iou_thr, float min_pos_iou, "
+                                "bool gt_max_assign_all",
+    "npu_nms_rotated": "Tensor input, Tensor scores, float iou_threshold, "
+                       "float scores_threshold=0, int max_output_size=-1, int mode=0",
+    "npu_prefetch": "Tensor input, Tensor? dependency, int max_size, int offset=0",
+    "npu_rotated_iou": "Tensor input, Tensor query_boxes, bool trans=False, int mode=0, "
+                       "bool is_cross=True, float v_threshold=0.0, float e_threshold=0.0",
+    "npu_rotated_overlaps": "Tensor input, Tensor query_boxes, bool trans=False",
+    "npu_stride_add": "Tensor input, Tensor other, Scalar offset1, Scalar offset2, "
+                      "Scalar c1_len",
+    "scatter_update": "Tensor input, Tensor indices, Tensor updates, int axis",
+    "scatter_update_": "Tensor(a!) input, Tensor indices, Tensor updates, int axis",
 }
 # Keyword-only arguments the emulator adds past the declared ones: the out= variants
 # (npu_indexing.out; the Adam kernels' out=(var, m, v)) and the other overloads' names.

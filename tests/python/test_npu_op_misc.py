@@ -190,3 +190,32 @@ def test_apply_adam_w_out_is_apply_adam_w_with_positional_state():
     assert all(x is y for x, y in zip(got, a))
     assert all(torch.equal(x.cpu(), y.cpu()) for x, y in zip(a, b))
     assert not torch.equal(a[0].cpu(), states[0][0])
+
+
+def test_stride_add_follows_the_documented_example():
+    one = on_npu(torch.ones(1, 1, 1, 1, 1))
+    got = torch_npu.npu_stride_add(one, one, 0, 0, 1)
+    want = torch.zeros(1, 16, 1, 1, 1)
+    want[0, 0] = 2.0
+    assert torch.equal(got.cpu(), want)
+    a, b = randn(2, 3, 2, 2, 16, seed=30), randn(2, 5, 2, 2, 16, seed=31)
+    got = torch_npu.npu_stride_add(on_npu(a), on_npu(b), 1, 2, 1)
+    want = torch.zeros(2, 16, 2, 2, 16)
+    want[:, :2] += a[:, 1:]
+    want[:, :3] += b[:, 2:]
+    torch.testing.assert_close(got.cpu(), want, **FP32)
+
+
+def test_prefetch_and_swapped_memory():
+    w = on_npu(randn(4, 4, seed=32))
+    before = w.cpu().clone()
+    assert torch_npu.npu_prefetch(w, None, 1 << 20) is None
+    assert torch.equal(w.cpu(), before), "a prefetch changes no value"
+    with pytest.raises(RuntimeError, match="max_size"):
+        torch_npu.npu_prefetch(w, None, 0)
+    swapped = torch_npu.empty_with_swapped_memory([3, 5], dtype=torch.float16,
+                                                  device=torch.device("npu:0"))
+    assert swapped.device.type == "npu" and swapped.shape == (3, 5)
+    assert swapped.dtype == torch.float16
+    swapped.zero_()
+    assert torch.equal(swapped.cpu(), torch.zeros(3, 5, dtype=torch.float16))

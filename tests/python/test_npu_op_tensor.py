@@ -132,3 +132,20 @@ def test_masked_fill_range():
     want[0, 0:3], want[1, 0:4] = 5.0, 5.0
     want[0, 1:2], want[1, 2:4] = -5.0, -5.0
     same(two, want)
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_scatter_update_writes_a_run_per_batch_entry(in_place):
+    # torch_npu's own test: data[b, :, start_b:start_b + L, :] = updates[b] along axis -2.
+    data, updates = randn(3, 2, 8, 4, seed=12), randn(3, 2, 3, 4, seed=13)
+    starts = torch.tensor([0, 5, 2])
+    want = data.clone()
+    for b, s in enumerate(starts.tolist()):
+        want[b, :, s:s + 3] = updates[b]
+    target = on_npu(data)
+    op = torch_npu.scatter_update_ if in_place else torch_npu.scatter_update
+    got = op(target, on_npu(starts), on_npu(updates), -2)
+    same(got, want)
+    same(target, want if in_place else data)
+    with pytest.raises(RuntimeError, match="runs past"):
+        op(on_npu(data), on_npu(torch.tensor([0, 6, 2])), on_npu(updates), -2)

@@ -80,7 +80,8 @@ from .masked_causal_conv1d import (npu_masked_causal_conv1d,
                                    npu_masked_causal_conv1d_backward)
 from .min import npu_min
 from .mrope import npu_mrope
-from .scatter import npu_scatter, npu_scatter_nd_update, npu_scatter_nd_update_
+from .scatter import (npu_scatter, npu_scatter_nd_update, npu_scatter_nd_update_, scatter_update,
+                      scatter_update_)
 from .shape_ops import npu_broadcast, npu_reshape, npu_slice, npu_transpose
 from .sort_v2 import npu_sort_v2
 from .rnn import _lstm_npu, _lstm_npu_backward, npu_gru, npu_lstm
@@ -89,6 +90,10 @@ from .batch_gather_matmul import npu_batch_gather_matmul, npu_batch_gather_matmu
 from .ffn import npu_ffn
 from .grouped_matmul_add import npu_grouped_matmul_add, npu_grouped_matmul_add_
 from .nms_v4 import npu_nms_v4
+from .grid_assign_positive import npu_grid_assign_positive
+from .memory_hints import empty_with_swapped_memory, npu_prefetch
+from .rotated_boxes import npu_nms_rotated, npu_rotated_iou, npu_rotated_overlaps
+from .stride_add import npu_stride_add
 from .fill_copy import copy_memory_, one_
 from .gather_sparse_index import npu_gather_sparse_index
 from .group_norm_silu import npu_group_norm_silu
@@ -233,6 +238,15 @@ OPERATORS = {
     "npu_grouped_matmul_add": npu_grouped_matmul_add,
     "npu_grouped_matmul_add_": npu_grouped_matmul_add_,
     "npu_nms_v4": npu_nms_v4,
+    "npu_grid_assign_positive": npu_grid_assign_positive,
+    "npu_prefetch": npu_prefetch,
+    "empty_with_swapped_memory": empty_with_swapped_memory,
+    "npu_nms_rotated": npu_nms_rotated,
+    "npu_rotated_iou": npu_rotated_iou,
+    "npu_rotated_overlaps": npu_rotated_overlaps,
+    "scatter_update": scatter_update,
+    "scatter_update_": scatter_update_,
+    "npu_stride_add": npu_stride_add,
 }
 # Tensor methods Ascend code calls (x.npu_confusion_transpose(...)).
 TENSOR_METHODS = ("npu_confusion_transpose",)

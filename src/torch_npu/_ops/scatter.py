@@ -7,6 +7,9 @@ form into ``input`` itself):
 - ``npu_scatter_nd_update(input, indices, updates)`` (and ``_``): TensorFlow's ScatterNdUpdate,
   ``out[tuple(indices[i])] = updates[i]`` with the last axis of ``indices`` indexing the first
   ``indices.shape[-1]`` dimensions of ``input``;
+- ``scatter_update(input, indices, updates, axis)`` (and ``_``): the KV-cache update torch_npu's
+  own test defines: ``input[b, ..., indices[b]:indices[b] + L, ...] = updates[b]`` along
+  ``axis`` (the sequence axis), ``L`` being ``updates``' size there; one start per batch entry.
 
 The values are copied as they are (no arithmetic, so no rounding); torch_npu registers no
 backward: a backward through them raises."""
@@ -77,3 +80,52 @@ def npu_scatter_nd_update_(input: torch.Tensor, indices: torch.Tensor,
         input[where] = values
     return input
 
+
+
+def _update_check(name: str, data: torch.Tensor, indices: torch.Tensor,
+                  updates: torch.Tensor, axis: int):
+    """(axis, starts) of scatter_update: a start per batch entry along ``axis``."""
+    _same_dtype(name, data, updates)
+    if not 2 <= data.dim() <= 8 or updates.dim() != data.dim():
+        raise RuntimeError(f"{name}: data and updates need one rank of 2 to 8, got "
+                           f"{tuple(data.shape)} and {tuple(updates.shape)}")
+    axis = axis % data.dim()
+    if axis == 0:
+        raise RuntimeError(f"{name}: axis must be a sequence axis after the batch, got 0")
+    if indices.dim() != 1 or indices.shape[0] != data.shape[0] or \
+            updates.shape[0] != data.shape[0]:
+        raise RuntimeError(f"{name}: indices must be 1-D with one start per batch entry "
+                           f"({data.shape[0]}), got {tuple(indices.shape)} (2-D indices are "
+                           "not emulated)")
+    if [s for d, s in enumerate(updates.shape) if d != axis] != \
+            [s for d, s in enumerate(data.shape) if d != axis]:
+        raise RuntimeError(f"{name}: updates {tuple(updates.shape)} must match data "
+                           f"{tuple(data.shape)} outside axis {axis}")
+    starts = [int(i) for i in indices.cpu()]
+    if any(s < 0 or s + updates.shape[axis] > data.shape[axis] for s in starts):
+        raise RuntimeError(f"{name}: an update runs past data's {data.shape[axis]} positions "
+                           f"along axis {axis}")
+    return axis, starts
+
+
+def _write(out: torch.Tensor, updates: torch.Tensor, axis: int, starts) -> torch.Tensor:
+    for b, start in enumerate(starts):
+        out[b].narrow(axis - 1, start, updates.shape[axis]).copy_(updates[b])
+    return out
+
+
+def scatter_update(input: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor,
+                   axis: int) -> torch.Tensor:
+    data = input
+    axis, starts = _update_check("scatter_update", data, indices, updates, axis)
+    return without_derivative("scatter_update",
+                              lambda d, u: _write(d.clone(), u, axis, starts), data, updates)
+
+
+def scatter_update_(input: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor,
+                    axis: int) -> torch.Tensor:
+    data = input
+    axis, starts = _update_check("scatter_update_", data, indices, updates, axis)
+    with torch.no_grad():
+        _write(data, updates, axis, starts)
+    return data
