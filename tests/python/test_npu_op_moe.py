@@ -391,3 +391,31 @@ def test_grouped_matmul_list_overload_and_per_group_inputs():
     joined = torch_npu.npu_grouped_matmul([on_npu(t) for t in xs], [on_npu(w) for w in ws],
                                           group_type=0, split_item=2)
     assert_close(joined[0], torch.cat([xs[0] @ ws[0], xs[1] @ ws[1]]), torch.float32, "joined")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_moe_layer_chain_matches_plain_experts(dtype):
+    """Ascend's MoE inference chain (gating -> init routing -> expert token counts -> grouped
+    matmul -> finalize routing) agrees with each token's top-k experts weighted by their
+    probabilities: the operators' index conventions fit together."""
+    rows, experts, k, hidden, out_dim = 7, 4, 2, 6, 5
+    x = randn(rows, hidden, seed=50).to(dtype)
+    logits = randn(rows, experts, seed=51, scale=2).to(dtype)
+    w = randn(experts, hidden, out_dim, seed=52).to(dtype)
+    y, expert_idx, row_idx = torch_npu.npu_moe_gating_top_k_softmax(on_npu(logits), k=k)
+    expanded_x, expanded_row_idx, expanded_experts = torch_npu.npu_moe_init_routing(
+        on_npu(x), row_idx, expert_idx, rows)
+    ends = torch_npu.npu_moe_compute_expert_tokens(expanded_experts, experts)
+    expert_rows = torch_npu.npu_grouped_matmul([expanded_x], [on_npu(w)], group_list=ends.long(),
+                                               group_type=0, split_item=2)[0]
+    out = torch_npu.npu_moe_finalize_routing(expert_rows, None, None, None, y, expanded_row_idx,
+                                             expert_idx, k=k)
+    probs = torch.softmax(logits.float(), -1)
+    want = torch.zeros(rows, out_dim)
+    for i in range(rows):
+        top = probs[i].topk(k)
+        for p, e in zip(top.values, top.indices):
+            # y and the expert rows are stored in dtype before the combine, as on the NPU
+            row = (x[i].float() @ w[e].float()).to(dtype).float()
+            want[i] += p.to(dtype).float() * row
+    assert_close(out, want, dtype, "MoE layer")

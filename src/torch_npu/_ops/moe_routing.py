@@ -105,6 +105,8 @@ def npu_moe_init_routing(x: torch.Tensor, row_idx: torch.Tensor, expert_idx: tor
             or expert_idx.shape[0] != x.shape[0]:
         raise RuntimeError(f"{name}: x (rows, H) {tuple(x.shape)}, row_idx and expert_idx "
                            f"(rows, k) {tuple(row_idx.shape)}, {tuple(expert_idx.shape)}")
+    if int(active_num) < 0:
+        raise RuntimeError(f"{name}: active_num must not be negative, got {active_num}")
 
     def compute(x, row_idx, expert_idx):
         rows, k = expert_idx.shape
