@@ -4,7 +4,9 @@ and their siblings), as the emulated hccl checks them.
 - Ascend 910 (the Atlas training series): reductions (all_reduce, reduce, reduce_scatter) of
   int8, int32, int64, float16 and float32 (``REDUCED_DTYPES``); collectives that only move data
   (broadcast, the gathers and scatters, all_to_all, send and receive) take those and uint8 (bool,
-  as torch_npu sends it) and float64 (``MOVED_DTYPES``). No bfloat16.
+  as torch_npu sends it) and float64 (``MOVED_DTYPES``). No bfloat16. all_reduce and reduce
+  take uint8 and bool too (``INT32_REDUCED``): torch_npu reduces them as int32 and copies the
+  result back (DeepSpeed all-reduces its uint8 overflow flag with MAX).
 - Ascend 910B and the A3 chips (the Atlas A2 and A3 training series): bfloat16 as well, in both
   (``BF16_REDUCED_DTYPES``, ``BF16_MOVED_DTYPES``), except that their HCCL has no product of
   bfloat16 (sum, max and min only).
@@ -28,6 +30,9 @@ MOVED_DTYPES = (torch.int8, torch.uint8, torch.bool, torch.int32, torch.int64, t
                 torch.float32, torch.float64)
 BF16_REDUCED_DTYPES = REDUCED_DTYPES + (torch.bfloat16,)
 BF16_MOVED_DTYPES = MOVED_DTYPES + (torch.bfloat16,)
+# The calls in which torch_npu reduces uint8 and bool by way of int32, and those dtypes.
+INT32_REDUCED_CALLS = frozenset({"all_reduce", "all_reduce_coalesced", "reduce"})
+INT32_REDUCED = (torch.uint8, torch.bool)
 
 
 def said(items: Iterable[Any], last: str = "and") -> str:
@@ -56,6 +61,8 @@ def check(call: str, reduces: bool, tensors: Iterable[torch.Tensor], op_name: st
     in ``call`` (``op_name``: the reduction's ReduceOp name, for a reduction)."""
     allowed, verb = (reduced_dtypes(), "reduces") if reduces else (moved_dtypes(), "moves")
     for t in tensors:
+        if reduces and call in INT32_REDUCED_CALLS and t.dtype in INT32_REDUCED:
+            continue  # torch_npu casts to int32, reduces and casts back
         if t.dtype not in allowed:
             hint = _bf16_hint() if t.dtype == torch.bfloat16 else ""
             raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL on {soc.name()} {verb} "

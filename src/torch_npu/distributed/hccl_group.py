@@ -92,8 +92,8 @@ def _finished(result: Any) -> Any:
 
 def _alias(x: Any, keep_dtype: bool = False) -> Any:
     if isinstance(x, torch.Tensor):
-        if keep_dtype:
-            return x.view(x.dtype)
+        if keep_dtype:  # bool as its uint8 bytes: torch 1.13's gloo reduces no bool
+            return x.view(torch.uint8 if x.dtype == torch.bool else x.dtype)
         if x.dtype == torch.bool:
             return x.view(torch.uint8)
         return x.view(torch.float16 if x.dtype == torch.bfloat16 else x.dtype)
@@ -166,6 +166,8 @@ class HcclProcessGroup(dist.ProcessGroup):
     def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         opts = opts if opts is not None else dist.AllreduceOptions()
         op = op_name(opts.reduceOp)
+        if op == "SUM" and any(t.dtype == torch.bool for t in tensors):
+            opts.reduceOp = dist.ReduceOp.MAX  # a bool sum is an or, as torch_npu reduces it
         if not self._reduced_here(op, tensors):
             return _answering(self.gloo.allreduce(_plain(tensors), opts), tensors)
         for t in tensors:
@@ -179,6 +181,8 @@ class HcclProcessGroup(dist.ProcessGroup):
         return self.allreduce(tensors, options)
 
     def reduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
+        if op_name(opts.reduceOp) == "SUM" and any(t.dtype == torch.bool for t in tensors):
+            opts.reduceOp = dist.ReduceOp.MAX  # as in allreduce
         options = dist.AllreduceOptions()
         options.reduceOp = opts.reduceOp
         if self._reduced_here(op_name(opts.reduceOp), tensors):
