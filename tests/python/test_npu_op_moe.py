@@ -155,9 +155,11 @@ def test_token_permute_and_unpermute(dtype, num_out):
     permuted, sorted_idx = torch_npu.npu_moe_token_permute(leaf, on_npu(indices),
                                                            num_out_tokens=num_out)
     flat = indices.reshape(-1).tolist()
-    order = sorted(range(ROWS * K), key=lambda j: (flat[j], j))
+    order = sorted(range(ROWS * K), key=lambda j: (flat[j], j))  # row p copies order[p]
     kept = {None: ROWS * K, 8: 8, -3: ROWS * K - 3}[num_out]
-    assert sorted_idx.cpu().tolist() == order and sorted_idx.dtype == torch.int32
+    # CANN's formula: sorted_indices = argsort(argsort(flat)), where each assignment went
+    where = [order.index(i) for i in range(ROWS * K)]
+    assert sorted_idx.cpu().tolist() == where and sorted_idx.dtype == torch.int32
     assert torch.equal(permuted.detach().cpu(), tokens[[j // K for j in order[:kept]]])
     grad = randn(kept, H, seed=18).to(dtype)
     permuted.backward(on_npu(grad))
@@ -171,9 +173,9 @@ def test_token_permute_and_unpermute(dtype, num_out):
     out = torch_npu.npu_moe_token_unpermute(rows, sorted_idx, p_leaf)
     ref_rows = permuted.detach().cpu().float().requires_grad_()
     ref_probs = probs.float().requires_grad_()
-    placed = [torch.zeros(H)] * (ROWS * K)
-    for p in range(kept):
-        placed[order[p]] = ref_rows[p]
+    # token t, slot j takes row sorted_indices[t * K + j] (rows cut by num_out_tokens: zero)
+    placed = [ref_rows[where[i]] if where[i] < kept else torch.zeros(H)
+              for i in range(ROWS * K)]
     want = torch.stack([sum(ref_probs[t, j] * placed[t * K + j] for j in range(K))
                         for t in range(ROWS)])
     assert_close(out, want, dtype, "unpermute")
@@ -419,3 +421,20 @@ def test_moe_layer_chain_matches_plain_experts(dtype):
             row = (x[i].float() @ w[e].float()).to(dtype).float()
             want[i] += p.to(dtype).float() * row
     assert_close(out, want, dtype, "MoE layer")
+
+
+def test_token_unpermute_inverts_permute_and_init_routing_v2():
+    """Both index producers feed npu_moe_token_unpermute: its sorted_indices say where each
+    (token, slot) went, as npu_moe_token_permute's and init_routing_v2's gather index do."""
+    tokens = randn(ROWS, H, seed=60)
+    indices = experts(61)
+    probs = torch.rand(ROWS, K, generator=torch.Generator().manual_seed(62))
+    want = tokens * probs.sum(1, keepdim=True)
+    permuted, sorted_idx = torch_npu.npu_moe_token_permute(on_npu(tokens), on_npu(indices))
+    back = torch_npu.npu_moe_token_unpermute(permuted, sorted_idx, on_npu(probs))
+    assert_close(back, want, torch.float32, "permute then unpermute")
+    expanded, row_idx, _, _ = torch_npu.npu_moe_init_routing_v2(
+        on_npu(tokens), on_npu(indices), expert_num=E, expert_tokens_num_type=1,
+        row_idx_type=0)
+    back = torch_npu.npu_moe_token_unpermute(expanded, row_idx, on_npu(probs))
+    assert_close(back, want, torch.float32, "init_routing_v2 then unpermute")

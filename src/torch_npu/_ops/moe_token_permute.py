@@ -3,16 +3,18 @@ dispatch and combine as one kernel each, with their backward.
 
 ``npu_moe_token_permute(tokens, indices, num_out_tokens=None, padded_mode=False)
 -> (permuted_tokens, sorted_indices)``: ``indices`` (tokens, topk) (or 1-D, topk 1) name each
-token's experts; ``sorted_indices`` (int32) is the stable argsort of the flattened indices and
-``permuted_tokens[p] = tokens[sorted_indices[p] // topk]``, grouped by expert. ``num_out_tokens``
-> 0 keeps that many rows (at most all); 0 or None all; < 0 drops that many from the end. The
-gradient of ``tokens`` sums the gradients of its copies.
+token's experts; the assignments ``i = t * topk + j`` sorted stably by expert give the rows,
+grouped by expert, and ``sorted_indices`` (int32) is CANN's ``argsort(argsort(flatten(
+indices)))``: where assignment i went, ``permuted_tokens[sorted_indices[i]] = tokens[i //
+topk]``. ``num_out_tokens`` > 0 keeps that many rows (at most all); 0 or None all; < 0 drops
+that many from the end. The gradient of ``tokens`` sums the gradients of its copies.
 
 ``npu_moe_token_unpermute(permuted_tokens, sorted_indices, probs=None, padded_mode=False,
 restore_shape=None)``: the inverse, each token the sum over its topk copies (``topk`` = probs'
-second axis, else 1) weighted by ``probs``: ``out[t] = sum_j probs[t, j] * row(t * topk + j)``,
-``row(sorted_indices[p]) = permuted_tokens[p]`` (rows past the permuted ones: zero). Computed
-in fp32 and stored once; gradients for ``permuted_tokens`` and ``probs``.
+second axis, else 1) weighted by ``probs``: ``out[t] = sum_j probs[t, j] *
+permuted_tokens[sorted_indices[t * topk + j]]`` (an index past the permuted rows, or
+negative, adds nothing). Computed in fp32 and stored once; gradients for ``permuted_tokens``
+and ``probs``.
 
 ``padded_mode=True`` (capacity-padded dispatch) is not emulated (raises).
 
@@ -63,9 +65,11 @@ def npu_moe_token_permute(tokens: torch.Tensor, indices: torch.Tensor,
     total = flat.numel()
     wanted = int(num_out_tokens or 0)
     kept = min(wanted, total) if wanted > 0 else max(total + wanted, 0)
-    sorted_indices = torch.sort(flat, stable=True)[1]
-    rows = sorted_indices[:kept] // topk
-    permuted = store(upcast(tokens)[rows], tokens.dtype)
+    order = torch.sort(flat, stable=True)[1]  # row p of the result copies assignment order[p]
+    # sorted_indices is the inverse: where each assignment (token t, slot j) went
+    sorted_indices = torch.empty_like(order)
+    sorted_indices[order] = torch.arange(total, device=order.device)
+    permuted = store(upcast(tokens)[order[:kept] // topk], tokens.dtype)
     return permuted, sorted_indices.to(torch.int32)
 
 
@@ -87,8 +91,10 @@ def npu_moe_token_unpermute(permuted_tokens: torch.Tensor, sorted_indices: torch
                            f"{permuted_tokens.shape[0]} permuted rows")
     count = permuted_tokens.shape[0]
     rows = upcast(permuted_tokens)
-    placed = rows.new_zeros(total, rows.shape[1]).index_copy(
-        0, sorted_indices[:count].to(torch.long), rows)
+    where = sorted_indices.to(torch.long)
+    kept = (where >= 0) & (where < count)  # rows cut by num_out_tokens count as zeros
+    placed = rows.new_zeros(total, rows.shape[1])
+    placed = placed.index_put((kept.nonzero().reshape(-1),), rows[where[kept]])
     placed = placed.reshape(total // topk, topk, rows.shape[1])
     if probs is not None:
         if probs.shape[0] != total // topk:
