@@ -20,7 +20,9 @@ def install() -> None:
     if _installed[0]:
         return
     _installed[0] = True
-    from . import npu, profiler
+    from . import _cann_home, npu, profiler
+
+    _cann_home.install()
 
     torch_device.install()
     tensor_types.install()
