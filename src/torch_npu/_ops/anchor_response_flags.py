@@ -1,6 +1,7 @@
 """``torch_npu.npu_anchor_response_flags(input, featmap_size, stride, num_base_anchors)``: the
 responsible-anchor flags of one feature level of YOLOv3 (mmdetection's
-``YOLOAnchorGenerator.single_level_responsible_flags``, which it replaces on the NPU): the grid
+``YOLOAnchorGenerator.single_level_responsible_flags``, which it replaces on the NPU, as
+torch_npu's own test computes its reference): the grid
 cell holding each ground truth box's centre, ``(floor(cx / stride_w), floor(cy / stride_h))``,
 is flagged, and each cell's flag is repeated for its ``num_base_anchors`` anchors: a uint8
 ``(feat_h * feat_w * num_base_anchors,)``. Boxes are ``(x1, y1, x2, y2)`` rows; a centre outside
