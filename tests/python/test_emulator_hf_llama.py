@@ -31,6 +31,7 @@ pytestmark = pytest.mark.skipif(
            "(scripts/torch2_venv.sh installs them in the torch 2.x venv)")
 
 TOLERANCE = {"fp16": 5e-3, "bf16": 2e-2}
+DTYPE = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 # How far the loss falls in ten steps: from 4.03 to 3.54 in fp32, to 3.82 with LoRA (rank 16).
 LEARNED = {False: 0.3, True: 0.15}
 
@@ -39,7 +40,24 @@ SCRIPT = textwrap.dedent('''
     import torch
     import torch_npu
     from torch_npu.contrib import transfer_to_npu  # noqa: F401
+    import transformers.integrations.npu_flash_attention as npu_flash_attention
     from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments
+
+    attention_dtypes = set()  # the dtypes attention computed in, during one run
+
+    def recording(attend):
+        def call(*args, **kwargs):
+            out = attend(*args, **kwargs)
+            first = out[0] if isinstance(out, (tuple, list)) else out
+            attention_dtypes.add(str(first.dtype).replace("torch.", ""))
+            return out
+        return call
+
+    # flash_attention_2 on the NPU, and sdpa's call (which autocast meets inside the wrapper).
+    npu_flash_attention.npu_fusion_attention = recording(
+        npu_flash_attention.npu_fusion_attention)
+    torch.nn.functional.scaled_dot_product_attention = recording(
+        torch.nn.functional.scaled_dot_product_attention)
 
     class Pairs(torch.utils.data.Dataset):
         """Random tokens each followed by its successor: learnable from the first steps."""
@@ -75,10 +93,11 @@ SCRIPT = textwrap.dedent('''
             logging_steps=1, report_to=[], save_strategy="no", dataloader_num_workers=0,
             disable_tqdm=True, seed=0)
         trainer = Trainer(model=model, args=args, train_dataset=Pairs(80))
+        attention_dtypes.clear()
         trainer.train()
         scaler = trainer.accelerator.scaler
         return {"losses": [e["loss"] for e in trainer.state.log_history if "loss" in e],
-                "device": str(args.device),
+                "device": str(args.device), "attention_dtypes": sorted(attention_dtypes),
                 "scale": scaler.get_scale() if scaler is not None else None}
 
     for run in json.loads(sys.argv[2]):
@@ -111,6 +130,8 @@ def check_against_fp32(results, precision):
                  if r["precision"] == "fp32"}
     for r in results:
         assert r["device"] == "npu:0"
+        if r["attention"] != "eager":  # flash attention and SDPA ran in the run's precision
+            assert r["attention_dtypes"] == [DTYPE[r["precision"]]], r
         assert len(r["losses"]) == 10, r
         assert r["losses"][-1] < r["losses"][0] - LEARNED[bool(r.get("lora"))], r
         if r["precision"] == "fp32":
