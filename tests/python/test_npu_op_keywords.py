@@ -395,7 +395,10 @@ def test_signature_is_torch_npus(name):
 
 @pytest.mark.parametrize("name", ["npu_bert_apply_adam", "npu_one_hot", "npu_fusion_attention",
                                   "npu_layer_norm_eval", "npu_rms_norm", "npu_roi_alignbk",
-                                  "npu_deformable_conv2d", "npu_ciou", "npu_scaled_masked_softmax"])
+                                  "npu_deformable_conv2d", "npu_ciou", "npu_scaled_masked_softmax",
+                                  "npu_fusion_attention_v2", "npu_moe_gating_top_k",
+                                  "npu_moe_gating_top_k_softmax", "npu_moe_finalize_routing",
+                                  "npu_moe_token_permute", "npu_moe_token_unpermute"])
 def test_defaults_are_torch_npus(name):
     values = {"None": None, "True": True, "False": False, "1.": 1.0, "\"\"": "",
               "[1,1,1,1]": [1, 1, 1, 1], "'none'": "none", "'half'": "half"}
