@@ -36,6 +36,14 @@ def test_dtype_cast_gradient_comes_back_in_the_input_dtype():
         torch_npu.npu_dtype_cast(on_npu(x.detach()), 23)
 
 
+def test_dtype_cast_complex_keeps_a_graph():
+    z = on_npu(randn(2, 3, seed=41).to(torch.complex64), grad=True)
+    w = torch_npu.npu_dtype_cast(z, torch.complex128)
+    assert w.dtype == torch.complex128 and w.grad_fn is not None
+    w.abs().sum().backward()
+    assert z.grad.dtype == torch.complex64
+
+
 def test_dtype_cast_in_place():
     dst = on_npu(torch.zeros(3), torch.float16)
     assert torch_npu.npu_dtype_cast_(dst, on_npu(torch.tensor([1.0, 70000.0, -2.5]))) is dst

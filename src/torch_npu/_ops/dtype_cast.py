@@ -14,8 +14,8 @@ from ._precision import store
 
 # c10::ScalarType's numbers of the dtypes a host torch has.
 _SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64,
-                 5: torch.float16, 6: torch.float32, 7: torch.float64, 11: torch.bool,
-                 15: torch.bfloat16}
+                 5: torch.float16, 6: torch.float32, 7: torch.float64, 9: torch.complex64,
+                 10: torch.complex128, 11: torch.bool, 15: torch.bfloat16}
 
 
 def _dtype(value: Union[int, torch.dtype], what: str) -> torch.dtype:
@@ -39,7 +39,7 @@ class _Cast(torch.autograd.Function):
     def backward(ctx, grad):  # noqa: D102
         if grad.dtype == ctx.dtype:
             return grad, None
-        return store(grad.float(), ctx.dtype).detach() if ctx.dtype == torch.float16 \
+        return store(grad.float(), ctx.dtype) if ctx.dtype == torch.float16 \
             else grad.to(ctx.dtype), None
 
 
@@ -51,7 +51,9 @@ def npu_dtype_cast(input: torch.Tensor, dtype: Union[int, torch.dtype],
                            f"dtype {input.dtype}")
     if target == input.dtype:
         return input.clone()
-    if input.requires_grad and not (target.is_floating_point and input.is_floating_point()):
+    # A cast to or from an integer dtype has no gradient; between float or complex ones it does.
+    if input.requires_grad and not all(d.is_floating_point or d.is_complex
+                                       for d in (target, input.dtype)):
         return _Cast.apply(input.detach(), target)
     return _Cast.apply(input, target)
 
