@@ -13,7 +13,7 @@ mode) DeepSpeed sees the inf, skips the step and lowers the scale; on a 910 (sat
 overflow is stored as ±65504, so DeepSpeed sees none, though the NPU's float status is raised
 (DeepSpeed does not read it). DeepSpeed's NPU accelerator says float64 is supported, so ZeRO-3
 all-reduces its gradient norm in float64, which HCCL (and so torch_npu) refuses on these chips:
-the runs tell DeepSpeed otherwise, and one run without that shows the refusal.
+the stage-3 runs tell DeepSpeed otherwise, and one run without that shows the refusal.
 """
 import importlib.util
 import json

@@ -86,8 +86,9 @@ def run(spec: str, ckpt_dir: str) -> Dict:
     stage, scale_power = int(stage), int(rest[0]) if rest and rest[0] != "fp64" else 8
     # HCCL reduces no float64 on a 910 or 910B (torch_npu refuses it), but DeepSpeed's NPU
     # accelerator keeps the default "fp64 supported", so ZeRO-3 all-reduces its gradient norm
-    # in float64. Saying otherwise makes it use float32, as on MPS; ":fp64" leaves it alone.
-    fp64 = rest[-1:] == ["fp64"]
+    # in float64. Saying otherwise makes it use float32, as on MPS; stages 1 and 2 need
+    # nothing, and ":fp64" leaves stage 3 as DeepSpeed has it.
+    fp64 = stage != 3 or rest[-1:] == ["fp64"]
     type(get_accelerator()).is_fp64_supported = lambda self: fp64
     saturates = not torch_npu.npu.utils.is_support_inf_nan()
     if saturates:
