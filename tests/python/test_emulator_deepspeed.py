@@ -2,7 +2,9 @@
 bf16 on a 910B, through DeepSpeed's own NPU accelerator (picked because torch_npu imports) and
 its NPU Adam (the FusedAdam builder for NPUs needs no compiling: it steps with
 ``torch._fused_adam_`` on the NPU tensors). One process pair per chip runs every configuration
-in turn (overlay_support/deepspeed_worker.py), to keep the test short.
+in turn (overlay_support/deepspeed_worker.py), to keep the test short. The MLP's first block
+runs under DeepSpeed's activation checkpointing, whose backward restores the NPU's RNG state
+through ``torch.npu._lazy_call``.
 
 Checked: the losses (mean over the ranks) follow an fp32 ``torch.optim.Adam`` run of the same
 model on the whole batch within 1e-2 relative for fp16 (11 significant bits, 8 Adam steps of a

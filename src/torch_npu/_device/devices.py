@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Optional
+import traceback
+from typing import Any, Callable, List, Optional, Tuple
 
 import torch
 
@@ -61,6 +62,26 @@ def lazy_init() -> None:
     if _init["bad_fork"]:
         raise RuntimeError(_BAD_FORK)
     _init["done"] = True
+    queued, _queued_calls[:] = list(_queued_calls), []
+    for callback, where in queued:
+        try:
+            callback()
+        except Exception as e:
+            raise RuntimeError(f"NPU call failed lazily at initialization with error: {e}\n\n"
+                               f"NPU call was originally invoked at:\n\n{where}") from e
+
+
+# Calls waiting for the NPUs to be initialised, each with the stack that queued it.
+_queued_calls: List[Tuple[Callable[[], Any], str]] = []
+
+
+def lazy_call(callback: Callable[[], Any]) -> None:
+    """Run ``callback`` now if the NPUs are initialised, else when they are, as
+    ``torch.npu._lazy_call`` does (DeepSpeed sets NPU generator states through it)."""
+    if _init["done"]:
+        callback()
+    else:
+        _queued_calls.append((callback, "".join(traceback.format_stack())))
 
 
 def use(index: int) -> int:

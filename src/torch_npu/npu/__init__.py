@@ -52,6 +52,11 @@ def _lazy_init() -> None:
     devices.lazy_init()
 
 
+def _lazy_call(callback: Any) -> None:
+    """Run ``callback`` now if the NPUs are initialised, else once they are."""
+    devices.lazy_call(callback)
+
+
 def _is_in_bad_fork() -> bool:
     """Whether this process was forked from one that had used the NPUs (torch 2.x asks before
     seeding them)."""

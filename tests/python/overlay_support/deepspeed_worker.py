@@ -27,9 +27,25 @@ from deepspeed.accelerator import get_accelerator
 STEPS, SAVE_AT, BATCH, LR = 8, 4, 16, 1e-2
 
 
-def make_model(seed: int) -> nn.Module:
+def make_model(seed: int) -> nn.Sequential:
     torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.LayerNorm(64), nn.Linear(64, 4))
+
+
+class Recomputed(nn.Module):
+    """``make_model``'s MLP with its first block under DeepSpeed's activation checkpointing,
+    which recomputes it in backward after restoring the NPU's RNG state (through
+    ``torch.npu._lazy_call``)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self.net = make_model(seed)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Reentrant checkpointing gives the block's parameters gradients only through inputs
+        # that require them (as torch's reentrant checkpoint, on any device).
+        hidden = deepspeed.checkpointing.checkpoint(self.net[:3], x.detach().requires_grad_())
+        return self.net[3](hidden)
 
 
 def shard(rank: int) -> List[torch.Tensor]:
@@ -95,7 +111,7 @@ def run(spec: str, ckpt_dir: str) -> Dict:
         torch_npu.npu.utils.clear_npu_overflow_flag()
     cfg = config(dtype, stage, scale_power)
     data = shard(dist.get_rank())
-    model = make_model(0)
+    model = Recomputed(0)
     engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
                                            config=cfg)
     losses = train(engine, data, (0, SAVE_AT), dtype)
@@ -109,7 +125,7 @@ def run(spec: str, ckpt_dir: str) -> Dict:
            "skipped": engine.skipped_steps,
            "scale": getattr(engine.optimizer, "cur_scale", None),
            "float_status": torch_npu.npu.utils.get_npu_overflow_flag() if saturates else None}
-    fresh = make_model(1)
+    fresh = Recomputed(1)
     other, _, _, _ = deepspeed.initialize(model=fresh, model_parameters=fresh.parameters(),
                                           config=cfg)
     path, _ = other.load_checkpoint(ckpt_dir, tag=tag)
