@@ -267,3 +267,6 @@ def install() -> None:
         torch.nn.DropoutWithByteMask = DropoutWithByteMask
     if not hasattr(torch.nn.functional, "dropout_with_byte_mask"):
         torch.nn.functional.dropout_with_byte_mask = functional_dropout_with_byte_mask
+    from . import sdpa  # torch's SDPA on NPU tensors as one fused kernel
+
+    sdpa.install()

@@ -138,8 +138,10 @@ def _widened(t: torch.Tensor, groups: int) -> torch.Tensor:
 
 
 def _attend(q, k, v, pse, mask, scale: float, keep: Optional[torch.Tensor], keep_prob: float,
-            pse_after_scale: bool = False, sink: Optional[torch.Tensor] = None):
-    """Attention over (B, N, S, D) fp32 tensors; (out, row max, row sum of exps).
+            pse_after_scale: bool = False, sink: Optional[torch.Tensor] = None,
+            stats: bool = True):
+    """Attention over (B, N, S, D) fp32 tensors; (out, row max, row sum of exps), the
+    statistics None without ``stats``.
 
     ``pse`` is added before the scale (``scale * (q k^T + pse)``) or, with ``pse_after_scale``,
     after it (``scale * q k^T + pse``). ``sink`` (one logit per query head) joins every row's
@@ -164,14 +166,16 @@ def _attend(q, k, v, pse, mask, scale: float, keep: Optional[torch.Tensor], keep
     probs = torch.softmax(scores, dim=-1)
     if sink is not None:
         probs = probs[..., :-1]
-    with torch.no_grad():
-        row_max = scores.amax(dim=-1, keepdim=True)
-        row_sum = torch.exp(scores - row_max).sum(dim=-1, keepdim=True)
+    row_max = row_sum = None
+    if stats:
+        with torch.no_grad():
+            row_max = scores.amax(dim=-1, keepdim=True).squeeze(-1)
+            row_sum = torch.exp(scores - row_max.unsqueeze(-1)).sum(dim=-1)
     if invalid is not None and bool(invalid.any()):
         probs = probs.masked_fill(invalid, 0.0)
     if keep is not None:
         probs = probs * (keep.reshape(probs.shape) * (1.0 / keep_prob))
-    return torch.matmul(probs, v), row_max.squeeze(-1), row_sum.squeeze(-1)
+    return torch.matmul(probs, v), row_max, row_sum
 
 
 def _segments(cumulative: Sequence[int]) -> List[Tuple[int, int]]:

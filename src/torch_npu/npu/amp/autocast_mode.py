@@ -139,6 +139,14 @@ def _name(func: Any) -> str:
 # Modules whose torch calls are the emulator's kernels: the private packages (torch_npu._ops,
 # _fp16, _device, ...). torch_npu's public Python (contrib's layers) is code autocast applies to.
 _KERNEL_PREFIX = "torch_npu._"
+# Code of the emulator's wrappers put in place of a torch function (the NPU's SDPA): their
+# frames count as torch's own, so a call through them meets the policy as the torch call.
+_STAND_INS: set = set()
+
+
+def stands_for_torch(wrapper: Callable) -> None:
+    """Let autocast see calls through ``wrapper`` as calls of the torch function it replaces."""
+    _STAND_INS.add(wrapper.__code__)
 
 
 def _called_by_kernel() -> bool:
@@ -148,7 +156,8 @@ def _called_by_kernel() -> bool:
     frame = sys._getframe(2)  # the caller of __torch_function__
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if module != "torch" and not module.startswith("torch."):
+        if module != "torch" and not module.startswith("torch.") \
+                and frame.f_code not in _STAND_INS:
             return module.startswith(_KERNEL_PREFIX)
         frame = frame.f_back
     return False
