@@ -13,8 +13,9 @@ recomputes the scores, as flash attention's does, and stores each gradient once 
 dtype (fp16 saturating on a 910). Host tensors keep torch's own SDPA.
 
 Semantics are torch's: ``softmax(q @ k^T * scale + mask) @ v``, ``scale`` 1/sqrt(E) by default,
-a boolean ``attn_mask`` where True takes part (rows with no key taking part give zeros, as the
-NPU's kernel and torch 2.5+'s math path do), a float ``attn_mask`` added to the scaled scores,
+a boolean ``attn_mask`` where True takes part, a float ``attn_mask`` added to the scaled scores
+(rows with no key taking part, or only -inf, give zeros, as the NPU's kernel and torch 2.5+'s
+math path do),
 ``is_causal`` the lower triangle from the top left (not together with ``attn_mask``), dropout
 with ``dropout_p`` drawn from the NPU's generator, and grouped-query attention: the query may
 have a multiple of the key/value heads, as the NPU accepts whether or not ``enable_gqa`` is
@@ -86,7 +87,7 @@ class _FusedAttention(torch.autograd.Function):
             out, _, _ = _attend(query.float(), key.float(), value.float(),
                                 None if pse is None else pse.float(), mask, scale, keep,
                                 keep_prob, pse_after_scale=True, stats=False)
-            return _stored(out, query.dtype, npu)
+            return _stored(out, query.dtype, npu, (query, key, value, pse))
 
     @staticmethod
     def backward(ctx, grad):  # noqa: D102
@@ -106,18 +107,20 @@ class _FusedAttention(torch.autograd.Function):
                                 keep_prob, pse_after_scale=True, stats=False)
             found = torch.autograd.grad(out, [fp32[i] for i in wanted], grad.float())
             for i, g in zip(wanted, found):
-                grads[i] = _stored(g, saved[i].dtype, npu)
+                grads[i] = _stored(g, saved[i].dtype, npu, (grad, query, key, value, pse))
         return tuple(grads)
 
 
-def _stored(values: torch.Tensor, dtype: torch.dtype, npu) -> torch.Tensor:
+def _stored(values: torch.Tensor, dtype: torch.dtype, npu, sources) -> torch.Tensor:
     """An fp32 result of the kernel as the NPU stores it (fp16/bf16 rounded once, saturating
-    outside INF/NAN mode; fp32 overflow to +-FLT_MAX on a 910), on NPU ``npu``."""
+    outside INF/NAN mode; an fp32 overflow to +-FLT_MAX on a 910, unless an inf or NaN came in
+    with the ``sources``, as a -inf float mask brings it), on NPU ``npu``."""
     if dtype != torch.float32:
         out = saturation.to_reduced(values, dtype)
     else:
         out = values.contiguous()
-        if not overflow_mode.inf_nan() and not bool(torch.isfinite(out).all()):
+        if not overflow_mode.inf_nan() and not bool(torch.isfinite(out).all()) \
+                and all(bool(torch.isfinite(t).all()) for t in sources if t is not None):
             big = torch.finfo(torch.float32).max
             out = torch.nan_to_num(out, nan=0.0, posinf=big, neginf=-big)
             float_status.set()
@@ -170,6 +173,10 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
             mask = ~_mask_4d(attn_mask, scores_shape, lead)  # True: not attended, as the NPU's
         elif attn_mask.is_floating_point():
             pse = _mask_4d(attn_mask, scores_shape, lead)
+            with torch.no_grad():  # -inf entries masked as a bool mask's: rows of none give 0
+                mask = torch.isneginf(pse)
+            if not bool(mask.any()):
+                mask = None
         else:
             raise RuntimeError(f"{NAME}: attn_mask of dtype {attn_mask.dtype}: expected bool "
                                "or a floating dtype")
