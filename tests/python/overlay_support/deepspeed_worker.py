@@ -1,14 +1,15 @@
 """One rank of DeepSpeed training on emulated NPUs (run by ranks.launch, 2 ranks):
-``deepspeed_worker.py CKPT_DIR DTYPE:STAGE[:SCALE_POWER][:fp64] ...`` trains a small MLP with
-each configuration in turn, in this one process pair, through DeepSpeed's own NPU accelerator
-(it picks it because torch_npu imports), hccl and ZeRO's partitioned optimizer with DeepSpeed's
-Adam for NPUs. Each configuration trains STEPS steps, saving the engine's checkpoint after
-SAVE_AT, then a second engine, built from another initialisation, loads that checkpoint and
-retrains the rest. Rank 0 prints one JSON line: per configuration the mean loss over the ranks
-at each step, the resumed engine's, and what DeepSpeed chose (accelerator, optimizers, loss
-scale, skipped steps, a 910's float status), or the error that stopped it; and the fp32
-reference: the same model and data in fp32 with ``torch.optim.Adam`` on the whole batch in this
-process (what the ranks' averaged gradient trains).
+``deepspeed_worker.py CKPT_DIR DTYPE:STAGE[:SCALE_POWER][:fp64][:init] ...`` trains a small
+MLP with each configuration in turn, in this one process pair, through DeepSpeed's own NPU
+accelerator (it picks it because torch_npu imports), hccl and ZeRO's partitioned optimizer with
+DeepSpeed's Adam for NPUs (``init``: the model made under ZeRO-3's ``zero.Init``). Each
+configuration trains STEPS steps, saving the engine's checkpoint after SAVE_AT, then a second
+engine, built from another initialisation, loads that checkpoint and retrains the rest. Rank 0
+prints one JSON line: per configuration the mean loss over the ranks at each step, the resumed
+engine's, what DeepSpeed chose (accelerator, optimizers, loss scale, skipped steps, a 910's
+float status) and the fp32 reference: the same model, from the engine's initial parameters, and
+data in fp32 with ``torch.optim.Adam`` on the whole batch in this process (what the ranks'
+averaged gradient trains); or the error that stopped it.
 """
 import json
 import os
@@ -81,9 +82,21 @@ def train(engine, data, steps, dtype) -> List[float]:
     return losses
 
 
-def reference(world: int) -> List[float]:
-    """fp32, one process, the whole batch: the losses ZeRO's data parallelism should give."""
+def full_params(engine) -> List[torch.Tensor]:
+    """The engine's parameters as they are now, whole (ZeRO-3 gathers its partitions), in fp32
+    on the host."""
+    params = list(engine.module.parameters())
+    with deepspeed.zero.GatheredParameters(params):
+        return [p.detach().float().cpu().clone() for p in params]
+
+
+def reference(world: int, initial: List[torch.Tensor]) -> List[float]:
+    """fp32, one process, the whole batch, from the engine's initial parameters (DeepSpeed's
+    fp32 master weights start from them): the losses ZeRO's data parallelism should give."""
     model = make_model(0)
+    with torch.no_grad():
+        for p, value in zip(model.parameters(), initial):
+            p.copy_(value)
     opt = torch.optim.Adam(model.parameters(), lr=LR)
     shards = [shard(r) for r in range(world)]
     losses = []
@@ -97,23 +110,37 @@ def reference(world: int) -> List[float]:
     return losses
 
 
+def build(seed: int, cfg: Dict, zero_init: bool) -> nn.Module:
+    """The model, made under ZeRO-3's ``zero.Init`` (each parameter partitioned as it is made,
+    on the NPU, as transformers makes models for ZeRO-3) when ``zero_init``."""
+    if not zero_init:
+        return Recomputed(seed)
+    with deepspeed.zero.Init(config_dict_or_path=cfg):
+        return Recomputed(seed)
+
+
 def run(spec: str, ckpt_dir: str) -> Dict:
     dtype, stage, *rest = spec.split(":")
-    stage, scale_power = int(stage), int(rest[0]) if rest and rest[0] != "fp64" else 8
+    stage, options = int(stage), set(rest)
+    scale_power = next((int(x) for x in rest if x.isdigit()), 8)
     # HCCL reduces no float64 on a 910 or 910B (torch_npu refuses it), but DeepSpeed's NPU
     # accelerator keeps the default "fp64 supported", so ZeRO-3 all-reduces its gradient norm
     # in float64. Saying otherwise makes it use float32, as on MPS; stages 1 and 2 need
     # nothing, and ":fp64" leaves stage 3 as DeepSpeed has it.
-    fp64 = stage != 3 or rest[-1:] == ["fp64"]
+    fp64 = stage != 3 or "fp64" in options
     type(get_accelerator()).is_fp64_supported = lambda self: fp64
     saturates = not torch_npu.npu.utils.is_support_inf_nan()
-    if saturates:
-        torch_npu.npu.utils.clear_npu_overflow_flag()
     cfg = config(dtype, stage, scale_power)
     data = shard(dist.get_rank())
-    model = Recomputed(0)
+    model = build(0, cfg, "init" in options)
     engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
                                            config=cfg)
+    initial = full_params(engine)
+    if saturates:
+        # zero.Init casts each new, uninitialised parameter to fp16 (it is filled after):
+        # stale memory beyond fp16's range raises the status, as the NPU's would. Only
+        # training counts here.
+        torch_npu.npu.utils.clear_npu_overflow_flag()
     losses = train(engine, data, (0, SAVE_AT), dtype)
     tag = f"{dtype}-{stage}"
     engine.save_checkpoint(ckpt_dir, tag=tag)
@@ -124,8 +151,9 @@ def run(spec: str, ckpt_dir: str) -> Dict:
            "param_dtype": str(next(engine.module.parameters()).dtype),
            "skipped": engine.skipped_steps,
            "scale": getattr(engine.optimizer, "cur_scale", None),
-           "float_status": torch_npu.npu.utils.get_npu_overflow_flag() if saturates else None}
-    fresh = Recomputed(1)
+           "float_status": torch_npu.npu.utils.get_npu_overflow_flag() if saturates else None,
+           "reference": reference(dist.get_world_size(), initial)}
+    fresh = build(1, cfg, "init" in options)
     other, _, _, _ = deepspeed.initialize(model=fresh, model_parameters=fresh.parameters(),
                                           config=cfg)
     path, _ = other.load_checkpoint(ckpt_dir, tag=tag)
@@ -145,7 +173,6 @@ def main() -> None:
             results[spec] = run(spec, ckpt_dir)
         except TypeError as e:  # hccl's refusal, raised on every rank before the collective
             results[spec] = {"error": str(e)}
-    results["reference"] = reference(dist.get_world_size())
     if dist.get_rank() == 0:
         print(json.dumps(results))
 
