@@ -241,5 +241,7 @@ def test_bad_input_is_named(chip910):
                                        v[:, :1].expand(B, 3, S, E).contiguous())
     with pytest.raises(RuntimeError, match="same dtype"):
         F.scaled_dot_product_attention(q, k.half(), v)
+    with pytest.raises(RuntimeError, match="attn_mask is on cpu, query on npu:0"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask())
     with pytest.raises(RuntimeError, match="does not broadcast"):
         F.scaled_dot_product_attention(q, k, v, attn_mask=on_npu(torch.ones(3, S) > 0))

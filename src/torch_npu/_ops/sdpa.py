@@ -154,6 +154,10 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     if is_causal and attn_mask is not None:
         raise RuntimeError(f"{NAME}: an explicit attn_mask should not be set when "
                            "is_causal=True")
+    for what, t in (("key", key), ("value", value), ("attn_mask", attn_mask)):
+        if t is not None and t.device != query.device:
+            raise RuntimeError(f"{NAME}: {what} is on {t.device}, query on {query.device}: "
+                               "expected all tensors on the same device")
     dropout_p = float(dropout_p)
     if not 0.0 <= dropout_p < 1.0:
         raise RuntimeError(f"{NAME}: dropout_p must lie in [0, 1), got {dropout_p}")
