@@ -94,8 +94,8 @@ def run_both(dtype, mask=None, grads=True, hkv=HKV, shape=(B,), mask_grad=False,
 @pytest.fixture
 def chip910b():
     """A 910B (bf16, INF/NAN mode) for the test; the previous chip and mode after it."""
+    previous_mode = overflow_mode.select(True)  # first: the previous mode is the chip's
     previous_chip = soc.select("Ascend910B1")
-    previous_mode = overflow_mode.select(True)
     yield
     soc.select(previous_chip)
     overflow_mode.select(previous_mode)
@@ -104,8 +104,8 @@ def chip910b():
 @pytest.fixture
 def chip910():
     """A 910 in saturation mode, whatever the environment says."""
+    previous_mode = overflow_mode.select(False)  # first: the previous mode is the chip's
     previous_chip = soc.select("Ascend910A")
-    previous_mode = overflow_mode.select(False)
     float_status.clear()
     yield
     soc.select(previous_chip)
