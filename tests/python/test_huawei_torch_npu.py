@@ -86,8 +86,33 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/contrib/test_roi_align.py",
     "test/contrib/test_transfer_to_npu.py",
     "test/optim/test_fused_optimizers.py",
+    # The operators of torch_npu 2.14 emulated since (docs/NPU_OPERATORS.md). Left out:
+    # test_npu_dtype_cast (its double backward wants a graph on the gradient, not emulated),
+    # test_npu_gru (its reference is torch's GRU on NPU tensors, which torch_npu runs with the
+    # same kernel and the emulator runs op by op), test_sign_bits_unpack (calls int() on a
+    # numpy array, which numpy 2 refuses), test_npu_multi_head_attention (not emulated), and
+    # test_npu_geglu and test_npu_sort_v2 (gated to other chips: they only skip here).
+    "test/custom_ops/test_npu_anchor_response_flags.py",
+    "test/custom_ops/test_npu_broadcast.py",
+    "test/custom_ops/test_npu_conv2d.py",
+    "test/custom_ops/test_npu_conv3d.py",
+    "test/custom_ops/test_npu_convolution.py",
+    "test/custom_ops/test_npu_convolution_transpose.py",
+    "test/custom_ops/test_npu_grid_assign_positive.py",
+    "test/custom_ops/test_npu_lstm.py",
+    "test/custom_ops/test_npu_min_dim.py",
+    "test/custom_ops/test_npu_nms_rotated.py",
+    "test/custom_ops/test_npu_slice.py",
+    "test/custom_ops/test_npu_stride_add.py",
+    "test/custom_ops/test_npu_transpose.py",
+    "test/custom_ops/test_npu_transpose2d.py",
+    "test/custom_ops/test_one_.py",
 ]
 FILES_MASTER = FILES_BOTH + [
+    "test/custom_ops/test_incre_flash_attention.py",
+    "test/custom_ops/test_npu_reshape.py",
+    "test/custom_ops/test_prompt_flash_attention.py",
+    "test/custom_ops/test_scatter_update.py",
     "test/npu/test_generators.py",
     "test/npu/test_inf_nan_mode.py",
     "test/npu/test_npu_format.py",
