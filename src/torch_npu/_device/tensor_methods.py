@@ -134,6 +134,7 @@ _base_numpy = _torch_own(_TensorBase.numpy)
 _base_device = _TensorBase.device
 _base_data = _TensorBase.data
 _base_is_cpu = _TensorBase.is_cpu
+_base_get_device = _TensorBase.get_device
 _base_record_stream = _torch_own(_TensorBase.record_stream)
 _base_contiguous = _torch_own(_TensorBase.contiguous)
 
@@ -251,6 +252,12 @@ def _get_device(self: torch.Tensor) -> Any:
     return _base_device.__get__(self) if index is None else npu_device(index)
 
 
+def tensor_get_device(self: torch.Tensor) -> int:
+    """``Tensor.get_device()``: an NPU tensor's index, as torch_npu gives it (-1 on the host)."""
+    index = placement.npu_of(self)
+    return _base_get_device(self) if index is None else index
+
+
 def _get_is_npu(self: torch.Tensor) -> bool:
     return placement.npu_of(self) is not None
 
@@ -317,6 +324,7 @@ def install() -> None:
                ("type", tensor_type), ("type_as", tensor_type_as), ("numpy", tensor_numpy),
                ("pin_memory", tensor_pin_memory), ("is_pinned", tensor_is_pinned),
                ("contiguous", tensor_contiguous), ("record_stream", tensor_record_stream),
+               ("get_device", tensor_get_device),
                ("storage", own_storage.typed_storage),
                ("storage_offset", own_storage.storage_offset)]
     if hasattr(_TensorBase, "untyped_storage"):

@@ -203,6 +203,8 @@ def __getattr__(name: str) -> Any:
         return random.default_generators()
     if name == "_in_bad_fork":  # torch_npu 1.x's flag
         return devices.in_bad_fork()
+    if name == "_initialized":  # torch's checkpoint saves the NPUs' RNG states once it is set
+        return is_initialized()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -8,10 +8,14 @@ in torch's place, recomputing under ``torch.npu.amp.autocast``; here ``checkpoin
 checkpointed function inside an NPU autocast region of the forward's dtype and cache setting,
 and hands torch's checkpoint a state with autocast off, so its CUDA region stays off and quiet.
 Both the reentrant and the non-reentrant variant recompute through that function, and
-``checkpoint_sequential`` calls the module's ``checkpoint``.
+``checkpoint_sequential`` calls the module's ``checkpoint``. torch 1.13 keeps the random state
+of the host and of CUDA for the recomputation, not an NPU's: with ``preserve_rng_state`` (the
+default) the recomputation also draws from the NPUs' states of the forward, so dropout in a
+checkpointed block draws the same mask twice.
 
 torch 2.x needs none of this: its checkpoint recomputes under ``torch.autocast("npu")`` with
-the state of the forward, which ``autocast_mode`` follows.
+the state of the forward, which ``autocast_mode`` follows, and keeps the random state of the
+NPUs its inputs are on.
 """
 from __future__ import annotations
 
@@ -40,6 +44,31 @@ def _in_npu_autocast(function: Callable) -> Callable:
     return run
 
 
+def _replaying_npu_rng(function: Callable, args: Any) -> Callable:
+    """``function`` whose second call (the recomputation) draws from the random states the NPUs
+    of ``args`` had at its first call (the forward), leaving their states as it found them."""
+    indices = sorted({t.get_device() for t in args if isinstance(t, torch.Tensor) and t.is_npu})
+    if not indices:
+        return function
+    forward_states: list = []
+
+    @functools.wraps(function)
+    def run(*call_args: Any, **call_kwargs: Any) -> Any:
+        if not forward_states:
+            forward_states.extend(torch.npu.get_rng_state(i) for i in indices)
+            return function(*call_args, **call_kwargs)
+        current = [torch.npu.get_rng_state(i) for i in indices]
+        for index, state in zip(indices, forward_states):
+            torch.npu.set_rng_state(state, index)
+        try:
+            return function(*call_args, **call_kwargs)
+        finally:
+            for index, state in zip(indices, current):
+                torch.npu.set_rng_state(state, index)
+
+    return run
+
+
 def install() -> None:
     """torch 1.x: put the NPU-aware ``checkpoint`` into ``torch.utils.checkpoint``
     (idempotent)."""
@@ -53,6 +82,8 @@ def install() -> None:
 
     @functools.wraps(original)
     def checkpoint(function: Callable, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("preserve_rng_state", True):
+            function = _replaying_npu_rng(function, args)
         if not autocast_state.is_autocast_enabled():
             return original(function, *args, **kwargs)
         from .autocast_mode import autocast
