@@ -141,7 +141,23 @@ def _create_group(options: Any, pg_options: Any = None) -> Any:
     given = pg_options if isinstance(pg_options, HcclOptions) else None
     gloo._timeout = given._timeout if given is not None and given._timeout else options.timeout
     inner = dist.ProcessGroupGloo(options.store, options.group_rank, options.group_size, gloo)
-    return HcclProcessGroup(inner, options.group_rank, options.group_size, given)
+    group = HcclProcessGroup(inner, options.group_rank, options.group_size, given)
+    _register_devices(group, inner)
+    return group
+
+
+def _register_devices(group: Any, inner: Any) -> None:
+    """Give the hccl group gloo as its backend for the NPU in torch 2.x's per-device table, as
+    torch_npu registers HCCL for the NPU. torch uses the group made in Python as it is and
+    registers no backend on it, yet reads the table: a group's name (``group_name``, which
+    DeviceMesh and the functional collectives of FSDP2 and DTensor resolve groups by) is its
+    backends', and ``_device_types`` names the device FSDP's sharded state dicts place their
+    shards on ("rank:0/npu:0"). Collectives called on the group still run its own (Python)
+    methods."""
+    register = getattr(group, "_register_backend", None)
+    if register is None:  # torch 1.13: no per-device backends
+        return
+    register(torch.device("npu"), dist.ProcessGroup.BackendType.CUSTOM, inner)
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
