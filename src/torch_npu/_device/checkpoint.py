@@ -22,7 +22,9 @@ from . import devices, meta, placement
 
 _WHAT = "torch.load(map_location=...)"
 _saving = threading.local()  # storage address -> NPU index, while torch.save runs
-_loading = threading.local()  # storage address -> NPU index, storages moved while torch.load runs
+# While torch.load runs: ``placed`` (storage address -> where torch restored it) and the
+# ``map_location`` given, or ``moved`` (storage address -> NPU index) under a callable one.
+_loading = threading.local()
 
 
 def tensors_in(obj: Any, seen: Optional[set] = None) -> Iterator[torch.Tensor]:
@@ -50,6 +52,15 @@ def _storage_address(t: torch.Tensor) -> int:
     return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).data_ptr()
 
 
+def _storage_address_or_none(t: torch.Tensor) -> Optional[int]:
+    """The address of ``t``'s storage; None for a tensor subclass without one of its own (a
+    wrapper of other tensors, such as FSDP's ShardedTensor, refuses to give a storage)."""
+    try:
+        return _storage_address(t)
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
 def _npu_location(storage: Any) -> Optional[str]:
     """The location torch.save records for a storage of an NPU tensor ("npu:N")."""
     table = getattr(_saving, "table", None)
@@ -60,8 +71,32 @@ def _npu_location(storage: Any) -> Optional[str]:
 
 
 def _host_storage(storage: Any, location: str) -> Any:
-    """Storages saved on an NPU load into host memory, the emulated NPU's backing."""
-    return storage if location.startswith("npu") else None
+    """torch's restore step for a storage going to ``location`` (the saved one, or where
+    ``map_location`` sends it), tried before torch's own: an NPU's storages load into host
+    memory, the emulated NPU's backing. While the emulator's ``torch.load`` runs, where each
+    storage goes is noted, for its tensors to be put there."""
+    placed = getattr(_loading, "placed", None)
+    if placed is not None:
+        _check_restorable(location)
+        placed[storage.data_ptr()] = location
+    if location.startswith("npu") or (devices.cuda_means_npu and location.startswith("cuda")):
+        return storage
+    return None
+
+
+def _check_restorable(location: str) -> None:
+    """Refuse a storage that would go neither to the host, an NPU nor meta, in words saying what
+    to pass (torch's own would speak of a missing CUDA)."""
+    if location == "cpu" or meta.names_meta(location):
+        return
+    if location.startswith("npu") or location.startswith("cuda"):
+        if devices.npu_index(location, "torch.load") is not None:
+            return
+    if getattr(_loading, "map_location", None) is None:
+        raise RuntimeError(f"torch.load: a storage was saved on {location!r}, which this machine "
+                           "does not have; pass map_location='npu' (or 'cpu') to place it, or "
+                           "import torch_npu.contrib.transfer_to_npu for CUDA checkpoints")
+    raise RuntimeError(f"{_WHAT}: {location!r} names neither the host ('cpu') nor an NPU")
 
 
 def _wrap_save(original: Callable) -> Callable:
@@ -80,41 +115,6 @@ def _wrap_save(original: Callable) -> Callable:
     save.__doc__ = original.__doc__
     _wraps.mark(save, original)
     return save
-
-
-def _saved_npu(location: str) -> Optional[int]:
-    """The NPU a saved location names (None: the host). CUDA locations are an NPU only under
-    transfer_to_npu; otherwise torch's own error for them stands."""
-    if location == "cpu":
-        return None
-    index = devices.npu_index(location, "torch.load")
-    if index is None:
-        raise RuntimeError(f"torch.load: a storage was saved on {location!r}, which this machine "
-                           "does not have; pass map_location='npu' (or 'cpu') to place it, or "
-                           "import torch_npu.contrib.transfer_to_npu for CUDA checkpoints")
-    return index
-
-
-def _target(map_location: Any, saved: str) -> Optional[int]:
-    """Where a tensor saved at ``saved`` goes under ``map_location``."""
-    if map_location is None:
-        return _saved_npu(saved)
-    if isinstance(map_location, dict):
-        return _saved_npu(str(map_location.get(saved, saved)))
-    index = devices.npu_index(map_location, _WHAT)
-    if index is not None:
-        return index
-    if str(map_location) == "cpu":
-        return None
-    raise RuntimeError(f"{_WHAT}: {map_location!r} names neither the host ('cpu') nor an NPU")
-
-
-def _to_meta(map_location: Any, saved: str) -> bool:
-    """Whether ``map_location`` sends a storage saved at ``saved`` to the meta device, where it
-    has a size and no data (deferred initialisation: FSDP's, accelerate's)."""
-    if isinstance(map_location, dict):
-        return meta.names_meta(map_location.get(saved, saved))
-    return meta.names_meta(map_location)
 
 
 def _load_mapped(original: Callable, f: Any, map_location: Callable, *args: Any,
@@ -156,21 +156,25 @@ def _wrap_load(original: Callable) -> Callable:
     def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
         if callable(map_location) and not isinstance(map_location, dict):
             return _load_mapped(original, f, map_location, *args, **kwargs)
-        saved_at: Dict[int, str] = {}
-
-        def keep_on_host(storage: Any, location: str) -> Any:
-            if _to_meta(map_location, location):
-                return torch.serialization.default_restore_location(storage, "meta")
-            saved_at[storage.data_ptr()] = location
-            return storage
-
-        obj = original(f, keep_on_host, *args, **kwargs)
+        # torch restores each storage where map_location says (``_host_storage`` notes where);
+        # a map given as it is keeps torch's own checks (a wrapper subclass, such as FSDP's
+        # ShardedTensor, refuses a callable one).
+        outer = getattr(_loading, "placed", None), getattr(_loading, "map_location", None)
+        placed: Dict[int, str] = {}
+        _loading.placed, _loading.map_location = placed, map_location
+        try:
+            obj = original(f, map_location, *args, **kwargs)
+        finally:
+            _loading.placed, _loading.map_location = outer
         for t in tensors_in(obj):
             if t.is_meta:
                 placement.put(t, None)  # on no device (the pickled tensor may carry a mark)
                 continue
-            saved = saved_at.get(_storage_address(t), "cpu")
-            placement.put(t, _target(map_location, saved))
+            address = _storage_address_or_none(t)
+            if address is None:
+                continue  # a wrapper of other tensors (ShardedTensor): they were placed
+            location = placed.get(address, "cpu")
+            placement.put(t, None if location == "cpu" else devices.npu_index(location, _WHAT))
         return obj
 
     load.__doc__ = original.__doc__
