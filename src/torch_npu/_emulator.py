@@ -9,7 +9,7 @@ import os
 from ._device import (checkpoint, device_groups, factories, formats, host_composites,
                       tensor_methods, tensor_types, torch_device)
 from ._fp16 import mode as emulation
-from .distributed import ddp, hccl
+from .distributed import ddp, fsdp, hccl
 
 _installed = [False]
 
@@ -34,6 +34,7 @@ def install() -> None:
     checkpoint.install()
     ddp.install()
     hccl.register()
+    fsdp.install()
     npu.install()
     profiler.install()
     if os.environ.get("APEXNPU_EMULATION", "1") != "0":
