@@ -19,6 +19,7 @@ The mode stack of torch is per thread: the mode applies to the thread that enabl
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from typing import Any, Iterator, Optional, Sequence
 
@@ -38,6 +39,24 @@ except ImportError:  # pragma: no cover - older torch has no dispatch modes
 _HALF = torch.float16
 _BF16 = torch.bfloat16
 HALF, BF16 = 1, 2  # what ``reduced_kinds`` finds
+
+# torch 2.x lets a mode hand an operation on tensor subclasses back to them (NotImplemented).
+_DEFERS = int(torch.__version__.split(".")[0]) >= 2
+_deferring: dict = {}  # tuple of subclass types -> whether the mode hands their operations back
+
+
+def _defers_to(types: Any) -> bool:
+    """Whether an operation on tensors of these subclasses goes to the subclasses first: every
+    subclass with a dispatch of its own (DTensor: its shards are computed by the NPU), except
+    fake tensors, which wait for the modes above them and run on no device."""
+    known = _deferring.get(types)
+    if known is None:
+        fake = getattr(sys.modules.get("torch._subclasses.fake_tensor"), "FakeTensor", ())
+        plain = torch.Tensor.__torch_dispatch__
+        known = _deferring[types] = _DEFERS and any(
+            t.__torch_dispatch__ is not plain and not (fake and issubclass(t, fake))
+            for t in types)
+    return known
 
 # Operations that only move data: a 910 moves bf16 bytes it cannot compute on.
 _MOVES = frozenset({"aten::copy_", "aten::_to_copy", "aten::_copy_from",
@@ -77,6 +96,10 @@ class EmulatedNpuMode(TorchDispatchMode):
     operation's new outputs on the NPU its inputs are on (see ``placement``)."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if types and _defers_to(types):
+            # A tensor subclass with its own dispatch (DTensor) runs first and calls the plain
+            # operations on the tensors it holds, which come back here: the NPU computes those.
+            return NotImplemented
         kwargs = kwargs or {}
         if generators.draws(func):  # a random operation: from its NPU's generator
             return generators.draw(func, args, kwargs,
