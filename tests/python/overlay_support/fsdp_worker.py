@@ -6,7 +6,8 @@
   in fp32 with that sharding strategy;
 - ``fp16``: FULL_SHARD with ``MixedPrecision`` in fp16 and the ShardedGradScaler that
   ``torch.distributed.fsdp.sharded_grad_scaler`` names, rank 1's gradients overflowing at two
-  steps (``SKIPPED``);
+  steps (``SKIPPED``); ``fp16_offload`` the same with the parameters and gradients offloaded
+  to the host (``CPUOffload``, ``use_orig_params=True``);
 - ``bf16``: FULL_SHARD with ``MixedPrecision`` in bf16 (a 910B's);
 - ``state_dict``: a trained FULL_SHARD model's sharded and full state dicts saved with torch.save
   and loaded into fresh FSDP models and, the full one, into a plain module;
@@ -16,7 +17,6 @@
 The reference is the same model trained in fp32 by one process on both ranks' batches at once
 (what averaging the ranks' gradients computes), skipping the steps the scaler skips. Every rank
 writes one JSON line per phase to TMPDIR/rank<N>.jsonl."""
-import copy
 import json
 import os
 import sys
@@ -29,8 +29,8 @@ import torch.nn.functional as F
 import torch_npu  # noqa: F401
 
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP  # noqa: E402
-from torch.distributed.fsdp import (FullStateDictConfig, MixedPrecision,  # noqa: E402
-                                    ShardingStrategy, StateDictType)
+from torch.distributed.fsdp import (CPUOffload, FullStateDictConfig,  # noqa: E402
+                                    MixedPrecision, ShardingStrategy, StateDictType)
 from torch.distributed.fsdp.wrap import ModuleWrapPolicy  # noqa: E402
 
 # At OVERFLOW_STEP rank 1's scaled loss overflows fp16 in the backward pass; at POISON_STEP an
@@ -72,10 +72,10 @@ def reference(skip=()):
     return losses, [p.detach().cpu().flatten().tolist() for p in model.parameters()]
 
 
-def fsdp1(strategy, mixed=None):
+def fsdp1(strategy, mixed=None, **options):
     return FSDP(build(rank), device_id=device, sync_module_states=True,
                 sharding_strategy=strategy, mixed_precision=mixed,
-                auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+                auto_wrap_policy=ModuleWrapPolicy({nn.Linear}), **options)
 
 
 def full_params(model):
@@ -113,8 +113,8 @@ def train(model, scaler=None):
         scaler.scale(loss * blow_up).backward()
         if rank == 1 and step == POISON_STEP:
             with torch.no_grad():
-                next(p for p in model.parameters() if p.grad is not None).grad.view(-1)[0] = \
-                    float("inf")
+                next(p.grad for p in model.parameters()
+                     if p.grad is not None and p.grad.numel()).view(-1)[0] = float("inf")
         scaler.step(opt)
         stepped.append(any(not torch.equal(a, p.detach()) for a, p in
                            zip(before, model.parameters())))
@@ -189,7 +189,7 @@ def fsdp2(mixed=None):
 
 losses, params = reference()
 report("reference", losses=losses, params=params)
-if "fp16" in phases:
+if {"fp16", "fp16_offload"} & set(phases):
     losses, params = reference(skip=SKIPPED)
     report("reference_skipping", losses=losses, params=params)
 for phase in phases:
@@ -199,16 +199,22 @@ for phase in phases:
         result = train(model)
         report(phase, params=full_params(model),
                flat_shapes=[list(p.shape) for p in model.parameters()], **result)
-    elif phase in ("fp16", "bf16"):
-        dtype = getattr(torch, {"fp16": "float16", "bf16": "bfloat16"}[phase])
-        model = fsdp1(ShardingStrategy.FULL_SHARD, MixedPrecision(dtype, dtype, dtype))
+    elif phase in ("fp16", "bf16", "fp16_offload"):
+        dtype = torch.bfloat16 if phase == "bf16" else torch.float16
+        options = {}
+        if phase == "fp16_offload":
+            options = dict(cpu_offload=CPUOffload(offload_params=True), use_orig_params=True)
+        model = fsdp1(ShardingStrategy.FULL_SHARD, MixedPrecision(dtype, dtype, dtype),
+                      **options)
         scaler = None
-        if phase == "fp16":
+        if phase != "bf16":
             from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
 
             scaler = ShardedGradScaler()
         result = train(model, scaler)
         report(phase, scaler=type(scaler).__module__ if scaler else None,
+               grad_devices=sorted({str(p.grad.device) for p in model.parameters()
+                                    if p.grad is not None}),
                params=full_params(model), **result)
     elif phase == "state_dict":
         state_dict_round_trip()
