@@ -3,7 +3,7 @@ FullyShardedDataParallel with ``device_id`` an NPU and ``sync_module_states``, F
 SHARD_GRAD_OP, fp16 mixed precision with torch_npu's ShardedGradScaler (a 910's float status;
 a 910B's inf; gradients offloaded to the host), bf16 mixed precision on a 910B, sharded and
 full state dicts saved and loaded, and torch 2.x's ``fully_shard`` on
-``init_device_mesh("npu", ...)``.
+``init_device_mesh("npu", ...)`` (fp32, bf16, and fp16 with the scaler).
 
 Each run is checked against one process training the same model in fp32 on both ranks' batches
 (what averaging the ranks' gradients computes): fp32 within 1e-5 (relative for losses, absolute
@@ -53,7 +53,8 @@ def run(phases, tmp_path, soc):
 
 @pytest.fixture(scope="module")
 def on_910(tmp_path_factory):
-    return run(["full_shard", "shard_grad_op", "fp16", "fp16_offload", "state_dict", "fsdp2"],
+    return run(["full_shard", "shard_grad_op", "fp16", "fp16_offload", "state_dict", "fsdp2",
+                "fsdp2_fp16"],
                tmp_path_factory.mktemp("fsdp910"), "Ascend910A")
 
 
@@ -88,14 +89,16 @@ def test_fsdp1_fp32_follows_one_process(on_910, strategy):
 
 
 @pytest.mark.parametrize("chip,phase", [("910", "fp16"), ("910b", "fp16"),
-                                        ("910", "fp16_offload")])
+                                        ("910", "fp16_offload"), ("910", "fsdp2_fp16")])
 def test_fsdp1_fp16_with_sharded_grad_scaler_skips_overflows_on_every_rank(
         on_910, on_910b, chip, phase):
     runs = on_910 if chip == "910" else on_910b
     run = runs[phase]
     assert run[0]["scaler"] == "torch_npu.npu.amp.sharded_grad_scaler"
     for rank in (0, 1):  # CPUOffload: the scaler unscales the host's gradients
-        assert run[rank]["grad_devices"] == ["cpu" if phase == "fp16_offload" else f"npu:{rank}"]
+        if phase != "fsdp2_fp16":  # (FSDP2's are DTensors, whose device is checked below)
+            assert run[rank]["grad_devices"] == ["cpu" if phase == "fp16_offload"
+                                                 else f"npu:{rank}"]
     assert run[0]["dtype"] == "torch.float16"
     for rank in (0, 1):
         # only rank 1 overflowed, at both steps; every rank skipped them and backed off

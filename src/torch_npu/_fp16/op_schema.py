@@ -60,7 +60,11 @@ def written_value(arg: WrittenArg, args: Tuple[Any, ...], kwargs: Dict[str, Any]
 # a round trip would copy and store saturating.
 UNCHANGED_OPS = frozenset({"aten::set_", "aten::resize_", "aten::resize_as_", "aten::empty",
                            "aten::empty_like", "aten::empty_strided", "aten::new_empty",
-                           "aten::new_empty_strided", "aten::_unsafe_view"})
+                           "aten::new_empty_strided", "aten::_unsafe_view",
+                           # FSDP2's copy of the shards (already in the buffer's dtype) into a
+                           # new all-gather buffer: it moves values, and the buffer's other
+                           # ranks' parts hold none yet, which a rounding pass would misread.
+                           "fsdp::all_gather_copy_in"})
 
 
 def runs_unchanged(func: Any) -> bool:

@@ -11,8 +11,9 @@
 - ``bf16``: FULL_SHARD with ``MixedPrecision`` in bf16 (a 910B's);
 - ``state_dict``: a trained FULL_SHARD model's sharded and full state dicts saved with torch.save
   and loaded into fresh FSDP models and, the full one, into a plain module;
-- ``fsdp2``, ``fsdp2_bf16``: torch 2.x's ``fully_shard`` on ``init_device_mesh("npu", ...)``,
-  in fp32 or with a bf16 ``MixedPrecisionPolicy``.
+- ``fsdp2``, ``fsdp2_bf16``, ``fsdp2_fp16``: torch 2.x's ``fully_shard`` on
+  ``init_device_mesh("npu", ...)``, in fp32 or with a bf16 or fp16 ``MixedPrecisionPolicy``
+  (reducing in fp32), fp16 with the ShardedGradScaler and the overflows of ``fp16``.
 
 The reference is the same model trained in fp32 by one process on both ranks' batches at once
 (what averaging the ranks' gradients computes), skipping the steps the scaler skips. Every rank
@@ -101,6 +102,8 @@ def train(model, scaler=None):
     for step in range(STEPS):
         x, y = batch(step, rank)
         opt.zero_grad()
+        # (before the forward: FSDP2 leaves some parameters unsharded until the backward)
+        before = [p.detach().clone() for p in model.parameters()]
         out = model(x.npu())
         loss = F.cross_entropy(out.float(), y.npu())
         losses.append(loss.item())
@@ -109,12 +112,12 @@ def train(model, scaler=None):
             opt.step()
             continue
         blow_up = 1e4 if rank == 1 and step == OVERFLOW_STEP else 1.0
-        before = [p.detach().clone() for p in model.parameters()]
         scaler.scale(loss * blow_up).backward()
         if rank == 1 and step == POISON_STEP:
             with torch.no_grad():
-                next(p.grad for p in model.parameters()
-                     if p.grad is not None and p.grad.numel()).view(-1)[0] = float("inf")
+                grads = [p.grad.to_local() if hasattr(p.grad, "to_local") else p.grad
+                         for p in model.parameters() if p.grad is not None]
+                next(g for g in grads if g.numel()).view(-1)[0] = float("inf")
         scaler.step(opt)
         stepped.append(any(not torch.equal(a, p.detach()) for a, p in
                            zip(before, model.parameters())))
@@ -165,7 +168,7 @@ def state_dict_round_trip():
            plain=(from_plain - want).abs().max().item())
 
 
-def fsdp2(mixed=None):
+def fsdp2(mixed=None, scaler=None):
     from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
@@ -179,8 +182,9 @@ def fsdp2(mixed=None):
             fully_shard(module, mesh=mesh, mp_policy=policy)
     fully_shard(model, mesh=mesh, mp_policy=policy)
     first = next(model.parameters())
-    result = train(model)
+    result = train(model, scaler)
     return dict(result, mesh=[str(mesh.device_type), str(direct.device_type)],
+                scaler=type(scaler).__module__ if scaler else None,
                 param_type=type(first).__name__, param_device=str(first.device),
                 local_device=str(first.to_local().device),
                 local_shape=list(first.to_local().shape),
@@ -189,7 +193,7 @@ def fsdp2(mixed=None):
 
 losses, params = reference()
 report("reference", losses=losses, params=params)
-if {"fp16", "fp16_offload"} & set(phases):
+if {"fp16", "fp16_offload", "fsdp2_fp16"} & set(phases):
     losses, params = reference(skip=SKIPPED)
     report("reference_skipping", losses=losses, params=params)
 for phase in phases:
@@ -220,6 +224,10 @@ for phase in phases:
         state_dict_round_trip()
     elif phase in ("fsdp2", "fsdp2_bf16"):
         report(phase, **fsdp2(torch.bfloat16 if phase == "fsdp2_bf16" else None))
+    elif phase == "fsdp2_fp16":
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        report(phase, **fsdp2(torch.float16, ShardedGradScaler()))
     else:
         raise SystemExit(f"fsdp_worker.py: unknown phase {phase!r}")
 dist.destroy_process_group()

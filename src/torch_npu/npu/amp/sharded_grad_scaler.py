@@ -9,8 +9,8 @@ imported, as torch_npu puts it there) is ``torch.npu.amp.GradScaler`` for sharde
   ``unscale_``, so an overflow anywhere skips the step on every rank and backs the scale off
   everywhere, as torch's ShardedGradScaler all-reduces its ``found_inf``;
 - ``scale`` keeps the loss's dtype (FSDP's mixed precision may return an fp16 or bf16 loss);
-- gradients may be fp16 (a model trained in fp16 throughout) or on the host (FSDP's
-  ``CPUOffload``), which are unscaled where they are.
+- gradients may be fp16 (a model trained in fp16 throughout), on the host (FSDP's
+  ``CPUOffload``) or DTensors (FSDP2's), which are unscaled where they are.
 
 ``device`` is kept as given (torch's default, "cuda", comes from scripts written for GPUs); the
 ranks' agreement travels on the current NPU.
@@ -34,10 +34,15 @@ def _supported(t: torch.Tensor) -> bool:
 
 
 def _grads(optimizer: torch.optim.Optimizer) -> Iterator[torch.Tensor]:
-    """The gradients of ``optimizer``'s parameters (a sparse one's coalesced values)."""
+    """The gradients of ``optimizer``'s parameters as tensors to unscale in place: a sparse
+    one's coalesced values, a DTensor's local shard."""
     for group in optimizer.param_groups:
         for p in group["params"]:
             if p.grad is None:
+                continue
+            local = getattr(p.grad, "_local_tensor", None)  # a DTensor's (FSDP2's) shard
+            if isinstance(local, torch.Tensor):
+                yield local
                 continue
             if not p.grad.is_sparse:
                 yield p.grad
