@@ -117,9 +117,10 @@ def test_fsdp1_sharded_and_full_state_dicts_save_and_load(on_910):
     for rank in (0, 1):
         result = on_910["state_dict"][rank]
         assert result["sharded_types"] == ["ShardedTensor"]
-        # a fresh FSDP model from the sharded or the full checkpoint, and a plain module from
-        # the full one, compute what the trained model computes, bit for bit
-        assert result["sharded"] == result["full"] == result["plain"] == 0.0
+        # a fresh FSDP model from the sharded (torch.save or torch.distributed.checkpoint) or
+        # the full checkpoint, and a plain module from the full one, compute what the trained
+        # model computes, bit for bit
+        assert result["sharded"] == result["full"] == result["plain"] == result["dcp"] == 0.0
     assert on_910["state_dict"][0]["keys"] == ["0.bias", "0.weight", "2.bias", "2.weight",
                                                "3.bias", "3.weight"]
 

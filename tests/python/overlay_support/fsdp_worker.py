@@ -10,7 +10,8 @@
   to the host (``CPUOffload``, ``use_orig_params=True``);
 - ``bf16``: FULL_SHARD with ``MixedPrecision`` in bf16 (a 910B's);
 - ``state_dict``: a trained FULL_SHARD model's sharded and full state dicts saved with torch.save
-  and loaded into fresh FSDP models and, the full one, into a plain module;
+  and loaded into fresh FSDP models and, the full one, into a plain module; the sharded one
+  also through ``torch.distributed.checkpoint``;
 - ``fsdp2``, ``fsdp2_bf16``, ``fsdp2_fp16``: torch 2.x's ``fully_shard`` on
   ``init_device_mesh("npu", ...)``, in fp32 or with a bf16 or fp16 ``MixedPrecisionPolicy``
   (reducing in fp32), fp16 with the ShardedGradScaler and the overflows of ``fp16``.
@@ -160,12 +161,24 @@ def state_dict_round_trip():
     plain = build(70).npu()
     plain.load_state_dict(torch.load(full_path, map_location=device))
     from_plain = plain(probe).detach().cpu()
+    # torch.distributed.checkpoint, as accelerate saves sharded state dicts
+    import torch.distributed.checkpoint as dcp
+
+    with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
+        dcp.save({"model": model.state_dict()}, checkpoint_id=os.path.join(tmpdir, "dcp"))
+    again = FSDP(build(80 + rank), device_id=device, auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+    with FSDP.state_dict_type(again, StateDictType.SHARDED_STATE_DICT):
+        state = {"model": again.state_dict()}
+        dcp.load(state, checkpoint_id=os.path.join(tmpdir, "dcp"))
+        again.load_state_dict(state["model"])
+    from_dcp = again(probe).detach().cpu()
     report("state_dict", keys=sorted(full) if rank == 0 else [],
            sharded_types=sorted({type(v).__name__ for v in torch.load(
                sharded_path, weights_only=False).values()}),
            sharded=(from_sharded - want).abs().max().item(),
            full=(from_full - want).abs().max().item(),
-           plain=(from_plain - want).abs().max().item())
+           plain=(from_plain - want).abs().max().item(),
+           dcp=(from_dcp - want).abs().max().item())
 
 
 def fsdp2(mixed=None, scaler=None):
