@@ -90,6 +90,18 @@ def _finished(result: Any) -> Any:
     return _create_work_from_future(future)
 
 
+def _with_op(opts: Any, op: Any) -> Any:
+    """A copy of collective options ``opts`` reducing by ``op`` (the caller's stay as they are:
+    torch's options objects cannot be copied, so their fields are)."""
+    new = type(opts)()
+    for name in dir(opts):
+        if not name.startswith("_") and name != "reduceOp" \
+                and not callable(getattr(opts, name)):
+            setattr(new, name, getattr(opts, name))
+    new.reduceOp = op
+    return new
+
+
 def _alias(x: Any, keep_dtype: bool = False) -> Any:
     if isinstance(x, torch.Tensor):
         if keep_dtype:  # bool as its uint8 bytes: torch 1.13's gloo reduces no bool
@@ -167,7 +179,7 @@ class HcclProcessGroup(dist.ProcessGroup):
         opts = opts if opts is not None else dist.AllreduceOptions()
         op = op_name(opts.reduceOp)
         if op == "SUM" and any(t.dtype == torch.bool for t in tensors):
-            opts.reduceOp = dist.ReduceOp.MAX  # a bool sum is an or, as torch_npu reduces it
+            opts = _with_op(opts, dist.ReduceOp.MAX)  # a bool sum is an or, as torch_npu's
         if not self._reduced_here(op, tensors):
             return _answering(self.gloo.allreduce(_plain(tensors), opts), tensors)
         for t in tensors:
@@ -182,7 +194,7 @@ class HcclProcessGroup(dist.ProcessGroup):
 
     def reduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
         if op_name(opts.reduceOp) == "SUM" and any(t.dtype == torch.bool for t in tensors):
-            opts.reduceOp = dist.ReduceOp.MAX  # as in allreduce
+            opts = _with_op(opts, dist.ReduceOp.MAX)  # as in allreduce
         options = dist.AllreduceOptions()
         options.reduceOp = opts.reduceOp
         if self._reduced_here(op_name(opts.reduceOp), tensors):
