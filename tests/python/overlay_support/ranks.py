@@ -2,10 +2,13 @@
 LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and a free MASTER_PORT on loopback."""
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 from typing import Dict, List, Optional, Sequence
 
 
@@ -31,22 +34,33 @@ def launch(args: Sequence[str], world: int, env: Dict[str, str], per_node: Optio
     still running at ``timeout`` is killed."""
     per_node = per_node or world
     port = str(free_port())
-    procs = []
-    for rank in range(world):
-        rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(world),
-                        LOCAL_RANK=str(rank % per_node), LOCAL_WORLD_SIZE=str(per_node),
-                        GROUP_RANK=str(rank // per_node), MASTER_ADDR="127.0.0.1",
-                        MASTER_PORT=port, OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([python or sys.executable] + list(args), env=rank_env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    results = []
-    for rank, proc in enumerate(procs):
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            for p in procs:
-                p.kill()
-            out, err = proc.communicate()
-            err += f"\n(killed after {timeout} s)"
-        results.append(RankResult(rank, proc.returncode, out, err))
+    procs, outputs = [], []
+    # Each rank writes to files, not pipes: a rank blocked on a full pipe while the ranks before
+    # it are read would hang every other rank in its next collective.
+    with contextlib.ExitStack() as files:
+        for rank in range(world):
+            rank_env = dict(env, RANK=str(rank), WORLD_SIZE=str(world),
+                            LOCAL_RANK=str(rank % per_node), LOCAL_WORLD_SIZE=str(per_node),
+                            GROUP_RANK=str(rank // per_node), MASTER_ADDR="127.0.0.1",
+                            MASTER_PORT=port, OMP_NUM_THREADS="1")
+            out, err = (files.enter_context(tempfile.TemporaryFile("w+")) for _ in range(2))
+            outputs.append((out, err))
+            procs.append(subprocess.Popen([python or sys.executable] + list(args), env=rank_env,
+                                          stdout=out, stderr=err, text=True))
+        deadline = time.monotonic() + timeout
+        killed = False
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                killed = True
+                for p in procs:
+                    p.kill()
+                proc.wait()
+        results = []
+        for rank, (proc, (out, err)) in enumerate(zip(procs, outputs)):
+            out.seek(0)
+            err.seek(0)
+            text = err.read() + (f"\n(killed after {timeout} s)" if killed else "")
+            results.append(RankResult(rank, proc.returncode, out.read(), text))
     return results
