@@ -17,8 +17,8 @@ from . import _emulator  # noqa: E402
 _emulator.install()
 
 from . import _ops, contrib, distributed, npu, optim, profiler, utils  # noqa: E402,F401
-from ._device.formats import (Format, get_npu_format, get_storage_size, npu_format_cast,  # noqa: E402
-                              npu_format_cast_)
+from ._device.formats import (Format, get_npu_format, get_storage_size,  # noqa: E402
+                              npu_format_cast, npu_format_cast_)
 from .npu.utils import _erase_stream as erase_stream  # noqa: E402
 # torch_npu.<operator>: every operator of _ops (torch_npu.npu_giou, torch_npu.fast_gelu, ...).
 globals().update(_ops.OPERATORS)

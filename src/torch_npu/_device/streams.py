@@ -5,10 +5,10 @@ The emulated NPU runs every operation when it is called, so work on any stream i
 program order; what remains of a stream is its identity, and one thing that takes time on an
 NPU even when the host has moved on: a copy between host and NPU that does not block
 (``non_blocking=True``). Its bytes take the host link's time, so until then the stream's
-``query()`` says it is busy and its ``synchronize()`` waits, as on the NPU. As on the NPU, stream 0 of a device
-is its default stream, a new stream gets the next id of its device, and the current stream
-belongs to the calling thread (the default stream until one is set). ``torch_npu.npu.streams``
-makes the ``Stream`` and ``Event`` objects on top of this.
+``query()`` says it is busy and its ``synchronize()`` waits, as on the NPU. As on the NPU,
+stream 0 of a device is its default stream, a new stream gets the next id of its device, and
+the current stream belongs to the calling thread (the default stream until one is set).
+``torch_npu.npu.streams`` makes the ``Stream`` and ``Event`` objects on top of this.
 """
 from __future__ import annotations
 

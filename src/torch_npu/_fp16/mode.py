@@ -8,11 +8,11 @@ would: ``general_path`` does it, ``fast_path`` gives the same bits at less cost,
 rounded once) when the chip has bf16 (``soc``, a 910B); on a 910 they are refused, as the chip
 refuses them, except copies that only move bf16 data. Host bf16 operations stay CPU torch's.
 fp32 results of NPU operations are stored as the chip does too (``fp32_saturation``): on a 910 in
-saturation mode an overflow is stored as ±FLT_MAX and raises the float status. In-place and ``out=`` operations write back into the
-original fp16 tensors. View and metadata operations run unchanged so that aliasing is kept. The
-mode sees the backward pass too, because autograd dispatches its backward operations through
-the same stack. New outputs of NPU operations are contiguous, as torch_npu's
-(``contiguous_outputs``).
+saturation mode an overflow is stored as ±FLT_MAX and raises the float status. In-place and
+``out=`` operations write back into the original fp16 tensors. View and metadata operations
+run unchanged so that aliasing is kept. The mode sees the backward pass too, because autograd
+dispatches its backward operations through the same stack. New outputs of NPU operations are
+contiguous, as torch_npu's (``contiguous_outputs``).
 
 The mode stack of torch is per thread: the mode applies to the thread that enabled it.
 """

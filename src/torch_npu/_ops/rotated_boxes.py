@@ -11,8 +11,8 @@
   point-in-box test (``e_threshold`` changes nothing here);
 - ``npu_nms_rotated(input, scores, iou_threshold, scores_threshold=0, max_output_size=-1,
   mode=0)``: non-maximum suppression of ``(num, 5)`` rotated boxes ``input`` (``mode`` 0:
-  xywh+angle, 1: x1y1x2y2+angle) by falling score (ties: lower index), a box dropped when its rotated IoU
-  with a kept one exceeds the threshold; ``(selected int32, count int32 (1,))``.
+  xywh+angle, 1: x1y1x2y2+angle) by falling score (ties: lower index), a box dropped when its
+  rotated IoU with a kept one exceeds the threshold; ``(selected int32, count int32 (1,))``.
 
 The intersection is the polygon of both boxes' edge crossings and each box's corners inside
 the other, ordered by angle around its centroid (the kernels' construction). Computed in fp32,

@@ -1,8 +1,9 @@
-"""torch_npu's error codes, which end its messages: ``"Invalid device id" + pta_error(ErrCode.VALUE)``
-reads ``Invalid device id`` and then a line ``[ERROR] <time> (PID:<pid>, Device:<n>, RankID:<r>)
-ERR00003 PTA invalid value``. Scripts and launchers match that line (``ERR\\d{5}``), so the
-emulator's errors carry it too. ``TORCH_NPU_COMPACT_ERROR_OUTPUT=1`` leaves it out, as on the
-NPU, and so does an interactive interpreter."""
+"""torch_npu's error codes, which end its messages:
+``"Invalid device id" + pta_error(ErrCode.VALUE)`` reads ``Invalid device id`` and then a
+line ``[ERROR] <time> (PID:<pid>, Device:<n>, RankID:<r>) ERR00003 PTA invalid value``.
+Scripts and launchers match that line (``ERR\\d{5}``), so the emulator's errors carry it too.
+``TORCH_NPU_COMPACT_ERROR_OUTPUT=1`` leaves it out, as on the NPU, and so does an interactive
+interpreter."""
 from __future__ import annotations
 
 import enum
