@@ -29,7 +29,7 @@ __all__ = ["Generator", "_NPUDeviceProperties", "_CUuuid", "_npu_get_soc_version
            "_npu_npuCachingAllocator_raw_alloc", "_npu_npuCachingAllocator_raw_delete",
            "_npu_is_bf16_supported", "_npu_is_support_inf_nan", "_npu_get_sync_debug_mode",
            "_npu_set_sync_debug_mode", "_weak_ref_tensor", "_npu_hostEmptyCache",
-           "_distributed_c10d"]
+           "_distributed_c10d", "_npurt"]
 
 # torch_npu 1.x's generator class: a host generator by default, an NPU's for an NPU device or
 # index (torch_npu 2.x makes NPU generators with torch.Generator).
@@ -181,3 +181,5 @@ def _npu_hostEmptyCache() -> None:  # noqa: N802
 
 
 from . import _distributed_c10d  # noqa: E402 - after the names it may reach
+
+from ..npu.npurt import module as _npurt  # noqa: E402 - what torch.npu.npurt() returns

@@ -191,6 +191,7 @@ for _name, _cls in tensor_types.TYPES.items():
     globals()[_name] = _cls
 
 from . import aclnn, amp, memory, random, utils  # noqa: E402,F401
+from .npurt import npurt  # noqa: E402,F401
 from .amp import is_autocast_enabled  # noqa: E402,F401
 from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
                      manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
