@@ -61,15 +61,17 @@ SCRIPT = textwrap.dedent('''
     last = trainer.evaluate()["eval_loss"]
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     scaler = trainer.accelerator.scaler
-    print("RESULT", json.dumps({
-        "npu": is_torch_npu_available(), "device": str(args.device),
-        "parameters_on": sorted({str(p.device) for p in model.parameters()}),
-        "scaler": type(scaler).__module__ + "." + type(scaler).__name__,
-        "optimizer": [type(trainer.optimizer.optimizer).__name__,
-                      bool(trainer.optimizer.optimizer.defaults.get("fused"))],
-        "losses": losses, "eval": last,
-        "checksum": float(sum(p.detach().double().sum().cpu() for p in model.parameters())),
-    }))
+    result = os.path.join(os.path.dirname(sys.argv[1]), f"result-{os.environ.get('RANK', 0)}")
+    with open(result, "w") as f:  # not stdout: the ranks' long lines could interleave there
+        json.dump({
+            "npu": is_torch_npu_available(), "device": str(args.device),
+            "parameters_on": sorted({str(p.device) for p in model.parameters()}),
+            "scaler": type(scaler).__module__ + "." + type(scaler).__name__,
+            "optimizer": [type(trainer.optimizer.optimizer).__name__,
+                          bool(trainer.optimizer.optimizer.defaults.get("fused"))],
+            "losses": losses, "eval": last,
+            "checksum": float(sum(p.detach().double().sum().cpu() for p in model.parameters())),
+        }, f)
 ''')
 
 
@@ -83,9 +85,13 @@ def run(*launcher, **env):
             f.write(SCRIPT)
         proc = subprocess.run([sys.executable, *launcher, script, os.path.join(work, "out")],
                               env=full, capture_output=True, text=True, timeout=900, cwd=work)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    return [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
-            if line.startswith("RESULT ")]
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+        results = []
+        for name in sorted(os.listdir(work)):
+            if name.startswith("result-"):
+                with open(os.path.join(work, name)) as f:
+                    results.append(json.load(f))
+    return results
 
 
 def test_the_trainer_trains_in_fp16_on_the_npu():
