@@ -7,16 +7,13 @@ fp32 run of torch's AdamW on the whole batch within 2e-2 relative (bf16's 8 sign
 8 steps; measured: 6e-4 in bf16, 1e-3 in fp16). (ZeRO-3 stops at its float64 gradient norm,
 which HCCL refuses: see test_emulator_deepspeed.py.)"""
 import importlib.util
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
 
 import overlay_support
-from overlay_support import ranks
+from overlay_support import accelerate_runs
 
 pytestmark = [
     pytest.mark.skipif(int(torch.__version__.split(".")[0]) < 2,
@@ -33,22 +30,9 @@ SCRIPT = os.path.join(os.path.dirname(overlay_support.__file__),
 
 @pytest.mark.parametrize("soc,precision", [("Ascend910B1", "bf16"), ("Ascend910A", "fp16")])
 def test_accelerate_launch_with_deepspeed_zero2(tmp_path, soc, precision):
-    env = overlay_support.overlay_env()
-    for name in ("APEXNPU_HCCL_STRICT", "APEXNPU_INF_NAN_MODE", "ASCEND_HOME_PATH",
-                 "ACCELERATE_CONFIG_FILE", "DS_ACCELERATOR"):
-        env.pop(name, None)
-    env.update(APEXNPU_SOC_VERSION=soc, OMP_NUM_THREADS="1",
-               HF_HOME=str(tmp_path / "hf"), TRANSFORMERS_OFFLINE="1")
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2",
-               "--num_machines", "1", "--use_deepspeed", "--zero_stage", "2",
-               "--mixed_precision", precision, "--dynamo_backend", "no",
-               "--main_process_port", str(ranks.free_port()), SCRIPT]
-    proc = subprocess.run(command, env=env, cwd=str(tmp_path), capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    results = [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
-               if line.startswith("RESULT ")]
-    assert sorted(r["device"] for r in results) == ["npu:0", "npu:1"], proc.stdout
+    results = accelerate_runs.launch(str(tmp_path), soc, SCRIPT, [
+        "--use_deepspeed", "--zero_stage", "2", "--mixed_precision", precision])
+    assert [r["device"] for r in results] == ["npu:0", "npu:1"]
     for r in results:
         assert r["deepspeed"] and r["zero_stage"] == 2 and r["engine"] == "DeepSpeedEngine"
         assert r["mixed_precision"] == precision

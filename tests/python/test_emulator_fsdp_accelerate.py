@@ -8,16 +8,13 @@ losses follow an fp32 run of torch's AdamW on the whole batch within 2e-3 relati
 significant bits, 8 steps; measured: 2e-5). (bf16 and FSDP2 under accelerate run too; FSDP2 in
 bf16 is tested without accelerate in test_emulator_fsdp.py.)"""
 import importlib.util
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
 
 import overlay_support
-from overlay_support import ranks
+from overlay_support import accelerate_runs
 
 pytestmark = [
     pytest.mark.skipif(int(torch.__version__.split(".")[0]) < 2,
@@ -32,25 +29,12 @@ SCRIPT = os.path.join(os.path.dirname(overlay_support.__file__), "fsdp_accelerat
 
 
 def test_accelerate_launch_with_fsdp_in_fp16(tmp_path):
-    env = overlay_support.overlay_env()
-    for name in ("APEXNPU_HCCL_STRICT", "APEXNPU_INF_NAN_MODE", "ACCELERATE_CONFIG_FILE"):
-        env.pop(name, None)
-    env.update(APEXNPU_SOC_VERSION="Ascend910A", OMP_NUM_THREADS="1",
-               HF_HOME=str(tmp_path / "hf"), TRANSFORMERS_OFFLINE="1")
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2",
-               "--num_machines", "1", "--use_fsdp", "--fsdp_version", "1",
-               "--fsdp_sharding_strategy", "FULL_SHARD",
-               "--fsdp_cpu_ram_efficient_loading", "true", "--fsdp_sync_module_states", "true",
-               "--fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP",
-               "--fsdp_transformer_layer_cls_to_wrap", "LlamaDecoderLayer",
-               "--mixed_precision", "fp16", "--dynamo_backend", "no",
-               "--main_process_port", str(ranks.free_port()), SCRIPT]
-    proc = subprocess.run(command, env=env, cwd=str(tmp_path), capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    results = [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
-               if line.startswith("RESULT ")]
-    assert sorted(r["device"] for r in results) == ["npu:0", "npu:1"], proc.stdout
+    results = accelerate_runs.launch(str(tmp_path), "Ascend910A", SCRIPT, [
+        "--use_fsdp", "--fsdp_version", "1", "--fsdp_sharding_strategy", "FULL_SHARD",
+        "--fsdp_cpu_ram_efficient_loading", "true", "--fsdp_sync_module_states", "true",
+        "--fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP",
+        "--fsdp_transformer_layer_cls_to_wrap", "LlamaDecoderLayer", "--mixed_precision", "fp16"])
+    assert [r["device"] for r in results] == ["npu:0", "npu:1"]
     for r in results:
         assert r["fsdp"] and r["fsdp_version"] == 1 and r["model"] == "FullyShardedDataParallel"
         assert r["mixed_precision"] == "fp16" and r["param_device"] == r["device"]

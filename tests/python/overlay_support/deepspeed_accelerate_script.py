@@ -1,10 +1,12 @@
 """A training script as an Ascend user runs it under ``accelerate launch --use_deepspeed``:
 ``import torch_npu``, then accelerate's own loop, nothing NPU-specific. A tiny LLaMA (transformers)
-learns shifted token runs for 8 steps. Every rank prints ``RESULT`` and one JSON object: its
-device, what accelerate prepared, the mean loss over the ranks at each step, and (rank 0) the
-same training in fp32 with torch's AdamW on both ranks' batches in one process: the reference.
+learns shifted token runs for 8 steps. Every rank writes one JSON object to ``result-<rank>``
+in its working directory (accelerate_runs.launch reads them): its device, what accelerate
+prepared, the mean loss over the ranks at each step, and (rank 0) the same training in fp32 with
+torch's AdamW on both ranks' batches in one process: the reference.
 """
 import json
+from typing import Any, Dict, List, Tuple
 
 import torch
 
@@ -44,9 +46,9 @@ def reference(world: int):
     return losses
 
 
-def main() -> None:
-    acc = Accelerator()
-    model = make_model()
+def train(acc: Accelerator, model: Any) -> Tuple[Any, List[float]]:
+    """``model`` prepared by ``acc`` and trained with accelerate's own loop: the prepared model
+    and the mean loss over the ranks at each step."""
     opt = torch.optim.AdamW(model.parameters(), lr=LR)
     loader = torch.utils.data.DataLoader(batches(), batch_size=BATCH, shuffle=False)
     model, opt, loader = acc.prepare(model, opt, loader)
@@ -57,13 +59,25 @@ def main() -> None:
         opt.step()
         opt.zero_grad()
         losses.append(acc.reduce(loss.detach(), "mean").item())
-    result = {"device": str(acc.device), "deepspeed": acc.state.deepspeed_plugin is not None,
-              "mixed_precision": acc.mixed_precision, "engine": type(model).__name__,
-              "param_dtype": str(next(model.parameters()).dtype), "losses": losses,
-              "zero_stage": acc.state.deepspeed_plugin.zero_stage}
+    return model, losses
+
+
+def report(acc: Accelerator, result: Dict[str, Any]) -> None:
+    """Write this rank's ``result`` (rank 0's with the reference's losses) to its file: files,
+    not stdout, where the ranks' lines could interleave."""
     if acc.is_main_process:
         result["reference"] = reference(acc.num_processes)
-    print("RESULT", json.dumps(result), flush=True)
+    with open(f"result-{acc.process_index}", "w") as f:
+        json.dump(result, f)
+
+
+def main() -> None:
+    acc = Accelerator()
+    model, losses = train(acc, make_model())
+    report(acc, {"device": str(acc.device), "deepspeed": acc.state.deepspeed_plugin is not None,
+                 "mixed_precision": acc.mixed_precision, "engine": type(model).__name__,
+                 "param_dtype": str(next(model.parameters()).dtype), "losses": losses,
+                 "zero_stage": acc.state.deepspeed_plugin.zero_stage})
 
 
 if __name__ == "__main__":

@@ -1,13 +1,12 @@
 """A training script as an Ascend user runs it under ``accelerate launch --use_fsdp``:
 ``import torch_npu``, then the model from a checkpoint and accelerate's own loop, nothing
-NPU-specific. The model, data and fp32 reference are deepspeed_accelerate_script.py's (a tiny
-LLaMA learning shifted token runs for 8 steps; the reference trains on both ranks' batches in one
-process with torch's AdamW). Every rank prints ``RESULT`` and one JSON object: its device, the
-map locations the checkpoint was read with, what accelerate prepared (FSDP's version, the
-parameters' type and device, the loss scaler's module), the mean loss over the ranks at each
-step, and (rank 0) the reference's losses.
+NPU-specific. The model, data, loop and fp32 reference are deepspeed_accelerate_script.py's (a
+tiny LLaMA learning shifted token runs for 8 steps; the reference trains on both ranks' batches
+in one process with torch's AdamW). Every rank writes one JSON object, as that script's ranks do:
+its device, the map locations the checkpoint was read with, what accelerate prepared (FSDP's
+version, the parameters' type and device, the loss scaler's module), the mean loss over the
+ranks at each step, and (rank 0) the reference's losses.
 """
-import json
 from typing import List, Tuple
 
 import torch
@@ -16,7 +15,7 @@ import torch_npu  # noqa: F401
 from accelerate import Accelerator
 from transformers import LlamaForCausalLM
 
-from deepspeed_accelerate_script import BATCH, LR, STEPS, batches, make_model, reference
+from deepspeed_accelerate_script import make_model, report, train
 
 
 def from_checkpoint(acc: Accelerator) -> Tuple[LlamaForCausalLM, List[str]]:
@@ -43,27 +42,15 @@ def from_checkpoint(acc: Accelerator) -> Tuple[LlamaForCausalLM, List[str]]:
 def main() -> None:
     acc = Accelerator()
     model, locations = from_checkpoint(acc)
-    opt = torch.optim.AdamW(model.parameters(), lr=LR)
-    loader = torch.utils.data.DataLoader(batches(), batch_size=BATCH, shuffle=False)
-    model, opt, loader = acc.prepare(model, opt, loader)
-    losses = []
-    for x in (list(loader) * 2)[:STEPS]:
-        loss = model(input_ids=x, labels=x).loss
-        acc.backward(loss)
-        opt.step()
-        opt.zero_grad()
-        losses.append(acc.reduce(loss.detach(), "mean").item())
+    model, losses = train(acc, model)
     plugin = acc.state.fsdp_plugin
     first = next(model.parameters())
-    result = {"device": str(acc.device), "fsdp": plugin is not None,
-              "fsdp_version": getattr(plugin, "fsdp_version", 1),
-              "mixed_precision": acc.mixed_precision, "model": type(model).__name__,
-              "param": type(first).__name__, "param_device": str(first.device),
-              "scaler": type(acc.scaler).__module__ if acc.scaler is not None else None,
-              "losses": losses, "load_locations": locations}
-    if acc.is_main_process:
-        result["reference"] = reference(acc.num_processes)
-    print("RESULT", json.dumps(result), flush=True)
+    report(acc, {"device": str(acc.device), "fsdp": plugin is not None,
+                 "fsdp_version": getattr(plugin, "fsdp_version", 1),
+                 "mixed_precision": acc.mixed_precision, "model": type(model).__name__,
+                 "param": type(first).__name__, "param_device": str(first.device),
+                 "scaler": type(acc.scaler).__module__ if acc.scaler is not None else None,
+                 "losses": losses, "load_locations": locations})
 
 
 if __name__ == "__main__":
