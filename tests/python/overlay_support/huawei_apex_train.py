@@ -135,7 +135,8 @@ def run_clip(level, nz):
         for layer in model:
             if isinstance(layer, torch.nn.Linear):
                 layer.weight.data = torch_npu.npu_format_cast(layer.weight.data, 29)
-    formats = [torch_npu.get_npu_format(p) for p in model.parameters()]
+    # ints, not torch_npu.Format members: torch 2.x's torch.load (weights_only) refuses enums
+    formats = [int(torch_npu.get_npu_format(p)) for p in model.parameters()]
     sizes = [torch_npu.get_storage_size(p) for p in model.parameters()]
     optimizer = apex.optimizers.NpuFusedAdam(model.parameters(), lr=1e-2)
     model, optimizer = amp.initialize(model, optimizer, opt_level=level, loss_scale=128.0,
