@@ -34,12 +34,6 @@ def put(tensor: torch.Tensor, index: Optional[int]) -> torch.Tensor:
     return tensor
 
 
-def put_all(tensors: Iterable[Any], index: Optional[int]) -> None:
-    for t in tensors:
-        if isinstance(t, torch.Tensor):
-            put(t, index)
-
-
 class DeviceMismatch(RuntimeError):
     pass
 

@@ -19,11 +19,6 @@ _HALF = torch.float16
 _REDUCED = (torch.float16, torch.bfloat16)
 
 
-def compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The dtype an operator computes in for inputs of ``dtype``: fp32 for fp16 and bf16."""
-    return torch.float32 if dtype in _REDUCED else dtype
-
-
 def upcast(x: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
     """``x`` as the fp32 values the operator computes on (None and non-reduced dtypes as they
     are)."""
