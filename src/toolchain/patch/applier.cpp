@@ -76,67 +76,21 @@ class FileApplier {
  public:
   explicit FileApplier(std::string_view content) : input_(split_lines(content)) {}
 
-  // Where the hunk applies (1-based line of its first pattern line), or nothing.
+  // Where the hunk applies (1-based line of its first pattern line), or nothing; a found
+  // place moves the offset later hunks start from.
   std::optional<std::int64_t> locate(const HunkShape& h, int fuzz) {
-    const std::int64_t pat_lines = static_cast<std::int64_t>(h.pattern.size());
-    const std::int64_t input_lines = static_cast<std::int64_t>(input_.size());
-    const std::int64_t first_guess = h.first + in_offset_;
-    if (pat_lines == 0) return first_guess;
-    const std::int64_t context = std::max(h.prefix_context, h.suffix_context);
-    std::int64_t prefix_fuzz = fuzz + h.prefix_context - context;
-    const std::int64_t suffix_fuzz = fuzz + h.suffix_context - context;
-    const std::int64_t max_where = input_lines - (pat_lines - suffix_fuzz) + 1;
-    const std::int64_t min_where = last_frozen_ + 1 - (h.prefix_context - prefix_fuzz);
-    const std::int64_t max_pos_offset = max_where - first_guess;
-    std::int64_t max_neg_offset = first_guess - min_where;
-    const std::int64_t max_offset = std::max(max_pos_offset, max_neg_offset);
-    if (first_guess <= max_neg_offset) max_neg_offset = first_guess - 1;
-
-    if (prefix_fuzz < 0 && h.first <= 1) {
-      // Short leading context at the top of the file: it can only match the start.
-      if (suffix_fuzz < 0 && (pat_lines != input_lines || h.prefix_context < last_frozen_))
-        return std::nullopt;
-      const std::int64_t offset = 1 - first_guess;
-      if (last_frozen_ <= h.prefix_context && offset <= max_pos_offset &&
-          matches(h, first_guess + offset, 0, suffix_fuzz)) {
-        in_offset_ += offset;
-        return first_guess + offset;
-      }
-      return std::nullopt;
-    }
-    if (prefix_fuzz < 0) prefix_fuzz = 0;
-    if (suffix_fuzz < 0) {
-      // Short trailing context: it can only match the end of the file.
-      const std::int64_t offset = first_guess - (input_lines - pat_lines + 1);
-      if (offset <= max_neg_offset && matches(h, first_guess - offset, prefix_fuzz, 0)) {
-        in_offset_ -= offset;
-        return first_guess - offset;
-      }
-      return std::nullopt;
-    }
-    // GNU's search, from offset 0 outwards, alternating. When the pattern compares a line, a
-    // place puts its lines inside the file or cannot match: the offsets before the first such
-    // place are skipped, so a header naming line 10^8, or an earlier hunk found 10^8 lines
-    // away, costs what the file's length allows rather than 10^8 steps.
-    std::int64_t first_offset = 0;
-    if (pat_lines - suffix_fuzz >= 1 + prefix_fuzz) {
-      const std::int64_t first_pos = std::max<std::int64_t>(0, 1 - prefix_fuzz - first_guess);
-      const std::int64_t first_neg = std::max<std::int64_t>(1, first_guess - max_where);
-      first_offset = std::min(first_pos <= max_pos_offset ? first_pos : max_offset + 1,
-                              first_neg <= max_neg_offset ? first_neg : max_offset + 1);
-    }
-    for (std::int64_t offset = first_offset; offset <= max_offset; ++offset) {
-      if (offset <= max_pos_offset && matches(h, first_guess + offset, prefix_fuzz, suffix_fuzz)) {
-        in_offset_ += offset;
-        return first_guess + offset;
-      }
-      if (offset > 0 && offset <= max_neg_offset &&
-          matches(h, first_guess - offset, prefix_fuzz, suffix_fuzz)) {
-        in_offset_ -= offset;
-        return first_guess - offset;
-      }
-    }
-    return std::nullopt;
+    const Window w = window(h, fuzz);
+    if (h.pattern.empty()) return w.first_guess;
+    std::optional<std::int64_t> offset;
+    if (w.prefix_fuzz < 0 && h.first <= 1)
+      offset = offset_at_top(h, w);
+    else if (w.suffix_fuzz < 0)
+      offset = offset_at_end(h, w);
+    else
+      offset = nearest_offset(h, w);
+    if (!offset) return std::nullopt;
+    in_offset_ += *offset;
+    return w.first_guess + *offset;
   }
 
   // Applies the hunk at `where` as GNU does: input lines are copied lazily, removed lines
@@ -171,6 +125,82 @@ class FileApplier {
   }
 
  private:
+  // GNU's bounds for one hunk at one fuzz: the guessed line, the fuzz left at each end
+  // (negative when the context there is shorter than the other end's), and how far the
+  // search may go either way.
+  struct Window {
+    std::int64_t first_guess = 0;
+    std::int64_t prefix_fuzz = 0;
+    std::int64_t suffix_fuzz = 0;
+    std::int64_t max_pos_offset = 0;
+    std::int64_t max_neg_offset = 0;
+    std::int64_t max_offset = 0;
+    std::int64_t max_where = 0;
+  };
+
+  Window window(const HunkShape& h, int fuzz) const {
+    const std::int64_t pat_lines = static_cast<std::int64_t>(h.pattern.size());
+    const std::int64_t input_lines = static_cast<std::int64_t>(input_.size());
+    const std::int64_t context = std::max(h.prefix_context, h.suffix_context);
+    Window w;
+    w.first_guess = h.first + in_offset_;
+    w.prefix_fuzz = fuzz + h.prefix_context - context;
+    w.suffix_fuzz = fuzz + h.suffix_context - context;
+    w.max_where = input_lines - (pat_lines - w.suffix_fuzz) + 1;
+    const std::int64_t min_where = last_frozen_ + 1 - (h.prefix_context - w.prefix_fuzz);
+    w.max_pos_offset = w.max_where - w.first_guess;
+    w.max_neg_offset = w.first_guess - min_where;
+    w.max_offset = std::max(w.max_pos_offset, w.max_neg_offset);
+    if (w.first_guess <= w.max_neg_offset) w.max_neg_offset = w.first_guess - 1;
+    return w;
+  }
+
+  // Short leading context at the top of the file: the hunk can only match the start.
+  std::optional<std::int64_t> offset_at_top(const HunkShape& h, const Window& w) const {
+    const std::int64_t pat_lines = static_cast<std::int64_t>(h.pattern.size());
+    const std::int64_t input_lines = static_cast<std::int64_t>(input_.size());
+    if (w.suffix_fuzz < 0 && (pat_lines != input_lines || h.prefix_context < last_frozen_))
+      return std::nullopt;
+    const std::int64_t offset = 1 - w.first_guess;
+    if (last_frozen_ <= h.prefix_context && offset <= w.max_pos_offset &&
+        matches(h, w.first_guess + offset, 0, w.suffix_fuzz))
+      return offset;
+    return std::nullopt;
+  }
+
+  // Short trailing context: the hunk can only match the end of the file.
+  std::optional<std::int64_t> offset_at_end(const HunkShape& h, const Window& w) const {
+    const std::int64_t prefix_fuzz = std::max<std::int64_t>(w.prefix_fuzz, 0);
+    const std::int64_t offset = w.first_guess - (static_cast<std::int64_t>(input_.size()) -
+                                                 static_cast<std::int64_t>(h.pattern.size()) + 1);
+    if (offset <= w.max_neg_offset && matches(h, w.first_guess - offset, prefix_fuzz, 0)) return -offset;
+    return std::nullopt;
+  }
+
+  // GNU's search, from offset 0 outwards, alternating. When the pattern compares a line, a
+  // place puts its lines inside the file or cannot match: the offsets before the first such
+  // place are skipped, so a header naming line 10^8, or an earlier hunk found 10^8 lines
+  // away, costs what the file's length allows rather than 10^8 steps.
+  std::optional<std::int64_t> nearest_offset(const HunkShape& h, const Window& w) const {
+    const std::int64_t pat_lines = static_cast<std::int64_t>(h.pattern.size());
+    const std::int64_t prefix_fuzz = std::max<std::int64_t>(w.prefix_fuzz, 0);
+    std::int64_t first_offset = 0;
+    if (pat_lines - w.suffix_fuzz >= 1 + prefix_fuzz) {
+      const std::int64_t first_pos = std::max<std::int64_t>(0, 1 - prefix_fuzz - w.first_guess);
+      const std::int64_t first_neg = std::max<std::int64_t>(1, w.first_guess - w.max_where);
+      first_offset = std::min(first_pos <= w.max_pos_offset ? first_pos : w.max_offset + 1,
+                              first_neg <= w.max_neg_offset ? first_neg : w.max_offset + 1);
+    }
+    for (std::int64_t offset = first_offset; offset <= w.max_offset; ++offset) {
+      if (offset <= w.max_pos_offset && matches(h, w.first_guess + offset, prefix_fuzz, w.suffix_fuzz))
+        return offset;
+      if (offset > 0 && offset <= w.max_neg_offset &&
+          matches(h, w.first_guess - offset, prefix_fuzz, w.suffix_fuzz))
+        return -offset;
+    }
+    return std::nullopt;
+  }
+
   bool matches(const HunkShape& h, std::int64_t base, std::int64_t prefix_fuzz,
                std::int64_t suffix_fuzz) const {
     const std::int64_t last = static_cast<std::int64_t>(h.pattern.size()) - suffix_fuzz;
@@ -230,109 +260,130 @@ std::optional<std::string> path_problem(const FileTree& tree, const std::string&
   return std::nullopt;
 }
 
+// Where a hunk applies: the line and the fuzz used, or nothing; `reversed` when it is the first
+// hunk and it matches only reversed (GNU patch -N: the patch was applied already).
+struct HunkPlace {
+  std::optional<std::int64_t> where;
+  int fuzz = 0;
+  bool reversed = false;
+};
+
+HunkPlace find_place(FileApplier& applier, const Hunk& hunk, const HunkShape& shape, bool first_hunk) {
+  const int fuzz_limit = static_cast<int>(
+      std::min<std::int64_t>(max_fuzz, std::max(shape.prefix_context, shape.suffix_context)));
+  HunkPlace place;
+  for (int fuzz = 0; fuzz <= fuzz_limit; ++fuzz) {
+    if ((place.where = applier.locate(shape, fuzz))) {
+      place.fuzz = fuzz;
+      return place;
+    }
+    if (first_hunk) {
+      FileApplier probe = applier;  // locate moves the offset it keeps; the probe must not
+      if (probe.locate(shape_of(hunk, true), fuzz)) {
+        place.reversed = true;
+        return place;
+      }
+    }
+  }
+  return place;
+}
+
+// Applies one hunk where it was found, or records why not (its text joins the file's rejects).
+HunkReport place_hunk(FileApplier& applier, const FilePatch& file, const Hunk& hunk, const HunkShape& shape,
+                      const HunkPlace& place, std::string& rejects) {
+  HunkReport report{hunk.header, hunk.patch_line, FileStatus::clean, 0, 0, {}};
+  if (!place.where) {
+    report.status = FileStatus::failed;
+    report.reason = "its lines were not found in the file, not even at an offset or with fuzz 2";
+  } else if (!applier.apply(hunk, *place.where)) {
+    report.status = FileStatus::failed;
+    report.reason = fmt::format(
+        "misordered hunks: it would apply at line {}, inside or before an earlier "
+        "hunk's changes (output would be garbled)",
+        *place.where);
+  } else {
+    report.offset = *place.where - shape.first;
+    report.fuzz = place.fuzz;
+    report.status = place.fuzz > 0       ? FileStatus::fuzz
+                    : report.offset != 0 ? FileStatus::offset
+                                         : FileStatus::clean;
+  }
+  if (report.status == FileStatus::failed) render_reject(rejects, file, hunk);
+  return report;
+}
+
+// The report of a file patch none of whose hunks can apply, for one reason.
+FileReport failed_file(const FilePatch& file, FileReport report, const std::string& reason) {
+  report.status = FileStatus::failed;
+  report.hunks.clear();
+  report.rejects.clear();
+  for (const auto& hunk : file.hunks) {
+    report.hunks.push_back({hunk.header, hunk.patch_line, FileStatus::failed, 0, 0, reason});
+    render_reject(report.rejects, file, hunk);
+  }
+  if (file.hunks.empty())
+    report.hunks.push_back({"(no hunks)", file.patch_line, FileStatus::failed, 0, 0, reason});
+  return report;
+}
+
+// Puts the patched content into the tree: a deletion only when nothing is left, a failed
+// modification with the hunks that did apply (as GNU leaves it).
+void store_content(FileTree& tree, const FilePatch& file, FileReport& report, const FileEntry* existing,
+                   std::string content) {
+  if (report.status == FileStatus::failed) {
+    if (file.operation == FileOperation::modify) tree[report.path].content = std::move(content);
+    return;
+  }
+  if (file.operation == FileOperation::remove) {
+    if (content.empty()) {
+      tree.erase(report.path);
+      return;
+    }
+    report.status = FileStatus::failed;
+    report.hunks.push_back({"(deletion)", file.patch_line, FileStatus::failed, 0, 0,
+                            "the file has more content than the patch deletes; not deleting it"});
+    return;
+  }
+  FileEntry entry;
+  entry.content = std::move(content);
+  entry.kind = existing != nullptr ? existing->kind : FileKind::regular;
+  if (file.operation == FileOperation::create || file.mode_changed)
+    entry.kind = file.executable ? FileKind::executable : FileKind::regular;
+  tree[report.path] = std::move(entry);
+}
+
+FileReport apply_file_patch(const FilePatch& file, FileTree& tree) {
+  FileReport report;
+  report.path = file.target_path();
+  report.operation = file.operation;
+  const bool creating = file.operation == FileOperation::create;
+  if (auto problem = path_problem(tree, report.path, creating))
+    return failed_file(file, std::move(report), *problem);
+
+  const FileEntry* existing = creating ? nullptr : &tree.at(report.path);
+  FileApplier applier(existing != nullptr ? std::string_view(existing->content) : std::string_view());
+  for (std::size_t k = 0; k < file.hunks.size(); ++k) {
+    const Hunk& hunk = file.hunks[k];
+    const HunkShape shape = shape_of(hunk, false);
+    const HunkPlace place = find_place(applier, hunk, shape, k == 0);
+    if (place.reversed)
+      return failed_file(file, std::move(report),
+                         "the patch seems applied already (its first hunk matches reversed)");
+    report.hunks.push_back(place_hunk(applier, file, hunk, shape, place, report.rejects));
+    report.status = std::max(report.status, report.hunks.back().status);
+  }
+  store_content(tree, file, report, existing, applier.finish());
+  return report;
+}
+
 }  // namespace
 
 ApplyResult apply_patch(const PatchSet& patch, FileTree input) {
   ApplyResult result;
   result.tree = std::move(input);
   for (const FilePatch& file : patch.files) {
-    FileReport report;
-    report.path = file.target_path();
-    report.operation = file.operation;
-    auto fail_file = [&](const std::string& reason) {
-      report.status = FileStatus::failed;
-      report.rejects.clear();
-      for (const auto& hunk : file.hunks) {
-        report.hunks.push_back({hunk.header, hunk.patch_line, FileStatus::failed, 0, 0, reason});
-        render_reject(report.rejects, file, hunk);
-      }
-      if (file.hunks.empty())
-        report.hunks.push_back({"(no hunks)", file.patch_line, FileStatus::failed, 0, 0, reason});
-      result.ok = false;
-    };
-
-    const bool creating = file.operation == FileOperation::create;
-    if (auto problem = path_problem(result.tree, report.path, creating)) {
-      fail_file(*problem);
-      result.rejects += report.rejects;
-      result.files.push_back(std::move(report));
-      continue;
-    }
-    const FileEntry* existing = creating ? nullptr : &result.tree.at(report.path);
-    FileApplier applier(existing != nullptr ? std::string_view(existing->content) : std::string_view());
-    bool reversed = false;
-    for (std::size_t k = 0; k < file.hunks.size() && !reversed; ++k) {
-      const Hunk& hunk = file.hunks[k];
-      const HunkShape shape = shape_of(hunk, false);
-      const int fuzz_limit = static_cast<int>(
-          std::min<std::int64_t>(max_fuzz, std::max(shape.prefix_context, shape.suffix_context)));
-      std::optional<std::int64_t> where;
-      int fuzz = 0;
-      for (; fuzz <= fuzz_limit && !where; ++fuzz) {
-        where = applier.locate(shape, fuzz);
-        if (!where && k == 0) {
-          // GNU patch -N: a first hunk that only matches reversed means the patch was applied.
-          FileApplier probe = applier;
-          if (probe.locate(shape_of(hunk, true), fuzz)) {
-            reversed = true;
-            break;
-          }
-        }
-      }
-      if (where) --fuzz;
-      HunkReport hr{hunk.header, hunk.patch_line, FileStatus::clean, 0, 0, {}};
-      if (!where) {
-        hr.status = FileStatus::failed;
-        hr.reason = reversed ? "the patch seems applied already (the hunk matches reversed)"
-                             : "its lines were not found in the file, not even at an offset or with fuzz 2";
-        render_reject(report.rejects, file, hunk);
-        result.ok = false;
-      } else if (!applier.apply(hunk, *where)) {
-        hr.status = FileStatus::failed;
-        hr.reason = fmt::format(
-            "misordered hunks: it would apply at line {}, inside or before an earlier "
-            "hunk's changes (output would be garbled)",
-            *where);
-        render_reject(report.rejects, file, hunk);
-        result.ok = false;
-      } else {
-        hr.offset = *where - shape.first;
-        hr.fuzz = fuzz;
-        hr.status = fuzz > 0 ? FileStatus::fuzz : hr.offset != 0 ? FileStatus::offset : FileStatus::clean;
-      }
-      report.hunks.push_back(std::move(hr));
-    }
-    if (reversed) {
-      report.hunks.clear();
-      fail_file("the patch seems applied already (its first hunk matches reversed)");
-      result.rejects += report.rejects;
-      result.files.push_back(std::move(report));
-      continue;
-    }
-    for (const auto& h : report.hunks) report.status = std::max(report.status, h.status);
-
-    std::string content = applier.finish();
-    if (report.status != FileStatus::failed) {
-      if (file.operation == FileOperation::remove) {
-        if (!content.empty()) {
-          report.status = FileStatus::failed;
-          report.hunks.push_back({"(deletion)", file.patch_line, FileStatus::failed, 0, 0,
-                                  "the file has more content than the patch deletes; not deleting it"});
-          result.ok = false;
-        } else {
-          result.tree.erase(report.path);
-        }
-      } else {
-        FileEntry entry;
-        entry.content = std::move(content);
-        entry.kind = existing != nullptr ? existing->kind : FileKind::regular;
-        if (creating || file.mode_changed)
-          entry.kind = file.executable ? FileKind::executable : FileKind::regular;
-        result.tree[report.path] = std::move(entry);
-      }
-    } else if (file.operation == FileOperation::modify) {
-      result.tree[report.path].content = std::move(content);  // the hunks that applied, as GNU
-    }
+    FileReport report = apply_file_patch(file, result.tree);
+    if (report.status == FileStatus::failed) result.ok = false;
     result.rejects += report.rejects;
     result.files.push_back(std::move(report));
   }
