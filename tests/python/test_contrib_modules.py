@@ -117,9 +117,9 @@ def test_fast_batch_norms_are_torch_npus_classes_at_its_module_paths():
     from torch.nn.modules.batchnorm import _NormBase as TorchNormBase
 
     from torch_npu.contrib.module import _batchnorm_with_int32_count as real_path
-    from torch_npu.contrib.module import batchnorm_int32_count, batchnorm_with_int32_count
+    from torch_npu.contrib.module import batchnorm_with_int32_count
 
-    for module in (batchnorm_int32_count, batchnorm_with_int32_count, torch_npu.contrib):
+    for module in (batchnorm_with_int32_count, torch_npu.contrib):
         assert module.FastBatchNorm2d is real_path.FastBatchNorm2d
     # As on an NPU: torch's _NormBase, not torch's BatchNorm2d (nor its _BatchNorm).
     assert issubclass(FastBatchNorm2d, real_path._BatchNorm)
