@@ -92,9 +92,8 @@ def test_other_inputs_are_refused_and_the_stream_is_made_once():
 
 def test_the_ensemble_dropouts_live_at_torch_npus_module_paths():
     from torch_npu.contrib.module import NpuPreGenDropout, _ensemble_dropout, ensemble_dropout
-    from torch_npu.contrib.module.pregen_dropout import NpuPreGenDropout as old_path
 
-    assert _ensemble_dropout.NpuPreGenDropout is NpuPreGenDropout is old_path
+    assert _ensemble_dropout.NpuPreGenDropout is NpuPreGenDropout
     assert ensemble_dropout.NpuCachedDropout is NpuCachedDropout
     task = _ensemble_dropout._PreGenDropoutTask("npu:0", 0.5)  # torch_npu's argument order
     assert (task.device, task.p, task.idx) == ("npu:0", 0.5, 0)
