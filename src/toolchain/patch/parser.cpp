@@ -56,13 +56,32 @@ class Parser {
     if (lines_[index].find('\0') != std::string_view::npos) lines_.fail(index, "a NUL byte in a header line");
   }
 
+  // What the extended header lines of a "diff --git" section say.
+  struct GitHeaders {
+    bool create = false;
+    bool remove = false;
+    std::string new_mode;
+  };
+
   FilePatch parse_git_file() {
     FilePatch file;
     file.patch_line = i_ + 1;
     check_header_line(i_);
     const std::size_t git_line = i_++;
-    bool create = false, remove = false;
-    std::string new_mode;
+    const GitHeaders headers = read_git_headers(file, git_line);
+    check_git_mode(headers, git_line);
+    file.executable = headers.new_mode == "100755";
+    settle_git_operation(file, headers, git_line);
+    if (file.operation == FileOperation::create) file.old_path.clear();
+    if (file.operation == FileOperation::remove) file.new_path.clear();
+    if (file.target_path().empty()) lines_.fail(git_line, "a 'diff --git' section without a file name");
+    return file;
+  }
+
+  // The extended header lines up to the first that is not one, and the '---'/'+++' part that
+  // may follow them.
+  GitHeaders read_git_headers(FilePatch& file, std::size_t git_line) {
+    GitHeaders headers;
     while (i_ < lines_.size()) {
       const std::string_view line = without_terminator(lines_[i_]);
       if (starts_unified_header(i_)) {
@@ -71,12 +90,12 @@ class Parser {
       }
       check_header_line(i_);
       if (line.starts_with("new file mode ")) {
-        create = true;
-        new_mode = line.substr(14);
+        headers.create = true;
+        headers.new_mode = line.substr(14);
       } else if (line.starts_with("deleted file mode ")) {
-        remove = true;
+        headers.remove = true;
       } else if (line.starts_with("new mode ")) {
-        new_mode = line.substr(9);
+        headers.new_mode = line.substr(9);
         file.mode_changed = true;
       } else if (line.starts_with("old mode ") || line.starts_with("index ")) {
       } else if (line.starts_with("similarity index ") || line.starts_with("dissimilarity index ") ||
@@ -90,19 +109,28 @@ class Parser {
       }
       ++i_;
     }
-    if (new_mode == "120000") lines_.fail(git_line, "the patch would create a symlink; patches never do");
-    if (!new_mode.empty() && new_mode != "100644" && new_mode != "100755")
-      lines_.fail(git_line, fmt::format("unsupported file mode {}", new_mode));
-    file.executable = new_mode == "100755";
-    if (create && remove) lines_.fail(git_line, "a file is both created and deleted");
+    return headers;
+  }
+
+  void check_git_mode(const GitHeaders& headers, std::size_t git_line) const {
+    if (headers.new_mode == "120000")
+      lines_.fail(git_line, "the patch would create a symlink; patches never do");
+    if (!headers.new_mode.empty() && headers.new_mode != "100644" && headers.new_mode != "100755")
+      lines_.fail(git_line, fmt::format("unsupported file mode {}", headers.new_mode));
+    if (headers.create && headers.remove) lines_.fail(git_line, "a file is both created and deleted");
+  }
+
+  // The file's operation and names from the extended headers and, when present, the
+  // '---'/'+++' lines, which must agree with them.
+  void settle_git_operation(FilePatch& file, const GitHeaders& headers, std::size_t git_line) const {
     const bool has_unified_header = !file.old_path.empty() || !file.new_path.empty();
     if (!has_unified_header) {
       // No '---'/'+++' lines: a mode change, or an empty file created or deleted.
       const auto [git_old, git_new] = git_names(git_line);
-      if (create) {
+      if (headers.create) {
         file.operation = FileOperation::create;
         file.new_path = git_new;
-      } else if (remove) {
+      } else if (headers.remove) {
         file.operation = FileOperation::remove;
         file.old_path = git_old;
       } else {
@@ -110,19 +138,15 @@ class Parser {
         file.new_path = git_new;
         if (!file.mode_changed) lines_.fail(git_line, "a 'diff --git' section with nothing to apply");
       }
-    } else if ((create && file.operation == FileOperation::remove) ||
-               (remove && file.operation == FileOperation::create)) {
+    } else if ((headers.create && file.operation == FileOperation::remove) ||
+               (headers.remove && file.operation == FileOperation::create)) {
       lines_.fail(git_line,
                   "the 'diff --git' header and the '---'/'+++' lines disagree on whether the "
                   "file is created or deleted");
     } else {
-      if (create) file.operation = FileOperation::create;
-      if (remove) file.operation = FileOperation::remove;
+      if (headers.create) file.operation = FileOperation::create;
+      if (headers.remove) file.operation = FileOperation::remove;
     }
-    if (file.operation == FileOperation::create) file.old_path.clear();
-    if (file.operation == FileOperation::remove) file.new_path.clear();
-    if (file.target_path().empty()) lines_.fail(git_line, "a 'diff --git' section without a file name");
-    return file;
   }
 
   // The stripped names of a "diff --git" line, which must name one file.
