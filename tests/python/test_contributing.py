@@ -233,12 +233,40 @@ def test_every_command_has_the_places_of_the_command_recipe():
         assert re.search(r"\badd_%s\w*\(" % name, adders), f"commands.cpp lists no adder of {name}"
 
 
+def operator_modules() -> List[str]:
+    """The operator modules of src/torch_npu/_ops (its helpers' names start with "_")."""
+    return sorted(os.path.relpath(p, REPO)
+                  for p in glob.glob(os.path.join(REPO, "src/torch_npu/_ops/[!_]*.py")))
+
+
+def declared_operators(module: str) -> List[str]:
+    """The names ``module`` declares with ``@operator`` (each def's, and its ``aliases``), read
+    from its source as _ops/_registry.py registers them on import."""
+    names = []
+    for node in ast.parse(read(module)).body:
+        for decorator in getattr(node, "decorator_list", []):
+            call = decorator if isinstance(decorator, ast.Call) else None
+            if getattr(call.func if call else decorator, "id", "") != "operator":
+                continue
+            names.append(node.name)
+            for keyword in call.keywords if call else []:
+                if keyword.arg == "aliases":
+                    names += [alias.value for alias in keyword.value.elts]
+    return names
+
+
 def operators() -> List[str]:
-    tree = ast.parse(read("src/torch_npu/_ops/__init__.py"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "OPERATORS":
-            return [key.value for key in node.value.keys]
-    raise AssertionError("no OPERATORS in src/torch_npu/_ops/__init__.py")
+    return [name for module in operator_modules() for name in declared_operators(module)]
+
+
+def test_every_npu_function_of_an_operator_module_is_declared():
+    for module in operator_modules():
+        declared = declared_operators(module)
+        for node in ast.parse(read(module)).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("npu_"):
+                assert node.name in declared, (
+                    f"{module}: {node.name} is not declared with @operator, so torch_npu has "
+                    "no such name")
 
 
 def test_every_npu_operator_is_documented_and_tested():

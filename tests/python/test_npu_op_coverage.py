@@ -1,7 +1,9 @@
 """docs/NPU_OPERATORS.md accounts for every operator torch_npu 2.14 documents
 (tests/python/data/torch_npu_2_14_operators.txt, 215 names): each is either emulated, i.e. an
 attribute of the emulator's ``torch_npu`` with a row in the emulated table, or has a row in
-the "not emulated" table saying why. The emulated count is printed."""
+the "not emulated" table saying why. The emulated count is printed. The other way round, every
+operator the emulator declares (``@operator``, read from ``torch_npu._ops.OPERATORS``) is named
+in the emulated table."""
 import os
 import re
 
@@ -73,6 +75,14 @@ def test_emulated_rows_are_real_and_not_also_refused():
     assert not emulated & set(reasons), sorted(emulated & set(reasons))
     absent = sorted(n for n in emulated & set(documented()) if not hasattr(torch_npu, n))
     assert not absent, f"in the emulated table but not in torch_npu: {absent}"
+
+
+def test_every_declared_operator_is_in_the_emulated_table():
+    cells = " ".join(" ".join(row) for row in table_rows(EMULATED_HEADER))
+    declared = sorted(torch_npu._ops.OPERATORS)
+    assert "npu_rms_norm" in declared
+    missing = [n for n in declared if not re.search(r"`%s[(`]" % re.escape(n), cells)]
+    assert not missing, f"declared with @operator but not in the emulated table: {missing}"
 
 
 @pytest.mark.parametrize("name", sorted(not_emulated()))

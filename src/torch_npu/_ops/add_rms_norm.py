@@ -16,6 +16,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _check(name: str, x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor) -> None:
@@ -39,6 +40,7 @@ def _normalised(x1, x2, gamma, epsilon):
     return x * rstd * upcast(gamma).float(), rstd, x
 
 
+@operator
 def npu_add_rms_norm(x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor,
                      epsilon: float = 1e-06) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     _check("npu_add_rms_norm", x1, x2, gamma)
@@ -49,6 +51,7 @@ def npu_add_rms_norm(x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor,
     return without_derivative("npu_add_rms_norm", compute, x1, x2, gamma)
 
 
+@operator
 def npu_add_rms_norm_cast(x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor,
                           epsilon: float = 1e-06
                           ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -13,8 +13,10 @@ from typing import Sequence
 import torch
 
 from ._precision import upcast
+from ._registry import operator
 
 
+@operator
 def npu_anchor_response_flags(input: torch.Tensor, featmap_size: Sequence[int],
                               stride: Sequence[int], num_base_anchors: int) -> torch.Tensor:
     name = "npu_anchor_response_flags"

@@ -19,8 +19,10 @@ import torch
 
 from ._out_args import var_m_v
 from ._precision import store_into
+from ._registry import operator
 
 
+@operator
 def npu_apply_adam(beta1_power: float, beta2_power: float, lr: float, beta1: float, beta2: float,
                    epsilon: float, grad: torch.Tensor, use_locking: Optional[bool],
                    use_nesterov: Optional[bool], *,

@@ -22,8 +22,10 @@ import torch
 
 from ._out_args import var_m_v
 from ._precision import store_into
+from ._registry import operator
 
 
+@operator
 def npu_apply_adam_w(beta1_power: float, beta2_power: float, lr: float, weight_decay: float,
                      beta1: float, beta2: float, epsilon: float, grad: torch.Tensor,
                      max_grad_norm: Optional[torch.Tensor], amsgrad: Optional[bool],

@@ -7,9 +7,11 @@ from typing import Optional, Tuple
 
 import torch
 
+from ._registry import operator
 from .apply_adam_w import npu_apply_adam_w
 
 
+@operator
 def npu_apply_adam_w_out(beta1_power: float, beta2_power: float, lr: float,
                          weight_decay: float, beta1: float, beta2: float, epsilon: float,
                          grad: torch.Tensor, max_grad_norm: Optional[torch.Tensor],

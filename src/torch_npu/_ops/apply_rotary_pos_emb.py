@@ -16,11 +16,13 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 from .rotary_mul import _rotated
 
 _LAYOUTS = {"BSND": 4, "SBND": 4, "BNSD": 4, "TND": 3}
 
 
+@operator
 def npu_apply_rotary_pos_emb(query: torch.Tensor, key: torch.Tensor, cos: torch.Tensor,
                              sin: torch.Tensor, layout: str = "BSND",
                              rotary_mode: str = "half") -> Tuple[torch.Tensor, torch.Tensor]:

@@ -21,8 +21,10 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_attention_update(lse: List[torch.Tensor], local_out: List[torch.Tensor],
                          update_type: int) -> Tuple[torch.Tensor, torch.Tensor]:
     name = "npu_attention_update"
@@ -48,6 +50,7 @@ def npu_attention_update(lse: List[torch.Tensor], local_out: List[torch.Tensor],
     return without_derivative(name, compute, *lse, *local_out)
 
 
+@operator
 def npu_ring_attention_update(prev_attn_out: torch.Tensor, prev_softmax_max: torch.Tensor,
                               prev_softmax_sum: torch.Tensor, cur_attn_out: torch.Tensor,
                               cur_softmax_max: torch.Tensor, cur_softmax_sum: torch.Tensor, *,

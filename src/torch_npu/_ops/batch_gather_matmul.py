@@ -14,6 +14,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, store_into, upcast
+from ._registry import operator
 
 
 def _update(name, y, x, weight_b, indices, weight_a, layer_idx, scale, y_offset, y_slice_size):
@@ -55,6 +56,7 @@ def _update(name, y, x, weight_b, indices, weight_a, layer_idx, scale, y_offset,
     return out
 
 
+@operator
 def npu_batch_gather_matmul(input: torch.Tensor, x: torch.Tensor, weight_b: torch.Tensor,
                             indices: torch.Tensor, weight_a: Optional[torch.Tensor] = None,
                             layer_idx: int = 0, scale: float = 1e-3, y_offset: int = 0,
@@ -65,6 +67,7 @@ def npu_batch_gather_matmul(input: torch.Tensor, x: torch.Tensor, weight_b: torc
     return without_derivative("npu_batch_gather_matmul", compute, input)
 
 
+@operator
 def npu_batch_gather_matmul_(input: torch.Tensor, x: torch.Tensor, weight_b: torch.Tensor,
                              indices: torch.Tensor, weight_a: Optional[torch.Tensor] = None,
                              layer_idx: int = 0, scale: float = 1e-3, y_offset: int = 0,

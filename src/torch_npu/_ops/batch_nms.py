@@ -24,10 +24,12 @@ import torch
 
 from ._boxes import intersection
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 NAME = "npu_batch_nms"
 
 
+@operator
 def npu_batch_nms(input: torch.Tensor, scores: torch.Tensor, score_threshold: float,
                   iou_threshold: float, max_size_per_class: int, max_total_size: int,
                   change_coordinate_frame: bool = False,

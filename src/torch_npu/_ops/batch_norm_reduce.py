@@ -10,8 +10,10 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import upcast
+from ._registry import operator
 
 
+@operator
 def batch_norm_reduce(input: torch.Tensor, eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
     if input.dim() != 4:
         raise RuntimeError(f"batch_norm_reduce: input must be 4-D (N, C, H, W), got shape "

@@ -22,8 +22,10 @@ import torch
 
 from ._out_args import var_m_v
 from ._precision import store_into
+from ._registry import operator
 
 
+@operator
 def npu_bert_apply_adam(lr: float, beta1: float, beta2: float, epsilon: float,
                         grad: torch.Tensor, max_grad_norm: float, global_grad_norm: float,
                         weight_decay: float, step_size: Optional[float] = None,

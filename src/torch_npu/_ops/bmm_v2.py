@@ -9,8 +9,10 @@ from typing import Sequence
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_bmmV2(input: torch.Tensor, mat2: torch.Tensor,  # noqa: N802 - torch_npu's name
               output_sizes: Sequence[int]) -> torch.Tensor:
     if input.dim() < 2 or mat2.dim() < 2:

@@ -24,6 +24,7 @@ import torch
 from .._fp16 import overflow_mode
 from . import _precision
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
 def _check(name: str, what: str, boxes: torch.Tensor) -> None:
@@ -37,6 +38,7 @@ def _centres_and_sizes(boxes: torch.Tensor):
     return (x1 + x2) * 0.5, (y1 + y2) * 0.5, x2 - x1 + 1.0, y2 - y1 + 1.0
 
 
+@operator
 def npu_bounding_box_encode(anchor_box: torch.Tensor, ground_truth_box: torch.Tensor,
                             means0: float, means1: float, means2: float, means3: float,
                             stds0: float, stds1: float, stds2: float,
@@ -64,6 +66,7 @@ def npu_bounding_box_encode(anchor_box: torch.Tensor, ground_truth_box: torch.Te
     return without_derivative(name, encode, anchor_box, ground_truth_box)
 
 
+@operator
 def npu_bounding_box_decode(rois: torch.Tensor, deltas: torch.Tensor, means0: float,
                             means1: float, means2: float, means3: float, stds0: float,
                             stds1: float, stds2: float, stds3: float, max_shape: Sequence[int],

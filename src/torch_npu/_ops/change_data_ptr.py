@@ -22,10 +22,12 @@ from __future__ import annotations
 import torch
 
 from .._device import formats, own_storage
+from ._registry import operator
 
 DTYPES = (torch.float16, torch.float32, torch.bfloat16)
 
 
+@operator
 def npu_change_data_ptr(dst: torch.Tensor, src: torch.Tensor, index: int) -> int:
     if index < 0:
         raise RuntimeError(f"npu_change_data_ptr: expected offset (index) equal to or greater "

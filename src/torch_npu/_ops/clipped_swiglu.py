@@ -15,8 +15,10 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_clipped_swiglu(x: torch.Tensor, *, group_index: Optional[torch.Tensor] = None,
                        dim: int = -1, alpha: float = 1.702, limit: float = 7.0,
                        bias: float = 1.0, interleaved: bool = True) -> torch.Tensor:

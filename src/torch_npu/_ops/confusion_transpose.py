@@ -8,7 +8,10 @@ from typing import Sequence
 
 import torch
 
+from ._registry import operator
 
+
+@operator(tensor_method=True)
 def npu_confusion_transpose(input: torch.Tensor, perm: Sequence[int], shape: Sequence[int],
                             transpose_first: bool) -> torch.Tensor:
     perm, shape = [int(p) for p in perm], [int(s) for s in shape]

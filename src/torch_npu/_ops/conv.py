@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _per_dim(name: str, what: str, values: Sequence[int], dims: int) -> List[int]:
@@ -63,18 +64,21 @@ def _conv_transpose(name, input, weight, bias, padding, output_padding, stride, 
     return store(y, input.dtype)
 
 
+@operator
 def npu_conv2d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
                groups: int) -> torch.Tensor:
     return _conv("npu_conv2d", input, weight, bias, stride, padding, dilation, groups, (4,))
 
 
+@operator
 def npu_conv3d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
                groups: int) -> torch.Tensor:
     return _conv("npu_conv3d", input, weight, bias, stride, padding, dilation, groups, (5,))
 
 
+@operator
 def npu_convolution(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                     stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
                     groups: int) -> torch.Tensor:
@@ -82,6 +86,7 @@ def npu_convolution(input: torch.Tensor, weight: torch.Tensor, bias: Optional[to
                  (4, 5))
 
 
+@operator
 def npu_conv_transpose2d(input: torch.Tensor, weight: torch.Tensor,
                          bias: Optional[torch.Tensor], padding: Sequence[int],
                          output_padding: Sequence[int], stride: Sequence[int],
@@ -90,6 +95,7 @@ def npu_conv_transpose2d(input: torch.Tensor, weight: torch.Tensor,
                            stride, dilation, groups, (4,))
 
 
+@operator
 def npu_convolution_transpose(input: torch.Tensor, weight: torch.Tensor,
                               bias: Optional[torch.Tensor], padding: Sequence[int],
                               output_padding: Sequence[int], stride: Sequence[int],

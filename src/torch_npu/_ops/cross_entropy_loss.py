@@ -14,8 +14,10 @@ import torch
 import torch.nn.functional as F
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_cross_entropy_loss(input: torch.Tensor, target: torch.Tensor,
                            weight: Optional[torch.Tensor] = None, reduction: str = "mean",
                            ignore_index: int = -100, label_smoothing: float = 0.0,

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _precision
+from ._registry import operator
 
 Shape4 = Tuple[int, int, int, int]
 
@@ -164,6 +165,7 @@ def _gradients(input: torch.Tensor, grad_out: torch.Tensor, weight: torch.Tensor
                  for g, dtype in zip(list(found) + [grad_bias], dtypes))
 
 
+@operator
 def npu_deformable_conv2d(input: torch.Tensor, weight: torch.Tensor,  # noqa: A002
                           offset: torch.Tensor, bias: Optional[torch.Tensor],
                           kernel_size: Sequence[int], stride: Sequence[int],
@@ -175,6 +177,7 @@ def npu_deformable_conv2d(input: torch.Tensor, weight: torch.Tensor,  # noqa: A0
     return _DeformableConv2d.apply(input, weight, offset, bias, args)
 
 
+@operator
 def npu_deformable_conv2dbk(input: torch.Tensor, grad_output: torch.Tensor,  # noqa: A002
                             offset_out: torch.Tensor, weight: torch.Tensor,
                             offset: torch.Tensor, kernel_size: Sequence[int],

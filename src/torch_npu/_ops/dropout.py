@@ -15,6 +15,7 @@ import torch
 
 from . import _masks
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _check_p(p: float, what: str) -> float:
@@ -24,6 +25,7 @@ def _check_p(p: float, what: str) -> float:
     return p
 
 
+@operator
 def npu_dropout_gen_mask(size: Sequence[int], p: float, *, dtype: Optional[torch.dtype] = None,
                          layout: Any = None, device: Any = None,
                          pin_memory: Optional[bool] = None) -> torch.Tensor:
@@ -39,6 +41,7 @@ def _apply_bits(values: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Ten
     return values * (bits * _masks.keep_scale(p))
 
 
+@operator
 def npu_dropout_do_mask(input: torch.Tensor, mask: torch.Tensor,
                         p: float) -> Tuple[torch.Tensor, torch.Tensor]:
     """``input`` with the elements ``mask`` drops zeroed and the others scaled by 1/(1-p)."""
@@ -46,6 +49,7 @@ def npu_dropout_do_mask(input: torch.Tensor, mask: torch.Tensor,
     return store(_apply_bits(upcast(input), mask, p), input.dtype), mask
 
 
+@operator
 def npu_dropout_backward(grad_output: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Tensor:
     if not grad_output.is_floating_point():
         raise RuntimeError("dropoutbackward only supports floating-point dtypes")
@@ -53,6 +57,7 @@ def npu_dropout_backward(grad_output: torch.Tensor, mask: torch.Tensor, p: float
     return store(_apply_bits(upcast(grad_output), mask, p), grad_output.dtype)
 
 
+@operator(aliases=("npu_dropout",))
 def _npu_dropout(input: torch.Tensor, p: float) -> Tuple[torch.Tensor, torch.Tensor]:
     """Dropout of ``input`` with a fresh bit mask: (result, mask)."""
     p = _check_p(p, "_npu_dropout")

@@ -17,8 +17,10 @@ import torch
 
 from . import _masks
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_dropout_with_add_softmax(input: torch.Tensor, x1: torch.Tensor, alpha: float, prob: float,
                                  dim: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     prob = float(prob)

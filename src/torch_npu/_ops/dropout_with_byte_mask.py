@@ -17,8 +17,10 @@ import torch
 
 from . import _masks
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def _dropout_with_byte_mask(input: torch.Tensor, p: float) -> Tuple[torch.Tensor, torch.Tensor]:
     p = float(p)
     if not 0.0 <= p <= 1.0:
@@ -31,6 +33,7 @@ def _dropout_with_byte_mask(input: torch.Tensor, p: float) -> Tuple[torch.Tensor
     return store(result, input.dtype), mask
 
 
+@operator
 def _dropout_with_byte_mask_backward(grad_output: torch.Tensor, mask: torch.Tensor,
                                      p: float) -> torch.Tensor:
     if mask.dtype != torch.uint8:
@@ -39,6 +42,7 @@ def _dropout_with_byte_mask_backward(grad_output: torch.Tensor, mask: torch.Tens
     return store(scaled, grad_output.dtype)
 
 
+@operator
 def dropout_with_byte_mask(input: torch.Tensor, p: float, train: bool) -> torch.Tensor:
     if p == 0 or not train or input.numel() == 0:
         return input

@@ -11,6 +11,7 @@ from typing import Optional, Union
 import torch
 
 from ._precision import store
+from ._registry import operator
 
 # c10::ScalarType's numbers of the dtypes a host torch has.
 _SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64,
@@ -43,6 +44,7 @@ class _Cast(torch.autograd.Function):
             else grad.to(ctx.dtype), None
 
 
+@operator
 def npu_dtype_cast(input: torch.Tensor, dtype: Union[int, torch.dtype],
                    input_dtype: Optional[int] = None) -> torch.Tensor:
     target = _dtype(dtype, "dtype")
@@ -58,6 +60,7 @@ def npu_dtype_cast(input: torch.Tensor, dtype: Union[int, torch.dtype],
     return _Cast.apply(input, target)
 
 
+@operator
 def npu_dtype_cast_(input: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         input.copy_(npu_dtype_cast(src.detach(), input.dtype))

@@ -6,14 +6,17 @@ from __future__ import annotations
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 _ALPHA = 1.702
 
 
+@operator
 def npu_fast_gelu(input: torch.Tensor) -> torch.Tensor:
     x = upcast(input)
     return store(x * torch.sigmoid(_ALPHA * x), input.dtype)
 
 
+@operator
 def fast_gelu(input: torch.Tensor) -> torch.Tensor:
     return npu_fast_gelu(input)

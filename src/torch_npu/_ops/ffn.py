@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 _ACTIVATIONS = {
     "relu": F.relu,
@@ -27,6 +28,7 @@ _ACTIVATIONS = {
 }
 
 
+@operator
 def npu_ffn(x: torch.Tensor, weight1: torch.Tensor, weight2: torch.Tensor, activation: str, *,
             expert_tokens: Optional[List[int]] = None,
             expert_tokens_index: Optional[List[int]] = None,

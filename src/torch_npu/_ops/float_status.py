@@ -19,6 +19,7 @@ import torch
 
 from .._device import devices, placement, soc
 from .._fp16 import float_status
+from ._registry import operator
 
 SIZE = 8
 _MODES = (0, 1)  # ORIGINAL_MODE, DEBUG_MODE
@@ -45,10 +46,12 @@ def _status(out: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@operator
 def npu_alloc_float_status(input: torch.Tensor) -> torch.Tensor:  # noqa: A002
     return _new(input, torch.float32)
 
 
+@operator
 def npu_get_float_status(input: torch.Tensor, mode: int = 0) -> torch.Tensor:  # noqa: A002
     _check_mode(mode)
     if mode == 0 and soc.version() < soc.ASCEND910B1:
@@ -56,6 +59,7 @@ def npu_get_float_status(input: torch.Tensor, mode: int = 0) -> torch.Tensor:  #
     return _status(_new(input, torch.int32))
 
 
+@operator
 def npu_clear_float_status(input: torch.Tensor, mode: int = 0) -> torch.Tensor:  # noqa: A002
     _check_mode(mode)
     float_status.clear()

@@ -44,6 +44,7 @@ import torch
 
 from . import _masks
 from ._precision import store, upcast
+from ._registry import operator
 
 MAX_TOKENS = 2147483647
 LAYOUTS = ("BSH", "SBH", "BSND", "BNSD", "TND")
@@ -189,6 +190,7 @@ def _segments(cumulative: Sequence[int]) -> List[Tuple[int, int]]:
     return spans
 
 
+@operator
 def npu_fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                          head_num: int, input_layout: str, pse: Optional[torch.Tensor] = None,
                          padding_mask: Optional[torch.Tensor] = None,

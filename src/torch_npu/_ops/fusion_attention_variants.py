@@ -34,6 +34,7 @@ from typing import Optional, Sequence
 
 import torch
 
+from ._registry import operator
 from .fusion_attention import MAX_TOKENS, fusion_attention
 
 
@@ -50,6 +51,7 @@ def _rope_joined(name: str, t: torch.Tensor, rope: Optional[torch.Tensor], layou
     return torch.cat([t, rope.to(t.dtype)], dim=-1)
 
 
+@operator
 def npu_fusion_attention_v2(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                             head_num: int, input_layout: str, *,
                             pse: Optional[torch.Tensor] = None,
@@ -96,6 +98,7 @@ def _lengths(t) -> Optional[Sequence[int]]:
     return [int(v) for v in t.reshape(-1).tolist()]
 
 
+@operator
 def npu_fusion_attention_v3(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                             head_num: int, input_layout: str,
                             pse: Optional[torch.Tensor] = None,

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import torch
 
+from ._registry import operator
 
+
+@operator
 def npu_gather_sparse_index(input: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     if index.dtype not in (torch.int32, torch.int64):
         raise RuntimeError(f"npu_gather_sparse_index: index must be int32 or int64, got "

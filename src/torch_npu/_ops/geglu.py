@@ -11,8 +11,10 @@ import torch
 import torch.nn.functional as F
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_geglu(input: torch.Tensor, dim: int = -1, approximate: int = 1,
               activate_left: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
     n = max(input.dim(), 1)

@@ -7,10 +7,12 @@ import math
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
+@operator
 def npu_gelu(input: torch.Tensor, *, approximate: str = "none") -> torch.Tensor:
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"npu_gelu: approximate must be 'none' or 'tanh', got {approximate!r}")

@@ -8,8 +8,10 @@ import torch.nn.functional as F
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_gelu_mul(input: torch.Tensor, *, approximate: str = "none") -> torch.Tensor:
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"npu_gelu_mul: approximate must be 'none' or 'tanh', got "

@@ -12,8 +12,10 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_gemma_rms_norm(input: torch.Tensor, gamma: torch.Tensor,
                        epsilon: float = 1e-06) -> Tuple[torch.Tensor, torch.Tensor]:
     if gamma.dim() > input.dim() or (

@@ -12,8 +12,10 @@ from __future__ import annotations
 import torch
 
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
+@operator
 def npu_grid_assign_positive(input: torch.Tensor, overlaps: torch.Tensor,
                              box_responsible_flags: torch.Tensor, max_overlaps: torch.Tensor,
                              argmax_overlaps: torch.Tensor, gt_max_overlaps: torch.Tensor,

@@ -11,8 +11,10 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_group_norm_silu(input: torch.Tensor, weight: Optional[torch.Tensor],
                         bias: Optional[torch.Tensor], group: int,
                         eps: float = 1e-05) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

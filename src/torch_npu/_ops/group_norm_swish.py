@@ -11,8 +11,10 @@ from typing import Optional, Tuple
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_group_norm_swish(input: torch.Tensor, num_groups: int, weight: torch.Tensor,
                          bias: torch.Tensor, eps: Optional[float] = 1e-05,
                          swish_scale: Optional[float] = 1.0

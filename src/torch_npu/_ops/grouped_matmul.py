@@ -26,6 +26,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _as_list(t) -> List[torch.Tensor]:
@@ -54,6 +55,7 @@ def _group_ends(name: str, group_list, group_list_type: int, rows: int) -> List[
     return values
 
 
+@operator
 def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor], *,
                        bias: Optional[Sequence[torch.Tensor]] = None,
                        scale: Optional[Sequence[torch.Tensor]] = None,

@@ -14,6 +14,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import upcast
+from ._registry import operator
 
 
 def _accumulate(name, y, x, weight, group_list, transpose_x, transpose_weight, group_type,
@@ -48,6 +49,7 @@ def _accumulate(name, y, x, weight, group_list, transpose_x, transpose_weight, g
     return out
 
 
+@operator
 def npu_grouped_matmul_add(input: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
                            group_list: torch.Tensor, *, transpose_x: bool = True,
                            transpose_weight: bool = False, group_type: int = 2,
@@ -58,6 +60,7 @@ def npu_grouped_matmul_add(input: torch.Tensor, x: torch.Tensor, weight: torch.T
                               transpose_weight, group_type, group_list_type), input)
 
 
+@operator
 def npu_grouped_matmul_add_(input: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
                             group_list: torch.Tensor, *, transpose_x: bool = True,
                             transpose_weight: bool = False, group_type: int = 2,

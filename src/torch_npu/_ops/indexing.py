@@ -16,10 +16,12 @@ from typing import Optional, Sequence
 import torch
 
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 NAME = "npu_indexing"
 
 
+@operator
 def npu_indexing(input: torch.Tensor, begin: Sequence[int],  # noqa: A002 - torch_npu's name
                  end: Sequence[int], strides: Sequence[int], begin_mask: int = 0,
                  end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0,

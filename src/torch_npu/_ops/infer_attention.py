@@ -45,6 +45,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 from .fusion_attention import MAX_TOKENS, _attend, _score_mask, _to_bnsd
 
 _LAYOUTS = ("BSH", "BSND", "BNSD", "BNSD_BSND", "TND")
@@ -287,6 +288,7 @@ def _tnd(name, query, key, value, n, kv_n, scale, atten_mask, pse_shift, q_lens,
     return store(out, query.dtype), lse
 
 
+@operator
 def npu_prompt_flash_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
                                padding_mask: Optional[torch.Tensor] = None,
                                atten_mask: Optional[torch.Tensor] = None,
@@ -316,6 +318,7 @@ def npu_prompt_flash_attention(query: torch.Tensor, key: torch.Tensor, value: to
     return without_derivative(name, compute, query, key, value, atten_mask, pse_shift)
 
 
+@operator
 def npu_incre_flash_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
                               padding_mask: Optional[torch.Tensor] = None,
                               atten_mask: Optional[torch.Tensor] = None,
@@ -351,6 +354,7 @@ def npu_incre_flash_attention(query: torch.Tensor, key: torch.Tensor, value: tor
                               block_table)
 
 
+@operator
 def npu_fused_infer_attention_score(
         query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
         pse_shift: Optional[torch.Tensor] = None, atten_mask: Optional[torch.Tensor] = None,
@@ -424,6 +428,7 @@ def _fused(name, query, key, value, pse_shift, atten_mask, q_lens, kv_lens, bloc
                               block_table, query_rope, key_rope, sink, prefix_k, prefix_v)
 
 
+@operator
 def npu_fused_infer_attention_score_v2(
         query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
         query_rope: Optional[torch.Tensor] = None, key_rope: Optional[torch.Tensor] = None,

@@ -17,11 +17,13 @@ import torch
 from . import _precision
 from ._boxes import intersection
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 EPS = 0.01
 _MODES = (0, 1)  # IoU, IoF
 
 
+@operator(aliases=("npu_ptiou",))
 def npu_iou(bboxes: torch.Tensor, gtboxes: torch.Tensor, mode: int = 0) -> torch.Tensor:
     for name, boxes in (("bboxes", bboxes), ("gtboxes", gtboxes)):
         if boxes.dim() != 2 or boxes.size(1) != 4:

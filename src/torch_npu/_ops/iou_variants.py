@@ -35,6 +35,7 @@ from typing import NamedTuple, Optional, Tuple
 import torch
 
 from . import _precision
+from ._registry import operator
 
 _EPS = 1e-16
 _RATIO_EPS = 1e-9  # added to heights in CIoU's aspect ratios
@@ -155,18 +156,21 @@ def _gradients(kind: str, grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: tor
     return _precision.store(db, bboxes.dtype), _precision.store(dg, gtboxes.dtype)
 
 
+@operator
 def npu_giou_backward(grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: torch.Tensor,
                       trans: bool = False, is_cross: bool = False,
                       mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
     return _gradients("giou", grad, bboxes, gtboxes, trans, is_cross, mode)
 
 
+@operator
 def npu_diou_backward(grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: torch.Tensor,
                       trans: bool = False, is_cross: bool = False,
                       mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
     return _gradients("diou", grad, bboxes, gtboxes, trans, is_cross, mode)
 
 
+@operator
 def npu_ciou_backward(grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: torch.Tensor,
                       atan_sub: Optional[torch.Tensor], trans: bool = False,
                       is_cross: bool = True, mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -197,6 +201,7 @@ class _Overlap(torch.autograd.Function):
         return None, db, dg, None, None, None
 
 
+@operator
 def npu_giou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
              trans: bool = False, is_cross: bool = False, mode: int = 0) -> torch.Tensor:
     _backward_supported("giou backward", trans, is_cross, mode)
@@ -206,12 +211,14 @@ def npu_giou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_n
     return _Overlap.apply("giou", input, gtboxes, trans, is_cross, mode).t()
 
 
+@operator
 def npu_diou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
              trans: bool = False, is_cross: bool = False, mode: int = 0) -> torch.Tensor:
     _check_shapes("npu_diou", input, gtboxes, is_cross)
     return _Overlap.apply("diou", input, gtboxes, trans, is_cross, mode)
 
 
+@operator
 def npu_ciou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
              trans: bool = False, is_cross: bool = True, mode: int = 0,
              atan_sub_flag: bool = False) -> torch.Tensor:

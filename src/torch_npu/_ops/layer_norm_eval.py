@@ -10,8 +10,10 @@ import torch
 import torch.nn.functional as F
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_layer_norm_eval(input: torch.Tensor, normalized_shape: Sequence[int],
                         weight: Optional[torch.Tensor] = None, bias: Optional[torch.Tensor] = None,
                         eps: float = 1e-05) -> torch.Tensor:

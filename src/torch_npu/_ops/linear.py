@@ -9,8 +9,10 @@ import torch
 import torch.nn.functional as F
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_linear(input: torch.Tensor, weight: torch.Tensor,
                bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """``input`` (2-D, (M, K)) times ``weight`` (N, K) transposed, plus ``bias`` (N,)."""

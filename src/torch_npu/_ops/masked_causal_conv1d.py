@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ._precision import store, upcast
+from ._registry import operator
 
 _WINDOW = 3
 
@@ -43,12 +44,14 @@ def _conv(x: torch.Tensor, w: torch.Tensor, mask: Optional[torch.Tensor]) -> tor
     return y
 
 
+@operator
 def npu_masked_causal_conv1d(input: torch.Tensor, weight: torch.Tensor, *,
                              mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     _check("npu_masked_causal_conv1d", input, weight, mask)
     return store(_conv(upcast(input).float(), upcast(weight).float(), mask), input.dtype)
 
 
+@operator
 def npu_masked_causal_conv1d_backward(grad_output: torch.Tensor, input: torch.Tensor,
                                       weight: torch.Tensor, *,
                                       mask: Optional[torch.Tensor] = None

@@ -10,8 +10,10 @@ from __future__ import annotations
 import torch
 
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
+@operator
 def npu_masked_fill_range(input: torch.Tensor, start: torch.Tensor, end: torch.Tensor,
                           value: torch.Tensor, axis: int = -1) -> torch.Tensor:
     name = "npu_masked_fill_range"

@@ -8,7 +8,10 @@ from typing import Tuple, Union
 
 import torch
 
+from ._registry import operator
 
+
+@operator
 def npu_max(input: torch.Tensor, dim: Union[int, str],  # noqa: A002 - torch_npu's name
             keepdim: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
     if isinstance(dim, str):

@@ -15,8 +15,10 @@ from typing import Any, Optional, Sequence
 import torch
 
 from .._device import device_args
+from ._registry import operator
 
 
+@operator
 def npu_prefetch(input: torch.Tensor, dependency: Optional[torch.Tensor], max_size: int,
                  offset: int = 0) -> None:
     if input is None:
@@ -30,6 +32,7 @@ def npu_prefetch(input: torch.Tensor, dependency: Optional[torch.Tensor], max_si
     return None
 
 
+@operator
 def empty_with_swapped_memory(size: Sequence[int], *, dtype: Optional[torch.dtype] = None,
                               device: Any = None) -> torch.Tensor:
     size = (size,) if isinstance(size, int) else tuple(size)

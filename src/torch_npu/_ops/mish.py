@@ -7,16 +7,19 @@ import torch
 import torch.nn.functional as F
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _mish(x: torch.Tensor) -> torch.Tensor:
     return x * torch.tanh(F.softplus(x))
 
 
+@operator
 def npu_mish(input: torch.Tensor) -> torch.Tensor:
     return store(_mish(upcast(input)), input.dtype)
 
 
+@operator
 def npu_mish_backward(grad: torch.Tensor, input: torch.Tensor) -> torch.Tensor:  # noqa: A002
     x, g = upcast(input), upcast(grad)
     tanh_sp = torch.tanh(F.softplus(x))

@@ -28,6 +28,7 @@ from typing import Optional
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _select(name: str, scores: torch.Tensor, k: int, k_group: int, group_count: int,
@@ -91,6 +92,7 @@ class _GatingTopK(torch.autograd.Function):
         return (grad_x,) + (None,) * 8
 
 
+@operator
 def npu_moe_gating_top_k(x: torch.Tensor, k: int, *, bias: Optional[torch.Tensor] = None,
                          input_ids: Optional[torch.Tensor] = None,
                          tid2eid: Optional[torch.Tensor] = None, k_group: int = 1,
@@ -115,6 +117,7 @@ def npu_moe_gating_top_k(x: torch.Tensor, k: int, *, bias: Optional[torch.Tensor
                              float(routed_scaling_factor), float(eps))
 
 
+@operator
 def npu_moe_gating_top_k_backward(x_norm: torch.Tensor, grad_y: torch.Tensor,
                                   expertIdx: torch.Tensor, *, renorm: int = 0,  # noqa: N803
                                   norm_type: int = 0, routed_scaling_factor: float = 1.0,

@@ -40,6 +40,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _sorted_desc(values: torch.Tensor, k: int):
@@ -70,6 +71,7 @@ def _gating(name: str, x: torch.Tensor, finished, k: int, renorm: int):
     return store(y, x.dtype), idx, probs
 
 
+@operator
 def npu_moe_gating_top_k_softmax(x: torch.Tensor, finished: Optional[torch.Tensor] = None,
                                  k: int = 1):
     name = "npu_moe_gating_top_k_softmax"
@@ -83,6 +85,7 @@ def npu_moe_gating_top_k_softmax(x: torch.Tensor, finished: Optional[torch.Tenso
     return without_derivative(name, compute, x, finished)
 
 
+@operator
 def npu_moe_gating_top_k_softmax_v2(x: torch.Tensor, *, k: int = 1,
                                     finished: Optional[torch.Tensor] = None, renorm: int = 0,
                                     output_softmax: bool = False):
@@ -98,6 +101,7 @@ def npu_moe_gating_top_k_softmax_v2(x: torch.Tensor, *, k: int = 1,
     return without_derivative(name, compute, x, finished)
 
 
+@operator
 def npu_moe_init_routing(x: torch.Tensor, row_idx: torch.Tensor, expert_idx: torch.Tensor,
                          active_num: int):
     name = "npu_moe_init_routing"
@@ -124,6 +128,7 @@ def npu_moe_init_routing(x: torch.Tensor, row_idx: torch.Tensor, expert_idx: tor
     return without_derivative(name, compute, x, row_idx, expert_idx)
 
 
+@operator
 def npu_moe_init_routing_v2(x: torch.Tensor, expert_idx: torch.Tensor, *,
                             scale: Optional[torch.Tensor] = None,
                             offset: Optional[torch.Tensor] = None, active_num: int = -1,
@@ -189,6 +194,7 @@ def npu_moe_init_routing_v2(x: torch.Tensor, expert_idx: torch.Tensor, *,
     return without_derivative(name, compute, x, expert_idx, scale)
 
 
+@operator
 def npu_moe_finalize_routing(expanded_permuted_rows: torch.Tensor,
                              skip1: Optional[torch.Tensor], skip2: Optional[torch.Tensor],
                              bias: Optional[torch.Tensor], scales: Optional[torch.Tensor],
@@ -222,6 +228,7 @@ def npu_moe_finalize_routing(expanded_permuted_rows: torch.Tensor,
                               expanded_src_to_dst_row, export_for_source_row)
 
 
+@operator
 def npu_moe_compute_expert_tokens(sorted_expert_for_source_row: torch.Tensor,
                                   num_expert: int) -> torch.Tensor:
     name = "npu_moe_compute_expert_tokens"

@@ -44,8 +44,10 @@ from typing import Optional, Sequence, Tuple
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_moe_token_permute(tokens: torch.Tensor, indices: torch.Tensor,
                           num_out_tokens: Optional[int] = None,
                           padded_mode: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -73,6 +75,7 @@ def npu_moe_token_permute(tokens: torch.Tensor, indices: torch.Tensor,
     return permuted, sorted_indices.to(torch.int32)
 
 
+@operator
 def npu_moe_token_unpermute(permuted_tokens: torch.Tensor, sorted_indices: torch.Tensor,
                             probs: Optional[torch.Tensor] = None, padded_mode: bool = False,
                             restore_shape: Optional[Sequence[int]] = None) -> torch.Tensor:
@@ -111,6 +114,7 @@ def _routing_map(name: str, routing_map: torch.Tensor, tokens: int) -> torch.Ten
     return routing_map.to(torch.bool)
 
 
+@operator
 def npu_moe_token_permute_with_routing_map(tokens: torch.Tensor, routing_map: torch.Tensor, *,
                                            probs: Optional[torch.Tensor] = None,
                                            num_out_tokens: Optional[int] = None,
@@ -151,6 +155,7 @@ def npu_moe_token_permute_with_routing_map(tokens: torch.Tensor, routing_map: to
     return permuted, permuted_probs, sorted_indices.to(torch.int32)
 
 
+@operator
 def npu_moe_token_unpermute_with_routing_map(permuted_tokens: torch.Tensor,
                                              sorted_indices: torch.Tensor,
                                              restore_shape: Sequence[int], *,

@@ -18,6 +18,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mode: str) -> torch.Tensor:
@@ -29,6 +30,7 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mode: str) ->
     return torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).flatten(-2)
 
 
+@operator
 def npu_mrope(positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor,
               cos_sin_cache: torch.Tensor, head_size: int, *,
               mrope_section: Optional[List[int]] = None, rotary_mode: Optional[str] = "half",

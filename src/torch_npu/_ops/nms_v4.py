@@ -12,6 +12,7 @@ from typing import Tuple, Union
 import torch
 
 from ._precision import upcast
+from ._registry import operator
 
 
 def _iou(box: torch.Tensor, others: torch.Tensor) -> torch.Tensor:
@@ -29,6 +30,7 @@ def _iou(box: torch.Tensor, others: torch.Tensor) -> torch.Tensor:
     return torch.where(union > 0, inter / union.clamp(min=1e-30), torch.zeros_like(inter))
 
 
+@operator
 def npu_nms_v4(input: torch.Tensor, scores: torch.Tensor, max_output_size: Union[int, float],
                iou_threshold: torch.Tensor, scores_threshold: torch.Tensor,
                pad_to_max_output_size: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:

@@ -22,8 +22,10 @@ import torch
 from . import _precision
 from ._boxes import intersection
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
+@operator
 def npu_nms_with_mask(input: torch.Tensor,  # noqa: A002 - torch_npu's parameter name
                       iou_threshold: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     if input.dim() != 2 or input.size(1) != 5 or input.size(0) < 1:

@@ -10,9 +10,12 @@ from typing import Union
 
 import torch
 
+from ._registry import operator
+
 Number = Union[int, float, bool]
 
 
+@operator
 def npu_one_hot(input: torch.Tensor, num_classes: int = -1, depth: int = 1,  # noqa: A002
                 on_value: Number = 1, off_value: Number = 0) -> torch.Tensor:
     if num_classes not in (-1, input.dim()):

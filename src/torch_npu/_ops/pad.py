@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
 def _torch_order(paddings: Sequence[int], dims: int) -> List[int]:
@@ -22,6 +23,7 @@ def _torch_order(paddings: Sequence[int], dims: int) -> List[int]:
     return order
 
 
+@operator
 def npu_pad(input: torch.Tensor, paddings: Sequence[int]) -> torch.Tensor:  # noqa: A002
     order = _torch_order(paddings, input.dim())
     return without_derivative("npu_pad", lambda x: F.pad(x, order), input)

@@ -22,6 +22,7 @@ from typing import NamedTuple, Sequence, Tuple
 import torch
 
 from . import _precision
+from ._registry import operator
 
 class _Bins(NamedTuple):
     """Where each output bin reads: the image (K, 1, 1, 1; clamped into the batch), the input
@@ -118,6 +119,7 @@ class _PsRoiPooling(torch.autograd.Function):
             None, None, None, None
 
 
+@operator
 def npu_ps_roi_pooling(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
                        group_size: int, output_dim: int) -> torch.Tensor:
     if input.dim() != 4:
@@ -128,6 +130,7 @@ def npu_ps_roi_pooling(input: torch.Tensor, rois: torch.Tensor, spatial_scale: f
                                int(output_dim))
 
 
+@operator
 def npu_ps_roi_pooling_backward(output_grad: torch.Tensor, rois: torch.Tensor,
                                 spatial_scale: float, group_size: int, output_dim: int,
                                 input_size: Sequence[int]) -> torch.Tensor:

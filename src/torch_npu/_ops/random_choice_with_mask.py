@@ -13,7 +13,10 @@ from typing import Tuple
 
 import torch
 
+from ._registry import operator
 
+
+@operator
 def npu_random_choice_with_mask(x: torch.Tensor, count: int = 256, seed: int = 0,
                                 seed2: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
     if x.dtype != torch.bool:

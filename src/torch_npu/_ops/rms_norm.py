@@ -10,8 +10,10 @@ from typing import Tuple
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_rms_norm(input: torch.Tensor, gamma: torch.Tensor,
                  epsilon: float = 1e-06) -> Tuple[torch.Tensor, torch.Tensor]:
     if input.dim() < gamma.dim():

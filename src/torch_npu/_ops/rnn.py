@@ -30,6 +30,7 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _lstm_direction(x, h, c, w_ih, w_hh, b, reverse):
@@ -89,6 +90,7 @@ def _lstm(input, hx, params, has_biases, num_layers, bidirectional, batch_first)
     return (x.transpose(0, 1) if batch_first else x), results
 
 
+@operator
 def _lstm_npu(input: torch.Tensor, hx: Sequence[torch.Tensor], params: Sequence[torch.Tensor],
               has_biases: bool, num_layers: int, dropout: float, train: bool,
               bidirectional: bool, *, batch_first: Optional[bool] = False,
@@ -115,6 +117,7 @@ def _lstm_npu(input: torch.Tensor, hx: Sequence[torch.Tensor], params: Sequence[
     return tuple(out)
 
 
+@operator
 def _lstm_npu_backward(grad_y: Optional[torch.Tensor], grad_hy: Optional[torch.Tensor],
                        grad_cy: Optional[torch.Tensor], input: torch.Tensor,
                        hx: Sequence[torch.Tensor], params: Sequence[torch.Tensor],
@@ -144,6 +147,7 @@ def _single_layer(name, num_layers, bidirectional):
                            f"kernel), got num_layers={num_layers}, bidirectional={bidirectional}")
 
 
+@operator
 def npu_lstm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
              seq_mask: torch.Tensor, h: torch.Tensor, c: torch.Tensor, has_biases: bool,
              num_layers: int, dropout: float, train: bool, bidirectional: bool,
@@ -170,6 +174,7 @@ def npu_lstm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
             *(store(res[k].detach(), dtype) for k in ("i", "j", "f", "o", "tanhc")))
 
 
+@operator
 def npu_gru(input: torch.Tensor, hx: torch.Tensor, weight_input: torch.Tensor,
             weight_hidden: torch.Tensor, bias_input: torch.Tensor, bias_hidden: torch.Tensor,
             seq_length: torch.Tensor, has_biases: bool, num_layers: int, dropout: float,

@@ -27,11 +27,13 @@ import torch
 
 from . import _precision
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 _MODES = (0, 1, 2, 3)
 _ROIS_PER_CHUNK = 64
 
 
+@operator
 def npu_roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
                   pooled_height: int, pooled_width: int, sample_num: int,
                   roi_end_mode: int) -> torch.Tensor:
@@ -47,6 +49,7 @@ def npu_roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
     return without_derivative("npu_roi_align", compute, input, rois)
 
 
+@operator
 def npu_roi_alignbk(input: torch.Tensor, rois: torch.Tensor, xdiff_shape: Sequence[int],
                     pooled_width: int, pooled_height: int, spatial_scale: float,
                     sample_num: int, roi_end_mode: Optional[int] = None) -> torch.Tensor:

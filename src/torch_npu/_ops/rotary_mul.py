@@ -11,6 +11,7 @@ from typing import Optional
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _rotated(x: torch.Tensor, mode: str) -> torch.Tensor:
@@ -23,6 +24,7 @@ def _rotated(x: torch.Tensor, mode: str) -> torch.Tensor:
     raise RuntimeError(f"npu_rotary_mul: rotary_mode must be 'half' or 'interleave', got {mode!r}")
 
 
+@operator
 def npu_rotary_mul(input: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor,
                    rotary_mode: str = "half",
                    rotate: Optional[torch.Tensor] = None) -> torch.Tensor:

@@ -26,6 +26,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _xywha(boxes: torch.Tensor, trans: bool) -> torch.Tensor:
@@ -101,6 +102,7 @@ def _pairs(boxes, query, trans, cross):
     return a, b
 
 
+@operator
 def npu_rotated_overlaps(input: torch.Tensor, query_boxes: torch.Tensor,
                          trans: bool = False) -> torch.Tensor:
     _check("npu_rotated_overlaps", input, query_boxes)
@@ -112,6 +114,7 @@ def npu_rotated_overlaps(input: torch.Tensor, query_boxes: torch.Tensor,
     return without_derivative("npu_rotated_overlaps", compute, input, query_boxes)
 
 
+@operator
 def npu_rotated_iou(input: torch.Tensor, query_boxes: torch.Tensor, trans: bool = False,
                     mode: int = 0, is_cross: bool = True, v_threshold: float = 0.0,
                     e_threshold: float = 0.0) -> torch.Tensor:
@@ -134,6 +137,7 @@ def npu_rotated_iou(input: torch.Tensor, query_boxes: torch.Tensor, trans: bool 
     return without_derivative(name, compute, input, query_boxes)
 
 
+@operator
 def npu_nms_rotated(input: torch.Tensor, scores: torch.Tensor, iou_threshold: float,
                     scores_threshold: float = 0, max_output_size: int = -1,
                     mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:

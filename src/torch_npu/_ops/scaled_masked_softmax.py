@@ -9,10 +9,12 @@ from __future__ import annotations
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 MASKED_VALUE = -10000.0
 
 
+@operator
 def npu_scaled_masked_softmax(x: torch.Tensor, mask: torch.Tensor, scale: float = 1,
                               fixed_triu_mask: bool = False) -> torch.Tensor:
     scores = upcast(x) * float(scale)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
 def _same_dtype(name: str, input: torch.Tensor, updates: torch.Tensor) -> None:
@@ -26,6 +27,7 @@ def _same_dtype(name: str, input: torch.Tensor, updates: torch.Tensor) -> None:
                            f"({input.dtype})")
 
 
+@operator
 def npu_scatter(input: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor,
                 dim: int) -> torch.Tensor:
     name = "npu_scatter"
@@ -62,6 +64,7 @@ def _nd_check(name, input, indices, updates):
         (-1,) + tuple(input.shape[depth:]))
 
 
+@operator
 def npu_scatter_nd_update(input: torch.Tensor, indices: torch.Tensor,
                           updates: torch.Tensor) -> torch.Tensor:
     where, values = _nd_check("npu_scatter_nd_update", input, indices, updates)
@@ -73,6 +76,7 @@ def npu_scatter_nd_update(input: torch.Tensor, indices: torch.Tensor,
     return without_derivative("npu_scatter_nd_update", compute, input, values)
 
 
+@operator
 def npu_scatter_nd_update_(input: torch.Tensor, indices: torch.Tensor,
                            updates: torch.Tensor) -> torch.Tensor:
     where, values = _nd_check("npu_scatter_nd_update_", input, indices, updates)
@@ -114,6 +118,7 @@ def _write(out: torch.Tensor, updates: torch.Tensor, axis: int, starts) -> torch
     return out
 
 
+@operator
 def scatter_update(input: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor,
                    axis: int) -> torch.Tensor:
     data = input
@@ -122,6 +127,7 @@ def scatter_update(input: torch.Tensor, indices: torch.Tensor, updates: torch.Te
                               lambda d, u: _write(d.clone(), u, axis, starts), data, updates)
 
 
+@operator
 def scatter_update_(input: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor,
                     axis: int) -> torch.Tensor:
     data = input

@@ -17,6 +17,7 @@ from typing import List, Sequence
 import torch
 
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
 def _ints(name: str, what: str, values: Sequence[int]) -> List[int]:
@@ -26,6 +27,7 @@ def _ints(name: str, what: str, values: Sequence[int]) -> List[int]:
         raise RuntimeError(f"{name}: {what} must be a list of ints, got {values!r}") from exc
 
 
+@operator
 def npu_broadcast(input: torch.Tensor, size: Sequence[int]) -> torch.Tensor:
     size = _ints("npu_broadcast", "size", size)
     if len(size) < input.dim() or any(
@@ -35,6 +37,7 @@ def npu_broadcast(input: torch.Tensor, size: Sequence[int]) -> torch.Tensor:
     return without_derivative("npu_broadcast", lambda x: x.expand(size).contiguous(), input)
 
 
+@operator
 def npu_transpose(input: torch.Tensor, perm: Sequence[int],
                   require_contiguous: bool = True) -> torch.Tensor:
     perm = _ints("npu_transpose", "perm", perm)
@@ -44,6 +47,7 @@ def npu_transpose(input: torch.Tensor, perm: Sequence[int],
     return without_derivative("npu_transpose", lambda x: x.permute(perm).contiguous(), input)
 
 
+@operator
 def npu_slice(input: torch.Tensor, offsets: Sequence[int], size: Sequence[int]) -> torch.Tensor:
     offsets, size = _ints("npu_slice", "offsets", offsets), _ints("npu_slice", "size", size)
     if len(offsets) != input.dim() or len(size) != input.dim():
@@ -59,6 +63,7 @@ def npu_slice(input: torch.Tensor, offsets: Sequence[int], size: Sequence[int]) 
     return without_derivative("npu_slice", lambda x: x[tuple(index)].contiguous(), input)
 
 
+@operator
 def npu_reshape(input: torch.Tensor, shape: Sequence[int],
                 can_refresh: bool = False) -> torch.Tensor:
     shape = _ints("npu_reshape", "shape", shape)

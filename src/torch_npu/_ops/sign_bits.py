@@ -9,9 +9,12 @@ from typing import Union
 
 import torch
 
+from ._registry import operator
+
 _WEIGHTS = [1 << i for i in range(8)]
 
 
+@operator
 def npu_sign_bits_pack(input: torch.Tensor, size: int) -> torch.Tensor:
     if input.dim() != 1 or input.dtype not in (torch.float16, torch.float32, torch.bfloat16):
         raise RuntimeError(f"npu_sign_bits_pack: input must be a 1-D float tensor, got "
@@ -25,6 +28,7 @@ def npu_sign_bits_pack(input: torch.Tensor, size: int) -> torch.Tensor:
     return packed.to(torch.uint8).view(size, -1)
 
 
+@operator
 def npu_sign_bits_unpack(input: torch.Tensor, size: int,
                          dtype: Union[torch.dtype, int]) -> torch.Tensor:
     dtype = {0: torch.float32, 1: torch.float16}.get(dtype, dtype) if isinstance(dtype, int) \

@@ -9,8 +9,10 @@ from typing import Optional
 import torch
 
 from ._precision import store_into
+from ._registry import operator
 
 
+@operator
 def npu_sim_exponential_(input: torch.Tensor, lambd: float = 1, *,
                          generator: Optional[torch.Generator] = None) -> torch.Tensor:
     if not lambd > 0:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _check(features: torch.Tensor, labels: torch.Tensor) -> None:
@@ -38,12 +39,14 @@ class _SoftmaxCrossEntropy(torch.autograd.Function):
         return npu_softmax_cross_entropy_with_logits_backward(grad, features, labels), None
 
 
+@operator
 def npu_softmax_cross_entropy_with_logits(input: torch.Tensor,
                                           labels: torch.Tensor) -> torch.Tensor:
     _check(input, labels)
     return _SoftmaxCrossEntropy.apply(input, labels)
 
 
+@operator
 def npu_softmax_cross_entropy_with_logits_backward(grad: torch.Tensor, input: torch.Tensor,
                                                    labels: torch.Tensor) -> torch.Tensor:
     _check(input, labels)

@@ -9,8 +9,10 @@ from typing import Optional
 import torch
 
 from ._no_derivative import without_derivative
+from ._registry import operator
 
 
+@operator
 def npu_sort_v2(input: torch.Tensor, dim: int = -1, descending: bool = False, *,
                 out: Optional[torch.Tensor] = None) -> torch.Tensor:
     if input.dim() and dim % input.dim() != input.dim() - 1:

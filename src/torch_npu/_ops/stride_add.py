@@ -10,8 +10,10 @@ import torch.nn.functional as F
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_stride_add(input: torch.Tensor, other: torch.Tensor, offset1: int, offset2: int,
                    c1_len: int) -> torch.Tensor:
     name = "npu_stride_add"

@@ -6,8 +6,10 @@ from __future__ import annotations
 import torch
 
 from ._precision import store, upcast
+from ._registry import operator
 
 
+@operator
 def npu_swiglu(input: torch.Tensor, dim: int = -1) -> torch.Tensor:
     if input.shape[dim] % 2:
         raise RuntimeError(f"npu_swiglu: dimension {dim} of size {input.shape[dim]} is not even")

@@ -12,8 +12,10 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import upcast
+from ._registry import operator
 
 
+@operator
 def npu_top_k_top_p(logits: torch.Tensor, p: Optional[torch.Tensor] = None,
                     k: Optional[torch.Tensor] = None) -> torch.Tensor:
     name = "npu_top_k_top_p"

@@ -13,6 +13,7 @@ import torch
 
 from ._no_derivative import without_derivative
 from ._precision import store, upcast
+from ._registry import operator
 
 
 def _perm(name: str, what: str, perm: Optional[Sequence[int]]) -> list:
@@ -22,6 +23,7 @@ def _perm(name: str, what: str, perm: Optional[Sequence[int]]) -> list:
     return perm
 
 
+@operator
 def npu_transpose_batchmatmul(input: torch.Tensor, weight: torch.Tensor, *,
                               bias: Optional[torch.Tensor] = None,
                               scale: Optional[torch.Tensor] = None,
