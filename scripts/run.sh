@@ -3,12 +3,19 @@
 # then the runtime, binding and wheel for a Python -> ./dist (build).
 #   APEXNPU_UPSTREAM   a local repository path or a URL (default: NVIDIA's repository on GitHub)
 #   APEXNPU_PYTHON     the target Python, 3.N or a path (default: python3 on PATH)
-# Extra arguments go to `apexnpu gen`.
+# Extra arguments go to `apexnpu gen`. `scripts/run.sh --print-packages` lists the Debian packages
+# its first step installs (scripts/setup.sh main: the build's needs only; scripts/test.sh installs
+# the rest) and does nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target apexnpu
+dependencies=(scripts/setup.sh main)
+if [[ ${1:-} == --print-packages ]]; then
+  exec "${dependencies[@]}" --print
+fi
+"${dependencies[@]}"
+# The main preset builds the tool alone, into build/release: no tests, no benchmarks.
+cmake --preset main >/dev/null
+cmake --build --preset main -j "$(nproc)"
 bin=build/release/src/cli/apexnpu
 "$bin" gen --force -o apex "$@"
 python_args=()

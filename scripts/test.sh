@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-release}
-scripts/setup.sh
+scripts/setup.sh test
 scripts/check-format.sh
 # The Python suites run on Debian's torch 1.13.1 and, in a venv made here, on torch 2.13.0.
 torch2_python=$(scripts/torch2_venv.sh "build/venv-torch2") ||
