@@ -12,14 +12,14 @@ namespace {
 
 void print_gen_result(Console& console, const commands::GenResult& result) {
   for (const auto& file : result.files) {
-    const std::string_view status = patch::to_string(file.status);
+    const std::string_view status = commands::status_name(file);
     std::string detail;
     for (const auto& h : file.hunks) {
       if (h.offset != 0) detail += fmt::format(" offset {}", h.offset);
       if (h.fuzz != 0) detail += fmt::format(" fuzz {}", h.fuzz);
     }
     const std::string painted = status == "clean" ? console.green(status) : console.yellow(status);
-    console.info("  {:<7} {} {}{}", painted, patch::to_string(file.operation), file.path, detail);
+    console.info("  {:<7} {} {}{}", painted, commands::operation_name(file), file.path, detail);
   }
   console.info("{} {} files from {} at {} ({} patched, {} from the overlay){}",
                result.check ? "checked" : "generated", result.tree_files, result.upstream.url,

@@ -95,6 +95,13 @@ GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
 GenOutcome generate_tree(const GenOptions& options, const GenCallbacks& callbacks,
                          const std::optional<std::filesystem::path>& reject_file);
 
+// The words printed for a file's outcome ("clean", "modify", ...): the CLI reaches patch/ only
+// through this layer (docs/ARCHITECTURE.md's table).
+inline std::string_view status_name(const patch::FileReport& file) { return patch::to_string(file.status); }
+inline std::string_view operation_name(const patch::FileReport& file) {
+  return patch::to_string(file.operation);
+}
+
 // The whole command: generate_tree, then (unless --check) write the tree, with its marker
 // (manifest/tree_marker.h), to options.output atomically. On failure nothing is written to options.output;
 // the rejects go to <output>.rej. With keep_rejects the tree with its .rej files is written, then Error names
