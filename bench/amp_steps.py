@@ -4,7 +4,10 @@ amp_models.py, with today's general emulation path beside the fast one
 (APEXNPU_EMULATION_PATH=general / fast), all measured in the same run.
 
 O2 is what Ascend users run, so its cost over O0 is what their CI time is made of; the goal is
-O2/O0 <= 1.25. Each level runs in a process of its own (amp keeps process-wide state), and the
+O2/O0 <= 1.25. A second table (--tables amp,bf16, the default) times the same models on an
+emulated 910B (APEXNPU_SOC_VERSION=Ascend910B1) with the forward under
+torch.autocast("npu", dtype=torch.bfloat16) against the same step in fp32, goal bf16/fp32 <= 1.25
+(no apex.amp there: autocast is how LLM recipes train in bf16). Each level runs in a process of its own (amp keeps process-wide state), and the
 two run in lockstep: the O0 process takes a turn, then the O2 process, then O2 first, and so
 on, so each pair of steps is timed within a fraction of a second and a slowdown of the shared
 machine falls on both. A turn is two steps, the second timed (the first brings the process's
@@ -20,6 +23,7 @@ and 1.4 from one pair of processes to the next; on one CPU it repeats within a f
 
 Run through bench/overlay_bench.py (which finds or builds the package), or directly:
     PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
+        [--models cnn,gru,...] [--tables amp,bf16] [--amp-steps 10] [--threads 1]
 """
 from __future__ import annotations
 
@@ -43,7 +47,8 @@ WARMUP = 3
 def child(model_name: str, level: str) -> None:
     """One level's process: says "ready", then runs two steps per "step" line on stdin and
     answers {"ms": the second one's time, "losses": both losses} on stdout, until stdin
-    closes."""
+    closes. Levels: apex's O0 and O2, and fp32 or bf16 under torch.autocast("npu") without
+    apex.amp (on a 910B)."""
     import torch
     import torch.nn.functional as F
     from apex import amp
@@ -56,14 +61,23 @@ def child(model_name: str, level: str) -> None:
     torch.manual_seed(0)
     model = make_model().npu()
     opt = NpuFusedSGD(model.parameters(), lr=1e-3, momentum=0.9)
-    kwargs = {} if level == "O0" else {"loss_scale": "dynamic", "combine_grad": True}
-    model, opt = amp.initialize(model, opt, opt_level=level, verbosity=0, **kwargs)
+    use_amp = level in LEVELS
+    if use_amp:
+        kwargs = {} if level == "O0" else {"loss_scale": "dynamic", "combine_grad": True}
+        model, opt = amp.initialize(model, opt, opt_level=level, verbosity=0, **kwargs)
     x, y = (t.npu() for t in make_batch(torch.Generator().manual_seed(1)))
+
     def step() -> float:
         opt.zero_grad()
-        loss = F.cross_entropy(model(x).float(), y)
-        with amp.scale_loss(loss, opt) as scaled:
-            scaled.backward()
+        if use_amp:
+            loss = F.cross_entropy(model(x).float(), y)
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            with torch.autocast("npu", dtype=torch.bfloat16, enabled=level == "bf16"):
+                out = model(x)
+            loss = F.cross_entropy(out.float(), y)
+            loss.backward()
         opt.step()
         torch.npu.synchronize()
         return loss.item()
@@ -121,63 +135,91 @@ class _Level:
         self.errors.close()
 
 
-def _pairs(model: str, path: str, steps: int, threads: int,
-           env: Dict[str, str]) -> Dict[str, Dict[str, List[float]]]:
-    """O0 and O2 stepped in lockstep, alternating which goes first: per level, the times of
-    the timed steps ("ms") and the loss of every step ("losses")."""
+# A table: (name, its two levels (the ratio is the second's time over the first's), the
+# environment its processes add, and its heading).
+TABLES = {
+    "amp": (("O0", "O2"), {}, "O2 against O0 (apex.amp, dynamic loss scale), fp16 on a 910"),
+    "bf16": (("fp32", "bf16"), {"APEXNPU_SOC_VERSION": "Ascend910B1"},
+             'bf16 under torch.autocast("npu") against fp32, on a 910B'),
+}
+
+
+def _pairs(model: str, path: str, steps: int, threads: int, env: Dict[str, str],
+           levels: Sequence[str] = LEVELS) -> Dict[str, Dict[str, List[float]]]:
+    """The two levels stepped in lockstep, alternating which goes first: per level, the times
+    of the timed steps ("ms") and the loss of every step ("losses")."""
     if threads == 1 and hasattr(os, "sched_getaffinity"):
         env = dict(env, APEXNPU_BENCH_CPU=str(min(os.sched_getaffinity(0))))
-    levels = {level: _Level(model, path, level, threads, env) for level in LEVELS}
-    found: Dict[str, Dict[str, List[float]]] = {lv: {"ms": [], "losses": []} for lv in LEVELS}
+    procs: Dict[str, _Level] = {}
+    found: Dict[str, Dict[str, List[float]]] = {lv: {"ms": [], "losses": []} for lv in levels}
     try:
+        for level in levels:
+            procs[level] = _Level(model, path, level, threads, env)
         for i in range(WARMUP + steps):
-            for level in (LEVELS if i % 2 == 0 else LEVELS[::-1]):
-                result = levels[level].step()
+            for level in (levels if i % 2 == 0 else levels[::-1]):
+                result = procs[level].step()
                 found[level]["losses"] += result["losses"]
                 if i >= WARMUP:
                     found[level]["ms"].append(result["ms"])
     finally:
-        for process in levels.values():
+        for process in procs.values():
             process.close()
     return found
 
 
 def run(models: Sequence[str], rounds: int, steps: int, threads: int,
-        paths: Sequence[str]) -> Dict:
-    """Times every (model, path, level) in ``rounds`` rounds and prints the table; returns
-    {model: {path: {"O0": ms, "O2": ms, "ratio": O2/O0}}, "identical": bool}."""
+        paths: Sequence[str], tables: Sequence[str] = ("amp",)) -> Dict:
+    """Times every (table, model, path, level) in ``rounds`` rounds and prints one table per
+    entry of ``tables``; returns {table: {model: {path: {level: ms, ..., "ratio": r}},
+    "identical": bool}}."""
     sys.path.insert(0, HERE)
     import amp_models
 
-    print(f"\namp: one training step on the emulated NPU, O2 against O0, NpuFusedSGD, {threads} "
-          f"thread(s); {steps} pairs of steps in lockstep per round, {rounds} rounds; the "
-          f"general path is today's emulation (APEXNPU_EMULATION_PATH=general)")
+    unknown = [m for m in models if m not in amp_models.MODELS]
+    if unknown:
+        sys.exit(f"amp_steps: no model {', '.join(unknown)} in amp_models.py (there are "
+                 f"{', '.join(amp_models.MODELS)})")
+    print(f"\none training step on the emulated NPU, NpuFusedSGD, {threads} thread(s); {steps} "
+          f"pairs of steps in lockstep per round, {rounds} rounds; the general path is the "
+          f"reference emulation (APEXNPU_EMULATION_PATH=general)")
     for name in models:
         print(f"  {name}: {amp_models.MODELS[name][0]}")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(list(paths) +
-                                                      [os.environ.get("PYTHONPATH", "")]))
-    found: Dict[str, Dict[str, List[Dict[str, Dict[str, List[float]]]]]] = {
-        m: {p: [] for p in PATHS} for m in models}
+    base = dict(os.environ, PYTHONPATH=os.pathsep.join(list(paths) +
+                                                       [os.environ.get("PYTHONPATH", "")]))
+    found: Dict[str, Dict[str, Dict[str, List[Dict]]]] = {
+        t: {m: {p: [] for p in PATHS} for m in models} for t in tables}
     for r in range(rounds):
-        for name in models:
-            for path in (PATHS if r % 2 == 0 else PATHS[::-1]):
-                found[name][path].append(_pairs(name, path, steps, threads, env))
-    print(f"{'model':<13}{'path':<9}{'O0 ms':>9}{'O2 ms':>9}{'O2/O0':>8}{'goal':>7}")
+        for table in tables:
+            levels, extra, _ = TABLES[table]
+            for name in models:
+                for path in (PATHS if r % 2 == 0 else PATHS[::-1]):
+                    found[table][name][path].append(
+                        _pairs(name, path, steps, threads, dict(base, **extra), levels))
+    return {table: _print_table(table, found[table], models) for table in tables}
+
+
+def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
+    levels, _, heading = TABLES[table]
+    first, second = levels
+    ratio_name = f"{second}/{first}"
+    print(f"\n{heading}")
+    print(f"{'model':<14}{'path':<9}{first + ' ms':>9}{second + ' ms':>9}{ratio_name:>10}"
+          f"{'goal':>7}")
     summary: Dict = {"identical": True}
     for name in models:
         summary[name] = {}
         for path in PATHS:
             rounds_found = found[name][path]
-            o0_ms = [ms for f in rounds_found for ms in f["O0"]["ms"]]
-            o2_ms = [ms for f in rounds_found for ms in f["O2"]["ms"]]
-            o0, o2 = statistics.median(o0_ms), statistics.median(o2_ms)
+            a_ms = [ms for f in rounds_found for ms in f[first]["ms"]]
+            b_ms = [ms for f in rounds_found for ms in f[second]["ms"]]
+            a, b = statistics.median(a_ms), statistics.median(b_ms)
             # The median of the pairs' ratios, rounded as printed so that the verdict agrees
             # with the row a reader sees.
-            ratio = round(statistics.median(b / a for a, b in zip(o0_ms, o2_ms)), 2)
-            summary[name][path] = {"O0": o0, "O2": o2, "ratio": ratio}
+            ratio = round(statistics.median(y / x for x, y in zip(a_ms, b_ms)), 2)
+            summary[name][path] = {first: a, second: b, "ratio": ratio}
             verdict = "met" if ratio <= GOAL else "MISSED"
-            print(f"{name:<13}{path:<9}{o0:>9.1f}{o2:>9.1f}{ratio:>8.2f}{GOAL:>7.2f}  {verdict}")
-        for level in LEVELS:
+            print(f"{name:<14}{path:<9}{a:>9.1f}{b:>9.1f}{ratio:>10.2f}{GOAL:>7.2f}  {verdict}")
+        for level in levels:
             losses = {json.dumps(f[level]["losses"]) for p in PATHS for f in found[name][p]}
             summary["identical"] &= len(losses) == 1
     print("  losses at every step, general vs fast path: " +
@@ -187,7 +229,10 @@ def run(models: Sequence[str], rounds: int, steps: int, threads: int,
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default="cnn,transformer")
+    ap.add_argument("--models", default="cnn,transformer,torch_encoder,llama,gru,lstm,"
+                                           "gru_cell,lstm_cell")
+    ap.add_argument("--tables", default="amp,bf16",
+                    help="amp: O2/O0 on a 910; bf16: bf16 autocast/fp32 on a 910B")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--amp-steps", type=int, default=10)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -207,8 +252,13 @@ def main(argv: Sequence[str]) -> None:
     import apex
     import torch_npu
 
+    tables = args.tables.split(",")
+    for table in tables:
+        if table not in TABLES:
+            sys.exit(f"amp_steps: --tables {table!r} is not one of {', '.join(TABLES)}")
     run(args.models.split(","), args.rounds, args.amp_steps, args.threads,
-        [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) for m in (apex, torch_npu)])
+        [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) for m in (apex, torch_npu)],
+        tables)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ def test_amp_steps_run_o0_and_o2_in_lockstep_and_agree_on_losses(wheel_env):
     proc = subprocess.run([wheel_env["APEXNPU_VENV_PYTHON"], os.path.join(REPO, "bench",
                                                                           "amp_steps.py"),
                            "--models", "cnn", "--rounds", "1", "--amp-steps", "2",
-                           "--threads", "1"], capture_output=True, text=True, timeout=900,
+                           "--threads", "1", "--tables", "amp"], capture_output=True, text=True,
+                          timeout=900,
                           env=wheel_env)
     assert proc.returncode == 0, proc.stderr
     rows = re.findall(r"^cnn\s+(general|fast)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+1\.25\s+"
