@@ -184,11 +184,10 @@ ARM_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
     assert all(close(p[i], p0[i] - 0.1 * g0[i], 1e-5) for i in range(n)), list(p)
     for kind in rt.OPTIMIZERS:
         p = array.array("f", p0); g = array.array("f", g0)
-        names = {"sgd": ["momentum_buffer"], "adadelta": ["square_avg", "acc_delta"],
-                 "rmsprop": ["square_avg"], "rmsprop_tf": ["square_avg"]}.get(kind, ["exp_avg", "exp_avg_sq"])
+        names = rt.OPTIMIZER_KINDS[kind]["state"]
         state = {name: array.array("f", [1.0 if kind == "rmsprop_tf" else 0.0] * n) for name in names}
         options = {"lr": 0.01}
-        segments = [(0, n)] if kind in ("adamp", "bert_adam", "lamb") else None
+        segments = [(0, n)] if rt.OPTIMIZER_KINDS[kind]["inputs"] != "options" else None
         opt = rt.Optimizer(kind, options, segments=segments)
         opt.step(addr(p), addr(g), n, {k: addr(v) for k, v in state.items()})
         assert opt.step_count == 1, kind
@@ -215,13 +214,13 @@ BITS_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
     print("isa", platform.machine(), rt.active_isa())
     n = 37
     for kind in rt.OPTIMIZERS:
-        names = {"sgd": ["momentum_buffer"], "adadelta": ["square_avg", "acc_delta"],
-                 "rmsprop": ["square_avg"], "rmsprop_tf": ["square_avg"]}.get(kind, ["exp_avg", "exp_avg_sq"])
+        names = rt.OPTIMIZER_KINDS[kind]["state"]
         state = {name: array.array("f", [1.0 if kind == "rmsprop_tf" else 0.0] * n) for name in names}
         options = {"lr": 0.01, "weight_decay": 0.01}
         if kind == "sgd":
             options["momentum"] = 0.9
-        segments = [(0, 20), (20, n - 20)] if kind in ("adamp", "bert_adam", "lamb") else None
+        takes_segments = rt.OPTIMIZER_KINDS[kind]["inputs"] != "options"
+        segments = [(0, 20), (20, n - 20)] if takes_segments else None
         opt = rt.Optimizer(kind, options, segments=segments)
         p = array.array("f", series(7, 3.0, n))
         for step in range(3):

@@ -18,52 +18,35 @@ SCRIPT = os.path.join(bh.REPO, "scripts", "bullseye_root.sh")
 
 # Two steps of every optimizer kind over 37 elements (SIMD bodies and a tail), in fp32 and in
 # fp16 mode (fp32 master weights written back as saturated fp16), printed as a sha256 of the
-# parameters and state; which segments and state buffers a kind needs is learnt from its errors,
-# so a new kind joins without a change here. The first tensor's gradient is orthogonal to its
-# weights, channel by channel, so AdamP projects (given rows: 5 channels of 4).
+# parameters and state; which segments, rows and state buffers a kind needs is read from the
+# binding's OPTIMIZER_KINDS, so a new kind joins without a change here. The first tensor's
+# gradient is orthogonal to its weights, channel by channel, so AdamP projects (given rows: 5
+# channels of 4).
 BITS = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
-    import array, hashlib, os, re, sys
+    import array, hashlib, os, sys
     from apex import _apexnpu as rt
     import change_data_ptr
     print("python", "%d.%d" % sys.version_info[:2], os.confstr("CS_GNU_LIBC_VERSION"))
     print("isa", rt.active_isa(), "runtime", rt.RUNTIME_VERSION)
     n = 37
-    def projects(opt):
-        try:
-            opt.projections()
-            return True
-        except TypeError:  # only AdamP has them
-            return False
     def run(kind, half):
+        facts = rt.OPTIMIZER_KINDS[kind]
         options = {"lr": 0.01, "weight_decay": 0.01}
         if kind == "sgd":
             options["momentum"] = 0.9
-        segments, rows, state = None, None, {}
-        while True:
-            try:
-                opt = rt.Optimizer(kind, options, segments=segments, rows=rows)
-                if rows is None and projects(opt):
-                    rows = [5, 0]
-                    continue
-                p = array.array("f", series(7, 3.0, n))
-                h = array.array("H", [0] * n) if half else None
-                for name in state:
-                    state[name] = array.array("f", [1.0 if kind == "rmsprop_tf" else 0.0] * n)
-                for step in range(2):
-                    g = array.array("f", series(11 + step, 0.5, n))
-                    for i in range(0, 20, 2):
-                        g[i], g[i + 1] = p[i + 1], -p[i]
-                    opt.step(addr(p), addr(g), n, {k: addr(v) for k, v in state.items()},
-                             half_params=addr(h) if half else None)
-                break
-            except ValueError as e:
-                needed = re.search(r"state buffer '(\w+)' is needed", str(e))
-                if needed and needed.group(1) not in state:
-                    state[needed.group(1)] = None
-                elif "needs segments" in str(e) and segments is None:
-                    segments = [(0, 20), (20, n - 20)]
-                else:
-                    raise
+        segments = [(0, 20), (20, n - 20)] if facts["inputs"] != "options" else None
+        rows = [5, 0] if facts["inputs"] == "segments_and_rows" else None
+        opt = rt.Optimizer(kind, options, segments=segments, rows=rows)
+        p = array.array("f", series(7, 3.0, n))
+        h = array.array("H", [0] * n) if half else None
+        state = {name: array.array("f", [1.0 if kind == "rmsprop_tf" else 0.0] * n)
+                 for name in facts["state"]}
+        for step in range(2):
+            g = array.array("f", series(11 + step, 0.5, n))
+            for i in range(0, 20, 2):
+                g[i], g[i + 1] = p[i + 1], -p[i]
+            opt.step(addr(p), addr(g), n, {k: addr(v) for k, v in state.items()},
+                     half_params=addr(h) if half else None)
         digest = hashlib.sha256(p.tobytes())
         for name in sorted(state):
             digest.update(state[name].tobytes())

@@ -334,14 +334,19 @@ PyGetSetDef optimizer_getset[] = {
     {"kind", optimizer_get_kind, nullptr, "the optimizer's kind", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
-// The registry's kinds, in its order, as a tuple of str.
-PyObject* optimizer_kind_names() {
-  PyObject* names =
-      to_list(optimizer_kinds(), [](const KindInfo& kind) { return PyUnicode_FromString(kind.name); });
-  if (names == nullptr) return nullptr;
-  PyObject* tuple = PyList_AsTuple(names);
-  Py_DECREF(names);
+// A tuple of str: name(element) for each element of v.
+template <typename Container, typename Name>
+PyObject* str_tuple(const Container& v, Name name) {
+  PyObject* list = to_list(v, [&](const auto& element) { return PyUnicode_FromString(name(element)); });
+  if (list == nullptr) return nullptr;
+  PyObject* tuple = PyList_AsTuple(list);
+  Py_DECREF(list);
   return tuple;
+}
+
+// The registry's kinds, in its order.
+PyObject* optimizer_kind_names() {
+  return str_tuple(optimizer_kinds(), [](const KindInfo& kind) { return kind.name; });
 }
 
 // kind -> the apex.optimizers class that runs it.
@@ -355,6 +360,42 @@ PyObject* optimizer_classes() {
     }
   }
   return classes;
+}
+
+const char* inputs_name(KindInputs inputs) {
+  switch (inputs) {
+    case KindInputs::segments:
+      return "segments";
+    case KindInputs::segments_and_rows:
+      return "segments_and_rows";
+    case KindInputs::options:
+      break;
+  }
+  return "options";
+}
+
+// kind -> {"class", "state": tuple of its state buffers, "inputs": what its constructor takes
+// besides options ("options", "segments", "segments_and_rows")}: the facts tests and tools
+// would otherwise type again per kind.
+PyObject* optimizer_kind_facts() {
+  PyObject* kinds = PyDict_New();
+  if (kinds == nullptr) return nullptr;
+  for (const KindInfo& kind : optimizer_kinds()) {
+    PyObject* facts = PyDict_New();
+    if (facts == nullptr) {
+      Py_DECREF(kinds);
+      return nullptr;
+    }
+    const bool ok = put(facts, "class", PyUnicode_FromString(kind.python_class)) &&
+                    put(facts, "state", str_tuple(kind.state, [](const char* name) { return name; })) &&
+                    put(facts, "inputs", PyUnicode_FromString(inputs_name(kind.inputs)));
+    if (!ok) Py_DECREF(facts);
+    if (!ok || !put(kinds, kind.name, facts)) {  // put takes facts' reference
+      Py_DECREF(kinds);
+      return nullptr;
+    }
+  }
+  return kinds;
 }
 
 PyType_Slot optimizer_slots[] = {
@@ -377,7 +418,8 @@ PyMethodDef kOptimMethods[] = {{nullptr, nullptr, 0, nullptr}};
 int add_optim_constants(PyObject* m) {
   if (add_type(m, "Optimizer", &optimizer_spec) < 0) return -1;
   if (add_object(m, "OPTIMIZERS", optimizer_kind_names()) < 0) return -1;
-  return add_object(m, "OPTIMIZER_CLASSES", optimizer_classes());
+  if (add_object(m, "OPTIMIZER_CLASSES", optimizer_classes()) < 0) return -1;
+  return add_object(m, "OPTIMIZER_KINDS", optimizer_kind_facts());
 }
 
 }  // namespace apexnpu::py
