@@ -222,23 +222,8 @@ def fusion_attention(name: str, query: torch.Tensor, key: torch.Tensor, value: t
                      pse_after_scale: bool = False):
     """The training flash attention every ``npu_fusion_attention*`` variant computes (``name``
     is the operator reported in errors); the 7-tuple of ``npu_fusion_attention``."""
-    layout = str(input_layout).upper()
-    if layout not in LAYOUTS:
-        raise RuntimeError(f"{name}: input_layout {input_layout!r} is not one of "
-                           f"{', '.join(LAYOUTS)}")
-    if padding_mask is not None:
-        raise RuntimeError(f"{name}: padding_mask is not supported")
-    if prefix is not None:
-        raise NotImplementedError(f"{name}: prefix (sparse modes 5 and 6) is not emulated")
-    keep_prob = float(keep_prob)
-    if not 0.0 < keep_prob <= 1.0:
-        raise RuntimeError(f"{name}: keep_prob must lie in (0, 1], got {keep_prob}")
-    sink32 = None
-    if sink is not None:
-        if sink.dim() != 1 or sink.shape[0] != int(head_num):
-            raise RuntimeError(f"{name}: sink must have shape [head_num] = [{int(head_num)}], "
-                               f"got {tuple(sink.shape)}")
-        sink32 = upcast(sink)
+    layout, keep_prob, sink32 = _checked_options(name, input_layout, head_num, padding_mask,
+                                                 prefix, keep_prob, sink)
     n = int(head_num)
     q32, k32, v32 = upcast(query), upcast(key), upcast(value)
     pse32 = upcast(pse)
@@ -246,23 +231,7 @@ def fusion_attention(name: str, query: torch.Tensor, key: torch.Tensor, value: t
         return _tnd(name, query, q32, k32, v32, n, pse32, atten_mask, float(scale), keep_prob,
                     int(pre_tokens), int(next_tokens), actual_seq_qlen, actual_seq_kvlen,
                     int(sparse_mode), dropout_mask, int(seed), int(offset), sink32)
-    if layout in ("BSH", "SBH"):
-        if query.shape[-1] % n:
-            raise RuntimeError(f"{name}: hidden size {query.shape[-1]} is not a "
-                               f"multiple of head_num {n}")
-        head_dim = query.shape[-1] // n
-    else:
-        head_dim = query.shape[-1]
-    kv_heads = _heads_of(key, layout, head_dim)
-    if kv_heads == 0 or n % kv_heads:
-        raise RuntimeError(f"{name}: {n} query heads is not a multiple of "
-                           f"{kv_heads} key/value heads")
-    v_heads = kv_heads
-    q4 = _to_bnsd(q32, layout, n)
-    k4 = _to_bnsd(k32, layout, kv_heads)
-    v4 = _to_bnsd(v32, layout, v_heads)
-    if q4.shape[1] != n:
-        raise RuntimeError(f"{name}: query has {q4.shape[1]} heads, head_num is {n}")
+    q4, k4, v4 = _dense_inputs(name, query, key, q32, k32, v32, layout, n)
     b, _, sq, _ = q4.shape
     skv = k4.shape[2]
     mask = _score_mask(atten_mask, int(sparse_mode), int(pre_tokens), int(next_tokens), sq,
@@ -281,6 +250,46 @@ def fusion_attention(name: str, query: torch.Tensor, key: torch.Tensor, value: t
     out = _from_bnsd(out, layout).contiguous()  # a new tensor in the query's layout, as the NPU
     return (store(out, query.dtype), softmax_max, softmax_sum, reserved,
             int(seed), int(offset), int(numels))
+
+
+def _checked_options(name: str, input_layout: str, head_num: int, padding_mask, prefix,
+                     keep_prob: float, sink) -> Tuple[str, float, Optional[torch.Tensor]]:
+    """The layout (upper case), keep_prob and fp32 sink, or the operator's error for an option
+    the NPU refuses or the emulator does not model."""
+    layout = str(input_layout).upper()
+    if layout not in LAYOUTS:
+        raise RuntimeError(f"{name}: input_layout {input_layout!r} is not one of "
+                           f"{', '.join(LAYOUTS)}")
+    if padding_mask is not None:
+        raise RuntimeError(f"{name}: padding_mask is not supported")
+    if prefix is not None:
+        raise NotImplementedError(f"{name}: prefix (sparse modes 5 and 6) is not emulated")
+    keep_prob = float(keep_prob)
+    if not 0.0 < keep_prob <= 1.0:
+        raise RuntimeError(f"{name}: keep_prob must lie in (0, 1], got {keep_prob}")
+    if sink is not None and (sink.dim() != 1 or sink.shape[0] != int(head_num)):
+        raise RuntimeError(f"{name}: sink must have shape [head_num] = [{int(head_num)}], "
+                           f"got {tuple(sink.shape)}")
+    return layout, keep_prob, upcast(sink)
+
+
+def _dense_inputs(name: str, query, key, q32, k32, v32, layout: str, n: int):
+    """q, k, v as (B, N, S, D), after checking the head counts (grouped queries allowed)."""
+    if layout in ("BSH", "SBH"):
+        if query.shape[-1] % n:
+            raise RuntimeError(f"{name}: hidden size {query.shape[-1]} is not a "
+                               f"multiple of head_num {n}")
+        head_dim = query.shape[-1] // n
+    else:
+        head_dim = query.shape[-1]
+    kv_heads = _heads_of(key, layout, head_dim)
+    if kv_heads == 0 or n % kv_heads:
+        raise RuntimeError(f"{name}: {n} query heads is not a multiple of "
+                           f"{kv_heads} key/value heads")
+    q4 = _to_bnsd(q32, layout, n)
+    if q4.shape[1] != n:
+        raise RuntimeError(f"{name}: query has {q4.shape[1]} heads, head_num is {n}")
+    return q4, _to_bnsd(k32, layout, kv_heads), _to_bnsd(v32, layout, kv_heads)
 
 
 def _tnd(name, query, q32, k32, v32, n, pse32, atten_mask, scale, keep_prob, pre, nxt, qlens,
