@@ -9,6 +9,9 @@ NPU saturation, so values and float status are those of ``general_path``. What c
   fp32 tensor of their layout (``unread_args``);
 - relu and its backward run in one runtime pass over fp16 memory (``half_kernels``);
 - arguments are walked directly instead of through torch's pytree.
+bf16 operations (a 910B's) and INF/NAN mode take it too: bf16 inputs are widened by torch as the
+general path widens them and results are rounded by the general path's own ``to_reduced``; the
+one-pass fp16 kernels and the runtime's saturating fp16 stores apply in saturation mode only.
 """
 from __future__ import annotations
 
@@ -19,18 +22,22 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .. import _runtime
 from . import (fp32_copies, general_path, half_kernels, op_schema, output_dtypes,
-               saturation, scratch_pool, unread_args)
+               overflow_mode, saturation, scratch_pool, unread_args)
 
 _HALF = torch.float16
+_BF16 = torch.bfloat16
 _FLOAT = torch.float32
+_REDUCED = (_HALF, _BF16)
 _Tensor = torch.Tensor
 
 
 def _upcast(x: Any, rt: Any) -> Any:
     """general_path._upcast, through lists and tuples as pytree goes."""
     if isinstance(x, _Tensor):
-        return fp32_copies.to_fp32(x, rt, pooled=True) if x.dtype == _HALF else x
-    if x is _HALF:
+        if x.dtype == _HALF:
+            return fp32_copies.to_fp32(x, rt, pooled=True)
+        return x.to(_FLOAT) if x.dtype == _BF16 else x
+    if x is _HALF or x is _BF16:
         return _FLOAT
     if isinstance(x, (list, tuple)):
         return type(x)(_upcast(v, rt) for v in x)
@@ -107,19 +114,21 @@ def _rebuild(flat: List[Any], how: Any) -> Any:
 def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     """``general_path.run_in_fp32``, with the same results."""
     rt = _runtime.runtime_kernels()
-    done = half_kernels.run(func, args, kwargs, rt)
-    if done is not half_kernels.NOT_HANDLED:
-        return done
+    inf_nan = overflow_mode.inf_nan()
+    if not inf_nan:  # the one-pass kernels store saturating
+        done = half_kernels.run(func, args, kwargs, rt)
+        if done is not half_kernels.NOT_HANDLED:
+            return done
     flat: List[Any] = []
     try:
-        flat, how = _round_trip(func, args, kwargs, rt)
+        flat, how = _round_trip(func, args, kwargs, rt, inf_nan)
     finally:
         scratch_pool.give_back(flat)
     return _rebuild(flat, how)
 
 
 def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
-                rt: Any) -> Tuple[List[Any], Any]:
+                rt: Any, inf_nan: bool) -> Tuple[List[Any], Any]:
     schema = op_schema.schema_of(func)
     expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path._expected_dtypes)
 
@@ -127,24 +136,24 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
     up_kwargs = {k: _upcast(v, rt) for k, v in kwargs.items()} if kwargs else kwargs
     if not schema.written:  # most operations: new outputs only
         flat, how = _flat_outputs(func(*up_args, **up_kwargs))
-        _narrow(flat, expected, args, kwargs, rt, ())
+        _narrow(flat, expected, args, kwargs, rt, (), inf_nan)
         return flat, how
     scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
     listed: List[Tuple[torch.Tensor, torch.Tensor]] = []  # written elements of tensor lists
     for arg in schema.written:
         key, original = op_schema.written_value(arg, args, kwargs)
-        if isinstance(original, _Tensor) and original.dtype == _HALF:
+        if isinstance(original, _Tensor) and original.dtype in _REDUCED:
             scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
             scratch_by_alias[arg.alias] = (original, scratch)
         elif isinstance(original, (list, tuple)):
             scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
             listed.extend((x, scratch[i]) for i, x in enumerate(original)
-                          if isinstance(x, _Tensor) and x.dtype == _HALF)
+                          if isinstance(x, _Tensor) and x.dtype in _REDUCED)
 
     result = func(*up_args, **up_kwargs)
 
     for original, scratch in list(scratch_by_alias.values()) + listed:
-        saturation.store_fp16(original, scratch, rt)
+        saturation.store_reduced(original, scratch, rt)
 
     flat, how = _flat_outputs(result)
     # Returns that alias a written argument are that argument itself.
@@ -153,14 +162,14 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
             if alias is not None and alias in scratch_by_alias:
                 flat[i] = scratch_by_alias[alias][0]
     _narrow(flat, expected, args, kwargs, rt,
-            {id(orig) for orig, _ in scratch_by_alias.values()})
+            {id(orig) for orig, _ in scratch_by_alias.values()}, inf_nan)
     return flat, how
 
 
 def _narrow(flat: List[Any], expected: Any, args: Sequence[Any], kwargs: Dict[str, Any],
-            rt: Any, written: Any) -> None:
-    """Round the fp32 outputs among ``flat`` that would be fp16 to fp16, in place; ``written``:
-    ids of outputs that are written arguments (already stored)."""
+            rt: Any, written: Any, inf_nan: bool) -> None:
+    """Round the fp32 outputs among ``flat`` that would be fp16 (bf16) to that dtype, in place;
+    ``written``: ids of outputs that are written arguments (already stored)."""
     fallback = None
     for i, x in enumerate(flat):
         if not isinstance(x, _Tensor) or (written and id(x) in written):
@@ -172,4 +181,7 @@ def _narrow(flat: List[Any], expected: Any, args: Sequence[Any], kwargs: Dict[st
                 fallback = general_path.fallback_dtype_among(leaves(args, kwargs))
             want = fallback
         if want == _HALF and x.dtype != _HALF and x.is_floating_point():
-            flat[i] = saturation.host_to_fp16(x, rt)
+            flat[i] = saturation.to_reduced(x, _HALF, rt) if inf_nan \
+                else saturation.host_to_fp16(x, rt)
+        elif want == _BF16 and x.dtype != _BF16 and x.is_floating_point():
+            flat[i] = saturation.to_bf16(x)

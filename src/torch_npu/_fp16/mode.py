@@ -127,8 +127,8 @@ class EmulatedNpuMode(TorchDispatchMode):
         elif unchanged or not (kinds & HALF or npu_bf16):
             out = func(*args, **kwargs)
             plain = not unchanged
-        elif npu_bf16 or not fast:  # bf16 has no fast path yet: the general one, cached
-            out = general_path.run_in_fp32(func, args, kwargs, cached=fast)
+        elif not fast:
+            out = general_path.run_in_fp32(func, args, kwargs)
         else:
             out = fast_path.run_in_fp32(func, args, kwargs)
         if npu is None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from . import overflow_mode
-
 PATHS = ("fast", "general")
 _selected: List[Optional[str]] = [None]
 
@@ -33,9 +31,9 @@ def selected() -> str:
 
 
 def is_fast() -> bool:
-    """Whether the fast path runs: selected, and the NPU saturates (INF/NAN mode keeps inf and
-    NaN, which the fast path's kernels would saturate)."""
-    return selected() == "fast" and not overflow_mode.inf_nan()
+    """Whether the fast path runs (in INF/NAN mode and for bf16 too: there it leaves out its
+    saturating fp16 kernels and rounds as the general path does)."""
+    return selected() == "fast"
 
 
 def select(path: str) -> str:
