@@ -50,3 +50,6 @@ def install() -> None:
     from . import sdpa  # torch's SDPA on NPU tensors as one fused kernel
 
     sdpa.install()
+    from . import recurrent  # torch's LSTM/GRU (and cells) on NPU tensors as one kernel each
+
+    recurrent.install()
