@@ -196,18 +196,3 @@ def test_not_a_wheel(tmp_path):
     assert proc.returncode == 1 and "not a valid zip archive" in proc.stderr
     proc = bh.run(["verify", str(tmp_path / "missing.whl")])
     assert proc.returncode == 1 and "no such wheel or layout directory" in proc.stderr
-
-
-def test_manifest_command():
-    proc = bh.run(["manifest"])
-    assert proc.returncode == 0
-    assert proc.stdout.splitlines()[0].split() == ["AscendPyTorch", "PyTorch", "PyTorch", "branch", "Apex", "branch"]
-    assert len(proc.stdout.splitlines()) == 18
-    proc = bh.run(["--json", "manifest", "--torch", "1.11.0"])
-    import json
-    doc = json.loads(proc.stdout)
-    assert doc["ok"] and [m["ascend_pytorch"] for m in doc["matches"] if m["exact"]] == ["5.0.rc1", "5.0.rc2", "5.0.rc3"]
-    proc = bh.run(["manifest", "--torch", "1.11.0"])
-    assert "v1.11.0-5.0.rc1" in proc.stdout and "5.0.rc3" in proc.stdout
-    proc = bh.run(["manifest", "--torch", "0.4.1"])
-    assert proc.returncode == 1 and "known PyTorch versions" in proc.stderr
