@@ -1,5 +1,6 @@
 """The documents against the code: README's size and paths, docs/ARCHITECTURE.md's table of
-what may call what against every #include and Python import, and each recipe of CONTRIBUTING.md
+what may call what against every #include, qualified use (`layer::name`) and Python import,
+docs/COMMANDS.md against every option the CLI declares, and each recipe of CONTRIBUTING.md
 followed once (the optimizer recipe's places are found by reading the registry; commands,
 operators and test folders have the places their recipes give them); the commit-msg hook and the
 CI check of commit messages, on repositories made here."""
@@ -99,6 +100,32 @@ def test_the_toolchain_layers_include_only_what_architecture_allows():
         assert used <= allowed[layer], (
             f"{folder} includes {sorted(used - allowed[layer])}, which docs/ARCHITECTURE.md "
             f"does not allow it")
+
+
+def qualified_layers(folder: str, layers: Set[str]) -> Dict[str, List[str]]:
+    """The layers a folder's code names as `layer::name` (comments left out): layer -> uses."""
+    pattern = re.compile(r"(?<![\w:])(?:apexnpu::)?(%s)::(\w+)" % "|".join(sorted(layers)))
+    uses: Dict[str, List[str]] = {}
+    for path in glob.glob(os.path.join(REPO, folder, "*.[ch]*")):
+        with open(path, encoding="utf-8") as f:
+            code = re.sub(r"//[^\n]*", "", f.read())
+        for layer, name in pattern.findall(code):
+            uses.setdefault(layer, []).append(f"{os.path.basename(path)}: {layer}::{name}")
+    return uses
+
+
+def test_the_toolchain_layers_name_only_what_architecture_allows():
+    """An #include is not the only way across a layer: a header of an allowed layer brings the
+    types of the layers below it, and `patch::to_string(file.status)` compiles in the CLI through
+    commands/gen.h. The table holds for what the code calls, too."""
+    allowed = allowed_includes()
+    for layer in allowed:
+        folder = "src/cli" if layer == "cli" else f"src/toolchain/{layer}"
+        uses = qualified_layers(folder, set(allowed))
+        wrong = sorted(u for used, found in uses.items()
+                       if used != layer and used not in allowed[layer] for u in found)
+        assert not wrong, (f"{folder} calls {wrong}, which docs/ARCHITECTURE.md does not allow "
+                           f"it (it may use {sorted(allowed[layer])})")
 
 
 def test_the_runtime_includes_nothing_of_the_toolchain():
@@ -231,6 +258,45 @@ def test_every_command_has_the_places_of_the_command_recipe():
         for suffix in (".h", ".cpp"):
             assert os.path.exists(os.path.join(REPO, "src/toolchain/commands", name + suffix))
         assert re.search(r"\badd_%s\w*\(" % name, adders), f"commands.cpp lists no adder of {name}"
+
+
+def cli_option_names(code: str) -> List[List[str]]:
+    """The names of each option a CLI source declares: the string literals of the first argument
+    of every add_option/add_flag ("-o,--output" gives -o and --output; a positional its name)."""
+    options = []
+    for call in re.finditer(r"\badd_(?:option|flag)\(", code):
+        first = re.match(r'(?:[^,()"]|"[^"]*")*', code[call.end():]).group(0)
+        names = [n for literal in re.findall(r'"([^"]*)"', first) for n in literal.split(",") if n]
+        if names:
+            options.append(names)
+    return options
+
+
+def command_section(document: str, command: str) -> str:
+    """A command's paragraphs in docs/COMMANDS.md: from its bold heading to the next one's."""
+    start = document.find("**`apexnpu %s" % command)
+    assert start >= 0, f"docs/COMMANDS.md has no **`apexnpu {command}`** paragraph"
+    stop = document.find("**`apexnpu ", start + 1)
+    stop = document.find("\n## ", start) if stop < 0 else stop
+    return document[start:stop if stop >= 0 else len(document)]
+
+
+def test_every_cli_option_is_in_commands_md():
+    """Each option a cmd_*.cpp declares appears (by one of its names) in that command's
+    paragraphs of docs/COMMANDS.md; the global and shared ones anywhere in it."""
+    document = read("docs/COMMANDS.md")
+    checked = 0
+    for path in sorted(glob.glob(os.path.join(REPO, "src/cli/*.cpp"))):
+        name = os.path.basename(path)
+        command = name[len("cmd_"):-len(".cpp")].replace("_", "-")
+        text = command_section(document, command) if name.startswith("cmd_") else document
+        with open(path, encoding="utf-8") as f:
+            for names in cli_option_names(f.read()):
+                checked += 1
+                assert any(re.search(re.escape(n) + r"(?![\w-])", text) for n in names), (
+                    f"{name} declares {'/'.join(names)}, which docs/COMMANDS.md does not describe"
+                    + (f" under apexnpu {command}" if name.startswith("cmd_") else ""))
+    assert checked >= 30
 
 
 def operator_modules() -> List[str]:
