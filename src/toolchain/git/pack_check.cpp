@@ -52,6 +52,14 @@ void CheckedPack::check_index() {
   large_offsets_ = (size - fixed) / 8;
   if (pack_.size() < kPackHeader + kIdSize || std::memcmp(pack_.data(), "PACK", 4) != 0)
     throw damaged(fmt::format("its pack {} is not a pack", pack_path_string()));
+  // The index records the checksum that ends its pack (just before its own). A pack cut short
+  // or changed at its end no longer ends with it; libgit2 then drops the pack and every object
+  // in it reads as missing, which would make a damaged repository look like an unknown ref.
+  if (std::memcmp(pack_.data() + pack_.size() - kIdSize, data + size - 2 * kIdSize, kIdSize) != 0)
+    throw damaged(
+        fmt::format("its pack {} ({} bytes) does not end with the checksum the index "
+                    "records for it: the pack was cut short or changed",
+                    pack_path_string(), pack_.size()));
   // An entry is at least one header byte, and the pack ends with a 20-byte checksum.
   const std::uint64_t end = pack_.size() - kIdSize;
   for (std::size_t i = 0; i < count; ++i) {
