@@ -1,7 +1,8 @@
 // gen and make-patch with what issue 13 added: a concatenated series applied by gen exactly as
 // GNU patch -p1 applies it (and with --keep-rejects, one .rej per file holding every section's
-// failed hunks); upstream files whose names need quoting, edited and created, round trip through
-// make-patch and gen, and GNU patch and git apply take make-patch's output.
+// failed hunks); upstream files whose names need quoting (but for control characters, refused
+// since issue 44), edited and created, round trip through make-patch and gen, and GNU patch and
+// git apply take make-patch's output.
 #include <gtest/gtest.h>
 
 #include "integration/fixture.h"
@@ -9,9 +10,10 @@
 namespace apexnpu::test {
 namespace {
 
-const std::vector<std::string> special_names = {
-    "docs/with space.md",           "q\"uote.py",     "tab\tname.txt", "new\nline.txt",
-    "na\xc3\xafve/\xe4\xb8\xad.py", "back\\slash.cfg"};
+// Names with control characters (a tab, a newline) are refused since issue 44 (git's path rules,
+// core/git_path_rules.h): git_path_rules_test.cpp has them.
+const std::vector<std::string> special_names = {"docs/with space.md", "q\"uote.py",
+                                                "na\xc3\xafve/\xe4\xb8\xad.py", "back\\slash.cfg"};
 
 class SeriesAndNamesTest : public ::testing::Test {
  protected:
@@ -48,8 +50,8 @@ TEST_F(SeriesAndNamesTest, GenAppliesAConcatenatedSeriesAsGnuPatchDoes) {
       "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1,3 +1,3 @@\n npu 1\n-readme line 2\n"
       "+npu 2\n readme line 3\n"
       "From: three\nSubject: [PATCH 3/3] delete\n---\n"
-      "diff --git \"a/tab\\tname.txt\" \"b/tab\\tname.txt\"\ndeleted file mode 100644\n"
-      "--- \"a/tab\\tname.txt\"\n+++ /dev/null\n@@ -1,8 +0,0 @@\n" +
+      "diff --git \"a/q\\\"uote.py\" \"b/q\\\"uote.py\"\ndeleted file mode 100644\n"
+      "--- \"a/q\\\"uote.py\"\n+++ /dev/null\n@@ -1,8 +0,0 @@\n" +
       [] {
         std::string removed;
         for (int i = 1; i <= 8; ++i) removed += "-special line " + std::to_string(i) + "\n";
@@ -87,7 +89,7 @@ TEST_F(SeriesAndNamesTest, SpecialNamesRoundTripThroughMakePatchAndGen) {
     write_file(tmp / "edited" / name, text);
   }
   stdfs::remove(tmp / "edited/back\\slash.cfg");
-  write_file(tmp / "edited/new dir/\"quoted\" \t\n\xc3\xa9.py", "NEW = 1\n");
+  write_file(tmp / "edited/new dir/\"quoted\" \xc3\xa9.py", "NEW = 1\n");
   const RunResult made = run_apexnpu({"make-patch", "--upstream", repo.dir().string(), "--ref", sha, "--tree",
                                       (tmp / "edited").string(), "-o", (tmp / "patches").string()},
                                      tmp / "home");

@@ -11,6 +11,8 @@
 #include "commands/upstream_report.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/git_path_rules.h"
+#include "core/relative_path.h"
 #include "core/sha256.h"
 #include "fs/directory_update.h"
 #include "fs/file_io.h"
@@ -116,6 +118,28 @@ std::vector<std::string> add_overlay(FileTree& tree, FileTree overlay, const std
     tree.emplace(path, std::move(entry));
   }
   return added;
+}
+
+// Every name of the tree gen makes obeys git's rules (core/git_path_rules.h), whoever chose it:
+// upstream, the patch or the overlay. Checked before anything is written, so that neither a tree
+// nor a wheel built from it ever holds a name git refuses (a ".GIT" directory, say).
+void refuse_names_git_refuses(const FileTree& tree, const std::vector<std::string>& overlay_files,
+                              const GenInputs& inputs, const patch::ApplyResult& applied) {
+  for (const auto& [path, entry] : tree) {
+    std::optional<std::string> reason = unsafe_path_reason(path);
+    if (!reason && entry.kind == FileKind::symlink)
+      reason = git_symlink_reason(path.substr(path.rfind('/') + 1));
+    if (!reason) continue;
+    const std::string shown = printable_path(path);
+    std::string origin = fmt::format("upstream's file {} (at {})", shown, inputs.upstream.commit);
+    if (std::find(overlay_files.begin(), overlay_files.end(), path) != overlay_files.end())
+      origin = fmt::format("the overlay file {}", printable_path((inputs.overlay_dir / path).string()));
+    for (const auto& file : applied.files)
+      if (file.path == path) origin = fmt::format("{} (patched by {})", shown, inputs.patch_file.string());
+    throw Error(fmt::format("gen refuses to write {}: {}", origin, *reason),
+                "git refuses this name too; rename the file (in the overlay, or in the patch with "
+                "`apexnpu make-patch`)");
+  }
 }
 
 // The tree GNU patch leaves when hunks fail: the hunks that applied, and each file's failed ones
@@ -239,6 +263,7 @@ GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
     if (inputs.overlay)
       outcome.result.overlay_files =
           add_overlay(outcome.tree, std::move(*inputs.overlay), inputs.overlay_dir);
+    refuse_names_git_refuses(outcome.tree, outcome.result.overlay_files, inputs, applied);
     outcome.result.timings = timer.timings();
     marker.failed_hunks = outcome.failed_hunks;
     marker.files_digest = manifest::tree_files_digest(outcome.tree);
@@ -255,6 +280,7 @@ GenOutcome apply_gen_inputs(GenInputs inputs, const GenOptions& options,
     result.overlay = inputs.overlay_dir;
     timer.mark("overlay");
   }
+  refuse_names_git_refuses(applied.tree, result.overlay_files, inputs, applied);
   result.timings = timer.timings();
   marker.files_digest = manifest::tree_files_digest(applied.tree);
   return {std::move(applied.tree), std::move(marker), std::move(result), 0, {}};

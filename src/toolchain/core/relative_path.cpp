@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "core/git_path_rules.h"
+
 namespace apexnpu {
 
 std::optional<std::string> unsafe_path_reason(std::string_view path) {
@@ -18,7 +20,7 @@ std::optional<std::string> unsafe_path_reason(std::string_view path) {
     if (part.empty() && end != path.size()) return "the path has an empty component";
     if (part == ".") return "the path has a '.' component";
     if (part == "..") return "the path has a '..' component";
-    if (part == ".git") return "the path goes into a .git directory";
+    if (auto reason = git_component_reason(part)) return reason;
     if (++components > max_path_components)
       return fmt::format("the path is too deep (more than {} components)", max_path_components);
     start = end + 1;

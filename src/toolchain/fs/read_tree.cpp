@@ -22,6 +22,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/git_path_rules.h"
 #include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
@@ -175,8 +176,10 @@ class TreeWalk {
       return;
     }
     if (auto reason = unsafe_path_reason(rel))
-      throw Error(fmt::format("cannot take {}: {}", (root_ / rel).string(), *reason));
+      throw Error(fmt::format("cannot take {}: {}", printable_path((root_ / rel).string()), *reason));
     if (type == DT_LNK) {
+      if (auto reason = git_symlink_reason(name))
+        throw Error(fmt::format("cannot take {}: {}", printable_path((root_ / rel).string()), *reason));
       visit(tree.emplace(rel, FileEntry{link_target(dir_fd, name, rel), FileKind::symlink}).first);
     } else if (type == DT_REG) {
       take_file(dir_fd, name, rel, tree);

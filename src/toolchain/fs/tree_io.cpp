@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/git_path_rules.h"
 #include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/file_io.h"
@@ -34,7 +35,10 @@ void check_tree_paths(const FileTree& tree) {
   std::set<std::string> directories;
   for (const auto& [path, entry] : tree) {
     if (auto reason = unsafe_path_reason(path))
-      throw Error(fmt::format("refusing to write {}: {}", path, *reason));
+      throw Error(fmt::format("refusing to write {}: {}", printable_path(path), *reason));
+    if (entry.kind == FileKind::symlink)
+      if (auto reason = git_symlink_reason(path.substr(path.rfind('/') + 1)))
+        throw Error(fmt::format("refusing to write {}: {}", printable_path(path), *reason));
     for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1))
       directories.insert(path.substr(0, slash));
   }
