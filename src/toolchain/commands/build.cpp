@@ -30,6 +30,7 @@
 #include "wheel/manylinux.h"
 #include "wheel/package_files.h"
 #include "wheel/pep440.h"
+#include "wheel/startup_files.h"
 #include "wheel/verify.h"
 #include "wheel/wheel_writer.h"
 
@@ -83,6 +84,7 @@ ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) 
     const wheel::PackageSelection package = wheel::select_package_files(tree);
     warn_skipped(package, cb);
     for (const auto& rel : package.files) apex.files[rel] = read_file(tree / rel);
+    wheel::add_startup_files(tree, apex.files);
     apex.tree_source = "--allow-foreign-tree";
     return apex;
   }
@@ -93,6 +95,7 @@ ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) 
       wheel::select_package_files(files, fmt::format("--tree {}", tree.string()));
   warn_skipped(package, cb);
   for (const auto& rel : package.files) apex.files[rel] = files.at(rel).content;
+  wheel::add_startup_files(files, apex.files);
   apex.tree_source = "--tree";
   return apex;
 }
@@ -115,6 +118,7 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
                                   generated.marker.upstream_commit));
   warn_skipped(package, cb);
   for (const auto& rel : package.files) apex.files[rel] = generated.tree.at(rel).content;
+  wheel::add_startup_files(generated.tree, apex.files);
   return apex;
 }
 
@@ -330,13 +334,16 @@ manifest::BuildManifest describe_build(const BuildOptions& o, const BuildContext
   return m;
 }
 
-wheel::WheelIdentity apex_identity(const BuildContext& ctx, const WheelJob& job, const std::string& tag) {
+// `startup_module`: the wheel carries apex's start-up hook (wheel/startup_files.h).
+wheel::WheelIdentity apex_identity(const BuildContext& ctx, const WheelJob& job, const std::string& tag,
+                                   bool startup_module) {
   wheel::WheelIdentity id;
   id.version = ctx.version;
   id.tag = tag;
   id.platform = job.python->info.platform;
   id.apexnpu_version = APEXNPU_VERSION;
   id.top_level.push_back("apex");
+  if (startup_module) id.top_level.emplace_back(wheel::kStartupModule);
   for (const auto& mod : job.target->config.modules) {
     const std::string top = mod.name.substr(0, mod.name.find('.'));
     if (std::find(id.top_level.begin(), id.top_level.end(), top) == id.top_level.end())
@@ -377,7 +384,8 @@ ApexWheel plan_apex_wheel(const BuildOptions& o, const BuildContext& ctx, const 
       "\n";
   wheel::WheelFiles files = packages.apex.files;
   files.merge(modules);
-  w.planned = plan_wheel(std::move(files), apex_identity(ctx, job, tag), ctx.templates,
+  const bool startup_module = wheel::has_startup_module(files);
+  w.planned = plan_wheel(std::move(files), apex_identity(ctx, job, tag, startup_module), ctx.templates,
                          {{"apexnpu_manifest.json", w.manifest_text}});
   return w;
 }
