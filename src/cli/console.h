@@ -52,7 +52,6 @@ class Console {
   std::string green(std::string_view s) const { return paint("32", s); }
   std::string yellow(std::string_view s) const { return paint("33", s); }
   std::string red(std::string_view s) const { return paint("31", s); }
-  std::string bold(std::string_view s) const { return paint("1", s); }
 
  private:
   void print_out(const std::string& line);

@@ -26,8 +26,6 @@ struct TensorView {
 
   std::size_t element_bytes() const noexcept { return element_size(dtype); }
   std::size_t bytes() const noexcept { return numel * element_bytes(); }
-  // Elements of dtype the storage holds from its start.
-  std::size_t storage_numel() const noexcept { return storage ? storage->bytes() / element_bytes() : 0; }
   void* data() const noexcept {
     return storage ? static_cast<char*>(storage->data()) + offset * element_bytes() : nullptr;
   }
