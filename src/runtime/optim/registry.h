@@ -2,8 +2,8 @@
 // The one list of the runtime's fused optimizers. Everything that enumerates them derives from
 // kOptimizerKinds: the binding's Optimizer(kind) factory, its OPTIMIZERS and OPTIMIZER_CLASSES,
 // and the description embedded in the runtime (registry_description.h) from which `apexnpu
-// build` writes the manifest's list. A new optimizer is its class (state fields()), its options
-// struct (fields(), validate), its kernels, one row here, and its Python class in the overlay.
+// build` writes the manifest's list. A new optimizer needs more than its row here: every file it
+// touches is listed in CONTRIBUTING.md's recipe "An optimizer", which test_contributing.py checks.
 //
 // What a kind needs besides its options follows from its constructor: a SegmentTable for the
 // per-tensor optimizers, and dim-0 row counts too for AdamP.
