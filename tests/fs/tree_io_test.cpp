@@ -105,12 +105,20 @@ TEST(ReadTree, NamesWhatItCannotTake) {
   stdfs::create_symlink(long_target, tmp / "t/long");
   EXPECT_EQ(read_tree(tmp / "t").at("long").content, long_target);
 
+  // A root given as a symlink to a directory (a CI checkout, a volume) is followed (issue 44,
+  // point 8); one to a file or to nothing is not a directory.
   stdfs::create_directory_symlink(tmp / "t", tmp / "root-link");
-  try {
-    read_tree(tmp / "root-link");
-    ADD_FAILURE() << "a symlink is not taken as the root";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("root-link is not a directory"), std::string::npos) << e.what();
+  EXPECT_EQ(read_tree(tmp / "root-link"), read_tree(tmp / "t"));
+  stdfs::create_symlink(tmp / "t/a.py", tmp / "file-link");
+  stdfs::create_symlink(tmp / "nowhere", tmp / "dangling");
+  for (const char* link : {"file-link", "dangling"}) {
+    try {
+      read_tree(tmp / link);
+      ADD_FAILURE() << link << " is not a directory";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(link) + " is not a directory"), std::string::npos)
+          << e.what();
+    }
   }
   ASSERT_EQ(::mkfifo((tmp / "t/sub/pipe").c_str(), 0644), -1) << "no parent yet";
   stdfs::create_directories(tmp / "t/sub");
@@ -124,6 +132,23 @@ TEST(ReadTree, NamesWhatItCannotTake) {
         << e.what();
   }
   EXPECT_EQ(read_tree(tmp / "t", {"pipe"}).size(), 2u) << "unless excluded";
+}
+
+TEST(ReadTree, EntersOnlyTheTopLevelLinksItIsToldTo) {
+  TempDir tmp;
+  test::write_file(tmp / "elsewhere/x.py", "x\n");
+  test::write_file(tmp / "t/a.py", "a\n");
+  stdfs::create_directory_symlink(tmp / "elsewhere", tmp / "t/pkg");
+  stdfs::create_directories(tmp / "t/sub");
+  stdfs::create_directory_symlink(tmp / "elsewhere", tmp / "t/sub/pkg");  // not top-level
+  stdfs::create_symlink(tmp / "t/a.py", tmp / "t/file");
+  const FileTree plain = read_tree(tmp / "t");
+  EXPECT_EQ(plain.at("pkg").kind, FileKind::symlink);
+  const FileTree entered = read_tree(tmp / "t", {}, {}, {"pkg", "file"});
+  EXPECT_EQ(entered.at("pkg/x.py").content, "x\n");
+  EXPECT_FALSE(entered.contains("pkg"));
+  EXPECT_EQ(entered.at("sub/pkg").kind, FileKind::symlink) << "only top-level links are entered";
+  EXPECT_EQ(entered.at("file").kind, FileKind::symlink) << "a link to a file stays a link";
 }
 
 TEST(WriteFile, ReplacesAtomicallyAndReadRefusesSymlinks) {

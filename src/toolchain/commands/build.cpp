@@ -89,7 +89,9 @@ ApexSources collect_tree_files(const BuildOptions& o, const BuildCallbacks& cb) 
     return apex;
   }
   apex.marker = manifest::parse_tree_marker(*marker_text, marker_path.string());
-  const FileTree files = fs::read_tree(tree, fs::default_excludes());
+  // apex/ may be a symlink to a directory (a volume, a CI checkout): read through it, as through
+  // the root (run_build keeps -o out of where it points).
+  const FileTree files = fs::read_tree(tree, fs::default_excludes(), {}, {"apex"});
   apex.modified = manifest::tree_files_digest(files) != apex.marker->files_digest;
   const wheel::PackageSelection package =
       wheel::select_package_files(files, fmt::format("--tree {}", tree.string()));
@@ -557,7 +559,10 @@ nlohmann::json BuildResult::to_json() const {
 
 BuildResult run_build(const BuildOptions& o, const BuildCallbacks& cb) {
   const std::string label = check_options(o);
-  if (o.tree) fs::refuse_output_over_inputs(o.output, "-o", {{*o.tree, "the tree (--tree)"}});
+  // Both resolved: a --tree or an apex/ in it that is a symlink is guarded where it points.
+  if (o.tree)
+    fs::refuse_output_over_inputs(o.output, "-o",
+                                  {{*o.tree, "the tree (--tree)"}, {*o.tree / "apex", "the tree's apex/"}});
   // Every compiler, linker and probe this build starts dies with it, however it ends.
   const ChildGroup children;
   const std::vector<BuildTarget> targets =

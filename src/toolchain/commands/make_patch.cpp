@@ -60,7 +60,9 @@ MakePatchResult run_make_patch(const MakePatchOptions& options, const MakePatchC
     throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
                      "pass the edited Apex tree, e.g. one written by `apexnpu gen`");
   // Before anything is read: -o inside --tree would take in its own previous output.
-  std::vector<fs::ReadPath> inputs{{options.tree, "the edited tree (--tree)"}};
+  // Both resolved: a --tree, or an apex/ in it, that is a symlink is guarded where it points.
+  std::vector<fs::ReadPath> inputs{{options.tree, "the edited tree (--tree)"},
+                                   {options.tree / "apex", "the edited tree's apex/"}};
   fs::refuse_output_over_inputs(options.output, "-o", inputs);
 
   PhaseTimer timer;

@@ -13,11 +13,14 @@ HashedTree read_hashed_tree(const std::filesystem::path& root, const std::vector
   std::mutex mutex;
   std::unordered_map<const FileEntry*, git_oid> ids;  // the entries do not move once read
   HashedTree hashed;
-  hashed.files = fs::read_tree(root, excludes, [&](const std::string&, const FileEntry& entry) {
-    const git_oid id = git::blob_id(entry.content);
-    const std::lock_guard lock(mutex);
-    ids.emplace(&entry, id);
-  });
+  // apex/ may be a symlink to a directory (a volume): read through it, as build does.
+  hashed.files = fs::read_tree(root, excludes,
+                               [&](const std::string&, const FileEntry& entry) {
+                                 const git_oid id = git::blob_id(entry.content);
+                                 const std::lock_guard lock(mutex);
+                                 ids.emplace(&entry, id);
+                               },
+                               {"apex"});
   hashed.ids.reserve(hashed.files.size());
   for (const auto& [path, entry] : hashed.files) hashed.ids.push_back(ids.at(&entry));
   return hashed;

@@ -107,13 +107,16 @@ class DirectoryQueue {
 
 class TreeWalk {
  public:
-  TreeWalk(const stdfs::path& root, const std::vector<std::string>& excludes, const FileVisitor& visit)
-      : root_(root), excludes_(excludes), visit_(visit) {}
+  TreeWalk(const stdfs::path& root, const std::vector<std::string>& excludes, const FileVisitor& visit,
+           const std::vector<std::string>& entered_links)
+      : root_(root), excludes_(excludes), visit_(visit), entered_links_(entered_links) {}
 
   FileTree read() {
-    UniqueFd fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    // The root may be a symlink to a directory (a CI checkout, a volume): the user named it, so
+    // it is followed; below it no link ever is.
+    UniqueFd fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd) {
-      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+      if (errno == ENOENT || errno == ENOTDIR)
         throw Error(fmt::format("{} is not a directory", root_.string()));
       throw Error(fmt::format("cannot read {}: {}", root_.string(), errno_text()));
     }
@@ -169,6 +172,15 @@ class TreeWalk {
   void take(int dir_fd, const std::string& name, const std::string& rel, unsigned char type, FileTree& tree) {
     if (is_excluded(rel, excludes_)) return;  // a directory is not entered
     if (type == DT_UNKNOWN) type = type_of(dir_fd, name, rel);
+    if (type == DT_LNK && rel == name &&
+        std::find(entered_links_.begin(), entered_links_.end(), name) != entered_links_.end()) {
+      // Followed this once, as the root is; a link to anything but a directory stays a link.
+      UniqueFd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (sub) {
+        queue_.push({std::move(sub), rel + '/'});
+        return;
+      }
+    }
     if (type == DT_DIR) {
       UniqueFd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!sub) throw Error(fmt::format("cannot read {}: {}", (root_ / rel).string(), errno_text()));
@@ -232,14 +244,15 @@ class TreeWalk {
 
   const std::vector<std::string>& excludes_;
   const FileVisitor& visit_;
+  const std::vector<std::string>& entered_links_;
   DirectoryQueue queue_;
 };
 
 }  // namespace
 
 FileTree read_tree(const stdfs::path& root, const std::vector<std::string>& excludes,
-                   const FileVisitor& visit) {
-  return TreeWalk(root, excludes, visit).read();
+                   const FileVisitor& visit, const std::vector<std::string>& entered_links) {
+  return TreeWalk(root, excludes, visit, entered_links).read();
 }
 
 }  // namespace apexnpu::fs

@@ -26,9 +26,11 @@ bool is_excluded(std::string_view relative_path, const std::vector<std::string>&
 using FileVisitor = std::function<void(const std::string& path, const FileEntry& entry)>;
 
 // Reads every file under `root` (regular files, executables, symlinks recorded as symlinks,
-// never followed). Paths matching an exclude pattern are skipped (whole directories pruned).
+// never followed; `root` itself may be a symlink to a directory). Paths matching an exclude
+// pattern are skipped (whole directories pruned). A top-level symlink named in `entered_links`
+// that points to a directory is read through as that directory (apex/ kept on a volume).
 FileTree read_tree(const std::filesystem::path& root, const std::vector<std::string>& excludes = {},
-                   const FileVisitor& visit = {});
+                   const FileVisitor& visit = {}, const std::vector<std::string>& entered_links = {});
 
 enum class ReplaceMode { refuse_non_empty, replace };
 
