@@ -1,6 +1,7 @@
 #include "commands/gen.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -77,6 +78,42 @@ stdfs::path normalised_output(const stdfs::path& output) {
   if (p.empty()) p = ".";
   return p;
 }
+
+// The parent directories of -o that do not exist yet, made (as git clone and pip install
+// --target make theirs) for the tree or the reject report beside it; those left empty when gen
+// fails are removed again.
+class OutputParents {
+ public:
+  explicit OutputParents(const stdfs::path& output) {
+    const stdfs::path parent = output.parent_path();
+    std::error_code ec;
+    for (stdfs::path p = parent; !p.empty() && !stdfs::exists(stdfs::symlink_status(p, ec));
+         p = p.parent_path()) {
+      made_.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+    if (made_.empty()) return;
+    stdfs::create_directories(parent, ec);
+    if (ec) {
+      made_.clear();
+      throw Error(fmt::format("cannot create {}, the parent of -o {}: {}", parent.string(), output.string(),
+                              ec.message()),
+                  "choose an -o DIR whose parent you can create");
+    }
+  }
+  OutputParents(const OutputParents&) = delete;
+  OutputParents& operator=(const OutputParents&) = delete;
+  ~OutputParents() {
+    if (kept_) return;
+    for (const stdfs::path& dir : made_)  // innermost first; stops at one that is not empty
+      if (::rmdir(dir.c_str()) != 0) break;
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  std::vector<stdfs::path> made_;  // innermost first
+  bool kept_ = false;
+};
 
 void refuse_non_empty_output(const stdfs::path& output) {
   std::error_code ec;
@@ -173,9 +210,14 @@ GenOutcome keep_rejects(patch::ApplyResult& applied, GenResult result) {
                              const std::optional<stdfs::path>& reject_file) {
   std::string where;
   if (reject_file) {
-    write_file_atomic(*reject_file, applied.rejects);
-    report.reject_file = *reject_file;
-    where = fmt::format("; rejects written to {}", reject_file->string());
+    // The report is a convenience: failing to write it must not hide the failed hunks.
+    try {
+      write_file_atomic(*reject_file, applied.rejects);
+      report.reject_file = *reject_file;
+      where = fmt::format("; rejects written to {}", reject_file->string());
+    } catch (const Error& e) {
+      where = fmt::format(" (the rejects could not be written: {})", e.what());
+    }
   }
   throw Error(
       fmt::format("{} hunk(s) of {} did not apply{}, nothing was written:{}", count_failed_hunks(applied),
@@ -304,6 +346,8 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
     fs::refuse_output_over_inputs(*reject_file, "the reject report (beside -o)", inputs.read_paths());
     if (!options.force) refuse_non_empty_output(output);
   }
+  std::optional<OutputParents> parents;
+  if (!options.check) parents.emplace(output);
   GenOutcome outcome = apply_gen_inputs(std::move(inputs), options, reject_file);
 
   GenResult& result = outcome.result;
@@ -317,6 +361,7 @@ GenResult run_gen(const GenOptions& options, const GenCallbacks& callbacks) {
   fs::write_tree_atomically(outcome.tree, output,
                             options.force ? fs::ReplaceMode::replace : fs::ReplaceMode::refuse_non_empty);
   timer.mark("write");
+  parents->keep();
   for (const auto& [phase, seconds] : timer.timings()) result.timings[phase] = seconds;
   result.output = output;
   // A reject report from an earlier failed run describes a patch that now applies.
