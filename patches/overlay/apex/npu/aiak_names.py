@@ -1,4 +1,10 @@
-"""Baidu AIAK-Training's names for what this apex offers under its own (seed 004).
+"""AIAK-Training's names for what this apex offers under its own.
+
+Baidu's AIAK-Training, a CUDA training image, adds to torch what apex has here: ``AIAK_*``
+variables that switch gradient compression, hierarchical all-reduce and fused optimizers,
+``torch.cuda.amp.aiak_amp_decorate`` / ``aiak_amp_parameters`` (apex's O2 under torch-native AMP
+code) and ``torch.optim.LAMB``. Scripts written for it run here under these names (the whole
+story: docs/ASCEND_APEX.md, "Beyond the originals"):
 
 - ``AIAK_<X>`` environment variables stand for ``APEXNPU_<X>`` (``AIAK_FP16_COMPRESSION``,
   ``AIAK_POWERSGD_COMPRESSION``, ``AIAK_MATRIX_APPROXIMATION_RANK``, ``AIAK_START_COMPRESS_ITER``,
