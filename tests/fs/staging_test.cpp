@@ -113,5 +113,40 @@ TEST(DirectoryUpdate, ACommitKilledAfterItsJournalIsFinishedAndReadersSeeTheNewE
   EXPECT_EQ(snapshot(tmp.path()).size(), 2u) << "both killed runs' staging removed";
 }
 
+TEST(DirectoryUpdate, TakesOutTheEntriesItDrops) {
+  TempDir tmp;
+  const stdfs::path dir = tmp / "tree";
+  write_file(dir / "kept.py", "old\n");
+  write_file(dir / "gone" / "x.py", "x\n");
+  {
+    DirectoryUpdate update(dir);
+    write_file(update.staged("kept.py"), "new\n");
+    update.commit({"kept.py"}, {"gone"});
+  }
+  EXPECT_EQ(snapshot(dir), (std::map<std::string, std::string>{{"kept.py", "new\n"}}));
+  EXPECT_EQ(snapshot(tmp.path()).size(), 1u) << "nothing left beside it";
+}
+
+// A killed update that can never be finished (here a rename that fails every time; on a mount
+// point, one across file systems): the next run undoes what it had moved and removes it, instead
+// of leaving it beside the output for ever (issue 44, point 4).
+TEST(DirectoryUpdate, AKilledUpdateThatCannotBeFinishedIsUndoneAndRemoved) {
+  TempDir tmp;
+  const stdfs::path dir = tmp / "patches";
+  write_file(dir / "overlay" / "old.py", "old\n");
+  const stdfs::path staging = tmp / staging_name("patches", "staging", gone_pid());
+  write_file(staging / "journal", "npu.patch\nmissing/x\n");
+  write_file(staging / "new" / "missing" / "x", "cannot be moved: its directory is not there\n");
+  write_file(staging / "old" / "npu.patch", "old patch\n");
+  write_file(dir / "npu.patch", "new patch\n");  // moved in before the kill
+  const stdfs::path other = tmp / staging_name("patches", "staging", gone_pid());
+  write_file(other / "new" / "npu.patch", "undecided\n");
+
+  remove_stale_staging(dir);
+  EXPECT_EQ(snapshot(dir),
+            (std::map<std::string, std::string>{{"npu.patch", "old patch\n"}, {"overlay/old.py", "old\n"}}));
+  EXPECT_EQ(snapshot(tmp.path()).size(), 2u) << "both killed runs' staging removed";
+}
+
 }  // namespace
 }  // namespace apexnpu::fs

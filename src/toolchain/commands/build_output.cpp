@@ -25,8 +25,9 @@ std::vector<std::filesystem::path> BuildOutput::commit(const std::vector<std::st
   try {
     return update_.commit(names);
   } catch (const Error& e) {
+    // The update's own hint says whether -o was left as it was or what the next run does.
     throw Error(fmt::format("-o {}: cannot put the build in place ({})", update_.dir().string(), e.what()),
-                "pass -o with a directory you can write; the next build into it finishes this one");
+                e.hint());
   }
 }
 

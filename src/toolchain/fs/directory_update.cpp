@@ -54,15 +54,22 @@ std::vector<std::string> journal_entries(const stdfs::path& staging) {
   return names;
 }
 
-// Moves each journalled entry still waiting in the staging into `dir`, the old one aside first.
-// Run by the commit, and again by whoever finds the commit killed half-way: each step checks
-// what is done, so running it twice does no harm.
+// A journal line "/<name>" drops the entry: no name of a directory holds a '/'.
+std::string_view dropped_name(std::string_view line) {
+  return line.starts_with('/') ? line.substr(1) : std::string_view();
+}
+
+// Moves each journalled entry still waiting in the staging into `dir`, the old one aside first
+// (a dropped entry only goes aside). Run by the commit, and again by whoever finds the commit
+// killed half-way: each step checks what is done, so running it twice does no harm.
 void apply_journal(const stdfs::path& staging, const stdfs::path& dir,
-                   const std::vector<std::string>& names) {
+                   const std::vector<std::string>& lines) {
   std::error_code ec;
-  for (const std::string& name : names) {
+  for (const std::string& line : lines) {
+    const std::string_view dropped = dropped_name(line);
+    const std::string name(dropped.empty() ? std::string_view(line) : dropped);
     const stdfs::path waiting = staging / "new" / name;
-    if (!stdfs::exists(stdfs::symlink_status(waiting, ec))) continue;  // moved in already
+    if (dropped.empty() && !stdfs::exists(stdfs::symlink_status(waiting, ec))) continue;  // moved in already
     const stdfs::path target = dir / name;
     if (stdfs::exists(stdfs::symlink_status(target, ec))) {
       stdfs::create_directories(staging / "old", ec);
@@ -70,12 +77,31 @@ void apply_journal(const stdfs::path& staging, const stdfs::path& dir,
       for (int n = 1; stdfs::exists(stdfs::symlink_status(aside, ec)); ++n)
         aside = staging / "old" / fmt::format("{}.{}", name, n);
       if (::rename(target.c_str(), aside.c_str()) != 0)
-        throw Error(fmt::format("cannot move the old {} aside: {}", target.string(), std::strerror(errno)),
-                    "check that the directory is writable; the next run finishes the update");
+        throw Error(fmt::format("cannot move the old {} aside: {}", target.string(), std::strerror(errno)));
     }
+    if (!dropped.empty()) continue;
     if (::rename(waiting.c_str(), target.c_str()) != 0)
-      throw Error(fmt::format("cannot move {} into {}: {}", name, dir.string(), std::strerror(errno)),
-                  "check that the directory is writable; the next run finishes the update");
+      throw Error(fmt::format("cannot move {} into {}: {}", name, dir.string(), std::strerror(errno)));
+  }
+}
+
+// The reverse of apply_journal, for an update that cannot be finished: each entry moved in goes
+// back into the staging and each old one back in place, last first. Throws Error when a rename
+// fails (the directory is then part old, part new, as the journal still says).
+void undo_journal(const stdfs::path& staging, const stdfs::path& dir, const std::vector<std::string>& lines) {
+  std::error_code ec;
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+    const std::string_view dropped = dropped_name(*line);
+    const std::string name(dropped.empty() ? std::string_view(*line) : dropped);
+    const stdfs::path waiting = staging / "new" / name, target = dir / name, aside = staging / "old" / name;
+    const bool moved_in = dropped.empty() && !stdfs::exists(stdfs::symlink_status(waiting, ec));
+    if (moved_in && stdfs::exists(stdfs::symlink_status(target, ec)) &&
+        ::rename(target.c_str(), waiting.c_str()) != 0)
+      throw Error(
+          fmt::format("cannot take {} out of {} again: {}", name, dir.string(), std::strerror(errno)));
+    if (stdfs::exists(stdfs::symlink_status(aside, ec)) &&
+        !stdfs::exists(stdfs::symlink_status(target, ec)) && ::rename(aside.c_str(), target.c_str()) != 0)
+      throw Error(fmt::format("cannot put the old {} back: {}", target.string(), std::strerror(errno)));
   }
 }
 
@@ -123,7 +149,8 @@ DirectoryUpdate::~DirectoryUpdate() {
 stdfs::path DirectoryUpdate::staged(const std::string& name) const { return staging_->path() / "new" / name; }
 stdfs::path DirectoryUpdate::scratch() const { return staging_->path() / "scratch"; }
 
-std::vector<stdfs::path> DirectoryUpdate::commit(const std::vector<std::string>& names) {
+std::vector<stdfs::path> DirectoryUpdate::commit(const std::vector<std::string>& names,
+                                                 const std::vector<std::string>& drops) {
   if (committed_) throw Error(fmt::format("{} was already updated", dir_.string()));
   std::vector<stdfs::path> final_paths;
   for (const auto& name : names) final_paths.push_back(dir_ / name);
@@ -137,16 +164,29 @@ std::vector<stdfs::path> DirectoryUpdate::commit(const std::vector<std::string>&
       throw Error(fmt::format("cannot move the output into {}: {}", dir_.string(), std::strerror(errno)),
                   "check that its parent directory is writable");
   } else {
+    std::vector<std::string> lines = names;
+    for (const auto& name : drops) lines.push_back("/" + name);
     std::string journal;
-    for (const auto& name : names) journal += name + "\n";
+    for (const auto& line : lines) journal += line + "\n";
     write_file_atomic(staging / kJournal, journal, kFileMode, Durability::renamed);
     try {
-      apply_journal(staging, dir_, names);
-    } catch (...) {
-      // Past the journal the new entries win: leave the staging for the next run to finish.
-      staging_->release();
+      apply_journal(staging, dir_, lines);
+    } catch (const Error& failed) {
+      // This run knows why: it undoes what it did, so a failed attempt leaves nothing behind.
+      // Only when that fails too is the staging left, journal and all, for the next run.
       committed_ = true;
-      throw;
+      try {
+        undo_journal(staging, dir_, lines);
+      } catch (const Error& stuck) {
+        staging_->release();
+        throw Error(fmt::format("{}; and {}", failed.what(), stuck.what()),
+                    fmt::format("check that {} is writable; the next run into it tries again to finish "
+                                "this update, and undoes it where it cannot",
+                                dir_.string()));
+      }
+      staging_.reset();
+      throw Error(failed.what(),
+                  fmt::format("check that {} is writable; it was left as it was", dir_.string()));
     }
   }
   committed_ = true;
@@ -160,13 +200,14 @@ stdfs::path committed_entry(const stdfs::path& entry) {
   const stdfs::path dir = parent_of(absolute);
   const std::string name = absolute.filename().string();
   const std::string prefix = staging_prefix(dir) + "staging-";
-  for (stdfs::directory_iterator it(parent_of(dir), ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->path().filename().string().starts_with(prefix)) continue;
-    const std::vector<std::string> names = journal_entries(it->path());
-    if (std::find(names.begin(), names.end(), name) == names.end()) continue;
-    const stdfs::path waiting = it->path() / "new" / name;
-    if (stdfs::exists(stdfs::symlink_status(waiting, ec))) return waiting;
-  }
+  for (const stdfs::path& home : {parent_of(dir), dir})  // inside: dir is a mount point
+    for (stdfs::directory_iterator it(home, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->path().filename().string().starts_with(prefix)) continue;
+      const std::vector<std::string> names = journal_entries(it->path());
+      if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+      const stdfs::path waiting = it->path() / "new" / name;
+      if (stdfs::exists(stdfs::symlink_status(waiting, ec))) return waiting;
+    }
   return entry;
 }
 
@@ -181,7 +222,19 @@ void finish_committed_updates(const stdfs::path& dir,
   }
   std::sort(committed.begin(), committed.end());
   const DirectoryLock lock(parent_of(dir));
-  for (const auto& [when, staging] : committed) apply_journal(staging, dir, journal_entries(staging));
+  for (const auto& [when, staging] : committed) {
+    const std::vector<std::string> lines = journal_entries(staging);
+    try {
+      apply_journal(staging, dir, lines);
+    } catch (const Error&) {
+      // It cannot be finished (the file system refuses a rename): put back what it had moved, so
+      // that removing it loses nothing that was in place.
+      try {
+        undo_journal(staging, dir, lines);
+      } catch (const Error&) {
+      }
+    }
+  }
 }
 
 }  // namespace apexnpu::fs

@@ -1,8 +1,9 @@
 #pragma once
 // Several entries of one directory replaced together (make-patch's npu.patch and overlay/,
-// build's layouts, wheels and manifests). They are written into a staging directory beside the
-// directory; commit() puts them in place. A directory that does not exist yet appears whole
-// with one rename. Into an existing one, commit() first writes a journal naming the entries
+// build's layouts, wheels and manifests, gen's tree on a mount point). They are written into a
+// staging directory beside the directory (inside it when it is a mount point, which no rename
+// from its parent reaches: fs/staging.h); commit() puts them in place. A directory that does not exist yet
+// appears whole with one rename. Into an existing one, commit() first writes a journal naming the entries
 // (from then on the new entries win), then moves each old entry aside and the new one in. A run
 // killed before the journal leaves the directory as it was; one killed after it is finished by
 // the next run that looks (remove_stale_staging), and readers in between see the new entries
@@ -33,9 +34,12 @@ class DirectoryUpdate {
   std::filesystem::path staged(const std::string& name) const;
   // Room for intermediate files, never put in place.
   std::filesystem::path scratch() const;
-  // Puts the named staged entries in place together, replacing same-named ones; returns their
-  // final paths. Throws Error naming what could not be moved (then a later run finishes it).
-  std::vector<std::filesystem::path> commit(const std::vector<std::string>& names);
+  // Puts the named staged entries in place together, replacing same-named ones, and takes the
+  // entries `drops` out of the directory; returns the final paths of `names`. Throws Error naming
+  // what could not be moved, after undoing what was (if even that fails, a later run finishes
+  // the update or undoes it).
+  std::vector<std::filesystem::path> commit(const std::vector<std::string>& names,
+                                            const std::vector<std::string>& drops = {});
 
  private:
   std::filesystem::path dir_;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,11 +22,16 @@ namespace {
 
 std::string_view kind_name(StagingKind kind) { return kind == StagingKind::aside ? "aside" : "staging"; }
 
-// <parent>/.<name>.apexnpu-<kind>-<pid>-XXXXXX, a pattern for mkdtemp / mkostemp.
+stdfs::path parent_of(const stdfs::path& path) {
+  return path.parent_path().empty() ? stdfs::path(".") : path.parent_path();
+}
+
+// <home>/.<name>.apexnpu-<kind>-<pid>-XXXXXX, a pattern for mkdtemp / mkostemp.
 std::string pattern_beside(const stdfs::path& target, StagingKind kind) {
-  const stdfs::path parent = target.parent_path().empty() ? stdfs::path(".") : target.parent_path();
-  return (parent / fmt::format("{}{}-{}-XXXXXX", staging_prefix(target), kind_name(kind), ::getpid()))
-      .string();
+  // The old output moved aside must leave the mount point, so an aside is always in the parent
+  // (where no rename can reach a mount point anyway: StagedTree never asks for one there).
+  const stdfs::path home = kind == StagingKind::aside ? parent_of(target) : staging_home(target);
+  return (home / fmt::format("{}{}-{}-XXXXXX", staging_prefix(target), kind_name(kind), ::getpid())).string();
 }
 
 // An exclusive lock on the open file, held until the descriptor closes (at exit at the latest).
@@ -49,6 +55,23 @@ bool is_stale(const stdfs::path& path, std::string_view pid_text) {
 
 std::string staging_prefix(const stdfs::path& target) {
   return fmt::format(".{}.apexnpu-", target.filename().string());
+}
+
+bool is_mount_point(const stdfs::path& path) {
+  struct statx self {
+  }, parent{};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &self) != 0 ||
+      !S_ISDIR(self.stx_mode))
+    return false;
+  if ((self.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0)  // bind mounts of one device too
+    return (self.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+  const stdfs::path up = stdfs::absolute(path).lexically_normal().parent_path();
+  if (::statx(AT_FDCWD, up.c_str(), 0, STATX_BASIC_STATS, &parent) != 0) return false;
+  return self.stx_dev_major != parent.stx_dev_major || self.stx_dev_minor != parent.stx_dev_minor;
+}
+
+stdfs::path staging_home(const stdfs::path& target) {
+  return is_mount_point(target) ? target : parent_of(target);
 }
 
 StagingDir::StagingDir(const stdfs::path& target, StagingKind kind) {
@@ -89,13 +112,18 @@ void StagingFile::close_and_keep() {
   path_.clear();
 }
 
-void remove_stale_staging(const stdfs::path& target) noexcept {
-  try {
-    const stdfs::path parent = target.parent_path().empty() ? stdfs::path(".") : target.parent_path();
-    const std::string prefix = staging_prefix(target);
-    std::vector<std::pair<stdfs::path, StagingKind>> stale;
-    std::error_code ec;
-    for (stdfs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+namespace {
+
+// The staging entries of dead runs, in the parent of `target` and inside it.
+std::vector<std::pair<stdfs::path, StagingKind>> stale_staging(const stdfs::path& target) {
+  const std::string prefix = staging_prefix(target);
+  std::vector<std::pair<stdfs::path, StagingKind>> stale;
+  std::error_code ec;
+  std::vector<stdfs::path> homes{parent_of(target)};
+  // A run that found `target` a mount point staged inside it.
+  if (stdfs::is_directory(stdfs::symlink_status(target, ec))) homes.push_back(target);
+  for (const stdfs::path& home : homes)
+    for (stdfs::directory_iterator it(home, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
       if (!name.starts_with(prefix)) continue;
       std::string_view rest = std::string_view(name).substr(prefix.size());
@@ -109,19 +137,28 @@ void remove_stale_staging(const stdfs::path& target) noexcept {
       rest.remove_prefix(rest.find('-') + 1);
       if (is_stale(it->path(), rest.substr(0, rest.find('-')))) stale.emplace_back(it->path(), kind);
     }
-    // Committed updates first, oldest first (finish_committed_updates sorts them), then the rest.
+  return stale;
+}
+
+}  // namespace
+
+void remove_stale_staging(const stdfs::path& target) noexcept {
+  std::vector<std::pair<stdfs::path, StagingKind>> stale;
+  try {
+    stale = stale_staging(target);
+    // Committed updates first, oldest first; each finished or undone on its own.
     finish_committed_updates(target, stale);
-    for (const auto& [path, kind] : stale) {
-      std::error_code ignored;
-      if (!stdfs::exists(path, ignored)) continue;
-      if (kind == StagingKind::aside && !stdfs::exists(stdfs::symlink_status(target, ignored))) {
-        stdfs::rename(path, target, ignored);
-        if (!ignored) continue;
-      }
-      stdfs::remove_all(path, ignored);
-    }
   } catch (...) {
-    // Tidying only: a failure here never fails the command.
+    // Tidying only: what could not be looked at or finished is still removed below.
+  }
+  for (const auto& [path, kind] : stale) {
+    std::error_code ignored;
+    if (!stdfs::exists(stdfs::symlink_status(path, ignored))) continue;
+    if (kind == StagingKind::aside && !stdfs::exists(stdfs::symlink_status(target, ignored))) {
+      stdfs::rename(path, target, ignored);
+      if (!ignored) continue;
+    }
+    stdfs::remove_all(path, ignored);
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Work in progress beside an output: .<output name>.apexnpu-staging-<pid>-<random> (a directory
-// or a file), created by this process and locked (flock) while it lives. A later run tells what
+// or a file), created by this process and locked (flock) while it lives. Beside means in the
+// output's parent, or inside the output when that is a mount point (staging_home). A later run tells what
 // a killed run left (lock free, its process gone) from what a live run is writing, and removes
 // only the former: nothing of apexnpu's outlives the run that made it for longer than the next
 // run on the same output.
@@ -55,10 +56,20 @@ class StagingFile {
 // The prefix of every staging name beside `target`: ".<name>.apexnpu-".
 std::string staging_prefix(const std::filesystem::path& target);
 
-// Removes what killed runs left beside `target` (staging entries whose lock is free and whose
-// process is gone): an aside directory goes back in place when `target` is missing (the run was
-// killed between its two renames); a committed directory update is finished first
-// (directory_update.h). Errors are ignored: it tidies, it never fails the command.
+// Whether `path` is a directory on which a file system is mounted (a container volume, a tmpfs):
+// nothing can be renamed onto it or into it from its parent, which is another file system.
+bool is_mount_point(const std::filesystem::path& path);
+
+// Where the staging of `target` lives: beside it, in its parent; or inside it when `target` is a
+// mount point, the one place from which a rename reaches its entries.
+std::filesystem::path staging_home(const std::filesystem::path& target);
+
+// Removes what killed runs left beside `target` or inside it (staging entries whose lock is
+// free and whose process is gone): an aside directory goes back in place when `target` is
+// missing (the run was killed between its two renames); a committed directory update is
+// finished first (directory_update.h), or undone when it cannot be. Each entry is handled on its
+// own, so one that cannot be finished never keeps the others: it tidies, it never fails the
+// command.
 void remove_stale_staging(const std::filesystem::path& target) noexcept;
 
 }  // namespace apexnpu::fs

@@ -18,6 +18,7 @@
 #include "core/git_path_rules.h"
 #include "core/job_pool.h"
 #include "core/relative_path.h"
+#include "fs/directory_update.h"
 #include "fs/file_io.h"
 #include "fs/staging.h"
 #include "fs/unique_fd.h"
@@ -162,13 +163,45 @@ StagedTree::StagedTree(const FileTree& tree, stdfs::path target, ReplaceMode mod
     : target_(std::move(target)), mode_(mode) {
   check_tree_paths(tree);
   check_target(target_, mode_);
+  if (is_mount_point(target_)) {
+    // No rename replaces a mount point: its entries are replaced instead, together, by a
+    // directory update staged inside it (which also finishes what killed runs left there).
+    mounted_ = std::make_unique<DirectoryUpdate>(target_);
+    TreeCreator(mounted_->staged("")).create(tree);
+    for (const auto& [path, entry] : tree) {
+      const std::string top = path.substr(0, path.find('/'));
+      if (top_level_.empty() || top_level_.back() != top) top_level_.push_back(top);
+    }
+    top_level_.erase(std::unique(top_level_.begin(), top_level_.end()), top_level_.end());
+    return;
+  }
   remove_stale_staging(target_);
   staging_ = std::make_unique<StagingDir>(target_);
   ::chmod(staging_->path().c_str(), 0755);
   TreeCreator(staging_->path()).create(tree);
 }
 
+void StagedTree::commit_into_mount_point() {
+  // What else is in the mount point: in ReplaceMode::replace it goes, with the update; otherwise
+  // it must be empty (but for this run's staging), as any other target.
+  const std::string ours = staging_prefix(target_);
+  std::vector<std::string> drops;
+  std::error_code ec;
+  for (stdfs::directory_iterator it(target_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with(ours)) continue;
+    if (mode_ == ReplaceMode::refuse_non_empty)
+      throw Error(fmt::format("the output directory {} is not empty", target_.string()),
+                  "pass --force to replace it");
+    if (std::find(top_level_.begin(), top_level_.end(), name) == top_level_.end()) drops.push_back(name);
+  }
+  if (ec) throw Error(fmt::format("cannot read {}: {}", target_.string(), ec.message()));
+  mounted_->commit(top_level_, drops);
+  mounted_.reset();
+}
+
 void StagedTree::commit() {
+  if (mounted_) return commit_into_mount_point();
   if (!staging_) throw Error(fmt::format("{} was already put in place", target_.string()));
   const stdfs::path& staged = staging_->path();
   if (!check_target(target_, mode_)) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/file_tree.h"
+#include "fs/directory_update.h"
 #include "fs/staging.h"
 
 namespace apexnpu::fs {
@@ -41,6 +42,10 @@ enum class ReplaceMode { refuse_non_empty, replace };
 // exchange, the old tree is moved aside first and a run killed between the two renames has it
 // put back by the next run. On any error the staging is removed and `target` is left as it was;
 // what a killed run left beside `target` is removed by the next (fs/staging.h).
+// A `target` that is a mount point (a container volume) cannot be renamed or exchanged: its
+// entries are replaced together instead by a DirectoryUpdate staged inside it
+// (fs/directory_update.h): a reader sees each entry old or new, whole, and a run killed while
+// moving them is finished (or undone) by the next.
 void write_tree_atomically(const FileTree& tree, const std::filesystem::path& target, ReplaceMode mode);
 
 // write_tree_atomically in two steps, so a tree can be written while other work that may still
@@ -52,9 +57,13 @@ class StagedTree {
   void commit();
 
  private:
+  void commit_into_mount_point();
+
   std::filesystem::path target_;
   ReplaceMode mode_;
   std::unique_ptr<StagingDir> staging_;
+  std::unique_ptr<DirectoryUpdate> mounted_;  // when target_ is a mount point
+  std::vector<std::string> top_level_;        // the tree's top-level names, for mounted_
 };
 
 // Writes `tree` into `root`, an empty directory this process just made (a staging directory):
