@@ -31,6 +31,7 @@ TEST(Versions, OrderByRelease) {
   EXPECT_EQ(compare_releases("2.14", "2.14.0"), 0);
   EXPECT_EQ(compare_releases("2.1.0.post4", "2.1.0"), 0);
   EXPECT_GT(compare_releases("2.15.0", "2.14.0"), 0);
+  EXPECT_GT(compare_releases("2.99999999999999999999", "2.14.0"), 0);  // no overflow
 }
 
 TEST(Versions, Naming) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "support/test_support.h"
 #include "wheel/package_files.h"
 #include "wheel/pep440.h"
 #include "wheel/record.h"
@@ -81,7 +82,11 @@ TEST(PackageFiles, KeepsPythonAndDataOnly) {
        {"setup.py", "tests/test_a.py", "csrc/a.cpp", "apex/contrib/csrc/x.cu", "apex/contrib/test/t.py",
         "apex/tests/t.py", "apex/__pycache__/a.pyc", "apex/a.pyc", "apex/_apexnpu.so", "apex/x.cpp",
         "apex/x.h", "apex/build/lib/a.py", "apex/a.egg-info/PKG-INFO", "apex/a.py.orig", "apex/a.py.rej",
-        "apex/../x.py", "apexx/a.py"})
+        "apex/../x.py", "apexx/a.py",
+        // What upstream's setup.py never packages: docs, scripts, images, dotfiles, folders
+        // whose names cannot be packages.
+        "apex/README.md", "apex/pyprof/FAQs.md", "apex/pyprof/examples/apex/test.sh", "apex/mha/MHA_fwd.png",
+        "apex/pyprof/examples/.gitignore", "apex/.hidden.py", "apex/my.pkg/a.py", "apex/sparsity/COPYRIGHT"})
     EXPECT_FALSE(is_package_file(out)) << out;
 }
 
@@ -98,12 +103,33 @@ TEST(PackageFiles, FromATreeInMemory) {
                    {"apex/link.py", {"__init__.py", FileKind::symlink}},
                    {"apex/csrc/x.cpp", {"", FileKind::regular}},
                    {"apex/tool.sh", {"#!/bin/sh", FileKind::executable}},
+                   {"apex/sub/__init__.py", {"", FileKind::regular}},
+                   {"apex/sub/lists.json", {"{}", FileKind::regular}},
+                   {"apex/sub/README.md", {"# sub", FileKind::regular}},
+                   // Not packages (no __init__.py), so not looked into, as find_packages does.
+                   {"apex/sub/examples/run.py", {"", FileKind::regular}},
+                   {"apex/sub/examples/deep/__init__.py", {"", FileKind::regular}},
+                   {"apex/sub/linked/__init__.py", {"../__init__.py", FileKind::symlink}},
+                   {"apex/sub/linked/x.py", {"", FileKind::regular}},
                    {"tests/t.py", {"", FileKind::regular}}};
   const auto sel = select_package_files(tree, "gen");
-  EXPECT_EQ(sel.files, (std::vector<std::string>{"apex/__init__.py", "apex/tool.sh"}));
+  EXPECT_EQ(sel.files,
+            (std::vector<std::string>{"apex/__init__.py", "apex/sub/__init__.py", "apex/sub/lists.json"}));
   EXPECT_EQ(sel.skipped_symlinks, std::vector<std::string>{"apex/link.py"});
   tree.erase("apex/__init__.py");
   EXPECT_THROW(select_package_files(tree, "gen"), Error);
+}
+
+TEST(PackageFiles, FromADirectoryWalksPackagesOnly) {
+  test::TempDir dir;
+  for (const char* rel : {"apex/__init__.py", "apex/README.md", "apex/sub/__init__.py", "apex/sub/data.json",
+                          "apex/sub/MHA_fwd.png", "apex/sub/.gitignore", "apex/sub/run.sh",
+                          "apex/examples/job.py", "apex/examples/inner/__init__.py", "apex/tests/__init__.py",
+                          "apex/tests/test_a.py", "apex/my.pkg/__init__.py", "setup.py"})
+    test::write_file(dir / rel, "x\n");
+  const auto sel = select_package_files(dir.path(), "apex");
+  EXPECT_EQ(sel.files,
+            (std::vector<std::string>{"apex/__init__.py", "apex/sub/__init__.py", "apex/sub/data.json"}));
 }
 
 TEST(Zip, RoundTripsDeterministically) {

@@ -4,6 +4,7 @@
 // newest. Each answer carries the Pythons that apply to the release and where they come from.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "manifest/compat_matrix.h"

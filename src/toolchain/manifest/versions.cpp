@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <limits>
 #include <regex>
 
 namespace apexnpu::manifest {
@@ -36,7 +38,11 @@ std::vector<int> release_numbers(const std::string& version) {
   std::smatch m;
   std::string rest = release_of(without_local(version));
   while (std::regex_search(rest, m, number)) {
-    numbers.push_back(std::stoi(m[1].str()));
+    // A number too long for an int counts as the largest: it is newer than anything listed.
+    int n = std::numeric_limits<int>::max();
+    const std::string digits = m[1].str();
+    std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    numbers.push_back(n);
     rest = m.suffix();
   }
   return numbers;
