@@ -1,7 +1,7 @@
 """``APEXNPU_FUSED_OPTIMIZER=1``: torch.optim's SGD, Adam, AdamW, Adadelta and RMSprop are
 apex's NpuFused ones, so an unchanged script gets the fused update.
 
-When apex is imported with the variable set, ``torch.optim.SGD``
+When apex is imported with the variable (or ``AIAK_FUSED_OPTIMIZER``) set, ``torch.optim.SGD``
 and the others become subclasses of ``NpuFusedSGD``, ... that take torch's arguments: the ones
 that choose torch's implementation (``foreach``, ``capturable``, ``differentiable``, ``fused``)
 are accepted and left out, everything else goes to the fused class, whose state has torch's
@@ -10,7 +10,8 @@ fused kernels do not do, builds torch's own class instead, and so does torch 2.x
 ``Adam(decoupled_weight_decay=True)`` (AdamW's update under Adam's name; torch.optim.AdamW is
 the fused one). The first optimizer of each kind that
 is built says so on stderr, in one line. Only the ``torch.optim.<Name>`` attributes change;
-``torch.optim.adam.Adam`` and the like stay torch's.
+``torch.optim.adam.Adam`` and the like stay torch's. The notice and errors name the variable
+that was read, ours or AIAK's.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ TORCH_ONLY = ("maximize", "decoupled_weight_decay")
 
 _originals: Dict[str, type] = {}
 _announced: Set[str] = set()
+_switched_by = [VARIABLE]  # the variable that switched, ours or AIAK's: what the notices name
 
 
 def enabled() -> bool:
@@ -42,6 +44,7 @@ def enabled() -> bool:
     if value not in ("0", "1", ""):
         raise ValueError(f"{name}={value!r}: expected 0 (torch's optimizers, the default) "
                          "or 1 (apex's NpuFused ones)")
+    _switched_by[0] = name
     return value == "1"
 
 
@@ -53,7 +56,7 @@ def original(name: str) -> type:
 def _announce(name: str, fused: type, what: str) -> None:
     if name not in _announced:
         _announced.add(name)
-        print(f"apex: {VARIABLE}=1: torch.optim.{name} {what} {fused.__module__}."
+        print(f"apex: {_switched_by[0]}=1: torch.optim.{name} {what} {fused.__module__}."
               f"{fused.__name__}", file=sys.stderr, flush=True)
 
 
@@ -78,7 +81,7 @@ def _switched_class(name: str, fused: type, torch_class: type) -> type:
                 return torch_class(*args, **kwargs)  # not a cls: __init__ below is not run
         unknown = set(given) - fused_arguments
         if unknown:
-            raise TypeError(f"torch.optim.{name} ({VARIABLE}=1): {fused.__name__} has no "
+            raise TypeError(f"torch.optim.{name} ({_switched_by[0]}=1): {fused.__name__} has no "
                             f"{sorted(unknown)}")
         return super(switched, cls).__new__(cls)
 
