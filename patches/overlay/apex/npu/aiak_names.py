@@ -14,6 +14,9 @@ story: docs/ASCEND_APEX.md, "Beyond the originals"):
   ``transfer_to_npu``, which makes it the same module) are ``amp_decorate`` / ``amp_parameters``.
 - ``torch.optim.LAMB`` is ``apex.optimizers.LAMB`` where torch has none. Installed by apex, not
   by torch_npu, which never imports apex.
+
+An AIAK script never imports apex: when an ``AIAK_*`` variable is set, apex's wheel imports it
+for the script at ``import torch`` (the start-up hook ``_apex_aiak_startup``, beside apex).
 """
 from __future__ import annotations
 

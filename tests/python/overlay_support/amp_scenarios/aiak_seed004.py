@@ -1,5 +1,7 @@
-"""Seed 004's AIAK-Training example as its manual writes it: a CUDA script under
-transfer_to_npu, one rank of DDP over "nccl", the AIAK_* variables set by the test.
+"""AIAK-Training's example as its manual writes it: a CUDA script that imports torch and never
+apex, migrated by transfer_to_npu, one rank of DDP over "nccl", the AIAK_* variables set by the
+test. The AIAK names come from apex's wheel, which imports apex at `import torch` when an AIAK_*
+variable is set (its start-up hook), as AIAK's image has them in torch.
 
     python aiak_seed004.py
 
@@ -14,7 +16,6 @@ import tempfile
 import torch
 import torch_npu  # noqa: F401
 from torch_npu.contrib import transfer_to_npu  # noqa: F401
-import apex  # noqa: F401
 import torch.distributed as dist
 import torch.nn as nn
 import torch.optim as optim
@@ -64,8 +65,7 @@ for epoch in range(6):
         scaler.step(optimizer)
         scaler.update()
         losses.append(float(loss))
-hook = getattr(model, "_comm_hook", None) or getattr(getattr(model, "logger", None), "_comm_hook",
-                                                     None)
+comm_hook = model._get_ddp_logging_data().get("comm_hook")  # the name DDP logs for its hook
 
 # LAMB as section 3.4 builds it, with the options its table lists.
 torch.manual_seed(0)
@@ -90,4 +90,5 @@ dist.destroy_process_group()
 print(json.dumps({"losses": [losses[0], losses[-1]], "optimizer": type(optimizer).__mro__[1].__name__,
                   "lamb": type(lamb).__module__ + "." + type(lamb).__name__,
                   "lamb_losses": [lamb_losses[0], lamb_losses[-1]], "lamb_probe": probe,
+                  "comm_hook": comm_hook,
                   "param_dtype": str(next(model.parameters()).dtype)}))

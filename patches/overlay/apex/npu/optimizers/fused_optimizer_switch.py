@@ -11,7 +11,9 @@ fused kernels do not do, builds torch's own class instead, and so does torch 2.x
 the fused one). The first optimizer of each kind that
 is built says so on stderr, in one line. Only the ``torch.optim.<Name>`` attributes change;
 ``torch.optim.adam.Adam`` and the like stay torch's. The notice and errors name the variable
-that was read, ours or AIAK's.
+that was read, ours or AIAK's. A script that never imports apex gets the switch with
+``AIAK_FUSED_OPTIMIZER=1``: apex's wheel then imports apex at ``import torch``
+(``_apex_aiak_startup``), so every optimizer built after that is the fused one.
 """
 from __future__ import annotations
 
