@@ -22,6 +22,9 @@ UPSTREAM = os.environ.get("APEXNPU_TEST_UPSTREAM")
 UPSTREAM_EXCLUDES = ("build", "csrc", "include", "tests", "dist", "docs", "tests", "examples",
                      "apex.egg-info")
 DECLARED_DATA = ("py.typed", "*.json")
+# Beside the package, the start-up hook that apexnpu adds from the overlay's root (a setup.py would
+# declare it as py_modules=["_apex_aiak_startup"] and the .pth as data at the root).
+STARTUP_FILES = {"_apex_aiak_startup.py", "apex-aiak-startup.pth"}
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 # What upstream's setup.py would never package, each kind in a package and out of one.
@@ -124,7 +127,7 @@ def main_job(tmp_path_factory):
 def test_the_main_jobs_apex_wheel_holds_what_setuptools_would(main_job):
     tree, wheel, _ = main_job
     files = apex_files(wheel)
-    expected = reference_files(tree)
+    expected = reference_files(tree) | STARTUP_FILES
     assert files == expected, {"extra": sorted(files - expected),
                                "missing": sorted(expected - files)}
     assert not strays(files)
