@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "wheel/member_names.h"
 
 namespace apexnpu::wheel {
 namespace stdfs = std::filesystem;
@@ -91,6 +92,7 @@ PackageSelection select_package_files(const stdfs::path& tree, const std::string
   }
   if (ec) throw Error(fmt::format("cannot read {}: {}", (tree / package).string(), ec.message()));
   std::sort(sel.files.begin(), sel.files.end());
+  check_member_names(sel.files, (tree / package).string());
   return sel;
 }
 
@@ -110,6 +112,7 @@ PackageSelection select_package_files(const FileTree& tree, const std::string& s
     else
       sel.files.push_back(path);
   }
+  check_member_names(sel.files, source);
   return sel;  // std::map order is already sorted
 }
 

@@ -6,20 +6,14 @@
 // module suffixes agreeing with the tag, and the modules' architecture, libraries and symbol
 // versions agreeing with the platform tags. pip checks none of this, so apexnpu checks its own
 // output with it, and `apexnpu verify` offers it for any wheel.
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "wheel/load_wheel.h"
 #include "wheel/manylinux.h"
-#include "wheel/record.h"
+#include "wheel/wheel_under_check.h"
 
 namespace apexnpu::wheel {
-
-struct WheelUnderCheck {
-  WheelFiles files;                            // path inside the wheel -> bytes
-  std::optional<std::string> wheel_file_name;  // for a .whl: its file name
-};
 
 struct VerifyReport {
   std::vector<std::string> violations;  // empty: the wheel is valid
@@ -33,9 +27,6 @@ struct VerifyReport {
 VerifyReport verify_wheel(const WheelUnderCheck& wheel, const ManylinuxPolicies& policies);
 // The same with the bundled policies (templates/manylinux_policy.json).
 VerifyReport verify_wheel(const WheelUnderCheck& wheel);
-
-// Loads a .whl file or a layout directory (throws Error when neither can be read).
-WheelUnderCheck load_wheel(const std::filesystem::path& path);
 
 // "cpython-311-x86_64-linux-gnu" for abi "cp311" on "linux_x86_64" (empty if not derivable).
 std::string expected_soabi(const std::string& abi_tag, const std::string& platform_tag);

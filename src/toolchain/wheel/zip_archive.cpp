@@ -8,6 +8,8 @@
 #include <memory>
 
 #include "core/error.h"
+#include "wheel/member_names.h"
+#include "wheel/zip_reader.h"
 
 namespace apexnpu::wheel {
 namespace {
@@ -22,10 +24,6 @@ void put32(std::string& o, std::uint32_t v) {
   put16(o, v & 0xffff);
   put16(o, v >> 16);
 }
-std::uint32_t get16(std::string_view s, std::size_t at) {
-  return static_cast<unsigned char>(s[at]) | (static_cast<unsigned char>(s[at + 1]) << 8);
-}
-std::uint32_t get32(std::string_view s, std::size_t at) { return get16(s, at) | (get16(s, at + 2) << 16); }
 
 std::string deflate_raw(std::string_view in) {
   z_stream z{};
@@ -39,21 +37,6 @@ std::string deflate_raw(std::string_view in) {
   z.avail_out = static_cast<uInt>(out.size());
   if (deflate(&z, Z_FINISH) != Z_STREAM_END) throw Error("zlib: deflate did not finish");
   out.resize(z.total_out);
-  return out;
-}
-
-std::string inflate_raw(std::string_view in, std::size_t expected, const std::string& what) {
-  z_stream z{};
-  if (inflateInit2(&z, -15) != Z_OK) throw Error("zlib: inflateInit2 failed");
-  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&z, inflateEnd);
-  std::string out(expected, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&z, Z_FINISH);
-  if (rc != Z_STREAM_END || z.total_out != expected)
-    throw Error(fmt::format("{}: damaged deflate data", what));
   return out;
 }
 
@@ -80,9 +63,13 @@ std::string write_zip(const std::vector<ZipEntry>& entries, std::int64_t unix_ti
   for (const auto& e : entries) {
     const std::string data = deflate_raw(e.bytes);
     const std::uint32_t crc = crc_of(e.bytes);
-    const bool utf8 = std::any_of(e.name.begin(), e.name.end(),
-                                  [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
-    const std::uint32_t flags = utf8 ? 0x0800 : 0;
+    // A name the readers would take differently never reaches the archive; so the UTF-8 flag
+    // is only ever set on valid UTF-8.
+    if (auto problem = member_name_problem(e.name))
+      throw Error(fmt::format("cannot put {} in a wheel: the name {}", printable_name(e.name), *problem));
+    const bool non_ascii = std::any_of(e.name.begin(), e.name.end(),
+                                       [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+    const std::uint32_t flags = non_ascii ? 0x0800 : 0;
     if (out.size() > 0xfffffff0u || e.bytes.size() > 0xfffffff0u)
       throw Error("wheel too large for a zip without zip64");
     const auto offset = static_cast<std::uint32_t>(out.size());
@@ -133,53 +120,9 @@ std::string write_zip(const std::vector<ZipEntry>& entries, std::int64_t unix_ti
 }
 
 std::vector<ZipEntry> read_zip(std::string_view z, const std::string& source) {
-  auto bad = [&](const std::string& why) {
-    return Error(fmt::format("{}: not a valid zip archive ({})", source, why));
-  };
-  if (z.size() < 22) throw bad("too short");
-  std::size_t end = std::string_view::npos;
-  for (std::size_t i = z.size() - 22 + 1; i-- > 0 && z.size() - i <= 22 + 65535;)
-    if (get32(z, i) == kEndSig) {
-      end = i;
-      break;
-    }
-  if (end == std::string_view::npos) throw bad("no end of central directory");
-  const std::uint32_t count = get16(z, end + 10);
-  // Offsets and sizes are 32-bit fields: all arithmetic on them in size_t, so none wraps.
-  std::size_t at = get32(z, end + 16);
+  const ZipReader reader(z, source);
   std::vector<ZipEntry> entries;
-  for (std::uint32_t n = 0; n < count; ++n) {
-    if (at > z.size() || z.size() - at < 46 || get32(z, at) != kCentralSig)
-      throw bad("damaged central directory");
-    const std::uint32_t method = get16(z, at + 10), crc = get32(z, at + 16);
-    const std::size_t csize = get32(z, at + 20), usize = get32(z, at + 24);
-    const std::size_t name_len = get16(z, at + 28), extra_len = get16(z, at + 30),
-                      comment_len = get16(z, at + 32);
-    const std::uint32_t attrs = get32(z, at + 38);
-    const std::size_t local = get32(z, at + 42);
-    if (z.size() - at - 46 < name_len) throw bad("damaged central directory");
-    ZipEntry e;
-    e.name = std::string(z.substr(at + 46, name_len));
-    e.mode = attrs >> 16;
-    at += 46 + name_len + extra_len + comment_len;
-    if (local > z.size() || z.size() - local < 30 || get32(z, local) != kLocalSig)
-      throw bad("damaged entry " + e.name);
-    const std::size_t data_at = local + 30 + get16(z, local + 26) + get16(z, local + 28);
-    if (data_at > z.size() || z.size() - data_at < csize) throw bad("truncated entry " + e.name);
-    const std::string_view data = z.substr(data_at, csize);
-    if (method == 0) {
-      e.bytes = std::string(data);
-    } else if (method == 8) {
-      // Deflate expands at most 1032 times: a size beyond that is a lie, and not reserved.
-      if (usize / 1032 > csize + 1)
-        throw bad(fmt::format("entry {} claims {} bytes from {}", e.name, usize, csize));
-      e.bytes = inflate_raw(data, usize, source + ": " + e.name);
-    } else {
-      throw bad(fmt::format("entry {} uses compression method {}", e.name, method));
-    }
-    if (crc_of(e.bytes) != crc) throw bad("CRC mismatch in " + e.name);
-    entries.push_back(std::move(e));
-  }
+  for (const ZipMember& m : reader.members()) entries.push_back({m.name, reader.read(m), m.mode});
   return entries;
 }
 
