@@ -27,7 +27,7 @@ std::string remarks(const ReleaseLine& r) {
   if (r.beta) said.push_back("beta");
   if (r.historical) said.push_back("historical");
   if (r.torch_requirement) said.push_back("PyPI, requires " + *r.torch_requirement);
-  if (!r.exact) said.push_back("pre/post-release or line of the version asked");
+  if (!r.exact) said.push_back("in the line asked, not exact");
   if (r.note) said.push_back(*r.note);
   return joined(said);
 }
