@@ -14,9 +14,15 @@ first fail on the NPU:
   hccl group. The byte and size tensors that torch's object collectives (all_gather_object, ...)
   move for you, and torch's own traffic from C++ (DDP's parameter checks, bucket all-reduces and
   buffer broadcasts), are not checked: the real stack carries them too.
-``APEXNPU_HCCL_STRICT=0`` relaxes both rules on the emulator. Gloo binds to loopback unless
-GLOO_SOCKET_IFNAME names an interface (ranks on several hosts need it). The group itself
-(``hccl_group``) reduces in rank order and has the collectives gloo lacks.
+``APEXNPU_HCCL_STRICT=0`` relaxes both rules on the emulator. A rank that refuses a collective
+tells its peers first (``hccl_agreement``), so that they fail too rather than wait for it.
+
+Waits are bounded as HCCL bounds them (``hccl_timeouts``): the making of a group by
+HCCL_CONNECT_TIMEOUT, each collective by HCCL_EXEC_TIMEOUT; a ``timeout=`` given to
+``init_process_group``, ``new_group`` or ``ProcessGroupHCCL.Options`` wins over both.
+
+Gloo binds to loopback unless GLOO_SOCKET_IFNAME names an interface (ranks on several hosts need
+it). The group itself (``hccl_group``) reduces in rank order and has the collectives gloo lacks.
 
 The backend names the NPU as its device, as torch_npu registers it: on torch 2.x
 ``init_process_group`` takes it device-qualified (``"npu:hccl"``, which ``get_backend`` reports
@@ -37,7 +43,7 @@ import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
 
 from .. import _wraps
-from . import hccl_dtypes
+from . import hccl_agreement, hccl_dtypes, hccl_timeouts
 from .hccl_dtypes import MOVED_DTYPES, REDUCED_DTYPES, STRICT_VARIABLE  # noqa: F401 - names
 from .hccl_group import HcclOptions, HcclProcessGroup, op_name
 
@@ -59,6 +65,8 @@ OBJECT_COLLECTIVES = ("all_gather_object", "gather_object", "broadcast_object_li
                       "scatter_object_list")
 
 _inside_object_collective = threading.local()
+# Where the timeout of the group being made was given (init_process_group, new_group), if it was.
+_given_timeout = threading.local()
 
 
 def strict() -> bool:
@@ -117,14 +125,69 @@ def _checked_init(original: Callable) -> Callable:
         device_id = bound.arguments.get("device_id")
         if backend is None and isinstance(device_id, torch.device) and device_id.type == "npu":
             backend = NAME  # torch picks the NPU's backend for it
-        if _names_hccl(backend):
-            world_size = _known_world_size(bound.arguments.get("world_size", -1))
-            if world_size or _count_from_environment("LOCAL_WORLD_SIZE") is not None:
-                check_devices_per_node(world_size)
-        return original(*args, **kwargs)
+        if not _names_hccl(backend):
+            return original(*args, **kwargs)
+        world_size = _known_world_size(bound.arguments.get("world_size", -1))
+        if world_size or _count_from_environment("LOCAL_WORLD_SIZE") is not None:
+            check_devices_per_node(world_size)
+        if bound.arguments.get("timeout") is not None:  # the script's bound wins
+            wait = hccl_timeouts.given(bound.arguments["timeout"], "init_process_group")
+            with _timeout_given_to("init_process_group"):
+                return _connecting(wait, original, args, kwargs)
+        hccl_timeouts.exec_bound(strict())  # a bad HCCL_EXEC_TIMEOUT is refused before meeting
+        wait = hccl_timeouts.connect_bound(strict())
+        bound.arguments["timeout"] = wait.timeout
+        return _connecting(wait, original, bound.args, bound.kwargs)
 
     _wraps.mark(init_process_group, original)
     return init_process_group
+
+
+def _connecting(wait: hccl_timeouts.Bound, make: Callable, args: Any, kwargs: Any) -> Any:
+    """``make(*args, **kwargs)``, making an hccl group within ``wait``: running out of it is an
+    error that says so (gloo's and the store's say "Socket Timeout" and the like)."""
+    try:
+        return make(*args, **kwargs)
+    except (RuntimeError, OSError) as error:
+        if not hccl_timeouts.is_timeout(error):
+            raise
+        raise RuntimeError(f"hccl: the group was not made within {wait.source}: a rank did not "
+                           "come (it stalled, failed, or was given another MASTER_ADDR, "
+                           f"MASTER_PORT or world size) ({error})") from error
+
+
+class _timeout_given_to:  # noqa: N801 - used like a function
+    """Within the block, groups made have the timeout given to ``where`` (not HCCL's)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        self.outer = getattr(_given_timeout, "where", None)
+        _given_timeout.where = self.where
+
+    def __exit__(self, *exc: Any) -> None:
+        _given_timeout.where = self.outer
+
+
+def _timed_new_group(original: Callable) -> Callable:
+    """torch's ``new_group``, noting whether the script gave its timeout (which then bounds the
+    new group's collectives instead of HCCL_EXEC_TIMEOUT)."""
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def new_group(*args: Any, **kwargs: Any) -> Any:
+        try:
+            given = signature.bind(*args, **kwargs).arguments.get("timeout") is not None
+        except TypeError:  # torch's own error says what
+            return original(*args, **kwargs)
+        if not given:
+            return original(*args, **kwargs)
+        with _timeout_given_to("new_group"):
+            return original(*args, **kwargs)
+
+    _wraps.mark(new_group, original)
+    return new_group
 
 
 def _gloo_device() -> Any:
@@ -139,11 +202,31 @@ def _create_group(options: Any, pg_options: Any = None) -> Any:
     gloo._devices = [_gloo_device()]
     gloo._threads = 2
     given = pg_options if isinstance(pg_options, HcclOptions) else None
-    gloo._timeout = given._timeout if given is not None and given._timeout else options.timeout
-    inner = dist.ProcessGroupGloo(options.store, options.group_rank, options.group_size, gloo)
-    group = HcclProcessGroup(inner, options.group_rank, options.group_size, given)
+    if given is not None and given._timeout:
+        wait = connect = hccl_timeouts.given(given._timeout, "ProcessGroupHCCL.Options")
+    elif getattr(_given_timeout, "where", None):
+        wait = connect = hccl_timeouts.given(options.timeout, _given_timeout.where)
+    else:
+        wait, connect = hccl_timeouts.exec_bound(strict()), hccl_timeouts.connect_bound(strict())
+    _connecting(connect, _all_ranks_arrive, (options.store, options.group_rank,
+                                             options.group_size, connect.timeout), {})
+    gloo._timeout = wait.timeout  # gloo's own waits: every collective's (and its links')
+    inner = _connecting(wait, dist.ProcessGroupGloo,
+                        (options.store, options.group_rank, options.group_size, gloo), {})
+    ranks = list(options.global_ranks_in_group or [])
+    label = f" of the group of global ranks {ranks}" if ranks else ""
+    group = HcclProcessGroup(inner, options.group_rank, options.group_size, given, wait, label)
     _register_devices(group, inner)
     return group
+
+
+def _all_ranks_arrive(store: Any, rank: int, size: int, timeout: Any) -> None:
+    """Wait, at most ``timeout``, until every rank of a group being made has come. Gloo links
+    its ranks under its own timeout, which bounds collectives too (torch 1.13's gloo has no
+    other): so the making of the group is bounded here first. ``store`` is the group's own
+    (torch prefixes it with the group's name)."""
+    store.set(f"hccl_arrived/{rank}", "1")
+    store.wait([f"hccl_arrived/{r}" for r in range(size)], timeout)
 
 
 def _register_devices(group: Any, inner: Any) -> None:
@@ -193,13 +276,29 @@ def _checked(name: str, original: Callable) -> Callable:
             return original(*args, **kwargs)
         if not getattr(_inside_object_collective, "active", False) and strict():
             op = bound.arguments.get("op", dist.ReduceOp.SUM)
-            hccl_dtypes.check(name, name in REDUCTIONS,
-                              (t for v in bound.arguments.values() for t in _tensors(v)),
-                              op_name(op))
+            try:
+                hccl_dtypes.check(name, name in REDUCTIONS,
+                                  (t for v in bound.arguments.values() for t in _tensors(v)),
+                                  op_name(op))
+            except TypeError as refusal:
+                _tell_peers(name, group, refusal)
+                raise
         return original(*args, **kwargs)
 
     _wraps.mark(collective, original)
     return collective
+
+
+def _tell_peers(name: str, group: Any, refusal: TypeError) -> None:
+    """Tell the peers of ``group`` that this rank refuses collective ``name``, so that they fail
+    too rather than wait for it (point-to-point calls have no exchange: their peer is not
+    waiting in one). Raises ``refusal`` once they know."""
+    if name not in hccl_agreement.CODES:
+        return
+    group = group if group is not None else c10d._get_default_group()
+    if isinstance(group, HcclProcessGroup):
+        group._agree(hccl_agreement.Record(name, group.size()).refuse(
+            refusal, hccl_agreement.REFUSED_DTYPE))
 
 
 def _object_collective(original: Callable) -> Callable:
@@ -269,6 +368,7 @@ def register() -> None:
     for name in OBJECT_COLLECTIVES:
         _replace(name, _object_collective)
     _replace("init_process_group", _checked_init)
+    _replace("new_group", _timed_new_group)
     if "device_id" in inspect.signature(c10d._new_process_group_helper).parameters:
         _replace("_new_process_group_helper", _binding)
     dist.is_hccl_available = lambda: True

@@ -16,6 +16,11 @@
   torch 2.x's names; all_gather takes outputs of any shape with the input's number of elements,
   as HCCL does.
 
+- Every collective but point-to-point ones starts with an exchange in which the ranks agree on
+  what they pass (``hccl_agreement``): a disagreement is an error on every rank, not gloo's abort
+  or a partial result; and a rank that never comes makes the others fail after the group's exec
+  timeout (``hccl_timeouts``: HCCL_EXEC_TIMEOUT, or the timeout the script gave).
+
 torch DDP calls this group from C++ and computes on the tensors in the futures of the works it
 returns, beside NPU tensors; so a collective returns a finished work whose future holds the
 caller's own tensors, once gloo's work on their aliases is done (point-to-point ones excepted).
@@ -31,6 +36,8 @@ from torch._C._distributed_c10d import AllgatherOptions, _create_work_from_futur
 
 from .._device import devices
 from .._fp16 import mode as emulation
+from . import hccl_agreement, hccl_timeouts
+from .hccl_agreement import NONE, Record
 
 _ORDERED = {"SUM", "AVG", "PRODUCT"}
 _PICKED = {"MIN": torch.minimum, "MAX": torch.maximum}
@@ -127,13 +134,37 @@ class HcclOptions:
         self._timeout: Optional[Any] = None
 
 
+def _numel(tensors: Sequence[torch.Tensor]) -> int:
+    return sum(t.numel() for t in tensors)
+
+
+def _other_dtype(tensors: Sequence[torch.Tensor], dtype: torch.dtype) -> torch.dtype:
+    """The first of ``tensors``' dtypes that is not ``dtype`` (``dtype`` when all are)."""
+    return next((t.dtype for t in tensors if t.dtype != dtype), dtype)
+
+
 class HcclProcessGroup(dist.ProcessGroup):
     Options = HcclOptions
 
-    def __init__(self, gloo: Any, rank: int, size: int, options: Optional[HcclOptions] = None):
+    def __init__(self, gloo: Any, rank: int, size: int, options: Optional[HcclOptions] = None,
+                 exec_bound: Optional[hccl_timeouts.Bound] = None, label: str = ""):
         super().__init__(rank, size)
         self.gloo = gloo
         self.options = options if options is not None else HcclOptions()
+        # How long a collective waits for its peers (gloo's own timeout is set to it), said in
+        # the error when it runs out; and how the group is named in errors (a subgroup's ranks).
+        self.exec_bound = exec_bound if exec_bound is not None else hccl_timeouts.exec_bound(True)
+        self.label = label
+
+    def _agree(self, record: Record) -> None:
+        """Every rank agrees on ``record`` before data moves (``hccl_agreement``)."""
+        hccl_agreement.agree(self._gather_records, record, self.exec_bound, self.label)
+
+    def _gather_records(self, outputs: List[torch.Tensor], input: torch.Tensor) -> None:
+        _kept(self.gloo.allgather([outputs], [input])).wait()
+
+    def _record(self, call: str, **fields: Any) -> Record:
+        return Record(call, self.size(), **fields)
 
     # torch 2.x splits a bound device's backend when it can (NCCL's); HCCL's is not split here.
     supports_splitting = False
@@ -177,6 +208,11 @@ class HcclProcessGroup(dist.ProcessGroup):
 
     def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         opts = opts if opts is not None else dist.AllreduceOptions()
+        self._agree(self._record("all_reduce", tensor=tensors[0], op=op_name(opts.reduceOp),
+                                 count=_numel(tensors), tensors=len(tensors)))
+        return self._allreduce(tensors, opts)
+
+    def _allreduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
         op = op_name(opts.reduceOp)
         if op == "SUM" and any(t.dtype == torch.bool for t in tensors):
             opts = _with_op(opts, dist.ReduceOp.MAX)  # a bool sum is an or, as torch_npu's
@@ -190,35 +226,79 @@ class HcclProcessGroup(dist.ProcessGroup):
         options = dist.AllreduceOptions()
         if opts is not None:
             options.reduceOp = opts.reduceOp
-        return self.allreduce(tensors, options)
+        self._agree(self._record("all_reduce_coalesced", tensor=tensors[0],
+                                 op=op_name(options.reduceOp), count=_numel(tensors),
+                                 tensors=len(tensors)))
+        return self._allreduce(tensors, options)
 
     def reduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
+        self._agree(self._record("reduce", tensor=tensors[0], op=op_name(opts.reduceOp),
+                                 root=opts.rootRank, count=_numel(tensors),
+                                 tensors=len(tensors)))
         if op_name(opts.reduceOp) == "SUM" and any(t.dtype == torch.bool for t in tensors):
             opts = _with_op(opts, dist.ReduceOp.MAX)  # as in allreduce
         options = dist.AllreduceOptions()
         options.reduceOp = opts.reduceOp
         if self._reduced_here(op_name(opts.reduceOp), tensors):
-            return self.allreduce(tensors, options)  # every rank gets it; dst reads it
+            return self._allreduce(tensors, options)  # every rank gets it; dst reads it
         return _answering(self.gloo.reduce(_plain(tensors), opts), tensors)
 
     def reduce_scatter(self, outputs: List[torch.Tensor], input_lists: List[List[torch.Tensor]],
                        opts: Any) -> Any:
+        """Rank i's ``inputs[j]`` must hold as many elements as rank j's output (they may differ
+        from rank to rank); the ranks agree on that before any data moves."""
+        world = self.size()
+        inputs = input_lists[0]
+        record = self._record("reduce_scatter", tensor=outputs[0], op=op_name(opts.reduceOp),
+                              count=NONE, tensors=len(outputs),
+                              out_dtype=_other_dtype(inputs, outputs[0].dtype))
+        if len(inputs) != world:
+            record.refuse(RuntimeError(
+                f"hccl: reduce_scatter of {len(inputs)} input tensors in a group of {world}: "
+                "the input list must hold one tensor per rank"))
+        else:
+            record.flows([t.numel() for t in inputs], [outputs[0].numel()] * world)
+        self._agree(record)
+        return self._reduce_scatter(outputs, input_lists, opts)
+
+    def _reduce_scatter(self, outputs: List[torch.Tensor],
+                        input_lists: List[List[torch.Tensor]], opts: Any) -> Any:
         options = dist.AllreduceOptions()
         options.reduceOp = opts.reduceOp
         for output, inputs in zip(outputs, input_lists):
             whole = torch.cat([t.reshape(-1) for t in inputs])
-            self.allreduce([whole], options).wait()
+            self._allreduce([whole], options).wait()
             start = sum(t.numel() for t in inputs[:self.rank()])
             output.copy_(whole[start:start + output.numel()].view_as(output))
-        return self.gloo.barrier(dist.BarrierOptions())
+        return _finished(list(outputs))
 
     def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any) -> Any:
-        return self.reduce_scatter([output], [list(input.reshape(-1).chunk(self.size()))], opts)
+        world = self.size()
+        record = self._record("reduce_scatter_tensor", tensor=output, op=op_name(opts.reduceOp),
+                              out_dtype=input.dtype)
+        if input.numel() != world * output.numel():
+            record.refuse(RuntimeError(
+                f"hccl: reduce_scatter_tensor of {input.numel()} elements into "
+                f"{output.numel()}: the input must hold the group's size ({world}) times the "
+                "output's elements"))
+        self._agree(record)
+        return self._reduce_scatter([output], [list(input.reshape(-1).chunk(world))], opts)
 
     # --- gathers ----------------------------------------------------------------------------------
 
     def _allgather_base(self, output: torch.Tensor, input: torch.Tensor,
                         opts: Optional[Any] = None) -> Any:
+        world = self.size()
+        record = self._record("all_gather_into_tensor", tensor=input, out_dtype=output.dtype)
+        if output.numel() != world * input.numel():
+            record.refuse(RuntimeError(
+                f"hccl: all_gather_into_tensor of {input.numel()} elements into "
+                f"{output.numel()}: the output must hold the group's size ({world}) times the "
+                "input's elements"))
+        self._agree(record)
+        return self._allgather_into(output, input)
+
+    def _allgather_into(self, output: torch.Tensor, input: torch.Tensor) -> Any:
         parts = list(_carried(output).view(-1).chunk(self.size()))
         return _answering(self.gloo.allgather([parts], [_carried(input).view(-1)]), [output])
 
@@ -239,16 +319,27 @@ class HcclProcessGroup(dist.ProcessGroup):
                                     inputs: Sequence[torch.Tensor], opts: Any = None) -> Any:
         for output, input in zip(outputs, inputs):
             self._allgather_base(output, input, opts).wait()
-        return self.gloo.barrier(dist.BarrierOptions())
+        return _finished(list(outputs))
 
     def reduce_scatter_single_coalesced(self, outputs: Sequence[torch.Tensor],
                                         inputs: Sequence[torch.Tensor], opts: Any) -> Any:
         for output, input in zip(outputs, inputs):
             self._reduce_scatter_base(output, input, opts).wait()
-        return self.gloo.barrier(dist.BarrierOptions())
+        return _finished(list(outputs))
 
     def alltoall(self, outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor],
                  opts: Optional[Any] = None) -> Any:
+        world = self.size()
+        record = self._record("all_to_all", tensor=inputs[0], count=NONE,
+                              out_dtype=_other_dtype(list(inputs) + list(outputs),
+                                                     inputs[0].dtype))
+        if len(inputs) != world or len(outputs) != world:
+            record.refuse(RuntimeError(
+                f"hccl: all_to_all of {len(inputs)} input and {len(outputs)} output tensors in a "
+                f"group of {world}: each list must hold one tensor per rank"))
+        else:
+            record.flows([t.numel() for t in inputs], [t.numel() for t in outputs])
+        self._agree(record)
         sent = torch.cat([t.reshape(-1) for t in inputs])
         received = torch.empty(sum(t.numel() for t in outputs), dtype=sent.dtype)
         _kept(self.gloo.alltoall_base(_carried(received), _carried(sent),
@@ -256,11 +347,13 @@ class HcclProcessGroup(dist.ProcessGroup):
                                       dist.AllToAllOptions())).wait()
         for out, part in zip(outputs, received.split([t.numel() for t in outputs])):
             out.copy_(part.view_as(out))
-        return self.gloo.barrier(dist.BarrierOptions())
+        return _finished(list(outputs))
 
     # --- everything else is gloo's --------------------------------------------------------------
 
     def broadcast(self, tensors: List[torch.Tensor], opts: Any) -> Any:
+        self._agree(self._record("broadcast", tensor=tensors[0], root=opts.rootRank,
+                                 count=_numel(tensors), tensors=len(tensors)))
         return _answering(self.gloo.broadcast(_carried(tensors), opts), tensors)
 
     def allgather(self, outputs: List[List[torch.Tensor]], inputs: List[torch.Tensor],
@@ -271,15 +364,29 @@ class HcclProcessGroup(dist.ProcessGroup):
         its values through a view of the input's shape, or through a temporary copied back when
         it cannot be viewed so; a different number of elements is refused as HCCL refuses it."""
         opts = opts if opts is not None else AllgatherOptions()
+        world = self.size()
+        listed = [t for output_list in outputs for t in output_list]
+        record = self._record("all_gather", tensor=inputs[0], count=_numel(inputs),
+                              tensors=len(inputs), out_dtype=_other_dtype(listed, inputs[0].dtype))
+        if any(len(output_list) != world for output_list in outputs):
+            record.refuse(RuntimeError(
+                f"hccl: all_gather into {[len(o) for o in outputs][0]} output tensors in a group "
+                f"of {world}: the output list must hold one tensor per rank"))
+        else:
+            for output_list, input in zip(outputs, inputs):
+                wrong = [o for o in output_list if o.numel() != input.numel()]
+                if wrong:
+                    record.refuse(RuntimeError(
+                        f"hccl: all_gather of a {tuple(input.shape)} tensor into a "
+                        f"{tuple(wrong[0].shape)} one: all tensor operands to scatter/gather "
+                        "must have the same number of elements"))
+            if len(inputs) == 1:
+                record.flows([inputs[0].numel()] * world, [o.numel() for o in outputs[0]])
+        self._agree(record)
         gathered, staged = [], []
         for output_list, input in zip(outputs, inputs):
             row = []
             for output in output_list:
-                if output.numel() != input.numel():
-                    raise RuntimeError(
-                        f"hccl: all_gather of a {tuple(input.shape)} tensor into a "
-                        f"{tuple(output.shape)} one: all tensor operands to scatter/gather must "
-                        "have the same number of elements")
                 if output.shape == input.shape:
                     row.append(output)
                 elif output.is_contiguous():
@@ -295,21 +402,68 @@ class HcclProcessGroup(dist.ProcessGroup):
         work.wait()
         for output, temporary in staged:
             output.copy_(temporary.reshape(output.shape))
-        return self.gloo.barrier(dist.BarrierOptions())
+        return _finished(outputs)
 
     def allgather_coalesced(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
+        world = self.size()
+        listed = [t for output_list in outputs for t in output_list]
+        record = self._record("all_gather_coalesced", tensor=inputs[0], count=_numel(inputs),
+                              tensors=len(inputs), out_dtype=_other_dtype(listed, inputs[0].dtype))
+        if len(outputs) != world or any(
+                [t.numel() for t in output_list] != [t.numel() for t in inputs]
+                for output_list in outputs):
+            record.refuse(RuntimeError(
+                "hccl: all_gather_coalesced: the outputs must hold, for each of the group's "
+                f"{world} ranks, tensors of the inputs' numbers of elements"))
+        self._agree(record)
         return _answering(self.gloo.allgather_coalesced(
             _carried(outputs), _carried(inputs), opts if opts is not None
             else AllgatherOptions()), outputs)
 
     def gather(self, outputs: Any, inputs: Any, opts: Any) -> Any:
+        world, root = self.size(), opts.rootRank
+        record = self._record("gather", tensor=inputs[0], root=root, count=_numel(inputs),
+                              tensors=len(inputs))
+        received = outputs[0] if self.rank() == root and outputs else []
+        sends = [inputs[0].numel() if j == root else 0 for j in range(world)]
+        if self.rank() == root and len(received) != world:
+            record.refuse(RuntimeError(
+                f"hccl: gather into {len(received)} output tensors in a group of {world}: the "
+                "root's output list must hold one tensor per rank"))
+        else:
+            record.flows(sends, [t.numel() for t in received] or [0] * world)
+            record.values[hccl_agreement.OUT_DTYPE] = hccl_agreement.dtype_code(
+                _other_dtype(received, inputs[0].dtype))
+        self._agree(record)
         return _answering(self.gloo.gather(_carried(outputs), _carried(inputs), opts), outputs)
 
     def scatter(self, outputs: Any, inputs: Any, opts: Any) -> Any:
+        world, root = self.size(), opts.rootRank
+        record = self._record("scatter", tensor=outputs[0], root=root, count=_numel(outputs),
+                              tensors=len(outputs))
+        given = inputs[0] if self.rank() == root and inputs else []
+        expects = [outputs[0].numel() if j == root else 0 for j in range(world)]
+        if self.rank() == root and len(given) != world:
+            record.refuse(RuntimeError(
+                f"hccl: scatter of {len(given)} input tensors in a group of {world}: the root's "
+                "input list must hold one tensor per rank"))
+        else:
+            record.flows([t.numel() for t in given] or [0] * world, expects)
+            record.values[hccl_agreement.OUT_DTYPE] = hccl_agreement.dtype_code(
+                _other_dtype(given, outputs[0].dtype))
+        self._agree(record)
         return _answering(self.gloo.scatter(_carried(outputs), _carried(inputs), opts), outputs)
 
     def alltoall_base(self, output: torch.Tensor, input: torch.Tensor, output_split_sizes: Any,
                       input_split_sizes: Any, opts: Optional[Any] = None) -> Any:
+        record = self._record("all_to_all_single", tensor=input, count=NONE,
+                              out_dtype=output.dtype)
+        try:
+            record.flows(self._split_elements(input, input_split_sizes, "input"),
+                         self._split_elements(output, output_split_sizes, "output"))
+        except RuntimeError as error:
+            record.refuse(error)
+        self._agree(record)
         return _answering(self.gloo.alltoall_base(
             _carried(output), _carried(input), output_split_sizes, input_split_sizes,
             opts if opts is not None else dist.AllToAllOptions()), [output])
@@ -325,7 +479,28 @@ class HcclProcessGroup(dist.ProcessGroup):
     def recv_anysource(self, tensors: List[torch.Tensor], tag: int) -> Any:
         return _kept(self.gloo.recv_anysource(_carried(tensors), tag))
 
+    def _split_elements(self, tensor: torch.Tensor, splits: Any, name: str) -> List[int]:
+        """The elements of ``tensor`` that go to (or come from) each rank in all_to_all_single:
+        its rows split by ``splits``, or evenly when none are given."""
+        world = self.size()
+        rows = tensor.shape[0] if tensor.dim() else 1
+        per_row = tensor.numel() // rows if rows else 0
+        splits = [int(n) for n in splits] if splits is not None else []
+        if not splits:
+            if rows % world:
+                raise RuntimeError(
+                    f"hccl: all_to_all_single of an {name} of {rows} rows in a group of "
+                    f"{world}: without split sizes, the rows must divide evenly among the ranks")
+            return [rows // world * per_row] * world
+        if len(splits) != world or sum(splits) != rows or min(splits) < 0:
+            raise RuntimeError(
+                f"hccl: all_to_all_single with {name} split sizes {splits} for {rows} rows in a "
+                f"group of {world}: give one size per rank, summing to the rows")
+        return [n * per_row for n in splits]
+
     def barrier(self, opts: Optional[Any] = None) -> Any:
+        # The exchange tells a barrier from another collective that a peer calls instead.
+        self._agree(self._record("barrier"))
         return self.gloo.barrier(opts if opts is not None else dist.BarrierOptions())
 
     def monitored_barrier(self, timeout: Any = None, wait_all_ranks: bool = False) -> Any:
