@@ -146,7 +146,8 @@ WheelUnderCheck load_layout(const stdfs::path& dir, const LoadLimits& limits) {
     check_layout_entry(*it, rel, where, names);
     if (++count > limits.zip.max_entries)
       throw Error(fmt::format("{}: more than the {} files allowed", dir.string(), limits.zip.max_entries));
-    const std::uint64_t size = it->file_size();
+    const std::uint64_t size = it->file_size(ec);
+    if (ec) throw Error(fmt::format("{}: cannot read: {}", where, ec.message()));
     if (size > limits.zip.max_inflated_bytes - total)
       throw Error(fmt::format("{}: {} bytes; with the files before it, more than the {} allowed", where, size,
                               limits.zip.max_inflated_bytes));
