@@ -32,16 +32,19 @@ TEST(GitPathRules, LookalikesAreAccepted) {
   }
   EXPECT_FALSE(git_component_reason("caf\xc3\xa9.py").has_value());
   EXPECT_FALSE(git_component_reason(".g\xffit").has_value()) << "not UTF-8: another name";
+  EXPECT_FALSE(control_character_reason("docs/with space/caf\xc3\xa9.py").has_value());
 }
 
 TEST(GitPathRules, ControlCharactersAreRefusedAndShownEscaped) {
   for (const std::string& name : {std::string("a\nb.py"), std::string("tab\there"), std::string("cr\r"),
-                                 std::string("del\x7f"), std::string("esc\x1b[0m")}) {
+                                  std::string("del\x7f"), std::string("esc\x1b[0m")}) {
     SCOPED_TRACE(name);
-    const auto reason = git_component_reason(name);
+    const auto reason = control_character_reason("apex/" + name);
     ASSERT_TRUE(reason.has_value());
     EXPECT_NE(reason->find("control character"), std::string::npos) << *reason;
     EXPECT_EQ(reason->find('\n'), std::string::npos) << "the reason prints the name escaped";
+    EXPECT_EQ(reason->find("apex"), std::string::npos) << "it names the component: " << *reason;
+    EXPECT_FALSE(git_component_reason(name).has_value()) << "the patch parser decodes them as GNU does";
   }
 }
 

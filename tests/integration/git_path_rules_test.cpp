@@ -84,19 +84,21 @@ class GitPathRules : public ::testing::Test {
   ApexLikeUpstream upstream;
 };
 
-// From the patch: every spelling of .git, and a newline, named with the patch line.
+// From the patch: every spelling of .git, refused where the patch names it; a control character
+// (which the patch parser decodes, as GNU patch does) refused before gen writes it.
 TEST_F(GitPathRules, APatchCreatingANameGitRefusesIsRefused) {
   for (const std::string& path :
        {std::string("apex/.GIT/config"), std::string("apex/.Git/hooks/post-checkout"),
         std::string("apex/GIT~1/config"), std::string("apex/.git. /config"),
-        std::string("apex/.g\u200cit/config"), std::string("apex/\xef\xbb\xbf.git/x"),
-        std::string("apex/a\x01"
-                    "b.py")}) {
+        std::string("apex/.g\u200cit/config"), std::string("apex/\xef\xbb\xbf.git/x")}) {
     SCOPED_TRACE(path);
     write_file(tmp / "bad.patch", creating(path));
     expect_refused(gen(upstream.repo.dir().string(), upstream.first, tmp / "bad.patch"),
-                   {"bad.patch", "unsafe file name"});
+                   {"bad.patch:", "unsafe file name"});
   }
+  write_file(tmp / "bad.patch", "--- /dev/null\n+++ \"b/apex/new\\nline.py\"\n@@ -0,0 +1 @@\n+X = 1\n");
+  expect_refused(gen(upstream.repo.dir().string(), upstream.first, tmp / "bad.patch"),
+                 {"\"apex/new\\nline.py\" (patched by " + (tmp / "bad.patch").string(), "control character"});
 }
 
 // From the overlay: refused naming the overlay's file.

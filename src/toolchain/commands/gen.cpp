@@ -164,6 +164,7 @@ void refuse_names_git_refuses(const FileTree& tree, const std::vector<std::strin
                               const GenInputs& inputs, const patch::ApplyResult& applied) {
   for (const auto& [path, entry] : tree) {
     std::optional<std::string> reason = unsafe_path_reason(path);
+    if (!reason) reason = control_character_reason(path);
     if (!reason && entry.kind == FileKind::symlink)
       reason = git_symlink_reason(path.substr(path.rfind('/') + 1));
     if (!reason) continue;

@@ -86,15 +86,22 @@ std::string printable_path(std::string_view path) {
   return std::string(path);
 }
 
-std::optional<std::string> git_component_reason(std::string_view component) {
-  for (const char c : component) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f)
-      return fmt::format(
-          "the name {:?} holds a control character (byte 0x{:02x}), which git, patches "
-          "and terminals do not carry",
-          std::string(component), byte);
+std::optional<std::string> control_character_reason(std::string_view path) {
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(path[i]);
+    if (byte >= 0x20 && byte != 0x7f) continue;
+    const std::size_t slash = path.rfind('/', i);
+    const std::size_t start = slash == std::string_view::npos ? 0 : slash + 1;
+    const std::string name(path.substr(start, path.find('/', i) - start));
+    return fmt::format(
+        "the name {:?} holds a control character (byte 0x{:02x}), which Windows refuses "
+        "and terminals and tools that list names mis-show",
+        name, byte);
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> git_component_reason(std::string_view component) {
   // NTFS also splits names at '\', so "a\.git" on Windows is a .git directory.
   std::size_t start = 0;
   while (start <= component.size()) {

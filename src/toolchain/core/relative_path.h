@@ -1,6 +1,6 @@
 #pragma once
 // The one rule for paths inside a tree: relative, '/'-separated, no empty, "." or ".."
-// component, no component git refuses (".git" as any file system reads it, control characters:
+// component, no component git refuses (".git" as any file system reads it:
 // core/git_path_rules.h), no NUL, bounded depth and length. Used by the patch parser,
 // the tree writer and everything else that turns a name into a file.
 #include <optional>

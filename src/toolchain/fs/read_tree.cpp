@@ -187,7 +187,7 @@ class TreeWalk {
       queue_.push({std::move(sub), rel + '/'});
       return;
     }
-    if (auto reason = unsafe_path_reason(rel))
+    if (auto reason = unsafe_path_reason(rel); reason || (reason = control_character_reason(rel)))
       throw Error(fmt::format("cannot take {}: {}", printable_path((root_ / rel).string()), *reason));
     if (type == DT_LNK) {
       if (auto reason = git_symlink_reason(name))

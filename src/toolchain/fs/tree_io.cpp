@@ -37,6 +37,8 @@ void check_tree_paths(const FileTree& tree) {
   for (const auto& [path, entry] : tree) {
     if (auto reason = unsafe_path_reason(path))
       throw Error(fmt::format("refusing to write {}: {}", printable_path(path), *reason));
+    if (auto reason = control_character_reason(path))
+      throw Error(fmt::format("refusing to write {}: {}", printable_path(path), *reason));
     if (entry.kind == FileKind::symlink)
       if (auto reason = git_symlink_reason(path.substr(path.rfind('/') + 1)))
         throw Error(fmt::format("refusing to write {}: {}", printable_path(path), *reason));
