@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "fs/file_io.h"
+#include "fs/parent_dir.h"
 #include "fs/unique_fd.h"
 
 namespace apexnpu::fs {
@@ -21,10 +22,6 @@ namespace stdfs = std::filesystem;
 namespace {
 
 constexpr const char* kJournal = "journal";  // the entries of a committed update, one a line
-
-stdfs::path parent_of(const stdfs::path& path) {
-  return path.parent_path().empty() ? stdfs::path(".") : path.parent_path();
-}
 
 // An exclusive lock on a directory, for as long as this lives: commits and their recovery in
 // one parent directory take turns.

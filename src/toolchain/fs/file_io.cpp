@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "fs/errno_text.h"
 #include "fs/staging.h"
 #include "fs/unique_fd.h"
 
@@ -21,7 +22,7 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+using fs::errno_text;
 
 void fsync_directory(const stdfs::path& dir) {
   fs::UniqueFd fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -25,6 +25,7 @@
 #include "core/git_path_rules.h"
 #include "core/job_pool.h"
 #include "core/relative_path.h"
+#include "fs/errno_text.h"
 #include "fs/file_io.h"
 #include "fs/tree_io.h"
 #include "fs/unique_fd.h"
@@ -33,8 +34,6 @@ namespace apexnpu::fs {
 namespace stdfs = std::filesystem;
 
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
 
 struct DirCloser {
   void operator()(DIR* dir) const noexcept { ::closedir(dir); }

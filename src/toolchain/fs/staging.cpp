@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "fs/directory_update.h"
+#include "fs/parent_dir.h"
 
 namespace apexnpu::fs {
 namespace stdfs = std::filesystem;
@@ -21,10 +22,6 @@ namespace stdfs = std::filesystem;
 namespace {
 
 std::string_view kind_name(StagingKind kind) { return kind == StagingKind::aside ? "aside" : "staging"; }
-
-stdfs::path parent_of(const stdfs::path& path) {
-  return path.parent_path().empty() ? stdfs::path(".") : path.parent_path();
-}
 
 // <home>/.<name>.apexnpu-<kind>-<pid>-XXXXXX, a pattern for mkdtemp / mkostemp.
 std::string pattern_beside(const stdfs::path& target, StagingKind kind) {

@@ -19,6 +19,7 @@
 #include "core/job_pool.h"
 #include "core/relative_path.h"
 #include "fs/directory_update.h"
+#include "fs/errno_text.h"
 #include "fs/file_io.h"
 #include "fs/staging.h"
 #include "fs/unique_fd.h"
@@ -27,8 +28,6 @@ namespace apexnpu::fs {
 namespace stdfs = std::filesystem;
 
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
 
 // Every proper prefix of every path must be a directory in the tree, never a file or a symlink;
 // so creating the tree can neither go through a link nor clash with a file.

@@ -10,11 +10,10 @@
 #include "core/error.h"
 #include "wheel/member_names.h"
 #include "wheel/zip_reader.h"
+#include "wheel/zip_signatures.h"
 
 namespace apexnpu::wheel {
 namespace {
-
-constexpr std::uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0x06054b50;
 
 void put16(std::string& o, std::uint32_t v) {
   o += static_cast<char>(v & 0xff);

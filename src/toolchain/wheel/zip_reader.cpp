@@ -8,12 +8,12 @@
 
 #include "core/error.h"
 #include "wheel/member_names.h"
+#include "wheel/zip_signatures.h"
 
 namespace apexnpu::wheel {
 namespace {
 
-constexpr std::uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0x06054b50,
-                        kZip64LocatorSig = 0x07064b50;
+constexpr std::uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr std::uint32_t kFlagEncrypted = 0x0001, kFlagDescriptor = 0x0008, kFlagUtf8 = 0x0800;
 constexpr std::uint32_t kUnixHost = 3;
 constexpr std::uint32_t kTypeMask = 0170000, kRegular = 0100000, kDirectory = 0040000, kSymlink = 0120000;
