@@ -65,12 +65,14 @@ def add_throwaway_kind(data):
 
 
 def package_tree(data, root):
-    """The overlay's apex package with the two upstream files it needs, as npu.patch leaves
-    them: apex/__init__.py, and apex/optimizers/__init__.py importing npu_fused's list."""
+    """The overlay's apex package with the upstream files it needs, as npu.patch leaves them:
+    apex/__init__.py, apex/optimizers/__init__.py importing npu_fused's list, and
+    apex/contrib/__init__.py (without it contrib is no package, and the wheel leaves it out)."""
     shutil.copytree(os.path.join(data, "patches", "overlay", "apex"), os.path.join(root, "apex"))
     bh.write_files({
         "apex/__init__.py": '"""Package root stand-in: upstream Apex is not needed here."""\n',
         "apex/optimizers/__init__.py": "from .npu_fused import *  # noqa: F401,F403\n",
+        "apex/contrib/__init__.py": "",
     }, root)
     return root
 
