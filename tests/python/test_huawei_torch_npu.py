@@ -88,10 +88,9 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/optim/test_fused_optimizers.py",
     # The operators of torch_npu 2.14 emulated since (docs/NPU_OPERATORS.md). Left out:
     # test_npu_dtype_cast (its double backward wants a graph on the gradient, not emulated),
-    # test_npu_gru (its reference is torch's GRU on NPU tensors, which torch_npu runs with the
-    # same kernel and the emulator runs op by op), test_sign_bits_unpack (calls int() on a
-    # numpy array, which numpy 2 refuses), test_npu_multi_head_attention (not emulated), and
-    # test_npu_geglu and test_npu_sort_v2 (gated to other chips: they only skip here).
+    # test_sign_bits_unpack (calls int() on a numpy array, which numpy 2 refuses),
+    # test_npu_multi_head_attention (not emulated), and test_npu_geglu and test_npu_sort_v2
+    # (gated to other chips: they only skip here).
     "test/custom_ops/test_npu_anchor_response_flags.py",
     "test/custom_ops/test_npu_broadcast.py",
     "test/custom_ops/test_npu_conv2d.py",
@@ -99,6 +98,7 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/custom_ops/test_npu_convolution.py",
     "test/custom_ops/test_npu_convolution_transpose.py",
     "test/custom_ops/test_npu_grid_assign_positive.py",
+    "test/custom_ops/test_npu_gru.py",  # its reference: torch's GRU on NPU tensors, one kernel
     "test/custom_ops/test_npu_lstm.py",
     "test/custom_ops/test_npu_min_dim.py",
     "test/custom_ops/test_npu_nms_rotated.py",
