@@ -18,9 +18,7 @@ class BuildOutput : public ::testing::Test {
     write_file(tmp / "empty.patch", "");
     write_file(tmp / "overlay" / "apex/npu/extra.py", "EXTRA = 1\n");
     const RunResult r = run_apexnpu(
-        {"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--patch",
-         (tmp / "empty.patch").string(), "--overlay", (tmp / "overlay").string(), "-o", tree.string()},
-        tmp / "home");
+        gen_args(upstream, upstream.first, tmp / "empty.patch", tmp / "overlay", tree), tmp / "home");
     if (r.exit_code != 0) throw std::runtime_error("gen failed: " + r.err);
   }
 

@@ -49,4 +49,13 @@ int gnu_patch(const stdfs::path& dir, const stdfs::path& patch_file) {
       .exit_code;
 }
 
+std::vector<std::string> gen_args(const ApexLikeUpstream& upstream, const std::string& ref,
+                                  const stdfs::path& patch, const stdfs::path& overlay,
+                                  const stdfs::path& out) {
+  return {"gen",          "--upstream", upstream.repo.dir().string(),
+          "--ref",        ref,          "--patch",
+          patch.string(), "--overlay",  overlay.string(),
+          "-o",           out.string()};
+}
+
 }  // namespace apexnpu::test

@@ -2,6 +2,7 @@
 // An Apex-like upstream for the integration tests: a few Python files, a CRLF file, an
 // executable script and a file without a final newline, over two commits, a tag and a branch.
 #include <string>
+#include <vector>
 
 #include "integration/support.h"
 
@@ -20,6 +21,11 @@ struct ApexLikeUpstream {
   std::string first;   // the first commit (tagged v1 annotated, v1-light lightweight)
   std::string second;  // lines inserted above the patched places, context edited (branch "dev")
 };
+
+// The arguments of `apexnpu gen` over `upstream` at `ref`, with `patch` and `overlay`, into `out`.
+std::vector<std::string> gen_args(const ApexLikeUpstream& upstream, const std::string& ref,
+                                  const stdfs::path& patch, const stdfs::path& overlay,
+                                  const stdfs::path& out);
 
 // `diff -Nur a b` run in `parent` (GNU diff, the way Ascend's patch is written).
 std::string gnu_diff(const stdfs::path& parent, const std::string& a, const std::string& b);

@@ -16,12 +16,12 @@ class KillAtRename : public ::testing::Test {
  protected:
   KillAtRename() : upstream(tmp.path()) { write_file(tmp / "empty.patch", ""); }
 
-  std::vector<std::string> gen_args(const std::string& ref, const stdfs::path& out, const stdfs::path& patch,
-                                    const stdfs::path& overlay) {
-    return {"gen",          "--upstream", upstream.repo.dir().string(),
-            "--ref",        ref,          "--patch",
-            patch.string(), "--overlay",  overlay.string(),
-            "-o",           out.string(), "--force"};
+  // gen --force over the fixture's upstream.
+  std::vector<std::string> forced_gen(const std::string& ref, const stdfs::path& out,
+                                      const stdfs::path& patch, const stdfs::path& overlay) {
+    std::vector<std::string> args = gen_args(upstream, ref, patch, overlay, out);
+    args.push_back("--force");
+    return args;
   }
 
   TempDir tmp;
@@ -32,7 +32,7 @@ TEST_F(KillAtRename, GenForceLeavesTheOldTreeOrTheNewOne) {
   write_file(tmp / "overlay" / "apex/npu/extra.py", "EXTRA = 1\n");
   const stdfs::path out = tmp / "out";
   auto gen_of = [&](const std::string& ref, const stdfs::path& where) {
-    return gen_args(ref, where, tmp / "empty.patch", tmp / "overlay");
+    return forced_gen(ref, where, tmp / "empty.patch", tmp / "overlay");
   };
   ASSERT_EQ(run_apexnpu(gen_of(upstream.second, tmp / "new"), tmp / "home").exit_code, 0);
   const auto new_tree = snapshot(tmp / "new");
@@ -63,7 +63,7 @@ TEST_F(KillAtRename, AKilledGenLeavesNothingForever) {
   // next run into the same output, which removes it (and only it: a live run's stays).
   const stdfs::path out = tmp / "out";
   write_file(tmp / "overlay2" / ".keep", "");
-  const auto args = gen_args(upstream.first, out, tmp / "empty.patch", tmp / "overlay2");
+  const auto args = forced_gen(upstream.first, out, tmp / "empty.patch", tmp / "overlay2");
   ASSERT_EQ(run_apexnpu_killed_at_rename(1, args, tmp / "home").exit_code, kKilled);
   EXPECT_FALSE(stdfs::exists(out));
   EXPECT_EQ(leftovers_beside(out).size(), 1u) << "the staging of the killed run";

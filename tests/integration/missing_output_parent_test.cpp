@@ -17,9 +17,7 @@ class MissingOutputParent : public ::testing::Test {
   }
 
   RunResult gen(const stdfs::path& patch, const stdfs::path& out) {
-    return run_apexnpu({"gen", "--upstream", upstream.repo.dir().string(), "--ref", upstream.first, "--patch",
-                        patch.string(), "--overlay", (tmp / "overlay").string(), "-o", out.string()},
-                       tmp / "home");
+    return run_apexnpu(gen_args(upstream, upstream.first, patch, tmp / "overlay", out), tmp / "home");
   }
 
   TempDir tmp;

@@ -57,17 +57,8 @@ class MountPointOutput : public ::testing::Test {
   }
 
   RunResult gen(const stdfs::path& out, const std::vector<std::string>& more = {}) {
-    std::vector<std::string> args{"gen",
-                                  "--upstream",
-                                  upstream.repo.dir().string(),
-                                  "--ref",
-                                  upstream.first,
-                                  "--patch",
-                                  (tmp / "empty.patch").string(),
-                                  "--overlay",
-                                  (tmp / "overlay").string(),
-                                  "-o",
-                                  out.string()};
+    std::vector<std::string> args =
+        gen_args(upstream, upstream.first, tmp / "empty.patch", tmp / "overlay", out);
     args.insert(args.end(), more.begin(), more.end());
     return run_apexnpu(args, tmp / "home");
   }
