@@ -20,6 +20,27 @@ def kernel_path(request, monkeypatch):
     float_status.clear()
 
 
+@pytest.fixture
+def chip910():
+    """A 910 in saturation mode for the test, whatever the environment says; the float status
+    clear before and after."""
+    from overlay_support.npu_op_checks import emulated_chip, float_status
+
+    with emulated_chip("Ascend910A", inf_nan=False):
+        float_status.clear()
+        yield
+    float_status.clear()
+
+
+@pytest.fixture
+def chip910b():
+    """A 910B (bf16, INF/NAN mode) for the test, whatever the environment says."""
+    from overlay_support.npu_op_checks import emulated_chip
+
+    with emulated_chip("Ascend910B1", inf_nan=True):
+        yield
+
+
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     """A minimal Apex tree for the build tests (build_helpers.write_fixture_tree)."""

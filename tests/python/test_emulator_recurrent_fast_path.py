@@ -20,8 +20,7 @@ from overlay_support import use_overlay
 
 use_overlay()
 import torch_npu  # noqa: E402,F401
-from torch_npu._device import soc  # noqa: E402
-from torch_npu._fp16 import float_status, overflow_mode  # noqa: E402
+from torch_npu._fp16 import float_status  # noqa: E402
 from torch_npu._fp16 import path as emulation_path  # noqa: E402
 from torch_npu._ops import recurrent  # noqa: E402
 
@@ -36,28 +35,6 @@ LAYERS = {
 }
 TOLERANCE = {torch.float16: (1e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2),
              torch.float32: (1e-5, 1e-5)}
-
-
-@pytest.fixture
-def chip910():
-    """A 910 in saturation mode, whatever the environment says."""
-    previous_mode = overflow_mode.select(False)  # first: the previous mode is the chip's
-    previous_chip = soc.select("Ascend910A")
-    float_status.clear()
-    yield
-    soc.select(previous_chip)
-    overflow_mode.select(previous_mode)
-    float_status.clear()
-
-
-@pytest.fixture
-def chip910b():
-    """A 910B (bf16, INF/NAN mode) for the test."""
-    previous_mode = overflow_mode.select(True)
-    previous_chip = soc.select("Ascend910B1")
-    yield
-    soc.select(previous_chip)
-    overflow_mode.select(previous_mode)
 
 
 def _first(out):

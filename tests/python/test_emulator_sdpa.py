@@ -16,8 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from overlay_support.npu_op_checks import float_status, on_npu, overflow_mode, randn
-from torch_npu._device import soc
+from overlay_support.npu_op_checks import float_status, on_npu, randn
 
 pytestmark = pytest.mark.skipif(not hasattr(F, "scaled_dot_product_attention"),
                                 reason="torch 1.13 has no scaled_dot_product_attention")
@@ -89,28 +88,6 @@ def run_both(dtype, mask=None, grads=True, hkv=HKV, shape=(B,), mask_grad=False,
         for name, (a, b) in zip(names, pairs):
             check(a.grad, b.grad, a.dtype, f"gradient of {name}")
     return got
-
-
-@pytest.fixture
-def chip910b():
-    """A 910B (bf16, INF/NAN mode) for the test; the previous chip and mode after it."""
-    previous_mode = overflow_mode.select(True)  # first: the previous mode is the chip's
-    previous_chip = soc.select("Ascend910B1")
-    yield
-    soc.select(previous_chip)
-    overflow_mode.select(previous_mode)
-
-
-@pytest.fixture
-def chip910():
-    """A 910 in saturation mode, whatever the environment says."""
-    previous_mode = overflow_mode.select(False)  # first: the previous mode is the chip's
-    previous_chip = soc.select("Ascend910A")
-    float_status.clear()
-    yield
-    soc.select(previous_chip)
-    overflow_mode.select(previous_mode)
-    float_status.clear()
 
 
 def bool_mask(seed=3):

@@ -15,8 +15,9 @@ The emulator is imported from the source tree (``overlay_support.SRC_DIR``), wit
 """
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence
 
 import torch
 
@@ -26,6 +27,7 @@ if SRC_DIR not in sys.path:
     sys.path.insert(0, SRC_DIR)
 
 import torch_npu  # noqa: E402
+from torch_npu._device import soc  # noqa: E402
 from torch_npu._fp16 import float_status, overflow_mode  # noqa: E402
 
 FP16_MAX = 65504.0
@@ -129,10 +131,25 @@ def check_overflow(run: Callable[[], torch.Tensor]) -> None:
         float_status.clear()
 
 
+@contextlib.contextmanager
+def emulated_chip(name: str, inf_nan: bool) -> Iterator[None]:
+    """The emulator as the chip ``name`` in INF/NAN (or saturation) mode, whatever the
+    environment says; the previous chip and mode after. The mode is chosen first: the previous
+    mode is the chip's."""
+    previous_mode = overflow_mode.select(inf_nan)
+    previous_chip = soc.select(name)
+    try:
+        yield
+    finally:
+        soc.select(previous_chip)
+        overflow_mode.select(previous_mode)
+
+
 def reset_status() -> None:
     float_status.clear()
 
 
 __all__ = ["FP16", "FP16_MAX", "FP32", "DTYPES", "assert_close", "check_against_formula",
-           "check_saturation", "check_grad_saturation", "check_overflow", "on_npu", "randn",
+           "check_saturation", "check_grad_saturation", "check_overflow", "emulated_chip", "on_npu",
+           "randn",
            "reset_status", "tolerance", "torch_npu", "float_status", "overflow_mode"]
