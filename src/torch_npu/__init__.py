@@ -10,7 +10,7 @@ beside the real torch_npu: both own the import name ``torch_npu``.
 # Marks the emulator: its NPU memory is host memory (apex's fused CPU kernels may run on it).
 __apexnpu_emulator__ = True
 
-import torch  # noqa: E402
+import torch  # noqa: E402, F401  (loaded before the emulator changes it)
 
 from . import _emulator  # noqa: E402
 

@@ -24,7 +24,7 @@ def installed_minors(candidates):
 def elf_machine(path):
     header = subprocess.run(["readelf", "-h", path], stdout=subprocess.PIPE, check=True,
                             universal_newlines=True).stdout
-    return [l.split(":", 1)[1].strip() for l in header.splitlines() if "Machine:" in l][0]
+    return [row.split(":", 1)[1].strip() for row in header.splitlines() if "Machine:" in row][0]
 
 
 def test_several_pythons_in_one_call_share_one_runtime(tree, tmp_path):

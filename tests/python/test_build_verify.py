@@ -168,7 +168,7 @@ def test_a_platform_tag_the_binaries_do_not_keep_is_refused(good, tmp_path):
             pytest.skip("the claims are written for an x86_64 build")
         claimed = dict(files)
         wheel_meta = claimed[DI + "/WHEEL"].decode()
-        lines = [l for l in wheel_meta.splitlines() if not l.startswith("Tag: ")]
+        lines = [row for row in wheel_meta.splitlines() if not row.startswith("Tag: ")]
         claimed[DI + "/WHEEL"] = ("\n".join(lines + ["Tag: cp311-cp311-" + claim]) + "\n").encode()
         rerecord(claimed)
         wheel = write_wheel(claimed, str(tmp_path / "apex-0.1+ascend-cp311-cp311-{}.whl".format(claim)))

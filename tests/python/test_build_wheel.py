@@ -327,13 +327,13 @@ def test_extension_modules_are_hardened_stripped_and_export_only_their_init(buil
         assert "BIND_NOW" in dyn  # -z now
         seg = subprocess.run(["readelf", "-lW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
         assert "GNU_RELRO" in seg  # -z relro
-        stack = [l for l in seg.splitlines() if "GNU_STACK" in l][0]
+        stack = [row for row in seg.splitlines() if "GNU_STACK" in row][0]
         assert "RWE" not in stack  # -z noexecstack
         sections = subprocess.run(["readelf", "-SW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
         assert ".symtab" not in sections and ".debug_info" not in sections  # -s
         exported = subprocess.run(["nm", "-D", "--defined-only", so], stdout=subprocess.PIPE,
                                   universal_newlines=True).stdout.split("\n")
-        names = [l.split()[-1] for l in exported if l.strip()]
+        names = [row.split()[-1] for row in exported if row.strip()]
         assert init in names
         # -fvisibility=hidden: nothing of the runtime or the binding is exported (only the
         # init function, plus libstdc++'s vague-linkage template instances).

@@ -68,7 +68,10 @@ def test_contrib_iou_is_the_operator_on_scaled_boxes_one_row_per_box():
     # Against the overlap written out: each side widened by 0.01 in the areas (the operator's).
     inter = (torch.min(objects[:, None, 2:], priors[None, :, 2:]) -
              torch.max(objects[:, None, :2], priors[None, :, :2])).mul(100).clamp(min=0).prod(2)
-    area = lambda b: ((b[:, 2] - b[:, 0]) * 100 + 0.01) * ((b[:, 3] - b[:, 1]) * 100 + 0.01)
+
+    def area(b: torch.Tensor) -> torch.Tensor:
+        return ((b[:, 2] - b[:, 0]) * 100 + 0.01) * ((b[:, 3] - b[:, 1]) * 100 + 0.01)
+
     reference = inter / (area(objects)[:, None] + area(priors)[None, :] - inter)
     assert torch.allclose(got.cpu(), reference, rtol=2e-3, atol=2e-3)
     # The SSD port takes each prior's best object from it.

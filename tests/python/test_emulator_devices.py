@@ -15,12 +15,11 @@ import pytest
 import torch
 import torch.nn as nn
 
-import overlay_support
 from overlay_support import overlay_env, use_overlay
 
 use_overlay()
 import torch_npu  # noqa: E402,F401
-from torch_npu._device import devices, factories, placement, torch_device  # noqa: E402
+from torch_npu._device import factories, torch_device  # noqa: E402
 from torch_npu._fp16 import float_status  # noqa: E402
 
 TORCH_BEFORE_2_1 = tuple(int(part) for part in torch.__version__.split(".")[:2]) < (2, 1)

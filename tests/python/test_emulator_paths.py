@@ -4,7 +4,6 @@ give the same bits (outputs, in-place results, dtypes, strides, NPU placement) a
 status. The general path is today's emulation, so equality is exact, never a tolerance. Each case
 runs on both kernel paths (torch operations and the runtime's kernels)."""
 import math
-import sys
 
 import pytest
 import torch
@@ -57,9 +56,9 @@ def values(*shape, seed=0, scale=1.0, specials=False, dtype=torch.float16, npu=F
 def same(a, b):
     """Exact equality: type, dtype, sizes, strides, NPU placement and bits (NaN payloads too)."""
     if isinstance(a, (list, tuple)):
-        return type(a) == type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if not isinstance(a, torch.Tensor):
-        return type(a) == type(b) and (a == b or (a != a and b != b))
+        return type(a) is type(b) and (a == b or (a != a and b != b))
     if not isinstance(b, torch.Tensor):
         return False
     if (a.dtype, a.shape, a.stride(), placement.npu_of(a)) != \

@@ -17,7 +17,6 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 import torch

@@ -18,7 +18,6 @@ or skips itself, except those excluded below, each with the thing it needs that 
 import json
 import os
 import subprocess
-import sys
 import tarfile
 
 import pytest

@@ -8,7 +8,6 @@ combined buffers), and its state_dict must load into torch's own class (switch o
 further 10 steps match NpuFusedX's further 10 within 1e-5 relative (atol 1e-6): the parity
 tolerance of test_overlay_optimizers.
 """
-import os
 import subprocess
 import sys
 import textwrap

@@ -21,7 +21,6 @@ without it), which step the fp32 buckets (fp16 ones take torch operations either
 state_dict saved after 5 steps and loaded into a new optimizer continues bit for bit like
 training straight through.
 """
-import copy
 import inspect
 import io
 import math

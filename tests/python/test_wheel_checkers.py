@@ -345,7 +345,7 @@ def test_an_invalid_metadata_field_is_refused_by_verify_and_twine(case, build, c
     def corrupt(files):
         (path,) = [p for p in files if p.endswith(".dist-info/METADATA")]
         head, _, body = files[path].decode().partition("\n\n")
-        lines = [l for l in head.splitlines() if not l.startswith(field)] + [line]
+        lines = [row for row in head.splitlines() if not row.startswith(field)] + [line]
         files[path] = ("\n".join(lines) + "\n\n" + body).encode()
 
     broken = write_broken(build, tmp_path, corrupt)

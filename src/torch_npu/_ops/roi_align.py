@@ -130,8 +130,8 @@ def _span(weights: torch.Tensor) -> List[Optional[Tuple[int, int]]]:
     extent = touched.size(1)
     first = touched.float().argmax(1).tolist()
     last = (extent - 1 - touched.flip(1).float().argmax(1)).tolist()
-    return [(f, l + 1) if any_ else None
-            for f, l, any_ in zip(first, last, touched.any(1).tolist())]
+    return [(f, end + 1) if any_ else None
+            for f, end, any_ in zip(first, last, touched.any(1).tolist())]
 
 
 def _weights(rois: torch.Tensor, scale: float, pooled_h: int, pooled_w: int, sample_num: int,

@@ -12,7 +12,6 @@ data in fp32 with ``torch.optim.Adam`` on the whole batch in this process (what 
 averaged gradient trains); or the error that stopped it.
 """
 import json
-import os
 import sys
 from typing import Dict, List
 

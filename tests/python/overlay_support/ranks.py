@@ -3,7 +3,6 @@ LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR and a free MASTER_PORT on loopback."""
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import subprocess
 import sys

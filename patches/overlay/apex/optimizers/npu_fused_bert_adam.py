@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from typing import Callable, Dict, List, Optional, Tuple
 
-import torch
 from torch.optim.optimizer import required
 
 from . import step_path

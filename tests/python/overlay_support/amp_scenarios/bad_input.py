@@ -3,7 +3,6 @@ leaves nothing half-applied."""
 import torch
 import torch.nn as nn
 from apex import amp
-from apex.amp._amp_state import _amp_state
 from apex.optimizers import NpuFusedAdam, NpuFusedSGD
 
 

@@ -1,8 +1,10 @@
 """Checkpoint resume as NVIDIA's amp documentation shows it: `straight` trains 40 steps; `first`
 trains 20 and saves model, optimizer and amp state; `resume` (a new process) calls
 amp.initialize, then loads the three, and trains 20 more."""
-import sys, torch, torch.nn as nn, torch.nn.functional as F
-import apex
+import sys
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 from apex import amp
 from apex.optimizers import NpuFusedAdam
 

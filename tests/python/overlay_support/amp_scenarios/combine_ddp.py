@@ -3,7 +3,12 @@
 With WORLD 1 and no INIT_FILE ("-") it is the single-process reference: combine_grad alone,
 trained on the whole batch. Saves the final parameters, the losses and the loss scale to OUT.
 """
-import datetime, sys, torch, torch.distributed as dist, torch.nn as nn, torch.nn.functional as F
+import datetime
+import sys
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
 from apex import amp
 from apex.optimizers import NpuFusedSGD
 

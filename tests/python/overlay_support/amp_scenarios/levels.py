@@ -1,6 +1,9 @@
 """Trains the BatchNorm CNN 40 steps under one amp configuration; prints losses, dtypes, scale."""
-import json, sys, torch, torch.nn as nn, torch.nn.functional as F
-import apex
+import json
+import sys
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 from apex import amp
 from apex.optimizers import NpuFusedSGD
 

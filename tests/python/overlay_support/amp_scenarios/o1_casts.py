@@ -16,10 +16,10 @@ lin = nn.Linear(4, 4).npu()
 twice = lin(lin(torch.randn(2, 4).npu()))  # the same cached cast of lin.weight, twice
 twice.float().sum().backward()
 seen["cached_twice"] = [twice.type(), lin.weight.grad.type()]
-for name, make in (("rnn_relu", lambda l, b: nn.RNN(8, 8, l, nonlinearity="relu", bidirectional=b)),
-                   ("rnn_tanh", lambda l, b: nn.RNN(8, 8, l, bidirectional=b)),
-                   ("gru", lambda l, b: nn.GRU(8, 8, l, bidirectional=b)),
-                   ("lstm", lambda l, b: nn.LSTM(8, 8, l, bidirectional=b))):
+for name, make in (("rnn_relu", lambda n, b: nn.RNN(8, 8, n, nonlinearity="relu", bidirectional=b)),
+                   ("rnn_tanh", lambda n, b: nn.RNN(8, 8, n, bidirectional=b)),
+                   ("gru", lambda n, b: nn.GRU(8, 8, n, bidirectional=b)),
+                   ("lstm", lambda n, b: nn.LSTM(8, 8, n, bidirectional=b))):
     for layers, bidir in ((1, False), (2, True)):
         rnn = make(layers, bidir).npu()
         for dtype in (torch.float32, torch.float16):
