@@ -25,6 +25,7 @@ Run through bench/overlay_bench.py (which finds or builds the package), or direc
     PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
         [--models cnn,gru,...] [--tables amp,bf16] [--amp-steps 10] [--threads 1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -99,14 +100,27 @@ def child(model_name: str, level: str) -> None:
 class _Level:
     """A child process of one level, stepped on request."""
 
-    def __init__(self, model: str, path: str, level: str, threads: int,
-                 env: Dict[str, str]) -> None:
+    def __init__(
+        self, model: str, path: str, level: str, threads: int, env: Dict[str, str]
+    ) -> None:
         self.what = f"the {model} step at {level} ({path} path)"
         self.errors = tempfile.TemporaryFile("w+")  # a file: a full pipe would stall the child
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--child", model, level,
-             "--threads", str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.errors, text=True, env=dict(env, APEXNPU_EMULATION_PATH=path))
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--child",
+                model,
+                level,
+                "--threads",
+                str(threads),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            text=True,
+            env=dict(env, APEXNPU_EMULATION_PATH=path),
+        )
         line = self._line()
         if line.strip() != "ready":
             self._fail(line)
@@ -139,13 +153,22 @@ class _Level:
 # environment its processes add, and its heading).
 TABLES = {
     "amp": (("O0", "O2"), {}, "O2 against O0 (apex.amp, dynamic loss scale), fp16 on a 910"),
-    "bf16": (("fp32", "bf16"), {"APEXNPU_SOC_VERSION": "Ascend910B1"},
-             'bf16 under torch.autocast("npu") against fp32, on a 910B'),
+    "bf16": (
+        ("fp32", "bf16"),
+        {"APEXNPU_SOC_VERSION": "Ascend910B1"},
+        'bf16 under torch.autocast("npu") against fp32, on a 910B',
+    ),
 }
 
 
-def _pairs(model: str, path: str, steps: int, threads: int, env: Dict[str, str],
-           levels: Sequence[str] = LEVELS) -> Dict[str, Dict[str, List[float]]]:
+def _pairs(
+    model: str,
+    path: str,
+    steps: int,
+    threads: int,
+    env: Dict[str, str],
+    levels: Sequence[str] = LEVELS,
+) -> Dict[str, Dict[str, List[float]]]:
     """The two levels stepped in lockstep, alternating which goes first: per level, the times
     of the timed steps ("ms") and the loss of every step ("losses")."""
     if threads == 1 and hasattr(os, "sched_getaffinity"):
@@ -156,7 +179,7 @@ def _pairs(model: str, path: str, steps: int, threads: int, env: Dict[str, str],
         for level in levels:
             procs[level] = _Level(model, path, level, threads, env)
         for i in range(WARMUP + steps):
-            for level in (levels if i % 2 == 0 else levels[::-1]):
+            for level in levels if i % 2 == 0 else levels[::-1]:
                 result = procs[level].step()
                 found[level]["losses"] += result["losses"]
                 if i >= WARMUP:
@@ -167,8 +190,14 @@ def _pairs(model: str, path: str, steps: int, threads: int, env: Dict[str, str],
     return found
 
 
-def run(models: Sequence[str], rounds: int, steps: int, threads: int,
-        paths: Sequence[str], tables: Sequence[str] = ("amp",)) -> Dict:
+def run(
+    models: Sequence[str],
+    rounds: int,
+    steps: int,
+    threads: int,
+    paths: Sequence[str],
+    tables: Sequence[str] = ("amp",),
+) -> Dict:
     """Times every (table, model, path, level) in ``rounds`` rounds and prints one table per
     entry of ``tables``; returns {table: {model: {path: {level: ms, ..., "ratio": r}},
     "identical": bool}}."""
@@ -177,24 +206,31 @@ def run(models: Sequence[str], rounds: int, steps: int, threads: int,
 
     unknown = [m for m in models if m not in amp_models.MODELS]
     if unknown:
-        sys.exit(f"amp_steps: no model {', '.join(unknown)} in amp_models.py (there are "
-                 f"{', '.join(amp_models.MODELS)})")
-    print(f"\none training step on the emulated NPU, NpuFusedSGD, {threads} thread(s); {steps} "
-          f"pairs of steps in lockstep per round, {rounds} rounds; the general path is the "
-          f"reference emulation (APEXNPU_EMULATION_PATH=general)")
+        sys.exit(
+            f"amp_steps: no model {', '.join(unknown)} in amp_models.py (there are "
+            f"{', '.join(amp_models.MODELS)})"
+        )
+    print(
+        f"\none training step on the emulated NPU, NpuFusedSGD, {threads} thread(s); {steps} "
+        f"pairs of steps in lockstep per round, {rounds} rounds; the general path is the "
+        f"reference emulation (APEXNPU_EMULATION_PATH=general)"
+    )
     for name in models:
         print(f"  {name}: {amp_models.MODELS[name][0]}")
-    base = dict(os.environ, PYTHONPATH=os.pathsep.join(list(paths) +
-                                                       [os.environ.get("PYTHONPATH", "")]))
+    base = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(list(paths) + [os.environ.get("PYTHONPATH", "")])
+    )
     found: Dict[str, Dict[str, Dict[str, List[Dict]]]] = {
-        t: {m: {p: [] for p in PATHS} for m in models} for t in tables}
+        t: {m: {p: [] for p in PATHS} for m in models} for t in tables
+    }
     for r in range(rounds):
         for table in tables:
             levels, extra, _ = TABLES[table]
             for name in models:
-                for path in (PATHS if r % 2 == 0 else PATHS[::-1]):
+                for path in PATHS if r % 2 == 0 else PATHS[::-1]:
                     found[table][name][path].append(
-                        _pairs(name, path, steps, threads, dict(base, **extra), levels))
+                        _pairs(name, path, steps, threads, dict(base, **extra), levels)
+                    )
     return {table: _print_table(table, found[table], models) for table in tables}
 
 
@@ -203,8 +239,9 @@ def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
     first, second = levels
     ratio_name = f"{second}/{first}"
     print(f"\n{heading}")
-    print(f"{'model':<14}{'path':<9}{first + ' ms':>9}{second + ' ms':>9}{ratio_name:>10}"
-          f"{'goal':>7}")
+    print(
+        f"{'model':<14}{'path':<9}{first + ' ms':>9}{second + ' ms':>9}{ratio_name:>10}{'goal':>7}"
+    )
     summary: Dict = {"identical": True}
     for name in models:
         summary[name] = {}
@@ -222,17 +259,23 @@ def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
         for level in levels:
             losses = {json.dumps(f[level]["losses"]) for p in PATHS for f in found[name][p]}
             summary["identical"] &= len(losses) == 1
-    print("  losses at every step, general vs fast path: " +
-          ("bit-identical" if summary["identical"] else "DIFFERENT"))
+    print(
+        "  losses at every step, general vs fast path: "
+        + ("bit-identical" if summary["identical"] else "DIFFERENT")
+    )
     return summary
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default="cnn,transformer,torch_encoder,llama,gru,lstm,"
-                                           "gru_cell,lstm_cell")
-    ap.add_argument("--tables", default="amp,bf16",
-                    help="amp: O2/O0 on a 910; bf16: bf16 autocast/fp32 on a 910B")
+    ap.add_argument(
+        "--models", default="cnn,transformer,torch_encoder,llama,gru,lstm,gru_cell,lstm_cell"
+    )
+    ap.add_argument(
+        "--tables",
+        default="amp,bf16",
+        help="amp: O2/O0 on a 910; bf16: bf16 autocast/fp32 on a 910B",
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--amp-steps", type=int, default=10)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -256,9 +299,14 @@ def main(argv: Sequence[str]) -> None:
     for table in tables:
         if table not in TABLES:
             sys.exit(f"amp_steps: --tables {table!r} is not one of {', '.join(TABLES)}")
-    run(args.models.split(","), args.rounds, args.amp_steps, args.threads,
+    run(
+        args.models.split(","),
+        args.rounds,
+        args.amp_steps,
+        args.threads,
         [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) for m in (apex, torch_npu)],
-        tables)
+        tables,
+    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ autocast). ``--profile`` prints where the fp16 step's time goes (cProfile, by ow
 Needs transformers (the torch 2.x venv of scripts/torch2_venv.sh has it):
     PYTHONPATH=src build/venv-torch2/bin/python bench/autocast_llama_step.py [--pairs 10]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,16 @@ def make_step(amp: bool, args: argparse.Namespace) -> Callable[[], float]:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
-                         intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
-                         num_attention_heads=args.heads, num_key_value_heads=args.heads // 2,
-                         max_position_embeddings=args.seq, use_cache=False)
+    config = LlamaConfig(
+        vocab_size=args.vocab,
+        hidden_size=args.hidden,
+        intermediate_size=args.hidden * 8 // 3,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.heads // 2,
+        max_position_embeddings=args.seq,
+        use_cache=False,
+    )
     model = LlamaForCausalLM._from_config(config, attn_implementation=args.attention).npu()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     scaler = torch.npu.amp.GradScaler() if amp else None
@@ -77,10 +84,14 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=1024)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--batch", type=int, default=4)
-    parser.add_argument("--attention", default="sdpa",
-                        choices=("eager", "sdpa", "flash_attention_2"))
-    parser.add_argument("--profile", action="store_true",
-                        help="also profile a few fp16 steps and print the top functions")
+    parser.add_argument(
+        "--attention", default="sdpa", choices=("eager", "sdpa", "flash_attention_2")
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also profile a few fp16 steps and print the top functions",
+    )
     args = parser.parse_args()
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -104,14 +115,17 @@ def main() -> None:
             times16.append(timed(fp16))
             times32.append(timed(fp32))
     ratios = [b / a for a, b in zip(times32, times16)]
-    print(f"torch {torch.__version__}, LLaMA-style: hidden {args.hidden}, {args.layers} layers, "
-          f"{args.heads} heads, seq {args.seq}, batch {args.batch}, {args.attention}")
-    print(f"fp32 step          {statistics.median(times32) * 1e3:9.1f} ms (median of "
-          f"{args.pairs})")
+    print(
+        f"torch {torch.__version__}, LLaMA-style: hidden {args.hidden}, {args.layers} layers, "
+        f"{args.heads} heads, seq {args.seq}, batch {args.batch}, {args.attention}"
+    )
+    print(f"fp32 step          {statistics.median(times32) * 1e3:9.1f} ms (median of {args.pairs})")
     print(f"fp16 autocast step {statistics.median(times16) * 1e3:9.1f} ms")
     ratio = statistics.median(ratios)
-    print(f"fp16/fp32          {ratio:9.2f}  (pairs: {min(ratios):.2f}..{max(ratios):.2f}; "
-          f"goal <= {GOAL}: {'met' if ratio <= GOAL else 'not met'})")
+    print(
+        f"fp16/fp32          {ratio:9.2f}  (pairs: {min(ratios):.2f}..{max(ratios):.2f}; "
+        f"goal <= {GOAL}: {'met' if ratio <= GOAL else 'not met'})"
+    )
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()

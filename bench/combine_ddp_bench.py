@@ -16,6 +16,7 @@ mostly gradient traffic) at amp O1 with a static loss scale and NpuFusedSGD:
 Each route runs in --rounds rounds, alternating; every round starts two fresh rank processes and
 rank 0 reports the median step after warm-up. Each route keeps its fastest round's median.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,16 +42,29 @@ def rank_main(args: argparse.Namespace) -> None:
 
     torch.set_num_threads(1)  # two ranks share the machine
     torch.npu.set_device(f"npu:{args.rank}")
-    dist.init_process_group("hccl", init_method="file://" + args.init, rank=args.rank,
-                            world_size=2, timeout=datetime.timedelta(seconds=600))
+    dist.init_process_group(
+        "hccl",
+        init_method="file://" + args.init,
+        rank=args.rank,
+        world_size=2,
+        timeout=datetime.timedelta(seconds=600),
+    )
     torch.manual_seed(0)
     w = args.width
-    model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(w, w), nn.ReLU())],
-                          nn.Linear(w, 10)).npu()
+    model = nn.Sequential(
+        *[m for _ in range(4) for m in (nn.Linear(w, w), nn.ReLU())], nn.Linear(w, 10)
+    ).npu()
     opt = NpuFusedSGD(model.parameters(), lr=0.01, momentum=0.9)
     combine = args.route.startswith("combine_ddp")
-    model, opt = amp.initialize(model, opt, opt_level="O1", loss_scale=128.0, verbosity=0,
-                                combine_grad=combine or None, combine_ddp=combine or None)
+    model, opt = amp.initialize(
+        model,
+        opt,
+        opt_level="O1",
+        loss_scale=128.0,
+        verbosity=0,
+        combine_grad=combine or None,
+        combine_ddp=combine or None,
+    )
     if not combine:
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.rank])
     g = torch.Generator().manual_seed(args.rank)
@@ -67,7 +81,7 @@ def rank_main(args: argparse.Namespace) -> None:
         times.append(time.perf_counter() - t0)
     if args.rank == 0:
         params = sum(p.numel() for p in model.parameters())
-        print(f"{statistics.median(times[args.warmup:])} {params}", flush=True)
+        print(f"{statistics.median(times[args.warmup :])} {params}", flush=True)
     dist.destroy_process_group()
 
 
@@ -80,10 +94,30 @@ def run_route(args: argparse.Namespace, route: str) -> tuple:
 
             env["PYTHONPATH"] = os.pathsep.join([args.apex_path, emulator_beside(args.apex_path)])
         env["APEXNPU_COMBINE_DDP_OVERLAP"] = "0" if route == "combine_ddp_no_overlap" else "1"
-        cmd = [sys.executable, os.path.abspath(__file__), "--width", str(args.width), "--steps", str(args.steps), "--warmup",
-               str(args.warmup), "--route", route, "--init", os.path.join(work, "init")]
-        ranks = [subprocess.Popen(cmd + ["--rank", str(r)], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for r in range(2)]
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--width",
+            str(args.width),
+            "--steps",
+            str(args.steps),
+            "--warmup",
+            str(args.warmup),
+            "--route",
+            route,
+            "--init",
+            os.path.join(work, "init"),
+        ]
+        ranks = [
+            subprocess.Popen(
+                cmd + ["--rank", str(r)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for r in range(2)
+        ]
         outs = [p.communicate(timeout=1800) for p in ranks]
         for p, (out, err) in zip(ranks, outs):
             if p.returncode != 0:
@@ -107,22 +141,30 @@ def main() -> None:
         rank_main(args)
         return
     if args.apex_path and not os.path.isdir(os.path.join(args.apex_path, "apex", "amp")):
-        sys.exit(f"combine_ddp_bench: {args.apex_path} holds no apex/amp (pass the directory "
-                 "`apexnpu build` wrote)")
+        sys.exit(
+            f"combine_ddp_bench: {args.apex_path} holds no apex/amp (pass the directory "
+            "`apexnpu build` wrote)"
+        )
     best = {route: float("inf") for route in ROUTES}
     params = 0
     for _ in range(args.rounds):
         for route in ROUTES:
             seconds, params = run_route(args, route)
             best[route] = min(best[route], seconds)
-    print(f"2 ranks (hccl), MLP of {params / 1e6:.1f}M parameters, amp O1, NpuFusedSGD; "
-          f"median step, best of {args.rounds} rounds")
+    print(
+        f"2 ranks (hccl), MLP of {params / 1e6:.1f}M parameters, amp O1, NpuFusedSGD; "
+        f"median step, best of {args.rounds} rounds"
+    )
     for route in ROUTES:
         print(f"  {route:22s} {best[route] * 1e3:9.1f} ms")
-    print(f"ratio no overlap / overlap: {best['combine_ddp_no_overlap'] / best['combine_ddp']:.2f} "
-          "(higher: the overlap helps)")
-    print(f"ratio torch DDP / combine_ddp: {best['torch_ddp'] / best['combine_ddp']:.2f} "
-          "(higher: combine_ddp faster)")
+    print(
+        f"ratio no overlap / overlap: {best['combine_ddp_no_overlap'] / best['combine_ddp']:.2f} "
+        "(higher: the overlap helps)"
+    )
+    print(
+        f"ratio torch DDP / combine_ddp: {best['torch_ddp'] / best['combine_ddp']:.2f} "
+        "(higher: combine_ddp faster)"
+    )
 
 
 if __name__ == "__main__":

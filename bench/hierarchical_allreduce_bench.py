@@ -14,6 +14,7 @@ sends from a member to a member on another node (apex.npu.ddp.counted_group). Pr
 bytes per step of each route, its ratio to the flat ring's, and how far the hierarchical run's
 parameters are from the flat run's (fp32 sums in another order).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,9 +25,11 @@ import sys
 import tempfile
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-ROUTES = {"flat ring": {}, "hierarchical": {"APEXNPU_HIERARCHICAL_ALLREDUCE": "1"},
-          "hierarchical+fp16": {"APEXNPU_HIERARCHICAL_ALLREDUCE": "1",
-                                "APEXNPU_FP16_COMPRESSION": "1"}}
+ROUTES = {
+    "flat ring": {},
+    "hierarchical": {"APEXNPU_HIERARCHICAL_ALLREDUCE": "1"},
+    "hierarchical+fp16": {"APEXNPU_HIERARCHICAL_ALLREDUCE": "1", "APEXNPU_FP16_COMPRESSION": "1"},
+}
 
 
 def rank_main(args: argparse.Namespace) -> None:
@@ -44,8 +47,9 @@ def rank_main(args: argparse.Namespace) -> None:
     dist.init_process_group("hccl")
     torch.manual_seed(0)
     w = args.width
-    model = nn.Sequential(nn.Linear(w, w), nn.ReLU(), nn.Linear(w, w), nn.ReLU(),
-                          nn.Linear(w, 10)).npu()
+    model = nn.Sequential(
+        nn.Linear(w, w), nn.ReLU(), nn.Linear(w, w), nn.ReLU(), nn.Linear(w, 10)
+    ).npu()
     ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
     if args.route == "flat ring":  # DDP's own all-reduce, through a counted world group
         ddp.register_comm_hook(comm_hooks.flat_world(), default_hooks.allreduce_hook)
@@ -58,8 +62,10 @@ def rank_main(args: argparse.Namespace) -> None:
         nn.functional.cross_entropy(ddp(x), y).backward()
         opt.step()
     params = torch.cat([p.detach().cpu().reshape(-1) for p in model.parameters()])
-    torch.save({"bytes": counted_group.internode_bytes(), "params": params},
-               os.path.join(args.out, f"rank{rank}.pt"))
+    torch.save(
+        {"bytes": counted_group.internode_bytes(), "params": params},
+        os.path.join(args.out, f"rank{rank}.pt"),
+    )
     dist.barrier()
     dist.destroy_process_group()
 
@@ -72,23 +78,50 @@ def free_port() -> int:
 
 def run_route(args: argparse.Namespace, route: str, out: str) -> None:
     env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
-    for name in ("APEXNPU_HIERARCHICAL_ALLREDUCE", "APEXNPU_FP16_COMPRESSION",
-                 "APEXNPU_POWERSGD_COMPRESSION"):
+    for name in (
+        "APEXNPU_HIERARCHICAL_ALLREDUCE",
+        "APEXNPU_FP16_COMPRESSION",
+        "APEXNPU_POWERSGD_COMPRESSION",
+    ):
         env.pop(name, None)
     env.update(ROUTES[route])
     path = [os.path.join(REPO, "src"), os.path.join(REPO, "patches", "overlay")]
     env["PYTHONPATH"] = os.pathsep.join(path + [env.get("PYTHONPATH", "")])
     port = str(free_port())
-    nodes = [subprocess.Popen(
-        [sys.executable, "-m", "torch.distributed.run", f"--nnodes={args.nodes}",
-         f"--nproc_per_node={args.per_node}", f"--node_rank={node}", "--master_addr=127.0.0.1",
-         f"--master_port={port}", f"--log_dir={os.path.join(out, f'node{node}')}",
-         # torch 1.13's Std.from_str cannot parse "0" under Python 3.11 (its enum no longer
-         # iterates the zero flag): stderr to a file and the console, stdout to the console.
-         "--redirects=2", "--tee=2", os.path.abspath(__file__), "--rank", "--route", route,
-         "--out", out, "--width", str(args.width), "--steps", str(args.steps)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for node in range(args.nodes)]
+    nodes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                f"--nnodes={args.nodes}",
+                f"--nproc_per_node={args.per_node}",
+                f"--node_rank={node}",
+                "--master_addr=127.0.0.1",
+                f"--master_port={port}",
+                f"--log_dir={os.path.join(out, f'node{node}')}",
+                # torch 1.13's Std.from_str cannot parse "0" under Python 3.11 (its enum no longer
+                # iterates the zero flag): stderr to a file and the console, stdout to the console.
+                "--redirects=2",
+                "--tee=2",
+                os.path.abspath(__file__),
+                "--rank",
+                "--route",
+                route,
+                "--out",
+                out,
+                "--width",
+                str(args.width),
+                "--steps",
+                str(args.steps),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for node in range(args.nodes)
+    ]
     for node, proc in enumerate(nodes):
         log = proc.communicate(timeout=900)[0]
         if proc.returncode != 0:
@@ -119,14 +152,17 @@ def main() -> None:
             run_route(args, route, out)
             results[route] = [torch.load(os.path.join(out, f"rank{r}.pt")) for r in range(world)]
     flat = sum(r["bytes"] for r in results["flat ring"]) / args.steps
-    print(f"{args.nodes} nodes x {args.per_node} processes, MLP width {args.width}, "
-          f"{args.steps} steps: bytes sent between nodes per step")
+    print(
+        f"{args.nodes} nodes x {args.per_node} processes, MLP width {args.width}, "
+        f"{args.steps} steps: bytes sent between nodes per step"
+    )
     print(f"{'route':<20} {'bytes/step':>12} {'flat / route':>13}")
     for route, ranks in results.items():
         per_step = sum(r["bytes"] for r in ranks) / args.steps
         print(f"{route:<20} {per_step:>12.0f} {flat / per_step:>12.2f}x")
-    diff = float((results["hierarchical"][0]["params"] -
-                  results["flat ring"][0]["params"]).abs().max())
+    diff = float(
+        (results["hierarchical"][0]["params"] - results["flat ring"][0]["params"]).abs().max()
+    )
     print(f"max |hierarchical - flat| parameter difference: {diff:.3e}")
 
 

@@ -25,6 +25,7 @@ Where the package comes from:
                     the amp part needs APEXNPU_TEST_UPSTREAM (an NVIDIA Apex repository), from
                     which a full package is built first, and is skipped with a message without it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,13 +49,21 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("--steps", type=int, default=10, help="timed steps of each optimizer")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=2, help="rounds over the whole table; best kept")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                    help="threads for torch and for the runtime (APEXNPU_NUM_THREADS)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="threads for torch and for the runtime (APEXNPU_NUM_THREADS)",
+    )
     ap.add_argument("--apex-path", help="a wheel layout directory from `apexnpu build`")
-    ap.add_argument("--binary", default=os.path.join(REPO, "build", "release", "src", "cli",
-                                                      "apexnpu"),
-                    help="the apexnpu binary that compiles the runtime (without --apex-path)")
-    ap.add_argument("--amp-steps", type=int, default=10, help="timed pairs of O0/O2 steps per round")
+    ap.add_argument(
+        "--binary",
+        default=os.path.join(REPO, "build", "release", "src", "cli", "apexnpu"),
+        help="the apexnpu binary that compiles the runtime (without --apex-path)",
+    )
+    ap.add_argument(
+        "--amp-steps", type=int, default=10, help="timed pairs of O0/O2 steps per round"
+    )
     ap.add_argument("--amp-rounds", type=int, default=3, help="rounds of the amp table; medians")
     ap.add_argument("--amp-models", default="cnn,transformer", help="models of bench/amp_models.py")
     ap.add_argument("--skip-amp", action="store_true", help="time the optimizers only")
@@ -64,15 +73,20 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 # --- where apex comes from -------------------------------------------------------------------------
 
+
 def build_full_package(binary: str, upstream: str, work: str) -> str:
     """`apexnpu build` of upstream + patch + overlay; returns the layout directory."""
     out = os.path.join(work, "dist")
-    proc = subprocess.run([binary, "-q", "build", "--python=" + sys.executable, "--upstream",
-                           upstream, "-o", out], capture_output=True, text=True)
+    proc = subprocess.run(
+        [binary, "-q", "build", "--python=" + sys.executable, "--upstream", upstream, "-o", out],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         sys.exit(f"overlay_bench: apexnpu build failed ({proc.returncode}):\n{proc.stderr}")
-    layouts = [os.path.join(out, d) for d in os.listdir(out)
-               if os.path.isdir(os.path.join(out, d, "apex"))]
+    layouts = [
+        os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d, "apex"))
+    ]
     if len(layouts) != 1:
         sys.exit(f"overlay_bench: expected one wheel layout in {out}, found {layouts}")
     return layouts[0]
@@ -81,20 +95,27 @@ def build_full_package(binary: str, upstream: str, work: str) -> str:
 def emulator_beside(apex_path: str) -> str:
     """The torch_npu emulator's wheel layout that `apexnpu build` wrote beside ``apex_path``."""
     parent = os.path.dirname(os.path.abspath(apex_path))
-    found = [os.path.join(parent, d) for d in os.listdir(parent)
-             if d.startswith("torch_npu_emulator-") and os.path.isdir(os.path.join(parent, d))]
+    found = [
+        os.path.join(parent, d)
+        for d in os.listdir(parent)
+        if d.startswith("torch_npu_emulator-") and os.path.isdir(os.path.join(parent, d))
+    ]
     if len(found) != 1:
-        sys.exit(f"overlay_bench: expected the torch_npu emulator's layout beside {apex_path}, "
-                 f"found {found} (build without --no-emulator)")
+        sys.exit(
+            f"overlay_bench: expected the torch_npu emulator's layout beside {apex_path}, "
+            f"found {found} (build without --no-emulator)"
+        )
     return found[0]
 
 
 def import_overlay_with_runtime(binary: str) -> None:
     """The overlay of this checkout plus a freshly compiled apex._apexnpu on sys.path."""
     if not os.access(binary, os.X_OK):
-        sys.exit(f"overlay_bench: no apexnpu binary at {binary} (build it with "
-                 f"`cmake --preset release && cmake --build --preset release`, or pass "
-                 f"--binary or --apex-path)")
+        sys.exit(
+            f"overlay_bench: no apexnpu binary at {binary} (build it with "
+            f"`cmake --preset release && cmake --build --preset release`, or pass "
+            f"--binary or --apex-path)"
+        )
     os.environ["APEXNPU_BINARY"] = binary
     sys.path.insert(0, os.path.join(REPO, "tests", "python"))
     import overlay_support  # noqa: E402 - the tests' helper that builds the runtime
@@ -104,6 +125,7 @@ def import_overlay_with_runtime(binary: str) -> None:
 
 
 # --- optimizers ------------------------------------------------------------------------------------
+
 
 def tensor_sizes(total: int, count: int, seed: int = 0) -> List[int]:
     """`count` uneven sizes (factor ~10 between smallest and largest) summing to `total`."""
@@ -145,8 +167,9 @@ class ForeachLamb:
                 torch._foreach_add_(update, self.params, alpha=self.wd)
             w_norm = torch.stack(torch._foreach_norm(self.params)).clamp(0, 10.0)
             u_norm = torch.stack(torch._foreach_norm(update))
-            trust = torch.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm,
-                                torch.ones_like(w_norm))
+            trust = torch.where(
+                (w_norm > 0) & (u_norm > 0), w_norm / u_norm, torch.ones_like(w_norm)
+            )
             torch._foreach_mul_(update, (trust * -self.lr).tolist())
             torch._foreach_add_(self.params, update)
 
@@ -158,12 +181,21 @@ def optimizer_pairs() -> List[Tuple[str, Callable, Callable]]:
     return [
         # No weight decay: torch 1.13's foreach Adam adds it to the gradients in place, so the
         # two would then see different gradients from the second step on.
-        ("Adam", lambda ps: NpuFusedAdam(ps, lr=1e-3),
-         lambda ps: torch.optim.Adam(ps, lr=1e-3, foreach=True)),
-        ("SGD", lambda ps: NpuFusedSGD(ps, lr=1e-2, momentum=0.9),
-         lambda ps: torch.optim.SGD(ps, lr=1e-2, momentum=0.9, foreach=True)),
-        ("LAMB", lambda ps: NpuFusedLamb(ps, lr=1e-3, weight_decay=0.01),
-         lambda ps: ForeachLamb(ps, lr=1e-3, weight_decay=0.01)),
+        (
+            "Adam",
+            lambda ps: NpuFusedAdam(ps, lr=1e-3),
+            lambda ps: torch.optim.Adam(ps, lr=1e-3, foreach=True),
+        ),
+        (
+            "SGD",
+            lambda ps: NpuFusedSGD(ps, lr=1e-2, momentum=0.9),
+            lambda ps: torch.optim.SGD(ps, lr=1e-2, momentum=0.9, foreach=True),
+        ),
+        (
+            "LAMB",
+            lambda ps: NpuFusedLamb(ps, lr=1e-3, weight_decay=0.01),
+            lambda ps: ForeachLamb(ps, lr=1e-3, weight_decay=0.01),
+        ),
     ]
 
 
@@ -191,8 +223,9 @@ def time_pair(name: str, make_fused, make_torch, sizes, steps: int, warmup: int)
             elapsed = (time.perf_counter() - t0) * 1e3
             if i >= warmup:
                 out.append(elapsed)
-    diff = max((a.detach() - b.detach()).abs().max().item()
-               for a, b in zip(fused_params, torch_params))
+    diff = max(
+        (a.detach() - b.detach()).abs().max().item() for a, b in zip(fused_params, torch_params)
+    )
     f, t = statistics.median(fused_ms), statistics.median(torch_ms)
     return {"name": name, "fused_ms": f, "torch_ms": t, "max_diff": diff}
 
@@ -214,21 +247,26 @@ def keep_freed_memory() -> bool:
     try:
         libc = ctypes.CDLL(name)
         m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
-        return bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and \
-            bool(libc.mallopt(m_trim_threshold, (1 << 31) - 1))
+        return bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and bool(
+            libc.mallopt(m_trim_threshold, (1 << 31) - 1)
+        )
     except (OSError, AttributeError):  # not glibc
         return False
 
 
 def run_optimizers(args) -> None:
     kept = keep_freed_memory()
-    print(f"optimizers: {args.tensors} fp32 tensors, median of {args.steps} steps after "
-          f"{args.warmup} warm-up steps (better of {args.rounds} rounds over the whole table), "
-          f"{args.threads} thread(s) for torch and the runtime"
-          f"{', freed memory kept by malloc' if kept else ''}")
-    cases = [(millions, name, make_fused, make_torch)
-             for millions in [float(s) for s in args.sizes.split(",")]
-             for name, make_fused, make_torch in optimizer_pairs()]
+    print(
+        f"optimizers: {args.tensors} fp32 tensors, median of {args.steps} steps after "
+        f"{args.warmup} warm-up steps (better of {args.rounds} rounds over the whole table), "
+        f"{args.threads} thread(s) for torch and the runtime"
+        f"{', freed memory kept by malloc' if kept else ''}"
+    )
+    cases = [
+        (millions, name, make_fused, make_torch)
+        for millions in [float(s) for s in args.sizes.split(",")]
+        for name, make_fused, make_torch in optimizer_pairs()
+    ]
     # Every round times the whole table and each side keeps its faster median: a first round
     # over all sizes touches the memory the later ones reuse (on this VM a page first touched
     # can cost milliseconds), and the shared machine's load comes and goes.
@@ -243,15 +281,20 @@ def run_optimizers(args) -> None:
                 best[i]["fused_ms"] = min(best[i]["fused_ms"], r["fused_ms"])
                 best[i]["torch_ms"] = min(best[i]["torch_ms"], r["torch_ms"])
                 best[i]["max_diff"] = max(best[i]["max_diff"], r["max_diff"])
-    print(f"{'optimizer':<10}{'params':>8}{'fused ms':>11}{'torch ms':>11}{'torch/fused':>13}"
-          f"{'goal':>7}  {'':<6}{'max |dp|':>10}")
+    print(
+        f"{'optimizer':<10}{'params':>8}{'fused ms':>11}{'torch ms':>11}{'torch/fused':>13}"
+        f"{'goal':>7}  {'':<6}{'max |dp|':>10}"
+    )
     for (millions, name, _, _), r in zip(cases, best):
         # The verdict is on the ratio as printed, so a row never reads "1.50x 1.5x MISSED".
         ratio = round(r["torch_ms"] / r["fused_ms"], 2)
         goal = GOALS[name]
-        print(f"{name:<10}{millions:>7g}M{r['fused_ms']:>11.2f}{r['torch_ms']:>11.2f}"
-              f"{ratio:>12.2f}x{goal:>6.1f}x  {'met' if ratio >= goal else 'MISSED':<6}"
-              f"{r['max_diff']:>10.1e}", flush=True)
+        print(
+            f"{name:<10}{millions:>7g}M{r['fused_ms']:>11.2f}{r['torch_ms']:>11.2f}"
+            f"{ratio:>12.2f}x{goal:>6.1f}x  {'met' if ratio >= goal else 'MISSED':<6}"
+            f"{r['max_diff']:>10.1e}",
+            flush=True,
+        )
 
 
 def main(argv: Sequence[str]) -> None:
@@ -260,8 +303,10 @@ def main(argv: Sequence[str]) -> None:
     try:
         import torch
     except ImportError:
-        sys.exit(f"overlay_bench: {sys.executable} has no torch (use a Python with torch, e.g. "
-                 f"Debian's /usr/bin/python3 with python3-torch)")
+        sys.exit(
+            f"overlay_bench: {sys.executable} has no torch (use a Python with torch, e.g. "
+            f"Debian's /usr/bin/python3 with python3-torch)"
+        )
     torch.set_num_threads(args.threads)
 
     apex_path: Optional[str] = args.apex_path
@@ -280,8 +325,10 @@ def main(argv: Sequence[str]) -> None:
     import apex.npu.backend as backend
 
     if backend.runtime_kernels() is None:
-        sys.exit("overlay_bench: apex._apexnpu (the runtime) is not importable: the fused "
-                 "optimizers would run their torch fallback")
+        sys.exit(
+            "overlay_bench: apex._apexnpu (the runtime) is not importable: the fused "
+            "optimizers would run their torch fallback"
+        )
     if not args.skip_optimizers:
         run_optimizers(args)
     if args.skip_amp:
@@ -291,8 +338,13 @@ def main(argv: Sequence[str]) -> None:
         return
     import amp_steps
 
-    amp_steps.run(args.amp_models.split(","), args.amp_rounds, args.amp_steps, args.threads,
-                  [os.path.abspath(apex_path), emulator_beside(apex_path)])
+    amp_steps.run(
+        args.amp_models.split(","),
+        args.amp_rounds,
+        args.amp_steps,
+        args.threads,
+        [os.path.abspath(apex_path), emulator_beside(apex_path)],
+    )
 
 
 if __name__ == "__main__":

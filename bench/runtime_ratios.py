@@ -24,6 +24,7 @@ in the `before` columns beside the goal.
                           [--repetitions N] [--sizes 1,16,64] [--threads 1,2]
                           [--filter REGEX] [--json FILE]
 """
+
 import argparse
 import json
 import os
@@ -32,8 +33,22 @@ import subprocess
 import sys
 
 GOALS_64M_2T = {"Adam": 0.9, "SGD_momentum": 0.9, "Lamb": 0.85, "NpuFusedLamb_global_norm": 0.85}
-ORDER = ["stream_triad", "SGD_momentum", "Adam", "AdamW", "AdamP", "BertAdam", "BertAdam_clip",
-         "Adadelta", "Lamb", "Lamb_16K_tensors", "NpuFusedLamb_global_norm", "RMSprop", "RMSpropTF", "Adam_fp16_master"]
+ORDER = [
+    "stream_triad",
+    "SGD_momentum",
+    "Adam",
+    "AdamW",
+    "AdamP",
+    "BertAdam",
+    "BertAdam_clip",
+    "Adadelta",
+    "Lamb",
+    "Lamb_16K_tensors",
+    "NpuFusedLamb_global_norm",
+    "RMSprop",
+    "RMSpropTF",
+    "Adam_fp16_master",
+]
 DEFAULT_GOAL = 0.7
 NAME = re.compile(r"^(?P<kernel>[^/]+)/(?P<size>\d+)M/threads:(?P<threads>\d+)")
 
@@ -53,9 +68,14 @@ def run(bench, min_time, repetitions, size, pattern, threads):
     regex = f"^({pattern})[^/]*/{size}M/" if pattern else f"/{size}M/"
     if threads:
         regex += f"threads:({threads.replace(',', '|')})(/|$)"
-    cmd = [bench, "--benchmark_format=json", f"--benchmark_min_time={min_time}",
-           f"--benchmark_repetitions={repetitions}", "--benchmark_enable_random_interleaving=true",
-           f"--benchmark_filter={regex}"]
+    cmd = [
+        bench,
+        "--benchmark_format=json",
+        f"--benchmark_min_time={min_time}",
+        f"--benchmark_repetitions={repetitions}",
+        "--benchmark_enable_random_interleaving=true",
+        f"--benchmark_filter={regex}",
+    ]
     print(f"running {' '.join(cmd)}", file=sys.stderr, flush=True)
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     if not out.strip():
@@ -103,14 +123,18 @@ def ratios(benchmarks):
 
 def report(after, before):
     misses = []
-    for (size, threads) in sorted(after):
+    for size, threads in sorted(after):
         group = after[(size, threads)]
         rmw_bw, rmw_median, reps = group["rmw"]
-        print(f"\n{size}M fp32 elements, {threads} thread(s): read-modify-write {rmw_bw / 1e9:.1f} GB/s "
-              f"(best of {reps}; median {rmw_median / 1e9:.1f})")
+        print(
+            f"\n{size}M fp32 elements, {threads} thread(s): read-modify-write {rmw_bw / 1e9:.1f} GB/s "
+            f"(best of {reps}; median {rmw_median / 1e9:.1f})"
+        )
         old = before.get((size, threads)) if before is not None else None
         if before is not None and old is not None:
-            print(f"  baseline's read-modify-write {old['rmw'][0] / 1e9:.1f} GB/s (median {old['rmw'][1] / 1e9:.1f})")
+            print(
+                f"  baseline's read-modify-write {old['rmw'][0] / 1e9:.1f} GB/s (median {old['rmw'][1] / 1e9:.1f})"
+            )
         header = f"  {'kernel':28s} {'step ms':>9s} {'GB/s':>7s} {'ratio':>6s} {'median':>6s} {'passes':>6s}"
         if before is not None:
             header += f" {'before':>6s} {'median':>6s}"
@@ -119,8 +143,10 @@ def report(after, before):
         kernels.sort(key=lambda k: (ORDER.index(k) if k in ORDER else len(ORDER), k))
         for kernel in kernels:
             r = group[kernel]
-            line = (f"  {kernel:28s} {r['ms']:9.2f} {r['gbps']:7.1f} {r['ratio']:6.2f} "
-                    f"{r['median']:6.2f} {r['passes']:6.2f}")
+            line = (
+                f"  {kernel:28s} {r['ms']:9.2f} {r['gbps']:7.1f} {r['ratio']:6.2f} "
+                f"{r['median']:6.2f} {r['passes']:6.2f}"
+            )
             if before is not None:
                 o = old.get(kernel) if old is not None else None
                 line += f" {o['ratio']:6.2f} {o['median']:6.2f}" if o else f" {'-':>6s} {'-':>6s}"
@@ -133,21 +159,39 @@ def report(after, before):
                     misses.append((kernel, r["ratio"], need))
             print(line + "  " + goal)
     if misses:
-        print("\nmissed at 64M / 2 threads: " +
-              ", ".join(f"{k} {r:.2f} < {n:.2f}" for k, r, n in misses))
+        print(
+            "\nmissed at 64M / 2 threads: "
+            + ", ".join(f"{k} {r:.2f} < {n:.2f}" for k, r, n in misses)
+        )
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--bench", default=default_bench(), help="path to runtime_bench")
-    ap.add_argument("--baseline", help="another runtime_bench to compare with, run in turns with --bench")
-    ap.add_argument("--rounds", type=int, default=3, help="turns of each program per size with --baseline")
-    ap.add_argument("--min-time", default="0.1", help="--benchmark_min_time per repetition (seconds)")
+    ap.add_argument(
+        "--baseline", help="another runtime_bench to compare with, run in turns with --bench"
+    )
+    ap.add_argument(
+        "--rounds", type=int, default=3, help="turns of each program per size with --baseline"
+    )
+    ap.add_argument(
+        "--min-time", default="0.1", help="--benchmark_min_time per repetition (seconds)"
+    )
     ap.add_argument("--repetitions", type=int, default=5, help="repetitions per benchmark")
     ap.add_argument("--sizes", default="1,16,64", help="sizes in Mi elements, comma-separated")
-    ap.add_argument("--threads", default="", help="thread counts to run, comma-separated (default: all)")
-    ap.add_argument("--filter", default="", help="kernel names to run, a regex of alternatives (e.g. 'Adam|stream')")
-    ap.add_argument("--json", help="read these benchmarks (a saved JSON list or report) instead of running")
+    ap.add_argument(
+        "--threads", default="", help="thread counts to run, comma-separated (default: all)"
+    )
+    ap.add_argument(
+        "--filter",
+        default="",
+        help="kernel names to run, a regex of alternatives (e.g. 'Adam|stream')",
+    )
+    ap.add_argument(
+        "--json", help="read these benchmarks (a saved JSON list or report) instead of running"
+    )
     ap.add_argument("--save", help="write the raw benchmark list to this JSON file")
     args = ap.parse_args()
     pattern = args.filter
@@ -159,22 +203,34 @@ def main():
     else:
         for path in [args.bench] + ([args.baseline] if args.baseline else []):
             if not path or not os.path.exists(path):
-                sys.exit(f"runtime_ratios.py: runtime_bench not found ({path}); build it (target "
-                         "runtime_bench) or pass --bench PATH")
+                sys.exit(
+                    f"runtime_ratios.py: runtime_bench not found ({path}); build it (target "
+                    "runtime_bench) or pass --bench PATH"
+                )
         if pattern and "stream" not in pattern:
             pattern += "|stream_rmw"  # every ratio needs it
         benchmarks, baseline = [], [] if args.baseline else None
         for size in args.sizes.split(","):
             if args.baseline is None:
-                benchmarks += run(args.bench, args.min_time, args.repetitions, int(size), pattern, args.threads)
+                benchmarks += run(
+                    args.bench, args.min_time, args.repetitions, int(size), pattern, args.threads
+                )
                 continue
             for turn in range(args.rounds):
                 programs = [(args.baseline, baseline), (args.bench, benchmarks)]
                 for path, into in programs if turn % 2 == 0 else reversed(programs):
-                    into += run(path, args.min_time, args.repetitions, int(size), pattern, args.threads)
+                    into += run(
+                        path, args.min_time, args.repetitions, int(size), pattern, args.threads
+                    )
     if args.save:
         with open(args.save, "w") as f:
-            json.dump(benchmarks if baseline is None else {"benchmarks": benchmarks, "baseline": baseline}, f, indent=1)
+            json.dump(
+                benchmarks
+                if baseline is None
+                else {"benchmarks": benchmarks, "baseline": baseline},
+                f,
+                indent=1,
+            )
     report(ratios(benchmarks), None if baseline is None else ratios(baseline))
     return 0
 

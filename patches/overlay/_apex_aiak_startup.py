@@ -24,6 +24,7 @@ this says so in one line on stderr and torch works on.
 Standard library only, and Python 3.7's syntax: it runs in every Python of the environment,
 before anything else is imported.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,9 @@ _state = {"done": False}
 
 def aiak_variables(environ: Any = None) -> list:
     """The names of the ``AIAK_*`` variables set, sorted."""
-    return sorted(n for n in (os.environ if environ is None else environ)
-                  if n.startswith(AIAK_PREFIX))
+    return sorted(
+        n for n in (os.environ if environ is None else environ) if n.startswith(AIAK_PREFIX)
+    )
 
 
 def wanted(environ: Any = None) -> bool:
@@ -50,8 +52,10 @@ def wanted(environ: Any = None) -> bool:
     environ = os.environ if environ is None else environ
     value = environ.get(SWITCH, "1").strip()
     if value not in ("0", "1", ""):
-        raise ValueError(f"{SWITCH}={value!r}: expected 1 (apex is imported for scripts run with "
-                         "AIAK_* variables, the default) or 0 (it is not)")
+        raise ValueError(
+            f"{SWITCH}={value!r}: expected 1 (apex is imported for scripts run with "
+            "AIAK_* variables, the default) or 0 (it is not)"
+        )
     return value != "0" and bool(aiak_variables(environ))
 
 
@@ -123,8 +127,12 @@ def _import_apex() -> None:
     try:
         import apex  # noqa: F401  (installs what the AIAK_* variables ask for)
     except ImportError as error:
-        print(f"apex: {', '.join(aiak_variables())} set, but apex cannot be imported, so "
-              f"AIAK-Training's names are not installed: {error}", file=sys.stderr, flush=True)
+        print(
+            f"apex: {', '.join(aiak_variables())} set, but apex cannot be imported, so "
+            f"AIAK-Training's names are not installed: {error}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def install() -> None:

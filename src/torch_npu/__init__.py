@@ -7,6 +7,8 @@ entry points), backed by the CPU with the NPU's fp16 arithmetic. It needs nothin
 or 2.x); the compiled kernels in ``torch_npu._apexnpu`` make it faster. Never install this wheel
 beside the real torch_npu: both own the import name ``torch_npu``.
 """
+
+# ruff: noqa: E402  (imports placed after setup code)
 # Marks the emulator: its NPU memory is host memory (apex's fused CPU kernels may run on it).
 __apexnpu_emulator__ = True
 
@@ -17,14 +19,31 @@ from . import _emulator  # noqa: E402
 _emulator.install()
 
 from . import _ops, contrib, distributed, npu, optim, profiler, utils  # noqa: E402,F401
-from ._device.formats import (Format, get_npu_format, get_storage_size,  # noqa: E402
-                              npu_format_cast, npu_format_cast_)
+from ._device.formats import (
+    Format,
+    get_npu_format,
+    get_storage_size,
+    npu_format_cast,
+    npu_format_cast_,
+)
 from .npu.utils import _erase_stream as erase_stream  # noqa: E402
+
 # torch_npu.<operator>: every operator of _ops (torch_npu.npu_giou, torch_npu.fast_gelu, ...).
 globals().update(_ops.OPERATORS)
 
 _ops.install()
 
-__all__ = ["npu", "Format", "get_storage_size", "npu_format_cast", "npu_format_cast_",
-           "get_npu_format", "erase_stream",
-           "profiler", "utils", "contrib", "distributed", "optim"] + sorted(_ops.OPERATORS)
+__all__ = [
+    "npu",
+    "Format",
+    "get_storage_size",
+    "npu_format_cast",
+    "npu_format_cast_",
+    "get_npu_format",
+    "erase_stream",
+    "profiler",
+    "utils",
+    "contrib",
+    "distributed",
+    "optim",
+] + sorted(_ops.OPERATORS)

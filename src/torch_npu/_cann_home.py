@@ -9,6 +9,7 @@ a CANN version there finds none, as ``torch_npu.utils.collect_env`` reports ("no
 DeepSpeed's builders take their no-CANN path (they build nothing here; see docs/EMULATOR.md).
 A value already set is left alone.
 """
+
 from __future__ import annotations
 
 import os

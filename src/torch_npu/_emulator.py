@@ -2,12 +2,21 @@
 
 The order matters: ``torch.device`` first, as the other parts accept NPU devices.
 """
+
 from __future__ import annotations
 
 import os
 
-from ._device import (checkpoint, device_groups, factories, formats, host_composites,
-                      tensor_methods, tensor_types, torch_device)
+from ._device import (
+    checkpoint,
+    device_groups,
+    factories,
+    formats,
+    host_composites,
+    tensor_methods,
+    tensor_types,
+    torch_device,
+)
 from ._fp16 import mode as emulation
 from .distributed import ddp, fsdp, hccl
 

@@ -2,6 +2,7 @@
 wheel (the float status, fp16 stores with the NPU's saturation, fp16 operations in one pass,
 unscaling). Without it the emulator computes the same bits with torch operations, slower.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -45,7 +46,9 @@ def runtime_kernels():
         return None
     rt = runtime()
     if rt is None and path == "runtime":
-        raise RuntimeError("APEXNPU_OPTIM_PATH=runtime but this torch_npu emulator carries no "
-                           "compiled runtime (torch_npu._apexnpu); install the emulator's wheel "
-                           "that `apexnpu build` made, or unset the variable")
+        raise RuntimeError(
+            "APEXNPU_OPTIM_PATH=runtime but this torch_npu emulator carries no "
+            "compiled runtime (torch_npu._apexnpu); install the emulator's wheel "
+            "that `apexnpu build` made, or unset the variable"
+        )
     return rt

@@ -4,6 +4,7 @@ A wrapper keeps its original as ``__wrapped__`` (for ``inspect`` and ``functools
 no sign of the emulator: torch 2.x's own functions carry ``__wrapped__`` from its decorators. The
 mark says a function is the emulator's wrapper, so installing twice wraps once.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable

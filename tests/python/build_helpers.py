@@ -1,5 +1,6 @@
 """Helpers for the `apexnpu build` tests (test_build_*.py): the binary, a fixture Apex tree,
 interpreter discovery, an independent RECORD reader (hashlib/base64/csv only)."""
+
 import base64
 import csv
 import glob
@@ -18,7 +19,9 @@ MACHINE = platform.machine()
 # The platform tag apexnpu build gives this machine's wheels: the manylinux_2_17 floor it links
 # for (static libstdc++, glibc references pinned to the baseline), with the legacy alias.
 PLATFORM_TAG = "manylinux_2_17_{0}.manylinux2014_{0}".format(MACHINE)
-REPO = os.environ.get("APEXNPU_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+REPO = os.environ.get(
+    "APEXNPU_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+)
 
 
 def registry_rows(data_dir=None):
@@ -39,7 +42,9 @@ def registry_kinds(data_dir=None):
 
 
 def binary():
-    path = os.environ.get("APEXNPU_BINARY") or os.path.join(REPO, "build", "release", "src", "cli", "apexnpu")
+    path = os.environ.get("APEXNPU_BINARY") or os.path.join(
+        REPO, "build", "release", "src", "cli", "apexnpu"
+    )
     if not os.path.exists(path):
         raise RuntimeError("apexnpu binary not found; set APEXNPU_BINARY")
     return path
@@ -66,11 +71,20 @@ def run(args, env=None, check=False, cwd=None):
     full_env["NO_COLOR"] = "1"
     if env:
         full_env.update(env)
-    proc = subprocess.run([binary()] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=full_env, cwd=cwd, universal_newlines=True)
+    proc = subprocess.run(
+        [binary()] + list(args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=full_env,
+        cwd=cwd,
+        universal_newlines=True,
+    )
     if check and proc.returncode != 0:
-        raise AssertionError("apexnpu {} failed ({}):\n{}\n{}".format(
-            " ".join(args), proc.returncode, proc.stdout, proc.stderr))
+        raise AssertionError(
+            "apexnpu {} failed ({}):\n{}\n{}".format(
+                " ".join(args), proc.returncode, proc.stdout, proc.stderr
+            )
+        )
     return proc
 
 
@@ -83,8 +97,11 @@ def build_json(args, env=None):
 def build_for_system_python(tree, out, cache, *extra, env=None):
     """`apexnpu --json build` of `tree` for Debian's Python into `out`; its --json document.
     Fails the test when the build fails."""
-    proc, doc = build_json(["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out,
-                            "--object-cache", cache, "-j2"] + list(extra), env=env)
+    proc, doc = build_json(
+        ["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out, "--object-cache", cache, "-j2"]
+        + list(extra),
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     return doc
 
@@ -120,8 +137,12 @@ def write_files(files, root):
     return root
 
 
-EXPECTED_PACKAGE_FILES = {"apex/__init__.py", "apex/sub/__init__.py", "apex/sub/data.json",
-                          "apex/contrib/__init__.py"}
+EXPECTED_PACKAGE_FILES = {
+    "apex/__init__.py",
+    "apex/sub/__init__.py",
+    "apex/sub/data.json",
+    "apex/contrib/__init__.py",
+}
 
 
 def find_python(minor):
@@ -135,10 +156,21 @@ def find_python(minor):
             return cand
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
     cands = glob.glob(os.path.join(root, "versions", "3.{}.*".format(minor), "bin", name))
-    cands = [c for c in cands if os.path.basename(os.path.dirname(os.path.dirname(c))).split(".")[1] == str(minor)]
+    cands = [
+        c
+        for c in cands
+        if os.path.basename(os.path.dirname(os.path.dirname(c))).split(".")[1] == str(minor)
+    ]
     if not cands:
         return None
-    return max(cands, key=lambda c: [int(x) for x in os.path.basename(os.path.dirname(os.path.dirname(c))).split(".") if x.isdigit()])
+    return max(
+        cands,
+        key=lambda c: [
+            int(x)
+            for x in os.path.basename(os.path.dirname(os.path.dirname(c))).split(".")
+            if x.isdigit()
+        ],
+    )
 
 
 def b64_sha256(data):
@@ -204,16 +236,22 @@ def listing(root):
 
 def venv_env():
     """The environment for pip and Python in a test venv: no user config, no index prompts."""
-    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1",
-               PIP_NO_INPUT="1", PYTHONNOUSERSITE="1")
+    env = dict(
+        os.environ,
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_INPUT="1",
+        PYTHONNOUSERSITE="1",
+    )
     env.pop("PYTHONPATH", None)
     return env
 
 
 def make_venv(path):
     """A venv of Debian's Python that sees its torch; returns the venv's python."""
-    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", path], check=True,
-                   env=venv_env())
+    subprocess.run(
+        [SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", path], check=True, env=venv_env()
+    )
     return os.path.join(path, "bin", "python")
 
 
@@ -228,16 +266,25 @@ def make_torch_venv(path):
         return make_venv(path)
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", path], check=True, env=venv_env())
     vpy = os.path.join(path, "bin", "python")
-    inner = subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                           stdout=subprocess.PIPE, check=True, universal_newlines=True)
+    inner = subprocess.run(
+        [vpy, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        stdout=subprocess.PIPE,
+        check=True,
+        universal_newlines=True,
+    )
     with open(os.path.join(inner.stdout.strip(), "torch_venv.pth"), "w") as f:
         f.write("\n".join(site.getsitepackages()) + "\n")
     return vpy
 
 
 def pip(vpy, *args):
-    return subprocess.run([vpy, "-m", "pip"] + list(args), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env=venv_env(), universal_newlines=True)
+    return subprocess.run(
+        [vpy, "-m", "pip"] + list(args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=venv_env(),
+        universal_newlines=True,
+    )
 
 
 # The helpers the step scripts (run in the Pythons a wheel was built for) share: an array's
@@ -262,12 +309,16 @@ def series(seed, scale, n):
 def glibc_needs(module):
     """What a shared object asks of the loader, read with binutils' readelf (independent of
     apexnpu's ELF reader): (DT_NEEDED names, the highest GLIBC_ version required as a tuple)."""
-    dynamic = subprocess.run(["readelf", "-d", module], stdout=subprocess.PIPE, check=True,
-                             universal_newlines=True).stdout
+    dynamic = subprocess.run(
+        ["readelf", "-d", module], stdout=subprocess.PIPE, check=True, universal_newlines=True
+    ).stdout
     needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
-    versions = subprocess.run(["readelf", "-V", module], stdout=subprocess.PIPE, check=True,
-                              universal_newlines=True).stdout
-    glibc = [tuple(int(x) for x in v.split(".")) for v in re.findall(r"Name: GLIBC_([0-9.]+)", versions)]
+    versions = subprocess.run(
+        ["readelf", "-V", module], stdout=subprocess.PIPE, check=True, universal_newlines=True
+    ).stdout
+    glibc = [
+        tuple(int(x) for x in v.split(".")) for v in re.findall(r"Name: GLIBC_([0-9.]+)", versions)
+    ]
     return needed, max(glibc)
 
 

@@ -1,5 +1,6 @@
 """Fixtures shared by the pytest files here (ctest runs each file on its own; pytest still reads
 this file, beside them, first)."""
+
 import pytest
 
 
@@ -11,8 +12,9 @@ def kernel_path(request, monkeypatch):
     test says ``pytestmark = pytest.mark.usefixtures("kernel_path")``."""
     import overlay_support
 
-    path = overlay_support.select_kernel_path(request.param, monkeypatch,
-                                              overlay_support.runtime_dir())
+    path = overlay_support.select_kernel_path(
+        request.param, monkeypatch, overlay_support.runtime_dir()
+    )
     from torch_npu._fp16 import float_status  # the test file has put torch_npu on sys.path
 
     float_status.clear()

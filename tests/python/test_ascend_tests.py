@@ -11,6 +11,7 @@ They run as Ascend's tests/L0/run_test.py runs them on an NPU (overlay_support/a
 Tests written for CUDA run through torch_npu.contrib.transfer_to_npu, as Ascend's migration
 guide says to run CUDA code. Every test passes except those excluded below, each with its reason.
 """
+
 import json
 import os
 import subprocess
@@ -27,27 +28,32 @@ UPSTREAM = os.environ.get("APEXNPU_TEST_UPSTREAM")
 BRANCH = "master"
 
 # Test files run on the NPU as written (Ascend's run_test.py runs the first six there).
-NPU_MODULES = ["run_amp/test_basic_casts", "run_amp/test_cache", "run_amp/test_promotion",
-               "run_amp/test_larc", "run_amp/test_add_param_group",
-               "../../apex/contrib/test/test_combine_tensors"]
+NPU_MODULES = [
+    "run_amp/test_basic_casts",
+    "run_amp/test_cache",
+    "run_amp/test_promotion",
+    "run_amp/test_larc",
+    "run_amp/test_add_param_group",
+    "../../apex/contrib/test/test_combine_tensors",
+]
 # Test files written for CUDA ('cuda' devices, torch.cuda.FloatTensor): run after transfer_to_npu.
 CUDA_MODULES = ["run_amp/test_checkpointing", "run_amp/test_multiple_models_optimizers_losses"]
 # Test files that cannot run here, and why.
 EXCLUDED = {
     "run_amp/test_fused_sgd": "needs amp_C and apex.optimizers.FusedSGD, CUDA-only extensions "
-                              "(it skips itself without them)",
+    "(it skips itself without them)",
     "run_amp/test_multi_tensor_axpby": "needs amp_C, a CUDA-only extension",
     "run_amp/test_multi_tensor_l2norm": "needs amp_C, a CUDA-only extension",
     "run_amp/test_multi_tensor_scale": "needs amp_C, a CUDA-only extension",
     "run_optimizers/test_lamb": "compares apex.optimizers.FusedLAMB with a reference built on "
-                                "amp_C: both CUDA-only extensions",
+    "amp_C: both CUDA-only extensions",
     "run_optimizers/test_lamb_mnist": "downloads MNIST",
     "run_optimizers/test_fused_optimizer": "tests apex.optimizers.FusedAdam/FusedSGD/FusedAdagrad, "
-                                           "CUDA-only extensions (not part of Ascend's patch)",
+    "CUDA-only extensions (not part of Ascend's patch)",
     "run_amp/test_rnn": "contradicts itself on an NPU: Ascend's common_init makes CPU tensors the "
-                        "default there while the test expects torch.npu.HalfTensor outputs, so "
-                        "Ascend's run_test.py does not run it either; O1's RNN casts on the NPU are "
-                        "tested by test_overlay_amp_e2e (o1_casts.py)",
+    "default there while the test expects torch.npu.HalfTensor outputs, so "
+    "Ascend's run_test.py does not run it either; O1's RNN casts on the NPU are "
+    "tested by test_overlay_amp_e2e (o1_casts.py)",
 }
 
 
@@ -60,7 +66,8 @@ DIFFERS = {
         "and so non-finite gradients; on the NPU fp16 saturates instead, and amp.scale_loss "
         "clears the float status on entry, as Ascend's apex does, so a forward saturation is no "
         "overflow of the step and only the steps whose backward overflows back off (Ascend's "
-        "run_test.py does not run this CUDA file)"),
+        "run_test.py does not run this CUDA file)",
+    ),
 }
 
 
@@ -80,23 +87,36 @@ def make_venv(path, wheels):
 
 
 def _git_show(path):
-    return subprocess.run(["git", "--git-dir", ASCEND, "show", f"{BRANCH}:{path}"],
-                          capture_output=True, check=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", ASCEND, "show", f"{BRANCH}:{path}"], capture_output=True, check=True
+    ).stdout
 
 
 @pytest.fixture(scope="module")
 def ascend(tmp_path_factory):
     """(venv python, the Ascend test tree's tests/L0 directory)."""
     if not ASCEND or not UPSTREAM:
-        pytest.skip("APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM must both be set (git "
-                    "directories of Ascend's apex and NVIDIA Apex) to run Ascend's tests")
+        pytest.skip(
+            "APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM must both be set (git "
+            "directories of Ascend's apex and NVIDIA Apex) to run Ascend's tests"
+        )
     work = tmp_path_factory.mktemp("ascend")
     ours = str(work / "ours")
     gen = apexnpu("gen", "--upstream", UPSTREAM, "-o", ours, timeout=1200)
     assert gen.returncode == 0, gen.stderr
     dist = str(work / "dist")
-    build = apexnpu("-q", "build", "--python=" + sys.executable, "--tree", ours, "-o", dist,
-                    "--wheel", "-j2", timeout=1800)
+    build = apexnpu(
+        "-q",
+        "build",
+        "--python=" + sys.executable,
+        "--tree",
+        ours,
+        "-o",
+        dist,
+        "--wheel",
+        "-j2",
+        timeout=1800,
+    )
     assert build.returncode == 0, build.stderr
     wheels = sorted(os.path.join(dist, f) for f in os.listdir(dist) if f.endswith(".whl"))
     assert len(wheels) == 2, wheels  # apex and the torch_npu emulator
@@ -106,12 +126,25 @@ def ascend(tmp_path_factory):
     patch = work / "ascend.patch"
     patch.write_bytes(_git_show("patch/npu.patch"))
     tree = str(work / "ascend-tree")
-    made = apexnpu("gen", "--upstream", UPSTREAM, "--patch", str(patch), "--no-overlay", "-o",
-                   tree, timeout=1200)
+    made = apexnpu(
+        "gen",
+        "--upstream",
+        UPSTREAM,
+        "--patch",
+        str(patch),
+        "--no-overlay",
+        "-o",
+        tree,
+        timeout=1200,
+    )
     assert made.returncode == 0, made.stderr
-    for src, dst in (("tests/L0/device.py", "tests/L0/device.py"),
-                     ("src/apex/contrib/test/test_combine_tensors.py",
-                      "apex/contrib/test/test_combine_tensors.py")):
+    for src, dst in (
+        ("tests/L0/device.py", "tests/L0/device.py"),
+        (
+            "src/apex/contrib/test/test_combine_tensors.py",
+            "apex/contrib/test/test_combine_tensors.py",
+        ),
+    ):
         target = os.path.join(tree, dst)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as f:
@@ -130,8 +163,12 @@ def run_modules(python, cwd, modules, transfer):
 
 def check(results):
     assert results, "no test ran"
-    bad = {k: v for k, v in results.items() if v[0] in ("fail", "error")
-           and not (k in DIFFERS and v[0] == "fail" and DIFFERS[k][0] in v[1])}
+    bad = {
+        k: v
+        for k, v in results.items()
+        if v[0] in ("fail", "error")
+        and not (k in DIFFERS and v[0] == "fail" and DIFFERS[k][0] in v[1])
+    }
     assert not bad, "\n\n".join(f"{k}: {v[0]}\n{v[1]}" for k, v in bad.items())
 
 

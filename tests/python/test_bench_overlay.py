@@ -1,6 +1,7 @@
 """bench/overlay_bench.py runs end to end on tiny sizes (the runtime built from this checkout with
 $APEXNPU_BINARY) and prints a row per optimizer and size with a ratio and a goal verdict; the
 fused and torch optimizers agree. Speed itself is not asserted: that is the bench's job."""
+
 import os
 import re
 import subprocess
@@ -13,21 +14,40 @@ BENCH = os.path.join(REPO, "bench", "overlay_bench.py")
 
 
 def run_bench(*args):
-    return subprocess.run([sys.executable, BENCH, *args], capture_output=True, text=True,
-                          timeout=900)
+    return subprocess.run(
+        [sys.executable, BENCH, *args], capture_output=True, text=True, timeout=900
+    )
 
 
 def test_tiny_run_prints_every_row():
     binary = os.environ.get("APEXNPU_BINARY")
     if not binary:
         pytest.skip("APEXNPU_BINARY is not set: cannot build the runtime")
-    proc = run_bench("--binary", binary, "--sizes", "0.02,0.05", "--tensors", "7", "--steps",
-                     "2", "--warmup", "1", "--threads", "1", "--skip-amp")
+    proc = run_bench(
+        "--binary",
+        binary,
+        "--sizes",
+        "0.02,0.05",
+        "--tensors",
+        "7",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--threads",
+        "1",
+        "--skip-amp",
+    )
     assert proc.returncode == 0, proc.stderr
-    rows = re.findall(r"^(Adam|SGD|LAMB)\s+([\d.]+)M\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+"
-                      r"([\d.]+)x\s+(met|MISSED)\s+(\S+)$", proc.stdout, re.M)
-    assert [(r[0], r[1]) for r in rows] == [(n, s) for s in ("0.02", "0.05")
-                                            for n in ("Adam", "SGD", "LAMB")], proc.stdout
+    rows = re.findall(
+        r"^(Adam|SGD|LAMB)\s+([\d.]+)M\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+"
+        r"([\d.]+)x\s+(met|MISSED)\s+(\S+)$",
+        proc.stdout,
+        re.M,
+    )
+    assert [(r[0], r[1]) for r in rows] == [
+        (n, s) for s in ("0.02", "0.05") for n in ("Adam", "SGD", "LAMB")
+    ], proc.stdout
     for name, _, fused, torch_ms, ratio, goal, verdict, diff in rows:
         # The times are printed to 0.01 ms and the ratio to 0.01.
         f, t = float(fused), float(torch_ms)
@@ -46,15 +66,33 @@ def test_bad_apex_path_is_a_clear_error(tmp_path):
 def test_amp_steps_run_o0_and_o2_in_lockstep_and_agree_on_losses(wheel_env):
     """The amp table (bench/amp_steps.py) on the installed wheels: a row per path with a ratio
     and a verdict that agree, and the same losses on both paths."""
-    proc = subprocess.run([wheel_env["APEXNPU_VENV_PYTHON"], os.path.join(REPO, "bench",
-                                                                          "amp_steps.py"),
-                           "--models", "cnn", "--rounds", "1", "--amp-steps", "2",
-                           "--threads", "1", "--tables", "amp"], capture_output=True, text=True,
-                          timeout=900,
-                          env=wheel_env)
+    proc = subprocess.run(
+        [
+            wheel_env["APEXNPU_VENV_PYTHON"],
+            os.path.join(REPO, "bench", "amp_steps.py"),
+            "--models",
+            "cnn",
+            "--rounds",
+            "1",
+            "--amp-steps",
+            "2",
+            "--threads",
+            "1",
+            "--tables",
+            "amp",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=wheel_env,
+    )
     assert proc.returncode == 0, proc.stderr
-    rows = re.findall(r"^cnn\s+(general|fast)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+1\.25\s+"
-                      r"(met|MISSED)$", proc.stdout, re.M)
+    rows = re.findall(
+        r"^cnn\s+(general|fast)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+1\.25\s+"
+        r"(met|MISSED)$",
+        proc.stdout,
+        re.M,
+    )
     assert [r[0] for r in rows] == ["general", "fast"], proc.stdout
     for _, o0, o2, ratio, verdict in rows:
         assert float(o0) > 0 and float(o2) > 0

@@ -2,6 +2,7 @@
 --tree) clones upstream, --object-cache where compiled objects and linked modules are kept.
 --cache-dir, which named the object cache on build but names the clone cache on gen and
 make-patch, is refused on build."""
+
 import os
 import subprocess
 import textwrap
@@ -24,15 +25,17 @@ def make_upstream(root):
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(git + ["add", "."], check=True)
     subprocess.run(git + ["commit", "-qm", "one"], check=True)
-    return subprocess.run(git + ["rev-parse", "HEAD"], check=True, stdout=subprocess.PIPE,
-                          universal_newlines=True).stdout.strip()
+    return subprocess.run(
+        git + ["rev-parse", "HEAD"], check=True, stdout=subprocess.PIPE, universal_newlines=True
+    ).stdout.strip()
 
 
 # The one module the fake compiler links for real: the build reads the runtime's optimizer list
 # from its section and the platform tag from its ELF headers.
 FAKE_MODULE_SOURCE = (
     '[[gnu::used, gnu::section(".apexnpu_registry")]] const char registry[] = '
-    '"{\\"schema\\": 1, \\"optimizers\\": []}";\n')
+    '"{\\"schema\\": 1, \\"optimizers\\": []}";\n'
+)
 
 
 def fake_compiler(path):
@@ -42,7 +45,10 @@ def fake_compiler(path):
     with open(source, "w") as f:
         f.write(FAKE_MODULE_SOURCE)
     with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + textwrap.dedent("""\
+        f.write(
+            "#!/bin/sh\n"
+            + textwrap.dedent(
+                """\
             out=; dep=; prev=; shared=
             for a in "$@"; do
               [ "$a" = --version ] && { echo "fakecxx 1.0"; exit 0; }
@@ -55,7 +61,10 @@ def fake_compiler(path):
             : > "$out"
             [ -n "$dep" ] && echo "$out:" > "$dep"
             exit 0
-            """ % source))
+            """
+                % source
+            )
+        )
     os.chmod(path, 0o755)
     return path
 
@@ -65,8 +74,17 @@ def test_clone_cache_is_where_builds_gen_clones_upstream(tmp_path):
     commit = make_upstream(up)
     clones = tmp_path / "clones"
     home, env = isolated_home(tmp_path)
-    args = ["--python=3.11", "--upstream", "file://" + str(up), "--ref", commit,
-            "--clone-cache", str(clones), "-o", str(tmp_path / "dist")]
+    args = [
+        "--python=3.11",
+        "--upstream",
+        "file://" + str(up),
+        "--ref",
+        commit,
+        "--clone-cache",
+        str(clones),
+        "-o",
+        str(tmp_path / "dist"),
+    ]
     # gen clones upstream, then the bundled patch fails on it: the error describes the upstream.
     proc, doc = bh.build_json(args, env=env)
     assert proc.returncode == 1, proc.stderr

@@ -3,6 +3,7 @@
 ABI, one per architecture; installed alone into a venv over the torch running the test, it trains
 under torch.npu.amp with nothing of apex; apex's wheel installs beside it and finds it as its
 NPU; both are removed cleanly; --no-emulator leaves it out."""
+
 import json
 import os
 import shutil
@@ -21,11 +22,19 @@ SYSTEM_PYTHON = bh.SYSTEM_PYTHON
 def dist(tmp_path_factory):
     tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
     # apex's additions for the NPU, so that apex beside the emulator finds it.
-    shutil.copytree(os.path.join(bh.REPO, "patches", "overlay", "apex"), os.path.join(tree, "apex"),
-                    dirs_exist_ok=True)
+    shutil.copytree(
+        os.path.join(bh.REPO, "patches", "overlay", "apex"),
+        os.path.join(tree, "apex"),
+        dirs_exist_ok=True,
+    )
     out = str(tmp_path_factory.mktemp("dist"))
-    doc = bh.build_for_system_python(tree, out, bh.shared_cache_dir(tmp_path_factory), "--wheel",
-                                     env={"SOURCE_DATE_EPOCH": EPOCH})
+    doc = bh.build_for_system_python(
+        tree,
+        out,
+        bh.shared_cache_dir(tmp_path_factory),
+        "--wheel",
+        env={"SOURCE_DATE_EPOCH": EPOCH},
+    )
     return doc, tree
 
 
@@ -114,12 +123,23 @@ def test_alone_it_trains_under_npu_amp_then_apex_installs_beside(dist, tmp_path)
     before = set(bh.listing(str(tmp_path / "venv")))
     alone = bh.pip(vpy, "install", "--no-index", "--no-deps", doc["emulator"]["wheel"])
     assert alone.returncode == 0, alone.stdout
-    run = subprocess.run([vpy, "-c", TRAIN_UNDER_NPU_AMP], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=bh.venv_env(), universal_newlines=True,
-                         cwd=str(tmp_path))
+    run = subprocess.run(
+        [vpy, "-c", TRAIN_UNDER_NPU_AMP],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=bh.venv_env(),
+        universal_newlines=True,
+        cwd=str(tmp_path),
+    )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["True", "torch.float16", "npu:0",
-                                  torch.__version__.split(".")[0], "True", "True"]
+    assert run.stdout.split() == [
+        "True",
+        "torch.float16",
+        "npu:0",
+        torch.__version__.split(".")[0],
+        "True",
+        "True",
+    ]
     both = bh.pip(vpy, "install", "--no-index", "--no-deps", doc["wheel"])
     assert both.returncode == 0, both.stdout
     code = textwrap.dedent("""
@@ -129,8 +149,14 @@ def test_alone_it_trains_under_npu_amp_then_apex_installs_beside(dist, tmp_path)
         print(torch_npu.__apexnpu_emulator__, apex.npu.is_real_npu(), torch.npu.device_count(),
               x.device, x.type(), apex.npu.backend.runtime() is not None)
     """)
-    run = subprocess.run([vpy, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=bh.venv_env(), universal_newlines=True, cwd=str(tmp_path))
+    run = subprocess.run(
+        [vpy, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=bh.venv_env(),
+        universal_newlines=True,
+        cwd=str(tmp_path),
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True", "False", "8", "npu:2", "torch.npu.FloatTensor", "True"]
     un = bh.pip(vpy, "uninstall", "-y", "torch_npu_emulator", "apex")
@@ -142,8 +168,9 @@ def test_alone_it_trains_under_npu_amp_then_apex_installs_beside(dist, tmp_path)
 def test_no_emulator_leaves_it_out(dist, tmp_path):
     _, tree = dist
     out = str(tmp_path / "dist")
-    proc, doc = bh.build_json(["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out, "--wheel",
-                               "--no-emulator", "-j2"])
+    proc, doc = bh.build_json(
+        ["--python=" + SYSTEM_PYTHON, "--tree", tree, "-o", out, "--wheel", "--no-emulator", "-j2"]
+    )
     assert proc.returncode == 0, proc.stderr
     assert doc["emulator"] is None
     assert not [f for f in os.listdir(out) if f.startswith("torch_npu")]

@@ -6,6 +6,7 @@ OPTIMIZER_CLASSES, the manifest, and, with its Python class added to the overlay
 list as README's recipe says, `apex.optimizers` in a pip-installed wheel, where it trains through
 the runtime's kernels like torch.optim.SGD. The real registry and the overlay agree class for
 class."""
+
 import json
 import os
 import shutil
@@ -19,10 +20,12 @@ import build_helpers as bh
 KIND = "sgd_nesterov_throwaway"
 CLASS = "NpuFusedThrowawayNesterovSGD"
 ROW_ANCHOR = 'OptimizerKind<FusedSgd>{"sgd", "NpuFusedSGD"},\n'
-NEW_ROW = ('    OptimizerKind<FusedSgd>{"%s", "%s",\n'
-           '                            SgdOptions{.momentum = 0.9, .nesterov = true}},\n'
-           % (KIND, CLASS))
-OVERLAY_MODULE = textwrap.dedent('''\
+NEW_ROW = (
+    '    OptimizerKind<FusedSgd>{"%s", "%s",\n'
+    "                            SgdOptions{.momentum = 0.9, .nesterov = true}},\n" % (KIND, CLASS)
+)
+OVERLAY_MODULE = textwrap.dedent(
+    '''\
     """A throwaway optimizer of the registry test: Nesterov SGD through its own runtime kind."""
     from .npu_fused_sgd import NpuFusedSGD
 
@@ -32,14 +35,24 @@ OVERLAY_MODULE = textwrap.dedent('''\
 
         def __init__(self, params, lr, momentum=0.9):
             super().__init__(params, lr=lr, momentum=momentum, nesterov=True)
-    ''' % (CLASS, KIND))
+    '''
+    % (CLASS, KIND)
+)
 
 
 def copy_data_dir(root):
     """apexnpu's bundled data (patches, templates, the runtime and emulator sources) under root."""
-    for rel in ("patches", "templates", os.path.join("src", "runtime"), os.path.join("src", "torch_npu")):
-        shutil.copytree(os.path.join(bh.REPO, rel), os.path.join(root, rel),
-                        ignore=shutil.ignore_patterns("__pycache__"))
+    for rel in (
+        "patches",
+        "templates",
+        os.path.join("src", "runtime"),
+        os.path.join("src", "torch_npu"),
+    ):
+        shutil.copytree(
+            os.path.join(bh.REPO, rel),
+            os.path.join(root, rel),
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     return root
 
 
@@ -58,8 +71,9 @@ def add_throwaway_kind(data):
         text = f.read()
     anchor = "\n__all__ = ["
     assert anchor in text
-    text = text.replace(anchor, "\nfrom .npu_fused_throwaway import %s\n%s\n    \"%s\"," % (
-        CLASS, anchor, CLASS), 1)
+    text = text.replace(
+        anchor, '\nfrom .npu_fused_throwaway import %s\n%s\n    "%s",' % (CLASS, anchor, CLASS), 1
+    )
     with open(npu_fused, "w") as f:
         f.write(text)
 
@@ -69,11 +83,14 @@ def package_tree(data, root):
     apex/__init__.py, apex/optimizers/__init__.py importing npu_fused's list, and
     apex/contrib/__init__.py (without it contrib is no package, and the wheel leaves it out)."""
     shutil.copytree(os.path.join(data, "patches", "overlay", "apex"), os.path.join(root, "apex"))
-    bh.write_files({
-        "apex/__init__.py": '"""Package root stand-in: upstream Apex is not needed here."""\n',
-        "apex/optimizers/__init__.py": "from .npu_fused import *  # noqa: F401,F403\n",
-        "apex/contrib/__init__.py": "",
-    }, root)
+    bh.write_files(
+        {
+            "apex/__init__.py": '"""Package root stand-in: upstream Apex is not needed here."""\n',
+            "apex/optimizers/__init__.py": "from .npu_fused import *  # noqa: F401,F403\n",
+            "apex/contrib/__init__.py": "",
+        },
+        root,
+    )
     return root
 
 
@@ -84,8 +101,9 @@ def throwaway_build(tmp_path_factory):
     add_throwaway_kind(data)
     tree = package_tree(data, str(work / "tree"))
     out = str(work / "dist")
-    doc = bh.build_for_system_python(tree, out, bh.shared_cache_dir(tmp_path_factory), "--wheel",
-                                     env={"APEXNPU_DATA_DIR": data})
+    doc = bh.build_for_system_python(
+        tree, out, bh.shared_cache_dir(tmp_path_factory), "--wheel", env={"APEXNPU_DATA_DIR": data}
+    )
     return doc, work
 
 
@@ -99,7 +117,8 @@ def test_a_registry_row_reaches_the_manifest(throwaway_build):
     assert runtime["optimizer_classes"]["sgd"] == "NpuFusedSGD"
 
 
-CHECK_INSTALLED = textwrap.dedent('''
+CHECK_INSTALLED = textwrap.dedent(
+    """
     import torch
     from apex import _apexnpu as rt
     import apex.optimizers as optimizers
@@ -128,7 +147,9 @@ CHECK_INSTALLED = textwrap.dedent('''
         # fp32 rounding apart (the kernel orders the Nesterov update its own way)
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
     print("ok")
-''' % {"kind": KIND, "cls": CLASS})
+"""
+    % {"kind": KIND, "cls": CLASS}
+)
 
 
 def test_a_registry_row_and_an_overlay_class_reach_the_installed_package(throwaway_build, tmp_path):
@@ -138,13 +159,18 @@ def test_a_registry_row_and_an_overlay_class_reach_the_installed_package(throwaw
     installed = bh.pip(vpy, "install", "--no-index", doc["wheel"], doc["emulator"]["wheel"])
     assert installed.returncode == 0, installed.stdout
     env = dict(bh.venv_env(), APEXNPU_OPTIM_PATH="runtime")  # the runtime's kernels, or fail
-    proc = subprocess.run([vpy, "-c", CHECK_INSTALLED], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env=env, universal_newlines=True,
-                          cwd=str(tmp_path))
+    proc = subprocess.run(
+        [vpy, "-c", CHECK_INSTALLED],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        universal_newlines=True,
+        cwd=str(tmp_path),
+    )
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout
 
 
-CHECK_REGISTRY = textwrap.dedent('''
+CHECK_REGISTRY = textwrap.dedent("""
     import sys
     from apex import _apexnpu as rt
     import apex.optimizers as optimizers
@@ -157,7 +183,7 @@ CHECK_REGISTRY = textwrap.dedent('''
     kinds = {getattr(optimizers, name).RUNTIME_KIND for name in optimizers.npu_fused.__all__}
     assert kinds - {None} == set(rt.OPTIMIZERS), kinds
     print("ok")
-''')
+""")
 
 
 def test_the_overlay_has_a_class_for_every_registry_kind(tmp_path_factory, tmp_path):
@@ -166,9 +192,15 @@ def test_the_overlay_has_a_class_for_every_registry_kind(tmp_path_factory, tmp_p
     tree = package_tree(bh.REPO, str(tmp_path / "tree"))
     out = str(tmp_path / "dist")
     doc = bh.build_for_system_python(tree, out, bh.shared_cache_dir(tmp_path_factory))
-    env = dict(bh.venv_env(), PYTHONPATH=os.pathsep.join([doc["layout"],
-                                                          doc["emulator"]["layout"]]))
-    check = subprocess.run([bh.SYSTEM_PYTHON, "-c", CHECK_REGISTRY], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, env=env, universal_newlines=True,
-                           cwd=str(tmp_path))
+    env = dict(
+        bh.venv_env(), PYTHONPATH=os.pathsep.join([doc["layout"], doc["emulator"]["layout"]])
+    )
+    check = subprocess.run(
+        [bh.SYSTEM_PYTHON, "-c", CHECK_REGISTRY],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        universal_newlines=True,
+        cwd=str(tmp_path),
+    )
     assert check.returncode == 0 and check.stdout.strip().endswith("ok"), check.stdout

@@ -3,6 +3,7 @@ binding compiled once, each wheel naming the module with its own EXT_SUFFIX), `-
 cross compiler for the CPython whose multiarch headers are installed; the aarch64 wheel is
 installed by pip into an arm64 venv and stepped under qemu-user, on an interpreter that says it
 is aarch64, giving the same bits as the x86_64 wheel of the same call."""
+
 import glob
 import json
 import os
@@ -22,8 +23,9 @@ def installed_minors(candidates):
 
 
 def elf_machine(path):
-    header = subprocess.run(["readelf", "-h", path], stdout=subprocess.PIPE, check=True,
-                            universal_newlines=True).stdout
+    header = subprocess.run(
+        ["readelf", "-h", path], stdout=subprocess.PIPE, check=True, universal_newlines=True
+    ).stdout
     return [row.split(":", 1)[1].strip() for row in header.splitlines() if "Machine:" in row][0]
 
 
@@ -33,13 +35,26 @@ def test_several_pythons_in_one_call_share_one_runtime(tree, tmp_path):
         pytest.skip("fewer than two of Python 3.8, 3.11, 3.13 are installed")
     cache = str(tmp_path / "objects")  # cold: every unit is compiled by this build
     request = ",".join("3.{}".format(m) for m in minors)
-    proc, doc = bh.build_json(["--python=" + request, "--tree", tree, "-o", str(tmp_path / "dist"),
-                               "--wheel", "--no-emulator", "--object-cache", cache, "-j2"],
-                              env={"SOURCE_DATE_EPOCH": EPOCH})
+    proc, doc = bh.build_json(
+        [
+            "--python=" + request,
+            "--tree",
+            tree,
+            "-o",
+            str(tmp_path / "dist"),
+            "--wheel",
+            "--no-emulator",
+            "--object-cache",
+            cache,
+            "-j2",
+        ],
+        env={"SOURCE_DATE_EPOCH": EPOCH},
+    )
     assert proc.returncode == 0, proc.stderr
     wheels = doc["wheels"]
-    assert [w["python"]["version"].rsplit(".", 1)[0] for w in wheels] == \
-        ["3.{}".format(m) for m in minors]
+    assert [w["python"]["version"].rsplit(".", 1)[0] for w in wheels] == [
+        "3.{}".format(m) for m in minors
+    ]
     # The runtime once (a core batch and one kernel batch per ISA level) and the two binding
     # modules once: they are written for the stable ABI of CPython 3.7, linked once, and shared.
     levels = len(json.load(open(wheels[0]["manifest"]))["runtime"]["isa_levels"])
@@ -59,8 +74,10 @@ def test_several_pythons_in_one_call_share_one_runtime(tree, tmp_path):
         assert w["sha256"] == bh.sha256_file(w["wheel"])
         assert w["manifest_sha256"] == bh.sha256_file(w["manifest"])
         files = bh.read_wheel(w["wheel"])
-        assert w["record_sha256"] == __import__("hashlib").sha256(
-            files["apex-0.1+ascend.dist-info/RECORD"]).hexdigest()
+        assert (
+            w["record_sha256"]
+            == __import__("hashlib").sha256(files["apex-0.1+ascend.dist-info/RECORD"]).hexdigest()
+        )
         with open(w["manifest"]) as f:
             manifest = json.load(f)
         assert manifest["python"]["version"] == w["python"]["version"]
@@ -70,20 +87,36 @@ def test_several_pythons_in_one_call_share_one_runtime(tree, tmp_path):
     # Each Python imports its wheel's module and steps an optimizer with it.
     for w in wheels:
         check = subprocess.run(
-            [w["python"]["executable"], "-c",
-             "import array; from apex import _apexnpu as rt; p = array.array('f', [1.0]); "
-             "g = array.array('f', [0.5]); rt.Optimizer('sgd', {'lr': 0.5}).step("
-             "p.buffer_info()[0], g.buffer_info()[0], 1); assert p[0] == 0.75, p[0]; print('ok')"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-            env=dict(bh.venv_env(), PYTHONPATH=w["layout"]))
+            [
+                w["python"]["executable"],
+                "-c",
+                "import array; from apex import _apexnpu as rt; p = array.array('f', [1.0]); "
+                "g = array.array('f', [0.5]); rt.Optimizer('sgd', {'lr': 0.5}).step("
+                "p.buffer_info()[0], g.buffer_info()[0], 1); assert p[0] == 0.75, p[0]; print('ok')",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            universal_newlines=True,
+            env=dict(bh.venv_env(), PYTHONPATH=w["layout"]),
+        )
         assert check.stdout.strip() == "ok", (w["python"]["version"], check.stdout)
 
 
 def test_all_builds_every_python_found(tree, tmp_path, tmp_path_factory):
     minors = installed_minors(range(7, 14))
-    proc, doc = bh.build_json(["--python=all", "--tree", tree, "-o", str(tmp_path / "dist"),
-                               "--no-emulator", "--object-cache",
-                               bh.shared_cache_dir(tmp_path_factory), "-j2"])
+    proc, doc = bh.build_json(
+        [
+            "--python=all",
+            "--tree",
+            tree,
+            "-o",
+            str(tmp_path / "dist"),
+            "--no-emulator",
+            "--object-cache",
+            bh.shared_cache_dir(tmp_path_factory),
+            "-j2",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     built = sorted(int(w["python"]["version"].split(".")[1]) for w in doc["wheels"])
     # A Python without headers is left out, and said so.
@@ -102,8 +135,18 @@ def test_the_same_python_twice_is_a_usage_error(tree, tmp_path):
 
 
 def test_an_unknown_target_names_the_known_ones(tree, tmp_path):
-    proc = bh.run(["build", "--target", "riscv64", "--python=3.11", "--tree", tree,
-                   "-o", str(tmp_path / "out")])
+    proc = bh.run(
+        [
+            "build",
+            "--target",
+            "riscv64",
+            "--python=3.11",
+            "--tree",
+            tree,
+            "-o",
+            str(tmp_path / "out"),
+        ]
+    )
     assert proc.returncode == 1
     assert "riscv64" in proc.stderr and "aarch64" in proc.stderr and "x86_64" in proc.stderr
 
@@ -126,9 +169,22 @@ def aarch64_build(tree, tmp_path_factory):
         pytest.skip(why)
     out = str(tmp_path_factory.mktemp("aarch64"))
     # With the host's wheel beside it, from the same call, to compare their bits.
-    proc, doc = bh.build_json(["--target", "x86_64,aarch64", "--python=3.11", "--tree", tree, "-o", out,
-                               "--wheel", "--no-emulator", "--object-cache",
-                               bh.shared_cache_dir(tmp_path_factory), "-j2"])
+    proc, doc = bh.build_json(
+        [
+            "--target",
+            "x86_64,aarch64",
+            "--python=3.11",
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--no-emulator",
+            "--object-cache",
+            bh.shared_cache_dir(tmp_path_factory),
+            "-j2",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(w["architecture"] for w in doc["wheels"]) == ["aarch64", "x86_64"]
     return doc
@@ -145,7 +201,9 @@ def test_aarch64_wheel_is_cross_compiled_and_tagged_from_its_binaries(aarch64_bu
     assert w["tag"] == "cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64"
     modules = glob.glob(os.path.join(w["layout"], "**", "*.so"), recursive=True)
     assert sorted(os.path.basename(m) for m in modules) == [
-        "_apexnpu.cpython-311-aarch64-linux-gnu.so", "change_data_ptr.cpython-311-aarch64-linux-gnu.so"]
+        "_apexnpu.cpython-311-aarch64-linux-gnu.so",
+        "change_data_ptr.cpython-311-aarch64-linux-gnu.so",
+    ]
     for module in modules:
         assert elf_machine(module) == "AArch64"
         needed, newest_glibc = bh.glibc_needs(module)
@@ -229,6 +287,7 @@ BITS_STEP = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
         print(kind, p.tobytes().hex(), *(state[k].tobytes().hex() for k in names))
 """)
 
+
 def arm64_python(root):
     """Debian's CPython 3.11 for arm64, unpacked under root (its interpreter package cannot be
     installed beside the host's); its standard library is libpython3.11-stdlib:arm64's."""
@@ -236,8 +295,13 @@ def arm64_python(root):
         pytest.skip("no qemu-aarch64 (apt-get install qemu-user)")
     if not glob.glob("/usr/lib/python3.11/lib-dynload/*aarch64-linux-gnu.so"):
         pytest.skip("no arm64 standard library (apt-get install libpython3.11-stdlib:arm64)")
-    got = subprocess.run(["apt-get", "download", "python3.11-minimal:arm64"], cwd=root,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    got = subprocess.run(
+        ["apt-get", "download", "python3.11-minimal:arm64"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+    )
     debs = glob.glob(os.path.join(root, "python3.11-minimal_*_arm64.deb"))
     if got.returncode != 0 or not debs:
         pytest.skip("cannot download python3.11-minimal:arm64: " + got.stdout.strip()[-300:])
@@ -251,23 +315,40 @@ def test_aarch64_wheel_installs_and_steps_under_qemu(aarch64_build, tmp_path):
     env = dict(bh.venv_env(), QEMU_LD_PREFIX="/")
     qemu = ["qemu-aarch64"]
     venv = str(tmp_path / "venv")
-    subprocess.run(qemu + [interpreter, "-m", "venv", "--without-pip", venv], check=True, env=env,
-                   timeout=600)
+    subprocess.run(
+        qemu + [interpreter, "-m", "venv", "--without-pip", venv], check=True, env=env, timeout=600
+    )
     vpy = os.path.join(venv, "bin", "python")
     assert elf_machine(os.path.realpath(vpy)) == "AArch64"
     # pip is pure Python: Debian's own, run by the arm64 interpreter, installs into its venv.
     pip_env = dict(env, PYTHONPATH="/usr/lib/python3/dist-packages")
-    inst = subprocess.run(qemu + [vpy, "-m", "pip", "install", "--no-index", "--no-deps", w["wheel"]],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=pip_env,
-                          universal_newlines=True, timeout=900)
+    inst = subprocess.run(
+        qemu + [vpy, "-m", "pip", "install", "--no-index", "--no-deps", w["wheel"]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=pip_env,
+        universal_newlines=True,
+        timeout=900,
+    )
     assert inst.returncode == 0, inst.stdout
-    step = subprocess.run(qemu + [vpy, "-c", ARM_STEP], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=env, universal_newlines=True,
-                          cwd=str(tmp_path), timeout=900)
+    step = subprocess.run(
+        qemu + [vpy, "-c", ARM_STEP],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        universal_newlines=True,
+        cwd=str(tmp_path),
+        timeout=900,
+    )
     assert step.returncode == 0, step.stderr
     assert "ARM-OK aarch64 (3, 11)" in step.stdout
-    site = subprocess.run(qemu + [vpy, "-c", "import apex, sys; print(apex.__file__)"],
-                          stdout=subprocess.PIPE, env=env, universal_newlines=True, timeout=600)
+    site = subprocess.run(
+        qemu + [vpy, "-c", "import apex, sys; print(apex.__file__)"],
+        stdout=subprocess.PIPE,
+        env=env,
+        universal_newlines=True,
+        timeout=600,
+    )
     assert site.stdout.strip().startswith(venv), site.stdout
 
     # The same steps give the same bits on aarch64 (neon and scalar) as the host's wheel of the
@@ -278,14 +359,25 @@ def test_aarch64_wheel_installs_and_steps_under_qemu(aarch64_build, tmp_path):
         pytest.skip("no CPython 3.11 on this host to run the x86_64 wheel")
     runs = {}
     for isa in ("", "scalar"):
-        arm = subprocess.run(qemu + [vpy, "-c", BITS_STEP], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=dict(env, APEXNPU_ISA=isa),
-                             universal_newlines=True, cwd=str(tmp_path), timeout=900)
+        arm = subprocess.run(
+            qemu + [vpy, "-c", BITS_STEP],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env, APEXNPU_ISA=isa),
+            universal_newlines=True,
+            cwd=str(tmp_path),
+            timeout=900,
+        )
         assert arm.returncode == 0, arm.stderr
-        x86 = subprocess.run([host_python, "-c", BITS_STEP], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, universal_newlines=True, cwd=str(tmp_path),
-                             env=dict(bh.venv_env(), APEXNPU_ISA=isa, PYTHONPATH=host["layout"]),
-                             timeout=600)
+        x86 = subprocess.run(
+            [host_python, "-c", BITS_STEP],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            cwd=str(tmp_path),
+            env=dict(bh.venv_env(), APEXNPU_ISA=isa, PYTHONPATH=host["layout"]),
+            timeout=600,
+        )
         assert x86.returncode == 0, x86.stderr
         runs["aarch64", isa], runs["x86_64", isa] = arm.stdout.splitlines(), x86.stdout.splitlines()
     assert runs["aarch64", ""][0] == "isa aarch64 neon"

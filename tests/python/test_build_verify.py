@@ -1,5 +1,6 @@
 """`apexnpu verify` on wheels and layouts: a good build passes; each kind of damage is caught
 (exit 1, named); several at once are all listed. Damaged copies are made with Python's zipfile."""
+
 import base64
 import hashlib
 import os
@@ -16,8 +17,19 @@ DI = "apex-0.1+ascend.dist-info"
 def good(tmp_path_factory):
     tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
     out = str(tmp_path_factory.mktemp("dist"))
-    proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", out, "--wheel",
-                               "--object-cache", bh.shared_cache_dir(tmp_path_factory), "-j2"])
+    proc, doc = bh.build_json(
+        [
+            "--python=3.11",
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--object-cache",
+            bh.shared_cache_dir(tmp_path_factory),
+            "-j2",
+        ]
+    )
     if proc.returncode != 0 and "no Python 3.11" in proc.stderr:
         pytest.skip("Python 3.11 is not installed")
     assert proc.returncode == 0, proc.stderr
@@ -38,7 +50,14 @@ def rerecord(files, di=DI):
         if path == di + "/RECORD":
             continue
         data = files[path]
-        rows.append([path, "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode(), str(len(data))])
+        rows.append(
+            [
+                path,
+                "sha256="
+                + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode(),
+                str(len(data)),
+            ]
+        )
     rows.append([di + "/RECORD", "", ""])
     files[di + "/RECORD"] = ("\n".join(",".join(r) for r in rows) + "\n").encode()
 
@@ -105,13 +124,19 @@ CASES = {
     "wrong_hash": (wrong_hash, "hash mismatch"),
     "wrong_size": (wrong_size, "size mismatch"),
     "not_in_record": (not_in_record, "apex/extra.py: file not listed in RECORD"),
-    "record_row_for_missing_file": (missing_file, "apex/sub/data.json): file listed in RECORD is missing"),
+    "record_row_for_missing_file": (
+        missing_file,
+        "apex/sub/data.json): file listed in RECORD is missing",
+    ),
     "md5": (md5_hash, "md5 hash"),
     "padded_base64": (padded, "padding"),
     "missing_WHEEL": (no_wheel, DI + "/WHEEL: missing"),
     "missing_METADATA": (no_metadata, DI + "/METADATA: missing"),
     "dist_info_name": (dist_info_renamed, "does not match METADATA"),
-    "extension_suffix": (suffix_mismatch, "extension suffix '.cpython-310-x86_64-linux-gnu.so' does not match"),
+    "extension_suffix": (
+        suffix_mismatch,
+        "extension suffix '.cpython-310-x86_64-linux-gnu.so' does not match",
+    ),
 }
 
 
@@ -161,9 +186,13 @@ def test_a_platform_tag_the_binaries_do_not_keep_is_refused(good, tmp_path):
     manylinux_2_5 is refused naming the version and the symbol; an x86_64 module under an
     aarch64 tag too."""
     doc, files = good
-    for claim, needles in (("manylinux_2_5_x86_64", ["tag manylinux_2_5_x86_64", "GLIBC_2.14",
-                                                     "newer than manylinux_2_5's GLIBC_2.5"]),
-                           ("linux_aarch64", ["binary in a wheel tagged linux_aarch64"])):
+    for claim, needles in (
+        (
+            "manylinux_2_5_x86_64",
+            ["tag manylinux_2_5_x86_64", "GLIBC_2.14", "newer than manylinux_2_5's GLIBC_2.5"],
+        ),
+        ("linux_aarch64", ["binary in a wheel tagged linux_aarch64"]),
+    ):
         if bh.MACHINE != "x86_64":
             pytest.skip("the claims are written for an x86_64 build")
         claimed = dict(files)
@@ -171,7 +200,9 @@ def test_a_platform_tag_the_binaries_do_not_keep_is_refused(good, tmp_path):
         lines = [row for row in wheel_meta.splitlines() if not row.startswith("Tag: ")]
         claimed[DI + "/WHEEL"] = ("\n".join(lines + ["Tag: cp311-cp311-" + claim]) + "\n").encode()
         rerecord(claimed)
-        wheel = write_wheel(claimed, str(tmp_path / "apex-0.1+ascend-cp311-cp311-{}.whl".format(claim)))
+        wheel = write_wheel(
+            claimed, str(tmp_path / "apex-0.1+ascend-cp311-cp311-{}.whl".format(claim))
+        )
         proc = bh.run(["verify", wheel])
         assert proc.returncode == 1, proc.stderr
         for needle in needles:

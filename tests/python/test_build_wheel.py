@@ -2,6 +2,7 @@
 tree, install the .whl into a fresh venv with pip (no index), import apex and the binding, run
 optimizer steps on Python-owned buffers and check them against formulas, uninstall cleanly.
 Plus: RECORD read independently, reproducibility, incremental rebuilds, the wheel's contents."""
+
 import json
 import os
 import subprocess
@@ -30,13 +31,28 @@ def built(tree, cache, tmp_path_factory):
     def get(minor):
         if minor not in results:
             if bh.find_python(minor) is None:
-                pytest.skip("Python 3.{} is not installed (not on PATH, not under pyenv)".format(minor))
+                pytest.skip(
+                    "Python 3.{} is not installed (not on PATH, not under pyenv)".format(minor)
+                )
             out = str(tmp_path_factory.mktemp("dist-3{}".format(minor)))
-            proc, doc = bh.build_json(["--python=3.{}".format(minor), "--tree", tree, "-o", out,
-                                       "--wheel", "--object-cache", cache, "-j2"],
-                                      env={"SOURCE_DATE_EPOCH": EPOCH})
+            proc, doc = bh.build_json(
+                [
+                    "--python=3.{}".format(minor),
+                    "--tree",
+                    tree,
+                    "-o",
+                    out,
+                    "--wheel",
+                    "--object-cache",
+                    cache,
+                    "-j2",
+                ],
+                env={"SOURCE_DATE_EPOCH": EPOCH},
+            )
             if proc.returncode != 0 and "Python.h not found" in proc.stderr:
-                pytest.skip("Python 3.{} has no headers here: {}".format(minor, proc.stderr.strip()))
+                pytest.skip(
+                    "Python 3.{} has no headers here: {}".format(minor, proc.stderr.strip())
+                )
             assert proc.returncode == 0, proc.stderr
             results[minor] = (doc, out)
         return results[minor]
@@ -45,7 +61,10 @@ def built(tree, cache, tmp_path_factory):
 
 
 KINDS = bh.registry_kinds()
-STEP_SCRIPT = bh.STEP_SCRIPT_HELPERS + "KINDS = %r\n" % KINDS + textwrap.dedent(r"""
+STEP_SCRIPT = (
+    bh.STEP_SCRIPT_HELPERS
+    + "KINDS = %r\n" % KINDS
+    + textwrap.dedent(r"""
     import array, math, os, sys
     import apex, apex.sub
     from apex import _apexnpu as rt
@@ -113,12 +132,19 @@ STEP_SCRIPT = bh.STEP_SCRIPT_HELPERS + "KINDS = %r\n" % KINDS + textwrap.dedent(
     assert rt.get_float_status() is False
     print("STEP-OK", sys.version_info[:2])
 """)
+)
 
 
 def venv_env():
     env = dict(os.environ)
-    env.update({"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-                "PIP_NO_INPUT": "1", "PYTHONNOUSERSITE": "1"})
+    env.update(
+        {
+            "PIP_CONFIG_FILE": os.devnull,
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "PIP_NO_INPUT": "1",
+            "PYTHONNOUSERSITE": "1",
+        }
+    )
     env.pop("PYTHONPATH", None)
     return env
 
@@ -143,19 +169,38 @@ def test_build_install_import_step_uninstall(minor, built, tmp_path):
     vpy = os.path.join(venv, "bin", "python")
     before = site_listing(venv)
     # --no-deps: the fresh venv has no torch (METADATA's Requires-Dist: torch).
-    inst = subprocess.run([vpy, "-m", "pip", "install", "--no-index", "--no-deps", wheel],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=venv_env(),
-                          universal_newlines=True)
+    inst = subprocess.run(
+        [vpy, "-m", "pip", "install", "--no-index", "--no-deps", wheel],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=venv_env(),
+        universal_newlines=True,
+    )
     assert inst.returncode == 0, inst.stdout  # includes Python 3.7's old pip and a +local version
-    show = subprocess.run([vpy, "-m", "pip", "show", "apex"], stdout=subprocess.PIPE,
-                          env=venv_env(), universal_newlines=True)
+    show = subprocess.run(
+        [vpy, "-m", "pip", "show", "apex"],
+        stdout=subprocess.PIPE,
+        env=venv_env(),
+        universal_newlines=True,
+    )
     assert "Version: 0.1+ascend" in show.stdout
-    step = subprocess.run([vpy, "-c", STEP_SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=venv_env(), universal_newlines=True, cwd=str(tmp_path))
+    step = subprocess.run(
+        [vpy, "-c", STEP_SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=venv_env(),
+        universal_newlines=True,
+        cwd=str(tmp_path),
+    )
     assert step.returncode == 0, step.stderr
     assert "STEP-OK" in step.stdout
-    un = subprocess.run([vpy, "-m", "pip", "uninstall", "-y", "apex"], stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, env=venv_env(), universal_newlines=True)
+    un = subprocess.run(
+        [vpy, "-m", "pip", "uninstall", "-y", "apex"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=venv_env(),
+        universal_newlines=True,
+    )
     assert un.returncode == 0, un.stdout
     # Nothing of the wheel is left, not even byte code the imports wrote (pip removes the
     # __pycache__ of every .py in RECORD) or empty package folders.
@@ -181,11 +226,20 @@ def test_record_contents_and_zip_layout(built):
     assert di == "apex-0.1+ascend.dist-info"
     suffix = doc["python"]["ext_suffix"]
     package = {p for p in wheel_files if not p.startswith(di + "/")}
-    assert package == bh.EXPECTED_PACKAGE_FILES | {"apex/_apexnpu" + suffix, "change_data_ptr" + suffix}
+    assert package == bh.EXPECTED_PACKAGE_FILES | {
+        "apex/_apexnpu" + suffix,
+        "change_data_ptr" + suffix,
+    }
     assert wheel_files[di + "/top_level.txt"].decode().split() == ["apex", "change_data_ptr"]
     meta = wheel_files[di + "/METADATA"].decode()
-    for line in ("Metadata-Version: 2.1", "Name: apex", "Version: 0.1+ascend",
-                 "Requires-Python: >=3.7", "Requires-Dist: torch", "License: "):
+    for line in (
+        "Metadata-Version: 2.1",
+        "Name: apex",
+        "Version: 0.1+ascend",
+        "Requires-Python: >=3.7",
+        "Requires-Dist: torch",
+        "License: ",
+    ):
         assert line in meta, line
     wheel_meta = wheel_files[di + "/WHEEL"].decode()
     assert "Wheel-Version: 1.0" in wheel_meta and "Root-Is-Purelib: false" in wheel_meta
@@ -197,34 +251,44 @@ def test_record_contents_and_zip_layout(built):
     names = [i.filename for i in infos]
     body = [n for n in names if not n.startswith(di + "/")]
     assert body == sorted(body)
-    assert names[len(body):][-1] == di + "/RECORD"  # dist-info last, RECORD at the very end
-    assert all(n.startswith(di + "/") for n in names[len(body):])
+    assert names[len(body) :][-1] == di + "/RECORD"  # dist-info last, RECORD at the very end
+    assert all(n.startswith(di + "/") for n in names[len(body) :])
     for i in infos:
         mode = i.external_attr >> 16
         assert mode == (0o100755 if i.filename.endswith(".so") else 0o100644), i.filename
         assert i.date_time == (2023, 11, 14, 22, 13, 20)  # SOURCE_DATE_EPOCH=1700000000 (UTC)
         assert i.compress_type == zipfile.ZIP_DEFLATED
-    assert subprocess.run([sys.executable, "-m", "zipfile", "-t", doc["wheel"]],
-                          stdout=subprocess.PIPE).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "zipfile", "-t", doc["wheel"]], stdout=subprocess.PIPE
+        ).returncode
+        == 0
+    )
 
 
 def test_manifest_beside_layout_and_in_dist_info(built):
     doc, out = built(11)
     with open(doc["manifest"]) as f:
         manifest = json.load(f)
-    inside = json.loads(bh.read_layout(doc["layout"])["apex-0.1+ascend.dist-info/apexnpu_manifest.json"])
+    inside = json.loads(
+        bh.read_layout(doc["layout"])["apex-0.1+ascend.dist-info/apexnpu_manifest.json"]
+    )
     assert manifest == inside
     assert manifest["schema_version"] == 3
     emulator = manifest["emulator"]
     assert emulator["name"] == "torch_npu_emulator"
     assert emulator["file"] == "torch_npu_emulator-0.1+ascend-cp37-abi3-{}.whl".format(
-        bh.PLATFORM_TAG)
+        bh.PLATFORM_TAG
+    )
     assert len(emulator["source_digest"]) == 64
     assert manifest["python"]["abi_tag"] == "cp311"
     assert manifest["python"]["platform_tag"] == bh.PLATFORM_TAG
     assert manifest["runtime"]["architecture"] == bh.MACHINE
-    assert manifest["wheel"] == {"name": "apex", "version": "0.1+ascend",
-                                 "file": "apex-0.1+ascend-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG)}
+    assert manifest["wheel"] == {
+        "name": "apex",
+        "version": "0.1+ascend",
+        "file": "apex-0.1+ascend-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG),
+    }
     assert manifest["build_time"] == {"unix_time": int(EPOCH), "from_source_date_epoch": True}
     assert "-fstack-protector-strong" in manifest["compiler"]["compile_flags"]
     assert "-Wl,-z,relro,-z,now" in manifest["compiler"]["link_flags"]
@@ -241,10 +305,22 @@ def test_the_modules_keep_the_manylinux_2_17_promise(built):
     """What the tag claims, checked with binutils: only libraries the policy allows, and no
     glibc symbol version newer than 2.17 (2.18 is aarch64's baseline set)."""
     doc, _ = built(11)
-    allowed = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libgcc_s.so.1", "libdl.so.2",
-               "librt.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
-    modules = [os.path.join(root, name) for root, _, names in os.walk(doc["layout"])
-               for name in names if name.endswith(".so")]
+    allowed = {
+        "libc.so.6",
+        "libm.so.6",
+        "libpthread.so.0",
+        "libgcc_s.so.1",
+        "libdl.so.2",
+        "librt.so.1",
+        "ld-linux-x86-64.so.2",
+        "ld-linux-aarch64.so.1",
+    }
+    modules = [
+        os.path.join(root, name)
+        for root, _, names in os.walk(doc["layout"])
+        for name in names
+        if name.endswith(".so")
+    ]
     assert len(modules) == 2
     for module in modules:
         needed, newest_glibc = bh.glibc_needs(module)
@@ -257,20 +333,43 @@ def test_reproducible_and_incremental(built, tree, cache, tmp_path):
     wheels = []
     # Two builds back to back (so nothing in the source tree changes between them).
     for name in ("first", "second"):
-        proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", str(tmp_path / name),
-                                   "--wheel", "--object-cache", cache], env={"SOURCE_DATE_EPOCH": EPOCH})
+        proc, doc = bh.build_json(
+            [
+                "--python=3.11",
+                "--tree",
+                tree,
+                "-o",
+                str(tmp_path / name),
+                "--wheel",
+                "--object-cache",
+                cache,
+            ],
+            env={"SOURCE_DATE_EPOCH": EPOCH},
+        )
         assert proc.returncode == 0, proc.stderr
         wheels.append(doc["wheel"])
     assert doc["compiled"] == 0 and doc["linked"] == 0  # nothing changed: nothing compiled
     assert doc["cached"] == doc["total"] > 0
     assert bh.sha256_file(wheels[0]) == bh.sha256_file(wheels[1])
-    emulators = [os.path.join(str(tmp_path / n), os.path.basename(doc["emulator"]["wheel"]))
-                 for n in ("first", "second")]
+    emulators = [
+        os.path.join(str(tmp_path / n), os.path.basename(doc["emulator"]["wheel"]))
+        for n in ("first", "second")
+    ]
     assert bh.sha256_file(emulators[0]) == bh.sha256_file(emulators[1])
     # The epoch is what makes it reproducible: another epoch, other timestamps, other bytes.
-    proc, later = bh.build_json(["--python=3.11", "--tree", tree, "-o", str(tmp_path / "later"),
-                                 "--wheel", "--object-cache", cache],
-                                env={"SOURCE_DATE_EPOCH": str(int(EPOCH) + 86400)})
+    proc, later = bh.build_json(
+        [
+            "--python=3.11",
+            "--tree",
+            tree,
+            "-o",
+            str(tmp_path / "later"),
+            "--wheel",
+            "--object-cache",
+            cache,
+        ],
+        env={"SOURCE_DATE_EPOCH": str(int(EPOCH) + 86400)},
+    )
     assert proc.returncode == 0, proc.stderr
     assert bh.sha256_file(later["wheel"]) != bh.sha256_file(wheels[1])
 
@@ -281,33 +380,72 @@ def test_rebuild_into_existing_output_replaces_items(built, tree, cache, tmp_pat
     with open(os.path.join(out, "keep.txt"), "w") as f:
         f.write("mine")
     for label in ("ascend", "ascend"):
-        proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", out, "--wheel",
-                                   "--object-cache", cache, "--version-label", label])
+        proc, doc = bh.build_json(
+            [
+                "--python=3.11",
+                "--tree",
+                tree,
+                "-o",
+                out,
+                "--wheel",
+                "--object-cache",
+                cache,
+                "--version-label",
+                label,
+            ]
+        )
         assert proc.returncode == 0, proc.stderr
-    assert sorted(os.listdir(out)) == sorted([
-        "keep.txt", "apex-0.1+ascend-cp311-cp311-" + bh.PLATFORM_TAG,
-        "apex-0.1+ascend-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG),
-        "apex-0.1+ascend-cp311-cp311-{}.manifest.json".format(bh.PLATFORM_TAG),
-        "torch_npu_emulator-0.1+ascend-cp37-abi3-" + bh.PLATFORM_TAG,
-        "torch_npu_emulator-0.1+ascend-cp37-abi3-{}.whl".format(bh.PLATFORM_TAG)])
+    assert sorted(os.listdir(out)) == sorted(
+        [
+            "keep.txt",
+            "apex-0.1+ascend-cp311-cp311-" + bh.PLATFORM_TAG,
+            "apex-0.1+ascend-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG),
+            "apex-0.1+ascend-cp311-cp311-{}.manifest.json".format(bh.PLATFORM_TAG),
+            "torch_npu_emulator-0.1+ascend-cp37-abi3-" + bh.PLATFORM_TAG,
+            "torch_npu_emulator-0.1+ascend-cp37-abi3-{}.whl".format(bh.PLATFORM_TAG),
+        ]
+    )
     assert bh.run(["verify", doc["wheel"]]).returncode == 0
 
 
 def test_version_label(built, tree, cache, tmp_path):
     out = str(tmp_path / "dist")
-    proc, doc = bh.build_json(["--python=3.11", "--tree", tree, "-o", out, "--wheel",
-                               "--object-cache", cache, "--version-label", "Ascend.RC1"])
+    proc, doc = bh.build_json(
+        [
+            "--python=3.11",
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--object-cache",
+            cache,
+            "--version-label",
+            "Ascend.RC1",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
-    assert os.path.basename(doc["wheel"]) == \
-        "apex-0.1+ascend.rc1-cp311-cp311-{}.whl".format(bh.PLATFORM_TAG)
+    assert os.path.basename(doc["wheel"]) == "apex-0.1+ascend.rc1-cp311-cp311-{}.whl".format(
+        bh.PLATFORM_TAG
+    )
     assert bh.check_record(bh.read_wheel(doc["wheel"])) == "apex-0.1+ascend.rc1.dist-info"
     emulator = bh.read_wheel(doc["emulator"]["wheel"])
     assert bh.check_record(emulator) == "torch_npu_emulator-0.1+ascend.rc1.dist-info"
     metadata = emulator["torch_npu_emulator-0.1+ascend.rc1.dist-info/METADATA"].decode()
     assert "Version: 0.1+ascend.rc1\n" in metadata
     assert "Requires-Dist: apex" not in metadata  # the emulator stands alone
-    proc = bh.run(["build", "--python=3.11", "--tree", tree, "-o", str(tmp_path / "bad"),
-                   "--version-label", "ascend-1"])
+    proc = bh.run(
+        [
+            "build",
+            "--python=3.11",
+            "--tree",
+            tree,
+            "-o",
+            str(tmp_path / "bad"),
+            "--version-label",
+            "ascend-1",
+        ]
+    )
     assert proc.returncode == 2
     assert "--version-label=ascend-1" in proc.stderr and "'-'" in proc.stderr
     assert not os.path.exists(str(tmp_path / "bad"))
@@ -315,26 +453,41 @@ def test_version_label(built, tree, cache, tmp_path):
 
 def test_extension_modules_are_hardened_stripped_and_export_only_their_init(built):
     doc, _ = built(11)
-    tools = [t for t in ("readelf", "nm") if subprocess.run(["which", t], stdout=subprocess.PIPE).returncode == 0]
+    tools = [
+        t
+        for t in ("readelf", "nm")
+        if subprocess.run(["which", t], stdout=subprocess.PIPE).returncode == 0
+    ]
     if len(tools) < 2:
         pytest.skip("needs readelf and nm (binutils)")
     layout = doc["layout"]
     suffix = doc["python"]["ext_suffix"]
-    for rel, init in (("apex/_apexnpu" + suffix, "PyInit__apexnpu"),
-                      ("change_data_ptr" + suffix, "PyInit_change_data_ptr")):
+    for rel, init in (
+        ("apex/_apexnpu" + suffix, "PyInit__apexnpu"),
+        ("change_data_ptr" + suffix, "PyInit_change_data_ptr"),
+    ):
         so = os.path.join(layout, rel)
-        dyn = subprocess.run(["readelf", "-dW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
+        dyn = subprocess.run(
+            ["readelf", "-dW", so], stdout=subprocess.PIPE, universal_newlines=True
+        ).stdout
         assert "BIND_NOW" in dyn  # -z now
-        seg = subprocess.run(["readelf", "-lW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
+        seg = subprocess.run(
+            ["readelf", "-lW", so], stdout=subprocess.PIPE, universal_newlines=True
+        ).stdout
         assert "GNU_RELRO" in seg  # -z relro
         stack = [row for row in seg.splitlines() if "GNU_STACK" in row][0]
         assert "RWE" not in stack  # -z noexecstack
-        sections = subprocess.run(["readelf", "-SW", so], stdout=subprocess.PIPE, universal_newlines=True).stdout
+        sections = subprocess.run(
+            ["readelf", "-SW", so], stdout=subprocess.PIPE, universal_newlines=True
+        ).stdout
         assert ".symtab" not in sections and ".debug_info" not in sections  # -s
-        exported = subprocess.run(["nm", "-D", "--defined-only", so], stdout=subprocess.PIPE,
-                                  universal_newlines=True).stdout.split("\n")
+        exported = subprocess.run(
+            ["nm", "-D", "--defined-only", so], stdout=subprocess.PIPE, universal_newlines=True
+        ).stdout.split("\n")
         names = [row.split()[-1] for row in exported if row.strip()]
         assert init in names
         # -fvisibility=hidden: nothing of the runtime or the binding is exported (only the
         # init function, plus libstdc++'s vague-linkage template instances).
-        assert not [n for n in names if n.startswith("_ZN7apexnpu") or n.startswith("_ZNK7apexnpu")], names
+        assert not [
+            n for n in names if n.startswith("_ZN7apexnpu") or n.startswith("_ZNK7apexnpu")
+        ], names

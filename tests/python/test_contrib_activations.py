@@ -1,5 +1,6 @@
 """torch_npu.contrib.module's Mish, SiLU and Swish: the npu_mish / npu_silu operators as layers,
 against their formulas in fp32 (fp16 rounded once, see npu_op_checks), forward and backward."""
+
 import warnings
 
 import pytest

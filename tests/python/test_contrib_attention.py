@@ -1,6 +1,7 @@
 """torch_npu.contrib.function's attention helpers: fuse_add_softmax_dropout (fused when the NPU's
 kernel takes the shape, else the unfused path) and fused_attention (BERT's self-attention block,
 with its once-per-process compatibility check), against their formulas in fp32."""
+
 import math
 import warnings
 
@@ -24,8 +25,10 @@ def _probs(mask, scores, head_size):
 def test_without_dropout_it_is_the_softmax_of_the_scaled_sum(shape, dtype):
     mask, scores = randn(*shape, seed=1).to(dtype), randn(*shape, seed=2, scale=3).to(dtype)
     want = _probs(mask, scores, 64).to(dtype)
-    for training, p, layer in ((False, 0.4, DropoutWithByteMask(0.4).eval()),
-                               (True, 0.0, DropoutWithByteMask(0.0))):
+    for training, p, layer in (
+        (False, 0.4, DropoutWithByteMask(0.4).eval()),
+        (True, 0.0, DropoutWithByteMask(0.0)),
+    ):
         got = fuse_add_softmax_dropout(training, layer, on_npu(mask), on_npu(scores), 64, p=p)
         assert got.dtype == dtype and got.device.type == "npu"
         torch.testing.assert_close(got.cpu(), want, **(FP16 if dtype == torch.float16 else FP32))
@@ -34,8 +37,10 @@ def test_without_dropout_it_is_the_softmax_of_the_scaled_sum(shape, dtype):
 def test_the_fused_shape_drops_with_p_the_unfused_one_with_the_layer():
     torch.manual_seed(3)
     fused, unfused = (2, 16, 128, 128), (2, 3, 10, 10)
-    for shape, p, layer, rate in ((fused, 0.3, DropoutWithByteMask(0.0), 0.3),
-                                  (unfused, 0.0, DropoutWithByteMask(0.5), 0.5)):
+    for shape, p, layer, rate in (
+        (fused, 0.3, DropoutWithByteMask(0.0), 0.3),
+        (unfused, 0.0, DropoutWithByteMask(0.5), 0.5),
+    ):
         mask, scores = randn(*shape, seed=4), randn(*shape, seed=5)
         want = _probs(mask, scores, 16)
         got = fuse_add_softmax_dropout(True, layer, on_npu(mask), on_npu(scores), 16, p=p).cpu()
@@ -49,7 +54,9 @@ def test_the_gradient_reaches_the_scores():
     mask, scores = randn(*shape, seed=6), randn(*shape, seed=7)
     leaf = on_npu(scores, grad=True)
     weights = randn(*shape, seed=8)
-    (fuse_add_softmax_dropout(False, None, on_npu(mask), leaf, 4) * on_npu(weights)).sum().backward()
+    (
+        fuse_add_softmax_dropout(False, None, on_npu(mask), leaf, 4) * on_npu(weights)
+    ).sum().backward()
     ref = scores.clone().requires_grad_(True)
     (_probs(mask, ref, 4) * weights).sum().backward()
     torch.testing.assert_close(leaf.grad.cpu(), ref.grad, **FP32)
@@ -63,7 +70,7 @@ def _attention_inputs(dtype, formats=True):
     g = torch.Generator().manual_seed(9)
     hidden = torch.randn(B * S, H, generator=g)
     mask = torch.zeros(B, 1, S, S)
-    mask[1, :, :, S - 4:] = -10000.0  # the second sequence's last four tokens are padding
+    mask[1, :, :, S - 4 :] = -10000.0  # the second sequence's last four tokens are padding
     kernels = [torch.randn(H, H, generator=g) * 0.03 for _ in range(3)]
     biases = [torch.randn(H, generator=g) * 0.1 for _ in range(3)]
     host = [t.to(dtype) for t in [hidden, mask] + kernels + biases]
@@ -102,21 +109,23 @@ def test_fused_attention_is_bert_self_attention_forward_and_backward(dtype, fres
     got.backward(on_npu(grad))
     want.backward(grad.float())
     for i in (0, 2, 3, 4, 5, 6, 7):
-        torch.testing.assert_close(npu[i].grad.cpu().float(), ref_in[i].grad.to(dtype).float(),
-                                   **(FP16 if dtype == torch.float16 else dict(rtol=1e-3,
-                                                                               atol=1e-3)))
+        torch.testing.assert_close(
+            npu[i].grad.cpu().float(),
+            ref_in[i].grad.to(dtype).float(),
+            **(FP16 if dtype == torch.float16 else dict(rtol=1e-3, atol=1e-3)),
+        )
     assert npu[1].grad is None  # the mask gets none, as on the NPU
 
 
-def test_fused_attention_with_layernorm_returns_the_context_of_the_norm_and_the_norm(
-        fresh_check):
+def test_fused_attention_with_layernorm_returns_the_context_of_the_norm_and_the_norm(fresh_check):
     host, npu = _attention_inputs(torch.float32)
     gamma, beta = randn(H, seed=12) * 0.1 + 1, randn(H, seed=13) * 0.1
     gamma_npu, beta_npu = on_npu(gamma, grad=True), on_npu(beta, grad=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         context, norm = torch_npu.contrib.npu_fused_attention_with_layernorm(
-            *npu, gamma_npu, beta_npu, 0.125, 1.0)
+            *npu, gamma_npu, beta_npu, 0.125, 1.0
+        )
     assert any("deprecated" in str(w.message) for w in caught)
     want_norm = F.layer_norm(host[0], (H,), gamma, beta, 1e-5)
     want = _reference_context(want_norm, host[1], host[2:5], host[5:8], 0.125)

@@ -2,6 +2,7 @@
 Ascend910B1``) the layers and functions compute bf16 in fp32 and round once, as their operators
 do, and the layers Ascend writes in fp32 (DCNv2, ROIAlign, the IoU fronts) return fp32; a 910
 refuses bf16 arithmetic. Each case runs in a fresh interpreter, as the chip is read once."""
+
 import subprocess
 import sys
 import textwrap
@@ -13,8 +14,13 @@ def run(code, chip):
     environ = overlay_support.overlay_env()
     environ.pop("APEXNPU_INF_NAN_MODE", None)
     environ["APEXNPU_SOC_VERSION"] = chip
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return dict(line.split(" ", 1) for line in proc.stdout.splitlines())
 
@@ -87,9 +93,16 @@ CASES = """
 # Element-wise results are the formula rounded once: exact. Gradients, statistics and softmax
 # sums may take another fp32 order, which can move a value to the neighbouring bf16 (2^-6 apart
 # below 2, the largest of them).
-BF16_BOUNDS = {"mish": 0.0, "silu": 0.0, "cached_dropout": 0.0, "byte_mask_eval": 0.0,
-               "mish_grad": 2 ** -6, "silu_grad": 2 ** -6, "batchnorm": 2 ** -6,
-               "fuse_add_softmax": 2 ** -6}
+BF16_BOUNDS = {
+    "mish": 0.0,
+    "silu": 0.0,
+    "cached_dropout": 0.0,
+    "byte_mask_eval": 0.0,
+    "mish_grad": 2**-6,
+    "silu_grad": 2**-6,
+    "batchnorm": 2**-6,
+    "fuse_add_softmax": 2**-6,
+}
 
 
 def test_contrib_computes_bf16_on_a_910b():

@@ -1,6 +1,7 @@
 """torch_npu.contrib.module's NpuCachedDropout (= NpuFairseqDropout): a layer passes its input
 through until the model's forward pass has made masks for its shape, then drops with them in
 order; and the module paths Ascend's code imports the ensemble dropouts from."""
+
 import pytest
 import torch
 
@@ -67,15 +68,18 @@ def test_gradient_follows_the_mask_and_p_zero_never_masks():
     model = torch.nn.Sequential(layer).npu()
     NpuCachedDropout.enable_dropout_ensemble(model)
     model(on_npu(torch.ones(6, 40)))
-    mask = NpuCachedDropout.task_dict[(torch.Size([6, 40]), torch.float32,
-                                       on_npu(torch.ones(1)).device, 0.3)].mask_queue[0][0]
+    mask = NpuCachedDropout.task_dict[
+        (torch.Size([6, 40]), torch.float32, on_npu(torch.ones(1)).device, 0.3)
+    ].mask_queue[0][0]
     leaf = on_npu(torch.ones(6, 40), grad=True)
     layer(leaf).sum().backward()
     want = torch_npu.npu_dropout_do_mask(on_npu(torch.ones(6, 40)), mask, 0.3)[0]
     assert torch.equal(leaf.grad.cpu(), want.cpu())
     x = on_npu(torch.ones(3))
-    assert NpuCachedDropout(0.0)(x) is x and NpuCachedDropout(0.0)([[3], torch.float32,
-                                                                    x.device]) is None
+    assert (
+        NpuCachedDropout(0.0)(x) is x
+        and NpuCachedDropout(0.0)([[3], torch.float32, x.device]) is None
+    )
     assert not any(key[-1] == 0.0 for key in NpuCachedDropout.task_dict)
 
 

@@ -2,6 +2,7 @@
 Ascend's Cascade Mask R-CNN), the deprecated contrib npu_iou (Ascend's SSD port matches boxes
 with priors through it) and the deprecated npu_giou / npu_diou / npu_ciou fronts of YOLO's box
 losses (against their formulas), on the emulated NPU."""
+
 import math
 import warnings
 
@@ -32,10 +33,10 @@ def test_condition_index_put_on_assigned_indices_as_the_assigner_uses_it():
     then i + 1 for the boxes whose best match is ground truth i."""
     assigned = on_npu(torch.full((6,), -1, dtype=torch.long))
     max_overlaps = on_npu(torch.tensor([0.1, 0.6, 0.35, 0.2, 0.9, 0.45]))
-    assigned = npu_fast_condition_index_put(assigned, (max_overlaps >= 0) & (max_overlaps < 0.4),
-                                            0)
-    assigned = npu_fast_condition_index_put(assigned, on_npu(torch.tensor(
-        [False, True, False, False, False, False])), 2)
+    assigned = npu_fast_condition_index_put(assigned, (max_overlaps >= 0) & (max_overlaps < 0.4), 0)
+    assigned = npu_fast_condition_index_put(
+        assigned, on_npu(torch.tensor([False, True, False, False, False, False])), 2
+    )
     assert assigned.dtype == torch.long
     assert assigned.cpu().tolist() == [0, 2, 0, 0, -1, -1]
 
@@ -60,14 +61,22 @@ def test_contrib_iou_is_the_operator_on_scaled_boxes_one_row_per_box():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = nF.npu_iou(on_npu(objects), on_npu(priors), is_normalized=True)
-    assert any(issubclass(w.category, FutureWarning) and "deprecated" in str(w.message)
-               for w in caught)
+    assert any(
+        issubclass(w.category, FutureWarning) and "deprecated" in str(w.message) for w in caught
+    )
     assert got.shape == (5, 40) and got.device.type == "npu"
     want = torch_npu.npu_ptiou(on_npu(priors * 100), on_npu(objects * 100))
     assert torch.equal(got.cpu(), want.cpu())
     # Against the overlap written out: each side widened by 0.01 in the areas (the operator's).
-    inter = (torch.min(objects[:, None, 2:], priors[None, :, 2:]) -
-             torch.max(objects[:, None, :2], priors[None, :, :2])).mul(100).clamp(min=0).prod(2)
+    inter = (
+        (
+            torch.min(objects[:, None, 2:], priors[None, :, 2:])
+            - torch.max(objects[:, None, :2], priors[None, :, :2])
+        )
+        .mul(100)
+        .clamp(min=0)
+        .prod(2)
+    )
 
     def area(b: torch.Tensor) -> torch.Tensor:
         return ((b[:, 2] - b[:, 0]) * 100 + 0.01) * ((b[:, 3] - b[:, 1]) * 100 + 0.01)
@@ -98,19 +107,27 @@ def test_contrib_names_its_functions_and_modules_itself():
     assert contrib.npu_iou is nF.npu_iou and contrib.ROIAlign is contrib.module.ROIAlign
     for name in contrib.__all__:  # `from torch_npu.contrib import *` finds every name
         assert getattr(contrib, name) is not None, name
-    for name in ("npu_giou", "npu_diou", "npu_ciou", "fuse_add_softmax_dropout",
-                 "npu_fused_attention", "npu_fused_attention_with_layernorm"):
+    for name in (
+        "npu_giou",
+        "npu_diou",
+        "npu_ciou",
+        "fuse_add_softmax_dropout",
+        "npu_fused_attention",
+        "npu_fused_attention_with_layernorm",
+    ):
         assert getattr(contrib, name) is getattr(nF, name), name
 
 
 def _xywh_terms(boxes, truth):
     """Corners, IoU and the enclosing box of paired (4, n) xywh boxes, written out."""
+
     def corners(b):
         return b[0] - b[2] / 2, b[1] - b[3] / 2, b[0] + b[2] / 2, b[1] + b[3] / 2
 
     (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = corners(boxes), corners(truth)
-    inter = ((torch.min(ax2, bx2) - torch.max(ax1, bx1)).clamp(min=0)
-             * (torch.min(ay2, by2) - torch.max(ay1, by1)).clamp(min=0))
+    inter = (torch.min(ax2, bx2) - torch.max(ax1, bx1)).clamp(min=0) * (
+        torch.min(ay2, by2) - torch.max(ay1, by1)
+    ).clamp(min=0)
     union = boxes[2] * boxes[3] + truth[2] * truth[3] - inter
     cw, ch = torch.max(ax2, bx2) - torch.min(ax1, bx1), torch.max(ay2, by2) - torch.min(ay1, by1)
     return inter / union, union, cw, ch
@@ -149,8 +166,8 @@ def test_contrib_diou_and_ciou_are_the_operators_on_columns_of_boxes():
     boxes, truth = _xywh_pairs(9, 7), _xywh_pairs(9, 8)
     iou, _, cw, ch = _xywh_terms(boxes, truth)
     rho2 = (boxes[0] - truth[0]) ** 2 + (boxes[1] - truth[1]) ** 2
-    diou = iou - rho2 / (cw ** 2 + ch ** 2)
-    v = 4 / math.pi ** 2 * (torch.atan(truth[2] / truth[3]) - torch.atan(boxes[2] / boxes[3])) ** 2
+    diou = iou - rho2 / (cw**2 + ch**2)
+    v = 4 / math.pi**2 * (torch.atan(truth[2] / truth[3]) - torch.atan(boxes[2] / boxes[3])) ** 2
     ciou = diou - v / (v - iou + 1) * v
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -168,5 +185,6 @@ def test_contrib_diou_and_ciou_are_the_operators_on_columns_of_boxes():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         crossed = nF.npu_diou(on_npu(boxes), on_npu(truth[:, :4]), True, True, 0)
-    assert torch.equal(crossed.cpu(),
-                       torch_npu.npu_diou(on_npu(boxes), on_npu(truth[:, :4]), True, True).cpu())
+    assert torch.equal(
+        crossed.cpu(), torch_npu.npu_diou(on_npu(boxes), on_npu(truth[:, :4]), True, True).cpu()
+    )

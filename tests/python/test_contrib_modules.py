@@ -1,12 +1,17 @@
 """torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout), FastBatchNorm* and
 Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
 with their operators)."""
+
 import pytest
 import torch
 
 from overlay_support.npu_op_checks import on_npu, randn, torch_npu
-from torch_npu.contrib.module import (FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d,
-                                      NpuPreGenDropout)
+from torch_npu.contrib.module import (
+    FastBatchNorm1d,
+    FastBatchNorm2d,
+    FastBatchNorm3d,
+    NpuPreGenDropout,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -88,10 +93,14 @@ def test_esp_style_model_trains_and_the_gradient_follows_the_mask():
     assert torch.equal(leaf.grad.cpu(), want.cpu())
 
 
-@pytest.mark.parametrize("cls,base,shape", [(FastBatchNorm1d, torch.nn.BatchNorm1d, (8, 3)),
-                                            (FastBatchNorm2d, torch.nn.BatchNorm2d, (4, 3, 5, 5)),
-                                            (FastBatchNorm3d, torch.nn.BatchNorm3d,
-                                             (2, 3, 2, 4, 4))])
+@pytest.mark.parametrize(
+    "cls,base,shape",
+    [
+        (FastBatchNorm1d, torch.nn.BatchNorm1d, (8, 3)),
+        (FastBatchNorm2d, torch.nn.BatchNorm2d, (4, 3, 5, 5)),
+        (FastBatchNorm3d, torch.nn.BatchNorm3d, (2, 3, 2, 4, 4)),
+    ],
+)
 def test_fast_batch_norm_counts_in_int32_and_normalises_as_torch(cls, base, shape):
     fast, plain = cls(3, momentum=None).npu(), base(3, momentum=None).npu()
     assert fast.num_batches_tracked.dtype == torch.int32
@@ -129,8 +138,9 @@ def test_fast_batch_norms_are_torch_npus_classes_at_its_module_paths():
     layer = real_path._BatchNorm(num_features=5)  # any rank once _check_input_dim allows it
     layer._check_input_dim = lambda x: None
     x = randn(6, 5, seed=5)
-    torch.testing.assert_close(layer(x), torch.nn.functional.batch_norm(
-        x, None, None, torch.ones(5), torch.zeros(5), True))
+    torch.testing.assert_close(
+        layer(x), torch.nn.functional.batch_norm(x, None, None, torch.ones(5), torch.zeros(5), True)
+    )
     assert int(layer.num_batches_tracked) == 1
     untracked = FastBatchNorm1d(5, track_running_stats=False)
     assert untracked.num_batches_tracked is None and untracked.running_mean is None

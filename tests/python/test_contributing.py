@@ -4,6 +4,7 @@ docs/COMMANDS.md against every option the CLI declares, and each recipe of CONTR
 followed once (the optimizer recipe's places are found by reading the registry; commands,
 operators and test folders have the places their recipes give them); the commit-msg hook and the
 CI check of commit messages, on repositories made here."""
+
 from __future__ import annotations
 
 import ast
@@ -20,11 +21,23 @@ import build_helpers as bh
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOCUMENTS = ["README.md", "CONTRIBUTING.md"] + sorted(
-    os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "*.md")))
-TOP_FOLDERS = ("src", "tests", "patches", "scripts", "bench", "templates", "docs", "fuzz",
-               ".githooks", ".ci")
-PATH_PATTERN = re.compile(r"(?<![\w./~-])((?:%s)/[\w.<>*/+-]*[\w>*])" %
-                          "|".join(re.escape(f) for f in TOP_FOLDERS))
+    os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "*.md"))
+)
+TOP_FOLDERS = (
+    "src",
+    "tests",
+    "patches",
+    "scripts",
+    "bench",
+    "templates",
+    "docs",
+    "fuzz",
+    ".githooks",
+    ".ci",
+)
+PATH_PATTERN = re.compile(
+    r"(?<![\w./~-])((?:%s)/[\w.<>*/+-]*[\w>*])" % "|".join(re.escape(f) for f in TOP_FOLDERS)
+)
 
 
 def read(path: str) -> str:
@@ -37,7 +50,7 @@ def section(text: str, heading: str) -> str:
     level = len(heading) - len(heading.lstrip("#"))
     start = text.index(heading + "\n")
     stop = re.compile(r"^#{1,%d} " % level, re.M).search(text, start + len(heading) + 1)
-    return text[start:stop.start() if stop else len(text)]
+    return text[start : stop.start() if stop else len(text)]
 
 
 def as_glob(path: str) -> str:
@@ -50,6 +63,7 @@ def matches(path: str) -> List[str]:
 
 
 # --- the documents -------------------------------------------------------------------------------
+
 
 def test_readme_is_a_users_guide_of_at_most_250_lines():
     assert len(read("README.md").splitlines()) <= 250
@@ -70,6 +84,7 @@ def test_every_link_between_documents_resolves(document):
 
 
 # --- what may call what --------------------------------------------------------------------------
+
 
 def allowed_includes() -> Dict[str, Set[str]]:
     table = section(read("docs/ARCHITECTURE.md"), "## What may call what")
@@ -92,14 +107,16 @@ def test_the_toolchain_layers_include_only_what_architecture_allows():
     allowed = allowed_includes()
     folders = {layer: f"src/toolchain/{layer}" for layer in allowed if layer != "cli"}
     folders["cli"] = "src/cli"
-    on_disk = {os.path.basename(p.rstrip("/"))
-               for p in glob.glob(os.path.join(REPO, "src/toolchain/*/"))}
+    on_disk = {
+        os.path.basename(p.rstrip("/")) for p in glob.glob(os.path.join(REPO, "src/toolchain/*/"))
+    }
     assert on_disk <= set(folders), f"layers missing from the table: {on_disk - set(folders)}"
     for layer, folder in folders.items():
         used = included_layers(folder) - {layer}
         assert used <= allowed[layer], (
             f"{folder} includes {sorted(used - allowed[layer])}, which docs/ARCHITECTURE.md "
-            f"does not allow it")
+            f"does not allow it"
+        )
 
 
 def qualified_layers(folder: str, layers: Set[str]) -> Dict[str, List[str]]:
@@ -122,15 +139,22 @@ def test_the_toolchain_layers_name_only_what_architecture_allows():
     for layer in allowed:
         folder = "src/cli" if layer == "cli" else f"src/toolchain/{layer}"
         uses = qualified_layers(folder, set(allowed))
-        wrong = sorted(u for used, found in uses.items()
-                       if used != layer and used not in allowed[layer] for u in found)
-        assert not wrong, (f"{folder} calls {wrong}, which docs/ARCHITECTURE.md does not allow "
-                           f"it (it may use {sorted(allowed[layer])})")
+        wrong = sorted(
+            u
+            for used, found in uses.items()
+            if used != layer and used not in allowed[layer]
+            for u in found
+        )
+        assert not wrong, (
+            f"{folder} calls {wrong}, which docs/ARCHITECTURE.md does not allow "
+            f"it (it may use {sorted(allowed[layer])})"
+        )
 
 
 def test_the_runtime_includes_nothing_of_the_toolchain():
-    runtime_folders = {os.path.basename(p.rstrip("/"))
-                       for p in glob.glob(os.path.join(REPO, "src/runtime/*/"))}
+    runtime_folders = {
+        os.path.basename(p.rstrip("/")) for p in glob.glob(os.path.join(REPO, "src/runtime/*/"))
+    }
     for folder in glob.glob(os.path.join(REPO, "src/runtime/*/")):
         used = included_layers(os.path.relpath(folder, REPO))
         assert used <= runtime_folders, f"{folder} includes {sorted(used - runtime_folders)}"
@@ -160,15 +184,18 @@ def test_the_emulator_never_imports_apex():
 
 def test_apex_reaches_torch_npu_only_through_its_public_api():
     for path in python_sources("patches/overlay"):
-        private = {m for m in imported_modules(path)
-                   if m.startswith("torch_npu.") and any(
-                       part.startswith("_") for part in m.split(".")[1:])}
+        private = {
+            m
+            for m in imported_modules(path)
+            if m.startswith("torch_npu.") and any(part.startswith("_") for part in m.split(".")[1:])
+        }
         with open(path, encoding="utf-8") as f:
             private |= set(re.findall(r"\btorch_npu\.(_(?!_)\w*)", f.read()))
         assert not private, f"{os.path.relpath(path, REPO)} uses torch_npu's {sorted(private)}"
 
 
 # --- the optimizer recipe, by the registry -------------------------------------------------------
+
 
 def registry_rows() -> List[Dict[str, str]]:
     return [{"class": c, "kind": k, "npu_class": n} for c, k, n in bh.registry_rows(REPO)]
@@ -178,8 +205,8 @@ def recipe_places(heading: str) -> List[str]:
     """The places of the optimizer recipe's list `heading` ("every" or "some"): the paths that
     open each item, before the colon that starts its description."""
     text = section(read("CONTRIBUTING.md"), "### An optimizer")
-    every = text[text.index("Every optimizer touches:"):text.index("When it needs them:")]
-    some = text[text.index("When it needs them:"):text.index("\nTests:")]
+    every = text[text.index("Every optimizer touches:") : text.index("When it needs them:")]
+    some = text[text.index("When it needs them:") : text.index("\nTests:")]
     items = re.split(r"^- ", {"every": every, "some": some}[heading], flags=re.M)[1:]
     places = [p for item in items for p in PATH_PATTERN.findall(item.split("`: ", 1)[0])]
     assert places, f"no places in the optimizer recipe's {heading} list"
@@ -196,7 +223,7 @@ def own_class_rows() -> List[Dict[str, str]]:
 
 
 def mentions(row: Dict[str, str]) -> re.Pattern:
-    options = row["class"][len("Fused"):] + "Options"
+    options = row["class"][len("Fused") :] + "Options"
     return re.compile(r"\b(%s|%s|%s)\b" % (row["class"], row["npu_class"], options))
 
 
@@ -219,27 +246,36 @@ def files_naming(row: Dict[str, str]) -> Set[str]:
 
 def test_every_place_of_the_optimizer_recipe_holds_every_optimizer():
     for place in recipe_places("every"):
-        rows = registry_rows() if "npu_fused_" in place or "torch_npu" in place else own_class_rows()
+        rows = (
+            registry_rows() if "npu_fused_" in place or "torch_npu" in place else own_class_rows()
+        )
         for row in rows:
             if "<name>" in place:
                 path = place.replace("<name>", row["kind"])
                 assert os.path.exists(os.path.join(REPO, path)), (
-                    f"the recipe's place {place} has no {path} for {row['npu_class']}")
+                    f"the recipe's place {place} has no {path} for {row['npu_class']}"
+                )
             else:
                 assert mentions(row).search(read(place)), (
-                    f"the recipe's place {place} does not name {row['npu_class']}")
+                    f"the recipe's place {place} does not name {row['npu_class']}"
+                )
 
 
 def test_the_places_every_optimizer_occupies_are_the_recipes():
-    listed = [re.compile(re.escape(p).replace(re.escape("<name>"), r"\w+") + "$")
-              for p in recipe_places("every") + recipe_places("some")]
+    listed = [
+        re.compile(re.escape(p).replace(re.escape("<name>"), r"\w+") + "$")
+        for p in recipe_places("every") + recipe_places("some")
+    ]
     rows = own_class_rows()
     per_kind = [{f.replace(row["kind"], "<name>") for f in files_naming(row)} for row in rows]
     everywhere = set.intersection(*per_kind)
-    unlisted = sorted(f for f in everywhere
-                      if not any(p.match(f.replace("<name>", "x")) for p in listed))
-    assert not unlisted, (f"every optimizer of the registry is named in {unlisted}, "
-                          f"which CONTRIBUTING.md's optimizer recipe does not list")
+    unlisted = sorted(
+        f for f in everywhere if not any(p.match(f.replace("<name>", "x")) for p in listed)
+    )
+    assert not unlisted, (
+        f"every optimizer of the registry is named in {unlisted}, "
+        f"which CONTRIBUTING.md's optimizer recipe does not list"
+    )
 
 
 def test_the_optional_places_of_the_optimizer_recipe_exist():
@@ -249,9 +285,12 @@ def test_the_optional_places_of_the_optimizer_recipe_exist():
 
 # --- the other recipes ---------------------------------------------------------------------------
 
+
 def test_every_command_has_the_places_of_the_command_recipe():
-    commands = [os.path.basename(p)[len("cmd_"):-len(".cpp")]
-                for p in glob.glob(os.path.join(REPO, "src/cli/cmd_*.cpp"))]
+    commands = [
+        os.path.basename(p)[len("cmd_") : -len(".cpp")]
+        for p in glob.glob(os.path.join(REPO, "src/cli/cmd_*.cpp"))
+    ]
     assert "gen" in commands and "make_patch" in commands
     adders = read("src/cli/commands.cpp")
     for name in commands:
@@ -265,7 +304,7 @@ def cli_option_names(code: str) -> List[List[str]]:
     of every add_option/add_flag ("-o,--output" gives -o and --output; a positional its name)."""
     options = []
     for call in re.finditer(r"\badd_(?:option|flag)\(", code):
-        first = re.match(r'(?:[^,()"]|"[^"]*")*', code[call.end():]).group(0)
+        first = re.match(r'(?:[^,()"]|"[^"]*")*', code[call.end() :]).group(0)
         names = [n for literal in re.findall(r'"([^"]*)"', first) for n in literal.split(",") if n]
         if names:
             options.append(names)
@@ -278,7 +317,7 @@ def command_section(document: str, command: str) -> str:
     assert start >= 0, f"docs/COMMANDS.md has no **`apexnpu {command}`** paragraph"
     stop = document.find("**`apexnpu ", start + 1)
     stop = document.find("\n## ", start) if stop < 0 else stop
-    return document[start:stop if stop >= 0 else len(document)]
+    return document[start : stop if stop >= 0 else len(document)]
 
 
 def test_every_cli_option_is_in_commands_md():
@@ -288,21 +327,24 @@ def test_every_cli_option_is_in_commands_md():
     checked = 0
     for path in sorted(glob.glob(os.path.join(REPO, "src/cli/*.cpp"))):
         name = os.path.basename(path)
-        command = name[len("cmd_"):-len(".cpp")].replace("_", "-")
+        command = name[len("cmd_") : -len(".cpp")].replace("_", "-")
         text = command_section(document, command) if name.startswith("cmd_") else document
         with open(path, encoding="utf-8") as f:
             for names in cli_option_names(f.read()):
                 checked += 1
                 assert any(re.search(re.escape(n) + r"(?![\w-])", text) for n in names), (
                     f"{name} declares {'/'.join(names)}, which docs/COMMANDS.md does not describe"
-                    + (f" under apexnpu {command}" if name.startswith("cmd_") else ""))
+                    + (f" under apexnpu {command}" if name.startswith("cmd_") else "")
+                )
     assert checked >= 30
 
 
 def operator_modules() -> List[str]:
     """The operator modules of src/torch_npu/_ops (its helpers' names start with "_")."""
-    return sorted(os.path.relpath(p, REPO)
-                  for p in glob.glob(os.path.join(REPO, "src/torch_npu/_ops/[!_]*.py")))
+    return sorted(
+        os.path.relpath(p, REPO)
+        for p in glob.glob(os.path.join(REPO, "src/torch_npu/_ops/[!_]*.py"))
+    )
 
 
 def declared_operators(module: str) -> List[str]:
@@ -332,20 +374,25 @@ def test_every_npu_function_of_an_operator_module_is_declared():
             if isinstance(node, ast.FunctionDef) and node.name.startswith("npu_"):
                 assert node.name in declared, (
                     f"{module}: {node.name} is not declared with @operator, so torch_npu has "
-                    "no such name")
+                    "no such name"
+                )
 
 
 def test_every_npu_operator_is_documented_and_tested():
     documented = read("docs/NPU_OPERATORS.md")
-    tests = "".join(read(os.path.relpath(p, REPO)) for p in
-                    glob.glob(os.path.join(REPO, "tests/python/test_npu_op_*.py")))
+    tests = "".join(
+        read(os.path.relpath(p, REPO))
+        for p in glob.glob(os.path.join(REPO, "tests/python/test_npu_op_*.py"))
+    )
     names = operators()
     assert "npu_rms_norm" in names
     for name in names:
         assert re.search(r"`%s[(`]" % re.escape(name), documented), (
-            f"{name} has no row in docs/NPU_OPERATORS.md")
+            f"{name} has no row in docs/NPU_OPERATORS.md"
+        )
         assert re.search(r"\b%s\b" % re.escape(name), tests), (
-            f"no tests/python/test_npu_op_*.py calls {name}")
+            f"no tests/python/test_npu_op_*.py calls {name}"
+        )
 
 
 def test_every_cpp_test_folder_is_an_executable():
@@ -358,11 +405,18 @@ def test_every_cpp_test_folder_is_an_executable():
 
 # --- commit messages -----------------------------------------------------------------------------
 
+
 def git(cwd: str, *args: str, check: bool = True, stdin: str = "") -> subprocess.CompletedProcess:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
-    return subprocess.run(["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True,
-                          text=True, check=check)
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, check=check
+    )
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 with the NPU's overflow detection (the float status), against computations written out by hand
 (the emulation is deterministic, so they agree bit for bit); where the state lives (torch's),
 bfloat16 autocast on a 910B and its refusal on a 910, and torch_npu's GradScaler differences."""
+
 import copy
 import pickle
 
@@ -33,30 +34,69 @@ def npu(*shape, seed=0, dtype=torch.float32):
 
 POLICY_CASES = {
     # name: (call, inputs, the dtype torch's CUDA policy gives, the same computation by hand)
-    "linear": (lambda x, w, b: F.linear(x, w, b), [(4, 6), (3, 6), (3,)], torch.float16,
-               lambda x, w, b: F.linear(x.half(), w.half(), b.half())),
-    "matmul@": (lambda a, b: a @ b, [(4, 5), (5, 3)], torch.float16,
-                lambda a, b: a.half() @ b.half()),
-    "conv2d": (lambda x, w: F.conv2d(x, w), [(1, 2, 5, 5), (3, 2, 3, 3)], torch.float16,
-               lambda x, w: F.conv2d(x.half(), w.half())),
-    "bmm": (torch.bmm, [(2, 3, 4), (2, 4, 5)], torch.float16,
-            lambda a, b: torch.bmm(a.half(), b.half())),
-    "softmax": (lambda x: F.softmax(x, 1), [(3, 7)], torch.float32,
-                lambda x: F.softmax(x, 1, dtype=torch.float32)),
-    "log_softmax": (lambda x: x.log_softmax(1), [(3, 7)], torch.float32,
-                    lambda x: x.log_softmax(1, dtype=torch.float32)),
+    "linear": (
+        lambda x, w, b: F.linear(x, w, b),
+        [(4, 6), (3, 6), (3,)],
+        torch.float16,
+        lambda x, w, b: F.linear(x.half(), w.half(), b.half()),
+    ),
+    "matmul@": (
+        lambda a, b: a @ b,
+        [(4, 5), (5, 3)],
+        torch.float16,
+        lambda a, b: a.half() @ b.half(),
+    ),
+    "conv2d": (
+        lambda x, w: F.conv2d(x, w),
+        [(1, 2, 5, 5), (3, 2, 3, 3)],
+        torch.float16,
+        lambda x, w: F.conv2d(x.half(), w.half()),
+    ),
+    "bmm": (
+        torch.bmm,
+        [(2, 3, 4), (2, 4, 5)],
+        torch.float16,
+        lambda a, b: torch.bmm(a.half(), b.half()),
+    ),
+    "softmax": (
+        lambda x: F.softmax(x, 1),
+        [(3, 7)],
+        torch.float32,
+        lambda x: F.softmax(x, 1, dtype=torch.float32),
+    ),
+    "log_softmax": (
+        lambda x: x.log_softmax(1),
+        [(3, 7)],
+        torch.float32,
+        lambda x: x.log_softmax(1, dtype=torch.float32),
+    ),
     "sum": (lambda x: x.sum(), [(3, 7)], torch.float32, lambda x: x.sum(dtype=torch.float32)),
     "exp": (torch.exp, [(3, 7)], torch.float32, lambda x: torch.exp(x.float())),
-    "pow": (lambda x: x ** 2, [(3, 7)], torch.float32, lambda x: x.float() ** 2),
-    "layer_norm": (lambda x: F.layer_norm(x, (7,)), [(3, 7)], torch.float32,
-                   lambda x: F.layer_norm(x.float(), (7,))),
-    "mse_loss": (F.mse_loss, [(3, 7), (3, 7)], torch.float32,
-                 lambda a, b: F.mse_loss(a.float(), b.float())),
-    "cross_entropy": (lambda x: F.cross_entropy(x, torch.tensor([0, 3, 6]).npu()), [(3, 7)],
-                      torch.float32,
-                      lambda x: F.cross_entropy(x.float(), torch.tensor([0, 3, 6]).npu())),
-    "addcmul": (torch.addcmul, [(3, 4), (3, 4), (3, 4)], None,
-                lambda a, b, c: torch.addcmul(a.float(), b.float(), c.float())),
+    "pow": (lambda x: x**2, [(3, 7)], torch.float32, lambda x: x.float() ** 2),
+    "layer_norm": (
+        lambda x: F.layer_norm(x, (7,)),
+        [(3, 7)],
+        torch.float32,
+        lambda x: F.layer_norm(x.float(), (7,)),
+    ),
+    "mse_loss": (
+        F.mse_loss,
+        [(3, 7), (3, 7)],
+        torch.float32,
+        lambda a, b: F.mse_loss(a.float(), b.float()),
+    ),
+    "cross_entropy": (
+        lambda x: F.cross_entropy(x, torch.tensor([0, 3, 6]).npu()),
+        [(3, 7)],
+        torch.float32,
+        lambda x: F.cross_entropy(x.float(), torch.tensor([0, 3, 6]).npu()),
+    ),
+    "addcmul": (
+        torch.addcmul,
+        [(3, 4), (3, 4), (3, 4)],
+        None,
+        lambda a, b, c: torch.addcmul(a.float(), b.float(), c.float()),
+    ),
     "relu": (torch.relu, [(3, 4)], None, torch.relu),  # not in the policy: input dtype
 }
 
@@ -78,8 +118,10 @@ def test_each_policy_list_gives_torchs_dtype_and_the_same_bits(name, input_dtype
 
 def test_only_npu_floating_tensors_are_cast_and_double_is_left_alone():
     with autocast():
-        assert (torch.ones(2, 2, dtype=torch.float64).npu() @
-                torch.ones(2, 2, dtype=torch.float64).npu()).dtype == torch.float64
+        assert (
+            torch.ones(2, 2, dtype=torch.float64).npu()
+            @ torch.ones(2, 2, dtype=torch.float64).npu()
+        ).dtype == torch.float64
         assert torch.ones(2, dtype=torch.int64).npu().sum().dtype == torch.int64
 
 
@@ -147,8 +189,9 @@ def test_banned_binary_cross_entropy_and_bad_dtypes():
     with autocast():
         with pytest.raises(RuntimeError, match="binary_cross_entropy_with_logits"):
             F.binary_cross_entropy(p, torch.ones(3).npu())
-        assert F.binary_cross_entropy_with_logits(npu(3), torch.ones(3).npu()).dtype == \
-            torch.float32
+        assert (
+            F.binary_cross_entropy_with_logits(npu(3), torch.ones(3).npu()).dtype == torch.float32
+        )
 
 
 def test_the_state_is_torchs_own():
@@ -159,10 +202,12 @@ def test_the_state_is_torchs_own():
     region = autocast()
     assert region._enabled and region.fast_dtype == torch.float16 and region.device == "npu"
     assert not autocast(False)._enabled
-    torch_state = (lambda: torch.is_autocast_enabled("npu")) if TORCH2 else \
-        torch.is_autocast_enabled
-    torch_dtype = (lambda: torch.get_autocast_dtype("npu")) if TORCH2 else \
-        torch.get_autocast_gpu_dtype
+    torch_state = (
+        (lambda: torch.is_autocast_enabled("npu")) if TORCH2 else torch.is_autocast_enabled
+    )
+    torch_dtype = (
+        (lambda: torch.get_autocast_dtype("npu")) if TORCH2 else torch.get_autocast_gpu_dtype
+    )
     assert not torch_state()
     with region:
         assert torch_state() and torch.npu.is_autocast_enabled()
@@ -176,7 +221,7 @@ def test_the_state_is_torchs_own():
         assert (a @ b).dtype == torch.float16 and torch_state()
     assert not torch_state() and (a @ b).dtype == torch.float32
     # torch's own class takes "npu" (torch 1.x's through the emulator's torch.autocast)
-    with (torch.amp.autocast("npu") if TORCH2 else torch.autocast("npu")):
+    with torch.amp.autocast("npu") if TORCH2 else torch.autocast("npu"):
         assert (a @ b).dtype == torch.float16
 
 
@@ -189,8 +234,10 @@ def test_bfloat16_is_refused_on_a_910():
     assert torch.npu.get_amp_supported_dtype() == [torch.float16, torch.float32]
     a, b = npu(3, 3), npu(3, 3, seed=1)
     if TORCH2:
-        for make in (lambda: autocast(dtype=torch.bfloat16),
-                     lambda: torch.autocast("npu", dtype=torch.bfloat16)):
+        for make in (
+            lambda: autocast(dtype=torch.bfloat16),
+            lambda: torch.autocast("npu", dtype=torch.bfloat16),
+        ):
             with pytest.warns(UserWarning, match="target dtype is not supported"):
                 region = make()
             with region:
@@ -228,8 +275,10 @@ class Plain(torch.autograd.Function):
     @staticmethod
     @custom_bwd
     def backward(ctx, g):
-        seen["plain_backward"] = (torch.npu.amp.is_autocast_enabled(),
-                                  torch.npu.get_autocast_dtype())
+        seen["plain_backward"] = (
+            torch.npu.amp.is_autocast_enabled(),
+            torch.npu.get_autocast_dtype(),
+        )
         x, w = ctx.saved_tensors
         return g @ w.t(), x.t() @ g
 
@@ -259,12 +308,16 @@ def test_custom_fwd_and_bwd():
     out.sum().backward()
     assert out.dtype == torch.float32 and seen["plain_backward"] == (False, torch.float16)
     if TORCH2:  # torch_npu 2.x points to torch.amp's decorators
-        with pytest.warns(FutureWarning, match=r"torch\.amp\.custom_fwd\(args\.\.\., "
-                                               r"device_type='npu'\)"):
+        with pytest.warns(
+            FutureWarning,
+            match=r"torch\.amp\.custom_fwd\(args\.\.\., "
+            r"device_type='npu'\)",
+        ):
             custom_fwd(lambda ctx, x: x)
 
 
 # --- GradScaler --------------------------------------------------------------------------------
+
 
 def make_model(seed=0):
     torch.manual_seed(seed)
@@ -273,16 +326,18 @@ def make_model(seed=0):
 
 def batches(n):
     g = torch.Generator().manual_seed(5)
-    return [(torch.randn(4, 2, 5, 5, generator=g).npu(), torch.randn(4, 3, generator=g).npu())
-            for _ in range(n)]
+    return [
+        (torch.randn(4, 2, 5, 5, generator=g).npu(), torch.randn(4, 3, generator=g).npu())
+        for _ in range(n)
+    ]
 
 
 def test_training_equals_a_loop_written_by_hand():
     model, ref = make_model(), make_model()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
-    scaler = GradScaler(init_scale=2.0 ** 10, growth_interval=3)
-    scale, clean = 2.0 ** 10, 0
+    scaler = GradScaler(init_scale=2.0**10, growth_interval=3)
+    scale, clean = 2.0**10, 0
     for x, y in batches(7):
         for m, o in ((model, opt), (ref, ref_opt)):
             o.zero_grad()
@@ -312,7 +367,7 @@ def test_training_equals_a_loop_written_by_hand():
         assert scaler.get_scale() == scale
     for a, b in zip(model.parameters(), ref.parameters()):
         assert torch.equal(a, b)
-    assert scaler.get_scale() == 2.0 ** 12  # grew twice in 7 clean steps
+    assert scaler.get_scale() == 2.0**12  # grew twice in 7 clean steps
 
 
 def test_an_overflow_only_the_float_status_sees_skips_the_step_and_backs_off():
@@ -393,8 +448,14 @@ def test_static_scale_and_state_dict_with_torchs_keys():
     dynamic = GradScaler(init_scale=64.0, growth_interval=5)
     dynamic.scale(torch.ones(1).npu())
     state = dynamic.state_dict()
-    assert state == {"scale": 64.0, "growth_factor": 2.0, "backoff_factor": 0.5,
-                     "growth_interval": 5, "_growth_tracker": 0, "dynamic": True}
+    assert state == {
+        "scale": 64.0,
+        "growth_factor": 2.0,
+        "backoff_factor": 0.5,
+        "growth_interval": 5,
+        "_growth_tracker": 0,
+        "dynamic": True,
+    }
     for lazily_made in (False, True):
         restored = GradScaler()
         restored._init_growth_tracker = 7  # load_state_dict overwrites it
@@ -438,8 +499,10 @@ def test_an_overflow_skips_every_optimizer_of_the_scaler_in_inf_nan_mode():
                 scaler.step(opts[1])
                 scaler.step(opts[0])
             scaler.update()
-            unchanged = [all(torch.equal(a, b) for a, b in zip(old, m.parameters()))
-                         for old, m in zip(before, models)]
+            unchanged = [
+                all(torch.equal(a, b) for a, b in zip(old, m.parameters()))
+                for old, m in zip(before, models)
+            ]
             assert unchanged == ([True, True] if order == "overflow first" else [True, False])
             assert scaler.get_scale() == 32.0  # backed off once
             assert not scaler._has_overflow  # update() ends the iteration
@@ -504,6 +567,7 @@ def test_the_scale_never_grows_to_inf(inf_nan):
 
 # --- torch._amp_foreach_non_finite_check_and_unscale_ ---------------------------------------
 
+
 def check_and_unscale(grads, inv=0.25):
     found = torch.zeros(1).npu()
     torch._amp_foreach_non_finite_check_and_unscale_(grads, found, torch.full((1,), inv).npu())
@@ -537,6 +601,7 @@ def test_non_finite_check_and_unscale_on_npu_tensors(dtype):
 
 
 # --- bfloat16 on a 910B -----------------------------------------------------------------------
+
 
 def test_bfloat16_autocast_on_a_910b(monkeypatch, kernel_path):
     """As an Ascend 910B (APEXNPU_SOC_VERSION=Ascend910B1), bfloat16 autocast takes fp16's
@@ -577,8 +642,17 @@ def test_bfloat16_autocast_on_a_910b(monkeypatch, kernel_path):
         print(model[0].weight.grad.dtype)
     """)
     assert out[0] == "True"
-    row = ["torch.bfloat16", "torch.float32", "torch.bfloat16", "torch.float32",
-           "torch.float32", "torch.bfloat16", "torch.float32", "torch.float32", "True"]
+    row = [
+        "torch.bfloat16",
+        "torch.float32",
+        "torch.bfloat16",
+        "torch.float32",
+        "torch.float32",
+        "torch.bfloat16",
+        "torch.float32",
+        "torch.float32",
+        "True",
+    ]
     assert out[1:11] == row + ["True"]
     assert out[11:21] == row + ["True"]
     assert out[21] == "torch.float32"

@@ -2,6 +2,7 @@
 until then its stream's ``query()`` is False, events recorded after it are not done, and
 ``synchronize()`` waits (Huawei's torch_npu 1.x tests check the stream is busy after one).
 The timing checks compare against the recorded end, never against a wall-clock budget."""
+
 import overlay_support
 
 

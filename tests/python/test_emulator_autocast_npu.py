@@ -5,6 +5,7 @@ torch_npu's ``custom_fwd``/``custom_bwd``, activation checkpointing (reentrant a
 recomputation runs under the forward's autocast, and the emulator's operators, which stand for
 single NPU kernels that autocast never looks inside. References are the same computations
 written with explicit casts; the emulation is deterministic, so they agree bit for bit."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,8 +19,11 @@ from torch.utils.checkpoint import checkpoint  # noqa: E402,F401 - after torch_n
 from torch_npu._fp16 import float_status  # noqa: E402
 
 TORCH2 = hasattr(torch, "get_autocast_dtype")  # autocast state per device type
-needs_torch2 = pytest.mark.skipif(not TORCH2, reason="torch 1.x has no per-device autocast "
-                                  "state, scaled_dot_product_attention or torch.amp.custom_fwd")
+needs_torch2 = pytest.mark.skipif(
+    not TORCH2,
+    reason="torch 1.x has no per-device autocast "
+    "state, scaled_dot_product_attention or torch.amp.custom_fwd",
+)
 
 
 def npu(*shape, seed=0, dtype=torch.float32):
@@ -43,6 +47,7 @@ def state():
 
 
 # --- the op list --------------------------------------------------------------------------------
+
 
 @needs_torch2
 def test_sdpa_runs_in_the_lower_precision_whatever_dtypes_it_is_given():
@@ -70,30 +75,34 @@ def test_upsampling_follows_the_torch_version_s_list():
 
 # --- the state ----------------------------------------------------------------------------------
 
+
 def test_torch_reports_the_region_of_either_spelling():
     regions = [lambda: torch.npu.amp.autocast()]
     if TORCH2:
-        regions += [lambda: torch.autocast("npu", dtype=torch.float16),
-                    lambda: torch.amp.autocast("npu")]
+        regions += [
+            lambda: torch.autocast("npu", dtype=torch.float16),
+            lambda: torch.amp.autocast("npu"),
+        ]
     else:
         regions += [lambda: torch.autocast("npu")]  # the emulator's torch.autocast takes it
     assert state()[0] is False
     for make in regions:
         with make():
             assert state() == (True, torch.float16)
-            assert torch.npu.is_autocast_enabled() and torch.npu.get_autocast_dtype() is \
-                torch.float16
+            assert (
+                torch.npu.is_autocast_enabled() and torch.npu.get_autocast_dtype() is torch.float16
+            )
             with torch.npu.amp.autocast(enabled=False):
                 assert state()[0] is False
             assert state()[0] is True
         assert state()[0] is False
     # torch 2.x's autocast asks the device module which dtypes it takes (a 910: no bf16).
     assert torch.npu.get_amp_supported_dtype()[0] is torch.float16
-    assert (torch.bfloat16 in torch.npu.get_amp_supported_dtype()) == \
-        torch.npu.is_bf16_supported()
+    assert (torch.bfloat16 in torch.npu.get_amp_supported_dtype()) == torch.npu.is_bf16_supported()
 
 
 # --- custom autograd Functions ----------------------------------------------------------------
+
 
 def functions():
     """A Function per decorator spelling: torch.npu.amp's, and on torch 2.x torch.amp's with
@@ -102,7 +111,8 @@ def functions():
     if TORCH2:
         spellings["torch.amp"] = (
             lambda f=None, **kw: torch.amp.custom_fwd(f, device_type="npu", **kw),
-            lambda f: torch.amp.custom_bwd(f, device_type="npu"))
+            lambda f: torch.amp.custom_bwd(f, device_type="npu"),
+        )
     made = {}
     for name, (fwd, bwd) in spellings.items():
         seen = {}
@@ -159,10 +169,12 @@ def test_custom_fwd_and_bwd(spelling):
 
 # --- activation checkpointing -------------------------------------------------------------------
 
+
 def block_and_weights():
     torch.manual_seed(0)
-    block = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16),
-                                torch.nn.Linear(16, 8)).npu()
+    block = torch.nn.Sequential(
+        torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16), torch.nn.Linear(16, 8)
+    ).npu()
     return block, npu(4, 8, seed=3).requires_grad_()
 
 
@@ -202,6 +214,7 @@ def test_checkpoint_sequential_and_checkpoint_outside_autocast():
 
 # --- the emulator's operators are kernels -------------------------------------------------------
 
+
 def test_an_emulated_kernel_is_not_cast_inside():
     """npu_fusion_attention computes in fp32 inside, as the NPU kernel does; under autocast its
     torch calls must not be cast to fp16 (masked scores at fp32's minimum would saturate fp16
@@ -216,6 +229,7 @@ def test_an_emulated_kernel_is_not_cast_inside():
 
 
 # --- bfloat16 on a 910B ------------------------------------------------------------------------
+
 
 @needs_torch2
 def test_bfloat16_on_a_910b(monkeypatch):
@@ -250,5 +264,7 @@ def test_bfloat16_on_a_910b(monkeypatch):
             grads.append([p.grad.clone() for p in block.parameters()])
         print(out.dtype, all(torch.equal(a, b) for a, b in zip(*grads)))
     """)
-    assert out == ["True", "torch.bfloat16", "torch.bfloat16", "True"] * 2 + \
-        ["torch.bfloat16", "True"]
+    assert out == ["True", "torch.bfloat16", "torch.bfloat16", "True"] * 2 + [
+        "torch.bfloat16",
+        "True",
+    ]

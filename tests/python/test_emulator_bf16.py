@@ -1,6 +1,7 @@
 """bfloat16 on the emulated NPU: a 910B (``APEXNPU_SOC_VERSION=Ascend910B1``) computes bf16
 operations in fp32 and rounds each result once to nearest even, as its units accumulate in fp32;
 a 910 refuses bf16 arithmetic. Each case runs in a fresh interpreter, as the chip is read once."""
+
 import subprocess
 import sys
 import textwrap
@@ -10,14 +11,23 @@ import overlay_support
 
 def run(code, chip="Ascend910B1", **env):
     environ = overlay_support.overlay_env()
-    for name in ("APEXNPU_SOC_VERSION", "APEXNPU_INF_NAN_MODE", "INF_NAN_MODE_ENABLE",
-                 "INF_NAN_MODE_FORCE_DISABLE"):
+    for name in (
+        "APEXNPU_SOC_VERSION",
+        "APEXNPU_INF_NAN_MODE",
+        "INF_NAN_MODE_ENABLE",
+        "INF_NAN_MODE_FORCE_DISABLE",
+    ):
         environ.pop(name, None)
     if chip is not None:
         environ["APEXNPU_SOC_VERSION"] = chip
     environ.update(env)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def lines(proc):
@@ -60,11 +70,12 @@ def test_bf16_operations_are_computed_in_fp32_and_rounded_once():
     out = lines(run(ROUNDED_ONCE))
     assert len(out) == 4 * 10
     for i in range(0, len(out), 4):
-        assert out[i + 1:i + 4] == ["True", "npu", "True"], out[i:i + 4]
+        assert out[i + 1 : i + 4] == ["True", "npu", "True"], out[i : i + 4]
 
 
 def test_bf16_in_place_and_out_arguments_are_rounded_once():
-    out = lines(run("""
+    out = lines(
+        run("""
         import torch, torch_npu
         torch.manual_seed(1)
         x = torch.randn(100).to(torch.bfloat16)
@@ -78,12 +89,14 @@ def test_bf16_in_place_and_out_arguments_are_rounded_once():
         torch.mul(xn, yn, out=out)
         print(xn.data_ptr() == ptr, torch.equal(xn.cpu(), ref),
               torch.equal(out.cpu(), (ref.float() * y.float()).to(torch.bfloat16)))
-    """))
+    """)
+    )
     assert out == ["True", "True", "True"]
 
 
 def test_bf16_backward_gives_bf16_gradients_close_to_fp32():
-    out = lines(run("""
+    out = lines(
+        run("""
         import torch, torch_npu
         torch.manual_seed(2)
         model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(),
@@ -102,7 +115,8 @@ def test_bf16_backward_gives_bf16_gradients_close_to_fp32():
         rel = (g.float().cpu() - g32).abs().max() / g32.abs().max()
         print(g.dtype, g.device.type, float(rel) < 0.05,
               abs(float(loss) - float(loss32)) / float(loss32) < 0.02)
-    """))
+    """)
+    )
     assert out == ["torch.bfloat16", "npu", "True", "True"]
 
 
@@ -122,13 +136,16 @@ def test_bf16_overflow_follows_the_910bs_mode():
 
 
 def test_a_910_refuses_bf16_arithmetic_and_still_moves_bf16_data():
-    proc = run("""
+    proc = run(
+        """
         import torch, torch_npu
         x = torch.ones(4, dtype=torch.bfloat16).npu()  # a copy: moves bytes
         back = x.cpu()
         print(x.dtype, back.dtype, torch.npu.is_bf16_supported())
         x + x
-    """, chip=None)
+    """,
+        chip=None,
+    )
     assert proc.returncode != 0
     assert proc.stdout.split() == ["torch.bfloat16", "torch.bfloat16", "False"]
     assert "aten::add: bfloat16 is not supported on Ascend910A" in proc.stderr
@@ -137,7 +154,9 @@ def test_a_910_refuses_bf16_arithmetic_and_still_moves_bf16_data():
 
 
 def test_host_bf16_operations_stay_cpu_torchs():
-    out = lines(run("""
+    out = lines(
+        run(
+            """
         import torch, torch_npu
         from torch_npu._fp16 import mode
         torch.manual_seed(3)
@@ -146,5 +165,8 @@ def test_host_bf16_operations_stay_cpu_torchs():
         inside = a @ b
         mode.disable()
         print(mode.is_enabled(), torch.equal(inside, a @ b))
-    """, chip=None))
+    """,
+            chip=None,
+        )
+    )
     assert out == ["False", "True"]

@@ -3,6 +3,7 @@
 the same ranks within bf16's precision (8 significant bits: 2e-2 relative to the loss, over a
 dozen steps of a small MLP), and every rank ends with the same parameters, bit for bit (the
 gradients are averaged in rank order)."""
+
 import json
 import os
 

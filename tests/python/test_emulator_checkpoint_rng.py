@@ -2,6 +2,7 @@
 its inputs are on (``Tensor.get_device()``, asked once ``torch.npu._initialized`` is set) and
 restores it for the recompute, so dropout inside a checkpointed block draws the same mask twice
 and the gradients are the plain run's."""
+
 import pytest
 
 import overlay_support

@@ -3,6 +3,7 @@ are taken in the tensor's dtype (a float bound truncated toward zero), so the re
 integer dtype, in place or not. Ascend's YOLOv4 clamps int64 grid indices with ``gain - 1``, a
 float; CPU torch refuses that in place and promotes to float out of place. Host tensors keep CPU
 torch's rules. References: the same clamp with the bounds written as the integers they become."""
+
 import math
 
 import pytest

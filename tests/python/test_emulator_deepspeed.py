@@ -19,6 +19,7 @@ overflow is stored as ±65504, so DeepSpeed sees none, though the NPU's float st
 all-reduces its gradient norm in float64, which HCCL (and so torch_npu) refuses on these chips:
 the stage-3 runs tell DeepSpeed otherwise, and one run without that shows the refusal.
 """
+
 import importlib.util
 import json
 import os
@@ -30,10 +31,13 @@ import overlay_support
 from overlay_support import ranks
 
 pytestmark = [
-    pytest.mark.skipif(int(torch.__version__.split(".")[0]) < 2,
-                       reason="DeepSpeed on the emulated NPU needs torch 2.x"),
-    pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None,
-                       reason="deepspeed is not installed"),
+    pytest.mark.skipif(
+        int(torch.__version__.split(".")[0]) < 2,
+        reason="DeepSpeed on the emulated NPU needs torch 2.x",
+    ),
+    pytest.mark.skipif(
+        importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed"
+    ),
 ]
 
 HERE = os.path.dirname(overlay_support.__file__)
@@ -42,8 +46,13 @@ STEPS, SAVE_AT = 8, 4
 
 def launch(worker, args, soc):
     env = overlay_support.overlay_env()
-    for name in ("APEXNPU_HCCL_STRICT", "APEXNPU_INF_NAN_MODE", "ASCEND_HOME_PATH",
-                 "DS_ACCELERATOR", "GLOO_SOCKET_IFNAME"):
+    for name in (
+        "APEXNPU_HCCL_STRICT",
+        "APEXNPU_INF_NAN_MODE",
+        "ASCEND_HOME_PATH",
+        "DS_ACCELERATOR",
+        "GLOO_SOCKET_IFNAME",
+    ):
         env.pop(name, None)
     env["APEXNPU_SOC_VERSION"] = soc
     results = ranks.launch([os.path.join(HERE, worker)] + args, 2, env, timeout=300)
@@ -56,24 +65,26 @@ def launch(worker, args, soc):
 def runs(tmp_path_factory):
     """Both chips' runs, once: {soc: {spec: result}}."""
     out = {}
-    for soc, specs in (("Ascend910A", ["fp16:1", "fp16:2", "fp16:3", "fp16:3:init",
-                                       "fp16:1:24", "fp16:3:fp64"]),
-                       ("Ascend910B1", ["bf16:1", "bf16:2", "bf16:3", "bf16:3:init",
-                                        "fp16:2:24"])):
+    for soc, specs in (
+        ("Ascend910A", ["fp16:1", "fp16:2", "fp16:3", "fp16:3:init", "fp16:1:24", "fp16:3:fp64"]),
+        ("Ascend910B1", ["bf16:1", "bf16:2", "bf16:3", "bf16:3:init", "fp16:2:24"]),
+    ):
         ckpt = str(tmp_path_factory.mktemp("ds-" + soc))
         out[soc] = launch("deepspeed_worker.py", [ckpt] + specs, soc)
     return out
 
 
-@pytest.mark.parametrize("soc,dtype,tolerance", [("Ascend910A", "fp16", 1e-2),
-                                                 ("Ascend910B1", "bf16", 2e-2)])
+@pytest.mark.parametrize(
+    "soc,dtype,tolerance", [("Ascend910A", "fp16", 1e-2), ("Ascend910B1", "bf16", 2e-2)]
+)
 @pytest.mark.parametrize("stage", ["1", "2", "3", "3:init"])
 def test_zero_trains_as_fp32_adam_and_resumes(runs, soc, dtype, tolerance, stage):
     got = runs[soc][f"{dtype}:{stage}"]
     want = got["reference"]
     assert got["accelerator"] == "npu" and got["device"] == "npu:0"
-    assert got["zero"] == ("DeepSpeedZeroOptimizer_Stage3" if stage.startswith("3")
-                           else "DeepSpeedZeroOptimizer")
+    assert got["zero"] == (
+        "DeepSpeedZeroOptimizer_Stage3" if stage.startswith("3") else "DeepSpeedZeroOptimizer"
+    )
     assert got["basic"] == "FusedAdam"  # DeepSpeed's Adam for NPUs, not torch's
     assert got["param_dtype"] == f"torch.{'float16' if dtype == 'fp16' else 'bfloat16'}"
     assert got["skipped"] == 0
@@ -89,7 +100,7 @@ def test_zero_trains_as_fp32_adam_and_resumes(runs, soc, dtype, tolerance, stage
 def test_fp16_overflow_on_a_910b_skips_steps_and_lowers_the_scale(runs):
     got = runs["Ascend910B1"]["fp16:2:24"]  # initial loss scale 2**24: the gradients overflow
     assert got["param_dtype"] == "torch.float16"
-    assert got["skipped"] >= 1 and got["scale"] < 2 ** 24
+    assert got["skipped"] >= 1 and got["scale"] < 2**24
     assert got["loaded"] and got["resumed"] == got["losses"][SAVE_AT:]
 
 
@@ -97,12 +108,12 @@ def test_fp16_overflow_on_a_910_saturates_unseen_by_deepspeed(runs):
     got = runs["Ascend910A"]["fp16:1:24"]
     # The gradients saturate at ±65504 instead of becoming inf: DeepSpeed's check of their
     # values finds nothing and steps; the float status, which it does not read, is raised.
-    assert got["skipped"] == 0 and got["scale"] == 2 ** 24
+    assert got["skipped"] == 0 and got["scale"] == 2**24
     assert got["float_status"] is True
 
 
 def test_zero3_float64_norm_is_refused_by_hccl(runs):
     error = runs["Ascend910A"]["fp16:3:fp64"]["error"]
-    assert error.startswith("hccl: all_reduce of a torch.float64 tensor: HCCL on Ascend910A "
-                            "reduces only "), error
-
+    assert error.startswith(
+        "hccl: all_reduce of a torch.float64 tensor: HCCL on Ascend910A reduces only "
+    ), error

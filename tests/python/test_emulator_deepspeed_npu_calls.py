@@ -2,6 +2,7 @@
 ``torch.npu._lazy_call`` (its activation checkpointing sets NPU generator states through it)
 runs a call at once when the NPUs are initialised, else queues it until they are, in order, and
 a queued call that fails is reported at initialisation with where it was queued."""
+
 import json
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import textwrap
 
 import overlay_support
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json
     import torch
     import torch_npu
@@ -20,21 +21,26 @@ SCRIPT = textwrap.dedent('''
     torch.zeros(1, device="npu")  # the first NPU use initialises the NPUs
     torch.npu._lazy_call(lambda: out["calls"].append(["after", True]))
     print(json.dumps(out))
-''')
+""")
 
-FAILING = textwrap.dedent('''
+FAILING = textwrap.dedent("""
     import torch
     import torch_npu
     def queued_here():
         torch.npu._lazy_call(lambda: 1 / 0)
     queued_here()
     torch.npu.set_device(0)
-''')
+""")
 
 
 def run(script):
-    return subprocess.run([sys.executable, "-c", script], env=overlay_support.overlay_env(),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        env=overlay_support.overlay_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_lazy_call_waits_for_the_npus_then_runs_at_once():

@@ -1,6 +1,7 @@
 """The emulated NPU's devices: ``torch.device("npu:N")``, factories, ``Tensor.npu/to/cpu``, NPU
 tensor identity (``is_npu``, ``device``, ``type()``), modules, checkpoints, DDP's device ids and
 ``torch.npu``. Every NPU result is compared with the same call made on the host."""
+
 import copy
 import io
 import os
@@ -36,11 +37,17 @@ def on_npu0():
 def run_child(code, **env_changes):
     env = overlay_env()
     env.update(env_changes)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 # --- torch.device ------------------------------------------------------------------------------
+
 
 def test_torch_device_names_npus():
     assert str(torch.device("npu:3")) == "npu:3"
@@ -48,7 +55,7 @@ def test_torch_device_names_npus():
     assert repr(torch.device(type="npu")) == "device(type='npu')"
     d = torch.device("npu:1")
     assert d.type == "npu" and d.index == 1
-    assert torch.device("npu") .index is None
+    assert torch.device("npu").index is None
     assert isinstance(d, torch.device) and isinstance(torch.device("cpu"), torch.device)
     assert torch.device("npu:1") == torch.device("npu", 1) != torch.device("npu:0")
     assert torch.device("npu:0") != torch.device("cpu") and torch.device("cpu") != d
@@ -59,9 +66,14 @@ def test_torch_device_names_npus():
         d.index = 4
 
 
-@pytest.mark.parametrize("spec,match", [("npu:x", "(?i)invalid device string"),
-                                        ("npu:8", "npu:8 does not exist.*npu:0 to npu:7"),
-                                        ("npu:9", "APEXNPU_DEVICE_COUNT")])
+@pytest.mark.parametrize(
+    "spec,match",
+    [
+        ("npu:x", "(?i)invalid device string"),
+        ("npu:8", "npu:8 does not exist.*npu:0 to npu:7"),
+        ("npu:9", "APEXNPU_DEVICE_COUNT"),
+    ],
+)
 def test_bad_npu_names_are_clear_errors(spec, match):
     if torch_device.NATIVE and spec != "npu:x":
         # torch 2.x's own torch.device, as for CUDA, names any index; using it is the error.
@@ -83,20 +95,27 @@ def test_torchscript_still_compiles_device_annotations():
 
 def test_device_count_is_eight_and_settable():
     assert torch.npu.device_count() == 8
-    proc = run_child("import torch_npu, torch; print(torch.npu.device_count()); "
-                     "torch.zeros(1, device='npu:1'); torch.zeros(1, device='npu:2')",
-                     APEXNPU_DEVICE_COUNT="2")
+    proc = run_child(
+        "import torch_npu, torch; print(torch.npu.device_count()); "
+        "torch.zeros(1, device='npu:1'); torch.zeros(1, device='npu:2')",
+        APEXNPU_DEVICE_COUNT="2",
+    )
     assert proc.stdout.split() == ["2"]
     assert proc.returncode != 0 and "torch.zeros: npu:2 does not exist" in proc.stderr
-    bad = run_child("import torch_npu, torch; torch.npu.device_count()", APEXNPU_DEVICE_COUNT="lots")
+    bad = run_child(
+        "import torch_npu, torch; torch.npu.device_count()", APEXNPU_DEVICE_COUNT="lots"
+    )
     assert bad.returncode != 0 and "APEXNPU_DEVICE_COUNT='lots'" in bad.stderr
 
 
 def test_current_device_belongs_to_the_thread():
     torch.npu.set_device("npu:5")
     seen = []
-    t = threading.Thread(target=lambda: seen.append((torch.npu.current_device(),
-                                                      torch.zeros(1, device="npu").device)))
+    t = threading.Thread(
+        target=lambda: seen.append(
+            (torch.npu.current_device(), torch.zeros(1, device="npu").device)
+        )
+    )
     t.start()
     t.join()
     assert torch.npu.current_device() == 5
@@ -113,13 +132,39 @@ def test_current_device_belongs_to_the_thread():
 
 # --- makers ------------------------------------------------------------------------------------
 
+
 def test_every_maker_with_a_device_argument_is_wrapped():
     names = factories.wrapped_names()
-    for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
-                 "arange", "range", "linspace", "logspace", "eye", "tensor", "as_tensor",
-                 "asarray", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-                 "randn_like", "randint_like", "empty_strided", "scalar_tensor", "tril_indices",
-                 "hann_window", "sparse_coo_tensor"):
+    for name in (
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "arange",
+        "range",
+        "linspace",
+        "logspace",
+        "eye",
+        "tensor",
+        "as_tensor",
+        "asarray",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "empty_strided",
+        "scalar_tensor",
+        "tril_indices",
+        "hann_window",
+        "sparse_coo_tensor",
+    ):
         assert "torch." + name in names["functions"], name
     assert "torch.fft.fftfreq" in names["functions"]
     for name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new"):
@@ -133,8 +178,9 @@ MAKERS = {
     "empty": lambda d: torch.empty(5, device=d).fill_(1.0),
     "rand": lambda d: torch.rand(3, device=d, generator=torch.Generator().manual_seed(1)),
     "randn": lambda d: torch.randn(3, device=d, generator=torch.Generator().manual_seed(1)),
-    "randint": lambda d: torch.randint(0, 9, (4,), device=d,
-                                       generator=torch.Generator().manual_seed(2)),
+    "randint": lambda d: torch.randint(
+        0, 9, (4,), device=d, generator=torch.Generator().manual_seed(2)
+    ),
     "randperm": lambda d: torch.randperm(6, device=d, generator=torch.Generator().manual_seed(3)),
     "arange": lambda d: torch.arange(1, 7, 2, device=d),
     "linspace": lambda d: torch.linspace(0, 1, 5, device=d),
@@ -162,9 +208,19 @@ def test_makers_put_their_result_on_the_npu(name, spec):
 
 def test_like_and_new_makers_follow_their_input_unless_told_otherwise():
     x = torch.ones(2, 2, device="npu:2")
-    for made in (torch.zeros_like(x), torch.ones_like(x), torch.empty_like(x),
-                 torch.full_like(x, 3.0), torch.randn_like(x), x.new_zeros(3), x.new_ones(1),
-                 x.new_empty(2), x.new_full((2,), 1.0), x.new_tensor([1.0]), x.new(3)):
+    for made in (
+        torch.zeros_like(x),
+        torch.ones_like(x),
+        torch.empty_like(x),
+        torch.full_like(x, 3.0),
+        torch.randn_like(x),
+        x.new_zeros(3),
+        x.new_ones(1),
+        x.new_empty(2),
+        x.new_full((2,), 1.0),
+        x.new_tensor([1.0]),
+        x.new(3),
+    ):
         assert made.device == torch.device("npu:2")
     assert torch.zeros_like(x, device="cpu").device == torch.device("cpu")
     assert x.new_zeros(2, device="cpu").device == torch.device("cpu")
@@ -193,6 +249,7 @@ def test_default_tensor_type_on_the_npu():
 
 
 # --- tensors -----------------------------------------------------------------------------------
+
 
 def test_npu_to_and_cpu_move_like_torch_moves_between_devices():
     x = torch.arange(6.0).view(2, 3)
@@ -248,8 +305,20 @@ def test_identity_properties():
 def test_operations_keep_their_inputs_npu():
     a = torch.randn(4, 4).npu(2)
     b = torch.randn(4, 4).npu(2)
-    for out in (a + b, a @ b, a.t(), a[1:], torch.cat([a, b]), a.sum(), torch.relu(a),
-                a.half() @ b.half(), a.detach(), a.clone(), a.view(16), torch.stack([a, b])):
+    for out in (
+        a + b,
+        a @ b,
+        a.t(),
+        a[1:],
+        torch.cat([a, b]),
+        a.sum(),
+        torch.relu(a),
+        a.half() @ b.half(),
+        a.detach(),
+        a.clone(),
+        a.view(16),
+        torch.stack([a, b]),
+    ):
         assert out.device == torch.device("npu:2"), out
     host = torch.zeros(4, 4)
     host.copy_(a)  # a copy between devices writes the host tensor, which stays on the host
@@ -281,8 +350,15 @@ def test_new_outputs_are_contiguous_as_torch_npu_allocates_them():
     t = x.t()
     assert not t.is_contiguous() and t.device == x.device  # a view keeps its strides
     host = x.cpu().t()
-    for made in (lambda v: v * 2, lambda v: v.eq(0.5), lambda v: v.half(), lambda v: v.clone(),
-                 torch.relu, lambda v: v + v, torch.exp):
+    for made in (
+        lambda v: v * 2,
+        lambda v: v.eq(0.5),
+        lambda v: v.half(),
+        lambda v: v.clone(),
+        torch.relu,
+        lambda v: v + v,
+        torch.exp,
+    ):
         out = made(t)
         assert out.is_contiguous() and out.device == x.device, out.stride()
         assert torch.equal(out.cpu(), made(host))
@@ -300,14 +376,19 @@ def test_new_outputs_are_contiguous_as_torch_npu_allocates_them():
 
 def test_repeat_interleave_of_an_npu_tensor_stays_on_it():
     """torch 1.13 builds the int count's index with a host maker inside; on the NPU it works."""
-    x = torch.arange(6.).view(2, 3)
+    x = torch.arange(6.0).view(2, 3)
     on_npu = x.npu(1)
-    for args, kwargs in [((2,), {"dim": 0}), ((3,), {"dim": 1}), ((2,), {}),
-                         ((torch.tensor([1, 2]).npu(1),), {"dim": 0})]:
-        want = x.repeat_interleave(*[a.cpu() if torch.is_tensor(a) else a for a in args],
-                                   **kwargs)
-        for got in (on_npu.repeat_interleave(*args, **kwargs),
-                    torch.repeat_interleave(on_npu, *args, **kwargs)):
+    for args, kwargs in [
+        ((2,), {"dim": 0}),
+        ((3,), {"dim": 1}),
+        ((2,), {}),
+        ((torch.tensor([1, 2]).npu(1),), {"dim": 0}),
+    ]:
+        want = x.repeat_interleave(*[a.cpu() if torch.is_tensor(a) else a for a in args], **kwargs)
+        for got in (
+            on_npu.repeat_interleave(*args, **kwargs),
+            torch.repeat_interleave(on_npu, *args, **kwargs),
+        ):
             assert got.device == torch.device("npu:1") and torch.equal(got.cpu(), want)
     counts = torch.tensor([2, 0, 1]).npu(1)
     assert torch.equal(torch.repeat_interleave(counts).cpu(), torch.tensor([0, 0, 2]))
@@ -345,6 +426,7 @@ def test_parameters_and_deepcopies_keep_their_npu():
 
 # --- modules -----------------------------------------------------------------------------------
 
+
 def test_module_npu_and_to_move_parameters_buffers_and_grads():
     m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(4, 2))
     m(torch.randn(2, 3, 3, 3)).sum().backward()
@@ -352,8 +434,9 @@ def test_module_npu_and_to_move_parameters_buffers_and_grads():
     tensors = list(m.parameters()) + list(m.buffers()) + [p.grad for p in m.parameters()]
     assert all(t.device == torch.device("npu:0") for t in tensors)
     m.to("npu:2", torch.float16)
-    assert all(p.device == torch.device("npu:2") and p.dtype == torch.float16
-               for p in m.parameters())
+    assert all(
+        p.device == torch.device("npu:2") and p.dtype == torch.float16 for p in m.parameters()
+    )
     assert m[1].num_batches_tracked.dtype == torch.int64 and m[1].num_batches_tracked.is_npu
     out = m(torch.randn(2, 3, 3, 3).npu(2).half())
     assert out.type() == "torch.npu.HalfTensor"
@@ -385,6 +468,7 @@ def test_training_on_the_npu_equals_training_on_the_host():
 
 # --- checkpoints -------------------------------------------------------------------------------
 
+
 def saved(obj):
     buf = io.BytesIO()
     torch.save(obj, buf)
@@ -396,13 +480,19 @@ def loaded(data, **kwargs):
 
 
 def test_checkpoints_load_where_map_location_says():
-    data = saved({"npu": torch.arange(3.0).npu(2), "host": torch.ones(2),
-                  "nested": [torch.zeros(1).npu(1)]})
+    data = saved(
+        {"npu": torch.arange(3.0).npu(2), "host": torch.ones(2), "nested": [torch.zeros(1).npu(1)]}
+    )
     plain = loaded(data)
     assert plain["npu"].device == torch.device("npu:2") and plain["host"].device.type == "cpu"
     assert plain["nested"][0].device == torch.device("npu:1")
-    for location, want in (("cpu", "cpu"), ("npu", "npu:0"), ("npu:5", "npu:5"),
-                           (torch.device("npu:4"), "npu:4"), (torch.device("cpu"), "cpu")):
+    for location, want in (
+        ("cpu", "cpu"),
+        ("npu", "npu:0"),
+        ("npu:5", "npu:5"),
+        (torch.device("npu:4"), "npu:4"),
+        (torch.device("cpu"), "cpu"),
+    ):
         got = loaded(data, map_location=location)
         assert str(got["npu"].device) == want and str(got["host"].device) == want
         assert got["npu"].tolist() == [0.0, 1.0, 2.0]
@@ -432,8 +522,9 @@ def save_elsewhere(path, location, value):
         torch.serialization.register_package(1, lambda s: {location!r}, lambda s, loc: None)
         torch.save({{"w": {value}}}, {str(path)!r})
     """
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -455,12 +546,12 @@ def test_checkpoints_from_cuda_need_a_map_location(tmp_path):
 
 # --- DDP's device ids --------------------------------------------------------------------------
 
+
 def test_ddp_takes_the_npu_the_module_is_on(tmp_path):
     import torch.distributed as dist
 
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0,
-                            world_size=1)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0, world_size=1)
     try:
         torch.npu.set_device(1)
         model = nn.Linear(3, 2).npu()
@@ -470,14 +561,16 @@ def test_ddp_takes_the_npu_the_module_is_on(tmp_path):
         out.sum().backward()
         assert model.weight.grad.is_npu
         nn.parallel.DistributedDataParallel(model, device_ids=["npu:1"])
-        with pytest.raises(ValueError, match="device_ids names npu:0 but the module's "
-                                             "parameters are on npu:1"):
+        with pytest.raises(
+            ValueError, match="device_ids names npu:0 but the module's parameters are on npu:1"
+        ):
             nn.parallel.DistributedDataParallel(model, device_ids=[0])
     finally:
         dist.destroy_process_group()
 
 
 # --- torch.npu ---------------------------------------------------------------------------------
+
 
 def test_streams_and_events_keep_order_and_time():
     s = torch.npu.Stream()
@@ -538,6 +631,7 @@ def test_npu_random_states_fork_and_restore_through_the_default_generators():
     # Megatron-style model-parallel RNG trackers (Ascend's GLM, CPM) save the NPU state, seed a
     # generator of torch.npu.default_generators, draw, and put the saved state back.
     import torch.npu.random as npu_random
+
     assert npu_random is torch.npu.random and npu_random.get_rng_state is torch.npu.get_rng_state
     generators = torch.npu.default_generators
     assert len(generators) == torch.npu.device_count()
@@ -558,8 +652,11 @@ def test_npu_random_states_fork_and_restore_through_the_default_generators():
     npu_random.set_rng_state_all(states)
 
 
-@pytest.mark.skipif(not TORCH_BEFORE_2_1, reason="torch_npu for torch 2.1 and later has no "
-                    "graph mode: test_graph_mode_is_gone_as_from_torch_npu_2_1 checks it")
+@pytest.mark.skipif(
+    not TORCH_BEFORE_2_1,
+    reason="torch_npu for torch 2.1 and later has no "
+    "graph mode: test_graph_mode_is_gone_as_from_torch_npu_2_1 checks it",
+)
 def test_graph_mode_of_torch_npu_1_x():
     # Ascend's ResNet50, MobileNetV2 and BERT-Squad (--graph_mode) wrap each step in it.
     assert torch.npu.is_graph_mode() is False
@@ -597,17 +694,32 @@ def test_tensors_made_from_a_private_format_keep_it_as_on_the_npu():
     # it casts to the parameter's format. The host has ND only; other operations give ND.
     w = torch.randn(1, 32).npu()
     nz = torch_npu.npu_format_cast(w, 29)
-    kept = {"zeros_like": torch.zeros_like(nz), "empty_like": torch.empty_like(nz),
-            "ones_like": torch.ones_like(nz), "full_like": torch.full_like(nz, 2.0),
-            "randn_like": torch.randn_like(nz), "clone": nz.clone(), "half": nz.half(),
-            "float of half": nz.half().float(), "to fp16": nz.to(torch.float16),
-            "detach": nz.detach(), "data": nz.data}
+    kept = {
+        "zeros_like": torch.zeros_like(nz),
+        "empty_like": torch.empty_like(nz),
+        "ones_like": torch.ones_like(nz),
+        "full_like": torch.full_like(nz, 2.0),
+        "randn_like": torch.randn_like(nz),
+        "clone": nz.clone(),
+        "half": nz.half(),
+        "float of half": nz.half().float(),
+        "to fp16": nz.to(torch.float16),
+        "detach": nz.detach(),
+        "data": nz.data,
+    }
     for name, t in kept.items():
-        assert (torch_npu.get_npu_format(t), torch_npu.get_storage_size(t), t.is_npu) == \
-            (29, 512, True), name
+        assert (torch_npu.get_npu_format(t), torch_npu.get_storage_size(t), t.is_npu) == (
+            29,
+            512,
+            True,
+        ), name
     assert torch.equal(nz.half().float().cpu(), w.half().float().cpu())
-    for name, t in {"cpu": nz.cpu(), "to cpu": nz.to("cpu", torch.float16), "mul": nz * 2,
-                    "plain": torch.zeros_like(w)}.items():
+    for name, t in {
+        "cpu": nz.cpu(),
+        "to cpu": nz.to("cpu", torch.float16),
+        "mul": nz * 2,
+        "plain": torch.zeros_like(w),
+    }.items():
         assert (torch_npu.get_npu_format(t), torch_npu.get_storage_size(t)) == (2, 32), name
     # A view shares the NZ tensor's padded storage, as on the NPU.
     assert torch_npu.get_storage_size(nz.view(32)) == 512
@@ -620,6 +732,7 @@ def test_tensors_made_from_a_private_format_keep_it_as_on_the_npu():
 
 # --- NPU kernels that differ from CPU torch's ---------------------------------------------------
 
+
 def test_binary_cross_entropy_on_the_npu_does_not_check_its_range():
     x = torch.tensor([0.2, 0.7, 0.5])
     t = torch.tensor([0.0, 1.0, 1.0])
@@ -629,8 +742,11 @@ def test_binary_cross_entropy_on_the_npu_does_not_check_its_range():
     float_status.clear()
     out = nn.functional.binary_cross_entropy(wild, torch.tensor([1.0, 0.0]).npu(), reduction="none")
     # log(1 - 3) is NaN: a 910 in saturation mode stores it as 0 and raises the float status.
-    assert out.is_npu and out[0].item() == 0.0 and torch.isclose(out[1].cpu(), torch.tensor(0.6931),
-                                                                  atol=1e-4)
+    assert (
+        out.is_npu
+        and out[0].item() == 0.0
+        and torch.isclose(out[1].cpu(), torch.tensor(0.6931), atol=1e-4)
+    )
     assert float_status.clear()
     half = nn.functional.binary_cross_entropy(wild.half(), torch.ones(2).half().npu())
     # The NPU has no fp16 NaN: the result saturates and the float status records it.
@@ -655,7 +771,8 @@ def test_int32_class_targets_and_indices_on_the_npu():
     nn.functional.nll_loss(w.log_softmax(1), target.int().npu()).backward()
     assert w.grad.is_npu
     idx = torch.tensor([[1], [0], [3], [2]])
-    assert torch.equal(torch.gather(logits.npu(), 1, idx.int().npu()).cpu(),
-                       torch.gather(logits, 1, idx))
+    assert torch.equal(
+        torch.gather(logits.npu(), 1, idx.int().npu()).cpu(), torch.gather(logits, 1, idx)
+    )
     with pytest.raises(RuntimeError, match="Long"):  # host tensors keep CPU rules
         nn.functional.cross_entropy(logits, target.int())

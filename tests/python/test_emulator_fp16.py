@@ -4,6 +4,7 @@ Every emulated fp16 result is compared with the same computation done in fp32 on
 inputs and rounded to fp16 (exactly equal: the emulation is that computation), or, through
 whole networks, with fp32 training at a stated tolerance.
 """
+
 import copy
 import os
 import subprocess
@@ -185,9 +186,18 @@ def test_dropout_in_fp16():
 
 def make_cnn():
     return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(8, 8, 3), nn.GELU(), nn.Flatten(), nn.Linear(8 * 2 * 2, 16), nn.Tanh(),
-        nn.Linear(16, 5), nn.LayerNorm(5))
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 8, 3),
+        nn.GELU(),
+        nn.Flatten(),
+        nn.Linear(8 * 2 * 2, 16),
+        nn.Tanh(),
+        nn.Linear(16, 5),
+        nn.LayerNorm(5),
+    )
 
 
 def test_fp16_network_forward_and_backward_track_fp32_within_tolerance():
@@ -261,6 +271,7 @@ def test_nan_is_stored_as_zero_on_both_kernel_paths():
 
 # --- torch.npu (devices, tensors and modules: test_emulator_devices.py) ----------------------
 
+
 def test_shim_float_status_calls_share_the_flag():
     assert not torch.npu.get_npu_overflow_flag()
     status = torch.npu_alloc_float_status()
@@ -274,8 +285,13 @@ def test_shim_float_status_calls_share_the_flag():
 
 
 def run_child(code):
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=overlay_env(),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=overlay_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_ascend_script_runs_unchanged_in_a_fresh_process():
@@ -322,15 +338,19 @@ def test_apex_over_a_real_torch_npu_installs_nothing_of_the_emulator(tmp_path):
         "    def load_state_dict(self, state): pass\n"
         "npu.amp.GradScaler = GradScaler\n"
         "torch.npu = npu\n"
-        "sys.modules['torch_npu.npu'] = npu\n")
+        "sys.modules['torch_npu.npu'] = npu\n"
+    )
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), overlay_support.OVERLAY_DIR])
-    code = ("import torch, apex.npu\n"
-            "print(apex.npu.is_real_npu(), apex.npu.device_type(), torch.npu.marker,"
-            " hasattr(torch.Tensor, 'npu'), torch.npu.amp.GradScaler._apexnpu_native_amp_o2,"
-            " torch.npu.amp.amp_decorate is apex.npu.amp_decorate)\n")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import torch, apex.npu\n"
+        "print(apex.npu.is_real_npu(), apex.npu.device_type(), torch.npu.marker,"
+        " hasattr(torch.Tensor, 'npu'), torch.npu.amp.GradScaler._apexnpu_native_amp_o2,"
+        " torch.npu.amp.amp_decorate is apex.npu.amp_decorate)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "npu", "real", "False", "True", "True"]
 
@@ -338,10 +358,13 @@ def test_apex_over_a_real_torch_npu_installs_nothing_of_the_emulator(tmp_path):
 def test_emulation_can_be_left_off_by_environment():
     env = overlay_env()
     env["APEXNPU_EMULATION"] = "0"
-    code = ("import torch, torch_npu; from torch_npu._fp16 import mode; "
-            "print(mode.is_enabled(), torch.npu.is_available())")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import torch, torch_npu; from torch_npu._fp16 import mode; "
+        "print(mode.is_enabled(), torch.npu.is_available())"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "True"]
 

@@ -2,6 +2,7 @@
 NaN as +0, and the float status is raised; an inf or NaN only carried from an input is left
 alone; a 910B (INF/NAN mode) leaves fp32 results as they are. Both kernel paths: the runtime's
 one-pass check and torch operations."""
+
 import subprocess
 import sys
 import textwrap
@@ -36,7 +37,7 @@ SCRIPT = """
     report("nan", torch.zeros(1, device="npu") / torch.zeros(1, device="npu"))
 """
 
-MAX = 3.4028234663852886e+38
+MAX = 3.4028234663852886e38
 
 
 def run(path, chip, runtime):
@@ -44,8 +45,13 @@ def run(path, chip, runtime):
     for name in ("APEXNPU_SOC_VERSION", "APEXNPU_INF_NAN_MODE", "INF_NAN_MODE_FORCE_DISABLE"):
         env.pop(name, None)
     env.update(APEXNPU_OPTIM_PATH=path, APEXNPU_SOC_VERSION=chip)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SCRIPT)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in proc.stdout.splitlines()}
 
@@ -72,9 +78,11 @@ def test_a_910b_leaves_fp32_results_as_ieee_gives_them():
     assert got["nan"] == "[nan] True"
 
 
-@pytest.mark.skipif(int(__import__("torch").__version__.split(".")[0]) < 2,
-                    reason="torch 1.13's FakeTensorMode takes only torch's own device type, "
-                           "which names no NPU there")
+@pytest.mark.skipif(
+    int(__import__("torch").__version__.split(".")[0]) < 2,
+    reason="torch 1.13's FakeTensorMode takes only torch's own device type, "
+    "which names no NPU there",
+)
 def test_fake_tensors_are_not_read():
     """Under torch's FakeTensorMode results have no values: nothing is checked or saturated."""
     out = overlay_support.run_with_emulator("""

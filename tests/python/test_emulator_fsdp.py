@@ -13,6 +13,7 @@ Every rank ends with the same parameters, bit for bit.
 
 torch 1.13 (Debian's) cannot import torch.distributed.fsdp on Python 3.11 (a dataclass in its
 sharded tensors is refused), so these tests run on torch 2.x only."""
+
 import json
 import os
 
@@ -24,6 +25,7 @@ from overlay_support import ranks
 
 try:
     import torch.distributed.fsdp  # noqa: F401
+
     FSDP_SKIP = None
 except (ImportError, ValueError) as error:  # torch 1.13 on Python 3.11: ValueError
     FSDP_SKIP = f"torch {torch.__version__} cannot import torch.distributed.fsdp: {error}"
@@ -53,15 +55,24 @@ def run(phases, tmp_path, soc):
 
 @pytest.fixture(scope="module")
 def on_910(tmp_path_factory):
-    return run(["full_shard", "shard_grad_op", "fp16", "fp16_offload", "state_dict", "fsdp2",
-                "fsdp2_fp16"],
-               tmp_path_factory.mktemp("fsdp910"), "Ascend910A")
+    return run(
+        [
+            "full_shard",
+            "shard_grad_op",
+            "fp16",
+            "fp16_offload",
+            "state_dict",
+            "fsdp2",
+            "fsdp2_fp16",
+        ],
+        tmp_path_factory.mktemp("fsdp910"),
+        "Ascend910A",
+    )
 
 
 @pytest.fixture(scope="module")
 def on_910b(tmp_path_factory):
-    return run(["bf16", "fsdp2_bf16", "fp16"], tmp_path_factory.mktemp("fsdp910b"),
-               "Ascend910B1")
+    return run(["bf16", "fsdp2_bf16", "fp16"], tmp_path_factory.mktemp("fsdp910b"), "Ascend910B1")
 
 
 def assert_follows(run, reference, tolerance):
@@ -88,17 +99,21 @@ def test_fsdp1_fp32_follows_one_process(on_910, strategy):
     assert total / 2 <= shard < total / 2 + 3 * 2  # half of every unit, padded to even
 
 
-@pytest.mark.parametrize("chip,phase", [("910", "fp16"), ("910b", "fp16"),
-                                        ("910", "fp16_offload"), ("910", "fsdp2_fp16")])
+@pytest.mark.parametrize(
+    "chip,phase",
+    [("910", "fp16"), ("910b", "fp16"), ("910", "fp16_offload"), ("910", "fsdp2_fp16")],
+)
 def test_fsdp1_fp16_with_sharded_grad_scaler_skips_overflows_on_every_rank(
-        on_910, on_910b, chip, phase):
+    on_910, on_910b, chip, phase
+):
     runs = on_910 if chip == "910" else on_910b
     run = runs[phase]
     assert run[0]["scaler"] == "torch_npu.npu.amp.sharded_grad_scaler"
     for rank in (0, 1):  # CPUOffload: the scaler unscales the host's gradients
         if phase != "fsdp2_fp16":  # (FSDP2's are DTensors, whose device is checked below)
-            assert run[rank]["grad_devices"] == ["cpu" if phase == "fp16_offload"
-                                                 else f"npu:{rank}"]
+            assert run[rank]["grad_devices"] == [
+                "cpu" if phase == "fp16_offload" else f"npu:{rank}"
+            ]
     assert run[0]["dtype"] == "torch.float16"
     for rank in (0, 1):
         # only rank 1 overflowed, at both steps; every rank skipped them and backed off
@@ -121,12 +136,19 @@ def test_fsdp1_sharded_and_full_state_dicts_save_and_load(on_910):
         # the full checkpoint, and a plain module from the full one, compute what the trained
         # model computes, bit for bit
         assert result["sharded"] == result["full"] == result["plain"] == result["dcp"] == 0.0
-    assert on_910["state_dict"][0]["keys"] == ["0.bias", "0.weight", "2.bias", "2.weight",
-                                               "3.bias", "3.weight"]
+    assert on_910["state_dict"][0]["keys"] == [
+        "0.bias",
+        "0.weight",
+        "2.bias",
+        "2.weight",
+        "3.bias",
+        "3.weight",
+    ]
 
 
-@pytest.mark.parametrize("phase,chip,tolerance",
-                         [("fsdp2", "910", FP32), ("fsdp2_bf16", "910b", BF16)])
+@pytest.mark.parametrize(
+    "phase,chip,tolerance", [("fsdp2", "910", FP32), ("fsdp2_bf16", "910b", BF16)]
+)
 def test_fsdp2_fully_shard_on_an_npu_mesh(on_910, on_910b, phase, chip, tolerance):
     runs = on_910 if chip == "910" else on_910b
     run = runs[phase]

@@ -4,6 +4,7 @@ host (CPU-offloaded) gradients in place to ``grad / scale``, skipping a step who
 hold an inf or (on a 910) raised the float status, backing off, and its place in
 ``torch.distributed.fsdp.sharded_grad_scaler`` once torch_npu is imported, whichever of the
 two comes first, without torch_npu importing FSDP."""
+
 import subprocess
 import sys
 import textwrap
@@ -56,9 +57,11 @@ def model_with_grads(dtype, device, grads):
     return params, torch.optim.SGD(params, lr=1.0)
 
 
-@pytest.mark.parametrize("dtype,device", [(torch.float16, "npu"), (torch.float32, "npu"),
-                                          (torch.float32, "cpu")],
-                         ids=["npu-fp16", "npu-fp32", "host-fp32"])
+@pytest.mark.parametrize(
+    "dtype,device",
+    [(torch.float16, "npu"), (torch.float32, "npu"), (torch.float32, "cpu")],
+    ids=["npu-fp16", "npu-fp32", "host-fp32"],
+)
 def test_unscales_in_place_and_steps(dtype, device):
     scaler = ShardedGradScaler(init_scale=8.0, growth_interval=1)
     scaler.scale(torch.ones(1).npu())  # the first scale makes the scale tensor
@@ -95,12 +98,14 @@ def test_a_saturated_fp16_overflow_skips_the_step_on_a_910():
     assert scaler.get_scale() == 4.0
 
 
-@pytest.mark.skipif(not TORCH2, reason="torch 1.13 cannot import torch.distributed.fsdp on "
-                    "Python 3.11 (a dataclass of its sharded tensors is refused)")
+@pytest.mark.skipif(
+    not TORCH2,
+    reason="torch 1.13 cannot import torch.distributed.fsdp on "
+    "Python 3.11 (a dataclass of its sharded tensors is refused)",
+)
 @pytest.mark.parametrize("first", ["torch_npu", "fsdp"])
 def test_torch_fsdp_scaler_is_torch_npus(first):
-    imports = ["import torch_npu",
-               "import torch.distributed.fsdp.sharded_grad_scaler as module"]
+    imports = ["import torch_npu", "import torch.distributed.fsdp.sharded_grad_scaler as module"]
     code = textwrap.dedent(f"""
         import sys
         {imports[0] if first == "torch_npu" else imports[1]}
@@ -111,8 +116,9 @@ def test_torch_fsdp_scaler_is_torch_npus(first):
         assert ShardedGradScaler.__module__ == "torch_npu.npu.amp.sharded_grad_scaler"
         print(fsdp_after_torch_npu)
     """)
-    done = subprocess.run([sys.executable, "-c", code], env=overlay_env(), capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=overlay_env(), capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     if first == "torch_npu":
         assert done.stdout.strip() == "False"  # torch_npu did not import FSDP itself

@@ -1,5 +1,6 @@
 """``init_process_group("hccl")`` on the emulated NPU: real processes on gloo (loopback), HCCL's
 rules on data types and devices per node, and their relaxation."""
+
 import json
 import os
 import subprocess
@@ -46,8 +47,11 @@ def test_collectives_give_gloo_results_under_the_hccl_name(scenario):
         # What only moves data may be of more types: the HF Trainer gathers its int64 FLOP
         # count, and torch_npu sends bool as uint8.
         for dtype in ("int64", "bool", "float64", "uint8"):
-            want = [[bool(r % 2)] * 2 for r in range(world)] if dtype == "bool" else \
-                [[r] * 2 for r in range(world)]
+            want = (
+                [[bool(r % 2)] * 2 for r in range(world)]
+                if dtype == "bool"
+                else [[r] * 2 for r in range(world)]
+            )
             assert got[f"all_gather_torch.{dtype}"] == want
         assert got["broadcast"] == [0.0, 2.0, 4.0, 6.0]
         assert got["all_gather"] == [[0, 0], [1, 1]]
@@ -76,18 +80,26 @@ def test_data_types_hccl_does_not_carry_are_refused():
     reduced = "int8, int32, int64, float16 and float32"
     moved = "int8, uint8, bool, int32, int64, float16, float32 and float64"
     for got in run("refusals", 2):
-        assert set(got) == {"all_reduce_float64", "broadcast_bfloat16", "all_gather_bfloat16",
-                            "reduce_scatter_uint8", "isend_bfloat16"}
-        for call, dtype, rule in (("all_reduce", "torch.float64", "reduces only " + reduced),
-                                  ("broadcast", "torch.bfloat16", "moves only " + moved),
-                                  ("all_gather", "torch.bfloat16", "moves only " + moved),
-                                  ("reduce_scatter", "torch.uint8", "reduces only " + reduced),
-                                  ("isend", "torch.bfloat16", "moves only " + moved)):
+        assert set(got) == {
+            "all_reduce_float64",
+            "broadcast_bfloat16",
+            "all_gather_bfloat16",
+            "reduce_scatter_uint8",
+            "isend_bfloat16",
+        }
+        for call, dtype, rule in (
+            ("all_reduce", "torch.float64", "reduces only " + reduced),
+            ("broadcast", "torch.bfloat16", "moves only " + moved),
+            ("all_gather", "torch.bfloat16", "moves only " + moved),
+            ("reduce_scatter", "torch.uint8", "reduces only " + reduced),
+            ("isend", "torch.bfloat16", "moves only " + moved),
+        ):
             err = got[f"{call}_{dtype.split('.')[1]}"]
             assert err is not None, call
             assert err[0] == "TypeError"
-            assert err[1].startswith(f"hccl: {call} of a {dtype} tensor: HCCL on Ascend910A "
-                                     f"{rule} "), err
+            assert err[1].startswith(
+                f"hccl: {call} of a {dtype} tensor: HCCL on Ascend910A {rule} "
+            ), err
             assert "APEXNPU_HCCL_STRICT=0" in err[1]
 
 
@@ -99,12 +111,15 @@ def test_all_gather_takes_outputs_of_the_inputs_number_of_elements():
         assert "error" not in got, got
         assert got["scalar_into_1"] == [[1.0], [2.0]]
         assert got["2x3_into_6"] == [sum(g, []) for g in grids]
-        assert got["2x3_into_strided_3x2"] == [[row[2 * k:2 * k + 2] for k in range(3)]
-                                               for row in (sum(g, []) for g in grids)]
+        assert got["2x3_into_strided_3x2"] == [
+            [row[2 * k : 2 * k + 2] for k in range(3)] for row in (sum(g, []) for g in grids)
+        ]
         kind, message = got["2_into_3"]
         assert kind == "RuntimeError"
-        assert message == ("hccl: all_gather of a (2,) tensor into a (3,) one: all tensor "
-                           "operands to scatter/gather must have the same number of elements")
+        assert message == (
+            "hccl: all_gather of a (2,) tensor into a (3,) one: all tensor "
+            "operands to scatter/gather must have the same number of elements"
+        )
 
 
 def test_any_dtype_moves_as_bits_hccl_carries():
@@ -126,8 +141,9 @@ def test_the_rules_can_be_relaxed():
         assert r.returncode != 0 and "APEXNPU_HCCL_STRICT='maybe': expected 1" in r.stderr
 
 
-@pytest.mark.parametrize("world,per_node,ok", [(3, None, False), (4, None, True), (4, 2, True),
-                                               (3, 3, False)])
+@pytest.mark.parametrize(
+    "world,per_node,ok", [(3, None, False), (4, None, True), (4, 2, True), (3, 3, False)]
+)
 def test_devices_per_node_follow_hccl_allocation(world, per_node, ok):
     out = run("init", world, per_node=per_node)
     if ok:
@@ -135,8 +151,10 @@ def test_devices_per_node_follow_hccl_allocation(world, per_node, ok):
     else:
         for got in out:
             assert got["error"] == "ValueError", got
-            assert got["message"].startswith(f"init_process_group('hccl'): {per_node or world} "
-                                             "processes per node: HCCL allocates 1, 2, 4 or 8")
+            assert got["message"].startswith(
+                f"init_process_group('hccl'): {per_node or world} "
+                "processes per node: HCCL allocates 1, 2, 4 or 8"
+            )
 
 
 @pytest.mark.parametrize("per_node", [None, 3])
@@ -144,14 +162,22 @@ def test_a_refused_allocation_is_refused_before_meeting_the_other_ranks(per_node
     """Every rank refuses at once: had the check waited for the rendezvous, a rank started
     after rank 0 had refused would wait for it forever. Rank 1 of 3, alone, proves it: the
     rendezvous it would wait for never completes."""
-    env = dict(overlay_support.overlay_env(), RANK="1", WORLD_SIZE="3", LOCAL_RANK="1",
-               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(ranks.free_port()), OMP_NUM_THREADS="1")
+    env = dict(
+        overlay_support.overlay_env(),
+        RANK="1",
+        WORLD_SIZE="3",
+        LOCAL_RANK="1",
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(ranks.free_port()),
+        OMP_NUM_THREADS="1",
+    )
     env.pop("APEXNPU_HCCL_STRICT", None)
     env.pop("LOCAL_WORLD_SIZE", None)
     if per_node:
         env["LOCAL_WORLD_SIZE"] = str(per_node)
-    r = subprocess.run([sys.executable, WORKER, "init_alone"], env=env, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, WORKER, "init_alone"], env=env, capture_output=True, text=True, timeout=600
+    )
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert got["error"] == "ValueError", got
     assert got["message"].startswith("init_process_group('hccl'): 3 processes per node: HCCL")

@@ -8,6 +8,7 @@ Every result is compared bit for bit: sums are ((x0 + x1) + x2) + ... in rank or
 addition rounded to bfloat16 (torch's host bfloat16 add: fp32, rounded once), so every rank gets
 the same bits; max, min and the collectives that only move data are exact.
 """
+
 import json
 import os
 
@@ -56,23 +57,26 @@ def test_bf16_collectives_on_a_910b_reduce_in_rank_order(world):
                 want = in_rank_order([bf16_values(r, n) for r in range(world)], op)
                 assert got[f"all_reduce_{op}_{n}"] == bits(want), (rank, op, n)
         rows = [bf16_values(r, 2 * world) for r in range(world)]
-        mine = in_rank_order(rows)[2 * rank:2 * rank + 2]
+        mine = in_rank_order(rows)[2 * rank : 2 * rank + 2]
         assert got["reduce_scatter"] == bits(mine)
         assert got["reduce_scatter_tensor"] == bits(mine)
         assert got["all_gather"] == [bits(bf16_values(r, 3)) for r in range(world)]
-        assert got["all_gather_into_tensor"] == bits(torch.cat([bf16_values(r, 2)
-                                                                for r in range(world)]))
+        assert got["all_gather_into_tensor"] == bits(
+            torch.cat([bf16_values(r, 2) for r in range(world)])
+        )
         assert got["broadcast"] == bits(bf16_values(world - 1, 5))
-        assert got["all_to_all_single"] == [bits(bf16_values(r, world))[rank]
-                                            for r in range(world)]
+        assert got["all_to_all_single"] == [bits(bf16_values(r, world))[rank] for r in range(world)]
         assert got["send_recv"] == bits(bf16_values((rank - 1) % world, 4))
         assert got["product"].startswith(
             "hccl: all_reduce of a torch.bfloat16 tensor with ReduceOp.PRODUCT: HCCL on "
-            "Ascend910B1 reduces bfloat16 by sum, max and min only")
+            "Ascend910B1 reduces bfloat16 by sum, max and min only"
+        )
         # DDP's bucket all-reduce: the mean of the ranks' weight gradients (each the column
         # sums of the rank's input), the same bits on every rank.
-        grads = [bf16_values(r, 8).view(2, 4).float().sum(0).to(torch.bfloat16).expand(3, 4)
-                 for r in range(world)]
+        grads = [
+            bf16_values(r, 8).view(2, 4).float().sum(0).to(torch.bfloat16).expand(3, 4)
+            for r in range(world)
+        ]
         assert got["ddp_grad"] == bits(in_rank_order(grads) / world)
     assert out[-1]["reduce"] == bits(in_rank_order([bf16_values(r, 7) for r in range(world)]))
 
@@ -81,15 +85,20 @@ def test_bf16_is_refused_on_a_910():
     # Refused before any data moves: one rank shows it.
     for got in run("bf16_refused", 1, "Ascend910A"):
         for call, verb, allowed in (
-                ("all_reduce", "reduces", "int8, int32, int64, float16 and float32"),
-                ("broadcast", "moves", "int8, uint8, bool, int32, int64, float16, float32 and "
-                                       "float64"),
-                ("all_gather", "moves", "int8, uint8, bool, int32, int64, float16, float32 and "
-                                        "float64")):
+            ("all_reduce", "reduces", "int8, int32, int64, float16 and float32"),
+            ("broadcast", "moves", "int8, uint8, bool, int32, int64, float16, float32 and float64"),
+            (
+                "all_gather",
+                "moves",
+                "int8, uint8, bool, int32, int64, float16, float32 and float64",
+            ),
+        ):
             kind, message = got[call]
             assert kind == "TypeError"
-            assert message == (f"hccl: {call} of a torch.bfloat16 tensor: HCCL on Ascend910A "
-                               f"{verb} only {allowed} (Ascend's collective-communication "
-                               "constraints; bfloat16 is a 910B's: "
-                               "APEXNPU_SOC_VERSION=Ascend910B1); set APEXNPU_HCCL_STRICT=0 to "
-                               "allow it on the emulator")
+            assert message == (
+                f"hccl: {call} of a torch.bfloat16 tensor: HCCL on Ascend910A "
+                f"{verb} only {allowed} (Ascend's collective-communication "
+                "constraints; bfloat16 is a 910B's: "
+                "APEXNPU_SOC_VERSION=Ascend910B1); set APEXNPU_HCCL_STRICT=0 to "
+                "allow it on the emulator"
+            )

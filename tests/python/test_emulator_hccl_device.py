@@ -8,6 +8,7 @@ and 4 ranks.
 torch 1.13 has neither device-qualified backends nor device_id: there the same calls fail with
 torch 1.13's own errors, as they do with Huawei's torch_npu 1.x.
 """
+
 import json
 import os
 
@@ -48,9 +49,15 @@ def check_bound(form, world, out):
         got = by_form[form]
         assert "error" not in got, got.get("trace", got)
         npu = f"npu:{rank}" if bound else None
-        assert got == {"backend": backend, "sub_backend": backend, "bound": npu,
-                       "sub_bound": npu, "sum": [world * (world + 1) / 2] * 2,
-                       "sum_device": f"npu:{rank}", "float64_refused": "hccl"}, form
+        assert got == {
+            "backend": backend,
+            "sub_backend": backend,
+            "bound": npu,
+            "sub_bound": npu,
+            "sum": [world * (world + 1) / 2] * 2,
+            "sum_device": f"npu:{rank}",
+            "float64_refused": "hccl",
+        }, form
 
 
 @pytest.mark.skipif(not TORCH2, reason="torch 1.13 takes no device_id nor 'device:backend'")
@@ -70,12 +77,11 @@ def test_groups_named_by_their_device_are_hccl_bound_to_that_npu_4_ranks():
 def test_torch_1_refuses_them_with_its_own_errors():
     # Refused before the rendezvous: one rank alone shows it.
     forms = sorted(FORMS)
-    out, = run(forms, 1)
+    (out,) = run(forms, 1)
     for form in forms:
         got = out[form]
         if form == "npu_hccl":
-            assert (got["error"], got["message"]) == ("ValueError",
-                                                      "Invalid backend: 'npu:hccl'")
+            assert (got["error"], got["message"]) == ("ValueError", "Invalid backend: 'npu:hccl'")
         else:
             assert got["error"] == "TypeError", (form, got)
             assert got["message"].endswith("got an unexpected keyword argument 'device_id'")

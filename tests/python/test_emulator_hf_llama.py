@@ -12,6 +12,7 @@ GradScaler skipped (an overflow seen where there was none) does not learn, and f
 
 Needs transformers, accelerate and peft, which scripts/torch2_venv.sh installs beside torch
 2.x; skipped where they are missing (Debian's torch 1.13 has none)."""
+
 import importlib.util
 import json
 import os
@@ -28,7 +29,8 @@ NEEDED = ("transformers", "accelerate", "peft")
 pytestmark = pytest.mark.skipif(
     not all(importlib.util.find_spec(name) for name in NEEDED),
     reason="the LLaMA Trainer test needs transformers, accelerate and peft "
-           "(scripts/torch2_venv.sh installs them in the torch 2.x venv)")
+    "(scripts/torch2_venv.sh installs them in the torch 2.x venv)",
+)
 
 TOLERANCE = {"fp16": 5e-3, "bf16": 2e-2}
 DTYPE = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
@@ -108,26 +110,38 @@ SCRIPT = textwrap.dedent('''
 def runs(chip, configurations):
     """The Trainer's results for each configuration, in one child as ``chip``."""
     env = overlay_support.overlay_env()
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", APEXNPU_SOC_VERSION=chip,
-               OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env.update(
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        APEXNPU_SOC_VERSION=chip,
+        OMP_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     with tempfile.TemporaryDirectory() as work:
         script = os.path.join(work, "train.py")
         with open(script, "w") as f:
             f.write(SCRIPT)
-        proc = subprocess.run([sys.executable, script, os.path.join(work, "out"),
-                               json.dumps(configurations)],
-                              env=env, capture_output=True, text=True, timeout=600, cwd=work)
+        proc = subprocess.run(
+            [sys.executable, script, os.path.join(work, "out"), json.dumps(configurations)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=work,
+        )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    results = [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
-               if line.startswith("RESULT ")]
+    results = [
+        json.loads(line.split(" ", 1)[1])
+        for line in proc.stdout.splitlines()
+        if line.startswith("RESULT ")
+    ]
     assert len(results) == len(configurations)
     return results
 
 
 def check_against_fp32(results, precision):
     """Every mixed-precision run learns and follows the fp32 run of its kind (LoRA or not)."""
-    reference = {bool(r.get("lora")): r["losses"] for r in results
-                 if r["precision"] == "fp32"}
+    reference = {bool(r.get("lora")): r["losses"] for r in results if r["precision"] == "fp32"}
     for r in results:
         assert r["device"] == "npu:0"
         if r["attention"] != "eager":  # flash attention and SDPA ran in the run's precision
@@ -146,27 +160,41 @@ def test_fp16_on_a_910():
     checkpointing: on NPU tensors SDPA is one fused kernel masking in fp32 (torch's own
     decomposition would make an fp16 -inf of the boolean mask, which a 910 counts as an
     overflow, so the scaler would skip every step after the recomputation in backward)."""
-    results = runs("Ascend910A", [
-        {"attention": "eager", "precision": "fp32"},
-        {"attention": "eager", "precision": "fp32", "lora": True},
-        {"attention": "eager", "precision": "fp16"},
-        {"attention": "sdpa", "precision": "fp16", "checkpointing": "reentrant"},
-        {"attention": "flash_attention_2", "precision": "fp16", "checkpointing": "reentrant"},
-        {"attention": "eager", "precision": "fp16", "lora": True,
-         "checkpointing": "non-reentrant"},
-    ])
+    results = runs(
+        "Ascend910A",
+        [
+            {"attention": "eager", "precision": "fp32"},
+            {"attention": "eager", "precision": "fp32", "lora": True},
+            {"attention": "eager", "precision": "fp16"},
+            {"attention": "sdpa", "precision": "fp16", "checkpointing": "reentrant"},
+            {"attention": "flash_attention_2", "precision": "fp16", "checkpointing": "reentrant"},
+            {
+                "attention": "eager",
+                "precision": "fp16",
+                "lora": True,
+                "checkpointing": "non-reentrant",
+            },
+        ],
+    )
     check_against_fp32(results, "fp16")
     for r in results[2:]:
         assert r["scale"] == 65536.0, r  # the scaler never backed off: no step was skipped
 
 
 def test_bf16_on_a_910b():
-    results = runs("Ascend910B1", [
-        {"attention": "eager", "precision": "fp32"},
-        {"attention": "eager", "precision": "fp32", "lora": True},
-        {"attention": "sdpa", "precision": "bf16", "checkpointing": "reentrant"},
-        {"attention": "flash_attention_2", "precision": "bf16"},
-        {"attention": "sdpa", "precision": "bf16", "lora": True,
-         "checkpointing": "non-reentrant"},
-    ])
+    results = runs(
+        "Ascend910B1",
+        [
+            {"attention": "eager", "precision": "fp32"},
+            {"attention": "eager", "precision": "fp32", "lora": True},
+            {"attention": "sdpa", "precision": "bf16", "checkpointing": "reentrant"},
+            {"attention": "flash_attention_2", "precision": "bf16"},
+            {
+                "attention": "sdpa",
+                "precision": "bf16",
+                "lora": True,
+                "checkpointing": "non-reentrant",
+            },
+        ],
+    )
     check_against_fp32(results, "bf16")

@@ -4,6 +4,7 @@ accelerate's GradScaler is ``torch.npu.amp.GradScaler`` driving torch's fused Ad
 torchrun the ranks train with DDP over hccl (the Trainer gathers its int64 FLOP count). Needs
 transformers and accelerate, which scripts/torch2_venv.sh installs beside torch 2.x; skipped
 where they are missing (Debian's torch 1.13 has neither)."""
+
 import importlib.util
 import json
 import math
@@ -21,7 +22,8 @@ import overlay_support
 pytestmark = pytest.mark.skipif(
     not all(importlib.util.find_spec(name) for name in ("transformers", "accelerate")),
     reason="the HF Trainer test needs transformers and accelerate (scripts/torch2_venv.sh "
-           "installs them in the torch 2.x venv)")
+    "installs them in the torch 2.x venv)",
+)
 
 UNTRAINED = math.log(3)  # the loss of a guess among three classes
 
@@ -83,8 +85,14 @@ def run(*launcher, **env):
         script = os.path.join(work, "train.py")
         with open(script, "w") as f:
             f.write(SCRIPT)
-        proc = subprocess.run([sys.executable, *launcher, script, os.path.join(work, "out")],
-                              env=full, capture_output=True, text=True, timeout=900, cwd=work)
+        proc = subprocess.run(
+            [sys.executable, *launcher, script, os.path.join(work, "out")],
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=work,
+        )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
         results = []
         for name in sorted(os.listdir(work)):

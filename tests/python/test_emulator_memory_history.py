@@ -1,5 +1,6 @@
 """torch.npu.memory's history and snapshot (what torch's memory viewer reads), the pinned host
 cache's release, and HCCL's process-group options, as torch_npu has them."""
+
 import overlay_support
 
 
@@ -33,8 +34,16 @@ def test_the_history_records_allocations_with_their_stacks():
         c = torch.ones(10, device="npu")
         print(torch.npu.memory._snapshot()["device_traces"][0])
     """)
-    assert out == ["['alloc',", "'free_completed']", "make", "['alloc']", "True",
-                   "['device_traces',", "'segments']", "[]"]
+    assert out == [
+        "['alloc',",
+        "'free_completed']",
+        "make",
+        "['alloc']",
+        "True",
+        "['device_traces',",
+        "'segments']",
+        "[]",
+    ]
 
 
 def test_host_empty_cache_and_hccl_options():

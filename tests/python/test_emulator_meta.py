@@ -3,6 +3,7 @@
 under the emulation, and the deferred initialisation of FSDP and accelerate (a model built on
 meta, ``to_empty(device="npu")``, then filled by ``reset_parameters`` or a state dict). A meta
 tensor is on no NPU; everything is compared with what plain torch gives for the host."""
+
 import io
 
 import pytest
@@ -38,17 +39,22 @@ def assert_meta(t, like):
     assert t.shape == like.shape and t.dtype == like.dtype
 
 
-@pytest.mark.parametrize("map_location", ["meta", torch.device("meta"), {"npu:1": "meta"}],
-                         ids=["str", "device", "dict"])
+@pytest.mark.parametrize(
+    "map_location", ["meta", torch.device("meta"), {"npu:1": "meta"}], ids=["str", "device", "dict"]
+)
 def test_load_npu_checkpoint_to_meta(map_location):
-    state = {"w": torch.randn(3, 4).npu(1), "h": torch.randn(5).half().npu(1),
-             "step": torch.tensor(7).npu(1)}
+    state = {
+        "w": torch.randn(3, 4).npu(1),
+        "h": torch.randn(5).half().npu(1),
+        "step": torch.tensor(7).npu(1),
+    }
     loaded = torch.load(saved(state), map_location=map_location)
     for name, value in state.items():
         assert_meta(loaded[name], value)
     back = torch.load(saved(state))  # without a map: where it was saved, with its values
-    assert back["w"].device == torch.device("npu:1") and torch.equal(back["w"].cpu(),
-                                                                     state["w"].cpu())
+    assert back["w"].device == torch.device("npu:1") and torch.equal(
+        back["w"].cpu(), state["w"].cpu()
+    )
 
 
 def test_load_host_checkpoint_to_meta_and_dict_keeps_the_rest():
@@ -65,8 +71,12 @@ def test_load_host_checkpoint_to_meta_and_dict_keeps_the_rest():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_npu_tensors_to_meta(dtype):
     x = torch.randn(4, 3).to(dtype).npu()
-    for made in (x.to("meta"), x.to(torch.device("meta")), torch.empty_like(x, device="meta"),
-                 x.new_empty((4, 3), device="meta")):
+    for made in (
+        x.to("meta"),
+        x.to(torch.device("meta")),
+        torch.empty_like(x, device="meta"),
+        x.new_empty((4, 3), device="meta"),
+    ):
         assert_meta(made, x)
     assert x.is_npu  # the source stays where it was
     with pytest.raises(NotImplementedError, match="meta tensor"):  # torch's own refusal
@@ -103,8 +113,11 @@ def build_meta(factory):
 
 
 def small_model(device=None):
-    return nn.Sequential(nn.Linear(6, 8, device=device), nn.LayerNorm(8, device=device),
-                         nn.Linear(8, 2, device=device))
+    return nn.Sequential(
+        nn.Linear(6, 8, device=device),
+        nn.LayerNorm(8, device=device),
+        nn.Linear(8, 2, device=device),
+    )
 
 
 @pytest.mark.parametrize("device", ["npu", "npu:1", torch.device("npu", 1)])
@@ -114,8 +127,11 @@ def test_meta_init_then_to_empty_npu_then_load_state_dict(device):
     model = build_meta(small_model)
     assert all(p.is_meta for p in model.parameters())
     model.to_empty(device=device)
-    want = torch.device(device) if not isinstance(device, str) or ":" in device else \
-        torch.device("npu:0")
+    want = (
+        torch.device(device)
+        if not isinstance(device, str) or ":" in device
+        else torch.device("npu:0")
+    )
     for p in model.parameters():
         assert p.device == want and p.is_npu
     model.load_state_dict(reference.state_dict())

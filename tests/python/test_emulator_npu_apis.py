@@ -2,6 +2,7 @@
 memory the NPU tensors hold (torch_npu's statistics, snapshot, fraction and out-of-memory
 errors), what a device is, the NPUs' own random number generators, torch_npu._C, the refusal
 of a forked process, and torch_npu.utils.collect_env. Both torches."""
+
 import collections
 import contextlib
 import copy
@@ -35,13 +36,19 @@ def on_npu0():
 def run_child(code, **env_changes):
     env = overlay_env()
     env.update(env_changes)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
 
 # --- devices ------------------------------------------------------------------------------------
+
 
 def test_device_arguments_are_read_as_torch_npu_reads_them():
     index = torch_npu.npu._get_device_index
@@ -83,8 +90,10 @@ def test_device_properties_describe_the_chip():
     assert len(str(p.uuid)) == 36 and len(p.uuid.bytes) == 16
     assert str(torch.npu.get_device_properties("npu:0").uuid) == str(p.uuid)
     assert str(torch.npu.get_device_properties(1).uuid) != str(p.uuid)
-    assert repr(p).startswith(f"_NPUDeviceProperties(name='{p.name}', total_memory="
-                              f"{p.total_memory // 2**20}MB, cube_core_num=")
+    assert repr(p).startswith(
+        f"_NPUDeviceProperties(name='{p.name}', total_memory="
+        f"{p.total_memory // 2**20}MB, cube_core_num="
+    )
     with pytest.raises(AttributeError):
         p.name = "other"
     with pytest.raises(AssertionError, match="Invalid device id"):
@@ -92,13 +101,19 @@ def test_device_properties_describe_the_chip():
     previous = soc.select("Ascend910B1")
     try:
         b1 = torch.npu.get_device_properties(0)
-        assert (b1.name, b1.cube_core_num, b1.vector_core_num, b1.L2_cache_size) == \
-            ("Ascend910B1", 24, 48, 192 * 2**20)
+        assert (b1.name, b1.cube_core_num, b1.vector_core_num, b1.L2_cache_size) == (
+            "Ascend910B1",
+            24,
+            48,
+            192 * 2**20,
+        )
         soc.select("Ascend910B4")
         assert torch.npu.get_device_properties(0).L2_cache_size == 96 * 2**20
         soc.select("Ascend910A")
-        assert (torch.npu.get_device_properties(0).cube_core_num,
-                torch.npu.get_device_properties(0).vector_core_num) == (32, 0)
+        assert (
+            torch.npu.get_device_properties(0).cube_core_num,
+            torch.npu.get_device_properties(0).vector_core_num,
+        ) == (32, 0)
     finally:
         soc.select(previous)
 
@@ -131,6 +146,7 @@ def test_peer_access_sync_debug_mode_and_handles():
 
 
 # --- streams and events -------------------------------------------------------------------------
+
 
 def test_streams_have_ids_handles_and_torch_npu_reprs():
     import torch_npu.npu.streams as streams_module
@@ -189,6 +205,7 @@ def test_erase_stream_checks_what_it_is_given():
 
 # --- memory ---------------------------------------------------------------------------------------
 
+
 def test_npu_tensors_hold_torch_npu_blocks_until_freed():
     before = torch.npu.memory_allocated()
     x = torch.zeros(1000, device="npu")  # 4000 bytes: +32, rounded up to 512
@@ -224,10 +241,12 @@ def test_snapshot_agrees_with_the_statistics():
         for pool in ("large", "small"):
             chosen = [s for s in mine if s["segment_type"] == pool]
             assert stats[f"segment.{pool}_pool.current"] == len(chosen)
-            assert stats[f"reserved_bytes.{pool}_pool.current"] == \
-                sum(s["total_size"] for s in chosen)
-            assert stats[f"allocation.{pool}_pool.current"] == \
-                sum(b["state"] == "active_allocated" for s in chosen for b in s["blocks"])
+            assert stats[f"reserved_bytes.{pool}_pool.current"] == sum(
+                s["total_size"] for s in chosen
+            )
+            assert stats[f"allocation.{pool}_pool.current"] == sum(
+                b["state"] == "active_allocated" for s in chosen for b in s["blocks"]
+            )
     assert any(s["requested_size"] == 1600000 and s["total_size"] == 1600512 for s in segments)
     del keep
 
@@ -266,8 +285,11 @@ def test_a_process_fraction_holds_allocations_back():
     try:
         assert torch.npu.get_per_process_memory_fraction() == 0.001
         fits = torch.empty(int(total * 0.0005), dtype=torch.int8, device="npu")
-        with pytest.raises(RuntimeError, match=r"NPU out of memory\. Tried to allocate "
-                                               r"[0-9.]+ [KMG]iB \(NPU 0; .* allowed; "):
+        with pytest.raises(
+            RuntimeError,
+            match=r"NPU out of memory\. Tried to allocate "
+            r"[0-9.]+ [KMG]iB \(NPU 0; .* allowed; ",
+        ):
             torch.empty(int(total * 0.001), dtype=torch.int8, device="npu")
         assert torch.npu.memory_stats()["num_ooms"] == ooms + 1
         torch.zeros(int(total * 0.0006), dtype=torch.int8, device="npu:1")  # its own limit
@@ -284,14 +306,15 @@ def test_host_allocation_failures_read_as_torch_npus():
     else:  # torch_npu 2.x refuses 1 EiB and more first
         match = r"^NPU out of memory\. Tried to allocate more than 1EB memory\.$"
     with pytest.raises(RuntimeError, match=match):
-        torch.empty(1024 ** 3 * 8000000000, dtype=torch.int8, device="npu")
+        torch.empty(1024**3 * 8000000000, dtype=torch.int8, device="npu")
     with pytest.raises(RuntimeError, match="DefaultCPUAllocator"):  # the host's stays torch's
-        torch.empty(1024 ** 3 * 8000000000, dtype=torch.int8)
+        torch.empty(1024**3 * 8000000000, dtype=torch.int8)
     assert npu_memory.format_size(1000) == "1000 bytes"
     assert npu_memory.format_size(3 * 2**20) == "3.00 MiB"
 
 
 # --- random numbers -------------------------------------------------------------------------------
+
 
 def test_npu_seeds_leave_the_host_generator_alone():
     torch.manual_seed(3)
@@ -344,9 +367,13 @@ def test_random_operations_of_npu_tensors_draw_from_the_npu():
     x = torch.ones(64, device="npu")
 
     def draws():
-        return [torch.nn.functional.dropout(x, 0.5).cpu(), torch.rand_like(x).cpu(),
-                torch.randperm(20, device="npu").cpu(), x.clone().normal_().cpu(),
-                torch.bernoulli(torch.full((16,), 0.5, device="npu")).cpu()]
+        return [
+            torch.nn.functional.dropout(x, 0.5).cpu(),
+            torch.rand_like(x).cpu(),
+            torch.randperm(20, device="npu").cpu(),
+            x.clone().normal_().cpu(),
+            torch.bernoulli(torch.full((16,), 0.5, device="npu")).cpu(),
+        ]
 
     torch.npu.manual_seed(5)
     host = torch.get_rng_state()
@@ -373,8 +400,10 @@ def test_torch_generator_makes_npu_generators():
     assert str(twin.device) == "npu:1" and torch.equal(twin.get_state(), g.get_state())
     assert torch.equal(copy.deepcopy(g).get_state(), g.get_state())
     host = torch.Generator().manual_seed(42)  # a host generator stays the caller's choice
-    assert torch.equal(torch.randn(4, device="npu", generator=host).cpu(),
-                       torch.randn(4, generator=torch.Generator().manual_seed(42)))
+    assert torch.equal(
+        torch.randn(4, device="npu", generator=host).cpu(),
+        torch.randn(4, generator=torch.Generator().manual_seed(42)),
+    )
 
 
 def test_torch_npu_1x_generator_class():
@@ -391,19 +420,22 @@ def test_torch_npu_1x_generator_class():
 
 # --- torch_npu._C ---------------------------------------------------------------------------------
 
+
 def test_torch_npu_c_answers_for_the_emulated_npu():
     c = torch_npu._C
     assert c._npu_get_soc_version() == soc.version() == torch_npu.npu.utils.get_soc_version()
     assert c._npu_getDeviceCount() == torch.npu.device_count()
     assert c._npu_getCurrentStream(0) == (0, 0, torch.npu.current_stream().device_type)
-    assert c._npu_memoryStats(0)["allocated_bytes"]["all"]["current"] == \
-        torch.npu.memory_allocated(0)
+    assert c._npu_memoryStats(0)["allocated_bytes"]["all"]["current"] == torch.npu.memory_allocated(
+        0
+    )
     assert c._npu_getDeviceName() == soc.name()
     assert c._npu_is_bf16_supported() == soc.has_bf16()
     assert not hasattr(c, "_npu_eraseStream")  # no behaviour behind it here
 
 
 # --- a fork after the NPU was used, and the environment report ------------------------------------
+
 
 def test_a_forked_process_cannot_use_the_npu_again():
     out = run_child("""
@@ -432,17 +464,25 @@ def test_a_forked_process_cannot_use_the_npu_again():
         print(forked().split(".")[0])
         print(torch.tensor([2]).to("npu:0").is_npu, contexts(0))
     """)
-    assert out.splitlines() == ["True", "True False True",
-                                "Cannot re-initialize NPU in forked subprocess", "True True"]
+    assert out.splitlines() == [
+        "True",
+        "True False True",
+        "Cannot re-initialize NPU in forked subprocess",
+        "True True",
+    ]
 
 
 def test_collect_env_reports_the_emulated_npu():
-    out = run_child("""
+    out = run_child(
+        """
         import runpy, sys
         sys.argv = ["collect_env"]
         runpy.run_module("torch_npu.utils.collect_env", run_name="__main__")
-    """, APEXNPU_SOC_VERSION="Ascend910B2")
+    """,
+        APEXNPU_SOC_VERSION="Ascend910B2",
+    )
     assert out.startswith("Collecting environment information...\nPyTorch version: ")
     assert "Torch-npu version: " in out and "CANN:\nnot known" in out
-    assert "NPU:\n8 x Ascend910B2 (SocVersion 221), emulated on the CPU; overflow mode: " \
-           "INF/NAN" in out
+    assert (
+        "NPU:\n8 x Ascend910B2 (SocVersion 221), emulated on the CPU; overflow mode: INF/NAN" in out
+    )

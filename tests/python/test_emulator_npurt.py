@@ -1,5 +1,6 @@
 """``torch.npu.npurt()`` (``torch_npu._C._npurt``): host-memory registration with ACL's return
 codes, and DeepSpeed's NPU accelerator registering its pinned buffers through it."""
+
 import importlib.util
 
 import pytest
@@ -22,8 +23,10 @@ def test_host_memory_registers_once_and_unregisters_once():
     assert words == ["True", "0", "107000", "107000", "107000", "0", "107000", "True"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None,
-                    reason="needs deepspeed (scripts/torch2_venv.sh installs it beside torch 2.x)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("deepspeed") is None,
+    reason="needs deepspeed (scripts/torch2_venv.sh installs it beside torch 2.x)",
+)
 def test_deepspeed_registers_its_pinned_host_memory():
     words = overlay_support.run_with_emulator("""
         import ctypes, torch, torch_npu

@@ -5,6 +5,7 @@
   torch's protocols: the scaler as ``grad_scaler``, or (torch 2.x, the fused optimizers the HF
   Trainer picks) ``grad_scale`` and ``found_inf`` set on the optimizer, as torch's scaler does.
 Every NPU run is compared with the same run on the host, bit for bit."""
+
 import copy
 
 import pytest
@@ -23,10 +24,13 @@ GROUPS_IN_CPP = hasattr(torch._C, "_group_tensors_by_device_and_dtype")
 TORCH_2 = int(torch.__version__.split(".")[0]) >= 2
 CLIP_FOREACH = {"foreach": True} if TORCH_2 else {}  # torch 1.13's clip has no foreach
 needs_cpp_groups = pytest.mark.skipif(
-    not GROUPS_IN_CPP, reason=f"torch {torch.__version__} groups tensors in Python, by "
-                              "Tensor.device (torch 2.x groups them in C++)")
+    not GROUPS_IN_CPP,
+    reason=f"torch {torch.__version__} groups tensors in Python, by "
+    "Tensor.device (torch 2.x groups them in C++)",
+)
 needs_host_fused = pytest.mark.skipif(
-    not TORCH_2, reason=f"torch {torch.__version__} has no fused optimizers for host memory")
+    not TORCH_2, reason=f"torch {torch.__version__} has no fused optimizers for host memory"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -44,12 +48,19 @@ def t(*shape, seed=0, dtype=torch.float32, device="cpu"):
 @needs_cpp_groups
 @pytest.mark.parametrize("with_indices", [False, True])
 def test_groups_are_keyed_by_the_npu_each_tensor_is_on(with_indices):
-    firsts = [t(2, device="npu:0"), t(3), t(4, device="npu:1"), t(5, device="npu:0"),
-              t(6, dtype=torch.float16, device="npu:0")]
+    firsts = [
+        t(2, device="npu:0"),
+        t(3),
+        t(4, device="npu:1"),
+        t(5, device="npu:0"),
+        t(6, dtype=torch.float16, device="npu:0"),
+    ]
     seconds = [x.clone() for x in firsts]
     groups = torch._C._group_tensors_by_device_and_dtype([firsts, seconds], with_indices)
-    found = {key: ([[x.shape[0] for x in column] for column in lists], indices)
-             for key, (lists, indices) in groups.items()}
+    found = {
+        key: ([[x.shape[0] for x in column] for column in lists], indices)
+        for key, (lists, indices) in groups.items()
+    }
     expect = {
         (torch.device("npu:0"), torch.float32): ([[2, 5], [2, 5]], [0, 3]),
         (torch.device("cpu"), torch.float32): ([[3], [3]], [1]),
@@ -142,12 +153,18 @@ def test_grad_scaler_drives_a_fused_optimizer_as_torchs_scaler_does_on_the_host(
     npu = copy.deepcopy(host).npu()
     host_opt = torch.optim.AdamW(host.parameters(), lr=0.01, fused=True)
     npu_opt = torch.optim.AdamW(npu.parameters(), lr=0.01, fused=True)
-    host_scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 8, growth_interval=2)
-    npu_scaler = GradScaler(init_scale=2.0 ** 8, growth_interval=2)
+    host_scaler = torch.amp.GradScaler("cpu", init_scale=2.0**8, growth_interval=2)
+    npu_scaler = GradScaler(init_scale=2.0**8, growth_interval=2)
     # clean, clean (the scale grows), an inf gradient (skipped, backs off), unscale_ and clip,
     # a NaN gradient after unscale_, clean.
-    plan = [{}, {}, {"inject": float("inf")}, {"clip": 0.05}, {"inject": float("nan"),
-                                                                "clip": 0.05}, {}]
+    plan = [
+        {},
+        {},
+        {"inject": float("inf")},
+        {"clip": 0.05},
+        {"inject": float("nan"), "clip": 0.05},
+        {},
+    ]
     for step, extra in enumerate(plan):
         x, y = t(4, 6, seed=step), t(4, 3, seed=10 + step)
         train(host, host_opt, host_scaler, x, y, **extra)
@@ -156,7 +173,7 @@ def test_grad_scaler_drives_a_fused_optimizer_as_torchs_scaler_does_on_the_host(
         for a, b in zip(host.parameters(), npu.parameters()):
             assert torch.equal(a, b.cpu()), step
         assert not hasattr(npu_opt, "grad_scale") and not hasattr(npu_opt, "found_inf")
-    assert npu_scaler.get_scale() == 2.0 ** 7  # grew once, backed off twice
+    assert npu_scaler.get_scale() == 2.0**7  # grew once, backed off twice
     steps = [s["step"] for s in npu_opt.state.values()]
     assert all(float(s) == 4.0 for s in steps)  # the two overflowing steps were not counted
 
@@ -194,10 +211,12 @@ class TakesScaler(SelfUnscaling):
 class ReadsAttributes(SelfUnscaling):
     def step(self, closure=None):
         scale, found = getattr(self, "grad_scale", None), getattr(self, "found_inf", None)
-        self.seen.append((None if scale is None else (scale.dim(), scale.device.type,
-                                                      float(scale)),
-                          None if found is None else (found.dim(), found.device.type,
-                                                      float(found))))
+        self.seen.append(
+            (
+                None if scale is None else (scale.dim(), scale.device.type, float(scale)),
+                None if found is None else (found.dim(), found.device.type, float(found)),
+            )
+        )
         self._apply(scale, found)
 
 

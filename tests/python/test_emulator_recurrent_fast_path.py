@@ -7,6 +7,7 @@ on the same fp16/bf16 values, as the NPU computes them (fp32 accumulation, each 
 once): fp16 outputs within 1e-3 (two units in the last place of values below 1), fp16 gradients
 within 2e-3 of the largest gradient, bf16 within 1.6e-2 (two of bf16's); fp32 within 1e-5.
 """
+
 import os
 import struct
 import sys
@@ -33,8 +34,11 @@ LAYERS = {
     "GRUCell": lambda: nn.GRUCell(8, 16),
     "LSTMCell": lambda: nn.LSTMCell(8, 16),
 }
-TOLERANCE = {torch.float16: (1e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2),
-             torch.float32: (1e-5, 1e-5)}
+TOLERANCE = {
+    torch.float16: (1e-3, 2e-3),
+    torch.bfloat16: (1.6e-2, 1.6e-2),
+    torch.float32: (1e-5, 1e-5),
+}
 
 
 def _first(out):
@@ -92,8 +96,16 @@ def test_one_rounding_per_output_not_per_gate(chip910):
     with torch.no_grad():
         fused = layer.npu()(x.npu())[0].cpu()
         decomposed = recurrent.originals()["gru"](
-            x.npu(), torch.zeros(1, 4, 16, dtype=torch.float16).npu(), layer._flat_weights,
-            True, 1, 0.0, False, False, False)[0].cpu()
+            x.npu(),
+            torch.zeros(1, 4, 16, dtype=torch.float16).npu(),
+            layer._flat_weights,
+            True,
+            1,
+            0.0,
+            False,
+            False,
+            False,
+        )[0].cpu()
         fp32 = nn.GRU(8, 16)
         fp32.load_state_dict({k: v.float() for k, v in layer.state_dict().items()})
         once = fp32(x.float())[0].half()
@@ -136,12 +148,14 @@ def test_bf16_on_a_910_is_refused(chip910):
 def test_host_layers_stay_torch(chip910):
     layer = nn.GRU(8, 16)
     x = torch.randn(3, 2, 8)
-    expected = recurrent.originals()["gru"](x, torch.zeros(1, 2, 16), layer._flat_weights,
-                                            True, 1, 0.0, True, False, False)[0]
+    expected = recurrent.originals()["gru"](
+        x, torch.zeros(1, 2, 16), layer._flat_weights, True, 1, 0.0, True, False, False
+    )[0]
     assert torch.equal(layer(x)[0], expected)
 
 
 # --- the bench's models: the same losses on both paths ---------------------------------------
+
 
 def _bits(x: float) -> int:
     return struct.unpack("<Q", struct.pack("<d", x))[0]

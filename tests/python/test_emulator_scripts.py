@@ -8,6 +8,7 @@ torch runs the test (ctest runs it on torch 1.13 and 2.x):
 - both overflow modes of the NPU through torch.npu.amp.GradScaler: saturation with the float
   status (Ascend 910, the default) and INF/NAN (Ascend 910B, APEXNPU_INF_NAN_MODE=1).
 Each case runs in a fresh interpreter over the emulator's package alone (no apex)."""
+
 import json
 import os
 import subprocess
@@ -32,8 +33,9 @@ def run(code, **env):
         script = os.path.join(work, "script.py")
         with open(script, "w") as f:
             f.write(textwrap.dedent(code))
-        proc = subprocess.run([sys.executable, script], env=full, capture_output=True, text=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [sys.executable, script], env=full, capture_output=True, text=True, timeout=300
+        )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -88,8 +90,9 @@ def test_cpu_and_npu_tensors_do_not_mix(name, expression):
             print(json.dumps(str(e)))
     """)
     assert out is not None, f"{name}: mixing devices was accepted"
-    assert out.startswith("Expected all tensors to be on the same device, but found at least two "
-                          "devices, "), out
+    assert out.startswith(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+    ), out
     devices = "npu:0 and npu:1" if name == "two npus" else "cpu"
     assert devices in out, out
 
@@ -124,8 +127,10 @@ def test_backward_formulas_make_their_tensors_on_the_npu():
         print(json.dumps(results))
     """)
     assert out.pop("script's zeros") == "Expected all tensors to be on the same device"
-    assert out == {name: ["npu:0", True] for name in
-                   ("max", "min", "topk", "sort", "kthvalue", "median", "cummax")}
+    assert out == {
+        name: ["npu:0", True]
+        for name in ("max", "min", "topk", "sort", "kthvalue", "median", "cummax")
+    }
 
 
 def test_what_may_mix_as_on_the_npu():
@@ -220,12 +225,15 @@ def test_both_overflow_modes_skip_the_step_in_grad_scaler(mode):
     else:
         assert value == FP16_MAX and flag  # saturated, and the float status says so
         assert not check  # npu_check_overflow read (and cleared) the status: nothing since
-    assert scale == 2.0 ** 15 and weights == [1.0] * 4  # skipped, backed off
+    assert scale == 2.0**15 and weights == [1.0] * 4  # skipped, backed off
 
 
 def test_a_bad_overflow_mode_is_a_clear_error():
-    proc = subprocess.run([sys.executable, "-c", "import torch, torch_npu; torch.npu.utils"
-                           ".is_support_inf_nan()"], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=overlay_support.SRC_DIR,
-                                   APEXNPU_INF_NAN_MODE="yes"))
+    proc = subprocess.run(
+        [sys.executable, "-c", "import torch, torch_npu; torch.npu.utils.is_support_inf_nan()"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=overlay_support.SRC_DIR, APEXNPU_INF_NAN_MODE="yes"),
+    )
     assert proc.returncode != 0 and "APEXNPU_INF_NAN_MODE='yes'" in proc.stderr

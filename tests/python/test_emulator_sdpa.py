@@ -10,6 +10,7 @@ host copies of the same (rounded) inputs, then rounded to the tested dtype. Tole
 - bf16 (a 910B): rtol 8e-3, atol 8e-3 (the neighbouring bf16 value, 2^-7 apart at 1..2).
 
 torch 1.13 has no public SDPA: the file is skipped there."""
+
 import math
 
 import pytest
@@ -18,13 +19,19 @@ import torch.nn.functional as F
 
 from overlay_support.npu_op_checks import float_status, on_npu, randn
 
-pytestmark = pytest.mark.skipif(not hasattr(F, "scaled_dot_product_attention"),
-                                reason="torch 1.13 has no scaled_dot_product_attention")
-GQA = "enable_gqa" in (getattr(getattr(F, "scaled_dot_product_attention", None), "__doc__",
-                                 None) or "")  # torch 2.5+
+pytestmark = pytest.mark.skipif(
+    not hasattr(F, "scaled_dot_product_attention"),
+    reason="torch 1.13 has no scaled_dot_product_attention",
+)
+GQA = "enable_gqa" in (
+    getattr(getattr(F, "scaled_dot_product_attention", None), "__doc__", None) or ""
+)  # torch 2.5+
 
-TOL = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float16: dict(rtol=2e-3, atol=2e-3),
-       torch.bfloat16: dict(rtol=8e-3, atol=8e-3)}
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-5),
+    torch.float16: dict(rtol=2e-3, atol=2e-3),
+    torch.bfloat16: dict(rtol=8e-3, atol=8e-3),
+}
 B, HQ, HKV, L, S, E = 2, 4, 2, 6, 8, 16
 
 
@@ -61,8 +68,12 @@ def inputs(dtype, hkv=HKV, seed=0, shape=(B,)):
 def check(got, want, dtype, what):
     assert got.dtype == dtype, f"{what}: {got.dtype}"
     assert got.device.type == "npu", f"{what}: on {got.device}"
-    torch.testing.assert_close(got.detach().cpu().float(), want.detach().to(dtype).float(),
-                               msg=lambda m: f"{what}: {m}", **TOL[dtype])
+    torch.testing.assert_close(
+        got.detach().cpu().float(),
+        want.detach().to(dtype).float(),
+        msg=lambda m: f"{what}: {m}",
+        **TOL[dtype],
+    )
 
 
 def run_both(dtype, mask=None, grads=True, hkv=HKV, shape=(B,), mask_grad=False, **kwargs):
@@ -76,8 +87,9 @@ def run_both(dtype, mask=None, grads=True, hkv=HKV, shape=(B,), mask_grad=False,
         ref_mask = mask.float().requires_grad_(mask_grad) if mask.is_floating_point() else mask
     extra = dict(enable_gqa=True) if GQA and hkv != HQ else {}
     got = F.scaled_dot_product_attention(*npu_in, attn_mask=npu_mask, **kwargs, **extra)
-    want = reference(*ref_in, mask=ref_mask, causal=kwargs.get("is_causal", False),
-                     scale=kwargs.get("scale"))
+    want = reference(
+        *ref_in, mask=ref_mask, causal=kwargs.get("is_causal", False), scale=kwargs.get("scale")
+    )
     check(got, want, dtype, "output")
     if grads:
         grad_out = randn(*want.shape, seed=9).to(dtype)
@@ -135,8 +147,9 @@ def test_one_rounding_no_status_after_a_masked_fp16_sdpa_on_a_910(chip910):
     for kwargs in (dict(attn_mask=on_npu(bool_mask())), dict(is_causal=True)):
         q, k, v = (on_npu(t, grad=True) for t in inputs(torch.float16))
         float_status.clear()
-        out = F.scaled_dot_product_attention(q, k, v, **kwargs, **(
-            dict(enable_gqa=True) if GQA else {}))
+        out = F.scaled_dot_product_attention(
+            q, k, v, **kwargs, **(dict(enable_gqa=True) if GQA else {})
+        )
         out.float().pow(2).sum().backward()
         assert not float_status.get(), kwargs
         assert q.grad.dtype == k.grad.dtype == torch.float16
@@ -153,8 +166,9 @@ def test_float_mask_of_minus_inf_on_a_910(chip910):
     """An fp32 float mask holding -inf (torch's causal mask, made by hand) brings its inf in: no
     overflow, forward and backward, and a row of only -inf gives zeros. (In fp16 a 910 in
     saturation mode holds no -inf: the emulator stores it as -65504.)"""
-    causal = torch.zeros(L, S).masked_fill(torch.ones(L, S, dtype=torch.bool).triu(1),
-                                           float("-inf"))
+    causal = torch.zeros(L, S).masked_fill(
+        torch.ones(L, S, dtype=torch.bool).triu(1), float("-inf")
+    )
     causal[2] = float("-inf")  # a query attending to nothing
     q, k, v = inputs(torch.float32, hkv=HQ)
     npu_in = [on_npu(t, grad=True) for t in (q, k, v)]
@@ -177,12 +191,14 @@ def test_dropout_from_the_npu_generator(chip910):
     ones = on_npu(torch.eye(S).expand(B, HQ, S, S).contiguous())
     host_state = torch.get_rng_state()
     torch.npu.manual_seed(7)
-    first = F.scaled_dot_product_attention(q, on_npu(torch.zeros(B, HQ, S, E)), ones,
-                                           dropout_p=p).cpu()
+    first = F.scaled_dot_product_attention(
+        q, on_npu(torch.zeros(B, HQ, S, E)), ones, dropout_p=p
+    ).cpu()
     assert torch.equal(torch.get_rng_state(), host_state)
     torch.npu.manual_seed(7)
-    again = F.scaled_dot_product_attention(q, on_npu(torch.zeros(B, HQ, S, E)), ones,
-                                           dropout_p=p).cpu()
+    again = F.scaled_dot_product_attention(
+        q, on_npu(torch.zeros(B, HQ, S, E)), ones, dropout_p=p
+    ).cpu()
     assert torch.equal(first, again)
     keep = (first != 0).float()
     torch.testing.assert_close(first, keep / (S * (1 - p)))
@@ -205,8 +221,9 @@ def test_npu_autocast_casts_the_inputs_first(chip910):
 def test_host_tensors_keep_torchs_sdpa():
     q, k, v = inputs(torch.float32, hkv=HQ)
     original = F.scaled_dot_product_attention.__wrapped__
-    assert torch.equal(F.scaled_dot_product_attention(q, k, v, is_causal=True),
-                       original(q, k, v, is_causal=True))
+    assert torch.equal(
+        F.scaled_dot_product_attention(q, k, v, is_causal=True), original(q, k, v, is_causal=True)
+    )
 
 
 def test_bad_input_is_named(chip910):
@@ -214,8 +231,9 @@ def test_bad_input_is_named(chip910):
     with pytest.raises(RuntimeError, match="attn_mask should not be set when is_causal"):
         F.scaled_dot_product_attention(q, k, v, attn_mask=on_npu(bool_mask()), is_causal=True)
     with pytest.raises(RuntimeError, match="not a multiple"):
-        F.scaled_dot_product_attention(q, k[:, :1].expand(B, 3, S, E).contiguous(),
-                                       v[:, :1].expand(B, 3, S, E).contiguous())
+        F.scaled_dot_product_attention(
+            q, k[:, :1].expand(B, 3, S, E).contiguous(), v[:, :1].expand(B, 3, S, E).contiguous()
+        )
     with pytest.raises(RuntimeError, match="same dtype"):
         F.scaled_dot_product_attention(q, k.half(), v)
     with pytest.raises(RuntimeError, match="attn_mask is on cpu, query on npu:0"):

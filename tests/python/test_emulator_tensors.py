@@ -3,6 +3,7 @@ context (``with torch.device(...)``, ``torch.set_default_device``), int device i
 host memory, ``empty_with_format``, ``type_as``, the memory formats torch_npu refuses, and, on
 torch 1.x, named tensors and torch_npu 1.x's ``torch.device`` constructor. Values are compared
 with the same call made on the host."""
+
 import io
 import subprocess
 import sys
@@ -22,8 +23,9 @@ from torch_npu._device import pinned, torch_device  # noqa: E402
 NATIVE = torch_device.NATIVE  # torch 2.x
 HAS_DEVICE_CONTEXT = hasattr(torch, "set_default_device")
 HAS_NAMED_TENSORS = hasattr(torch.Tensor, "rename")
-needs_context = pytest.mark.skipif(not HAS_DEVICE_CONTEXT,
-                                   reason="torch 1.13 has no device context")
+needs_context = pytest.mark.skipif(
+    not HAS_DEVICE_CONTEXT, reason="torch 1.13 has no device context"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -36,21 +38,34 @@ def on_npu0():
 def run_child(code, **env_changes):
     env = overlay_env()
     env.update(env_changes)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout.split()
 
 
 # --- torch 2.x's device context ----------------------------------------------------------------
 
+
 @needs_context
 @pytest.mark.parametrize("spec,index", [("npu", 0), ("npu:1", 1), (torch.device("npu", 2), 2)])
 def test_makers_and_modules_in_a_device_context_are_on_that_npu(spec, index):
     torch.manual_seed(0)
     with torch.device(spec):
-        made = [torch.zeros(2, 3), torch.ones(4), torch.tensor([1.0, 2.0]), torch.arange(5),
-                torch.full((2,), 7.0), torch.randn(3), torch.empty(2, 2)]
+        made = [
+            torch.zeros(2, 3),
+            torch.ones(4),
+            torch.tensor([1.0, 2.0]),
+            torch.arange(5),
+            torch.full((2,), 7.0),
+            torch.randn(3),
+            torch.empty(2, 2),
+        ]
         layer = nn.Linear(4, 3)
         explicit = torch.zeros(2, device="cpu")
     for t in made + [layer.weight, layer.bias]:
@@ -59,8 +74,10 @@ def test_makers_and_modules_in_a_device_context_are_on_that_npu(spec, index):
     assert torch.equal(made[2].cpu(), torch.tensor([1.0, 2.0]))
     assert torch.zeros(2).device.type == "cpu"  # and the context ends with the block
     x = torch.randn(4, 4)
-    assert torch.allclose(layer(x.to(layer.weight.device)).cpu(),
-                          x @ layer.weight.detach().cpu().t() + layer.bias.detach().cpu())
+    assert torch.allclose(
+        layer(x.to(layer.weight.device)).cpu(),
+        x @ layer.weight.detach().cpu().t() + layer.bias.detach().cpu(),
+    )
 
 
 @needs_context
@@ -93,6 +110,7 @@ def test_set_default_device_npu_until_reset():
 
 # --- int device indices ------------------------------------------------------------------------
 
+
 def test_int_device_indices_mean_npus():
     host = torch.arange(6.0).reshape(2, 3)
     assert host.to(0).device == torch.device("npu", 0)
@@ -112,6 +130,7 @@ def test_int_device_indices_mean_npus():
 
 # --- pinned host memory -------------------------------------------------------------------------
 
+
 def test_pin_memory_gives_pinned_host_memory_with_the_same_values():
     x = torch.randn(10, 20)
     assert not x.is_pinned()
@@ -124,11 +143,18 @@ def test_pin_memory_gives_pinned_host_memory_with_the_same_values():
     assert torch.equal(t.pin_memory(), t)  # non-contiguous
 
 
-@pytest.mark.parametrize("make,filled", [
-    (lambda **k: torch.empty(3, 4, **k), False), (lambda **k: torch.zeros(3, 4, **k), True),
-    (lambda **k: torch.ones(5, dtype=torch.float16, **k), True),
-    (lambda **k: torch.full((2,), 3, **k), True), (lambda **k: torch.tensor([1, 2, 3], **k), True),
-    (lambda **k: torch.arange(6, **k), True), (lambda **k: torch.empty(0, **k), False)])
+@pytest.mark.parametrize(
+    "make,filled",
+    [
+        (lambda **k: torch.empty(3, 4, **k), False),
+        (lambda **k: torch.zeros(3, 4, **k), True),
+        (lambda **k: torch.ones(5, dtype=torch.float16, **k), True),
+        (lambda **k: torch.full((2,), 3, **k), True),
+        (lambda **k: torch.tensor([1, 2, 3], **k), True),
+        (lambda **k: torch.arange(6, **k), True),
+        (lambda **k: torch.empty(0, **k), False),
+    ],
+)
 def test_makers_with_pin_memory(make, filled):
     pinned_made, plain = make(pin_memory=True), make()
     assert pinned_made.is_pinned() == (plain.numel() > 0)  # (an empty tensor holds no block)
@@ -193,6 +219,7 @@ def test_the_pinned_cache_can_be_emptied():
 
 # --- empty_with_format --------------------------------------------------------------------------
 
+
 def test_empty_with_format_makes_an_npu_tensor_in_that_format():
     x = torch_npu.empty_with_format((2, 3), dtype=torch.float32, device="npu")
     assert x.is_npu and x.shape == (2, 3) and x.dtype == torch.float32
@@ -217,6 +244,7 @@ def test_torch_empty_with_format_is_torch_npu_1_x_s():
 
 # --- type_as ------------------------------------------------------------------------------------
 
+
 def test_type_as_takes_the_other_tensor_s_device_and_dtype():
     host = torch.arange(6.0).reshape(2, 3)
     npu_half = torch.zeros(1, dtype=torch.float16).npu(1)
@@ -227,8 +255,10 @@ def test_type_as_takes_the_other_tensor_s_device_and_dtype():
     assert back.device.type == "cpu" and back.dtype == torch.float32
     assert moved.type_as(npu_half) is moved
     index = torch.tensor([2, 0]).type_as(torch.zeros(1, dtype=torch.long).npu(1))
-    assert torch.equal(npu_half.new_tensor([1.0, 2.0, 3.0]).index_select(0, index).cpu(),
-                       torch.tensor([3.0, 1.0], dtype=torch.float16))
+    assert torch.equal(
+        npu_half.new_tensor([1.0, 2.0, 3.0]).index_select(0, index).cpu(),
+        torch.tensor([3.0, 1.0], dtype=torch.float16),
+    )
     leaf = torch.randn(3, requires_grad=True)
     leaf.type_as(npu_half).float().sum().backward()
     assert torch.equal(leaf.grad, torch.ones(3)) and leaf.grad.device.type == "cpu"
@@ -236,31 +266,41 @@ def test_type_as_takes_the_other_tensor_s_device_and_dtype():
 
 # --- memory formats -----------------------------------------------------------------------------
 
+
 def test_npu_tensors_are_not_made_channels_last():
-    with pytest.raises(RuntimeError, match=r"Only c10::MemoryFormat::Contiguous is supported for "
-                                           r"creating a npu tensor(.|\n)*ERR01007"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Only c10::MemoryFormat::Contiguous is supported for "
+        r"creating a npu tensor(.|\n)*ERR01007",
+    ):
         torch.empty(2, 3, 4, 4, device="npu", memory_format=torch.channels_last)
     x = torch.randn(2, 3, 4, 4)
     with pytest.raises(RuntimeError, match="Only c10::MemoryFormat::Contiguous is supported"):
         x.to("npu", memory_format=torch.channels_last)
     on_npu = x.npu()
-    copy_refusal = ("Only contiguous_format or preserve_format is supported." if NATIVE
-                    else "NPU not support specify memory_format.")
+    copy_refusal = (
+        "Only contiguous_format or preserve_format is supported."
+        if NATIVE
+        else "NPU not support specify memory_format."
+    )
     with pytest.raises(RuntimeError, match=copy_refusal):
         on_npu.to(memory_format=torch.channels_last)
     with pytest.raises(RuntimeError, match=copy_refusal):
         nn.Conv2d(3, 2, 3).npu().to(memory_format=torch.channels_last)
     assert on_npu.to(memory_format=torch.contiguous_format) is on_npu
     assert x.to(memory_format=torch.channels_last).is_contiguous(
-        memory_format=torch.channels_last)  # host tensors are torch's
+        memory_format=torch.channels_last
+    )  # host tensors are torch's
 
 
 def test_contiguous_of_an_npu_tensor_refuses_other_formats():
     x = torch.randn(1, 16, 5, 5).npu()
     assert x.contiguous(memory_format=torch.preserve_format) is x
     for fmt in (torch.channels_last, torch.channels_last_3d):
-        with pytest.raises(RuntimeError, match="NPU contiguous operator only support+ed "
-                                               "contiguous memory format(.|\n)*ERR01007"):
+        with pytest.raises(
+            RuntimeError,
+            match="NPU contiguous operator only support+ed contiguous memory format(.|\n)*ERR01007",
+        ):
             x.contiguous(memory_format=fmt)
     p = x.permute(0, 2, 1, 3)
     with pytest.raises(RuntimeError, match="contiguous memory format"):
@@ -275,8 +315,9 @@ def test_tensors_made_like_an_npu_tensor_in_channels_last_are_contiguous():
     for make in (torch.empty_like, torch.zeros_like, torch.ones_like, torch.rand_like):
         out = make(x, memory_format=torch.channels_last)
         assert out.is_npu and out.is_contiguous() and out.shape == x.shape
-    assert torch.equal(torch.ones_like(x, memory_format=torch.channels_last).cpu(),
-                       torch.ones(2, 3, 4, 4))
+    assert torch.equal(
+        torch.ones_like(x, memory_format=torch.channels_last).cpu(), torch.ones(2, 3, 4, 4)
+    )
     t = torch.empty(16, 32).npu().t()  # preserve keeps strides, as torch_npu's empty_like
     assert torch.empty_like(t).stride() == (1, 32)
 
@@ -365,8 +406,9 @@ def test_cuda_device_contexts_mean_the_npu_under_transfer_to_npu():
     assert out == ["npu:0", "npu:1", "True", "cpu"]
 
 
-@pytest.mark.skipif(not hasattr(torch.UntypedStorage, "to"), reason="torch 1.13's storages "
-                    "have no to()")
+@pytest.mark.skipif(
+    not hasattr(torch.UntypedStorage, "to"), reason="torch 1.13's storages have no to()"
+)
 def test_a_callable_map_location_puts_the_storages_it_moves_on_that_npu():
     """torch's storage.to(device="npu:0") would ask for an NPU allocator (and crash): on the
     emulated NPU it is a host copy, and torch.load puts its tensors on that NPU."""
@@ -377,6 +419,7 @@ def test_a_callable_map_location_puts_the_storages_it_moves_on_that_npu():
     torch.save({"a": host, "b": torch.ones(2)}, buf)
     for to_npu, where in ((True, "npu:1"), (False, "cpu")):
         buf.seek(0)
-        loaded = torch.load(buf, map_location=lambda storage, loc: storage.to(device="npu:1")
-                            if to_npu else storage)
+        loaded = torch.load(
+            buf, map_location=lambda storage, loc: storage.to(device="npu:1") if to_npu else storage
+        )
         assert str(loaded["a"].device) == where and torch.equal(loaded["a"].cpu(), host)

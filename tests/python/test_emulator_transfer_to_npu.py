@@ -2,6 +2,7 @@
 (scripts and migration tools call them), ``torch.cuda`` and "cuda" devices are the NPU where
 torch parses devices itself, autocast for "cuda" is the NPU's, and "nccl" is hccl. The migration
 is process-wide, so each case runs in a fresh interpreter."""
+
 import torch
 
 import overlay_support
@@ -50,8 +51,19 @@ def test_the_helpers_map_cuda_to_the_npu_and_nccl_to_hccl():
         config = torch_npu.profiler._ExperimentalConfig()
         print(profile(experimental_config=config)["experimental_config"] is config, len(said))
     """)
-    assert out == ["True", "True", "cpu:gloo,npu:hccl", "True", "True", "True", "True",
-                   "True", "1", "True", "1"]
+    assert out == [
+        "True",
+        "True",
+        "cpu:gloo,npu:hccl",
+        "True",
+        "True",
+        "True",
+        "True",
+        "True",
+        "1",
+        "True",
+        "1",
+    ]
 
 
 def test_config_files_and_library_functions_that_must_see_torchs_cuda():
@@ -101,11 +113,25 @@ def test_config_files_and_library_functions_that_must_see_torchs_cuda():
         backends = getattr(torch.distributed.Backend, "default_device_backend_map", {})
         print("cuda" not in backends, backends.get("npu", "hccl"))
     """)
-    assert out == ["True", "False", "False", "False", "False",
-                   "True", "True", "True", "True",
-                   "True", "False", "True",
-                   "False", "False", "True",
-                   "True", "hccl"]
+    assert out == [
+        "True",
+        "False",
+        "False",
+        "False",
+        "False",
+        "True",
+        "True",
+        "True",
+        "True",
+        "True",
+        "False",
+        "True",
+        "False",
+        "False",
+        "True",
+        "True",
+        "hccl",
+    ]
 
 
 def test_torch_cuda_and_cuda_autocast_are_the_npus():
@@ -160,15 +186,32 @@ def test_torch_cuda_and_cuda_autocast_are_the_npus():
         print(dist.get_backend(), dist.is_nccl_available(), flag.device)
         dist.destroy_process_group()
     """)
-    torch2_only = ["torch.float16", "torch.float16", "True", "True",  # torch.amp.autocast
-                   "torch.float32", "False",  # custom_fwd(device_type="cuda")
-                   "True", "True",  # get_device_module
-                   "npu", "True", "True"]  # torch.Event
-    assert out == ["True", "True", "True", "False",
-                   "True", "True", "True", "True",
-                   "True", "False",
-                   "torch.float16", "True", "torch.float32", "False"] + \
-        (torch2_only if TORCH2 else []) + \
-        ["True", "True",
-         "npu",
-         "hccl", "True", "npu:0"]
+    torch2_only = [
+        "torch.float16",
+        "torch.float16",
+        "True",
+        "True",  # torch.amp.autocast
+        "torch.float32",
+        "False",  # custom_fwd(device_type="cuda")
+        "True",
+        "True",  # get_device_module
+        "npu",
+        "True",
+        "True",
+    ]  # torch.Event
+    assert out == [
+        "True",
+        "True",
+        "True",
+        "False",
+        "True",
+        "True",
+        "True",
+        "True",
+        "True",
+        "False",
+        "torch.float16",
+        "True",
+        "torch.float32",
+        "False",
+    ] + (torch2_only if TORCH2 else []) + ["True", "True", "npu", "hccl", "True", "npu:0"]

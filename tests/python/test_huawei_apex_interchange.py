@@ -18,6 +18,7 @@ torch's C++ headers. Both venvs are built once per run (module fixture), so seve
 pytest run share them; ``-k "huawei-ours-O2-1"`` picks one case, and the worker takes optimizer
 names to look at one by hand.
 """
+
 import os
 import shutil
 import subprocess
@@ -39,8 +40,10 @@ CASES = [(level, combine) for level in ("O1", "O2") for combine in ("0", "1")]
 def pythons(tmp_path_factory):
     """{"huawei": its venv's python, "ours": ours} and a folder holding only the worker."""
     if not ASCEND or not UPSTREAM:
-        pytest.skip("APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM must both be set (git "
-                    "directories of Ascend's apex and NVIDIA Apex) to build Huawei's apex")
+        pytest.skip(
+            "APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM must both be set (git "
+            "directories of Ascend's apex and NVIDIA Apex) to build Huawei's apex"
+        )
     huawei, _ = huawei_apex.venv_with_huawei_apex(tmp_path_factory, ASCEND, UPSTREAM)
     ours = wheels.installed_wheels_env(tmp_path_factory)["APEXNPU_VENV_PYTHON"]
     runs = tmp_path_factory.mktemp("interchange")
@@ -51,8 +54,14 @@ def pythons(tmp_path_factory):
 def run(pythons, who, *args):
     pys, runs = pythons
     env = dict(bh.venv_env(), OMP_NUM_THREADS="2", APEXNPU_OPTIM_PATH="torch")
-    proc = subprocess.run([pys[who], "interchange_worker.py"] + [str(a) for a in args],
-                          cwd=str(runs), env=env, capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [pys[who], "interchange_worker.py"] + [str(a) for a in args],
+        cwd=str(runs),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0, f"{who}: " + proc.stdout[-2000:] + proc.stderr[-4000:]
 
 
@@ -76,8 +85,9 @@ def resumed(pythons, level, combine, writer, reader):
 
 @pytest.mark.parametrize("level, combine", CASES)
 @pytest.mark.parametrize("writer, reader", [("huawei", "ours"), ("ours", "huawei")])
-def test_a_checkpoint_resumes_in_the_other_apex_to_the_writers_bits(pythons, level, combine,
-                                                                    writer, reader):
+def test_a_checkpoint_resumes_in_the_other_apex_to_the_writers_bits(
+    pythons, level, combine, writer, reader
+):
     own = resumed(pythons, level, combine, writer, writer)
     other = resumed(pythons, level, combine, writer, reader)
     assert sorted(own) == sorted(other) and len(own) == 10

@@ -13,6 +13,7 @@ Needs APEXNPU_TEST_ASCEND (a git directory of github.com/Ascend/apex), APEXNPU_T
 (NVIDIA Apex), APEXNPU_BINARY, and torch's C++ headers (Debian's python3-torch: ``apt-get install
 libtorch-dev pybind11-dev``; torch from PyPI ships its own); skips with a message otherwise.
 """
+
 import math
 import os
 import shutil
@@ -32,15 +33,28 @@ BRANCH = "master"
 
 # What run_test.py skips, by Ascend's own decorators: (test, the reason it gives).
 ASCEND_SKIPS = {
-    "test_basic_casts.TestBasicCasts.test_group_norm_is_float":
-        "NPU does not support group_norm in half",
-    "test_combine_tensors.TestCombineTensors.test_storage_reuse_and_memory_release":
-        "not stable test",
+    "test_basic_casts.TestBasicCasts.test_group_norm_is_float": "NPU does not support group_norm in half",
+    "test_combine_tensors.TestCombineTensors.test_storage_reuse_and_memory_release": "not stable test",
 }
-FUSED = ["NpuFusedSGD", "NpuFusedAdam", "NpuFusedAdamW", "NpuFusedAdamP", "NpuFusedBertAdam",
-         "NpuFusedAdadelta", "NpuFusedLamb", "Lamb", "NpuFusedRMSprop", "NpuFusedRMSpropTF"]
-TWINS = {"NpuFusedSGD": "SGD", "NpuFusedAdam": "Adam", "NpuFusedAdamW": "AdamW",
-         "NpuFusedAdadelta": "Adadelta", "NpuFusedRMSprop": "RMSprop"}
+FUSED = [
+    "NpuFusedSGD",
+    "NpuFusedAdam",
+    "NpuFusedAdamW",
+    "NpuFusedAdamP",
+    "NpuFusedBertAdam",
+    "NpuFusedAdadelta",
+    "NpuFusedLamb",
+    "Lamb",
+    "NpuFusedRMSprop",
+    "NpuFusedRMSpropTF",
+]
+TWINS = {
+    "NpuFusedSGD": "SGD",
+    "NpuFusedAdam": "Adam",
+    "NpuFusedAdamW": "AdamW",
+    "NpuFusedAdadelta": "Adadelta",
+    "NpuFusedRMSprop": "RMSprop",
+}
 # The worker's model: its parameters' shapes, weights first in each Linear.
 SHAPES = [(32, 16), (32,), (32, 32), (32,), (1, 32), (1,)]
 
@@ -54,8 +68,10 @@ def slot(storage):
 def huawei(tmp_path_factory):
     """(the venv's python, Ascend's tests/L0 directory, a folder for the runs)."""
     if not ASCEND or not UPSTREAM:
-        pytest.skip("APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM must both be set (git "
-                    "directories of Ascend's apex and NVIDIA Apex) to build Huawei's apex")
+        pytest.skip(
+            "APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM must both be set (git "
+            "directories of Ascend's apex and NVIDIA Apex) to build Huawei's apex"
+        )
     python, tree = huawei_apex.venv_with_huawei_apex(tmp_path_factory, ASCEND, UPSTREAM, BRANCH)
     work = tmp_path_factory.mktemp("huawei-runs")
     runs = work / "runs"
@@ -70,16 +86,19 @@ def env():
 
 def test_huaweis_apex_is_installed_beside_the_emulator_alone(huawei):
     python, _, runs = huawei
-    code = ("import importlib.util, os, sys, torch, torch_npu, apex, change_data_ptr, apex_C\n"
-            "from apex.optimizers import NpuFusedAdam\n"
-            "inside = lambda m: m.__file__.startswith(sys.prefix)\n"
-            "print(torch_npu.__apexnpu_emulator__, inside(torch_npu), inside(apex),\n"
-            "      inside(change_data_ptr), inside(apex_C), importlib.util.find_spec('apex.npu'),\n"
-            "      os.path.exists(os.path.join(os.path.dirname(apex.__file__), 'contrib',\n"
-            "                                  'combine_tensors', 'combine_tensors.py')),\n"
-            "      torch.__version__ == %r)\n" % torch.__version__)
-    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env(),
-                          cwd=str(runs))
+    code = (
+        "import importlib.util, os, sys, torch, torch_npu, apex, change_data_ptr, apex_C\n"
+        "from apex.optimizers import NpuFusedAdam\n"
+        "inside = lambda m: m.__file__.startswith(sys.prefix)\n"
+        "print(torch_npu.__apexnpu_emulator__, inside(torch_npu), inside(apex),\n"
+        "      inside(change_data_ptr), inside(apex_C), importlib.util.find_spec('apex.npu'),\n"
+        "      os.path.exists(os.path.join(os.path.dirname(apex.__file__), 'contrib',\n"
+        "                                  'combine_tensors', 'combine_tensors.py')),\n"
+        "      torch.__version__ == %r)\n" % torch.__version__
+    )
+    proc = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, env=env(), cwd=str(runs)
+    )
     assert proc.returncode == 0, proc.stderr
     # apex.npu is our apex's device layer: Huawei's apex has none and must do without it.
     assert proc.stdout.split() == ["True"] * 5 + ["None", "True", "True"]
@@ -87,8 +106,9 @@ def test_huaweis_apex_is_installed_beside_the_emulator_alone(huawei):
 
 def test_its_npu_test_runner_passes(huawei):
     python, l0, _ = huawei
-    proc = subprocess.run([python, "run_test.py"], cwd=l0, capture_output=True, text=True,
-                          env=env(), timeout=1200)
+    proc = subprocess.run(
+        [python, "run_test.py"], cwd=l0, capture_output=True, text=True, env=env(), timeout=1200
+    )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-6000:]
     outcomes = {}
@@ -111,9 +131,14 @@ def train(huawei, *args):
     if args not in _results:
         python, _, runs = huawei
         out = str(runs / ("-".join(args) + ".pt"))
-        proc = subprocess.run([python, "huawei_apex_train.py", out] + list(args),
-                              cwd=str(runs), capture_output=True, text=True, env=env(),
-                              timeout=600)
+        proc = subprocess.run(
+            [python, "huawei_apex_train.py", out] + list(args),
+            cwd=str(runs),
+            capture_output=True,
+            text=True,
+            env=env(),
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
         _results[args] = torch.load(out)
     return _results[args]
@@ -176,8 +201,10 @@ def test_fused_clipping_over_fractal_nz_weights(huawei, level):
     nd = train(huawei, "clip", level, "0")
     assert_trains(nz, level, factor=0.1)
     assert_same(nz, nd)  # a format changes how the NPU stores values, never the values
-    padded = [math.ceil(s[0] / 16) * 16 * math.ceil(s[1] / 16) * 16 if len(s) == 2
-              else math.prod(s) for s in SHAPES]
+    padded = [
+        math.ceil(s[0] / 16) * 16 * math.ceil(s[1] / 16) * 16 if len(s) == 2 else math.prod(s)
+        for s in SHAPES
+    ]
     assert nz["formats"] == [29, 2] * 3 and nz["sizes"] == padded
     # The optimizer's fp32 gradients (O2: of the master weights, made from the fp16 ones)
     # take FRACTAL_NZ slots: Ascend's apex casts each gradient to its parameter's format, and
@@ -193,9 +220,17 @@ def test_combine_ddp_trains_two_processes_on_hccl(huawei):
     world = 2
     init = runs / "ddp-init"
     outs = [str(runs / f"ddp-rank{r}.pt") for r in range(world)]
-    procs = [subprocess.Popen([python, "huawei_apex_train.py", outs[r], "ddp", str(r), str(world),
-                               str(init)], cwd=str(runs), env=env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for r in range(world)]
+    procs = [
+        subprocess.Popen(
+            [python, "huawei_apex_train.py", outs[r], "ddp", str(r), str(world), str(init)],
+            cwd=str(runs),
+            env=env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for r in range(world)
+    ]
     logs = [p.communicate(timeout=600)[0] for p in procs]
     for p, log in zip(procs, logs):
         assert p.returncode == 0, log[-4000:]

@@ -15,6 +15,7 @@ each emulated chip (``APEXNPU_SOC_VERSION``): Ascend 910A and Ascend 910B1, so t
 torch_npu gates per chip (``SupportedDevices``) run for the chip they name. Every test passes,
 or skips itself, except those excluded below, each with the thing it needs that no CPU has.
 """
+
 import json
 import os
 import subprocess
@@ -32,8 +33,11 @@ TORCH_NPU = os.environ.get("APEXNPU_TEST_TORCH_NPU")
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 # master of 2026-08-21 (torch 2.x), and v1.11.0 (torch 1.11's torch_npu, run on torch 1.13).
-COMMIT = ("9e73e708ab9350d203475609f36f8a43f6a0c2ab" if TORCH2
-          else "42bb49b2caf7a3c6b6edb41f0158cddeb780f7f8")
+COMMIT = (
+    "9e73e708ab9350d203475609f36f8a43f6a0c2ab"
+    if TORCH2
+    else "42bb49b2caf7a3c6b6edb41f0158cddeb780f7f8"
+)
 PATH_MANAGER = "torch_npu/utils/_path_manager.py" if TORCH2 else "torch_npu/utils/path_manager.py"
 TEMPLATE = "torchnpugen/templates/npu_testing_utils.py"
 CHIPS = ["Ascend910A", "Ascend910B1"]
@@ -131,28 +135,51 @@ FILES = FILES_MASTER if TORCH2 else FILES_V1_11
 ALL = None
 ON_910 = ("Ascend910A",)
 ON_910B = ("Ascend910B1",)
-ALLOCATOR = ("needs the NPU caching allocator to give a freed block's address to the next "
-             "allocation of its size; the emulated NPU's memory is the host C allocator's, "
-             "shared with CPU torch, which places blocks as its heap's state says (the test "
-             "passes or fails by chance)")
-NO_BF16 = ("computes in bfloat16, for which the Ascend 910 has no units (the emulated 910A "
-           "refuses bf16 as the chip does); it runs on the 910B")
-RECIPROCAL = ("expects the Iou kernel's values, which divide through the AI Core's approximate "
-              "reciprocal instruction (two equal boxes give 0.9961, 100/200 gives 0.4985); the "
-              "CPU divides exactly")
-AI_CPU = ("compares run times that come from the 910's AI CPU running the int64 count adds "
-          "while the AI Core runs the int32 ones; a CPU has no such split, both cost the same")
-SATURATION = ("expects the Ascend 910's saturation mode (the float status, saturated values); a "
-              "910B runs INF/NAN mode by default, as this run does, and Huawei's master runs "
-              "the test only on a 910 (or forces saturation)")
-BATCH_NORM = {f"test_batchnorm_with_count_int32.TestBatchNormWithInt32Count.test_batchnorm{n}d"
-              "_shape_format": (ON_910 if TORCH2 else ALL, AI_CPU) for n in (1, 2, 3)}
-COMBINE_BF16 = {f"test_combine_tensors.TestCombineTensors.{name}": (ON_910, NO_BF16)
-                for name in ("test_change_data_ptr_bfloat16", "test_computation_bfloat16",
-                             "test_get_part_combined_tensor_bfloat16")}
-IOU = {f"test_iou.TestIou.{name}": (ALL, RECIPROCAL)
-       for name in ("test_npu_iou_diff_shape_input", "test_npu_iou_same_shape_input",
-                    "test_npu_iou_multiparameters")}
+ALLOCATOR = (
+    "needs the NPU caching allocator to give a freed block's address to the next "
+    "allocation of its size; the emulated NPU's memory is the host C allocator's, "
+    "shared with CPU torch, which places blocks as its heap's state says (the test "
+    "passes or fails by chance)"
+)
+NO_BF16 = (
+    "computes in bfloat16, for which the Ascend 910 has no units (the emulated 910A "
+    "refuses bf16 as the chip does); it runs on the 910B"
+)
+RECIPROCAL = (
+    "expects the Iou kernel's values, which divide through the AI Core's approximate "
+    "reciprocal instruction (two equal boxes give 0.9961, 100/200 gives 0.4985); the "
+    "CPU divides exactly"
+)
+AI_CPU = (
+    "compares run times that come from the 910's AI CPU running the int64 count adds "
+    "while the AI Core runs the int32 ones; a CPU has no such split, both cost the same"
+)
+SATURATION = (
+    "expects the Ascend 910's saturation mode (the float status, saturated values); a "
+    "910B runs INF/NAN mode by default, as this run does, and Huawei's master runs "
+    "the test only on a 910 (or forces saturation)"
+)
+BATCH_NORM = {
+    f"test_batchnorm_with_count_int32.TestBatchNormWithInt32Count.test_batchnorm{n}d"
+    "_shape_format": (ON_910 if TORCH2 else ALL, AI_CPU)
+    for n in (1, 2, 3)
+}
+COMBINE_BF16 = {
+    f"test_combine_tensors.TestCombineTensors.{name}": (ON_910, NO_BF16)
+    for name in (
+        "test_change_data_ptr_bfloat16",
+        "test_computation_bfloat16",
+        "test_get_part_combined_tensor_bfloat16",
+    )
+}
+IOU = {
+    f"test_iou.TestIou.{name}": (ALL, RECIPROCAL)
+    for name in (
+        "test_npu_iou_diff_shape_input",
+        "test_npu_iou_same_shape_input",
+        "test_npu_iou_multiparameters",
+    )
+}
 EXCLUDED_MASTER = {
     "test/npu/test_npu.py": {"test_npu.TestNpu.test_erase_stream": (ALL, ALLOCATOR)},
     "test/npu/test_combine_tensors.py": COMBINE_BF16,
@@ -165,38 +192,56 @@ EXCLUDED_V1_11 = {
     "test/contrib/test_batchnorm_with_count_int32.py": BATCH_NORM,
     "test/contrib/test_deform_conv.py": {
         f"test_deform_conv.TestDeformConv.test_npu_deform_conv_{n}": (
-            ALL, "its expected values were recorded on a 910A, whose cube computes this fp32 "
-                 "convolution with fp16 operands (CANN's allow_fp32_to_fp16 precision mode) "
-                 "within 1e-4; the emulator keeps fp32 operands (master's test, 1e-3, passes)")
-        for n in (1, 2)},
+            ALL,
+            "its expected values were recorded on a 910A, whose cube computes this fp32 "
+            "convolution with fp16 operands (CANN's allow_fp32_to_fp16 precision mode) "
+            "within 1e-4; the emulator keeps fp32 operands (master's test, 1e-3, passes)",
+        )
+        for n in (1, 2)
+    },
     "test/contrib/test_ensemble_dropout.py": {
         "test_ensemble_dropout.TestEnsembleDropout.test_EnsembleDropout": (
-            ALL, "feeds a 10-channel input to Conv2d(1, 10), which torch refuses on every "
-                 "device, an NPU's too; Huawei mended the test on master, which runs here")},
+            ALL,
+            "feeds a 10-channel input to Conv2d(1, 10), which torch refuses on every "
+            "device, an NPU's too; Huawei mended the test on master, which runs here",
+        )
+    },
     "test/custom_ops/test_float_status.py": {
-        "test_float_status.TestFloatStatus.test_float_status": (ON_910B, SATURATION)},
+        "test_float_status.TestFloatStatus.test_float_status": (ON_910B, SATURATION)
+    },
     "test/custom_ops/test_npu_bounding_box_encode.py": {
         f"test_npu_bounding_box_encode.TestBoundingBoxEncode.test_encode_shape_format_{t}": (
-            ON_910B, SATURATION) for t in ("fp16", "fp32")},
+            ON_910B,
+            SATURATION,
+        )
+        for t in ("fp16", "fp32")
+    },
     "test/custom_ops/test_amp_foreach_non_finite_check_and_unscale.py": {
         "test_amp_foreach_non_finite_check_and_unscale.TestAmpForeachNonFiniteCheckAndUnscale."
-        f"test_grad_scaling_unscale_{t}": (ON_910B, SATURATION) for t in ("float16", "float32")},
+        f"test_grad_scaling_unscale_{t}": (ON_910B, SATURATION)
+        for t in ("float16", "float32")
+    },
 }
 EXCLUDED = EXCLUDED_MASTER if TORCH2 else EXCLUDED_V1_11
 
 
 def excluded_on(path, chip):
     """The test ids of ``path`` excluded when the emulator is ``chip``."""
-    return [test_id for test_id, (chips, _) in EXCLUDED.get(path, {}).items()
-            if chips is None or chip in chips]
+    return [
+        test_id
+        for test_id, (chips, _) in EXCLUDED.get(path, {}).items()
+        if chips is None or chip in chips
+    ]
 
 
 @pytest.fixture(scope="module")
 def huawei(tmp_path_factory):
     """(python of a venv with expecttest over this torch, emulator directory, Huawei's tree)."""
     if not TORCH_NPU:
-        pytest.skip("APEXNPU_TEST_TORCH_NPU is not set (a git directory of "
-                    "github.com/Ascend/pytorch) to run Huawei's torch_npu tests")
+        pytest.skip(
+            "APEXNPU_TEST_TORCH_NPU is not set (a git directory of "
+            "github.com/Ascend/pytorch) to run Huawei's torch_npu tests"
+        )
     runtime = overlay_support.runtime_dir()
     if runtime is None:
         pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
@@ -204,9 +249,21 @@ def huawei(tmp_path_factory):
     tree = str(work / "tree")
     archive = str(work / "tests.tar")
     with open(archive, "wb") as out:
-        subprocess.run(["git", "--git-dir", TORCH_NPU, "archive", COMMIT, "test",
-                        "torch_npu/testing", PATH_MANAGER] + ([TEMPLATE] if TORCH2 else []),
-                       stdout=out, check=True)
+        subprocess.run(
+            [
+                "git",
+                "--git-dir",
+                TORCH_NPU,
+                "archive",
+                COMMIT,
+                "test",
+                "torch_npu/testing",
+                PATH_MANAGER,
+            ]
+            + ([TEMPLATE] if TORCH2 else []),
+            stdout=out,
+            check=True,
+        )
     with tarfile.open(archive) as tar:
         tar.extractall(tree)
     if TORCH2:
@@ -223,14 +280,24 @@ def huawei(tmp_path_factory):
 
 def run_file(python, runtime, tree, path, chip):
     """Huawei's test file ``path`` as the emulated ``chip``: {test id: [outcome, message]}."""
-    env = dict(overlay_support.overlay_env(runtime), OMP_NUM_THREADS="2",
-               APEXNPU_SOC_VERSION=chip)
-    for name in ("APEXNPU_INF_NAN_MODE", "INF_NAN_MODE_ENABLE", "INF_NAN_MODE_FORCE_DISABLE",
-                 "SET_NPU_DEVICE", "DISABLED_TESTS_FILE", "SLOW_TESTS_FILE"):
+    env = dict(overlay_support.overlay_env(runtime), OMP_NUM_THREADS="2", APEXNPU_SOC_VERSION=chip)
+    for name in (
+        "APEXNPU_INF_NAN_MODE",
+        "INF_NAN_MODE_ENABLE",
+        "INF_NAN_MODE_FORCE_DISABLE",
+        "SET_NPU_DEVICE",
+        "DISABLED_TESTS_FILE",
+        "SLOW_TESTS_FILE",
+    ):
         env.pop(name, None)
     excluded = [a for test_id in excluded_on(path, chip) for a in ("--exclude", test_id)]
-    proc = subprocess.run([python, RUNNER, tree, os.path.join(tree, path)] + excluded,
-                          capture_output=True, text=True, env=env, timeout=1500)
+    proc = subprocess.run(
+        [python, RUNNER, tree, os.path.join(tree, path)] + excluded,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1500,
+    )
     assert proc.returncode == 0 and proc.stdout.strip(), proc.stdout[-2000:] + proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

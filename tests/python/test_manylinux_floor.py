@@ -3,6 +3,7 @@ manylinux_2_17, is installed by Debian 11's own pip into a bullseye root made wi
 from Debian's packages (glibc 2.31, CPython 3.9), and there its binding imports and steps every
 optimizer with the same bits as the build machine gives. The root is made once per build dir
 (scripts/bullseye_root.sh) and skipped, with the reason, where it cannot be made."""
+
 import glob
 import os
 import shutil
@@ -62,18 +63,28 @@ BITS = bh.STEP_SCRIPT_HELPERS + textwrap.dedent(r"""
 def python39():
     py = bh.find_python(9)
     if py is None:
-        pytest.skip("no CPython 3.9 on this machine (python3.9 on PATH or pyenv) to build the "
-                    "cp39 wheel for bullseye")
+        pytest.skip(
+            "no CPython 3.9 on this machine (python3.9 on PATH or pyenv) to build the "
+            "cp39 wheel for bullseye"
+        )
     return py
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     build_dir = os.environ.get("APEXNPU_BUILD_DIR")
-    path = os.path.join(build_dir, "bullseye-root") if build_dir else \
-        str(tmp_path_factory.mktemp("bullseye") / "root")
-    proc = subprocess.run(["bash", SCRIPT, path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, timeout=1200)
+    path = (
+        os.path.join(build_dir, "bullseye-root")
+        if build_dir
+        else str(tmp_path_factory.mktemp("bullseye") / "root")
+    )
+    proc = subprocess.run(
+        ["bash", SCRIPT, path],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=1200,
+    )
     if proc.returncode == 75:
         pytest.skip(proc.stdout.strip().replace("SKIPPED: ", ""))
     assert proc.returncode == 0, proc.stdout
@@ -86,8 +97,20 @@ def cp39(tmp_path_factory):
     py = python39()
     tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
     out = str(tmp_path_factory.mktemp("dist"))
-    proc, doc = bh.build_json(["--python=" + py, "--tree", tree, "-o", out, "--wheel", "--no-emulator",
-                               "--object-cache", bh.shared_cache_dir(tmp_path_factory), "-j2"])
+    proc, doc = bh.build_json(
+        [
+            "--python=" + py,
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--no-emulator",
+            "--object-cache",
+            bh.shared_cache_dir(tmp_path_factory),
+            "-j2",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     (w,) = doc["wheels"]
     assert w["tag"] == "cp39-cp39-manylinux_2_17_{0}.manylinux2014_{0}".format(bh.MACHINE), w["tag"]
@@ -98,8 +121,15 @@ def in_root(root, args, **kw):
     """A command inside the root, with a clean environment."""
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/root"}
     env.update(kw.pop("env", {}))
-    return subprocess.run(["chroot", root] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, env=env, timeout=900, **kw)
+    return subprocess.run(
+        ["chroot", root] + args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+        env=env,
+        timeout=900,
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -113,8 +143,15 @@ def workdir(root):
 
 
 def test_the_root_is_bullseye(root):
-    got = in_root(root, ["python3", "-c", "import os, sys, pip; print(sys.version_info[:2], "
-                         "os.confstr('CS_GNU_LIBC_VERSION'), pip.__version__)"])
+    got = in_root(
+        root,
+        [
+            "python3",
+            "-c",
+            "import os, sys, pip; print(sys.version_info[:2], "
+            "os.confstr('CS_GNU_LIBC_VERSION'), pip.__version__)",
+        ],
+    )
     assert got.returncode == 0, got.stderr
     assert got.stdout.split("glibc ")[1].split()[0] == "2.31", got.stdout
     assert got.stdout.startswith("(3, 9)"), got.stdout
@@ -127,21 +164,43 @@ def test_the_cp39_wheel_installs_imports_and_steps_with_the_same_bits(root, cp39
     wheel = os.path.basename(cp39["wheel"])
     shutil.copy(cp39["wheel"], os.path.join(outside, wheel))
     # Bullseye's own pip judges the tag: it installs only a wheel its platform supports.
-    install = in_root(root, ["python3", "-m", "pip", "install", "--no-index", "--no-deps",
-                             "--target", inside + "/site", inside + "/" + wheel])
+    install = in_root(
+        root,
+        [
+            "python3",
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--target",
+            inside + "/site",
+            inside + "/" + wheel,
+        ],
+    )
     assert install.returncode == 0, install.stdout + install.stderr
     modules = glob.glob(os.path.join(outside, "site", "**", "*.so"), recursive=True)
     assert sorted(os.path.basename(m) for m in modules) == [
-        "_apexnpu" + cp39["python"]["ext_suffix"], "change_data_ptr" + cp39["python"]["ext_suffix"]]
+        "_apexnpu" + cp39["python"]["ext_suffix"],
+        "change_data_ptr" + cp39["python"]["ext_suffix"],
+    ]
 
     host_python = cp39["python"]["executable"]
     for isa in ("", "scalar"):
-        there = in_root(root, ["python3", "-c", BITS], cwd="/",
-                        env={"PYTHONPATH": inside + "/site", "APEXNPU_ISA": isa})
+        there = in_root(
+            root,
+            ["python3", "-c", BITS],
+            cwd="/",
+            env={"PYTHONPATH": inside + "/site", "APEXNPU_ISA": isa},
+        )
         assert there.returncode == 0, there.stderr
-        here = subprocess.run([host_python, "-c", BITS], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, universal_newlines=True,
-                              env=dict(bh.venv_env(), PYTHONPATH=cp39["layout"], APEXNPU_ISA=isa))
+        here = subprocess.run(
+            [host_python, "-c", BITS],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            env=dict(bh.venv_env(), PYTHONPATH=cp39["layout"], APEXNPU_ISA=isa),
+        )
         assert here.returncode == 0, here.stderr
         there_lines, here_lines = there.stdout.splitlines(), here.stdout.splitlines()
         assert there_lines[0] == "python 3.9 glibc 2.31", there_lines[0]
@@ -163,8 +222,21 @@ def test_a_wheel_for_a_newer_glibc_is_refused_by_bullseyes_pip(root, cp39, workd
     name[-1] = "manylinux_2_34_{}.whl".format(bh.MACHINE)
     renamed = "-".join(name)
     shutil.copy(cp39["wheel"], os.path.join(outside, renamed))
-    install = in_root(root, ["python3", "-m", "pip", "install", "--no-index", "--no-deps",
-                             "--target", inside + "/site", inside + "/" + renamed])
+    install = in_root(
+        root,
+        [
+            "python3",
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--target",
+            inside + "/site",
+            inside + "/" + renamed,
+        ],
+    )
     assert install.returncode != 0
-    assert "is not a supported wheel on this platform" in install.stdout + install.stderr, \
+    assert "is not a supported wheel on this platform" in install.stdout + install.stderr, (
         install.stdout + install.stderr
+    )

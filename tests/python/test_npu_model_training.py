@@ -18,6 +18,7 @@ They need apex.amp, from the wheels built from NVIDIA Apex and installed into a 
 system Python (torch 1.13, whichever torch runs pytest): skipped unless APEXNPU_TEST_UPSTREAM is
 set.
 """
+
 import os
 
 import pytest
@@ -35,9 +36,13 @@ RANKS_VS_ONE = dict(rtol=2e-2, atol=2e-2)
 def train(tmp_path, wheel_env, model, opt_level, world, source="apex"):
     out = tmp_path / f"{model}-{opt_level}-{world}-{source}"
     out.mkdir()
-    results = ranks.launch([WORKER, str(out), model, opt_level, source, str(STEPS)], world,
-                           dict(wheel_env), timeout=900,
-                           python=wheel_env["APEXNPU_VENV_PYTHON"])
+    results = ranks.launch(
+        [WORKER, str(out), model, opt_level, source, str(STEPS)],
+        world,
+        dict(wheel_env),
+        timeout=900,
+        python=wheel_env["APEXNPU_VENV_PYTHON"],
+    )
     for r in results:
         assert r.returncode == 0, r
     return [torch.load(out / f"rank{rank}.pt") for rank in range(world)]
@@ -48,7 +53,7 @@ def assert_trains(run):
         losses = rank["losses"]
         print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
         assert losses[-1] < 0.5 * losses[0], losses
-        assert set(rank["scales"]) == {2.0 ** 10}, rank["scales"]  # no step skipped
+        assert set(rank["scales"]) == {2.0**10}, rank["scales"]  # no step skipped
 
 
 @pytest.mark.parametrize("source", ["apex", "torch_npu"])
@@ -70,9 +75,14 @@ def test_two_processes_o2_combine_ddp_train_one_replica(tmp_path, wheel_env, mod
         assert torch.equal(value, two[1]["params"][key]), key
     if model == "llama":
         one = train(tmp_path, wheel_env, model, "O2", 1)
-        print("2 ranks vs 1 process: max parameter difference %.2e" % max(
-            float((v.float() - one[0]["params"][k].float()).abs().max())
-            for k, v in two[0]["params"].items()))
+        print(
+            "2 ranks vs 1 process: max parameter difference %.2e"
+            % max(
+                float((v.float() - one[0]["params"][k].float()).abs().max())
+                for k, v in two[0]["params"].items()
+            )
+        )
         for key, value in two[0]["params"].items():
-            torch.testing.assert_close(value.float(), one[0]["params"][key].float(),
-                                       **RANKS_VS_ONE, msg=key)
+            torch.testing.assert_close(
+                value.float(), one[0]["params"][key].float(), **RANKS_VS_ONE, msg=key
+            )

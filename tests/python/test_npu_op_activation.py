@@ -1,11 +1,19 @@
 """torch_npu.npu_geglu, npu_gelu_mul and npu_clipped_swiglu against their documented formulas
 in plain torch (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_against_formula,
-                                           check_saturation, on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_against_formula,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -15,10 +23,15 @@ def test_geglu_forward_backward(dtype, dim, approximate, left):
         a, b = x.chunk(2, dim=dim)
         act, other = (a, b) if left else (b, a)
         return other * F.gelu(act, approximate="tanh" if approximate else "none")
+
     check_against_formula(
-        lambda x: torch_npu.npu_geglu(input=x, dim=dim, approximate=approximate,
-                                      activate_left=left)[0],
-        formula, [randn(4, 6, 10, seed=1, scale=2)], dtype)
+        lambda x: torch_npu.npu_geglu(
+            input=x, dim=dim, approximate=approximate, activate_left=left
+        )[0],
+        formula,
+        [randn(4, 6, 10, seed=1, scale=2)],
+        dtype,
+    )
 
 
 def test_geglu_returns_the_gelu():
@@ -61,17 +74,20 @@ def clipped_reference(x, dim, alpha, limit, bias, interleaved, rows=None):
 @pytest.mark.parametrize("dim", [-1, 1])
 def test_clipped_swiglu(dtype, interleaved, dim):
     x = randn(4, 6, 8, seed=4, scale=6).to(dtype)
-    got = torch_npu.npu_clipped_swiglu(on_npu(x), dim=dim, alpha=1.5, limit=5.0, bias=0.5,
-                                       interleaved=interleaved)
-    assert_close(got, clipped_reference(x.float(), dim, 1.5, 5.0, 0.5, interleaved), dtype,
-                 "clipped_swiglu")
+    got = torch_npu.npu_clipped_swiglu(
+        on_npu(x), dim=dim, alpha=1.5, limit=5.0, bias=0.5, interleaved=interleaved
+    )
+    assert_close(
+        got, clipped_reference(x.float(), dim, 1.5, 5.0, 0.5, interleaved), dtype, "clipped_swiglu"
+    )
 
 
 def test_clipped_swiglu_group_index_limits_the_rows():
     x = randn(6, 8, seed=5, scale=6)
     got = torch_npu.npu_clipped_swiglu(on_npu(x), group_index=on_npu(torch.tensor([1, 3])))
-    assert_close(got, clipped_reference(x, -1, 1.702, 7.0, 1.0, True, rows=4), torch.float32,
-                 "grouped")
+    assert_close(
+        got, clipped_reference(x, -1, 1.702, 7.0, 1.0, True, rows=4), torch.float32, "grouped"
+    )
 
 
 def test_fp16_overflow_saturates():

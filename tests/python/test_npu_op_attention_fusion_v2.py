@@ -5,6 +5,7 @@ nothing; forward and gradient), ``query_rope``/``key_rope`` (``scale * (q k^T + 
 keyword-only arguments, the parameters it refuses; v3's tensor sequence lengths and 6-tuple
 (seed and offset as one-element int64 tensors). fp32 and fp16 (tolerances:
 overlay_support.npu_op_checks)."""
+
 import math
 
 import pytest
@@ -44,13 +45,13 @@ def tensors(dtype, d=D, seed=1):
 def test_pse_type_orders_add_and_scale(dtype, pse_type):
     q, k, v = tensors(dtype)
     pse = randn(1, N, S, S, seed=9, scale=3).to(dtype)
-    out = torch_npu.npu_fusion_attention_v2(on_npu(q), on_npu(k), on_npu(v), N, "BNSD",
-                                            pse=on_npu(pse), scale=SCALE, pse_type=pse_type)
+    out = torch_npu.npu_fusion_attention_v2(
+        on_npu(q), on_npu(k), on_npu(v), N, "BNSD", pse=on_npu(pse), scale=SCALE, pse_type=pse_type
+    )
     assert len(out) == 7 and out[4:] == (0, 0, 0)
     want = reference(q.float(), k.float(), v.float(), pse=pse.float(), pse_first=pse_type == 1)
     assert_close(out[0], want, dtype, f"pse_type {pse_type}")
-    other = reference(q.float(), k.float(), v.float(), pse=pse.float(),
-                      pse_first=pse_type != 1)
+    other = reference(q.float(), k.float(), v.float(), pse=pse.float(), pse_first=pse_type != 1)
     assert not torch.allclose(out[0].cpu().float(), other, atol=1e-2)  # the order matters
 
 
@@ -61,8 +62,9 @@ def test_sink_joins_the_softmax_and_gets_a_gradient(dtype):
     npu_in = [on_npu(t, grad=True) for t in (q, k, v)]
     npu_sink = on_npu(sink, grad=True)
     mask = torch.ones(S, S, dtype=torch.bool).triu(1)
-    out = torch_npu.npu_fusion_attention_v2(*npu_in, N, "BNSD", atten_mask=on_npu(mask),
-                                            sink=npu_sink, scale=SCALE)[0]
+    out = torch_npu.npu_fusion_attention_v2(
+        *npu_in, N, "BNSD", atten_mask=on_npu(mask), sink=npu_sink, scale=SCALE
+    )[0]
     ref_in = [t.float().requires_grad_() for t in (q, k, v)]
     ref_sink = sink.clone().requires_grad_()
     want = reference(*ref_in, sink=ref_sink, mask=mask)
@@ -74,8 +76,14 @@ def test_sink_joins_the_softmax_and_gets_a_gradient(dtype):
         assert_close(got.grad, ref.grad, dtype, f"gradient of {name}")
     assert_close(npu_sink.grad, ref_sink.grad, torch.float32, "gradient of sink")
     # v1 takes sink as well
-    v1 = torch_npu.npu_fusion_attention(*[on_npu(t) for t in (q, k, v)], N, "BNSD",
-                                        atten_mask=on_npu(mask), sink=on_npu(sink), scale=SCALE)
+    v1 = torch_npu.npu_fusion_attention(
+        *[on_npu(t) for t in (q, k, v)],
+        N,
+        "BNSD",
+        atten_mask=on_npu(mask),
+        sink=on_npu(sink),
+        scale=SCALE,
+    )
     assert torch.equal(v1[0].cpu(), out.detach().cpu())
 
 
@@ -89,19 +97,37 @@ def test_rope_parts_add_their_product(dtype):
     npu_in = [on_npu(t, grad=i in (0, 1, 3, 4)) for i, t in enumerate(tnd)]
     mask = torch.ones(S, S, dtype=torch.bool).triu(1)
     out = torch_npu.npu_fusion_attention_v2(
-        npu_in[0], npu_in[1], npu_in[2], N, "TND", query_rope=npu_in[3], key_rope=npu_in[4],
-        atten_mask=on_npu(mask), actual_seq_qlen=ends, actual_seq_kvlen=ends, sparse_mode=0,
-        scale=SCALE)[0]
+        npu_in[0],
+        npu_in[1],
+        npu_in[2],
+        N,
+        "TND",
+        query_rope=npu_in[3],
+        key_rope=npu_in[4],
+        atten_mask=on_npu(mask),
+        actual_seq_qlen=ends,
+        actual_seq_kvlen=ends,
+        sparse_mode=0,
+        scale=SCALE,
+    )[0]
     ref_in = [t.float().requires_grad_() for t in (q, k, v, qr, kr)]
-    want = reference(torch.cat([ref_in[0], ref_in[3]], -1), torch.cat([ref_in[1], ref_in[4]], -1),
-                     ref_in[2], mask=mask)
+    want = reference(
+        torch.cat([ref_in[0], ref_in[3]], -1),
+        torch.cat([ref_in[1], ref_in[4]], -1),
+        ref_in[2],
+        mask=mask,
+    )
     want_tnd = want.permute(0, 2, 1, 3).reshape(B * S, N, D)
     assert_close(out, want_tnd, dtype, "rope TND")
     grad = randn(B * S, N, D, seed=30).to(dtype)
     out.backward(on_npu(grad))
     want_tnd.backward(grad.float())
-    assert_close(npu_in[3].grad, ref_in[3].grad.permute(0, 2, 1, 3).reshape(B * S, N, 4), dtype,
-                 "gradient of query_rope")
+    assert_close(
+        npu_in[3].grad,
+        ref_in[3].grad.permute(0, 2, 1, 3).reshape(B * S, N, 4),
+        dtype,
+        "gradient of query_rope",
+    )
 
 
 def test_v2_arguments_after_the_layout_are_keywords_and_refusals_name_them():
@@ -109,8 +135,7 @@ def test_v2_arguments_after_the_layout_are_keywords_and_refusals_name_them():
     with pytest.raises(TypeError):
         torch_npu.npu_fusion_attention_v2(q, k, v, N, "BNSD", None)
     with pytest.raises(NotImplementedError, match="pse_type=2"):
-        torch_npu.npu_fusion_attention_v2(q, k, v, N, "BNSD", pse=on_npu(torch.ones(N)),
-                                          pse_type=2)
+        torch_npu.npu_fusion_attention_v2(q, k, v, N, "BNSD", pse=on_npu(torch.ones(N)), pse_type=2)
     with pytest.raises(NotImplementedError, match="q_start_idx"):
         torch_npu.npu_fusion_attention_v2(q, k, v, N, "BNSD", q_start_idx=[0])
     with pytest.raises(RuntimeError, match="sink must have shape"):
@@ -122,20 +147,30 @@ def test_v3_is_v1_with_tensor_lengths(dtype):
     q, k, v = [t.permute(0, 2, 1, 3).reshape(B * S, N, D) for t in tensors(dtype, seed=7)]
     ends = torch.tensor([2, B * S], dtype=torch.int64)
     npu_in = [on_npu(t, grad=True) for t in (q, k, v)]
-    got = torch_npu.npu_fusion_attention_v3(*npu_in, N, "TND", scale=SCALE, keep_prob=1.0,
-                                            actual_seq_qlen=ends, actual_seq_kvlen=ends)
+    got = torch_npu.npu_fusion_attention_v3(
+        *npu_in, N, "TND", scale=SCALE, keep_prob=1.0, actual_seq_qlen=ends, actual_seq_kvlen=ends
+    )
     assert len(got) == 6
     for t in got[4:]:
         assert t.dtype == torch.int64 and t.shape == (1,) and t.device.type == "cpu"
-    v1 = torch_npu.npu_fusion_attention(*[on_npu(t) for t in (q, k, v)], N, "TND", scale=SCALE,
-                                        actual_seq_qlen=[2, B * S], actual_seq_kvlen=[2, B * S])
+    v1 = torch_npu.npu_fusion_attention(
+        *[on_npu(t) for t in (q, k, v)],
+        N,
+        "TND",
+        scale=SCALE,
+        actual_seq_qlen=[2, B * S],
+        actual_seq_kvlen=[2, B * S],
+    )
     for a, b in zip(got[:3], v1[:3]):
         assert torch.equal(a.detach().cpu(), b.cpu())
     # the two batches: rows [0, 2) and [2, 10), each attending to its own keys
     parts = []
     for s, e in ((0, 2), (2, B * S)):
-        parts.append(reference(*[t[s:e].float().transpose(0, 1).unsqueeze(0) for t in (q, k, v)])
-                     [0].transpose(0, 1))
+        parts.append(
+            reference(*[t[s:e].float().transpose(0, 1).unsqueeze(0) for t in (q, k, v)])[
+                0
+            ].transpose(0, 1)
+        )
     assert_close(got[0], torch.cat(parts), dtype, "v3 TND")
     got[0].sum().backward()
     assert npu_in[0].grad is not None and npu_in[0].grad.dtype == dtype

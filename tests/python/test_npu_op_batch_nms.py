@@ -1,5 +1,6 @@
 """torch_npu.npu_batch_nms: a hand-made image whose answer is worked out below, and random
 images against a plain-Python reference of per-class greedy NMS then the best of all classes."""
+
 import random
 
 import pytest
@@ -7,7 +8,7 @@ import torch
 
 from overlay_support.npu_op_checks import on_npu, torch_npu
 
-A, B, C = [0., 0., 10., 10.], [1., 1., 11., 11.], [20., 20., 30., 30.]
+A, B, C = [0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 11.0, 11.0], [20.0, 20.0, 30.0, 30.0]
 
 
 def _one_image(dtype=torch.float32):
@@ -23,8 +24,12 @@ def test_worked_example(dtype):
     boxes, scores = _one_image(dtype)
     out = torch_npu.npu_batch_nms(boxes, scores, 0.3, 0.5, 3, 4)
     out_boxes, out_scores, out_classes, num = out
-    assert [t.shape for t in (out_boxes, out_scores, out_classes, num)] == \
-        [(1, 4, 4), (1, 4), (1, 4), (1,)]
+    assert [t.shape for t in (out_boxes, out_scores, out_classes, num)] == [
+        (1, 4, 4),
+        (1, 4),
+        (1, 4),
+        (1,),
+    ]
     assert [t.dtype for t in out] == [dtype] * 3 + [torch.int32]
     assert all(t.device == torch.device("npu:0") for t in out)
     assert num.tolist() == [3]
@@ -60,8 +65,10 @@ def _reference(boxes, scores, score_thr, iou_thr, per_class, total):
     """Lists in, lists out: one image."""
     found = []
     for k in range(len(scores[0])):
-        ranked = sorted((i for i in range(len(scores)) if scores[i][k] > score_thr),
-                        key=lambda i: (-scores[i][k], i))
+        ranked = sorted(
+            (i for i in range(len(scores)) if scores[i][k] > score_thr),
+            key=lambda i: (-scores[i][k], i),
+        )
         kept = []
         for i in ranked:
             box = boxes[i][0 if len(boxes[i]) == 1 else k]
@@ -92,7 +99,7 @@ def test_random_images_match_the_reference(shared):
             assert float(got_scores[b, row]) == pytest.approx(score, abs=1e-7)
             assert int(got_classes[b, row]) == klass
             assert got_boxes[b, row].tolist() == pytest.approx(box, abs=1e-5)
-        assert not got_scores[b, len(want):].any() and not got_boxes[b, len(want):].any()
+        assert not got_scores[b, len(want) :].any() and not got_boxes[b, len(want) :].any()
 
 
 def test_bad_inputs_are_refused_and_there_is_no_gradient():

@@ -1,19 +1,34 @@
 """torch_npu.npu_bmmV2 against ``torch.matmul`` in plain torch, with broadcast batches
 (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, check_against_formula, check_saturation,
-                                           on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    check_against_formula,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shapes", [((10, 3, 4), (10, 4, 5)), ((2, 3, 4, 6), (2, 3, 6, 5)),
-                                    ((2, 3, 4, 6), (6, 5)), ((2, 1, 4, 6), (3, 6, 2))])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((10, 3, 4), (10, 4, 5)),
+        ((2, 3, 4, 6), (2, 3, 6, 5)),
+        ((2, 3, 4, 6), (6, 5)),
+        ((2, 1, 4, 6), (3, 6, 2)),
+    ],
+)
 def test_npu_bmmv2_forward_backward(dtype, shapes):
     a, b = randn(*shapes[0], seed=1), randn(*shapes[1], seed=2)
-    check_against_formula(lambda a, b: torch_npu.npu_bmmV2(a, b, []), torch.matmul, [a, b], dtype,
-                          grads=(0, 1))
+    check_against_formula(
+        lambda a, b: torch_npu.npu_bmmV2(a, b, []), torch.matmul, [a, b], dtype, grads=(0, 1)
+    )
 
 
 def test_npu_bmmv2_output_sizes():

@@ -4,6 +4,7 @@ storage sizes kept), the identity and autograd a re-pointed parameter keeps, the
 torch_npu's messages, and a fused optimizer that updates combined parameters, gradients and
 moments as one tensor (the pattern of Ascend's Fairseq Adam) against the same update done
 tensor by tensor."""
+
 import copy
 import io
 import os
@@ -17,8 +18,7 @@ import torch
 from overlay_support import overlay_env
 from overlay_support.npu_op_checks import torch_npu
 from torch_npu._device import soc
-from torch_npu.utils import (get_part_combined_tensor, is_combined_tensor_valid,
-                             npu_combine_tensors)
+from torch_npu.utils import get_part_combined_tensor, is_combined_tensor_valid, npu_combine_tensors
 
 DTYPES = (torch.float16, torch.float32, torch.bfloat16)
 SHAPES = ((2, 2, 2, 2), (4, 4), (3, 3, 3))
@@ -26,8 +26,10 @@ SHAPES = ((2, 2, 2, 2), (4, 4), (3, 3, 3))
 
 def _tensors(dtype, fill=None):
     g = torch.Generator().manual_seed(0)
-    return [(torch.randn(s, generator=g) if fill is None else torch.full(s, fill))
-            .to(dtype).npu() for s in SHAPES]
+    return [
+        (torch.randn(s, generator=g) if fill is None else torch.full(s, fill)).to(dtype).npu()
+        for s in SHAPES
+    ]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -94,8 +96,9 @@ def test_arithmetic_on_the_buffer_is_arithmetic_on_every_tensor(dtype):
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(overlay_env(), APEXNPU_SOC_VERSION="Ascend910B1")
     env["PYTHONPATH"] = os.pathsep.join([here, env["PYTHONPATH"]])
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -114,8 +117,11 @@ def test_part_of_a_combined_tensor_and_validity():
     assert torch.equal(xs[1].cpu(), torch.full((4, 4), 5, dtype=torch.float16))
     assert get_part_combined_tensor(combined, 0, 0) is None
     assert get_part_combined_tensor(None, 0, 4) is None
-    with pytest.raises(RuntimeError, match=r"\(index \+ size\) \(60\) > "
-                                           r"torch_npu.get_storage_size\(combined_tensor\) \(59\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"\(index \+ size\) \(60\) > "
+        r"torch_npu.get_storage_size\(combined_tensor\) \(59\)",
+    ):
         get_part_combined_tensor(combined, 44, 16)
     assert is_combined_tensor_valid(combined, xs) and is_combined_tensor_valid(combined, xs[1:])
     assert is_combined_tensor_valid(combined, []) and not is_combined_tensor_valid(None, xs)
@@ -142,17 +148,22 @@ def test_change_data_ptr_refuses_what_the_npu_cannot_do():
     src = torch.zeros(10).npu()
     with pytest.raises(RuntimeError, match="equal to or greater than zero, got -1"):
         torch_npu.npu_change_data_ptr(torch.zeros(2).npu(), src, -1)
-    with pytest.raises(RuntimeError, match="same dtype, got src torch.float32 and dst "
-                                           "torch.float16"):
+    with pytest.raises(
+        RuntimeError, match="same dtype, got src torch.float32 and dst torch.float16"
+    ):
         torch_npu.npu_change_data_ptr(torch.zeros(2, dtype=torch.float16).npu(), src, 0)
     with pytest.raises(RuntimeError, match="only float32, float16 and bfloat16"):
-        torch_npu.npu_change_data_ptr(torch.zeros(2, dtype=torch.int32).npu(),
-                                      torch.zeros(4, dtype=torch.int32).npu(), 0)
+        torch_npu.npu_change_data_ptr(
+            torch.zeros(2, dtype=torch.int32).npu(), torch.zeros(4, dtype=torch.int32).npu(), 0
+        )
     with pytest.raises(RuntimeError, match="dst is on cpu"):
         torch_npu.npu_change_data_ptr(torch.zeros(2), src, 0)
     # 8 elements from 4 would end 2 past src's 10: in elements, never in bytes.
-    with pytest.raises(RuntimeError, match=r"offsets overflow: offset \(index\) 4 \+ dst "
-                                           r"storage size 8 > src storage size 10"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"offsets overflow: offset \(index\) 4 \+ dst "
+        r"storage size 8 > src storage size 10",
+    ):
         torch_npu.npu_change_data_ptr(torch.zeros(8).npu(), src, 4)
 
 
@@ -198,16 +209,20 @@ def test_a_fused_adam_over_combined_tensors_equals_adam_tensor_by_tensor(dtype):
     """Ascend's Fairseq Adam combines parameters, gradients and both moments, then runs Adam's
     arithmetic once over each buffer; element for element it is the arithmetic done tensor by
     tensor, so the two agree bit for bit."""
+
     def make():
         torch.manual_seed(1)
-        return torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(),
-                                   torch.nn.Linear(8, 2)).npu().to(dtype)
+        return (
+            torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+            .npu()
+            .to(dtype)
+        )
 
     def adam(p, g, m, v, step, lr=1e-2, b1=0.9, b2=0.999, eps=1e-4, wd=0.01):
         m.mul_(b1).add_(g, alpha=1 - b1)
         v.mul_(b2).addcmul_(g, g, value=1 - b2)
         denom = v.sqrt().add_(eps)
-        size = lr * (1 - b2 ** step) ** 0.5 / (1 - b1 ** step)
+        size = lr * (1 - b2**step) ** 0.5 / (1 - b1**step)
         p.add_(p, alpha=-wd * lr)
         p.addcdiv_(m, denom, value=-size)
 
@@ -217,8 +232,9 @@ def test_a_fused_adam_over_combined_tensors_equals_adam_tensor_by_tensor(dtype):
     with torch.no_grad():
         params = npu_combine_tensors(list(fused.parameters()))
         grads = npu_combine_tensors([p.grad for p in fused.parameters()])
-        moments = [npu_combine_tensors([torch.zeros_like(p) for p in fused.parameters()])
-                   for _ in range(2)]
+        moments = [
+            npu_combine_tensors([torch.zeros_like(p) for p in fused.parameters()]) for _ in range(2)
+        ]
     states = [(torch.zeros_like(p), torch.zeros_like(p)) for p in plain.parameters()]
     for step in range(1, 4):
         for model in (fused, plain):
@@ -299,7 +315,8 @@ def test_a_tensor_larger_than_its_storage_reads_past_index_as_on_the_npu(dtype):
         torch_npu.npu_change_data_ptr(x, combined, 4 * i)
         x.copy_(values)
     for x, first in zip(xs, firsts):
-        assert x.storage().size() == 4 and torch.equal(torch.tensor(x.storage().tolist(),
-                                                                    dtype=dtype), first)
+        assert x.storage().size() == 4 and torch.equal(
+            torch.tensor(x.storage().tolist(), dtype=dtype), first
+        )
     assert combined.storage().size() == 12 and torch_npu.get_storage_size(combined) == 12
     assert torch.equal(combined.cpu(), torch.cat(firsts))

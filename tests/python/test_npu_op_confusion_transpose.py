@@ -1,5 +1,6 @@
 """torch_npu.npu_confusion_transpose against permute + reshape in plain torch (exact: no
 arithmetic)."""
+
 import pytest
 import torch
 
@@ -10,7 +11,10 @@ from overlay_support.npu_op_checks import DTYPES, check_against_formula, on_npu,
 def test_transpose_first(dtype):
     check_against_formula(
         lambda x: torch_npu.npu_confusion_transpose(x, (0, 2, 1, 3), (2, 4, 18), True),
-        lambda x: x.permute(0, 2, 1, 3).reshape(2, 4, 18), [randn(2, 3, 4, 6)], dtype)
+        lambda x: x.permute(0, 2, 1, 3).reshape(2, 4, 18),
+        [randn(2, 3, 4, 6)],
+        dtype,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -18,7 +22,10 @@ def test_reshape_first(dtype):
     # BERT's transpose_for_scores: (B*S, H) -> (B, S, N, D) -> (B, N, S, D)
     check_against_formula(
         lambda x: torch_npu.npu_confusion_transpose(x, (0, 2, 1, 3), (2, 5, 4, 3), False),
-        lambda x: x.reshape(2, 5, 4, 3).permute(0, 2, 1, 3), [randn(10, 12)], dtype)
+        lambda x: x.reshape(2, 5, 4, 3).permute(0, 2, 1, 3),
+        [randn(10, 12)],
+        dtype,
+    )
 
 
 def test_documented_shapes_and_contiguous_result():

@@ -4,6 +4,7 @@ attribute of the emulator's ``torch_npu`` with a row in the emulated table, or h
 the "not emulated" table saying why. The emulated count is printed. The other way round, every
 operator the emulator declares (``@operator``, read from ``torch_npu._ops.OPERATORS``) is named
 in the emulated table."""
+
 import os
 import re
 
@@ -12,8 +13,9 @@ import pytest
 import overlay_support
 from overlay_support.npu_op_checks import torch_npu
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
-                    "torch_npu_2_14_operators.txt")
+DATA = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "data", "torch_npu_2_14_operators.txt"
+)
 DOC = os.path.join(overlay_support.REPO_ROOT, "docs", "NPU_OPERATORS.md")
 EMULATED_HEADER = "| operator | what it computes | backward |"
 NOT_EMULATED_HEADER = "| operator | why it is not emulated |"
@@ -32,7 +34,7 @@ def table_rows(header):
         lines = f.read().splitlines()
     assert header in lines, f"no table {header!r} in NPU_OPERATORS.md"
     rows = []
-    for line in lines[lines.index(header) + 2:]:
+    for line in lines[lines.index(header) + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]])
@@ -41,8 +43,7 @@ def table_rows(header):
 
 def emulated_names():
     """Operators named in the emulated table's first column: `name(...)`."""
-    return {name for row in table_rows(EMULATED_HEADER)
-            for name in re.findall(r"`(\w+)\(", row[0])}
+    return {name for row in table_rows(EMULATED_HEADER) for name in re.findall(r"`(\w+)\(", row[0])}
 
 
 def not_emulated():
@@ -65,8 +66,10 @@ def test_every_documented_operator_is_emulated_or_has_a_reason(capsys):
     done = [n for n in documented() if n in emulated and hasattr(torch_npu, n)]
     missing = [n for n in documented() if n not in done and n not in reasons]
     with capsys.disabled():
-        print(f"\ntorch_npu 2.14 operators emulated: {len(done)} of {len(documented())}, "
-              f"{len(reasons)} with a reason for not being emulated")
+        print(
+            f"\ntorch_npu 2.14 operators emulated: {len(done)} of {len(documented())}, "
+            f"{len(reasons)} with a reason for not being emulated"
+        )
     assert not missing, f"neither emulated nor explained: {missing}"
 
 

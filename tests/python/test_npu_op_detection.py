@@ -1,6 +1,7 @@
 """torch_npu.npu_nms_v4 against TensorFlow's NonMaxSuppressionV4 written in plain torch, and
 npu_anchor_response_flags against mmdetection's YOLO responsible flags, from their
 definitions (integers: exact)."""
+
 import pytest
 import torch
 
@@ -15,10 +16,12 @@ def boxes(n, seed):
 
 def nms_reference(b, s, limit, iou_t, score_t):
     def iou(p, q):
-        inter = (min(p[2], q[2]) - max(p[0], q[0])).clamp(min=0) * \
-            (min(p[3], q[3]) - max(p[1], q[1])).clamp(min=0)
+        inter = (min(p[2], q[2]) - max(p[0], q[0])).clamp(min=0) * (
+            min(p[3], q[3]) - max(p[1], q[1])
+        ).clamp(min=0)
         union = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - inter
         return inter / union
+
     kept = []
     for i in sorted(range(len(s)), key=lambda i: (-float(s[i]), i)):
         if float(s[i]) <= score_t or len(kept) == limit:
@@ -34,9 +37,14 @@ def test_nms_v4(pad, dtype):
     b = boxes(30, 1)
     s = torch.rand(30, generator=torch.Generator().manual_seed(2))
     b16, s16 = b.to(dtype), s.to(dtype)
-    selected, valid = torch_npu.npu_nms_v4(on_npu(b16), on_npu(s16), 12,
-                                           on_npu(torch.tensor(0.3)), on_npu(torch.tensor(0.2)),
-                                           pad_to_max_output_size=pad)
+    selected, valid = torch_npu.npu_nms_v4(
+        on_npu(b16),
+        on_npu(s16),
+        12,
+        on_npu(torch.tensor(0.3)),
+        on_npu(torch.tensor(0.2)),
+        pad_to_max_output_size=pad,
+    )
     want = nms_reference(b16.float(), s16.float(), 12, 0.3, 0.2)
     assert selected.dtype == valid.dtype == torch.int32 and valid.dim() == 0
     assert int(valid) == len(want)
@@ -75,6 +83,16 @@ def test_grid_assign_positive(assign_all):
             elif flags[gt_argmax[i]]:
                 want[gt_argmax[i]] = i + 1
     got = torch_npu.npu_grid_assign_positive(
-        on_npu(assigned), on_npu(overlaps), on_npu(flags), on_npu(max_overlaps),
-        on_npu(argmax.int()), on_npu(gt_max), on_npu(gt_argmax.int()), 3, 0.5, 0.1, assign_all)
+        on_npu(assigned),
+        on_npu(overlaps),
+        on_npu(flags),
+        on_npu(max_overlaps),
+        on_npu(argmax.int()),
+        on_npu(gt_max),
+        on_npu(gt_argmax.int()),
+        3,
+        0.5,
+        0.1,
+        assign_all,
+    )
     assert torch.equal(got.cpu(), want)

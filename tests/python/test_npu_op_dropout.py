@@ -2,11 +2,18 @@
 npu_dropout_do_mask, npu_dropout_backward) against ``x * mask / (1 - p)`` in plain torch, with
 the mask layout of the NPU: one bit per element, least significant bit first, padded to a
 multiple of 128 elements (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_saturation, on_npu, randn,
-                                           torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def bits_of(mask, n):
@@ -31,10 +38,10 @@ def test_npu_dropout_forward_backward(name, dtype):
 
 
 def test_documented_example_shapes():
-    out, mask = torch_npu._npu_dropout(on_npu(torch.tensor([1., 2., 3., 4.])), 0.3)
+    out, mask = torch_npu._npu_dropout(on_npu(torch.tensor([1.0, 2.0, 3.0, 4.0])), 0.3)
     assert out.shape == (4,) and mask.shape == (16,)
     kept = bits_of(mask, 4)
-    torch.testing.assert_close(out.cpu(), torch.tensor([1., 2., 3., 4.]) * kept / 0.7)
+    torch.testing.assert_close(out.cpu(), torch.tensor([1.0, 2.0, 3.0, 4.0]) * kept / 0.7)
 
 
 def test_keep_fraction_and_seeding():
@@ -56,8 +63,9 @@ def test_gen_mask_do_mask_and_backward():
     bits = bits_of(mask, 150).reshape(3, 50)
     torch.testing.assert_close(out.cpu(), x.cpu() * bits * 2)
     grad = on_npu(randn(3, 50, seed=3))
-    torch.testing.assert_close(torch_npu.npu_dropout_backward(grad, mask, 0.5).cpu(),
-                               grad.cpu() * bits * 2)
+    torch.testing.assert_close(
+        torch_npu.npu_dropout_backward(grad, mask, 0.5).cpu(), grad.cpu() * bits * 2
+    )
 
 
 def test_fp16_overflow_saturates():

@@ -1,11 +1,18 @@
 """torch_npu.npu_dropout_with_add_softmax against ``softmax(x1 + alpha * self) * mask / (1 - p)``
 in plain torch, with the NPU's byte mask padded to a multiple of 128 elements (tolerances:
 overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_overflow, on_npu, randn,
-                                           torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_overflow,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -39,9 +46,9 @@ def test_forward_backward(dtype, prob):
 
 def test_keep_fraction():
     torch.manual_seed(0)
-    mask, _, _ = torch_npu.npu_dropout_with_add_softmax(on_npu(torch.zeros(4, 4, 32, 128)),
-                                                        on_npu(torch.zeros(4, 4, 32, 128)),
-                                                        1.0, 0.3, -1)
+    mask, _, _ = torch_npu.npu_dropout_with_add_softmax(
+        on_npu(torch.zeros(4, 4, 32, 128)), on_npu(torch.zeros(4, 4, 32, 128)), 1.0, 0.3, -1
+    )
     assert abs(mask.cpu().float().mean().item() - 0.7) < 0.02
 
 
@@ -55,4 +62,5 @@ def test_fp16_gradient_overflow_saturates():
         # softmax gradient: p (g - sum(g p)) = 0.5 * (g0 - g1) / 2; times alpha 4: g0 - g1.
         out.backward(on_npu(torch.tensor([[60000.0, -60000.0]]), torch.float16))
         return s.grad
+
     check_overflow(run)

@@ -2,11 +2,18 @@
 dropout_with_byte_mask, torch.nn.functional.dropout_with_byte_mask, the contrib spellings)
 against ``x * mask / (1 - p)`` in plain torch, the mask one uint8 per element, 1 = kept
 (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_saturation, on_npu, randn,
-                                           torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -1,11 +1,18 @@
 """torch_npu.fast_gelu / npu_fast_gelu against FastGelu's formula
 ``x / (1 + exp(-1.702|x|)) * exp(0.851 (x - |x|))`` in plain torch (tolerances:
 overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, check_against_formula,
-                                           check_grad_saturation, on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    check_against_formula,
+    check_grad_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def formula(x):

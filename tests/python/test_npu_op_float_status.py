@@ -2,6 +2,7 @@
 torch_npu's top level, as op-plugin's kernels behave: on Ascend 910 (the default chip) the
 status is read into the buffer given, on a 910B into a new int32 tensor; clearing returns new
 zeros and leaves its input alone; modes other than 0 and 1 raise op-plugin's error."""
+
 import subprocess
 import sys
 import textwrap
@@ -50,8 +51,11 @@ def test_clear_clears_and_returns_new_zeros():
 
 @pytest.mark.parametrize("name", ["npu_get_float_status", "npu_clear_float_status"])
 def test_modes_other_than_0_and_1_raise(name):
-    with pytest.raises(RuntimeError, match=r"mode only supported for ORIGINAL_MODE\(0\) "
-                                           r"DEBUG_MODE\(1\), but got mode:2"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"mode only supported for ORIGINAL_MODE\(0\) "
+        r"DEBUG_MODE\(1\), but got mode:2",
+    ):
         getattr(torch_npu, name)(on_npu(torch.zeros(8)), 2)
 
 
@@ -71,8 +75,22 @@ def test_a_910b_reads_the_status_into_a_new_int32_tensor():
     env = overlay_support.overlay_env()
     env.update(APEXNPU_SOC_VERSION="Ascend910B1", INF_NAN_MODE_FORCE_DISABLE="1")
     env.pop("APEXNPU_INF_NAN_MODE", None)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["False", "torch.int32", "(8,)", "0", "torch.int32", "1",
-                                   "1", "False", "0"]
+    assert proc.stdout.split() == [
+        "False",
+        "torch.int32",
+        "(8,)",
+        "0",
+        "torch.int32",
+        "1",
+        "1",
+        "False",
+        "0",
+    ]

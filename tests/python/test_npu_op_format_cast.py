@@ -4,6 +4,7 @@ storage the NPU allocates for a private format (FRACTAL_NZ's 16-row by C0-column
 32 bytes of the element or of ``customize_dtype``; NC1HWC0's channels padded to 16), base
 formats relabelled in place, and the 910B's aclnn cast (``customize_dtype`` taken, a vector
 kept ND). Values never change: they are compared exactly."""
+
 import subprocess
 import sys
 import textwrap
@@ -18,8 +19,7 @@ ND, NCHW, NC1HWC0, NZ = 2, 0, 3, 29
 
 
 def storage_bytes(t):
-    return t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") else \
-        t.storage().nbytes()
+    return t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") else t.storage().nbytes()
 
 
 def nz_elements(shape, c0):
@@ -30,10 +30,17 @@ def nz_elements(shape, c0):
     return batch * -(-rows // 16) * 16 * -(-cols // c0) * c0
 
 
-@pytest.mark.parametrize("shape, dtype, c0", [
-    ((15, 17), torch.float16, 16), ((16, 32), torch.float32, 16), ((15, 33), torch.int8, 32),
-    ((3, 15, 33), torch.int8, 32), ((4, 15, 17), torch.int32, 16), ((9, 40), torch.int64, 16),
-])
+@pytest.mark.parametrize(
+    "shape, dtype, c0",
+    [
+        ((15, 17), torch.float16, 16),
+        ((16, 32), torch.float32, 16),
+        ((15, 33), torch.int8, 32),
+        ((3, 15, 33), torch.int8, 32),
+        ((4, 15, 17), torch.int32, 16),
+        ((9, 40), torch.int64, 16),
+    ],
+)
 def test_fractal_nz_allocates_the_npus_storage(shape, dtype, c0):
     x = randn(*shape, seed=1, scale=50).to(dtype)
     src = on_npu(x)
@@ -49,10 +56,15 @@ def test_fractal_nz_allocates_the_npus_storage(shape, dtype, c0):
     assert torch_npu.get_storage_size(back) == x.numel()
 
 
-@pytest.mark.parametrize("shape, elements", [
-    ((2, 3, 4, 4), 2 * 16 * 4 * 4), ((3, 4, 5), 16 * 4 * 5), ((20,), 32),
-    ((2, 33, 1, 2), 2 * 48 * 2),
-])
+@pytest.mark.parametrize(
+    "shape, elements",
+    [
+        ((2, 3, 4, 4), 2 * 16 * 4 * 4),
+        ((3, 4, 5), 16 * 4 * 5),
+        ((20,), 32),
+        ((2, 33, 1, 2), 2 * 48 * 2),
+    ],
+)
 def test_nc1hwc0_pads_the_channels(shape, elements):
     x = randn(*shape, seed=2)
     out = torch_npu.npu_format_cast(on_npu(x), NC1HWC0)
@@ -79,9 +91,11 @@ def test_base_formats_relabel_the_tensor_in_place():
 def test_the_tensor_overload_takes_the_other_tensors_format():
     x = randn(8, 16, seed=5)
     nz_ref = torch_npu.npu_format_cast(on_npu(torch.zeros(8, 16)), NZ)
-    for out in (torch_npu.npu_format_cast(on_npu(x), nz_ref),
-                torch_npu.npu_format_cast(on_npu(x), dst=nz_ref),
-                on_npu(x).npu_format_cast(nz_ref)):
+    for out in (
+        torch_npu.npu_format_cast(on_npu(x), nz_ref),
+        torch_npu.npu_format_cast(on_npu(x), dst=nz_ref),
+        on_npu(x).npu_format_cast(nz_ref),
+    ):
         assert torch_npu.get_npu_format(out) == NZ and torch.equal(out.cpu(), x)
     back = torch_npu.npu_format_cast(out, on_npu(torch.zeros(2)))
     assert torch_npu.get_npu_format(back) == ND and torch.equal(back.cpu(), x)
@@ -110,8 +124,9 @@ def test_in_place_casts():
 
 def test_a_910_takes_no_customize_dtype_and_keeps_vectors_nz():
     x = on_npu(randn(15, 17, seed=9))
-    with pytest.raises(RuntimeError, match="customize_dtype is not supported by the current "
-                                           "soc version"):
+    with pytest.raises(
+        RuntimeError, match="customize_dtype is not supported by the current soc version"
+    ):
         torch_npu.npu_format_cast(x, NZ, customize_dtype=3)
     vector = torch_npu.npu_format_cast(on_npu(torch.arange(12.0)), NZ)  # the aclop cast
     assert torch_npu.get_npu_format(vector) == NZ
@@ -138,12 +153,16 @@ def test_a_910b_casts_with_aclnn():
     """
     env = overlay_support.overlay_env()
     env["APEXNPU_SOC_VERSION"] = "Ascend910B1"
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     # 15x17 int32: C0=8: 3x1 fractals of 16x8; C0=16: 2x1 of 16x16; C0=32: 1x1 of 16x32.
-    assert proc.stdout.split() == ["1536", "2048", "2048", "29", "True", "True",
-                                   "True", "2", "29"]
+    assert proc.stdout.split() == ["1536", "2048", "2048", "29", "True", "True", "True", "2", "29"]
 
 
 def test_formats_are_torch_npus_enum_and_a_weak_ref_keeps_one():
@@ -160,8 +179,12 @@ def test_formats_are_torch_npus_enum_and_a_weak_ref_keeps_one():
     view = torch.as_strided(base, (2, 3, 5), (100, 0, 7), 11)
     for t in (nz, view):
         weak = _weak_ref_tensor(t)
-        assert (weak.size(), weak.stride(), weak.storage_offset(), weak.data_ptr()) == \
-            (t.size(), t.stride(), t.storage_offset(), t.data_ptr())
+        assert (weak.size(), weak.stride(), weak.storage_offset(), weak.data_ptr()) == (
+            t.size(),
+            t.stride(),
+            t.storage_offset(),
+            t.data_ptr(),
+        )
         assert torch_npu.get_npu_format(weak) == torch_npu.get_npu_format(t)
         assert torch_npu.get_storage_size(weak) == torch_npu.get_storage_size(t)
         assert weak.is_npu and torch.equal(weak.cpu(), t.cpu())

@@ -2,6 +2,7 @@
 npu_batch_gather_matmul(_) (multi-LoRA BGMV), npu_grouped_matmul_add(_) (K-split grouped
 matmuls accumulated) and npu_ffn (FFN and MoE FFN) (tolerances:
 overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,9 +19,17 @@ def test_batch_gather_matmul(dtype, low_rank):
     wa = randn(w, layers, r, h1, seed=3).to(dtype) if low_rank else None
     wb = randn(w, layers, h2, r if low_rank else h1, seed=4).to(dtype)
     indices = torch.tensor([2, -1, 0, 1, 2], dtype=torch.int32)
-    got = torch_npu.npu_batch_gather_matmul(on_npu(y), on_npu(x), on_npu(wb), on_npu(indices),
-                                            None if wa is None else on_npu(wa), layer_idx=1,
-                                            scale=0.5, y_offset=3, y_slice_size=h2)
+    got = torch_npu.npu_batch_gather_matmul(
+        on_npu(y),
+        on_npu(x),
+        on_npu(wb),
+        on_npu(indices),
+        None if wa is None else on_npu(wa),
+        layer_idx=1,
+        scale=0.5,
+        y_offset=3,
+        y_slice_size=h2,
+    )
     want = y.float().clone()
     for i, a in enumerate(indices.tolist()):
         if a < 0:
@@ -28,16 +37,33 @@ def test_batch_gather_matmul(dtype, low_rank):
         v = x[i].float()
         if low_rank:
             v = wa[a, 1].float() @ v
-        want[i, 3:3 + h2] += 0.5 * (wb[a, 1].float() @ v)
+        want[i, 3 : 3 + h2] += 0.5 * (wb[a, 1].float() @ v)
     assert_close(got, want, dtype, "y")
     target = on_npu(y)
-    assert torch_npu.npu_batch_gather_matmul_(target, on_npu(x), on_npu(wb), on_npu(indices),
-                                              None if wa is None else on_npu(wa), 1, 0.5, 3,
-                                              -1) is target
+    assert (
+        torch_npu.npu_batch_gather_matmul_(
+            target,
+            on_npu(x),
+            on_npu(wb),
+            on_npu(indices),
+            None if wa is None else on_npu(wa),
+            1,
+            0.5,
+            3,
+            -1,
+        )
+        is target
+    )
     assert torch.equal(target.cpu(), got.cpu())
     with pytest.raises(RuntimeError, match="must fit"):
-        torch_npu.npu_batch_gather_matmul(on_npu(y), on_npu(x), on_npu(wb), on_npu(indices),
-                                          None if wa is None else on_npu(wa), y_offset=6)
+        torch_npu.npu_batch_gather_matmul(
+            on_npu(y),
+            on_npu(x),
+            on_npu(wb),
+            on_npu(indices),
+            None if wa is None else on_npu(wa),
+            y_offset=6,
+        )
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
@@ -47,25 +73,32 @@ def test_grouped_matmul_add(dtype, group_list_type):
     sizes = [3, 0, 7, 2]
     group_list = torch.tensor(sizes if group_list_type else [3, 3, 10, 12])
     y = randn(4, 5, 4, seed=7)
-    got = torch_npu.npu_grouped_matmul_add(on_npu(y), on_npu(x), on_npu(w), on_npu(group_list),
-                                           group_list_type=group_list_type)
+    got = torch_npu.npu_grouped_matmul_add(
+        on_npu(y), on_npu(x), on_npu(w), on_npu(group_list), group_list_type=group_list_type
+    )
     want, start = y.clone(), 0
     for i, n in enumerate(sizes):
-        want[i] += x[start:start + n].float().t() @ w[start:start + n].float()
+        want[i] += x[start : start + n].float().t() @ w[start : start + n].float()
         start += n
     assert got.dtype == torch.float32
     torch.testing.assert_close(got.cpu(), want, **FP32)
     target = on_npu(y)
-    torch_npu.npu_grouped_matmul_add_(target, on_npu(x), on_npu(w), on_npu(group_list),
-                                      group_list_type=group_list_type)
+    torch_npu.npu_grouped_matmul_add_(
+        target, on_npu(x), on_npu(w), on_npu(group_list), group_list_type=group_list_type
+    )
     assert torch.equal(target.cpu(), got.cpu())
     with pytest.raises(RuntimeError, match="transpose_x=True"):
-        torch_npu.npu_grouped_matmul_add(on_npu(y), on_npu(x), on_npu(w), on_npu(group_list),
-                                         transpose_x=False)
+        torch_npu.npu_grouped_matmul_add(
+            on_npu(y), on_npu(x), on_npu(w), on_npu(group_list), transpose_x=False
+        )
 
 
-ACTS = {"relu": F.relu, "silu": F.silu, "fastgelu": lambda h: h * torch.sigmoid(1.702 * h),
-        "gelu": lambda h: F.gelu(h, approximate="tanh")}
+ACTS = {
+    "relu": F.relu,
+    "silu": F.silu,
+    "fastgelu": lambda h: h * torch.sigmoid(1.702 * h),
+    "gelu": lambda h: F.gelu(h, approximate="tanh"),
+}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -74,8 +107,9 @@ def test_ffn(dtype, activation):
     x = randn(2, 3, 8, seed=8).to(dtype)
     w1, w2 = randn(8, 16, seed=9, scale=0.3).to(dtype), randn(16, 8, seed=10, scale=0.3).to(dtype)
     b1, b2 = randn(16, seed=11).to(dtype), randn(8, seed=12).to(dtype)
-    got = torch_npu.npu_ffn(on_npu(x), on_npu(w1), on_npu(w2), activation, bias1=on_npu(b1),
-                            bias2=on_npu(b2))
+    got = torch_npu.npu_ffn(
+        on_npu(x), on_npu(w1), on_npu(w2), activation, bias1=on_npu(b1), bias2=on_npu(b2)
+    )
     act = ACTS[activation]
     want = act(x.float() @ w1.float() + b1.float()) @ w2.float() + b2.float()
     assert_close(got, want, dtype, "ffn")

@@ -4,13 +4,20 @@ heads, explicit masks of shape SS/B1SS/BNSS, sparse modes 0-4 (causal from the t
 bottom right, bands), pse, dropout through keep_prob with a given or seeded mask, the returned
 7-tuple, forward and backward of q, k, v in fp32 and fp16 (tolerances:
 overlay_support.npu_op_checks)."""
+
 import math
 
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_grad_saturation, on_npu,
-                                           randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_grad_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 B, N, SQ, SKV, D = 2, 4, 6, 8, 8
 SCALE = 1 / math.sqrt(D)
@@ -62,24 +69,40 @@ def from_layout(t, layout, n):
 
 
 def qkv(kv_heads=N, sq=SQ, skv=SKV):
-    return randn(B, N, sq, D, seed=1), randn(B, kv_heads, skv, D, seed=2), \
-        randn(B, kv_heads, skv, D, seed=3)
+    return (
+        randn(B, N, sq, D, seed=1),
+        randn(B, kv_heads, skv, D, seed=2),
+        randn(B, kv_heads, skv, D, seed=3),
+    )
 
 
-def run_case(layout, dtype, kv_heads=N, atten_mask=None, ref_mask=None, sparse_mode=0,
-             pse=None, sq=SQ, skv=SKV, **kwargs):
+def run_case(
+    layout,
+    dtype,
+    kv_heads=N,
+    atten_mask=None,
+    ref_mask=None,
+    sparse_mode=0,
+    pse=None,
+    sq=SQ,
+    skv=SKV,
+    **kwargs,
+):
     q, k, v = qkv(kv_heads, sq, skv)
     tensors = [to_layout(t, layout).to(dtype) for t in (q, k, v)]
     npu_in = [on_npu(t, grad=True) for t in tensors]
-    ref_in = [from_layout(t.float(), layout, h).detach().requires_grad_()
-              for t, h in zip(tensors, (N, kv_heads, kv_heads))]
+    ref_in = [
+        from_layout(t.float(), layout, h).detach().requires_grad_()
+        for t, h in zip(tensors, (N, kv_heads, kv_heads))
+    ]
     extra = {}
     if atten_mask is not None:
         extra["atten_mask"] = on_npu(atten_mask)
     if pse is not None:
         extra["pse"] = on_npu(pse, dtype)
-    result = torch_npu.npu_fusion_attention(*npu_in, N, layout, scale=SCALE,
-                                            sparse_mode=sparse_mode, **extra, **kwargs)
+    result = torch_npu.npu_fusion_attention(
+        *npu_in, N, layout, scale=SCALE, sparse_mode=sparse_mode, **extra, **kwargs
+    )
     ref_pse = pse.to(dtype).float() if pse is not None else None
     want = reference(*ref_in, mask=ref_mask, pse=ref_pse)
     out = result[0]
@@ -119,7 +142,7 @@ def test_explicit_masks(layout, dtype):
     g = torch.Generator().manual_seed(11)
     ss = torch.rand(SQ, SKV, generator=g) < 0.4
     run_case(layout, dtype, atten_mask=ss, ref_mask=ss)
-    b1ss = (torch.rand(B, 1, SQ, SKV, generator=g) < 0.4)
+    b1ss = torch.rand(B, 1, SQ, SKV, generator=g) < 0.4
     run_case(layout, dtype, atten_mask=b1ss.to(torch.uint8), ref_mask=b1ss)
     bnss = torch.rand(B, N, SQ, SKV, generator=g) < 0.4
     run_case(layout, dtype, atten_mask=bnss, ref_mask=bnss, sparse_mode=1)
@@ -129,13 +152,18 @@ def test_explicit_masks(layout, dtype):
 @pytest.mark.parametrize("layout", ["BSH", "SBH", "BNSD"])
 def test_causal_sparse_modes(layout, dtype):
     compressed = torch.ones(2048, 2048, dtype=torch.bool).triu(1)
-    run_case(layout, dtype, atten_mask=compressed, ref_mask=causal_top_left(SQ, SKV),
-             sparse_mode=2)
-    run_case(layout, dtype, atten_mask=compressed, ref_mask=causal_bottom_right(SQ, SKV),
-             sparse_mode=3)
+    run_case(layout, dtype, atten_mask=compressed, ref_mask=causal_top_left(SQ, SKV), sparse_mode=2)
+    run_case(
+        layout, dtype, atten_mask=compressed, ref_mask=causal_bottom_right(SQ, SKV), sparse_mode=3
+    )
     # The plain causal mask of LLaMA training, given whole (mode 0), Sq == Skv.
-    run_case(layout, dtype, atten_mask=causal_top_left(SKV, SKV),
-             ref_mask=causal_top_left(SKV, SKV), sq=SKV)
+    run_case(
+        layout,
+        dtype,
+        atten_mask=causal_top_left(SKV, SKV),
+        ref_mask=causal_top_left(SKV, SKV),
+        sq=SKV,
+    )
 
 
 def band(sq, skv, pre, nxt, bottom_right):
@@ -146,12 +174,25 @@ def band(sq, skv, pre, nxt, bottom_right):
 
 def test_band_and_token_limits():
     compressed = torch.ones(2048, 2048, dtype=torch.bool).triu(1)
-    run_case("BNSD", torch.float32, atten_mask=compressed, ref_mask=band(SQ, SKV, 2, 1, True),
-             sparse_mode=4, pre_tockens=2, next_tockens=1)
+    run_case(
+        "BNSD",
+        torch.float32,
+        atten_mask=compressed,
+        ref_mask=band(SQ, SKV, 2, 1, True),
+        sparse_mode=4,
+        pre_tockens=2,
+        next_tockens=1,
+    )
     # Mode 0 with a mask and token limits: the mask narrowed by the band from the top left.
     empty = torch.zeros(SQ, SKV, dtype=torch.bool)
-    run_case("BSH", torch.float32, atten_mask=empty, ref_mask=band(SQ, SKV, 1, 0, False),
-             pre_tockens=1, next_tockens=0)
+    run_case(
+        "BSH",
+        torch.float32,
+        atten_mask=empty,
+        ref_mask=band(SQ, SKV, 1, 0, False),
+        pre_tockens=1,
+        next_tockens=0,
+    )
 
 
 def test_without_mask_sparse_parameters_do_not_apply():
@@ -175,15 +216,17 @@ def test_returned_tuple():
     q, k, v = (on_npu(to_layout(t, "BSH")) for t in qkv())
     mask = causal_bottom_right(SQ, SKV)
     out, smax, ssum, reserved, seed, offset, numels = torch_npu.npu_fusion_attention(
-        q, k, v, N, "BSH", atten_mask=on_npu(mask), scale=SCALE)
+        q, k, v, N, "BSH", atten_mask=on_npu(mask), scale=SCALE
+    )
     assert out.shape == (B, SQ, N * D)
     for stat in (smax, ssum):
         assert stat.shape == (B, N, SQ, 8) and stat.dtype == torch.float32
         assert stat.device.type == "npu"
     assert reserved.numel() == 0
     assert (seed, offset, numels) == (0, 0, 0)
-    scores = (from_layout(q.cpu(), "BSH", N) @ from_layout(k.cpu(), "BSH", N).transpose(-1, -2)
-              * SCALE).masked_fill(mask, float("-inf"))
+    scores = (
+        from_layout(q.cpu(), "BSH", N) @ from_layout(k.cpu(), "BSH", N).transpose(-1, -2) * SCALE
+    ).masked_fill(mask, float("-inf"))
     want_max = scores.amax(-1)
     want_sum = torch.exp(scores - want_max.unsqueeze(-1)).sum(-1)
     torch.testing.assert_close(smax.cpu()[..., 3], want_max)
@@ -213,9 +256,9 @@ def test_dropout_with_a_given_mask(dtype):
     keep = bits(drop, B * N * SQ * SKV).reshape(B, N, SQ, SKV)
     npu_in = [on_npu(t, dtype, grad=True) for t in (q, k, v)]
     ref_in = [t.to(dtype).float().requires_grad_() for t in (q, k, v)]
-    result = torch_npu.npu_fusion_attention(*npu_in, N, "BNSD", scale=SCALE,
-                                            keep_prob=keep_prob, dropout_mask=drop, seed=5,
-                                            offset=16)
+    result = torch_npu.npu_fusion_attention(
+        *npu_in, N, "BNSD", scale=SCALE, keep_prob=keep_prob, dropout_mask=drop, seed=5, offset=16
+    )
     want = reference(*ref_in, keep=keep, keep_prob=keep_prob)
     assert_close(result[0], want, dtype, "attention_out")
     assert result[4:] == (5, 16, B * N * SQ * SKV)
@@ -251,14 +294,21 @@ def test_tnd_varlen(dtype):
     q, k, v = randn(8, N, D, seed=1), randn(10, 2, D, seed=2), randn(10, 2, D, seed=3)
     npu_in = [on_npu(t, dtype, grad=True) for t in (q, k, v)]
     ref_in = [t.to(dtype).float().requires_grad_() for t in (q, k, v)]
-    out = torch_npu.npu_fusion_attention(*npu_in, N, "TND", scale=SCALE, atten_mask=on_npu(
-        torch.ones(2048, 2048, dtype=torch.bool).triu(1)), sparse_mode=3,
-        actual_seq_qlen=cum_q, actual_seq_kvlen=cum_kv)
+    out = torch_npu.npu_fusion_attention(
+        *npu_in,
+        N,
+        "TND",
+        scale=SCALE,
+        atten_mask=on_npu(torch.ones(2048, 2048, dtype=torch.bool).triu(1)),
+        sparse_mode=3,
+        actual_seq_qlen=cum_q,
+        actual_seq_kvlen=cum_kv,
+    )
     pieces, s0, k0 = [], 0, 0
     for lq, lk in zip(lens_q, lens_kv):
-        qb = ref_in[0][s0:s0 + lq].transpose(0, 1).unsqueeze(0)
-        kb = ref_in[1][k0:k0 + lk].transpose(0, 1).unsqueeze(0)
-        vb = ref_in[2][k0:k0 + lk].transpose(0, 1).unsqueeze(0)
+        qb = ref_in[0][s0 : s0 + lq].transpose(0, 1).unsqueeze(0)
+        kb = ref_in[1][k0 : k0 + lk].transpose(0, 1).unsqueeze(0)
+        vb = ref_in[2][k0 : k0 + lk].transpose(0, 1).unsqueeze(0)
         pieces.append(reference(qb, kb, vb, mask=causal_bottom_right(lq, lk))[0].transpose(0, 1))
         s0, k0 = s0 + lq, k0 + lk
     want = torch.cat(pieces)
@@ -272,8 +322,9 @@ def test_fp16_gradient_overflow_saturates():
     q = on_npu(torch.zeros(1, 1, 8, 4), torch.float16)
     k = on_npu(torch.zeros(1, 1, 2, 4), torch.float16)
     v = on_npu(torch.ones(1, 1, 2, 4), torch.float16)
-    check_grad_saturation(lambda v: torch_npu.npu_fusion_attention(q, k, v, 1, "BNSD")[0], v,
-                          grad_value=30000.0)
+    check_grad_saturation(
+        lambda v: torch_npu.npu_fusion_attention(q, k, v, 1, "BNSD")[0], v, grad_value=30000.0
+    )
 
 
 def test_unsupported_modes_say_so():

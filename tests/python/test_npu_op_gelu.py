@@ -1,12 +1,19 @@
 """torch_npu.npu_gelu (approximate 'none' and 'tanh') against the GELU formulas in plain torch
 (tolerances: overlay_support.npu_op_checks)."""
+
 import math
 
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, check_against_formula,
-                                           check_grad_saturation, on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    check_against_formula,
+    check_grad_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def erf_gelu(x):
@@ -14,14 +21,18 @@ def erf_gelu(x):
 
 
 def tanh_gelu(x):
-    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("approximate,formula", [("none", erf_gelu), ("tanh", tanh_gelu)])
 def test_npu_gelu_forward_backward(dtype, approximate, formula):
-    check_against_formula(lambda x: torch_npu.npu_gelu(x, approximate=approximate), formula,
-                          [randn(4, 33, scale=3)], dtype)
+    check_against_formula(
+        lambda x: torch_npu.npu_gelu(x, approximate=approximate),
+        formula,
+        [randn(4, 33, scale=3)],
+        dtype,
+    )
 
 
 def test_npu_gelu_default_is_erf():

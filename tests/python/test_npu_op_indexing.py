@@ -1,5 +1,6 @@
 """torch_npu.npu_indexing (StridedSlice) against Python slicing, the sizes op-plugin computes,
 and a same-padding layer of the kind Ascend's wav2vec2 port builds from it and npu_pad."""
+
 import pytest
 import torch
 
@@ -7,11 +8,14 @@ from overlay_support.npu_op_checks import DTYPES, on_npu, randn, torch_npu
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("begin, end, strides", [
-    ([0, 0, 0], [2, 7, 8], [1, 1, 1]),
-    ([1, 2, 0], [2, 7, 7], [1, 2, 3]),
-    ([0, 6, 3], [2, 7, 3], [2, 1, 1]),  # an empty last dimension
-])
+@pytest.mark.parametrize(
+    "begin, end, strides",
+    [
+        ([0, 0, 0], [2, 7, 8], [1, 1, 1]),
+        ([1, 2, 0], [2, 7, 7], [1, 2, 3]),
+        ([0, 6, 3], [2, 7, 3], [2, 1, 1]),  # an empty last dimension
+    ],
+)
 def test_values_are_the_slice_as_a_new_tensor(dtype, begin, end, strides):
     x = randn(2, 7, 8).to(dtype)
     t = on_npu(x)
@@ -33,8 +37,9 @@ class _DropLast(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.length = x.shape[2]
-        return torch_npu.npu_indexing(x, [0, 0, 0], [x.shape[0], x.shape[1], x.shape[2] - 1],
-                                      [1, 1, 1])
+        return torch_npu.npu_indexing(
+            x, [0, 0, 0], [x.shape[0], x.shape[1], x.shape[2] - 1], [1, 1, 1]
+        )
 
     @staticmethod
     def backward(ctx, grad):

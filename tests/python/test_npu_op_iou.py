@@ -1,6 +1,7 @@
 """torch_npu.npu_iou / npu_ptiou against op-plugin's expected values for Ascend 910 and 910B
 (within the relative 1e-3 its test allows: the NPU rounds each fp16 step, the emulator once) and
 against the formula (areas widened by eps = 0.01, the intersection not) on random boxes."""
+
 import pytest
 import torch
 
@@ -21,14 +22,22 @@ def test_op_plugin_examples(name):
         got = op(boxes, truth, mode)
         assert got.dtype == torch.float16 and got.device == torch.device("npu:0")
         assert torch.allclose(got.cpu().float(), want.float(), rtol=1e-3, atol=0), (mode, got)
-    small = on_npu(torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12],
-                                 [13, 14, 15, 16]], dtype=torch.float16))
+    small = on_npu(
+        torch.tensor(
+            [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]], dtype=torch.float16
+        )
+    )
     got = op(small, small[:2], 0)
     assert got.shape == (2, 4)
-    assert torch.allclose(got.cpu().float(), torch.tensor([[0.9805, 0, 0, 0], [0, 0.9805, 0, 0]]),
-                          rtol=1e-3, atol=0)
-    assert torch.allclose(op(small, small[:2], 1).cpu().float(),
-                          torch.tensor([[0.9902, 0, 0, 0], [0, 0.9902, 0, 0]]), rtol=1e-3, atol=0)
+    assert torch.allclose(
+        got.cpu().float(), torch.tensor([[0.9805, 0, 0, 0], [0, 0.9805, 0, 0]]), rtol=1e-3, atol=0
+    )
+    assert torch.allclose(
+        op(small, small[:2], 1).cpu().float(),
+        torch.tensor([[0.9902, 0, 0, 0], [0, 0.9902, 0, 0]]),
+        rtol=1e-3,
+        atol=0,
+    )
 
 
 def _reference(boxes, truth, mode):
@@ -56,7 +65,7 @@ def test_random_boxes_follow_the_formula(dtype, mode):
     assert got.dtype == dtype and got.shape == (5, 7)
     want = _reference(boxes, truth, mode)
     # One fp16 rounding of the fp32 value: within half an fp16 ulp (2^-12 below 1) plus fp32's.
-    assert torch.allclose(got.cpu().double(), want, rtol=0, atol=2.0 ** -12 + 1e-6)
+    assert torch.allclose(got.cpu().double(), want, rtol=0, atol=2.0**-12 + 1e-6)
     assert (want > 0).sum() >= 5  # the boxes overlap, so the check is not all zeros
 
 

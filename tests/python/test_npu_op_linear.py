@@ -1,10 +1,17 @@
 """torch_npu.npu_linear on the emulated NPU against ``x @ w.T + b`` in plain torch (tolerances:
 overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, check_against_formula, check_saturation,
-                                           on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    check_against_formula,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -12,11 +19,13 @@ from overlay_support.npu_op_checks import (DTYPES, check_against_formula, check_
 def test_npu_linear_forward_backward(dtype, with_bias):
     x, w, b = randn(6, 10, seed=1), randn(4, 10, seed=2), randn(4, seed=3)
     if with_bias:
-        check_against_formula(torch_npu.npu_linear, lambda x, w, b: x @ w.t() + b, [x, w, b],
-                              dtype, grads=(0, 1, 2))
+        check_against_formula(
+            torch_npu.npu_linear, lambda x, w, b: x @ w.t() + b, [x, w, b], dtype, grads=(0, 1, 2)
+        )
     else:
-        check_against_formula(torch_npu.npu_linear, lambda x, w: x @ w.t(), [x, w], dtype,
-                              grads=(0, 1))
+        check_against_formula(
+            torch_npu.npu_linear, lambda x, w: x @ w.t(), [x, w], dtype, grads=(0, 1)
+        )
 
 
 def test_npu_linear_fp16_overflow_saturates():

@@ -1,5 +1,6 @@
 """torch_npu.npu_max against torch.max: the same values, int32 indices, the gradient on the
 maxima."""
+
 import pytest
 import torch
 
@@ -19,5 +20,6 @@ def test_npu_max_is_torch_max_with_int32_indices(dtype, dim, keepdim):
     assert torch.equal(indices.cpu().long(), want_indices)
     values.sum().backward()
     want_grad = torch.zeros_like(x.float()).scatter_(
-        dim, want_indices if keepdim else want_indices.unsqueeze(dim), 1.0)
+        dim, want_indices if keepdim else want_indices.unsqueeze(dim), 1.0
+    )
     assert torch.equal(t.grad.cpu().float(), want_grad)

@@ -2,6 +2,7 @@
 npu_gather_sparse_index (with its gradient), npu_group_norm_silu (against group norm and SiLU
 in plain fp32 torch; tolerances: overlay_support.npu_op_checks) and the 1-bit Adam sign
 packing (torch_npu's documented example, bit for bit)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -25,16 +26,21 @@ def test_gather_sparse_index():
     out = torch_npu.npu_gather_sparse_index(leaf, on_npu(index.int()))
     assert out.shape == (2, 3, 3) and torch.equal(out.detach().cpu(), x[index])
     out.sum().backward()
-    assert torch.equal(leaf.grad.cpu(), torch.zeros(5).index_add_(
-        0, index.flatten(), torch.ones(6))[:, None].expand(5, 3))
+    assert torch.equal(
+        leaf.grad.cpu(),
+        torch.zeros(5).index_add_(0, index.flatten(), torch.ones(6))[:, None].expand(5, 3),
+    )
     with pytest.raises(RuntimeError, match=r"lie in \[0, 5\)"):
         torch_npu.npu_gather_sparse_index(leaf, on_npu(torch.tensor([5])))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_group_norm_silu(dtype):
-    x, w, b = randn(2, 6, 5, seed=4, scale=3).to(dtype), randn(6, seed=5).to(dtype), \
-        randn(6, seed=6).to(dtype)
+    x, w, b = (
+        randn(2, 6, 5, seed=4, scale=3).to(dtype),
+        randn(6, seed=5).to(dtype),
+        randn(6, seed=6).to(dtype),
+    )
     out, mean, rstd = torch_npu.npu_group_norm_silu(on_npu(x), on_npu(w), on_npu(b), 3, 1e-5)
     ref = F.silu(F.group_norm(x.float(), 3, w.float(), b.float(), 1e-5))
     assert_close(out, ref, dtype, "out")
@@ -47,16 +53,14 @@ def test_sign_bits_pack_and_unpack_follow_the_documented_example():
     a = torch.tensor([5, 4, 3, 2, 0, -1, -2, 4, 3, 2, 1, 0, -1, -2], dtype=torch.float32)
     packed = torch_npu.npu_sign_bits_pack(on_npu(a), 2)
     assert packed.dtype == torch.uint8 and packed.cpu().tolist() == [[159], [15]]
-    unpacked = torch_npu.npu_sign_bits_unpack(on_npu(torch.tensor([159, 15],
-                                                                  dtype=torch.uint8)), 2,
-                                              torch.float32)
+    unpacked = torch_npu.npu_sign_bits_unpack(
+        on_npu(torch.tensor([159, 15], dtype=torch.uint8)), 2, torch.float32
+    )
     assert unpacked.cpu().tolist() == [[1, 1, 1, 1, 1, -1, -1, 1], [1, 1, 1, 1, -1, -1, -1, -1]]
     x = randn(40, seed=7)
-    back = torch_npu.npu_sign_bits_unpack(torch_npu.npu_sign_bits_pack(on_npu(x), 1).view(-1),
-                                          1, 1)
+    back = torch_npu.npu_sign_bits_unpack(torch_npu.npu_sign_bits_pack(on_npu(x), 1).view(-1), 1, 1)
     assert back.dtype == torch.float16
-    torch.testing.assert_close(back.cpu().float().view(-1), torch.where(x >= 0, 1.0, -1.0),
-                               **FP32)
+    torch.testing.assert_close(back.cpu().float().view(-1), torch.where(x >= 0, 1.0, -1.0), **FP32)
 
 
 def test_batch_norm_reduce():
@@ -73,8 +77,9 @@ def test_group_norm_swish_forward_backward(dtype):
     w, b = randn(6, seed=10).to(dtype), randn(6, seed=11).to(dtype)
     leaves = [on_npu(t, grad=True) for t in (x, w, b)]
     refs = [t.float().requires_grad_() for t in (x, w, b)]
-    out, mean, rstd = torch_npu.npu_group_norm_swish(leaves[0], 3, leaves[1], leaves[2],
-                                                     eps=1e-5, swish_scale=0.7)
+    out, mean, rstd = torch_npu.npu_group_norm_swish(
+        leaves[0], 3, leaves[1], leaves[2], eps=1e-5, swish_scale=0.7
+    )
     y = F.group_norm(refs[0], 3, refs[1], refs[2], 1e-5)
     want = y * torch.sigmoid(0.7 * y)
     assert_close(out, want, dtype, "out")
@@ -92,8 +97,9 @@ def test_group_norm_swish_forward_backward(dtype):
 def test_attention_update(dtype):
     lse = [randn(6, seed=s) for s in (13, 14, 15)]
     outs = [randn(6, 4, seed=s).to(dtype) for s in (16, 17, 18)]
-    out, lse_out = torch_npu.npu_attention_update([on_npu(t) for t in lse],
-                                                  [on_npu(t) for t in outs], 1)
+    out, lse_out = torch_npu.npu_attention_update(
+        [on_npu(t) for t in lse], [on_npu(t) for t in outs], 1
+    )
     total = torch.logsumexp(torch.stack(lse), 0)
     want = sum(o.float() * torch.exp(a - total)[:, None] for a, o in zip(lse, outs))
     assert_close(out, want, dtype, "out")
@@ -104,8 +110,7 @@ def test_attention_update(dtype):
 def test_ring_attention_update_merges_two_halves_of_attention(dtype):
     # Attention over keys split in two halves equals the merge of the halves' results.
     s, b, n, d, kv = 3, 2, 2, 4, 6
-    q, k, v = randn(b, n, s, d, seed=19), randn(b, n, kv, d, seed=20), randn(b, n, kv, d,
-                                                                            seed=21)
+    q, k, v = randn(b, n, s, d, seed=19), randn(b, n, kv, d, seed=20), randn(b, n, kv, d, seed=21)
     scores = q @ k.transpose(-1, -2)
     parts = []
     for lo, hi in ((0, 2), (2, kv)):
@@ -114,15 +119,18 @@ def test_ring_attention_update_merges_two_halves_of_attention(dtype):
         e = torch.exp(part - m)
         o = (e / e.sum(-1, keepdim=True)) @ v[..., lo:hi, :]
         sbh = o.permute(2, 0, 1, 3).reshape(s, b, n * d)
-        parts += [sbh.to(dtype), m.expand(b, n, s, 8).contiguous(),
-                  e.sum(-1, keepdim=True).expand(b, n, s, 8).contiguous()]
+        parts += [
+            sbh.to(dtype),
+            m.expand(b, n, s, 8).contiguous(),
+            e.sum(-1, keepdim=True).expand(b, n, s, 8).contiguous(),
+        ]
     out, m, total = torch_npu.npu_ring_attention_update(*[on_npu(t) for t in parts])
     full = torch.softmax(scores, -1) @ v
     assert_close(out, full.permute(2, 0, 1, 3).reshape(s, b, n * d), dtype, "attn_out")
     torch.testing.assert_close(m.cpu()[..., 0], scores.max(-1).values, **FP32)
-    torch.testing.assert_close(total.cpu()[..., 0],
-                               torch.exp(scores - scores.max(-1, keepdim=True).values).sum(-1),
-                               **FP32)
+    torch.testing.assert_close(
+        total.cpu()[..., 0], torch.exp(scores - scores.max(-1, keepdim=True).values).sum(-1), **FP32
+    )
 
 
 def top_k_top_p_reference(logits, p, k):
@@ -154,15 +162,20 @@ def test_top_k_top_p(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_transpose_batchmatmul(dtype):
-    x, w, b = randn(5, 3, 4, seed=23).to(dtype), randn(3, 4, 6, seed=24).to(dtype), \
-        randn(6, seed=25).to(dtype)
-    got = torch_npu.npu_transpose_batchmatmul(on_npu(x), on_npu(w), bias=on_npu(b),
-                                              perm_x1=[1, 0, 2], perm_y=[1, 0, 2])
+    x, w, b = (
+        randn(5, 3, 4, seed=23).to(dtype),
+        randn(3, 4, 6, seed=24).to(dtype),
+        randn(6, seed=25).to(dtype),
+    )
+    got = torch_npu.npu_transpose_batchmatmul(
+        on_npu(x), on_npu(w), bias=on_npu(b), perm_x1=[1, 0, 2], perm_y=[1, 0, 2]
+    )
     want = (torch.bmm(x.float().permute(1, 0, 2), w.float()) + b.float()).permute(1, 0, 2)
     assert_close(got, want, dtype, "y")
     with pytest.raises(RuntimeError, match="not emulated"):
-        torch_npu.npu_transpose_batchmatmul(on_npu(x), on_npu(w), perm_x1=[1, 0, 2],
-                                            scale=on_npu(torch.ones(18, dtype=torch.int64)))
+        torch_npu.npu_transpose_batchmatmul(
+            on_npu(x), on_npu(w), perm_x1=[1, 0, 2], scale=on_npu(torch.ones(18, dtype=torch.int64))
+        )
 
 
 def test_sim_exponential_draws_from_the_exponential_distribution():
@@ -179,14 +192,18 @@ def test_sim_exponential_draws_from_the_exponential_distribution():
 
 def test_apply_adam_w_out_is_apply_adam_w_with_positional_state():
     grad = randn(4, 6, seed=26)
-    states = [[randn(4, 6, seed=27), randn(4, 6, seed=28, scale=0.1),
-               randn(4, 6, seed=29).abs() * 0.1] for _ in range(2)]
+    states = [
+        [randn(4, 6, seed=27), randn(4, 6, seed=28, scale=0.1), randn(4, 6, seed=29).abs() * 0.1]
+        for _ in range(2)
+    ]
     a = [on_npu(t) for t in states[0]]
     b = [on_npu(t) for t in states[1]]
-    got = torch_npu.npu_apply_adam_w_out(0.81, 0.998, 1e-2, 0.01, 0.9, 0.999, 1e-8,
-                                         on_npu(grad), None, False, False, *a)
-    torch_npu.npu_apply_adam_w(0.81, 0.998, 1e-2, 0.01, 0.9, 0.999, 1e-8, on_npu(grad), None,
-                               False, False, out=b)
+    got = torch_npu.npu_apply_adam_w_out(
+        0.81, 0.998, 1e-2, 0.01, 0.9, 0.999, 1e-8, on_npu(grad), None, False, False, *a
+    )
+    torch_npu.npu_apply_adam_w(
+        0.81, 0.998, 1e-2, 0.01, 0.9, 0.999, 1e-8, on_npu(grad), None, False, False, out=b
+    )
     assert all(x is y for x, y in zip(got, a))
     assert all(torch.equal(x.cpu(), y.cpu()) for x, y in zip(a, b))
     assert not torch.equal(a[0].cpu(), states[0][0])
@@ -213,8 +230,9 @@ def test_prefetch_and_swapped_memory():
     assert torch.equal(w.cpu(), before), "a prefetch changes no value"
     with pytest.raises(RuntimeError, match="max_size"):
         torch_npu.npu_prefetch(w, None, 0)
-    swapped = torch_npu.empty_with_swapped_memory([3, 5], dtype=torch.float16,
-                                                  device=torch.device("npu:0"))
+    swapped = torch_npu.empty_with_swapped_memory(
+        [3, 5], dtype=torch.float16, device=torch.device("npu:0")
+    )
     assert swapped.device.type == "npu" and swapped.shape == (3, 5)
     assert swapped.dtype == torch.float16
     swapped.zero_()

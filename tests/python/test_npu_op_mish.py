@@ -1,10 +1,18 @@
 """torch_npu.npu_mish / npu_mish_backward against ``x * tanh(log(1 + exp(x)))`` and its
 autograd gradient in plain torch (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_against_formula,
-                                           check_grad_saturation, on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_against_formula,
+    check_grad_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def mish(x):

@@ -11,6 +11,7 @@ dropout off: rtol 1e-4, atol 1e-5 - many operations reassociate), its fp16 copy 
 backward with finite fp16 gradients close to fp32's (rtol/atol 5e-2: fp16 storage between
 operators), and a few training steps with dropout on lower the loss.
 """
+
 import copy
 import math
 
@@ -18,8 +19,14 @@ import torch
 import torch.nn.functional as F
 
 from overlay_support.npu_op_checks import on_npu, randn, torch_npu
-from overlay_support.npu_models import (BertClassifier, LlamaBlock, bert_batch,
-                                         bert_reference, llama_inputs, llama_reference)
+from overlay_support.npu_models import (
+    BertClassifier,
+    LlamaBlock,
+    bert_batch,
+    bert_reference,
+    llama_inputs,
+    llama_reference,
+)
 
 CLOSE = dict(rtol=1e-4, atol=1e-5)
 FP16_CLOSE = dict(rtol=5e-2, atol=5e-2)
@@ -63,8 +70,9 @@ def bert_apply_adam_step(model, lr):
         state = getattr(p, "_adam", None)
         if state is None:
             state = p._adam = (torch.zeros_like(p.data), torch.zeros_like(p.data))
-        torch_npu.npu_bert_apply_adam(lr, 0.9, 0.999, 1e-6, p.grad.data, -1.0, 0, 0.01,
-                                      out=(p.data, state[0], state[1]))
+        torch_npu.npu_bert_apply_adam(
+            lr, 0.9, 0.999, 1e-6, p.grad.data, -1.0, 0, 0.01, out=(p.data, state[0], state[1])
+        )
 
 
 def test_bert_trains_with_dropout_and_npu_bert_apply_adam():
@@ -106,13 +114,19 @@ def test_llama_block_fp16_forward_backward():
     host = LlamaBlock()
     half = copy.deepcopy(host).npu().half()
     x, cos, sin, causal = llama_inputs()
-    out = half(on_npu(x, torch.float16), on_npu(cos, torch.float16), on_npu(sin, torch.float16),
-               on_npu(causal))
+    out = half(
+        on_npu(x, torch.float16),
+        on_npu(cos, torch.float16),
+        on_npu(sin, torch.float16),
+        on_npu(causal),
+    )
     assert out.dtype == torch.float16 and out.device.type == "npu"
     out.float().pow(2).mean().backward()
-    torch.testing.assert_close(out.detach().cpu().float(),
-                               llama_reference(host, x.half().float(), cos, sin).detach(),
-                               **FP16_CLOSE)
+    torch.testing.assert_close(
+        out.detach().cpu().float(),
+        llama_reference(host, x.half().float(), cos, sin).detach(),
+        **FP16_CLOSE,
+    )
     for name, p in half.named_parameters():
         assert p.grad.dtype == torch.float16 and torch.isfinite(p.grad.cpu().float()).all(), name
 

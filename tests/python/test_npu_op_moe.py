@@ -6,6 +6,7 @@ npu_moe_token_permute / npu_moe_token_unpermute (with their gradients) and npu_g
 outputs). Values in fp32 and fp16 (tolerances: overlay_support.npu_op_checks), integer
 outputs exactly with their int32/int64 dtypes; quantisation parameters raise naming themselves;
 the inference kernels refuse a backward as torch_npu defines none."""
+
 import pytest
 import torch
 
@@ -35,8 +36,9 @@ def test_gating_top_k_softmax(dtype):
     assert idx.dtype == torch.int32 and row_idx.dtype == torch.int32
     # 3-D input: rows are all but the last axis
     y3, idx3, row3 = torch_npu.npu_moe_gating_top_k_softmax(on_npu(x.reshape(2, 3, E)), k=K)
-    assert torch.equal(y3.cpu().reshape(ROWS, K), torch_npu.npu_moe_gating_top_k_softmax(
-        on_npu(x), k=K)[0].cpu())
+    assert torch.equal(
+        y3.cpu().reshape(ROWS, K), torch_npu.npu_moe_gating_top_k_softmax(on_npu(x), k=K)[0].cpu()
+    )
     assert row3.shape == (2, 3, K) and int(row3.cpu()[1, 2, 1]) == ROWS + 5
 
 
@@ -60,10 +62,12 @@ def test_init_routing(dtype):
     expert_idx = experts(4)
     row_idx = (torch.arange(K).reshape(-1, 1) * ROWS + torch.arange(ROWS)).t().int()
     active = 4
-    ex, er, ee = torch_npu.npu_moe_init_routing(on_npu(x), on_npu(row_idx), on_npu(expert_idx),
-                                                active)
-    pairs = sorted((int(expert_idx[i, j]), int(row_idx[i, j]))
-                   for i in range(ROWS) for j in range(K))
+    ex, er, ee = torch_npu.npu_moe_init_routing(
+        on_npu(x), on_npu(row_idx), on_npu(expert_idx), active
+    )
+    pairs = sorted(
+        (int(expert_idx[i, j]), int(row_idx[i, j])) for i in range(ROWS) for j in range(K)
+    )
     sorted_rows = [r for _, r in pairs]
     assert ee.cpu().tolist() == [e for e, _ in pairs] and ee.dtype == torch.int32
     want_er = [0] * (ROWS * K)
@@ -71,7 +75,7 @@ def test_init_routing(dtype):
         want_er[r] = i
     assert er.cpu().tolist() == want_er and er.dtype == torch.int32
     assert ex.shape == (active * K, H) and ex.dtype == dtype
-    assert torch.equal(ex.cpu(), x[[r % ROWS for r in sorted_rows[:active * K]]])
+    assert torch.equal(ex.cpu(), x[[r % ROWS for r in sorted_rows[: active * K]]])
 
 
 @pytest.mark.parametrize("row_idx_type", [0, 1])
@@ -82,15 +86,22 @@ def test_init_routing_v2(row_idx_type, tokens_type):
     scale = randn(ROWS, seed=7)
     start, end, active = 1, 3, 5
     ex, er, tokens, es = torch_npu.npu_moe_init_routing_v2(
-        on_npu(x), on_npu(expert_idx), scale=on_npu(scale), active_num=active, expert_num=E,
-        expert_tokens_num_type=tokens_type, expert_tokens_num_flag=True,
-        active_expert_range=[start, end], row_idx_type=row_idx_type)
+        on_npu(x),
+        on_npu(expert_idx),
+        scale=on_npu(scale),
+        active_num=active,
+        expert_num=E,
+        expert_tokens_num_type=tokens_type,
+        expert_tokens_num_flag=True,
+        active_expert_range=[start, end],
+        row_idx_type=row_idx_type,
+    )
     flat = expert_idx.reshape(-1).tolist()
     order = sorted((j for j, e in enumerate(flat) if start <= e < end), key=lambda j: flat[j])
     kept = order[:active]
     assert ex.shape == (ROWS * K, H)
-    assert torch.equal(ex.cpu()[:len(kept)], x[[j // K for j in kept]])
-    assert not bool(ex.cpu()[len(kept):].any())
+    assert torch.equal(ex.cpu()[: len(kept)], x[[j // K for j in kept]])
+    assert not bool(ex.cpu()[len(kept) :].any())
     if row_idx_type == 0:
         want = [-1] * (ROWS * K)
         for p, j in enumerate(kept):
@@ -100,17 +111,16 @@ def test_init_routing_v2(row_idx_type, tokens_type):
     assert er.cpu().tolist() == want and er.dtype == torch.int32
     counts = [flat.count(e) for e in range(start, end)]
     if tokens_type == 0:
-        assert tokens.cpu().tolist() == [sum(counts[:i + 1]) for i in range(len(counts))]
+        assert tokens.cpu().tolist() == [sum(counts[: i + 1]) for i in range(len(counts))]
     elif tokens_type == 1:
         assert tokens.cpu().tolist() == counts
     else:
         pairs = [[start + i, c] for i, c in enumerate(counts) if c]
         assert tokens.cpu().tolist() == pairs + [[0, 0]] * (E - len(pairs))
     assert tokens.dtype == torch.int64
-    assert torch.equal(es.cpu()[:len(kept)], scale[[j // K for j in kept]])
+    assert torch.equal(es.cpu()[: len(kept)], scale[[j // K for j in kept]])
     with pytest.raises(NotImplementedError, match="quant_mode=1"):
-        torch_npu.npu_moe_init_routing_v2(on_npu(x), on_npu(expert_idx), expert_num=E,
-                                          quant_mode=1)
+        torch_npu.npu_moe_init_routing_v2(on_npu(x), on_npu(expert_idx), expert_num=E, quant_mode=1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -121,8 +131,9 @@ def test_finalize_routing(dtype):
     scales = torch.rand(ROWS, K, generator=torch.Generator().manual_seed(12)).to(dtype)
     src_to_dst = torch.randperm(ROWS * K, generator=torch.Generator().manual_seed(13)).int()
     expert_idx = experts(14)
-    out = torch_npu.npu_moe_finalize_routing(*[on_npu(t) for t in (
-        expanded, skip1, skip2, bias, scales, src_to_dst, expert_idx)], 0, K)
+    out = torch_npu.npu_moe_finalize_routing(
+        *[on_npu(t) for t in (expanded, skip1, skip2, bias, scales, src_to_dst, expert_idx)], 0, K
+    )
     want = torch.zeros(ROWS, H)
     for i in range(ROWS):
         want[i] = skip1[i].float() + skip2[i].float()
@@ -130,10 +141,15 @@ def test_finalize_routing(dtype):
             row = expanded[int(src_to_dst[i + j * ROWS])].float()
             want[i] += scales[i, j].float() * (row + bias[int(expert_idx[i, j])].float())
     assert_close(out, want, dtype, "finalize")
-    plain = torch_npu.npu_moe_finalize_routing(on_npu(expanded), None, None, None, None,
-                                               on_npu(src_to_dst), None, k=K)
-    want_plain = torch.stack([sum(expanded[int(src_to_dst[i + j * ROWS])].float()
-                                  for j in range(K)) for i in range(ROWS)])
+    plain = torch_npu.npu_moe_finalize_routing(
+        on_npu(expanded), None, None, None, None, on_npu(src_to_dst), None, k=K
+    )
+    want_plain = torch.stack(
+        [
+            sum(expanded[int(src_to_dst[i + j * ROWS])].float() for j in range(K))
+            for i in range(ROWS)
+        ]
+    )
     assert_close(plain, want_plain, dtype, "without scales")
 
 
@@ -152,8 +168,9 @@ def test_token_permute_and_unpermute(dtype, num_out):
     indices = experts(16)
     probs = torch.rand(ROWS, K, generator=torch.Generator().manual_seed(17)).to(dtype)
     leaf = on_npu(tokens, grad=True)
-    permuted, sorted_idx = torch_npu.npu_moe_token_permute(leaf, on_npu(indices),
-                                                           num_out_tokens=num_out)
+    permuted, sorted_idx = torch_npu.npu_moe_token_permute(
+        leaf, on_npu(indices), num_out_tokens=num_out
+    )
     flat = indices.reshape(-1).tolist()
     order = sorted(range(ROWS * K), key=lambda j: (flat[j], j))  # row p copies order[p]
     kept = {None: ROWS * K, 8: 8, -3: ROWS * K - 3}[num_out]
@@ -174,10 +191,10 @@ def test_token_permute_and_unpermute(dtype, num_out):
     ref_rows = permuted.detach().cpu().float().requires_grad_()
     ref_probs = probs.float().requires_grad_()
     # token t, slot j takes row sorted_indices[t * K + j] (rows cut by num_out_tokens: zero)
-    placed = [ref_rows[where[i]] if where[i] < kept else torch.zeros(H)
-              for i in range(ROWS * K)]
-    want = torch.stack([sum(ref_probs[t, j] * placed[t * K + j] for j in range(K))
-                        for t in range(ROWS)])
+    placed = [ref_rows[where[i]] if where[i] < kept else torch.zeros(H) for i in range(ROWS * K)]
+    want = torch.stack(
+        [sum(ref_probs[t, j] * placed[t * K + j] for j in range(K)) for t in range(ROWS)]
+    )
     assert_close(out, want, dtype, "unpermute")
     grad_out = randn(ROWS, H, seed=19).to(dtype)
     out.backward(on_npu(grad_out))
@@ -191,33 +208,49 @@ def test_grouped_matmul(dtype):
     xs = [randn(3, 4, seed=20).to(dtype), randn(2, 5, 6, seed=21).to(dtype)]
     ws = [randn(4, 3, seed=22).to(dtype), randn(6, 2, seed=23).to(dtype)]
     bs = [randn(3, seed=24).to(dtype), randn(2, seed=25).to(dtype)]
-    got = torch_npu.npu_grouped_matmul([on_npu(t) for t in xs], [on_npu(t) for t in ws],
-                                       bias=[on_npu(t) for t in bs])
+    got = torch_npu.npu_grouped_matmul(
+        [on_npu(t) for t in xs], [on_npu(t) for t in ws], bias=[on_npu(t) for t in bs]
+    )
     assert isinstance(got, list) and len(got) == 2
     for i in range(2):
         assert_close(got[i], xs[i].float() @ ws[i].float() + bs[i].float(), dtype, f"pair {i}")
     # M-axis groups: rows [0, 2), [2, 2), [2, 5) of x, one (3, K, N) weight; row 5 past the end
     x = randn(6, 4, seed=26).to(dtype)
     w = randn(3, 4, 2, seed=27).to(dtype)
-    want = [x[0:2].float() @ w[0].float(), x[2:2].float() @ w[1].float(),
-            x[2:5].float() @ w[2].float()]
-    for group_list, list_type in (([2, 2, 5], 0), (torch.tensor([2, 2, 5]), 0),
-                                  (torch.tensor([2, 0, 3]), 1)):
+    want = [
+        x[0:2].float() @ w[0].float(),
+        x[2:2].float() @ w[1].float(),
+        x[2:5].float() @ w[2].float(),
+    ]
+    for group_list, list_type in (
+        ([2, 2, 5], 0),
+        (torch.tensor([2, 2, 5]), 0),
+        (torch.tensor([2, 0, 3]), 1),
+    ):
         if isinstance(group_list, torch.Tensor):
             group_list = on_npu(group_list)
-        split = torch_npu.npu_grouped_matmul([on_npu(x)], [on_npu(w)], group_list=group_list,
-                                             group_type=0, group_list_type=list_type,
-                                             split_item=0)
+        split = torch_npu.npu_grouped_matmul(
+            [on_npu(x)],
+            [on_npu(w)],
+            group_list=group_list,
+            group_type=0,
+            group_list_type=list_type,
+            split_item=0,
+        )
         assert [tuple(t.shape) for t in split] == [(2, 2), (0, 2), (3, 2)]
         for g in range(3):
             assert_close(split[g], want[g], dtype, f"group {g}")
-        joined = torch_npu.npu_grouped_matmul([on_npu(x)], [on_npu(w)], group_list=group_list,
-                                              group_type=0, group_list_type=list_type,
-                                              split_item=3)
+        joined = torch_npu.npu_grouped_matmul(
+            [on_npu(x)],
+            [on_npu(w)],
+            group_list=group_list,
+            group_type=0,
+            group_list_type=list_type,
+            split_item=3,
+        )
         assert len(joined) == 1
         assert_close(joined[0], torch.cat(want + [torch.zeros(1, 2)]), dtype, "joined")
-    f32 = torch_npu.npu_grouped_matmul([on_npu(xs[0])], [on_npu(ws[0])],
-                                       output_dtype=torch.float32)
+    f32 = torch_npu.npu_grouped_matmul([on_npu(xs[0])], [on_npu(ws[0])], output_dtype=torch.float32)
     assert f32[0].dtype == torch.float32
 
 
@@ -245,7 +278,7 @@ def grouped_top_k(x, k, bias, k_group, group_count, mode, norm_type, scaling, ep
         score = (norm[r] + bias).tolist() if bias is not None else norm[r].tolist()
         groups = []
         for g in range(group_count):
-            part = sorted(score[g * per:(g + 1) * per], reverse=True)
+            part = sorted(score[g * per : (g + 1) * per], reverse=True)
             groups.append(part[0] if mode == 0 else part[0] + part[1])
         kept = sorted(range(group_count), key=lambda g: (-groups[g], g))[:k_group]
         candidates = [e for g in kept for e in range(g * per, (g + 1) * per)]
@@ -262,10 +295,20 @@ def test_gating_top_k_groups(dtype, norm_type, mode):
     x = randn(5, 16, seed=31, scale=2).to(dtype)
     bias = randn(16, seed=32, scale=0.3).to(dtype)
     y, idx, norm = torch_npu.npu_moe_gating_top_k(
-        on_npu(x), 3, bias=on_npu(bias), k_group=2, group_count=4, group_select_mode=mode,
-        norm_type=norm_type, routed_scaling_factor=2.5, eps=1e-20, out_flag=True)
-    want_y, want_idx, want_norm = grouped_top_k(x.float(), 3, bias.float(), 2, 4, mode,
-                                                norm_type, 2.5, 1e-20)
+        on_npu(x),
+        3,
+        bias=on_npu(bias),
+        k_group=2,
+        group_count=4,
+        group_select_mode=mode,
+        norm_type=norm_type,
+        routed_scaling_factor=2.5,
+        eps=1e-20,
+        out_flag=True,
+    )
+    want_y, want_idx, want_norm = grouped_top_k(
+        x.float(), 3, bias.float(), 2, 4, mode, norm_type, 2.5, 1e-20
+    )
     assert idx.dtype == torch.int32 and torch.equal(idx.cpu().long(), want_idx)
     assert_close(y, want_y, dtype, "y")
     assert norm.dtype == torch.float32
@@ -276,8 +319,9 @@ def test_gating_top_k_groups(dtype, norm_type, mode):
 def test_gating_top_k_backward(dtype):
     x = randn(4, 8, seed=33, scale=2).to(dtype)
     leaf = on_npu(x, grad=True)
-    y, idx, norm = torch_npu.npu_moe_gating_top_k(leaf, 3, norm_type=1, group_count=2,
-                                                  k_group=2, routed_scaling_factor=1.5)
+    y, idx, norm = torch_npu.npu_moe_gating_top_k(
+        leaf, 3, norm_type=1, group_count=2, k_group=2, routed_scaling_factor=1.5
+    )
     grad = randn(4, 3, seed=34).to(dtype)
     y.backward(on_npu(grad))
     ref = x.float().requires_grad_()
@@ -285,8 +329,9 @@ def test_gating_top_k_backward(dtype):
     assert torch.equal(idx.cpu().long(), want_idx)
     want_y.backward(grad.float())
     assert_close(leaf.grad, ref.grad, dtype, "gradient of x")
-    explicit = torch_npu.npu_moe_gating_top_k_backward(norm, on_npu(grad), idx, norm_type=1,
-                                                       routed_scaling_factor=1.5)
+    explicit = torch_npu.npu_moe_gating_top_k_backward(
+        norm, on_npu(grad), idx, norm_type=1, routed_scaling_factor=1.5
+    )
     assert_close(explicit, ref.grad, dtype, "npu_moe_gating_top_k_backward")
     with pytest.raises(NotImplementedError, match="sigmoid"):
         torch_npu.npu_moe_gating_top_k_backward(norm, on_npu(grad), idx, norm_type=0)
@@ -306,8 +351,11 @@ def test_permute_with_routing_map_documented_example():
     tokens = torch.tensor([[0.1] * 4, [0.2] * 4, [0.3] * 4], dtype=torch.float16)
     probs = torch.tensor([[0.5, 0.3], [0.4, 0.6], [0.2, 0.8]], dtype=torch.float16)
     permuted, permuted_probs, idx = torch_npu.npu_moe_token_permute_with_routing_map(
-        on_npu(tokens), on_npu(torch.ones(3, 2, dtype=torch.int8)), probs=on_npu(probs),
-        num_out_tokens=6)
+        on_npu(tokens),
+        on_npu(torch.ones(3, 2, dtype=torch.int8)),
+        probs=on_npu(probs),
+        num_out_tokens=6,
+    )
     assert idx.cpu().tolist() == [0, 3, 1, 4, 2, 5] and idx.dtype == torch.int32
     assert torch.equal(permuted.cpu(), tokens[[0, 1, 2, 0, 1, 2]])
     assert permuted_probs.cpu().tolist() == probs.t().reshape(-1).tolist()
@@ -318,11 +366,13 @@ def test_permute_and_unpermute_with_routing_map(dtype):
     count, experts, top_k = 5, 4, 2
     chosen = routing(count, experts, top_k, 40)
     tokens = randn(count, H, seed=41).to(dtype)
-    probs = (torch.rand(count, experts, generator=torch.Generator().manual_seed(42))
-             * chosen).to(dtype)
+    probs = (torch.rand(count, experts, generator=torch.Generator().manual_seed(42)) * chosen).to(
+        dtype
+    )
     t_leaf, p_leaf = on_npu(tokens, grad=True), on_npu(probs, grad=True)
     permuted, permuted_probs, idx = torch_npu.npu_moe_token_permute_with_routing_map(
-        t_leaf, on_npu(chosen), probs=p_leaf, num_out_tokens=count * top_k)
+        t_leaf, on_npu(chosen), probs=p_leaf, num_out_tokens=count * top_k
+    )
     pairs = [(e, t) for e in range(experts) for t in range(count) if chosen[t, e]]
     assert torch.equal(permuted.detach().cpu(), tokens[[t for _, t in pairs]])
     assert torch.equal(permuted_probs.detach().cpu(), torch.stack([probs[t, e] for e, t in pairs]))
@@ -330,8 +380,7 @@ def test_permute_and_unpermute_with_routing_map(dtype):
         assert pairs[int(idx[i])][1] == i // top_k
     # gradients: each copy's gradient back to its token, each prob's to its (token, expert)
     g_rows, g_probs = randn(count * top_k, H, seed=43).to(dtype), randn(count * top_k, seed=44)
-    torch.autograd.backward([permuted, permuted_probs],
-                            [on_npu(g_rows), on_npu(g_probs.to(dtype))])
+    torch.autograd.backward([permuted, permuted_probs], [on_npu(g_rows), on_npu(g_probs.to(dtype))])
     want_t, want_p = torch.zeros(count, H), torch.zeros(count, experts)
     for p, (e, t) in enumerate(pairs):
         want_t[t] += g_rows[p].float()
@@ -341,7 +390,8 @@ def test_permute_and_unpermute_with_routing_map(dtype):
 
     rows_leaf = on_npu(permuted.detach(), grad=True)
     out = torch_npu.npu_moe_token_unpermute_with_routing_map(
-        rows_leaf, idx, [count, H], probs=on_npu(probs), routing_map=on_npu(chosen))
+        rows_leaf, idx, [count, H], probs=on_npu(probs), routing_map=on_npu(chosen)
+    )
     want = torch.zeros(count, H)
     for p, (e, t) in enumerate(pairs):
         want[t] += permuted.detach().cpu()[p].float() * probs[t, e].float()
@@ -349,8 +399,7 @@ def test_permute_and_unpermute_with_routing_map(dtype):
     out.backward(on_npu(torch.ones(count, H, dtype=dtype)))
     want_g = torch.stack([probs[t, e].float().expand(H) for e, t in pairs])
     assert_close(rows_leaf.grad, want_g, dtype, "unpermute gradient")
-    plain = torch_npu.npu_moe_token_unpermute_with_routing_map(permuted.detach(), idx,
-                                                               [count, H])
+    plain = torch_npu.npu_moe_token_unpermute_with_routing_map(permuted.detach(), idx, [count, H])
     assert_close(plain, tokens.float() * top_k, dtype, "unpermute without probs")
 
 
@@ -361,8 +410,12 @@ def test_permute_with_routing_map_drop_and_pad():
     tokens = randn(count, H, seed=46)
     probs = torch.rand(count, experts, generator=torch.Generator().manual_seed(47))
     permuted, permuted_probs, idx = torch_npu.npu_moe_token_permute_with_routing_map(
-        on_npu(tokens), on_npu(chosen), probs=on_npu(probs), num_out_tokens=experts * capacity,
-        drop_and_pad=True)
+        on_npu(tokens),
+        on_npu(chosen),
+        probs=on_npu(probs),
+        num_out_tokens=experts * capacity,
+        drop_and_pad=True,
+    )
     slots = []
     for e in range(experts):
         routed = [t for t in range(count) if chosen[t, e]]
@@ -372,7 +425,8 @@ def test_permute_with_routing_map_drop_and_pad():
     assert torch.equal(permuted.cpu(), tokens[[t for _, t in slots]])
     assert torch.equal(permuted_probs.cpu(), torch.stack([probs[t, e] for e, t in slots]))
     out = torch_npu.npu_moe_token_unpermute_with_routing_map(
-        permuted, idx, [count, H], probs=on_npu(probs), drop_and_pad=True)
+        permuted, idx, [count, H], probs=on_npu(probs), drop_and_pad=True
+    )
     want = torch.zeros(count, H)
     for i, (e, t) in enumerate(slots):
         want[t] += tokens[t] * probs[t, e]
@@ -383,15 +437,17 @@ def test_grouped_matmul_list_overload_and_per_group_inputs():
     # one x cut by an int list without group_type (the .List overload), several weights
     x = randn(5, 4, seed=35)
     ws = [randn(4, 3, seed=36), randn(4, 3, seed=37)]
-    outs = torch_npu.npu_grouped_matmul([on_npu(x)], [on_npu(w) for w in ws],
-                                        group_list=[2, 5], split_item=1)
+    outs = torch_npu.npu_grouped_matmul(
+        [on_npu(x)], [on_npu(w) for w in ws], group_list=[2, 5], split_item=1
+    )
     assert len(outs) == 2
     assert_close(outs[0], x[:2] @ ws[0], torch.float32, "group 0")
     assert_close(outs[1], x[2:] @ ws[1], torch.float32, "group 1")
     # several x, one per weight, joined (group_type 0 without group_list)
     xs = [x[:2], x[2:]]
-    joined = torch_npu.npu_grouped_matmul([on_npu(t) for t in xs], [on_npu(w) for w in ws],
-                                          group_type=0, split_item=2)
+    joined = torch_npu.npu_grouped_matmul(
+        [on_npu(t) for t in xs], [on_npu(w) for w in ws], group_type=0, split_item=2
+    )
     assert_close(joined[0], torch.cat([xs[0] @ ws[0], xs[1] @ ws[1]]), torch.float32, "joined")
 
 
@@ -406,12 +462,15 @@ def test_moe_layer_chain_matches_plain_experts(dtype):
     w = randn(experts, hidden, out_dim, seed=52).to(dtype)
     y, expert_idx, row_idx = torch_npu.npu_moe_gating_top_k_softmax(on_npu(logits), k=k)
     expanded_x, expanded_row_idx, expanded_experts = torch_npu.npu_moe_init_routing(
-        on_npu(x), row_idx, expert_idx, rows)
+        on_npu(x), row_idx, expert_idx, rows
+    )
     ends = torch_npu.npu_moe_compute_expert_tokens(expanded_experts, experts)
-    expert_rows = torch_npu.npu_grouped_matmul([expanded_x], [on_npu(w)], group_list=ends.long(),
-                                               group_type=0, split_item=2)[0]
-    out = torch_npu.npu_moe_finalize_routing(expert_rows, None, None, None, y, expanded_row_idx,
-                                             expert_idx, k=k)
+    expert_rows = torch_npu.npu_grouped_matmul(
+        [expanded_x], [on_npu(w)], group_list=ends.long(), group_type=0, split_item=2
+    )[0]
+    out = torch_npu.npu_moe_finalize_routing(
+        expert_rows, None, None, None, y, expanded_row_idx, expert_idx, k=k
+    )
     probs = torch.softmax(logits.float(), -1)
     want = torch.zeros(rows, out_dim)
     for i in range(rows):
@@ -434,7 +493,7 @@ def test_token_unpermute_inverts_permute_and_init_routing_v2():
     back = torch_npu.npu_moe_token_unpermute(permuted, sorted_idx, on_npu(probs))
     assert_close(back, want, torch.float32, "permute then unpermute")
     expanded, row_idx, _, _ = torch_npu.npu_moe_init_routing_v2(
-        on_npu(tokens), on_npu(indices), expert_num=E, expert_tokens_num_type=1,
-        row_idx_type=0)
+        on_npu(tokens), on_npu(indices), expert_num=E, expert_tokens_num_type=1, row_idx_type=0
+    )
     back = torch_npu.npu_moe_token_unpermute(expanded, row_idx, on_npu(probs))
     assert_close(back, want, torch.float32, "init_routing_v2 then unpermute")

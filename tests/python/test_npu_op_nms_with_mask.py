@@ -1,6 +1,7 @@
 """torch_npu.npu_nms_with_mask: op-plugin's example, NMS in input order with the score unread
 (as CANN's NMSWithMask on Ascend), the kernel's strict comparison, a plain greedy reference on
 random boxes, fp16, errors, and the call of Ascend's detectron2 ports."""
+
 import pytest
 import torch
 
@@ -99,7 +100,8 @@ def test_the_call_of_ascends_detectron2_ports():
     boxes = on_npu(torch.cat([corner, corner + 20], 1))
     scores = on_npu(torch.rand(40, generator=g))
     _, _, keep_mask = torch_npu.npu_nms_with_mask(
-        torch.cat([boxes.float(), scores[..., None]], 1), 0.5)
+        torch.cat([boxes.float(), scores[..., None]], 1), 0.5
+    )
     kept = boxes[keep_mask.bool()]
     assert 0 < len(kept) < 40
     assert kept.device.type == "npu"

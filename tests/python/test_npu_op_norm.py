@@ -2,11 +2,19 @@
 torch from their documentation (tolerances: overlay_support.npu_op_checks): the sum
 ``x1 + x2`` in fp32, ``rstd = 1 / sqrt(mean(x^2) + eps)``, ``y = x * rstd * gamma`` (Gemma:
 ``* (1 + gamma)``); no backward (torch_npu registers none)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, FP32, assert_close, check_saturation, on_npu,
-                                           randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    FP32,
+    assert_close,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def rms(x, gamma, eps, gemma=False):
@@ -40,8 +48,9 @@ def test_add_rms_norm_cast(dtype):
     assert torch.equal(y.cpu(), y32.cpu().to(dtype)), "y is the fp32 y rounded once"
     torch.testing.assert_close(rstd.cpu(), want_rstd, **FP32)
     with pytest.raises(RuntimeError, match="float16 or bfloat16"):
-        torch_npu.npu_add_rms_norm_cast(on_npu(x1.float()), on_npu(x2.float()),
-                                        on_npu(gamma.float()))
+        torch_npu.npu_add_rms_norm_cast(
+            on_npu(x1.float()), on_npu(x2.float()), on_npu(gamma.float())
+        )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -67,5 +76,7 @@ def test_no_backward_and_bad_shapes():
 
 def test_fp16_overflow_saturates():
     x1 = on_npu(torch.full((1, 4), 60000.0), torch.float16)
-    check_saturation(lambda a, b, g: torch_npu.npu_add_rms_norm(a, b, g)[2],
-                     [x1, x1.clone(), on_npu(torch.ones(4), torch.float16)])
+    check_saturation(
+        lambda a, b, g: torch_npu.npu_add_rms_norm(a, b, g)[2],
+        [x1, x1.clone(), on_npu(torch.ones(4), torch.float16)],
+    )

@@ -1,5 +1,6 @@
 """torch_npu.npu_one_hot against its definition (torch_npu's documented example, TF's OneHot
 for classes out of range) and the label-smoothing loss of Ascend's ResNet50 scripts."""
+
 import pytest
 import torch
 
@@ -29,7 +30,7 @@ def test_npu_one_hot_fills_on_and_off_values_over_any_shape():
 
 def test_npu_one_hot_reads_float_classes_as_int32():
     got = torch_npu.npu_one_hot(on_npu(torch.tensor([1.7, -0.5, 2.0])), depth=3).cpu()
-    assert torch.equal(got, torch.tensor([[0., 1, 0], [1, 0, 0], [0, 0, 1]]))
+    assert torch.equal(got, torch.tensor([[0.0, 1, 0], [1, 0, 0], [0, 0, 1]]))
 
 
 def test_npu_one_hot_refuses_an_axis_torch_npu_does_not_size():
@@ -45,12 +46,14 @@ def test_resnet50_label_smoothing_loss_runs_forward_and_backward():
     logits = torch.randn(6, classes, generator=torch.Generator().manual_seed(3))
     target = torch.tensor([0, 3, 9, 1, 1, 5])
     x = on_npu(logits, grad=True)
-    one_hot = torch_npu.npu_one_hot(on_npu(target), -1, classes, 1 - smooth,
-                                    smooth / (classes - 1)).to(torch.float16)
+    one_hot = torch_npu.npu_one_hot(
+        on_npu(target), -1, classes, 1 - smooth, smooth / (classes - 1)
+    ).to(torch.float16)
     loss = torch_npu.npu_softmax_cross_entropy_with_logits(x.to(torch.float16), one_hot)
     loss = torch.mean(loss, [0], keepdim=False, dtype=torch.float32)
     loss.backward()
-    want = torch.nn.functional.cross_entropy(logits.half().float(), target, label_smoothing=smooth
-                                             * classes / (classes - 1))
+    want = torch.nn.functional.cross_entropy(
+        logits.half().float(), target, label_smoothing=smooth * classes / (classes - 1)
+    )
     torch.testing.assert_close(loss.detach().cpu(), want, rtol=2e-3, atol=2e-3)
     assert x.grad is not None and x.grad.device.type == "npu"

@@ -1,5 +1,6 @@
 """torch_npu.npu_pad: zeros around the input with (before, after) pairs from the first
 dimension on, as the NPU's Pad reads them; no gradient, as torch_npu defines none."""
+
 import pytest
 import torch
 
@@ -8,7 +9,7 @@ from overlay_support.npu_op_checks import DTYPES, on_npu, torch_npu
 
 def test_npu_pad_matches_torch_npu_s_test():
     got = torch_npu.npu_pad(on_npu(torch.ones(2, 2)), (1, 1, 1, 1)).cpu()
-    want = torch.tensor([[0., 0, 0, 0], [0, 1, 1, 0], [0, 1, 1, 0], [0, 0, 0, 0]])
+    want = torch.tensor([[0.0, 0, 0, 0], [0, 1, 1, 0], [0, 1, 1, 0], [0, 0, 0, 0]])
     assert torch.equal(got, want)
 
 

@@ -2,6 +2,7 @@
 bin-by-bin reference of the computation torch_npu's own test checks the NPU against (R-FCN's
 Caffe layer: rounded roi corners, end + 1, trunc/floor/ceil bin edges clipped to the map, empty
 bins 0), R-FCN's shapes, the backward as the forward's adjoint, autograd, fp16 and errors."""
+
 import math
 
 import pytest
@@ -35,8 +36,9 @@ def _reference(features, rois, scale, group, output_dim):
 
 
 def test_op_plugin_examples():
-    rois = on_npu(torch.tensor([[[1], [2], [3], [4], [5]], [[6], [7], [8], [9], [10]]],
-                               dtype=torch.float16))
+    rois = on_npu(
+        torch.tensor([[[1], [2], [3], [4], [5]], [[6], [7], [8], [9], [10]]], dtype=torch.float16)
+    )
     x = on_npu(torch.arange(1, 17, dtype=torch.float16).view(2, 8, 1, 1), grad=True)
     out = torch_npu.npu_ps_roi_pooling(x, rois, 0.5, 2, 2)
     assert out.shape == (2, 2, 2, 2) and out.dtype == torch.float16
@@ -67,14 +69,13 @@ def test_matches_a_bin_by_bin_reference(seed):
 def test_torch_npus_own_configuration_and_the_adjoint():
     # torch_npu's test: 961 = 31 * 31 channels, group 31, output_dim 1 (a smaller map here).
     x = randn(2, 961, 23, 23, seed=3).abs()
-    rois = torch.tensor([[[0], [3], [2], [9], [9]], [[1], [1], [4], [9], [9]]],
-                        dtype=torch.float32)
+    rois = torch.tensor([[[0], [3], [2], [9], [9]], [[1], [1], [4], [9], [9]]], dtype=torch.float32)
     got = torch_npu.npu_ps_roi_pooling(on_npu(x), on_npu(rois), 0.25, 31, 1)
-    torch.testing.assert_close(got.cpu().double(), _reference(x, rois, 0.25, 31, 1),
-                               rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(
+        got.cpu().double(), _reference(x, rois, 0.25, 31, 1), rtol=1e-5, atol=1e-6
+    )
     grad = randn(*got.shape, seed=4)
-    back = torch_npu.npu_ps_roi_pooling_backward(on_npu(grad), on_npu(rois), 0.25, 31, 1,
-                                                 [23, 23])
+    back = torch_npu.npu_ps_roi_pooling_backward(on_npu(grad), on_npu(rois), 0.25, 31, 1, [23, 23])
     assert back.shape == x.shape
     # <pool(x), g> == <x, pool_backward(g)>: the gradient spreads what the bins averaged.
     lhs = float((got.cpu().double() * grad.double()).sum())
@@ -119,8 +120,9 @@ def test_bad_arguments():
     with pytest.raises(RuntimeError, match="need output_dim \\* group_size \\*\\* 2 = 18"):
         torch_npu.npu_ps_roi_pooling(x, on_npu(torch.zeros(1, 5, 2)), 0.5, 3, 2)
     with pytest.raises(RuntimeError, match="output_grad must have shape"):
-        torch_npu.npu_ps_roi_pooling_backward(on_npu(torch.zeros(1, 2, 2, 2)),
-                                              on_npu(torch.zeros(1, 5, 2)), 0.5, 2, 2, [4, 4])
+        torch_npu.npu_ps_roi_pooling_backward(
+            on_npu(torch.zeros(1, 2, 2, 2)), on_npu(torch.zeros(1, 5, 2)), 0.5, 2, 2, [4, 4]
+        )
 
 
 def test_the_contrib_psroipool_layer():
@@ -130,8 +132,9 @@ def test_the_contrib_psroipool_layer():
     assert "group_size=3" in repr(layer)
     x = randn(1, 18, 10, 10, seed=7)
     rois = torch.tensor([[[0.0], [4.0], [4.0], [30.0], [25.0]]])
-    torch.testing.assert_close(layer(on_npu(x), on_npu(rois)).cpu(),
-                               torch_npu.npu_ps_roi_pooling(on_npu(x), on_npu(rois), 0.25, 3, 2)
-                               .cpu())
+    torch.testing.assert_close(
+        layer(on_npu(x), on_npu(rois)).cpu(),
+        torch_npu.npu_ps_roi_pooling(on_npu(x), on_npu(rois), 0.25, 3, 2).cpu(),
+    )
     with pytest.raises(ValueError, match="must be equal"):
         PSROIPool(7, 5, 0.25, 7, 2)

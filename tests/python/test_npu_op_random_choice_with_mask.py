@@ -1,5 +1,6 @@
 """torch_npu.npu_random_choice_with_mask: every True position of x once, in random order, padded
 with zero rows under a False mask; the seeds fix the order; op-plugin's checks of the input."""
+
 import pytest
 import torch
 
@@ -27,7 +28,7 @@ def test_every_true_position_once_then_padding():
     assert indices.shape == (len(want) + 9, 3)
     assert mask.cpu().tolist() == [True] * len(want) + [False] * 9
     assert sorted(_rows(indices, mask)) == want
-    assert not indices.cpu()[len(want):].any()
+    assert not indices.cpu()[len(want) :].any()
     # Fewer rows than True elements: a sample without repeats.
     some, some_mask = torch_npu.npu_random_choice_with_mask(on_npu(x), 5)
     got = _rows(some, some_mask)

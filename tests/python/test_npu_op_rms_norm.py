@@ -1,10 +1,18 @@
 """torch_npu.npu_rms_norm against ``x / sqrt(mean(x^2) + eps) * gamma`` in plain torch, and its
 rstd output (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_against_formula,
-                                           check_saturation, on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_against_formula,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def formula(x, gamma, eps=1e-6, dims=1):
@@ -15,16 +23,21 @@ def formula(x, gamma, eps=1e-6, dims=1):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_forward_backward(dtype):
     x, gamma = randn(2, 5, 16, scale=3), randn(16, seed=2)
-    check_against_formula(lambda x, g: torch_npu.npu_rms_norm(x, g)[0], formula, [x, gamma], dtype,
-                          grads=(0, 1))
+    check_against_formula(
+        lambda x, g: torch_npu.npu_rms_norm(x, g)[0], formula, [x, gamma], dtype, grads=(0, 1)
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_two_dim_gamma_and_epsilon(dtype):
     x, gamma = randn(3, 4, 8), randn(4, 8, seed=2)
-    check_against_formula(lambda x, g: torch_npu.npu_rms_norm(x, g, epsilon=1e-2)[0],
-                          lambda x, g: formula(x, g, 1e-2, dims=2), [x, gamma], dtype,
-                          grads=(0, 1))
+    check_against_formula(
+        lambda x, g: torch_npu.npu_rms_norm(x, g, epsilon=1e-2)[0],
+        lambda x, g: formula(x, g, 1e-2, dims=2),
+        [x, gamma],
+        dtype,
+        grads=(0, 1),
+    )
 
 
 def test_rstd_output():
@@ -34,8 +47,9 @@ def test_rstd_output():
         assert rstd.dtype == torch.float32 and rstd.shape == (2, 3, 1)
         assert rstd.device.type == "npu" and not rstd.requires_grad
         xf = x.to(dtype).float()
-        torch.testing.assert_close(rstd.cpu(), 1 / torch.sqrt((xf * xf).mean(-1, keepdim=True)
-                                                              + 1e-6))
+        torch.testing.assert_close(
+            rstd.cpu(), 1 / torch.sqrt((xf * xf).mean(-1, keepdim=True) + 1e-6)
+        )
     _, rstd2 = torch_npu.npu_rms_norm(on_npu(x), on_npu(torch.ones(3, 8)))
     assert rstd2.shape == (2, 1, 1)
 

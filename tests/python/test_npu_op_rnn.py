@@ -3,6 +3,7 @@ _lstm_npu (torch's parameter list, layers, directions, the gates it returns) and
 _lstm_npu_backward, npu_lstm (torch_npu's packed ``cat(W_ih.T, W_hh.T)`` weight, as its own
 test builds it) and npu_gru (``W.T`` weights); outputs and gradients (tolerances:
 overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
@@ -18,9 +19,9 @@ def lstm_params(layers, bidirectional, seed=1):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("layers,bidirectional,batch_first", [(1, False, False),
-                                                             (2, True, False),
-                                                             (1, False, True)])
+@pytest.mark.parametrize(
+    "layers,bidirectional,batch_first", [(1, False, False), (2, True, False), (1, False, True)]
+)
 def test_lstm_npu_is_torchs_lstm(dtype, layers, bidirectional, batch_first):
     ref, params = lstm_params(layers, bidirectional)
     ref.batch_first = batch_first
@@ -30,8 +31,17 @@ def test_lstm_npu_is_torchs_lstm(dtype, layers, bidirectional, batch_first):
     x, h0, c0 = (t.to(dtype) for t in (x, h0, c0))
     params = [p.to(dtype) for p in params]
     leaf = on_npu(x, grad=True)
-    out = torch_npu._lstm_npu(leaf, [on_npu(h0), on_npu(c0)], [on_npu(p) for p in params],
-                              True, layers, 0.0, True, bidirectional, batch_first=batch_first)
+    out = torch_npu._lstm_npu(
+        leaf,
+        [on_npu(h0), on_npu(c0)],
+        [on_npu(p) for p in params],
+        True,
+        layers,
+        0.0,
+        True,
+        bidirectional,
+        batch_first=batch_first,
+    )
     assert len(out) == 10
     with torch.no_grad():
         for p, q in zip(ref._flat_weights, params):
@@ -61,12 +71,24 @@ def test_lstm_npu_backward_and_eval_outputs():
     ref, params = lstm_params(1, False, seed=6)
     x, h0, c0 = randn(T, B, IN, seed=7), randn(1, B, H, seed=8), randn(1, B, H, seed=9)
     npu_params = [on_npu(p) for p in params]
-    out = torch_npu._lstm_npu(on_npu(x), [on_npu(h0), on_npu(c0)], npu_params, True, 1, 0.0,
-                              True, False)
+    out = torch_npu._lstm_npu(
+        on_npu(x), [on_npu(h0), on_npu(c0)], npu_params, True, 1, 0.0, True, False
+    )
     g = randn(T, B, H, seed=10)
     gx, ghx, gparams = torch_npu._lstm_npu_backward(
-        on_npu(g), None, None, on_npu(x), [on_npu(h0), on_npu(c0)], npu_params, *out[3:], True,
-        1, 0.0, True, False)
+        on_npu(g),
+        None,
+        None,
+        on_npu(x),
+        [on_npu(h0), on_npu(c0)],
+        npu_params,
+        *out[3:],
+        True,
+        1,
+        0.0,
+        True,
+        False,
+    )
     xr, hr, cr = (t.clone().requires_grad_() for t in (x, h0, c0))
     want, _ = ref(xr, (hr, cr))
     want.backward(g)
@@ -83,12 +105,26 @@ def test_npu_lstm_packed_weight(dtype):
     w_ih, w_hh, b_ih, b_hh = (p.to(dtype) for p in params)
     weight = torch.cat([w_ih.t(), w_hh.t()], 0)
     bias = (b_ih.float() + b_hh.float()).to(dtype)
-    x, h0, c0 = (randn(*s, seed=k).to(dtype) for s, k in (((T, B, IN), 12), ((1, B, H), 13),
-                                                          ((1, B, H), 14)))
+    x, h0, c0 = (
+        randn(*s, seed=k).to(dtype) for s, k in (((T, B, IN), 12), ((1, B, H), 13), ((1, B, H), 14))
+    )
     leaf = on_npu(x, grad=True)
-    y, h, c, *_ = torch_npu.npu_lstm(leaf, on_npu(weight), on_npu(bias),
-                                     on_npu(torch.tensor([T], dtype=torch.int32)), on_npu(h0),
-                                     on_npu(c0), True, 1, 0.0, True, False, False, False, False)
+    y, h, c, *_ = torch_npu.npu_lstm(
+        leaf,
+        on_npu(weight),
+        on_npu(bias),
+        on_npu(torch.tensor([T], dtype=torch.int32)),
+        on_npu(h0),
+        on_npu(c0),
+        True,
+        1,
+        0.0,
+        True,
+        False,
+        False,
+        False,
+        False,
+    )
     with torch.no_grad():
         ref.weight_ih_l0.copy_(w_ih.float())
         ref.weight_hh_l0.copy_(w_hh.float())
@@ -103,8 +139,22 @@ def test_npu_lstm_packed_weight(dtype):
     want.sum().backward()
     assert_close(leaf.grad, xr.grad, dtype, "input gradient")
     with pytest.raises(RuntimeError, match="one unidirectional layer"):
-        torch_npu.npu_lstm(leaf, on_npu(weight), on_npu(bias), None, on_npu(h0), on_npu(c0),
-                           True, 2, 0.0, True, False, False, False, False)
+        torch_npu.npu_lstm(
+            leaf,
+            on_npu(weight),
+            on_npu(bias),
+            None,
+            on_npu(h0),
+            on_npu(c0),
+            True,
+            2,
+            0.0,
+            True,
+            False,
+            False,
+            False,
+            False,
+        )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -115,9 +165,20 @@ def test_npu_gru(dtype):
     x, h0 = randn(T, B, IN, seed=16).to(dtype), randn(1, B, H, seed=17).to(dtype)
     leaf = on_npu(x, grad=True)
     y, h, z, r, n, hn = torch_npu.npu_gru(
-        leaf, on_npu(h0), on_npu(w_ih.t().contiguous()), on_npu(w_hh.t().contiguous()),
-        on_npu(b_ih), on_npu(b_hh), on_npu(torch.tensor([T], dtype=torch.int32)), True, 1, 0.0,
-        True, False, False)
+        leaf,
+        on_npu(h0),
+        on_npu(w_ih.t().contiguous()),
+        on_npu(w_hh.t().contiguous()),
+        on_npu(b_ih),
+        on_npu(b_hh),
+        on_npu(torch.tensor([T], dtype=torch.int32)),
+        True,
+        1,
+        0.0,
+        True,
+        False,
+        False,
+    )
     with torch.no_grad():
         for p, q in zip(ref._flat_weights, (w_ih, w_hh, b_ih, b_hh)):
             p.copy_(q.float())
@@ -128,8 +189,8 @@ def test_npu_gru(dtype):
     gh = h0.float()[0] @ w_hh.float().t() + b_hh.float()
     gx = x.float()[0] @ w_ih.float().t() + b_ih.float()
     assert_close(r[0], torch.sigmoid(gx[:, :H] + gh[:, :H]), dtype, "reset")
-    assert_close(z[0], torch.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H]), dtype, "update")
-    assert_close(hn[0], gh[:, 2 * H:], dtype, "hidden_new")
+    assert_close(z[0], torch.sigmoid(gx[:, H : 2 * H] + gh[:, H : 2 * H]), dtype, "update")
+    assert_close(hn[0], gh[:, 2 * H :], dtype, "hidden_new")
     y.sum().backward()
     want.sum().backward()
     assert_close(leaf.grad, xr.grad, dtype, "input gradient")

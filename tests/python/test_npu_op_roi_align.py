@@ -3,6 +3,7 @@ sample-by-sample reference of the NPU's RoIAlign written here from CANN's descri
 roi_end_mode, fixed and adaptive sampling, rois beyond the map or the batch, more rois than one
 chunk), the backward as the forward's adjoint, fp16, errors, and the autograd Function Ascend's
 detectron2 ports wrap the pair in."""
+
 import math
 
 import pytest
@@ -22,29 +23,36 @@ def test_op_plugin_and_torch_npu_examples():
     assert torch.allclose(out.cpu()[0, 0], want, rtol=1e-4)
     # torch_npu's contrib ROIAlign(aligned=True) passes roi_end_mode 3.
     aligned = torch.tensor([[2.75, 4.5, 6.5], [13.25, 15.0, 17.0], [25.25, 27.0, 29.0]])
-    assert torch.allclose(torch_npu.npu_roi_align(x, rois, 0.25, 3, 3, 2, 3).cpu()[0, 0],
-                          aligned, rtol=1e-4)
+    assert torch.allclose(
+        torch_npu.npu_roi_align(x, rois, 0.25, 3, 3, 2, 3).cpu()[0, 0], aligned, rtol=1e-4
+    )
     # op-plugin's backward test: the forward's output as the gradient, roi_end_mode left to
     # the kernel's default (1).
     grad = torch_npu.npu_roi_alignbk(out, rois, x.size(), 3, 3, 0.25, 2)
-    want_grad = torch.tensor([
-        [1.0786, 1.0557, 1.4942, 1.5248, 1.9226, 2.4709],
-        [1.0557, 1.0332, 1.4625, 1.4924, 1.8817, 2.4183],
-        [3.6872, 3.6087, 4.0380, 4.0679, 4.4572, 5.6097],
-        [3.8708, 3.7884, 4.2177, 4.2476, 4.6369, 5.8324],
-        [6.2575, 6.1243, 6.5536, 6.5835, 6.9729, 8.7269],
-        [8.2847, 8.1084, 8.6403, 8.6774, 9.1598, 11.4575]])
+    want_grad = torch.tensor(
+        [
+            [1.0786, 1.0557, 1.4942, 1.5248, 1.9226, 2.4709],
+            [1.0557, 1.0332, 1.4625, 1.4924, 1.8817, 2.4183],
+            [3.6872, 3.6087, 4.0380, 4.0679, 4.4572, 5.6097],
+            [3.8708, 3.7884, 4.2177, 4.2476, 4.6369, 5.8324],
+            [6.2575, 6.1243, 6.5536, 6.5835, 6.9729, 8.7269],
+            [8.2847, 8.1084, 8.6403, 8.6774, 9.1598, 11.4575],
+        ]
+    )
     assert grad.shape == x.shape
     assert torch.allclose(grad.cpu()[0, 0], want_grad, rtol=1e-3, atol=1e-4)
     # torch_npu's contrib test: the gradient of out.sum() with modes 0 and 3.
     ones = torch.ones_like(out)
-    assert torch.allclose(torch_npu.npu_roi_alignbk(ones, rois, x.size(), 3, 3, 0.25, 2, 0)
-                          .cpu(), torch.full((1, 1, 6, 6), 0.25))
+    assert torch.allclose(
+        torch_npu.npu_roi_alignbk(ones, rois, x.size(), 3, 3, 0.25, 2, 0).cpu(),
+        torch.full((1, 1, 6, 6), 0.25),
+    )
     edge = torch.tensor([0.5625, 0.375, 0.375, 0.375, 0.375, 0.1875])
     inner = torch.tensor([0.375, 0.25, 0.25, 0.25, 0.25, 0.125])
     want_aligned = torch.stack([edge] + [inner] * 4 + [edge / 3])
-    assert torch.allclose(torch_npu.npu_roi_alignbk(ones, rois, x.size(), 3, 3, 0.25, 2, 3)
-                          .cpu()[0, 0], want_aligned)
+    assert torch.allclose(
+        torch_npu.npu_roi_alignbk(ones, rois, x.size(), 3, 3, 0.25, 2, 3).cpu()[0, 0], want_aligned
+    )
 
 
 def _sample_weights(y, x, height, width):
@@ -64,8 +72,12 @@ def _sample_weights(y, x, height, width):
     else:
         x_high = x_low + 1
     ly, lx = y - y_low, x - x_low
-    return [(y_low, x_low, (1 - ly) * (1 - lx)), (y_low, x_high, (1 - ly) * lx),
-            (y_high, x_low, ly * (1 - lx)), (y_high, x_high, ly * lx)]
+    return [
+        (y_low, x_low, (1 - ly) * (1 - lx)),
+        (y_low, x_high, (1 - ly) * lx),
+        (y_high, x_low, ly * (1 - lx)),
+        (y_high, x_high, ly * lx),
+    ]
 
 
 def _samples(roi, scale, pooled_h, pooled_w, sample_num, mode, height, width):
@@ -90,8 +102,7 @@ def _samples(roi, scale, pooled_h, pooled_w, sample_num, mode, height, width):
                 y = y1 + ph * bin_h + (iy + 0.5) * bin_h / grid_h
                 for ix in range(grid_w):
                     x = x1 + pw * bin_w + (ix + 0.5) * bin_w / grid_w
-                    taps += [(r, c, w / count) for r, c, w in _sample_weights(y, x, height,
-                                                                             width)]
+                    taps += [(r, c, w / count) for r, c, w in _sample_weights(y, x, height, width)]
             found[(ph, pw)] = taps
     return found
 
@@ -106,8 +117,9 @@ def _reference(features, rois, scale, pooled_h, pooled_w, sample_num, mode, grad
         b = int(roi[0])
         if b < 0 or b >= batch:
             continue
-        for (ph, pw), taps in _samples(roi, scale, pooled_h, pooled_w, sample_num, mode,
-                                       height, width).items():
+        for (ph, pw), taps in _samples(
+            roi, scale, pooled_h, pooled_w, sample_num, mode, height, width
+        ).items():
             for r, c, w in taps:
                 out[n, :, ph, pw] += w * feats[b, :, r, c]
                 if grad is not None:
@@ -137,8 +149,9 @@ def test_matches_a_sample_by_sample_reference(mode, sample_num):
     want, want_back = _reference(features, rois, scale, 4, 5, sample_num, mode, grad)
     got = torch_npu.npu_roi_align(on_npu(features), on_npu(rois), scale, 4, 5, sample_num, mode)
     torch.testing.assert_close(got.cpu().double(), want, rtol=1e-5, atol=1e-5)
-    back = torch_npu.npu_roi_alignbk(on_npu(grad), on_npu(rois), features.shape, 5, 4, scale,
-                                     sample_num, mode)
+    back = torch_npu.npu_roi_alignbk(
+        on_npu(grad), on_npu(rois), features.shape, 5, 4, scale, sample_num, mode
+    )
     torch.testing.assert_close(back.cpu().double(), want_back, rtol=1e-5, atol=1e-5)
     assert want[2].abs().sum() > 0 and want[1].abs().sum() == 0
 
@@ -166,8 +179,9 @@ def test_fp16_computes_in_fp32_and_rounds_once():
     want, _ = _reference(half.float(), rois.half().float(), 0.5, 3, 3, 2, 0)
     torch.testing.assert_close(got.cpu().float(), want.half().float(), **FP16)
     grad = torch.randn(got.shape, generator=torch.Generator().manual_seed(4)).half()
-    back = torch_npu.npu_roi_alignbk(on_npu(grad), on_npu(rois.half()), features.shape, 3, 3,
-                                     0.5, 2, 0)
+    back = torch_npu.npu_roi_alignbk(
+        on_npu(grad), on_npu(rois.half()), features.shape, 3, 3, 0.5, 2, 0
+    )
     assert back.dtype == torch.float16
     _, want_back = _reference(half.float(), rois.half().float(), 0.5, 3, 3, 2, 0, grad.float())
     torch.testing.assert_close(back.cpu().float(), want_back.half().float(), **FP16)
@@ -182,15 +196,22 @@ class _DetectronRoIAlign(torch.autograd.Function):
         ctx.save_for_backward(rois)
         ctx.output_size, ctx.spatial_scale = output_size, spatial_scale
         ctx.sampling_ratio, ctx.input_shape = sampling_ratio, features.size()
-        return torch_npu.npu_roi_align(features, rois, spatial_scale, output_size[0],
-                                       output_size[1], sampling_ratio, 0)
+        return torch_npu.npu_roi_align(
+            features, rois, spatial_scale, output_size[0], output_size[1], sampling_ratio, 0
+        )
 
     @staticmethod
     def backward(ctx, grad_output):
         (rois,) = ctx.saved_tensors
-        grad = torch_npu.npu_roi_alignbk(grad_output, rois, ctx.input_shape, ctx.output_size[0],
-                                         ctx.output_size[1], ctx.spatial_scale,
-                                         ctx.sampling_ratio)
+        grad = torch_npu.npu_roi_alignbk(
+            grad_output,
+            rois,
+            ctx.input_shape,
+            ctx.output_size[0],
+            ctx.output_size[1],
+            ctx.spatial_scale,
+            ctx.sampling_ratio,
+        )
         return grad, None, None, None, None
 
 

@@ -1,5 +1,6 @@
 """torch_npu.npu_apply_rotary_pos_emb and npu_mrope against rotary embedding written in plain
 torch from their documentation (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
@@ -27,8 +28,9 @@ def test_apply_rotary_pos_emb(dtype, mode, rotate, layout):
     angles = randn(*lead, 1, 8, seed=3, scale=3)
     cos, sin = torch.cos(angles).to(dtype), torch.sin(angles).to(dtype)
     nq, nk = on_npu(q), on_npu(k)
-    q_out, k_out = torch_npu.npu_apply_rotary_pos_emb(nq, nk, on_npu(cos), on_npu(sin),
-                                                      layout=layout, rotary_mode=mode)
+    q_out, k_out = torch_npu.npu_apply_rotary_pos_emb(
+        nq, nk, on_npu(cos), on_npu(sin), layout=layout, rotary_mode=mode
+    )
     for got, x in ((q_out, q), (k_out, k)):
         want = x.float() * cos.float() + rotate(x.float()) * sin.float()
         assert_close(got, want, dtype, "rotated")
@@ -49,7 +51,7 @@ def test_apply_rotary_pos_emb_with_grad_is_out_of_place_without_backward():
 def mrope_reference(positions, x, cache, head_size, sections, mode):
     rd = cache.shape[1]
     rows = cache[positions]
-    cos, sin = rows[..., :rd // 2], rows[..., rd // 2:]
+    cos, sin = rows[..., : rd // 2], rows[..., rd // 2 :]
     if sections:
         cos = torch.cat([c[i] for i, c in enumerate(cos.split(sections, -1))], -1)
         sin = torch.cat([s[i] for i, s in enumerate(sin.split(sections, -1))], -1)
@@ -69,19 +71,39 @@ def mrope_reference(positions, x, cache, head_size, sections, mode):
 @pytest.mark.parametrize("sections", [None, [2, 3, 3]])
 def test_mrope(dtype, mode, sections):
     tokens, head_size, rd = 6, 24, 16
-    positions = torch.randint(0, 10, (3, tokens) if sections else (tokens,),
-                              generator=torch.Generator().manual_seed(7))
-    q, k = randn(tokens, 2 * head_size, seed=8).to(dtype), randn(tokens, head_size,
-                                                                 seed=9).to(dtype)
+    positions = torch.randint(
+        0, 10, (3, tokens) if sections else (tokens,), generator=torch.Generator().manual_seed(7)
+    )
+    q, k = (
+        randn(tokens, 2 * head_size, seed=8).to(dtype),
+        randn(tokens, head_size, seed=9).to(dtype),
+    )
     cache = randn(10, rd, seed=10).to(dtype)
-    q_out, k_out = torch_npu.npu_mrope(on_npu(positions), on_npu(q), on_npu(k), on_npu(cache),
-                                       head_size, mrope_section=sections, rotary_mode=mode)
+    q_out, k_out = torch_npu.npu_mrope(
+        on_npu(positions),
+        on_npu(q),
+        on_npu(k),
+        on_npu(cache),
+        head_size,
+        mrope_section=sections,
+        rotary_mode=mode,
+    )
     for got, x in ((q_out, q), (k_out, k)):
-        assert_close(got, mrope_reference(positions, x.float(), cache.float(), head_size,
-                                          sections, mode), dtype, "mrope")
+        assert_close(
+            got,
+            mrope_reference(positions, x.float(), cache.float(), head_size, sections, mode),
+            dtype,
+            "mrope",
+        )
 
 
 def test_mrope_refuses_bad_sections():
     with pytest.raises(RuntimeError, match="sum to rotary_dim"):
-        torch_npu.npu_mrope(on_npu(torch.zeros(3, 2, dtype=torch.long)), on_npu(randn(2, 8)),
-                            on_npu(randn(2, 8)), on_npu(randn(4, 8)), 8, mrope_section=[1, 1, 1])
+        torch_npu.npu_mrope(
+            on_npu(torch.zeros(3, 2, dtype=torch.long)),
+            on_npu(randn(2, 8)),
+            on_npu(randn(2, 8)),
+            on_npu(randn(4, 8)),
+            8,
+            mrope_section=[1, 1, 1],
+        )

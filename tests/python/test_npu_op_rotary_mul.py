@@ -1,11 +1,18 @@
 """torch_npu.npu_rotary_mul (half, interleave, rotate matrix) against
 ``x * cos + rotate(x) * sin`` in plain torch, gradients of x, cos and sin (tolerances:
 overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, check_against_formula, check_saturation,
-                                           on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    check_against_formula,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def rotate_half(x):
@@ -32,9 +39,13 @@ def test_forward_backward(dtype, mode, rotate, layout):
     # LLaMA: x (B, N, S, D) with cos/sin (1, 1, S, D); or BSND with (1, S, 1, D).
     x = randn(2, 3, 5, 8, scale=2)
     cos, sin = cos_sin((1, 1, 5, 8) if layout == "BNSD" else (1, 3, 1, 8))
-    check_against_formula(lambda x, c, s: torch_npu.npu_rotary_mul(x, c, s, rotary_mode=mode),
-                          lambda x, c, s: x * c + rotate(x) * s, [x, cos, sin], dtype,
-                          grads=(0, 1, 2))
+    check_against_formula(
+        lambda x, c, s: torch_npu.npu_rotary_mul(x, c, s, rotary_mode=mode),
+        lambda x, c, s: x * c + rotate(x) * s,
+        [x, cos, sin],
+        dtype,
+        grads=(0, 1, 2),
+    )
 
 
 def test_rotate_matrix():

@@ -1,10 +1,17 @@
 """torch_npu.npu_scaled_masked_softmax against ``softmax(masked_fill(x * scale, mask, -10000))``
 in plain torch (tolerances: overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, check_against_formula, check_grad_saturation,
-                                           on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    check_against_formula,
+    check_grad_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def formula(x, mask, scale):
@@ -17,9 +24,12 @@ def test_forward_backward(dtype, mask_shape):
     g = torch.Generator().manual_seed(5)
     mask = torch.rand(*mask_shape, generator=g) < 0.3
     scale = 0.125
-    check_against_formula(lambda x, m: torch_npu.npu_scaled_masked_softmax(x, m, scale),
-                          lambda x, m: formula(x, m, scale),
-                          [randn(2, 3, 32, 32, scale=5), mask], dtype)
+    check_against_formula(
+        lambda x, m: torch_npu.npu_scaled_masked_softmax(x, m, scale),
+        lambda x, m: formula(x, m, scale),
+        [randn(2, 3, 32, 32, scale=5), mask],
+        dtype,
+    )
 
 
 def test_default_scale_and_causal_mask():
@@ -28,8 +38,9 @@ def test_default_scale_and_causal_mask():
     want = formula(x.cpu(), causal, 1.0)
     got = torch_npu.npu_scaled_masked_softmax(x, on_npu(causal))
     torch.testing.assert_close(got.cpu(), want)
-    fixed = torch_npu.npu_scaled_masked_softmax(x, on_npu(torch.zeros(32, 32, dtype=torch.bool)),
-                                                fixed_triu_mask=True)
+    fixed = torch_npu.npu_scaled_masked_softmax(
+        x, on_npu(torch.zeros(32, 32, dtype=torch.bool)), fixed_triu_mask=True
+    )
     torch.testing.assert_close(fixed.cpu(), want)
 
 
@@ -40,4 +51,5 @@ def test_fp16_gradient_overflow_saturates():
 
     def op(x):
         return torch_npu.npu_scaled_masked_softmax(x, mask, 1000.0)[..., 0]
+
     check_grad_saturation(op, x)

@@ -1,16 +1,25 @@
 """torch_npu.npu_silu / npu_silu_ against ``x * sigmoid(x)`` in plain torch (tolerances:
 overlay_support.npu_op_checks)."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, assert_close, check_against_formula,
-                                           check_grad_saturation, on_npu, randn, torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    assert_close,
+    check_against_formula,
+    check_grad_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_npu_silu_forward_backward(dtype):
-    check_against_formula(torch_npu.npu_silu, lambda x: x * torch.sigmoid(x),
-                          [randn(7, 9, scale=4)], dtype)
+    check_against_formula(
+        torch_npu.npu_silu, lambda x: x * torch.sigmoid(x), [randn(7, 9, scale=4)], dtype
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -2,11 +2,18 @@
 (with its gradient), npu_broadcast, npu_transpose, npu_slice, npu_reshape, npu_scatter,
 npu_scatter_nd_update(_), npu_min (int32 indices, gradient), npu_sort_v2 and
 npu_masked_fill_range. Copies and selections are exact."""
+
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import (DTYPES, FP16_MAX, check_saturation, on_npu, randn,
-                                           torch_npu)
+from overlay_support.npu_op_checks import (
+    DTYPES,
+    FP16_MAX,
+    check_saturation,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def same(got, want):
@@ -14,9 +21,15 @@ def same(got, want):
     assert torch.equal(got.detach().cpu(), want), (got, want)
 
 
-@pytest.mark.parametrize("src,dst", [(torch.float32, torch.float16), (torch.float16,
-                                                                       torch.float32),
-                                     (torch.float32, torch.int32), (torch.float32, 5)])
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        (torch.float32, torch.float16),
+        (torch.float16, torch.float32),
+        (torch.float32, torch.int32),
+        (torch.float32, 5),
+    ],
+)
 def test_dtype_cast(src, dst):
     x = randn(4, 5, seed=1, scale=20).to(src)
     got = torch_npu.npu_dtype_cast(input=on_npu(x), dtype=dst)
@@ -30,8 +43,9 @@ def test_dtype_cast_gradient_comes_back_in_the_input_dtype():
     g = randn(3, 4, seed=3)
     y.backward(on_npu(g))
     same(x.grad, g.half())
-    check_saturation(lambda t: torch_npu.npu_dtype_cast(t, torch.float16),
-                     [on_npu(torch.tensor([1e6, 1.0]))])
+    check_saturation(
+        lambda t: torch_npu.npu_dtype_cast(t, torch.float16), [on_npu(torch.tensor([1e6, 1.0]))]
+    )
     with pytest.raises(RuntimeError, match="not a dtype"):
         torch_npu.npu_dtype_cast(on_npu(x.detach()), 23)
 
@@ -71,13 +85,19 @@ def test_shape_operators(dtype):
 def test_npu_scatter():
     # torch_npu's documented example: out[indices[j], j] = updates[j] along dim 0.
     x = torch.tensor([[1.6279, 0.1226], [0.9041, 1.0980]])
-    got = torch_npu.npu_scatter(on_npu(x), on_npu(torch.tensor([0, 1], dtype=torch.int32)),
-                                on_npu(torch.tensor([-1.1993, -1.5247])), 0)
+    got = torch_npu.npu_scatter(
+        on_npu(x),
+        on_npu(torch.tensor([0, 1], dtype=torch.int32)),
+        on_npu(torch.tensor([-1.1993, -1.5247])),
+        0,
+    )
     same(got, torch.tensor([[-1.1993, 0.1226], [0.9041, -1.5247]]))
     idx = torch.tensor([[2, 0], [1, 1], [0, 2]])
     src = randn(3, 2, seed=6)
-    same(torch_npu.npu_scatter(on_npu(randn(3, 3)), on_npu(idx), on_npu(src), 1),
-         randn(3, 3).scatter(1, idx, src))
+    same(
+        torch_npu.npu_scatter(on_npu(randn(3, 3)), on_npu(idx), on_npu(src), 1),
+        randn(3, 3).scatter(1, idx, src),
+    )
 
 
 @pytest.mark.parametrize("in_place", [False, True])
@@ -112,8 +132,10 @@ def test_npu_min(dtype):
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_v2(descending):
     x = randn(3, 7, seed=10)
-    same(torch_npu.npu_sort_v2(on_npu(x), descending=descending),
-         torch.sort(x, descending=descending)[0])
+    same(
+        torch_npu.npu_sort_v2(on_npu(x), descending=descending),
+        torch.sort(x, descending=descending)[0],
+    )
     out = on_npu(torch.zeros(1))
     assert torch_npu.npu_sort_v2(on_npu(x), out=out) is out
     same(out, torch.sort(x)[0])
@@ -126,16 +148,19 @@ def test_masked_fill_range():
     a = randn(4, 4, seed=11)
     start = torch.tensor([[0, 1, 2]], dtype=torch.int32)
     end = torch.tensor([[1, 2, 3]], dtype=torch.int32)
-    got = torch_npu.npu_masked_fill_range(on_npu(a), on_npu(start), on_npu(end),
-                                          on_npu(torch.tensor([1.0])), 1)
+    got = torch_npu.npu_masked_fill_range(
+        on_npu(a), on_npu(start), on_npu(end), on_npu(torch.tensor([1.0])), 1
+    )
     want = a.clone()
     for n in range(3):
         want[n, n] = 1.0
     same(got, want)
     two = torch_npu.npu_masked_fill_range(
-        on_npu(a), on_npu(torch.tensor([[0, 0], [1, 2]], dtype=torch.int32)),
+        on_npu(a),
+        on_npu(torch.tensor([[0, 0], [1, 2]], dtype=torch.int32)),
         on_npu(torch.tensor([[3, 4], [2, 4]], dtype=torch.int32)),
-        on_npu(torch.tensor([5.0, -5.0])))
+        on_npu(torch.tensor([5.0, -5.0])),
+    )
     want = a.clone()
     want[0, 0:3], want[1, 0:4] = 5.0, 5.0
     want[0, 1:2], want[1, 2:4] = -5.0, -5.0
@@ -149,7 +174,7 @@ def test_scatter_update_writes_a_run_per_batch_entry(in_place):
     starts = torch.tensor([0, 5, 2])
     want = data.clone()
     for b, s in enumerate(starts.tolist()):
-        want[b, :, s:s + 3] = updates[b]
+        want[b, :, s : s + 3] = updates[b]
     target = on_npu(data)
     op = torch_npu.scatter_update_ if in_place else torch_npu.scatter_update
     got = op(target, on_npu(starts), on_npu(updates), -2)

@@ -15,6 +15,7 @@ Without apex.amp the runs need only the overlay and torch_npu's source (CI). Run
 apex.amp (O0-O2, combine_ddp) need the installed wheels built from NVIDIA Apex, so they skip
 unless APEXNPU_TEST_UPSTREAM is set.
 """
+
 import os
 import subprocess
 
@@ -36,15 +37,18 @@ def overlay_python_env():
     return overlay_support.overlay_env(RUNTIME_DIR)
 
 
-def launch(out, world, parallel, opt_level, optimizer, phase, env, python=None,
-           per_node=None):
-    results = ranks.launch([WORKER, str(out), parallel, opt_level, optimizer, str(STEPS),
-                            str(RESUME_AT), phase], world, env, per_node=per_node, timeout=900,
-                           python=python)
+def launch(out, world, parallel, opt_level, optimizer, phase, env, python=None, per_node=None):
+    results = ranks.launch(
+        [WORKER, str(out), parallel, opt_level, optimizer, str(STEPS), str(RESUME_AT), phase],
+        world,
+        env,
+        per_node=per_node,
+        timeout=900,
+        python=python,
+    )
     for r in results:
         assert r.returncode == 0, r
-    return [torch.load(out / f"{phase}-rank{rank}.pt", map_location="cpu")
-            for rank in range(world)]
+    return [torch.load(out / f"{phase}-rank{rank}.pt", map_location="cpu") for rank in range(world)]
 
 
 def train(tmp_path, world, parallel, opt_level, optimizer, env, python=None, per_node=None):
@@ -52,10 +56,8 @@ def train(tmp_path, world, parallel, opt_level, optimizer, env, python=None, per
     out, one = tmp_path / "ranks", tmp_path / "one"
     out.mkdir()
     one.mkdir()
-    straight = launch(out, world, parallel, opt_level, optimizer, "straight", env, python,
-                      per_node)
-    resumed = launch(out, world, parallel, opt_level, optimizer, "resumed", env, python,
-                     per_node)
+    straight = launch(out, world, parallel, opt_level, optimizer, "straight", env, python, per_node)
+    resumed = launch(out, world, parallel, opt_level, optimizer, "resumed", env, python, per_node)
     reference = launch(one, 1, "none", opt_level, optimizer, "straight", env, python)[0]
     return [{"straight": s, "resumed": r} for s, r in zip(straight, resumed)], reference
 
@@ -90,28 +92,42 @@ def test_ddp_over_hccl_with_fused_optimizers(tmp_path, world, optimizer):
 
 
 def test_two_nodes_of_two_processes(tmp_path):
-    check(train(tmp_path, 4, "ddp", "none", "adam", overlay_python_env(), per_node=2),
-          fp16=False)
+    check(train(tmp_path, 4, "ddp", "none", "adam", overlay_python_env(), per_node=2), fp16=False)
 
 
 # --- through apex.amp, on the installed wheels ------------------------------------------------
 
 # combine_ddp needs combine_grad, which amp allows at O1 and O2 only (as Ascend's apex).
-AMP_CASES = [(2, parallel, level, optimizer)
-             for parallel in ("ddp", "combine_ddp") for level in ("O0", "O1", "O2")
-             for optimizer in ("sgd", "adam", "lamb")
-             if not (parallel == "combine_ddp" and level == "O0")] + [
-    (2, "ddp+combine_grad", level, optimizer) for level in ("O1", "O2")
-    for optimizer in ("sgd", "adam", "lamb")] + [
-    (4, "ddp", "O2", "adam"), (4, "combine_ddp", "O2", "lamb")]
+AMP_CASES = (
+    [
+        (2, parallel, level, optimizer)
+        for parallel in ("ddp", "combine_ddp")
+        for level in ("O0", "O1", "O2")
+        for optimizer in ("sgd", "adam", "lamb")
+        if not (parallel == "combine_ddp" and level == "O0")
+    ]
+    + [
+        (2, "ddp+combine_grad", level, optimizer)
+        for level in ("O1", "O2")
+        for optimizer in ("sgd", "adam", "lamb")
+    ]
+    + [(4, "ddp", "O2", "adam"), (4, "combine_ddp", "O2", "lamb")]
+)
 
 
 def train_on_wheels(tmp_path, wheel_env, world, parallel, opt_level, optimizer, env=None):
     # A resume at O2 continues bit for bit only with the saved fp32 masters restored
     # (APEXNPU_EXACT_RESUME=1); by default it starts from the fp16 weights as Ascend's apex does.
     env = dict(wheel_env, APEXNPU_EXACT_RESUME="1", **(env or {}))
-    return train(tmp_path, world, parallel, opt_level, optimizer, env,
-                 python=wheel_env["APEXNPU_VENV_PYTHON"])
+    return train(
+        tmp_path,
+        world,
+        parallel,
+        opt_level,
+        optimizer,
+        env,
+        python=wheel_env["APEXNPU_VENV_PYTHON"],
+    )
 
 
 @pytest.mark.parametrize("world,parallel,opt_level,optimizer", AMP_CASES)
@@ -123,18 +139,18 @@ def test_amp_data_parallel(tmp_path, wheel_env, world, parallel, opt_level, opti
     for rank in got[0]:
         for name in ("straight", "resumed"):
             assert all(stepped for stepped, _ in rank[name]["history"]), rank[name]["history"]
-            start = 1.0 if opt_level == "O0" else 2.0 ** 10
+            start = 1.0 if opt_level == "O0" else 2.0**10
             assert {scale for _, scale in rank[name]["history"]} == {start}
 
 
 @pytest.mark.parametrize("parallel", ["ddp", "combine_ddp"])
 @pytest.mark.parametrize("opt_level", ["O1", "O2"])
-def test_an_overflow_on_one_rank_is_skipped_by_every_rank(tmp_path, wheel_env, parallel,
-                                                          opt_level):
+def test_an_overflow_on_one_rank_is_skipped_by_every_rank(tmp_path, wheel_env, parallel, opt_level):
     # Rank 1 alone overflows at step 4 (its float status is its own): both ranks skip that step
     # and back off, as Ascend's check_overflow_and_sync makes them, and stay one replica.
-    got, _ = train_on_wheels(tmp_path, wheel_env, 2, parallel, opt_level, "adam",
-                             env={"NPU_RANKS_OVERFLOW_AT": "4"})
+    got, _ = train_on_wheels(
+        tmp_path, wheel_env, 2, parallel, opt_level, "adam", env={"NPU_RANKS_OVERFLOW_AT": "4"}
+    )
     for rank in got:
         history = rank["straight"]["history"]
         assert [stepped for stepped, _ in history] == [i != 4 for i in range(STEPS)], history
@@ -149,8 +165,14 @@ def test_the_readme_quick_start_trains(tmp_path, wheel_env):
     with open(os.path.join(overlay_support.REPO_ROOT, "README.md")) as f:
         readme = f.read()
     code = readme.split("```python\n", 1)[1].split("```", 1)[0]
-    proc = subprocess.run([wheel_env["APEXNPU_VENV_PYTHON"], "-c", code], capture_output=True,
-                          text=True, env=wheel_env, cwd=str(tmp_path), timeout=600)
+    proc = subprocess.run(
+        [wheel_env["APEXNPU_VENV_PYTHON"], "-c", code],
+        capture_output=True,
+        text=True,
+        env=wheel_env,
+        cwd=str(tmp_path),
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("step 199: loss ") and last.endswith(" on npu:0"), last
@@ -162,9 +184,14 @@ def test_an_nvidia_apex_cuda_example_runs_unchanged_after_transfer_to_npu(tmp_pa
     checkpoint = str(tmp_path / "amp_checkpoint.pt")
     outputs = []
     for mode in ("train", "restore"):
-        proc = subprocess.run([wheel_env["APEXNPU_VENV_PYTHON"], script, mode, checkpoint],
-                              capture_output=True, text=True, env=wheel_env, cwd=str(tmp_path),
-                              timeout=600)
+        proc = subprocess.run(
+            [wheel_env["APEXNPU_VENV_PYTHON"], script, mode, checkpoint],
+            capture_output=True,
+            text=True,
+            env=wheel_env,
+            cwd=str(tmp_path),
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         outputs.append(proc.stdout.strip().splitlines()[-1].split())  # after amp's own report
     for first, last, same, device, cuda in outputs:

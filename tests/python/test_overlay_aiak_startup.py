@@ -12,6 +12,7 @@ Two halves:
   AIAK's example runs unchanged. Needs APEXNPU_BINARY and APEXNPU_TEST_UPSTREAM (skips, saying
   so, without them).
 """
+
 import ast
 import json
 import os
@@ -32,8 +33,11 @@ HOOK_FILES = (PTH, MODULE + ".py")
 
 def clean_env(**extra):
     """os.environ without AIAK_* and APEXNPU_AIAK_STARTUP, with ``extra``."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("AIAK_") and k not in ("APEXNPU_AIAK_STARTUP", "PYTHONPATH")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("AIAK_") and k not in ("APEXNPU_AIAK_STARTUP", "PYTHONPATH")
+    }
     env.update(extra)
     return env
 
@@ -80,23 +84,36 @@ def standin_run(site, code, **env):
     """Runs ``code`` in an isolated Python (no site-packages) that processes ``site`` as a site
     directory; returns (process, the events and our modules as the code left them)."""
     prologue = f"import site, sys; site.addsitedir({str(site)!r})\n"
-    epilogue = ("\nimport json, _events\nprint(json.dumps({'log': _events.log, 'modules': sorted("
-                "m for m in sys.modules if m in ('apex', %r)), 'finders': [type(f).__module__ "
-                "for f in sys.meta_path]}))" % MODULE)
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", prologue + code + epilogue],
-                          capture_output=True, text=True, env=clean_env(**env), timeout=60)
+    epilogue = (
+        "\nimport json, _events\nprint(json.dumps({'log': _events.log, 'modules': sorted("
+        "m for m in sys.modules if m in ('apex', %r)), 'finders': [type(f).__module__ "
+        "for f in sys.meta_path]}))" % MODULE
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", prologue + code + epilogue],
+        capture_output=True,
+        text=True,
+        env=clean_env(**env),
+        timeout=60,
+    )
     out = json.loads(proc.stdout.splitlines()[-1]) if proc.returncode == 0 else None
     return proc, out
 
 
 ORDERS = {
     # AIAK's scripts: torch first; apex then imports torch_npu itself.
-    "torch first": ("import torch\nimport torch_npu",
-                    ["torch starts", "torch done", "apex starts", "torch_npu done"]),
-    "torch_npu first": ("import torch_npu\nimport torch",
-                        ["torch starts", "torch done", "torch_npu done", "apex starts"]),
-    "torch alone": ("import torch", ["torch starts", "torch done", "apex starts",
-                                     "torch_npu done"]),
+    "torch first": (
+        "import torch\nimport torch_npu",
+        ["torch starts", "torch done", "apex starts", "torch_npu done"],
+    ),
+    "torch_npu first": (
+        "import torch_npu\nimport torch",
+        ["torch starts", "torch done", "torch_npu done", "apex starts"],
+    ),
+    "torch alone": (
+        "import torch",
+        ["torch starts", "torch done", "apex starts", "torch_npu done"],
+    ),
 }
 
 
@@ -111,16 +128,23 @@ def test_apex_is_imported_once_torch_and_torch_npu_have_run(site_dir, order):
 
 
 def test_torch_autoloading_torch_npu_makes_apex_wait_for_torch(site_dir):
-    proc, out = standin_run(site_dir, "import torch", AIAK_FP16_COMPRESSION="1",
-                            STANDIN_AUTOLOAD="1")
+    proc, out = standin_run(
+        site_dir, "import torch", AIAK_FP16_COMPRESSION="1", STANDIN_AUTOLOAD="1"
+    )
     assert proc.returncode == 0, proc.stderr
     # torch_npu finishes inside torch's import: apex starts only when torch has finished too.
     assert out["log"] == ["torch starts", "torch_npu done", "torch done", "apex starts"]
 
 
-@pytest.mark.parametrize("env", [{}, {"AIAK_FUSED_OPTIMIZER": "1", "APEXNPU_AIAK_STARTUP": "0"},
-                                 {"AIAKX": "1", "XAIAK_FUSED_OPTIMIZER": "1"}],
-                         ids=["no AIAK variable", "switched off", "near names"])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"AIAK_FUSED_OPTIMIZER": "1", "APEXNPU_AIAK_STARTUP": "0"},
+        {"AIAKX": "1", "XAIAK_FUSED_OPTIMIZER": "1"},
+    ],
+    ids=["no AIAK variable", "switched off", "near names"],
+)
 def test_without_an_aiak_variable_nothing_is_imported_or_hooked(site_dir, env):
     proc, out = standin_run(site_dir, "import torch\nimport torch_npu", **env)
     assert proc.returncode == 0, proc.stderr
@@ -130,8 +154,9 @@ def test_without_an_aiak_variable_nothing_is_imported_or_hooked(site_dir, env):
 
 
 def test_a_bad_switch_value_is_an_error_naming_it(site_dir):
-    proc, out = standin_run(site_dir, "import torch", AIAK_FUSED_OPTIMIZER="1",
-                            APEXNPU_AIAK_STARTUP="yes")
+    proc, out = standin_run(
+        site_dir, "import torch", AIAK_FUSED_OPTIMIZER="1", APEXNPU_AIAK_STARTUP="yes"
+    )
     assert proc.returncode == 0, proc.stderr  # site reports a failing .pth line, and goes on
     assert "APEXNPU_AIAK_STARTUP='yes': expected 1" in proc.stderr, proc.stderr
     assert PTH in proc.stderr
@@ -140,14 +165,16 @@ def test_a_bad_switch_value_is_an_error_naming_it(site_dir):
 
 def test_without_apex_torch_works_and_one_line_says_why(site_dir):
     shutil.rmtree(site_dir / "apex")
-    proc, out = standin_run(site_dir, "import torch", AIAK_FUSED_OPTIMIZER="1",
-                            AIAK_FP16_COMPRESSION="0")
+    proc, out = standin_run(
+        site_dir, "import torch", AIAK_FUSED_OPTIMIZER="1", AIAK_FP16_COMPRESSION="0"
+    )
     assert proc.returncode == 0, proc.stderr
     assert out["log"] == ["torch starts", "torch done"]
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("apex: AIAK_FP16_COMPRESSION, AIAK_FUSED_OPTIMIZER set, but apex "
-                               "cannot be imported"), lines
+    assert lines[0].startswith(
+        "apex: AIAK_FP16_COMPRESSION, AIAK_FUSED_OPTIMIZER set, but apex cannot be imported"
+    ), lines
     assert "No module named 'apex'" in lines[0]
 
 
@@ -155,7 +182,8 @@ def test_apex_refusing_an_aiak_value_fails_the_import_with_its_message(site_dir)
     proc, _ = standin_run(site_dir, "import torch", AIAK_FUSED_OPTIMIZER="2", STANDIN_APEX="raises")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
-        "ValueError: AIAK_FUSED_OPTIMIZER='2': expected 0 or 1")
+        "ValueError: AIAK_FUSED_OPTIMIZER='2': expected 0 or 1"
+    )
 
 
 def test_the_hook_module_runs_on_the_oldest_python_we_build_for():
@@ -168,31 +196,43 @@ def test_the_hook_module_runs_on_the_oldest_python_we_build_for():
 
 # --- The real thing: the wheels installed by pip ---------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def venv_python(tmp_path_factory):
     return wheels.amp_venv(tmp_path_factory, "aiak-startup")
 
 
 def venv_run(vpy, code, cwd, **env):
-    proc = subprocess.run([vpy, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=clean_env(**env), cwd=str(cwd), timeout=600)
+    proc = subprocess.run(
+        [vpy, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=clean_env(**env),
+        cwd=str(cwd),
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_the_apex_wheel_installs_the_hook_beside_apex(venv_python, tmp_path):
-    _, out = venv_run(venv_python, """
+    _, out = venv_run(
+        venv_python,
+        """
         import importlib.metadata as m, json, sysconfig
         files = sorted(str(f) for f in m.files("apex") if "/" not in str(f))
         top = m.distribution("apex").read_text("top_level.txt").split()
         print(json.dumps({"purelib": sysconfig.get_path("purelib"), "files": files, "top": top}))
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     # In RECORD (pip uninstall removes them), beside Ascend's change_data_ptr module.
     assert [f for f in out["files"] if not f.endswith(".so")] == sorted(HOOK_FILES)
     assert MODULE in out["top"] and "apex" in out["top"]
     for name in HOOK_FILES:  # installed as the overlay has them
-        with open(os.path.join(out["purelib"], name)) as got, \
-                open(os.path.join(OVERLAY_DIR, name)) as want:
+        with open(os.path.join(out["purelib"], name)) as got, open(
+            os.path.join(OVERLAY_DIR, name)
+        ) as want:
             assert got.read() == want.read(), name
 
 
@@ -205,10 +245,20 @@ def test_aiaks_example_runs_unchanged_without_importing_apex(venv_python, tmp_pa
         elif isinstance(node, ast.ImportFrom):
             imported.add((node.module or "").split(".")[0])
     assert "apex" not in imported and "torch_npu" in imported
-    env = clean_env(AIAK_FUSED_OPTIMIZER="1", AIAK_FP16_COMPRESSION="1",
-                    AIAK_HIERARCHICAL_ALLREDUCE="0", AIAK_POWERSGD_COMPRESSION="0")
-    proc = subprocess.run([venv_python, script], capture_output=True, text=True, env=env,
-                          cwd=str(tmp_path), timeout=900)
+    env = clean_env(
+        AIAK_FUSED_OPTIMIZER="1",
+        AIAK_FP16_COMPRESSION="1",
+        AIAK_HIERARCHICAL_ALLREDUCE="0",
+        AIAK_POWERSGD_COMPRESSION="0",
+    )
+    proc = subprocess.run(
+        [venv_python, script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     first, last = out["losses"]  # random labels: the loss falls to about half
@@ -261,8 +311,9 @@ def test_the_names_arrive_whichever_is_imported_first(venv_python, tmp_path, imp
     fused = ["apex.optimizers.npu_fused_sgd", "NpuFusedSGD"]  # the switched class's base
     assert out["sgd"] == [fused, fused]
     said = [line for line in proc.stderr.splitlines() if "torch.optim.SGD" in line]
-    assert said == ["apex: AIAK_FUSED_OPTIMIZER=1: torch.optim.SGD is "
-                    "apex.optimizers.npu_fused_sgd.NpuFusedSGD"], proc.stderr  # once, by its name
+    assert said == [
+        "apex: AIAK_FUSED_OPTIMIZER=1: torch.optim.SGD is apex.optimizers.npu_fused_sgd.NpuFusedSGD"
+    ], proc.stderr  # once, by its name
 
 
 def test_without_an_aiak_variable_torch_is_untouched(venv_python, tmp_path):

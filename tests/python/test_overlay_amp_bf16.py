@@ -11,6 +11,7 @@ Needs APEXNPU_TEST_UPSTREAM (an NVIDIA Apex repository) and `apexnpu gen`; skips
 otherwise. APEXNPU_TEST_APEX_TREE may name an already generated tree instead (development).
 The scenarios are overlay_support/amp_scenarios/bf16_*.py, run by the venv's interpreter.
 """
+
 import json
 import os
 import subprocess
@@ -23,8 +24,14 @@ from overlay_support import wheels
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = os.path.join(HERE, "overlay_support", "amp_scenarios")
 PYTHON = sys.executable  # the wheels are built for it, the venv sees its torch
-CHIP_VARIABLES = ("APEXNPU_SOC_VERSION", "APEXNPU_INF_NAN_MODE", "INF_NAN_MODE_ENABLE",
-                  "INF_NAN_MODE_FORCE_DISABLE", "APEXNPU_EXACT_RESUME", "PYTHONPATH")
+CHIP_VARIABLES = (
+    "APEXNPU_SOC_VERSION",
+    "APEXNPU_INF_NAN_MODE",
+    "INF_NAN_MODE_ENABLE",
+    "INF_NAN_MODE_FORCE_DISABLE",
+    "APEXNPU_EXACT_RESUME",
+    "PYTHONPATH",
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,15 +44,20 @@ def run(vpy, script, *args, cwd, chip="Ascend910B1", **env):
     the last line it printed."""
     environ = {k: v for k, v in os.environ.items() if k not in CHIP_VARIABLES}
     environ.update(APEXNPU_SOC_VERSION=chip, **env)
-    proc = subprocess.run([vpy, os.path.join(SCENARIOS, script)] + [str(a) for a in args],
-                          capture_output=True, text=True, env=environ, cwd=str(cwd), timeout=900)
+    proc = subprocess.run(
+        [vpy, os.path.join(SCENARIOS, script)] + [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=str(cwd),
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
 
 
 def levels(vpy, cwd, how, loss_scale="default", combine_grad=0, fused=0, lr="3e-4"):
-    return json.loads(run(vpy, "bf16_levels.py", how, loss_scale, combine_grad, fused, lr,
-                          cwd=cwd))
+    return json.loads(run(vpy, "bf16_levels.py", how, loss_scale, combine_grad, fused, lr, cwd=cwd))
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +87,17 @@ CONV_AND_LINEAR = ["0.weight", "5.weight", "5.bias"]
 BATCHNORM = ["1.weight", "1.bias"]
 
 TRAIN_CASES = [  # how, loss_scale, combine_grad, fused (NpuFusedSGD)
-    ("O5", "default", 0, 0), ("O4", "default", 0, 1),
-    ("O2-bf16", "dynamic", 1, 1), ("O1-bf16", "128", 1, 0)]
+    ("O5", "default", 0, 0),
+    ("O4", "default", 0, 1),
+    ("O2-bf16", "dynamic", 1, 1),
+    ("O1-bf16", "128", 1, 0),
+]
 
 
 @pytest.mark.parametrize("how, loss_scale, combine_grad, fused", TRAIN_CASES)
-def test_bf16_trains_like_fp32_with_fp32_master_weights(venv_python, fp32_losses, tmp_path, how,
-                                                        loss_scale, combine_grad, fused):
+def test_bf16_trains_like_fp32_with_fp32_master_weights(
+    venv_python, fp32_losses, tmp_path, how, loss_scale, combine_grad, fused
+):
     result = levels(venv_python, tmp_path, how, loss_scale, combine_grad, fused)
     assert max_difference(result["losses"], fp32_losses) < LOSS_TOLERANCE
     assert abs(fall(result["losses"]) - fall(fp32_losses)) < FALL_TOLERANCE * fall(fp32_losses)
@@ -120,8 +136,7 @@ def test_bf16_trains_like_fp32_with_fp32_master_weights(venv_python, fp32_losses
     assert result["loss_scale"] == ("dynamic" if loss_scale == "dynamic" else expected)
 
 
-def test_the_tolerance_tells_bf16_weights_without_masters_apart(venv_python, fp32_losses,
-                                                                 tmp_path):
+def test_the_tolerance_tells_bf16_weights_without_masters_apart(venv_python, fp32_losses, tmp_path):
     # O3 in bf16 steps the bf16 weights themselves: the small updates are lost.
     result = levels(venv_python, tmp_path, "O3-bf16")
     assert result["masters"] == ["torch.bfloat16", "torch.float32"]
@@ -129,25 +144,52 @@ def test_the_tolerance_tells_bf16_weights_without_masters_apart(venv_python, fp3
     assert fall(result["losses"]) < (1 - 3 * FALL_TOLERANCE) * fall(fp32_losses)
 
 
-@pytest.mark.parametrize("level, combine_grad, mode", [("O5", 1, "inf_nan"),
-                                                       ("O4", 0, "saturation")])
-def test_dynamic_loss_scaling_skips_overflows_in_bf16(venv_python, tmp_path, level, combine_grad,
-                                                      mode):
+@pytest.mark.parametrize(
+    "level, combine_grad, mode", [("O5", 1, "inf_nan"), ("O4", 0, "saturation")]
+)
+def test_dynamic_loss_scaling_skips_overflows_in_bf16(
+    venv_python, tmp_path, level, combine_grad, mode
+):
     # The 910B's own INF/NAN mode, where torch_npu refuses to read the float status (the
     # scenario makes the emulator's refuse as Huawei's does), and saturation forced back on.
-    out = json.loads(run(venv_python, "bf16_overflow.py", level, combine_grad, cwd=tmp_path,
-                         APEXNPU_INF_NAN_MODE="1" if mode == "inf_nan" else "0"))
+    out = json.loads(
+        run(
+            venv_python,
+            "bf16_overflow.py",
+            level,
+            combine_grad,
+            cwd=tmp_path,
+            APEXNPU_INF_NAN_MODE="1" if mode == "inf_nan" else "0",
+        )
+    )
     assert out["inf_nan"] == (mode == "inf_nan")
     events = out["events"]
     # As the fp16 test: init 2^10; overflow -> 512; 3 clean steps -> 1024, 3 more -> 2048 (the
     # max), stays; then overflows halve it down to the min 256 and no further.
-    assert [e["scale"] for e in events] == [1024, 512, 512, 512, 1024, 1024, 1024, 2048, 2048,
-                                            2048, 2048, 1024, 512, 256, 256]
+    assert [e["scale"] for e in events] == [
+        1024,
+        512,
+        512,
+        512,
+        1024,
+        1024,
+        1024,
+        2048,
+        2048,
+        2048,
+        2048,
+        1024,
+        512,
+        256,
+        256,
+    ]
     for e in events:
         assert e["unchanged"] == e["forced"] and e["masters_unchanged"] == e["forced"], e
         if e["forced"]:
-            assert e["message"] == ("Gradient overflow.  Skipping step, loss scaler 0 reducing "
-                                    "loss scale to %s" % float(e["scale"]))
+            assert e["message"] == (
+                "Gradient overflow.  Skipping step, loss scaler 0 reducing "
+                "loss scale to %s" % float(e["scale"])
+            )
     assert out["master_dtypes"] == ["torch.float32"]
     assert out["model_dtypes"] == (["torch.bfloat16"] if level == "O5" else ["torch.float32"])
 
@@ -166,49 +208,82 @@ def test_o1_in_bf16_casts_functions_rnns_and_registered_functions(venv_python, t
     for rnn in ("rnn_tanh", "rnn_relu", "gru", "lstm"):
         assert seen.pop(rnn) == [bf16, fp32, fp32], rnn  # output, input and weight gradients
     assert seen.pop("binary_cross_entropy").startswith(
-        "refused: amp does not work out-of-the-box with `F.binary_cross_entropy`")
+        "refused: amp does not work out-of-the-box with `F.binary_cross_entropy`"
+    )
     assert not seen, seen
 
 
 def test_bf16_checkpoint_resumes_bit_exact_in_a_new_process(venv_python, tmp_path):
     straight, checkpoint = tmp_path / "straight.pt", tmp_path / "checkpoint.pt"
     run(venv_python, "bf16_checkpoint.py", "straight", straight, "O5", 1, cwd=tmp_path)
-    saved = json.loads(run(venv_python, "bf16_checkpoint.py", "first", checkpoint, "O5", 1,
-                           cwd=tmp_path))
+    saved = json.loads(
+        run(venv_python, "bf16_checkpoint.py", "first", checkpoint, "O5", 1, cwd=tmp_path)
+    )
     # The model's state_dict is fp32 (O2's hook), the bf16 model's fp32 masters travel in the
     # optimizer's state_dict, and amp's state is the loss scaler (2^16 grown 4 times).
     assert saved["params"] == ["torch.bfloat16", "torch.float32"]
     assert saved["model"] == saved["masters"] == saved["state"] == ["torch.float32"]
-    assert saved["amp"] == {"loss_scaler0": {"loss_scale": 2.0 ** 20, "unskipped": 0}}
-    run(venv_python, "bf16_checkpoint.py", "resume", checkpoint, "O5", 1, cwd=tmp_path,
-        APEXNPU_EXACT_RESUME="1")
-    compare = ("import torch, sys; a = torch.load(sys.argv[1], map_location='cpu'); "
-               "b = torch.load(sys.argv[2], map_location='cpu'); "
-               "print(sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a))")
-    proc = subprocess.run([venv_python, "-c", compare, str(straight), str(checkpoint) + ".resumed"],
-                          capture_output=True, text=True, cwd=str(tmp_path))
+    assert saved["amp"] == {"loss_scaler0": {"loss_scale": 2.0**20, "unskipped": 0}}
+    run(
+        venv_python,
+        "bf16_checkpoint.py",
+        "resume",
+        checkpoint,
+        "O5",
+        1,
+        cwd=tmp_path,
+        APEXNPU_EXACT_RESUME="1",
+    )
+    compare = (
+        "import torch, sys; a = torch.load(sys.argv[1], map_location='cpu'); "
+        "b = torch.load(sys.argv[2], map_location='cpu'); "
+        "print(sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a))"
+    )
+    proc = subprocess.run(
+        [venv_python, "-c", compare, str(straight), str(checkpoint) + ".resumed"],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+    )
     assert proc.stdout.strip() == "True", proc.stderr
 
 
 def test_a_910_refuses_bf16_at_initialize_naming_the_chip(venv_python, tmp_path):
     environ = {k: v for k, v in os.environ.items() if k not in CHIP_VARIABLES}
     environ["APEXNPU_SOC_VERSION"] = "Ascend910A"
-    proc = subprocess.run([venv_python, os.path.join(SCENARIOS, "bf16_refused.py")],
-                          capture_output=True, text=True, env=environ, cwd=str(tmp_path),
-                          timeout=300)
+    proc = subprocess.run(
+        [venv_python, os.path.join(SCENARIOS, "bf16_refused.py")],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=str(tmp_path),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert [line.split()[1] for line in lines[:-1]] == [
-        "O4", "O5", "O1_patch_type", "O2_cast_model_type", "O2_cast_model_type_dynamic",
-        "bad_patch_type", "patch_type_at_O2", "O4_made_fp16", "O5_made_fp16", "fp16_O2_after"]
+        "O4",
+        "O5",
+        "O1_patch_type",
+        "O2_cast_model_type",
+        "O2_cast_model_type_dynamic",
+        "bad_patch_type",
+        "patch_type_at_O2",
+        "O4_made_fp16",
+        "O5_made_fp16",
+        "fp16_O2_after",
+    ]
     out = json.loads(lines[-1])
     assert out["chip"] == "Ascend910A"
-    assert out["message"].startswith("amp.initialize: bfloat16 training needs an NPU that "
-                                     "computes in bfloat16 (Ascend 910B or later); this NPU is "
-                                     "Ascend910A")
+    assert out["message"].startswith(
+        "amp.initialize: bfloat16 training needs an NPU that "
+        "computes in bfloat16 (Ascend 910B or later); this NPU is "
+        "Ascend910A"
+    )
 
 
 # --- the overlay alone (no upstream Apex, no wheel) ------------------------------------------
+
 
 def test_repoint_puts_bf16_gradients_into_a_combined_buffer(monkeypatch):
     # change_data_ptr takes fp32 and fp16 only, as Ascend's; amp's combined gradients of a

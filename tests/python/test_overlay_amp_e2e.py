@@ -6,6 +6,7 @@ Needs APEXNPU_TEST_UPSTREAM (an NVIDIA Apex repository) and `apexnpu gen`; skips
 otherwise. APEXNPU_TEST_APEX_TREE may name an already generated tree instead (development).
 The scenarios are scripts in overlay_support/amp_scenarios, run by the venv's interpreter.
 """
+
 import ast
 import json
 import os
@@ -31,29 +32,48 @@ def venv_python(tmp_path_factory):
 def run(vpy, script, *args, cwd, env=None):
     env = dict(os.environ, **(env or {}))
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([vpy, os.path.join(SCENARIOS, script)] + [str(a) for a in args],
-                          capture_output=True, text=True, env=env, cwd=str(cwd), timeout=900)
+    proc = subprocess.run(
+        [vpy, os.path.join(SCENARIOS, script)] + [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(cwd),
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
 
 
 @pytest.fixture(scope="module")
 def o0_result(venv_python, tmp_path_factory):
-    return json.loads(run(venv_python, "levels.py", "O0", "none", 0, 0,
-                          cwd=tmp_path_factory.mktemp("o0")))
+    return json.loads(
+        run(venv_python, "levels.py", "O0", "none", 0, 0, cwd=tmp_path_factory.mktemp("o0"))
+    )
 
 
-LEVEL_CASES = [(level, scale, cg, fused)
-               for level, scale in [("O1", "dynamic"), ("O1", 128.0), ("O2", "dynamic"),
-                                    ("O2", 128.0), ("O3", "none"), ("O3", "dynamic")]
-               for cg in (0, 1) for fused in (0, 1)
-               if not (cg and level == "O3")]
+LEVEL_CASES = [
+    (level, scale, cg, fused)
+    for level, scale in [
+        ("O1", "dynamic"),
+        ("O1", 128.0),
+        ("O2", "dynamic"),
+        ("O2", 128.0),
+        ("O3", "none"),
+        ("O3", "dynamic"),
+    ]
+    for cg in (0, 1)
+    for fused in (0, 1)
+    if not (cg and level == "O3")
+]
 
 
 @pytest.mark.parametrize("level, scale, combine_grad, fused", LEVEL_CASES)
-def test_levels_train_like_o0_with_the_promised_dtypes(venv_python, o0_result, tmp_path, level,
-                                                       scale, combine_grad, fused):
-    result = json.loads(run(venv_python, "levels.py", level, scale, combine_grad, fused, cwd=tmp_path))
+def test_levels_train_like_o0_with_the_promised_dtypes(
+    venv_python, o0_result, tmp_path, level, scale, combine_grad, fused
+):
+    result = json.loads(
+        run(venv_python, "levels.py", level, scale, combine_grad, fused, cwd=tmp_path)
+    )
     # Trains: the loss falls by 40% and ends within 0.02 (absolute) + 5% of O0's final loss.
     assert result["last"] < 0.6 * result["first"]
     assert result["last"] <= o0_result["last"] * 1.05 + 0.02
@@ -98,41 +118,83 @@ def test_o0_trains_fp32(o0_result):
 @pytest.mark.parametrize("level", ["O1", "O2"])
 @pytest.mark.parametrize("mode", ["saturation", "inf_nan"])
 @pytest.mark.parametrize("combine_grad", [0, 1])
-def test_overflow_skips_the_step_and_scale_follows_window_min_max(venv_python, tmp_path, combine_grad,
-                                                                  mode, level):
+def test_overflow_skips_the_step_and_scale_follows_window_min_max(
+    venv_python, tmp_path, combine_grad, mode, level
+):
     # Ascend 910 saturates fp16 and raises the float status; 910B's INF/NAN mode gives inf and
     # the scaler looks at the values: both skip the same steps.
-    out = json.loads(run(venv_python, "overflow.py", combine_grad, level, cwd=tmp_path,
-                         env={"APEXNPU_INF_NAN_MODE": "1" if mode == "inf_nan" else "0"}))
+    out = json.loads(
+        run(
+            venv_python,
+            "overflow.py",
+            combine_grad,
+            level,
+            cwd=tmp_path,
+            env={"APEXNPU_INF_NAN_MODE": "1" if mode == "inf_nan" else "0"},
+        )
+    )
     assert out["inf_nan"] == (mode == "inf_nan")
     events = out["events"]
     scales = [e["scale"] for e in events]
     # init 2^10; overflow -> 512; 3 clean steps -> 1024, 3 more -> 2048 (= max), stays at max;
     # then overflows halve it down to min 256 and no further.
-    assert scales == [1024, 512, 512, 512, 1024, 1024, 1024, 2048, 2048, 2048, 2048,
-                      1024, 512, 256, 256]
+    assert scales == [
+        1024,
+        512,
+        512,
+        512,
+        1024,
+        1024,
+        1024,
+        2048,
+        2048,
+        2048,
+        2048,
+        1024,
+        512,
+        256,
+        256,
+    ]
     for e in events:
         assert e["unchanged"] == e["forced"] and e["masters_unchanged"] == e["forced"], e
         if e["forced"]:
-            assert e["message"] == ("Gradient overflow.  Skipping step, loss scaler 0 reducing "
-                                    "loss scale to %s" % float(e["scale"]))
+            assert e["message"] == (
+                "Gradient overflow.  Skipping step, loss scaler 0 reducing "
+                "loss scale to %s" % float(e["scale"])
+            )
 
 
 @pytest.mark.parametrize("level, combine_grad", [("O1", 0), ("O1", 1), ("O2", 0), ("O2", 1)])
-def test_checkpoint_resume_in_a_new_process_is_bit_exact(venv_python, tmp_path, level, combine_grad):
+def test_checkpoint_resume_in_a_new_process_is_bit_exact(
+    venv_python, tmp_path, level, combine_grad
+):
     straight, checkpoint = tmp_path / "straight.pt", tmp_path / "checkpoint.pt"
     run(venv_python, "checkpoint.py", "straight", straight, level, combine_grad, cwd=tmp_path)
     run(venv_python, "checkpoint.py", "first", checkpoint, level, combine_grad, cwd=tmp_path)
     # The saved fp32 masters are restored only when asked (by default a resume starts from the
     # fp16 weights, as in Ascend's apex, so checkpoints resume alike in both).
-    run(venv_python, "checkpoint.py", "resume", checkpoint, level, combine_grad, cwd=tmp_path,
-        env={"APEXNPU_EXACT_RESUME": "1"})
+    run(
+        venv_python,
+        "checkpoint.py",
+        "resume",
+        checkpoint,
+        level,
+        combine_grad,
+        cwd=tmp_path,
+        env={"APEXNPU_EXACT_RESUME": "1"},
+    )
     # map_location="cpu": the emulator records npu:N storage locations, as a real NPU does.
-    compare = ("import torch, sys; a = torch.load(sys.argv[1], map_location='cpu'); "
-               "b = torch.load(sys.argv[2], map_location='cpu'); "
-               "print(sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a))")
-    proc = subprocess.run([venv_python, "-c", compare, str(straight), str(checkpoint) + ".resumed"],
-                          capture_output=True, text=True, cwd=str(tmp_path))
+    compare = (
+        "import torch, sys; a = torch.load(sys.argv[1], map_location='cpu'); "
+        "b = torch.load(sys.argv[2], map_location='cpu'); "
+        "print(sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a))"
+    )
+    proc = subprocess.run(
+        [venv_python, "-c", compare, str(straight), str(checkpoint) + ".resumed"],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+    )
     assert proc.stdout.strip() == "True", proc.stderr
 
 
@@ -154,13 +216,29 @@ def test_ascend_script_trains_unchanged(venv_python, tmp_path):
 def test_bad_input_is_a_clear_error_and_nothing_is_half_applied(venv_python, tmp_path):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([venv_python, os.path.join(SCENARIOS, "bad_input.py")],
-                          capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300)
+    proc = subprocess.run(
+        [venv_python, os.path.join(SCENARIOS, "bad_input.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ok = {line.split()[1] for line in proc.stdout.splitlines() if line.startswith("ok ")}
-    assert ok == {"int64_param", "bf16_param", "combine_grad_O0", "user_cast_preferred_O2",
-                  "combine_ddp", "load_not_a_dict", "load_negative_scale", "load_nan_scale",
-                  "load_missing_key", "load_unexpected_key", "load_bad_masters"}
+    assert ok == {
+        "int64_param",
+        "bf16_param",
+        "combine_grad_O0",
+        "user_cast_preferred_O2",
+        "combine_ddp",
+        "load_not_a_dict",
+        "load_negative_scale",
+        "load_nan_scale",
+        "load_missing_key",
+        "load_unexpected_key",
+        "load_bad_masters",
+    }
 
 
 @pytest.mark.parametrize("level", ["O1", "O2"])
@@ -172,9 +250,17 @@ def test_combine_ddp_ranks_train_like_one_process_on_the_whole_batch(venv_python
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # all ranks on this machine
     script = os.path.join(SCENARIOS, "combine_ddp.py")
     outs = [tmp_path / f"rank{r}.pt" for r in range(2)]
-    ranks = [subprocess.Popen([venv_python, script, level, str(r), "2", str(tmp_path / "init"),
-                               str(outs[r])], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env, cwd=str(tmp_path)) for r in range(2)]
+    ranks = [
+        subprocess.Popen(
+            [venv_python, script, level, str(r), "2", str(tmp_path / "init"), str(outs[r])],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=str(tmp_path),
+        )
+        for r in range(2)
+    ]
     logs = [p.communicate(timeout=600)[0] for p in ranks]
     assert all(p.returncode == 0 for p in ranks), "\n".join(logs)[-6000:]
     reference = tmp_path / "reference.pt"
@@ -196,9 +282,14 @@ def test_combine_ddp_bench_runs_and_prints_the_ratio(venv_python, tmp_path):
     bench = os.path.join(HERE, "..", "..", "bench", "combine_ddp_bench.py")
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([venv_python, bench, "--width", "64", "--steps", "2", "--warmup", "1",
-                           "--rounds", "1"], capture_output=True, text=True, env=env,
-                          cwd=str(tmp_path), timeout=600)
+    proc = subprocess.run(
+        [venv_python, bench, "--width", "64", "--steps", "2", "--warmup", "1", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("2 ranks (hccl), MLP of 0.0M parameters"), proc.stdout
@@ -207,8 +298,16 @@ def test_combine_ddp_bench_runs_and_prints_the_ratio(venv_python, tmp_path):
 
 def test_gradient_accumulation_with_and_without_delay_unscale(venv_python, tmp_path):
     errors = {}
-    for level, combine_grad, delay in [("O1", 0, 0), ("O1", 0, 1), ("O1", 1, 0), ("O1", 1, 1),
-                                        ("O2", 0, 0), ("O2", 0, 1), ("O2", 1, 0), ("O2", 1, 1)]:
+    for level, combine_grad, delay in [
+        ("O1", 0, 0),
+        ("O1", 0, 1),
+        ("O1", 1, 0),
+        ("O1", 1, 1),
+        ("O2", 0, 0),
+        ("O2", 0, 1),
+        ("O2", 1, 0),
+        ("O2", 1, 1),
+    ]:
         out = run(venv_python, "accumulate.py", level, combine_grad, delay, cwd=tmp_path)
         errors[(level, combine_grad, delay)] = float(out.split()[-1])
     # O1 keeps fp32 params: the static power-of-two scale cancels exactly up to fp32 rounding.
@@ -219,6 +318,7 @@ def test_gradient_accumulation_with_and_without_delay_unscale(venv_python, tmp_p
 
 
 # --- issue 18: behaviours Ascend's apex has ----------------------------------------------------
+
 
 @pytest.mark.parametrize("level", ["O1", "O2"])
 def test_a_forward_saturation_is_no_overflow_of_the_step(venv_python, tmp_path, level):
@@ -242,17 +342,21 @@ def test_fused_layer_norm_falls_back_to_torch_layer_norm(venv_python, tmp_path):
     assert last < 0.5 * first
 
 
-HELPER_CASES = [(level, which, cg, zero) for level in ("O1", "O2")
-                for which, cg in (("torch_sgd", 1), ("fused_adam", 0), ("fused_adam", 1))
-                for zero in ("opt", "opt_none", "model_none")] + [
-    ("O1", "torch_sgd", 0, "opt"), ("O2", "torch_sgd", 0, "opt")]
+HELPER_CASES = [
+    (level, which, cg, zero)
+    for level in ("O1", "O2")
+    for which, cg in (("torch_sgd", 1), ("fused_adam", 0), ("fused_adam", 1))
+    for zero in ("opt", "opt_none", "model_none")
+] + [("O1", "torch_sgd", 0, "opt"), ("O2", "torch_sgd", 0, "opt")]
 
 
 @pytest.mark.parametrize("level, which, combine_grad, zero", HELPER_CASES)
 def test_combined_helpers_on_every_optimizer_and_fusion_kept_across_steps(
-        venv_python, tmp_path, level, which, combine_grad, zero):
-    out = json.loads(run(venv_python, "combined_helpers.py", level, which, combine_grad, zero,
-                         cwd=tmp_path))
+    venv_python, tmp_path, level, which, combine_grad, zero
+):
+    out = json.loads(
+        run(venv_python, "combined_helpers.py", level, which, combine_grad, zero, cwd=tmp_path)
+    )
     fused = which == "fused_adam"
     combined = bool(combine_grad) or fused  # NpuFused optimizers combine at O1/O2 (Ascend)
     # combined_helpers.py passes combine_grad=True or leaves it out: Ascend's amp leaves the
@@ -294,12 +398,22 @@ def test_amp_state_dict_loads_in_nvidia_and_ascend_apex_and_theirs_here(venv_pyt
             if line.startswith("commit "):
                 pin = line.split()[1]
     frontend = tmp_path / "nvidia_frontend.py"
-    shown = subprocess.run(["git", "-C", upstream, "show", f"{pin}:apex/amp/frontend.py"],
-                           capture_output=True, text=True)
+    shown = subprocess.run(
+        ["git", "-C", upstream, "show", f"{pin}:apex/amp/frontend.py"],
+        capture_output=True,
+        text=True,
+    )
     assert shown.returncode == 0, shown.stderr
     frontend.write_text(shown.stdout)
-    out = json.loads(run(venv_python, "amp_state_dict.py", frontend, cwd=tmp_path,
-                         env={"APEXNPU_EXACT_RESUME": "1"}))
+    out = json.loads(
+        run(
+            venv_python,
+            "amp_state_dict.py",
+            frontend,
+            cwd=tmp_path,
+            env={"APEXNPU_EXACT_RESUME": "1"},
+        )
+    )
     assert out["amp_keys"] == ["loss_scaler0"]
     assert out["opt_keys"] == ["amp_master_params", "param_groups", "state"]
     assert out["masters_saved"] is True
@@ -310,6 +424,7 @@ def test_amp_state_dict_loads_in_nvidia_and_ascend_apex_and_theirs_here(venv_pyt
 
 
 # --- O2 for torch-native AMP code (apex.npu.amp_decorate) ------------------------------------
+
 
 @pytest.mark.parametrize("optimizer", ["torch_sgd", "npu_fused_sgd"])
 def test_amp_decorate_trains_as_amp_initialize_o2(venv_python, tmp_path, optimizer):
@@ -327,20 +442,29 @@ def test_amp_decorate_trains_as_amp_initialize_o2(venv_python, tmp_path, optimiz
     assert decorated["history"] == initialized["history"]
     # The forced overflows, and only they, are skipped; O2's scaler halves the scale (the
     # GradScaler's own backoff 0.25 and growth every 3 steps do not act).
-    assert [stepped for _, stepped in decorated["history"]] == \
-        [step not in (20, 35) for step in range(50)]
-    assert [scale for scale, _ in decorated["history"]] == \
-        [2.0 ** 16] * 20 + [2.0 ** 15] * 15 + [2.0 ** 14] * 15
-    assert decorated["dtypes"] == {"0.weight": "torch.float16", "0.bias": "torch.float16",
-                                   "1.weight": "torch.float32", "1.bias": "torch.float32",
-                                   "3.weight": "torch.float16", "3.bias": "torch.float16"}
+    assert [stepped for _, stepped in decorated["history"]] == [
+        step not in (20, 35) for step in range(50)
+    ]
+    assert [scale for scale, _ in decorated["history"]] == [2.0**16] * 20 + [2.0**15] * 15 + [
+        2.0**14
+    ] * 15
+    assert decorated["dtypes"] == {
+        "0.weight": "torch.float16",
+        "0.bias": "torch.float16",
+        "1.weight": "torch.float32",
+        "1.bias": "torch.float32",
+        "3.weight": "torch.float16",
+        "3.bias": "torch.float16",
+    }
 
 
 def test_amp_decorate_after_ddp_says_to_call_it_first(venv_python, tmp_path):
     message = run(venv_python, "decorate_after_ddp.py", cwd=tmp_path)
-    assert message.startswith("amp_decorate: the model is already wrapped in "
-                              "DistributedDataParallel; call amp_decorate on the bare model "
-                              "first"), message
+    assert message.startswith(
+        "amp_decorate: the model is already wrapped in "
+        "DistributedDataParallel; call amp_decorate on the bare model "
+        "first"
+    ), message
 
 
 # --- combine_ddp under the communication switches ------------------------------------------
@@ -349,36 +473,61 @@ def test_amp_decorate_after_ddp_says_to_call_it_first(venv_python, tmp_path):
 # fp16 model-gradient buffer), against the same run without switches. At O2 the sums are of
 # fp16 values, so the hierarchy's other order is held to fp16's rounding (atol 1e-3).
 
-COMBINE_CASES = [("combine_ddp_O1", 2, 1, "fp16"), ("combine_ddp_O2", 2, 1, "powersgd"),
-                 ("combine_ddp_O1", 4, 2, "hierarchical"), ("combine_ddp_O2", 4, 2, "hierarchical"),
-                 ("combine_ddp_O2", 4, 2, "powersgd")]
+COMBINE_CASES = [
+    ("combine_ddp_O1", 2, 1, "fp16"),
+    ("combine_ddp_O2", 2, 1, "powersgd"),
+    ("combine_ddp_O1", 4, 2, "hierarchical"),
+    ("combine_ddp_O2", 4, 2, "hierarchical"),
+    ("combine_ddp_O2", 4, 2, "powersgd"),
+]
 
 
 @pytest.mark.parametrize("parallel,world,per_node,switch", COMBINE_CASES)
-def test_combine_ddp_under_the_communication_switches(venv_python, tmp_path, parallel, world,
-                                                      per_node, switch):
+def test_combine_ddp_under_the_communication_switches(
+    venv_python, tmp_path, parallel, world, per_node, switch
+):
     from overlay_support import comm_runs
 
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     flat = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python)
     if switch == "fp16":
-        got = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python,
-                            APEXNPU_FP16_COMPRESSION="1")
+        got = comm_runs.run(
+            tmp_path,
+            parallel,
+            world,
+            per_node,
+            env,
+            python=venv_python,
+            APEXNPU_FP16_COMPRESSION="1",
+        )
         comm_runs.assert_close(got, flat, rtol=1e-3, atol=1e-4)
         assert comm_runs.max_difference(got, flat) > 0
     elif switch == "powersgd":
-        got = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python,
-                            APEXNPU_POWERSGD_COMPRESSION="1", APEXNPU_START_COMPRESS_ITER="3")
+        got = comm_runs.run(
+            tmp_path,
+            parallel,
+            world,
+            per_node,
+            env,
+            python=venv_python,
+            APEXNPU_POWERSGD_COMPRESSION="1",
+            APEXNPU_START_COMPRESS_ITER="3",
+        )
         assert comm_runs.max_difference(got, flat, range(3)) == 0
-        assert all(comm_runs.max_difference(got, flat, [s]) > 0
-                   for s in range(3, comm_runs.STEPS))
+        assert all(comm_runs.max_difference(got, flat, [s]) > 0 for s in range(3, comm_runs.STEPS))
         comm_runs.assert_close(got, flat, rtol=0, atol=5e-2)
     else:
-        got = comm_runs.run(tmp_path, parallel, world, per_node, env, python=venv_python,
-                            APEXNPU_HIERARCHICAL_ALLREDUCE="1")
-        tol = dict(rtol=1e-3, atol=1e-3) if parallel.endswith("O2") else dict(rtol=1e-5,
-                                                                              atol=1e-6)
+        got = comm_runs.run(
+            tmp_path,
+            parallel,
+            world,
+            per_node,
+            env,
+            python=venv_python,
+            APEXNPU_HIERARCHICAL_ALLREDUCE="1",
+        )
+        tol = dict(rtol=1e-3, atol=1e-3) if parallel.endswith("O2") else dict(rtol=1e-5, atol=1e-6)
         comm_runs.assert_close(got, flat, **tol)
         leaders = [r["internode_bytes"] > 0 for r in got]
         assert leaders == [r % per_node == 0 for r in range(world)]
@@ -387,10 +536,16 @@ def test_combine_ddp_under_the_communication_switches(venv_python, tmp_path, par
 
 # --- AIAK-Training's names (seed 004) ---------------------------------------------------------
 
+
 def test_seed_004_example_trains_as_written_with_aiak_variables(venv_python, tmp_path):
-    env = {"AIAK_FUSED_OPTIMIZER": "1", "AIAK_FP16_COMPRESSION": "1",
-           "AIAK_HIERARCHICAL_ALLREDUCE": "0", "AIAK_POWERSGD_COMPRESSION": "0",
-           "AIAK_MATRIX_APPROXIMATION_RANK": "1", "AIAK_START_COMPRESS_ITER": "1000"}
+    env = {
+        "AIAK_FUSED_OPTIMIZER": "1",
+        "AIAK_FP16_COMPRESSION": "1",
+        "AIAK_HIERARCHICAL_ALLREDUCE": "0",
+        "AIAK_POWERSGD_COMPRESSION": "0",
+        "AIAK_MATRIX_APPROXIMATION_RANK": "1",
+        "AIAK_START_COMPRESS_ITER": "1000",
+    }
     out = json.loads(run(venv_python, "aiak_seed004.py", cwd=tmp_path, env=env))
     first, last = out["losses"]  # random labels: the loss falls to about half (0.51 measured)
     assert last < 0.6 * first, out
@@ -404,13 +559,22 @@ def test_seed_004_example_trains_as_written_with_aiak_variables(venv_python, tmp
 
 
 def test_our_variables_win_over_aiak_ones_and_say_so(venv_python, tmp_path):
-    code = ("import apex, apex.npu.ddp.comm_settings as c; s = c.from_environment(); "
-            "print(s.fp16, s.rank, c.from_environment().rank)")
-    env = dict(bh.venv_env(), AIAK_FP16_COMPRESSION="1", AIAK_MATRIX_APPROXIMATION_RANK="4",
-               APEXNPU_MATRIX_APPROXIMATION_RANK="2")
-    proc = subprocess.run([venv_python, "-c", code], capture_output=True, text=True, env=env,
-                          cwd=str(tmp_path))
+    code = (
+        "import apex, apex.npu.ddp.comm_settings as c; s = c.from_environment(); "
+        "print(s.fp16, s.rank, c.from_environment().rank)"
+    )
+    env = dict(
+        bh.venv_env(),
+        AIAK_FP16_COMPRESSION="1",
+        AIAK_MATRIX_APPROXIMATION_RANK="4",
+        APEXNPU_MATRIX_APPROXIMATION_RANK="2",
+    )
+    proc = subprocess.run(
+        [venv_python, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path)
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "2", "2"]
-    said = [line for line in proc.stderr.splitlines() if "APEXNPU_MATRIX_APPROXIMATION_RANK" in line]
+    said = [
+        line for line in proc.stderr.splitlines() if "APEXNPU_MATRIX_APPROXIMATION_RANK" in line
+    ]
     assert len(said) == 1 and "AIAK_MATRIX_APPROXIMATION_RANK='4'" in said[0], proc.stderr

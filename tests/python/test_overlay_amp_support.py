@@ -1,5 +1,6 @@
 """The overlay's pieces of apex.amp that run without upstream Apex: option validation, unscaling
 with overflow detection, and combined gradients (combine_grad)."""
+
 import copy
 
 import pytest
@@ -30,35 +31,51 @@ def clean_status():
 
 # --- options -----------------------------------------------------------------------------------
 
+
 def test_defaults_are_those_of_the_manual():
     o = NpuAmpOptions("O1")
-    assert (o.combine_grad, o.combine_ddp, o.ddp_replica_count, o.user_cast_preferred,
-            o.check_combined_tensors) == (False, False, 4, False, False)
-    assert (o.dynamic_init_scale, o.scale_growth_factor, o.scale_backoff_factor, o.scale_window,
-            o.min_loss_scale, o.max_loss_scale) == (2.**16, 2., 0.5, 2000, None, 2.**24)
+    assert (
+        o.combine_grad,
+        o.combine_ddp,
+        o.ddp_replica_count,
+        o.user_cast_preferred,
+        o.check_combined_tensors,
+    ) == (False, False, 4, False, False)
+    assert (
+        o.dynamic_init_scale,
+        o.scale_growth_factor,
+        o.scale_backoff_factor,
+        o.scale_window,
+        o.min_loss_scale,
+        o.max_loss_scale,
+    ) == (2.0**16, 2.0, 0.5, 2000, None, 2.0**24)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(opt_level="O0", combine_grad=True), "combine_grad=True needs opt_level 'O1' or 'O2'"),
-    (dict(opt_level="O3", combine_grad=True), "got 'O3'"),
-    (dict(opt_level="O2", user_cast_preferred=True), "user_cast_preferred=True only applies"),
-    (dict(opt_level="O1", check_combined_tensors=True), "needs combine_grad=True"),
-    (dict(opt_level="O1", combine_ddp=True), "combine_ddp=True needs combine_grad=True"),
-    (dict(opt_level="O1", ddp_replica_count=0), "ddp_replica_count must be a positive int"),
-    (dict(opt_level="O1", ddp_replica_count=2.5), "ddp_replica_count"),
-    (dict(opt_level="O1", combine_grad="yes"), "combine_grad must be True, False or None"),
-    (dict(opt_level="O1", dynamic_init_scale=float("inf")), "dynamic_init_scale"),
-    (dict(opt_level="O1", scale_backoff_factor=1.5), "scale_backoff_factor must be in"),
-    (dict(opt_level="O1", scale_growth_factor=0.5), "scale_growth_factor must be >= 1"),
-    (dict(opt_level="O1", scale_window=0), "scale_window must be a positive int"),
-    (dict(opt_level="O1", min_loss_scale=8.0, max_loss_scale=4.0), "is above max_loss_scale"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(opt_level="O0", combine_grad=True), "combine_grad=True needs opt_level 'O1' or 'O2'"),
+        (dict(opt_level="O3", combine_grad=True), "got 'O3'"),
+        (dict(opt_level="O2", user_cast_preferred=True), "user_cast_preferred=True only applies"),
+        (dict(opt_level="O1", check_combined_tensors=True), "needs combine_grad=True"),
+        (dict(opt_level="O1", combine_ddp=True), "combine_ddp=True needs combine_grad=True"),
+        (dict(opt_level="O1", ddp_replica_count=0), "ddp_replica_count must be a positive int"),
+        (dict(opt_level="O1", ddp_replica_count=2.5), "ddp_replica_count"),
+        (dict(opt_level="O1", combine_grad="yes"), "combine_grad must be True, False or None"),
+        (dict(opt_level="O1", dynamic_init_scale=float("inf")), "dynamic_init_scale"),
+        (dict(opt_level="O1", scale_backoff_factor=1.5), "scale_backoff_factor must be in"),
+        (dict(opt_level="O1", scale_growth_factor=0.5), "scale_growth_factor must be >= 1"),
+        (dict(opt_level="O1", scale_window=0), "scale_window must be a positive int"),
+        (dict(opt_level="O1", min_loss_scale=8.0, max_loss_scale=4.0), "is above max_loss_scale"),
+    ],
+)
 def test_invalid_options_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         NpuAmpOptions(**kwargs)
 
 
 # --- unscaling ---------------------------------------------------------------------------------
+
 
 def test_unscale_tensors_into_masters_and_detects_non_finite():
     model = [torch.tensor([2.0, 4.0]).half(), torch.tensor([8.0])]
@@ -84,14 +101,16 @@ def test_unscale_flat_with_model_buffer_and_stash(kernel_path):
 
 # --- combined gradients ------------------------------------------------------------------------
 
+
 def make_model():
     return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
 
 
 def data(seed=0):
     g = torch.Generator().manual_seed(seed)
-    return [(torch.randn(8, 5, generator=g), torch.randint(0, 3, (8,), generator=g))
-            for _ in range(4)]
+    return [
+        (torch.randn(8, 5, generator=g), torch.randint(0, 3, (8,), generator=g)) for _ in range(4)
+    ]
 
 
 def scaled_training_step(model, opt, combined, x, y, accumulate=1):
@@ -173,8 +192,10 @@ def test_backward_regions_are_what_backward_wrote():
     # buffers; backward writes the fp16 buffer beside the first and the second whole.
     head = list(half.children())[-1].float()
     masters[-2:] = list(head.parameters())
-    mixed = CombinedGrads(torch.optim.SGD(masters, lr=0.1),
-                          {id(m): p for m, p in zip(masters[:-2], list(half.parameters())[:-2])})
+    mixed = CombinedGrads(
+        torch.optim.SGD(masters, lr=0.1),
+        {id(m): p for m, p in zip(masters[:-2], list(half.parameters())[:-2])},
+    )
     F.cross_entropy(head(half[:-1](x.half()).float()), y).backward()
     mixed.build()
     (fp16, fp16_entries), (own, own_entries) = mixed.regions()
@@ -182,7 +203,7 @@ def test_backward_regions_are_what_backward_wrote():
     assert [e[2] for e in fp16_entries] == list(half.parameters())[:-2]
     assert [e[2] for e in own_entries] == list(head.parameters())
     for offset, n, param, _ in own_entries:  # the head's gradients, in place in the buffer
-        assert torch.equal(own[offset:offset + n], param.grad.reshape(-1))
+        assert torch.equal(own[offset : offset + n], param.grad.reshape(-1))
     # Cut into slices of at least MIN_SLICE_ELEMENTS: these small buffers give one slice each,
     # the one whose parameters come last going out first.
     slices = ddp_overlap.cut(mixed.regions(), replica_count=4)
@@ -240,12 +261,15 @@ def test_unscale_tensors_when_the_stash_is_the_master_itself():
 
 # --- the master-to-model copy after a step --------------------------------------------------------
 
+
 def test_master_copy_writes_the_rounded_masters_as_data_copy_does():
     from apex.npu.amp.master_copy import MasterToModelCopy
 
     torch.manual_seed(0)
-    models = [nn.Parameter(torch.zeros(3, 4, dtype=torch.float16)),
-              nn.Parameter(torch.zeros(5, dtype=torch.float16))]
+    models = [
+        nn.Parameter(torch.zeros(3, 4, dtype=torch.float16)),
+        nn.Parameter(torch.zeros(5, dtype=torch.float16)),
+    ]
     masters = [torch.randn(3, 4) * 100, torch.randn(5)]
     versions = [p._version for p in models]
     copy_to_models = MasterToModelCopy()
@@ -271,8 +295,9 @@ def test_master_copy_copies_pair_by_pair_where_the_backend_has_no_foreach_copy(m
     from apex.npu.amp import master_copy
 
     def refuse(*args):
-        raise NotImplementedError("Could not run 'aten::_foreach_copy_' with arguments from the "
-                                  "'PrivateUse1' backend")
+        raise NotImplementedError(
+            "Could not run 'aten::_foreach_copy_' with arguments from the 'PrivateUse1' backend"
+        )
 
     monkeypatch.setattr(torch, "_foreach_copy_", refuse, raising=False)
     monkeypatch.setattr(master_copy, "_foreach_copy_works", [True])

@@ -12,6 +12,7 @@ throughout, the fused optimizer differing from the per-parameter one only in rou
 The loss is scaled by 20 so that the global gradient norm exceeds 1 and BertAdam's division
 runs. Both step paths run, as in test_overlay_optimizers.
 """
+
 import copy
 import io
 
@@ -31,8 +32,11 @@ RTOL, ATOL = 1e-5, 1e-6
 LOSS_FACTOR = 20.0
 
 CASES = {
-    "bert_adam": (NpuFusedBertAdam, ref.BertAdamReference,
-                  dict(lr=1e-2, warmup=0.1, t_total=40, max_grad_norm=1.0)),
+    "bert_adam": (
+        NpuFusedBertAdam,
+        ref.BertAdamReference,
+        dict(lr=1e-2, warmup=0.1, t_total=40, max_grad_norm=1.0),
+    ),
     "bert_adam_two_groups": (NpuFusedBertAdam, ref.BertAdamReference, "two_groups"),
     "lamb": (Lamb, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
 }
@@ -41,22 +45,28 @@ MOMENTS = ("exp_avg", "exp_avg_sq")
 
 def make_model():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(6, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(),
-                         nn.Linear(16, 4))
+    return nn.Sequential(
+        nn.Linear(6, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 4)
+    )
 
 
 def make(cls, kwargs, model):
     if kwargs == "two_groups":  # the decay-free group clips nothing, the other divides
         params = list(model.parameters())
-        return cls([dict(params=params[:2], max_grad_norm=-1, weight_decay=0.0),
-                    dict(params=params[2:])], lr=1e-2, max_grad_norm=1.0)
+        return cls(
+            [dict(params=params[:2], max_grad_norm=-1, weight_decay=0.0), dict(params=params[2:])],
+            lr=1e-2,
+            max_grad_norm=1.0,
+        )
     return cls(model.parameters(), **kwargs)
 
 
 def data():
     g = torch.Generator().manual_seed(1)
-    return [(torch.randn(16, 6, generator=g), torch.randint(0, 4, (16,), generator=g))
-            for _ in range(20)]
+    return [
+        (torch.randn(16, 6, generator=g), torch.randint(0, 4, (16,), generator=g))
+        for _ in range(20)
+    ]
 
 
 def train(model, opt, first, steps):
@@ -156,8 +166,12 @@ def test_lamb_keeps_the_norms_and_trust_ratio_of_its_last_step(kernel_path):
     train(b, theirs, 0, 5)
     for p, q in zip(a.parameters(), b.parameters()):
         for name in ("weight_norm", "adam_norm", "trust_ratio"):
-            torch.testing.assert_close(ours.state[p][name].float().reshape(()),
-                                       theirs.state[q][name].float(), rtol=1e-5, atol=0)
+            torch.testing.assert_close(
+                ours.state[p][name].float().reshape(()),
+                theirs.state[q][name].float(),
+                rtol=1e-5,
+                atol=0,
+            )
     # NpuFusedLamb, as Ascend's, keeps only the moments and the step.
     c = make_model()
     fused = NpuFusedLamb(c.parameters(), lr=1e-2)

@@ -13,6 +13,7 @@ master, src/apex/contrib/combine_tensors/combine_tensors.py), whose behaviour is
 
 Each case runs in a fresh interpreter with the emulator's torch_npu (format casts are
 process-wide state of the tensors)."""
+
 import overlay_support
 
 
@@ -81,5 +82,18 @@ def test_slots_follow_the_storage_size_of_private_formats():
     """)
     # ND: 600 elements; NZ pads 20x30 to 32x32 = 1024; NC1HWC0 pads 3 channels to 16: 2*16*4*4.
     # Slots: ceil(s/16)*16 + 32, placed one after the other.
-    assert out == ["600", "1024", "512", "640", "1056", "544", "2240", "0", "640", "1696",
-                   "True", "True", "True"]
+    assert out == [
+        "600",
+        "1024",
+        "512",
+        "640",
+        "1056",
+        "544",
+        "2240",
+        "0",
+        "640",
+        "1696",
+        "True",
+        "True",
+        "True",
+    ]

@@ -1,5 +1,6 @@
 """combine_ddp on the emulated NPU: two real ranks (processes joined by gloo) average their
 combined gradients and train like one process on the whole batch."""
+
 import os
 import subprocess
 import sys
@@ -28,10 +29,16 @@ def run_ranks(scenario, tmp_path, **env_vars):
     outs = [tmp_path / f"rank{r}.pt" for r in range(WORLD)]
     env = dict(overlay_support.overlay_env(), **env_vars)
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # ranks on this machine; its name may not resolve
-    procs = [subprocess.Popen([sys.executable, WORKER, scenario, str(r), str(WORLD), str(init),
-                               str(outs[r])], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for r in range(WORLD)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, WORKER, scenario, str(r), str(WORLD), str(init), str(outs[r])],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for r in range(WORLD)
+    ]
     logs = [p.communicate(timeout=300)[0] for p in procs]
     for p, log in zip(procs, logs):
         assert p.returncode == 0, log

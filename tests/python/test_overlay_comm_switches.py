@@ -15,6 +15,7 @@ What must hold, every step of 8: the ranks hold the same parameters bit for bit,
 The inter-node bytes are counted in the groups (ring model, see apex.npu.ddp.counted_group) and
 must be the ring's exactly.
 """
+
 import os
 
 import pytest
@@ -48,16 +49,23 @@ def test_fp16_compression(tmp_path, flat, world, per_node):
     # Flat ring over the world: a rank whose successor is on another node sends 2(k-1)/k of the
     # fp16 buffer across each step.
     per_step = comm_runs.PARAMS * 2 * 2 * (world - 1) // world
-    crossing = [(r + 1) % world // per_node != r // per_node
-                for r in range(world)]
-    assert [r["internode_bytes"] for r in got] == \
-        [comm_runs.STEPS * per_step if c else 0 for c in crossing]
+    crossing = [(r + 1) % world // per_node != r // per_node for r in range(world)]
+    assert [r["internode_bytes"] for r in got] == [
+        comm_runs.STEPS * per_step if c else 0 for c in crossing
+    ]
 
 
 @pytest.mark.parametrize("world,per_node", LAYOUTS)
 def test_powersgd_starts_at_its_iteration(tmp_path, flat, world, per_node):
-    got = comm_runs.run(tmp_path, "ddp", world, per_node, env(),
-                        APEXNPU_POWERSGD_COMPRESSION="1", APEXNPU_START_COMPRESS_ITER="3")
+    got = comm_runs.run(
+        tmp_path,
+        "ddp",
+        world,
+        per_node,
+        env(),
+        APEXNPU_POWERSGD_COMPRESSION="1",
+        APEXNPU_START_COMPRESS_ITER="3",
+    )
     comm_runs.assert_ranks_identical(got)
     want = flat[world, per_node]
     assert comm_runs.max_difference(got, want, range(3)) == 0
@@ -67,20 +75,29 @@ def test_powersgd_starts_at_its_iteration(tmp_path, flat, world, per_node):
 
 @pytest.mark.parametrize("world,per_node", LAYOUTS)
 def test_hierarchical_allreduce(tmp_path, flat, world, per_node):
-    got = comm_runs.run(tmp_path, "ddp", world, per_node, env(),
-                        APEXNPU_HIERARCHICAL_ALLREDUCE="1")
+    got = comm_runs.run(tmp_path, "ddp", world, per_node, env(), APEXNPU_HIERARCHICAL_ALLREDUCE="1")
     comm_runs.assert_ranks_identical(got)
     comm_runs.assert_close(got, flat[world, per_node], rtol=1e-5, atol=1e-6)
     # Only the node leaders send across: a ring of the two leaders moves the whole fp32 buffer.
     leaders = [r % per_node == 0 for r in range(world)]
-    assert [r["internode_bytes"] for r in got] == \
-        [comm_runs.STEPS * comm_runs.PARAMS * 4 if lead else 0 for lead in leaders]
+    assert [r["internode_bytes"] for r in got] == [
+        comm_runs.STEPS * comm_runs.PARAMS * 4 if lead else 0 for lead in leaders
+    ]
 
 
 def test_all_three_together_on_two_nodes_of_two(tmp_path, flat):
-    got = comm_runs.run(tmp_path, "ddp", 4, 2, env(), APEXNPU_FP16_COMPRESSION="1",
-                        APEXNPU_POWERSGD_COMPRESSION="1", APEXNPU_START_COMPRESS_ITER="3",
-                        APEXNPU_MATRIX_APPROXIMATION_RANK="2", APEXNPU_HIERARCHICAL_ALLREDUCE="1")
+    got = comm_runs.run(
+        tmp_path,
+        "ddp",
+        4,
+        2,
+        env(),
+        APEXNPU_FP16_COMPRESSION="1",
+        APEXNPU_POWERSGD_COMPRESSION="1",
+        APEXNPU_START_COMPRESS_ITER="3",
+        APEXNPU_MATRIX_APPROXIMATION_RANK="2",
+        APEXNPU_HIERARCHICAL_ALLREDUCE="1",
+    )
     comm_runs.assert_ranks_identical(got)
     # Before PowerSGD starts: fp16 over the hierarchy; then rank-2 PowerSGD in fp16.
     comm_runs.assert_close(got, flat[4, 2], rtol=0, atol=5e-2)
@@ -111,5 +128,6 @@ def test_bad_values_are_refused():
     """
     out = overlay_support.run_with_emulator(code)
     assert out[:4] == ["True"] * 4, out
-    assert " ".join(out[4:]) == ("CommSettings(fp16=False, powersgd=False, rank=1, "
-                                 "start_iter=1000, hierarchical=False)")
+    assert " ".join(out[4:]) == (
+        "CommSettings(fp16=False, powersgd=False, rank=1, start_iter=1000, hierarchical=False)"
+    )

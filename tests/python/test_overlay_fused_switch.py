@@ -8,6 +8,7 @@ combined buffers), and its state_dict must load into torch's own class (switch o
 further 10 steps match NpuFusedX's further 10 within 1e-5 relative (atol 1e-6): the parity
 tolerance of test_overlay_optimizers.
 """
+
 import subprocess
 import sys
 import textwrap
@@ -66,8 +67,13 @@ def run(tmp_path, name, optimizer_from, switch, resume="-", tag=""):
     out = tmp_path / f"{name}-{optimizer_from}-{switch}{tag}.pt"
     env = overlay_support.overlay_env()
     env["APEXNPU_FUSED_OPTIMIZER"] = switch
-    proc = subprocess.run([sys.executable, str(script), name, optimizer_from, str(out),
-                           str(resume)], env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(script), name, optimizer_from, str(out), str(resume)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return torch.load(out), proc.stderr
 
@@ -80,8 +86,10 @@ def test_torch_optim_is_the_fused_optimizer_under_the_switch(tmp_path, name):
     assert switched["class"] == f"apex.optimizers.npu_fused_{name.lower()}.NpuFused{name}"
     assert plain["class"] == f"torch.optim.{name.lower()}.{name}"
     lines = [line for line in notice.splitlines() if "APEXNPU_FUSED_OPTIMIZER" in line]
-    assert lines == [f"apex: APEXNPU_FUSED_OPTIMIZER=1: torch.optim.{name} is "
-                     f"apex.optimizers.npu_fused_{name.lower()}.NpuFused{name}"], notice
+    assert lines == [
+        f"apex: APEXNPU_FUSED_OPTIMIZER=1: torch.optim.{name} is "
+        f"apex.optimizers.npu_fused_{name.lower()}.NpuFused{name}"
+    ], notice
     assert "APEXNPU_FUSED_OPTIMIZER" not in quiet
     for key, value in switched["model"].items():
         assert torch.equal(value, fused["model"][key]), key
@@ -89,8 +97,9 @@ def test_torch_optim_is_the_fused_optimizer_under_the_switch(tmp_path, name):
     for index, state in switched["optimizer"]["state"].items():
         assert state.keys() == plain["optimizer"]["state"][index].keys(), name
         for key, value in state.items():
-            assert torch.equal(torch.as_tensor(value), torch.as_tensor(
-                fused["optimizer"]["state"][index][key])), key
+            assert torch.equal(
+                torch.as_tensor(value), torch.as_tensor(fused["optimizer"]["state"][index][key])
+            ), key
 
 
 @pytest.mark.parametrize("name", NAMES)

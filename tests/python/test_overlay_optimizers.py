@@ -14,6 +14,8 @@ rounded, as torch's clip_grad_norm_ does, where the reference scales fp32 ones, 
 may then round to the neighbouring bfloat16 value. A checkpoint (fp32 state) resumes bit for
 bit. On a 910 a bfloat16 parameter is refused, naming the chip.
 """
+
+# ruff: noqa: E402  (imports placed after setup code)
 import copy
 import io
 import json
@@ -34,60 +36,121 @@ RUNTIME_DIR = use_overlay(runtime=True)
 import apex.npu  # noqa: E402,F401
 from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
 from apex.optimizers import npu_fused  # noqa: E402
-from apex.optimizers.npu_fused import (  # noqa: E402
-    LAMB, Lamb, NpuFusedAdadelta, NpuFusedAdam, NpuFusedAdamP, NpuFusedAdamW, NpuFusedBertAdam,
-    NpuFusedLamb, NpuFusedRMSprop, NpuFusedRMSpropTF, NpuFusedSGD)
+from apex.optimizers.npu_fused import (
+    LAMB,
+    Lamb,
+    NpuFusedAdadelta,
+    NpuFusedAdam,
+    NpuFusedAdamP,
+    NpuFusedAdamW,
+    NpuFusedBertAdam,
+    NpuFusedLamb,
+    NpuFusedRMSprop,
+    NpuFusedRMSpropTF,
+    NpuFusedSGD,
+)
 
 RTOL, ATOL = 1e-5, 1e-6
 STEPS = 50
 
 CASES = {
     "sgd": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05)),
-    "sgd_momentum": (NpuFusedSGD, torch.optim.SGD,
-                     dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=1e-3)),
-    "sgd_nesterov": (NpuFusedSGD, torch.optim.SGD,
-                     dict(lr=0.05, momentum=0.9, weight_decay=1e-3, nesterov=True)),
+    "sgd_momentum": (
+        NpuFusedSGD,
+        torch.optim.SGD,
+        dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=1e-3),
+    ),
+    "sgd_nesterov": (
+        NpuFusedSGD,
+        torch.optim.SGD,
+        dict(lr=0.05, momentum=0.9, weight_decay=1e-3, nesterov=True),
+    ),
     "adam": (NpuFusedAdam, torch.optim.Adam, dict(lr=1e-2)),
-    "adam_wd_amsgrad": (NpuFusedAdam, torch.optim.Adam,
-                        dict(lr=1e-2, weight_decay=1e-2, amsgrad=True)),
+    "adam_wd_amsgrad": (
+        NpuFusedAdam,
+        torch.optim.Adam,
+        dict(lr=1e-2, weight_decay=1e-2, amsgrad=True),
+    ),
     "adamw": (NpuFusedAdamW, torch.optim.AdamW, dict(lr=1e-2)),
-    "adamw_amsgrad": (NpuFusedAdamW, torch.optim.AdamW,
-                      dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),
+    "adamw_amsgrad": (
+        NpuFusedAdamW,
+        torch.optim.AdamW,
+        dict(lr=1e-2, weight_decay=0.1, amsgrad=True),
+    ),
     "adadelta": (NpuFusedAdadelta, torch.optim.Adadelta, dict(lr=1.0, weight_decay=1e-2)),
     "rmsprop": (NpuFusedRMSprop, torch.optim.RMSprop, dict(lr=1e-3)),
-    "rmsprop_momentum_centered": (NpuFusedRMSprop, torch.optim.RMSprop,
-                                  dict(lr=1e-3, momentum=0.9, centered=True, weight_decay=1e-3)),
+    "rmsprop_momentum_centered": (
+        NpuFusedRMSprop,
+        torch.optim.RMSprop,
+        dict(lr=1e-3, momentum=0.9, centered=True, weight_decay=1e-3),
+    ),
     "adamp": (NpuFusedAdamP, ref.AdamPReference, dict(lr=1e-2, weight_decay=1e-2)),
-    "adamp_nesterov": (NpuFusedAdamP, ref.AdamPReference,
-                       dict(lr=1e-2, weight_decay=1e-2, nesterov=True, delta=0.2)),
+    "adamp_nesterov": (
+        NpuFusedAdamP,
+        ref.AdamPReference,
+        dict(lr=1e-2, weight_decay=1e-2, nesterov=True, delta=0.2),
+    ),
     "bert_adam": (NpuFusedBertAdam, ref.BertAdamReference, dict(lr=1e-2)),
-    "bert_adam_schedule_clip": (NpuFusedBertAdam, ref.BertAdamReference,
-                                dict(lr=1e-2, warmup=0.1, t_total=60, max_grad_norm=0.5)),
-    "bert_adam_cosine": (NpuFusedBertAdam, ref.BertAdamReference,
-                         dict(lr=1e-2, warmup=0.2, t_total=50, schedule="warmup_cosine")),
-    "bert_adam_linear_no_warmup": (NpuFusedBertAdam, ref.BertAdamReference,
-                                   dict(lr=1e-2, t_total=80, weight_decay=0.0)),
-    "bert_adam_poly": (NpuFusedBertAdam, ref.BertAdamReference,
-                       dict(lr=1e-2, warmup=0.1, t_total=60, schedule="warmup_poly")),
+    "bert_adam_schedule_clip": (
+        NpuFusedBertAdam,
+        ref.BertAdamReference,
+        dict(lr=1e-2, warmup=0.1, t_total=60, max_grad_norm=0.5),
+    ),
+    "bert_adam_cosine": (
+        NpuFusedBertAdam,
+        ref.BertAdamReference,
+        dict(lr=1e-2, warmup=0.2, t_total=50, schedule="warmup_cosine"),
+    ),
+    "bert_adam_linear_no_warmup": (
+        NpuFusedBertAdam,
+        ref.BertAdamReference,
+        dict(lr=1e-2, t_total=80, weight_decay=0.0),
+    ),
+    "bert_adam_poly": (
+        NpuFusedBertAdam,
+        ref.BertAdamReference,
+        dict(lr=1e-2, warmup=0.1, t_total=60, schedule="warmup_poly"),
+    ),
     "lamb": (Lamb, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
     "lamb_adam": (Lamb, ref.LambReference, dict(lr=1e-3, adam=True)),
     "npu_fused_lamb": (NpuFusedLamb, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
-    "npu_fused_lamb_global_norm": (NpuFusedLamb, ref.LambReference,
-                                   dict(lr=1e-2, use_global_grad_norm=True)),
+    "npu_fused_lamb_global_norm": (
+        NpuFusedLamb,
+        ref.LambReference,
+        dict(lr=1e-2, use_global_grad_norm=True),
+    ),
     # AIAK-Training's LAMB: its defaults clip the global gradient norm to 1, with eps 1e-8.
     "lamb_aiak_defaults": (LAMB, ref.LambReference, dict(lr=1e-2, weight_decay=1e-2)),
-    "lamb_aiak_l2_no_averaging": (LAMB, ref.LambReference,
-                                  dict(lr=1e-3, weight_decay=1e-2, adam_w_mode=False,
-                                       grad_averaging=False, max_grad_norm=0.5)),
-    "lamb_aiak_as_lamb": (LAMB, ref.LambReference,
-                          dict(lr=1e-2, weight_decay=1e-2, eps=1e-6, max_grad_norm=0.0,
-                               set_grad_none=False)),
+    "lamb_aiak_l2_no_averaging": (
+        LAMB,
+        ref.LambReference,
+        dict(
+            lr=1e-3, weight_decay=1e-2, adam_w_mode=False, grad_averaging=False, max_grad_norm=0.5
+        ),
+    ),
+    "lamb_aiak_as_lamb": (
+        LAMB,
+        ref.LambReference,
+        dict(lr=1e-2, weight_decay=1e-2, eps=1e-6, max_grad_norm=0.0, set_grad_none=False),
+    ),
     "rmsprop_tf": (NpuFusedRMSpropTF, ref.RMSpropTFReference, dict(lr=1e-3)),
-    "rmsprop_tf_momentum": (NpuFusedRMSpropTF, ref.RMSpropTFReference,
-                            dict(lr=1e-3, momentum=0.9, weight_decay=1e-2)),
-    "rmsprop_tf_centered_decoupled": (NpuFusedRMSpropTF, ref.RMSpropTFReference,
-                                      dict(lr=1e-3, momentum=0.9, centered=True, weight_decay=1e-2,
-                                           decoupled_decay=True, lr_in_momentum=False)),
+    "rmsprop_tf_momentum": (
+        NpuFusedRMSpropTF,
+        ref.RMSpropTFReference,
+        dict(lr=1e-3, momentum=0.9, weight_decay=1e-2),
+    ),
+    "rmsprop_tf_centered_decoupled": (
+        NpuFusedRMSpropTF,
+        ref.RMSpropTFReference,
+        dict(
+            lr=1e-3,
+            momentum=0.9,
+            centered=True,
+            weight_decay=1e-2,
+            decoupled_decay=True,
+            lr_in_momentum=False,
+        ),
+    ),
 }
 
 
@@ -101,16 +164,25 @@ def reference_kwargs(kwargs, ref_cls=None):
 
 
 def make_mlp():
-    return nn.Sequential(nn.Linear(6, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(),
-                         nn.Linear(16, 4))
+    return nn.Sequential(
+        nn.Linear(6, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 4)
+    )
 
 
 def make_cnn():
     # Convolutions before batchnorm have no bias: its gradient is zero in exact arithmetic, and
     # adaptive optimizers would amplify the rounding noise left in it.
-    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
-                         nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
-                         nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(32, 4))
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1, bias=False),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.Conv2d(8, 8, 3, padding=1, bias=False),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32, 4),
+    )
 
 
 MODELS = {"mlp": (make_mlp, (6,)), "cnn": (make_cnn, (3, 8, 8))}
@@ -118,8 +190,10 @@ MODELS = {"mlp": (make_mlp, (6,)), "cnn": (make_cnn, (3, 8, 8))}
 
 def batches(shape, seed=1):
     g = torch.Generator().manual_seed(seed)
-    return [(torch.randn(16, *shape, generator=g), torch.randint(0, 4, (16,), generator=g))
-            for _ in range(5)]
+    return [
+        (torch.randn(16, *shape, generator=g), torch.randint(0, 4, (16,), generator=g))
+        for _ in range(5)
+    ]
 
 
 def train(model, opt, data, steps, first=0):
@@ -133,7 +207,9 @@ def train(model, opt, data, steps, first=0):
 
 def assert_params_close(a, b):
     for (name, p), q in zip(a.named_parameters(), b.parameters()):
-        torch.testing.assert_close(p.detach(), q.detach(), rtol=RTOL, atol=ATOL, msg=lambda m: f"{name}: {m}")
+        torch.testing.assert_close(
+            p.detach(), q.detach(), rtol=RTOL, atol=ATOL, msg=lambda m: f"{name}: {m}"
+        )
 
 
 def test_the_cases_cover_every_kind_of_the_runtime_registry():
@@ -174,8 +250,11 @@ def test_every_param_group_is_fused_with_its_own_hyperparameters(kernel_path):
         convs = [p for n, p in m.named_parameters() if n.startswith(("0.", "3."))]
         norms = [p for n, p in m.named_parameters() if n.startswith(("1.", "4."))]
         head = list(m[8].parameters())
-        return [{"params": convs}, {"params": norms, "lr": 3e-3, "weight_decay": 0.0},
-                {"params": head, "betas": (0.8, 0.99)}]
+        return [
+            {"params": convs},
+            {"params": norms, "lr": 3e-3, "weight_decay": 0.0},
+            {"params": head, "betas": (0.8, 0.99)},
+        ]
 
     fused = NpuFusedAdamW(groups(model), lr=1e-2, weight_decay=0.05)
     reference = torch.optim.AdamW(groups(twin), lr=1e-2, weight_decay=0.05)
@@ -226,15 +305,21 @@ def test_fp16_parameters_without_amp_match_torch_on_the_emulated_npu(kernel_path
 
 
 @pytest.mark.parametrize("direction", ["torch_to_fused", "fused_to_torch"])
-@pytest.mark.parametrize("pair", [(NpuFusedAdam, torch.optim.Adam, dict(lr=1e-2, amsgrad=True)),
-                                  (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9)),
-                                  (NpuFusedRMSprop, torch.optim.RMSprop,
-                                   dict(lr=1e-3, momentum=0.5, centered=True)),
-                                  (NpuFusedAdadelta, torch.optim.Adadelta, dict())],
-                         ids=["adam", "sgd", "rmsprop", "adadelta"])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        (NpuFusedAdam, torch.optim.Adam, dict(lr=1e-2, amsgrad=True)),
+        (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9)),
+        (NpuFusedRMSprop, torch.optim.RMSprop, dict(lr=1e-3, momentum=0.5, centered=True)),
+        (NpuFusedAdadelta, torch.optim.Adadelta, dict()),
+    ],
+    ids=["adam", "sgd", "rmsprop", "adadelta"],
+)
 def test_checkpoint_moves_between_torch_and_fused(pair, direction, kernel_path):
     fused_cls, torch_cls, kwargs = pair
-    first_cls, second_cls = (torch_cls, fused_cls) if direction == "torch_to_fused" else (fused_cls, torch_cls)
+    first_cls, second_cls = (
+        (torch_cls, fused_cls) if direction == "torch_to_fused" else (fused_cls, torch_cls)
+    )
     torch.manual_seed(0)
     model = make_cnn()
     straight = copy.deepcopy(model)
@@ -362,13 +447,16 @@ def test_clip_optimizer_grad_norm_fused_equals_clip_grad_norm(norm_type, kernel_
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.float64])
-@pytest.mark.parametrize("cls", [getattr(npu_fused, n) for n in npu_fused.__all__],
-                         ids=npu_fused.__all__)
+@pytest.mark.parametrize(
+    "cls", [getattr(npu_fused, n) for n in npu_fused.__all__], ids=npu_fused.__all__
+)
 def test_unsupported_parameter_dtype_is_a_clear_type_error(cls, dtype):
     good = nn.Parameter(torch.zeros(3))
     bad = torch.zeros(3, dtype=dtype)
     kwargs = {"lr": 0.1} if cls in (NpuFusedSGD, NpuFusedBertAdam) else {}
-    with pytest.raises(TypeError, match=r"parameter 1 of group 0 has dtype torch\.%s" % str(dtype).split(".")[1]):
+    with pytest.raises(
+        TypeError, match=r"parameter 1 of group 0 has dtype torch\.%s" % str(dtype).split(".")[1]
+    ):
         cls([good, bad], **kwargs)
 
 
@@ -376,41 +464,87 @@ def test_signatures_and_defaults_are_those_of_the_manual():
     import inspect
 
     def defaults(cls):
-        return {k: v.default for k, v in inspect.signature(cls.__init__).parameters.items()
-                if k not in ("self", "params")}
+        return {
+            k: v.default
+            for k, v in inspect.signature(cls.__init__).parameters.items()
+            if k not in ("self", "params")
+        }
 
     from torch.optim.optimizer import required
-    assert defaults(NpuFusedSGD) == dict(lr=required, momentum=0.0, dampening=0.0,
-                                         weight_decay=0.0, nesterov=False)
-    assert defaults(NpuFusedAdam) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                                          weight_decay=0, amsgrad=False)
-    assert defaults(NpuFusedAdamW) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                                           weight_decay=1e-2, amsgrad=False)
-    assert defaults(NpuFusedAdamP) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                                           delta=0.1, wd_ratio=0.1, nesterov=False)
-    assert defaults(NpuFusedBertAdam) == dict(lr=required, warmup=-1, t_total=-1,
-                                              schedule="warmup_linear", b1=0.9, b2=0.99, e=1e-6,
-                                              weight_decay=0.01, max_grad_norm=-1)
+
+    assert defaults(NpuFusedSGD) == dict(
+        lr=required, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False
+    )
+    assert defaults(NpuFusedAdam) == dict(
+        lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False
+    )
+    assert defaults(NpuFusedAdamW) == dict(
+        lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False
+    )
+    assert defaults(NpuFusedAdamP) == dict(
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        delta=0.1,
+        wd_ratio=0.1,
+        nesterov=False,
+    )
+    assert defaults(NpuFusedBertAdam) == dict(
+        lr=required,
+        warmup=-1,
+        t_total=-1,
+        schedule="warmup_linear",
+        b1=0.9,
+        b2=0.99,
+        e=1e-6,
+        weight_decay=0.01,
+        max_grad_norm=-1,
+    )
     assert defaults(NpuFusedAdadelta) == dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0)
-    assert defaults(Lamb) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
-                                  adam=False)
-    assert defaults(LAMB) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                                  adam_w_mode=True, grad_averaging=True, set_grad_none=True,
-                                  max_grad_norm=1.0, adam=False)
-    assert defaults(NpuFusedLamb) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
-                                          adam=False, use_global_grad_norm=False)
-    assert defaults(NpuFusedRMSprop) == dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0,
-                                             momentum=0, centered=False)
-    assert defaults(NpuFusedRMSpropTF) == dict(lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0,
-                                               momentum=0.0, centered=False,
-                                               decoupled_decay=False, lr_in_momentum=True)
+    assert defaults(Lamb) == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0, adam=False)
+    assert defaults(LAMB) == dict(
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        adam_w_mode=True,
+        grad_averaging=True,
+        set_grad_none=True,
+        max_grad_norm=1.0,
+        adam=False,
+    )
+    assert defaults(NpuFusedLamb) == dict(
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+        weight_decay=0,
+        adam=False,
+        use_global_grad_norm=False,
+    )
+    assert defaults(NpuFusedRMSprop) == dict(
+        lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False
+    )
+    assert defaults(NpuFusedRMSpropTF) == dict(
+        lr=1e-2,
+        alpha=0.9,
+        eps=1e-10,
+        weight_decay=0,
+        momentum=0.0,
+        centered=False,
+        decoupled_decay=False,
+        lr_in_momentum=True,
+    )
     for name in npu_fused.__all__:
         assert issubclass(getattr(npu_fused, name), torch.optim.Optimizer)
 
 
 def test_lamb_set_grad_none_is_zero_grads_default():
-    for cls, kwargs, cleared in ((LAMB, {}, True), (LAMB, dict(set_grad_none=False), False),
-                                 (Lamb, {}, False)):
+    for cls, kwargs, cleared in (
+        (LAMB, {}, True),
+        (LAMB, dict(set_grad_none=False), False),
+        (Lamb, {}, False),
+    ):
         model = make_mlp()
         opt = cls(model.parameters(), **kwargs)
         F.cross_entropy(model(torch.randn(4, 6)), torch.tensor([0, 1, 2, 3])).backward()
@@ -436,18 +570,30 @@ def test_bad_hyperparameters_are_value_errors():
         NpuFusedRMSprop(p, lr=-1.0)
     with pytest.raises(ValueError, match="APEXNPU_OPTIM_PATH"):
         import os
+
         os.environ["APEXNPU_OPTIM_PATH"] = "gpu"
         try:
             from apex.optimizers import step_path as sp
+
             sp.requested_path()
         finally:
             del os.environ["APEXNPU_OPTIM_PATH"]
 
 
 # Every class once (the reference's keyword arguments as reference_kwargs gives them).
-BF16_CASES = ["sgd_momentum", "adam_wd_amsgrad", "adamw", "adadelta", "rmsprop_momentum_centered",
-              "adamp", "bert_adam_schedule_clip", "lamb", "npu_fused_lamb", "lamb_aiak_defaults",
-              "rmsprop_tf_momentum"]
+BF16_CASES = [
+    "sgd_momentum",
+    "adam_wd_amsgrad",
+    "adamw",
+    "adadelta",
+    "rmsprop_momentum_centered",
+    "adamp",
+    "bert_adam_schedule_clip",
+    "lamb",
+    "npu_fused_lamb",
+    "lamb_aiak_defaults",
+    "rmsprop_tf_momentum",
+]
 
 BF16_CHILD = """
 import io, json, sys
@@ -513,12 +659,15 @@ def test_bf16_parameters_step_in_fp32_on_a_910b(monkeypatch):
     cases = []
     for case in BF16_CASES:
         fused_cls, ref_cls, kwargs = CASES[case]
-        ref_name = ("torch." if ref_cls.__module__.startswith("torch") else "ref.") + \
-            ref_cls.__name__
-        ref_kwargs = dict(dict(eps=1e-8, max_grad_norm=1.0), **kwargs) if fused_cls is LAMB \
-            else kwargs  # LAMB's defaults, said
-        cases.append([case, fused_cls.__name__, ref_name, kwargs,
-                      reference_kwargs(ref_kwargs, ref_cls)])
+        ref_name = (
+            "torch." if ref_cls.__module__.startswith("torch") else "ref."
+        ) + ref_cls.__name__
+        ref_kwargs = (
+            dict(dict(eps=1e-8, max_grad_norm=1.0), **kwargs) if fused_cls is LAMB else kwargs
+        )  # LAMB's defaults, said
+        cases.append(
+            [case, fused_cls.__name__, ref_name, kwargs, reference_kwargs(ref_kwargs, ref_cls)]
+        )
     assert {c[1] for c in cases} == set(npu_fused.__all__)  # every class
     monkeypatch.setenv("APEXNPU_SOC_VERSION", "Ascend910B1")
     monkeypatch.delenv("APEXNPU_OPTIM_PATH", raising=False)
@@ -543,6 +692,8 @@ def test_bf16_parameters_are_refused_on_a_910_naming_it(monkeypatch):
         except TypeError as e:
             print(str(e).replace(" ", "_"))
         """)
-    assert out == ["NpuFusedAdamW:_parameter_1_of_group_0_has_dtype_torch.bfloat16,_which_"
-                   "Ascend910A_does_not_compute_(bfloat16_needs_an_Ascend_910B_or_later);_fused_"
-                   "optimizers_support_torch.float32_and_torch.float16_parameters_there"]
+    assert out == [
+        "NpuFusedAdamW:_parameter_1_of_group_0_has_dtype_torch.bfloat16,_which_"
+        "Ascend910A_does_not_compute_(bfloat16_needs_an_Ascend_910B_or_later);_fused_"
+        "optimizers_support_torch.float32_and_torch.float16_parameters_there"
+    ]

@@ -3,6 +3,7 @@
 Uses the real interpreters found on PATH or under pyenv; ``ast.parse(feature_version=...)``
 checks the grammar of those that are missing.
 """
+
 import ast
 import glob
 import os
@@ -26,8 +27,10 @@ def runs(exe):
 
 def find_interpreter(version):
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    candidates = [os.path.join(d, "bin", "python3")
-                  for d in sorted(glob.glob(os.path.join(root, "versions", "%d.%d.*" % version)))]
+    candidates = [
+        os.path.join(d, "bin", "python3")
+        for d in sorted(glob.glob(os.path.join(root, "versions", "%d.%d.*" % version)))
+    ]
     candidates.append(shutil.which("python%d.%d" % version))  # may be a pyenv shim that fails
     for exe in candidates:
         if exe and os.access(exe, os.X_OK) and runs(exe):
@@ -47,8 +50,10 @@ def test_overlay_compiles(version):
             with open(path, encoding="utf-8") as f:
                 ast.parse(f.read(), path, feature_version=version)
         return
-    code = ("import sys\n"
-            "for p in sys.argv[1:]:\n"
-            "    compile(open(p, encoding='utf-8').read(), p, 'exec', dont_inherit=True)\n")
+    code = (
+        "import sys\n"
+        "for p in sys.argv[1:]:\n"
+        "    compile(open(p, encoding='utf-8').read(), p, 'exec', dont_inherit=True)\n"
+    )
     proc = subprocess.run([exe, "-c", code] + SOURCES, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -2,6 +2,7 @@
 emulator in either import order, torch_npu's helpers (storage sizes, formats) behave as on the
 NPU, and its transfer_to_npu runs CUDA scripts on the emulated NPU. Each case runs in a fresh
 interpreter, as import order and migration are process-wide."""
+
 import overlay_support
 
 
@@ -49,8 +50,23 @@ def test_storage_sizes_and_formats():
               torch_npu.npu_format_cast(nz, 29) is nz, w.npu_format_cast_(29) is w,
               int(torch_npu.get_npu_format(w)), torch_npu.get_storage_size(w))
     """)
-    assert out == ["112", "112", "48", "64", "True", "True",
-                   "False", "29", "2", "512", "True", "True", "True", "29", "512"]
+    assert out == [
+        "112",
+        "112",
+        "48",
+        "64",
+        "True",
+        "True",
+        "False",
+        "29",
+        "2",
+        "512",
+        "True",
+        "True",
+        "True",
+        "29",
+        "512",
+    ]
 
 
 def test_torch_npu_amp_and_its_cuda_name():
@@ -116,5 +132,16 @@ def test_transfer_to_npu_runs_a_cuda_script():
               data.type(), torch.cuda.FloatTensor is torch.npu.FloatTensor,
               len(torch.cuda.default_generators), seed == torch.cuda.initial_seed())
     """)
-    assert out == ["npu:1", "npu:1", "npu:1", "npu:0", "npu:1", "1", "True",
-                   "torch.npu.FloatTensor", "True", "8", "True"]
+    assert out == [
+        "npu:1",
+        "npu:1",
+        "npu:1",
+        "npu:0",
+        "npu:1",
+        "1",
+        "True",
+        "torch.npu.FloatTensor",
+        "True",
+        "8",
+        "True",
+    ]

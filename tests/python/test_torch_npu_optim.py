@@ -21,6 +21,7 @@ without it), which step the fp32 buckets (fp16 ones take torch operations either
 state_dict saved after 5 steps and loaded into a new optimizer continues bit for bit like
 training straight through.
 """
+
 import inspect
 import io
 import math
@@ -48,45 +49,94 @@ SHAPES = [(8, 6), (8,), (6, 3, 3, 3), (4, 8), (4,), (1,)]
 # name -> (torch_npu.optim class, reference class, kwargs, reference-only kwargs)
 CASES = {
     "sgd": ("NpuFusedSGD", torch.optim.SGD, dict(lr=0.05), {}),
-    "sgd_momentum": ("NpuFusedSGD", torch.optim.SGD,
-                     dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=1e-3), {}),
-    "sgd_nesterov": ("NpuFusedSGD", torch.optim.SGD,
-                     dict(lr=0.05, momentum=0.9, weight_decay=1e-3, nesterov=True), {}),
+    "sgd_momentum": (
+        "NpuFusedSGD",
+        torch.optim.SGD,
+        dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=1e-3),
+        {},
+    ),
+    "sgd_nesterov": (
+        "NpuFusedSGD",
+        torch.optim.SGD,
+        dict(lr=0.05, momentum=0.9, weight_decay=1e-3, nesterov=True),
+        {},
+    ),
     "adam": ("NpuFusedAdam", torch.optim.Adam, dict(lr=1e-2, weight_decay=1e-2), {}),
     "adam_amsgrad": ("NpuFusedAdam", torch.optim.Adam, dict(lr=1e-2, amsgrad=True), {}),
     "adamw": ("NpuFusedAdamW", torch.optim.AdamW, dict(lr=1e-2), {}),
-    "adamw_amsgrad": ("NpuFusedAdamW", torch.optim.AdamW,
-                      dict(lr=1e-2, weight_decay=0.1, amsgrad=True), {}),
+    "adamw_amsgrad": (
+        "NpuFusedAdamW",
+        torch.optim.AdamW,
+        dict(lr=1e-2, weight_decay=0.1, amsgrad=True),
+        {},
+    ),
     "adadelta": ("NpuFusedAdadelta", torch.optim.Adadelta, dict(lr=1.0, weight_decay=1e-2), {}),
     "rmsprop": ("NpuFusedRMSprop", torch.optim.RMSprop, dict(lr=1e-3), {}),
-    "rmsprop_momentum_centered": ("NpuFusedRMSprop", torch.optim.RMSprop,
-                                  dict(lr=1e-3, momentum=0.9, centered=True, weight_decay=1e-3),
-                                  {}),
+    "rmsprop_momentum_centered": (
+        "NpuFusedRMSprop",
+        torch.optim.RMSprop,
+        dict(lr=1e-3, momentum=0.9, centered=True, weight_decay=1e-3),
+        {},
+    ),
     # torch_npu's RMSpropTF starts square_avg at ones (timm's rule); Ascend's apex at zeros.
-    "rmsprop_tf": ("NpuFusedRMSpropTF", ref.RMSpropTFReference,
-                   dict(lr=1e-3, momentum=0.9, weight_decay=1e-2), {"square_avg_start": 1.0}),
-    "rmsprop_tf_centered_decoupled": ("NpuFusedRMSpropTF", ref.RMSpropTFReference,
-                                      dict(lr=1e-3, momentum=0.9, centered=True,
-                                           weight_decay=1e-2, decoupled_decay=True,
-                                           lr_in_momentum=False), {"square_avg_start": 1.0}),
+    "rmsprop_tf": (
+        "NpuFusedRMSpropTF",
+        ref.RMSpropTFReference,
+        dict(lr=1e-3, momentum=0.9, weight_decay=1e-2),
+        {"square_avg_start": 1.0},
+    ),
+    "rmsprop_tf_centered_decoupled": (
+        "NpuFusedRMSpropTF",
+        ref.RMSpropTFReference,
+        dict(
+            lr=1e-3,
+            momentum=0.9,
+            centered=True,
+            weight_decay=1e-2,
+            decoupled_decay=True,
+            lr_in_momentum=False,
+        ),
+        {"square_avg_start": 1.0},
+    ),
     "adamp": ("NpuFusedAdamP", ref.AdamPReference, dict(lr=1e-2, weight_decay=1e-2), {}),
-    "adamp_nesterov": ("NpuFusedAdamP", ref.AdamPReference,
-                       dict(lr=1e-2, weight_decay=1e-2, nesterov=True, delta=0.2), {}),
+    "adamp_nesterov": (
+        "NpuFusedAdamP",
+        ref.AdamPReference,
+        dict(lr=1e-2, weight_decay=1e-2, nesterov=True, delta=0.2),
+        {},
+    ),
     "lamb": ("NpuFusedLamb", ref.LambReference, dict(lr=1e-2, weight_decay=1e-2), {}),
-    "lamb_adam_global_norm": ("NpuFusedLamb", ref.LambReference,
-                              dict(lr=1e-2, adam=True, use_global_grad_norm=True), {}),
+    "lamb_adam_global_norm": (
+        "NpuFusedLamb",
+        ref.LambReference,
+        dict(lr=1e-2, adam=True, use_global_grad_norm=True),
+        {},
+    ),
     # torch_npu's BertAdam clips to max_grad_norm=1.0 by default: -1 here, clipping below.
-    "bert_adam": ("NpuFusedBertAdam", ref.BertAdamReference,
-                  dict(lr=1e-2, max_grad_norm=-1), dict(b2=0.999)),
-    "bert_adam_linear_warmup": ("NpuFusedBertAdam", ref.BertAdamReference,
-                                dict(lr=1e-2, warmup=0.2, t_total=12, max_grad_norm=-1),
-                                dict(b2=0.999)),
-    "bert_adam_cosine": ("NpuFusedBertAdam", ref.BertAdamReference,
-                         dict(lr=1e-2, warmup=0.2, t_total=12, schedule="warmup_cosine",
-                              max_grad_norm=-1), dict(b2=0.999)),
-    "bert_adam_poly": ("NpuFusedBertAdam", ref.BertAdamReference,
-                       dict(lr=1e-2, warmup=0.1, t_total=12, schedule="warmup_poly",
-                            max_grad_norm=-1), dict(b2=0.999)),
+    "bert_adam": (
+        "NpuFusedBertAdam",
+        ref.BertAdamReference,
+        dict(lr=1e-2, max_grad_norm=-1),
+        dict(b2=0.999),
+    ),
+    "bert_adam_linear_warmup": (
+        "NpuFusedBertAdam",
+        ref.BertAdamReference,
+        dict(lr=1e-2, warmup=0.2, t_total=12, max_grad_norm=-1),
+        dict(b2=0.999),
+    ),
+    "bert_adam_cosine": (
+        "NpuFusedBertAdam",
+        ref.BertAdamReference,
+        dict(lr=1e-2, warmup=0.2, t_total=12, schedule="warmup_cosine", max_grad_norm=-1),
+        dict(b2=0.999),
+    ),
+    "bert_adam_poly": (
+        "NpuFusedBertAdam",
+        ref.BertAdamReference,
+        dict(lr=1e-2, warmup=0.1, t_total=12, schedule="warmup_poly", max_grad_norm=-1),
+        dict(b2=0.999),
+    ),
 }
 
 
@@ -139,8 +189,11 @@ def round_to_fp16(opt):
             for p in group["params"]:
                 p.copy_(p.half().float())
                 for value in opt.state[p].values():
-                    if isinstance(value, torch.Tensor) and value.is_floating_point() and \
-                            value.dim() > 0:
+                    if (
+                        isinstance(value, torch.Tensor)
+                        and value.is_floating_point()
+                        and value.dim() > 0
+                    ):
                         value.copy_(value.half().float())
 
 
@@ -150,8 +203,10 @@ def run_reference(case, dtype, steps=STEPS):
     operator, in fp32 on the host rounded to fp16 after every step."""
     cls_name, ref_cls, kwargs, extra = CASES[case]
     on_npu = dtype == torch.float16 and cls_name not in ONE_OPERATOR
-    params = [torch.nn.Parameter(v.to(dtype).npu() if on_npu else v.to(dtype).float())
-              for v in start_values()]
+    params = [
+        torch.nn.Parameter(v.to(dtype).npu() if on_npu else v.to(dtype).float())
+        for v in start_values()
+    ]
     opt = ref_cls(params, **reference_kwargs(kwargs, extra))
     for step in range(steps):
         for p, g in zip(params, grads_of_step(step)):
@@ -175,13 +230,18 @@ def test_matches_reference(case, dtype, kernel_path):
         assert p.device.type == "npu" and p.dtype == dtype
         # equal_nan: on a 910B (INF/NAN mode) fp16 Adam's eps vanishes and 0/0 gives NaN, in
         # the reference as in the fused step (a 910 saturates it to 0).
-        torch.testing.assert_close(p.detach().cpu().float(), q.detach().cpu().float(),
-                                   **(FP16 if dtype == torch.float16 else FP32), equal_nan=True,
-                                   msg=lambda m: f"parameter {i}: {m}")
+        torch.testing.assert_close(
+            p.detach().cpu().float(),
+            q.detach().cpu().float(),
+            **(FP16 if dtype == torch.float16 else FP32),
+            equal_nan=True,
+            msg=lambda m: f"parameter {i}: {m}",
+        )
     # The runtime path ran the runtime's kernels on fp32 (BertAdam's warmup_poly has none).
     kernels = [b.kernel is not None for b in opt._buckets]
-    assert all(kernels) == (kernel_path == "runtime" and case != "bert_adam_poly"
-                            and dtype == torch.float32)
+    assert all(kernels) == (
+        kernel_path == "runtime" and case != "bert_adam_poly" and dtype == torch.float32
+    )
     state = opt.state_dict()["state"]
     if CASES[case][0] != "NpuFusedSGD":
         assert all(s["step"] == STEPS and isinstance(s["step"], int) for s in state.values())
@@ -205,16 +265,28 @@ def test_fp16_steps_round_every_operation_as_torch_npus(kernel_path):
     fused_p.grad, torch_p.grad = grad.npu(), grad.npu()
     fused.step()
     plain.step()
-    torch.testing.assert_close(fused_p.detach().cpu(), torch_p.detach().cpu(), rtol=0, atol=0,
-                               equal_nan=True)
+    torch.testing.assert_close(
+        fused_p.detach().cpu(), torch_p.detach().cpu(), rtol=0, atol=0, equal_nan=True
+    )
     got = fused_p.detach().cpu().float()
     assert got[0] == torch.tensor(1.0 - 1e-3).half().float()  # the ordinary step
     assert got[1] < -6e4 and not got[1:].eq(torch.tensor([1.0 - 1e-3, 1.0]).half()).any()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
-@pytest.mark.parametrize("case", ["sgd_momentum", "adamw", "rmsprop_tf", "lamb", "bert_adam",
-                                  "adamp", "adadelta", "rmsprop_momentum_centered"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "sgd_momentum",
+        "adamw",
+        "rmsprop_tf",
+        "lamb",
+        "bert_adam",
+        "adamp",
+        "adadelta",
+        "rmsprop_momentum_centered",
+    ],
+)
 def test_state_dict_round_trip_continues_bit_for_bit(case, dtype, kernel_path):
     straight, _ = run_fused(case, dtype, steps=2 * 5)
     params, opt = run_fused(case, dtype, steps=5)
@@ -259,8 +331,9 @@ def test_bert_adam_clips_each_group_to_max_grad_norm(kernel_path):
     groups = [{"params": params[:3]}, {"params": params[3:], "max_grad_norm": 0.3}]
     opt = npu_optim.NpuFusedBertAdam(groups, lr=1e-2, max_grad_norm=0.5)
     host = [torch.nn.Parameter(v.clone()) for v in values]
-    want = ref.BertAdamReference([{"params": host[:3]}, {"params": host[3:]}], lr=1e-2,
-                                 b2=0.999, max_grad_norm=-1)
+    want = ref.BertAdamReference(
+        [{"params": host[:3]}, {"params": host[3:]}], lr=1e-2, b2=0.999, max_grad_norm=-1
+    )
     for step in range(STEPS):
         grads = grads_of_step(step)
         for p, h, g in zip(params, host, grads):
@@ -277,27 +350,61 @@ def test_bert_adam_clips_each_group_to_max_grad_norm(kernel_path):
 def test_signatures_and_defaults_are_torch_npus():
     defaults = {
         "NpuFusedSGD": dict(momentum=0, dampening=0, weight_decay=0, nesterov=False),
-        "NpuFusedAdam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                             amsgrad=False),
-        "NpuFusedAdamW": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                              amsgrad=False),
-        "NpuFusedAdamP": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, delta=0.1,
-                              wd_ratio=0.1, nesterov=False),
-        "NpuFusedBertAdam": dict(lr=1e-3, warmup=-1, t_total=-1, schedule="warmup_linear",
-                                 b1=0.9, b2=0.999, e=1e-6, weight_decay=0.01, max_grad_norm=1.0),
+        "NpuFusedAdam": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False),
+        "NpuFusedAdamW": dict(
+            lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False
+        ),
+        "NpuFusedAdamP": dict(
+            lr=1e-3,
+            betas=(0.9, 0.999),
+            eps=1e-8,
+            weight_decay=0,
+            delta=0.1,
+            wd_ratio=0.1,
+            nesterov=False,
+        ),
+        "NpuFusedBertAdam": dict(
+            lr=1e-3,
+            warmup=-1,
+            t_total=-1,
+            schedule="warmup_linear",
+            b1=0.9,
+            b2=0.999,
+            e=1e-6,
+            weight_decay=0.01,
+            max_grad_norm=1.0,
+        ),
         "NpuFusedAdadelta": dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0),
-        "NpuFusedLamb": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0, adam=False,
-                             use_global_grad_norm=False),
-        "NpuFusedRMSprop": dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                                centered=False),
-        "NpuFusedRMSpropTF": dict(lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.0,
-                                  centered=False, decoupled_decay=False, lr_in_momentum=True),
+        "NpuFusedLamb": dict(
+            lr=1e-3,
+            betas=(0.9, 0.999),
+            eps=1e-6,
+            weight_decay=0,
+            adam=False,
+            use_global_grad_norm=False,
+        ),
+        "NpuFusedRMSprop": dict(
+            lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False
+        ),
+        "NpuFusedRMSpropTF": dict(
+            lr=1e-2,
+            alpha=0.9,
+            eps=1e-10,
+            weight_decay=0,
+            momentum=0.0,
+            centered=False,
+            decoupled_decay=False,
+            lr_in_momentum=True,
+        ),
     }
     assert sorted(npu_optim.__all__) == sorted(list(defaults) + ["NpuFusedOptimizerBase"])
     for name, want in defaults.items():
         cls = getattr(npu_optim, name)
-        got = {k: v.default for k, v in inspect.signature(cls.__init__).parameters.items()
-               if k not in ("self", "params")}
+        got = {
+            k: v.default
+            for k, v in inspect.signature(cls.__init__).parameters.items()
+            if k not in ("self", "params")
+        }
         if name == "NpuFusedSGD":
             assert "lr" in got  # required
             got.pop("lr")
@@ -309,8 +416,9 @@ def test_signatures_and_defaults_are_torch_npus():
     assert torch_npu.optim is npu_optim
 
 
-@pytest.mark.parametrize("kwargs", [dict(lr=-1.0), dict(betas=(1.0, 0.9)), dict(eps=-1.0),
-                                    dict(weight_decay=-0.1)])
+@pytest.mark.parametrize(
+    "kwargs", [dict(lr=-1.0), dict(betas=(1.0, 0.9)), dict(eps=-1.0), dict(weight_decay=-0.1)]
+)
 def test_invalid_arguments_raise_value_error(kwargs):
     with pytest.raises(ValueError):
         npu_optim.NpuFusedAdam(on_npu_params(start_values(), torch.float32), **kwargs)
@@ -331,8 +439,9 @@ def test_parameters_neither_fp32_nor_fp16_are_refused_when_combined(dtype):
     frozen.grad = torch.zeros(3, dtype=dtype).npu()
     with pytest.raises(TypeError) as refused:
         opt.step()
-    assert str(refused.value).startswith("Fused optimizer's parameters must be either float32 "
-                                         f"or float16, but received {dtype}")
+    assert str(refused.value).startswith(
+        f"Fused optimizer's parameters must be either float32 or float16, but received {dtype}"
+    )
 
 
 def test_bad_parameters_and_set_to_none_are_refused():
@@ -357,11 +466,14 @@ def test_replaced_parameter_is_combined_again(kernel_path):
 
 
 def test_torch_npu_optim_never_imports_apex():
-    code = ("import sys, torch, torch_npu; from torch_npu.optim import NpuFusedAdamW; "
-            "print(sorted(m for m in sys.modules if m == 'apex' or m.startswith('apex.')))")
+    code = (
+        "import sys, torch, torch_npu; from torch_npu.optim import NpuFusedAdamW; "
+        "print(sorted(m for m in sys.modules if m == 'apex' or m.startswith('apex.')))"
+    )
     env = dict(overlay_support.overlay_env(RUNTIME_DIR))
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["[]"]
 
@@ -401,8 +513,11 @@ def test_torch_npus_combined_state_hooks_and_views(case):
     opt._maybe_init_combined_states()
     assert opt.is_states_combined
     fp16_state = opt.combined_param_states_indexed_by_group[0][1]
-    name = {"sgd_momentum": "momentum_buffer", "adam_amsgrad": "max_exp_avg_sq",
-            "rmsprop_tf": "square_avg"}[case]
+    name = {
+        "sgd_momentum": "momentum_buffer",
+        "adam_amsgrad": "max_exp_avg_sq",
+        "rmsprop_tf": "square_avg",
+    }[case]
     assert fp16_state[name] is not None and fp16_state["step"] == 0
     opt.step()
     run_fused(case, torch.float16, steps=2, first=1, params=params, opt=opt)
@@ -412,8 +527,10 @@ def test_torch_npus_combined_state_hooks_and_views(case):
     assert opt.params_lists_indexed_by_group == [[[], params]]
     fp32_part, fp16_part = opt.combined_params_indexed_by_group[0]
     assert fp32_part is None and fp16_part.data_ptr() == opt.get_combined_params()[1].data_ptr()
-    assert opt.combined_grads_indexed_by_group[0][1].data_ptr() == \
-        opt.get_combined_grads()[1].data_ptr()
+    assert (
+        opt.combined_grads_indexed_by_group[0][1].data_ptr()
+        == opt.get_combined_grads()[1].data_ptr()
+    )
     state = opt.combined_param_states_indexed_by_group[0][1]
     assert state[name].data_ptr() == opt.state[params[0]][name].data_ptr()
     if cls_name != "NpuFusedSGD":

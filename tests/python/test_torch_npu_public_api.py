@@ -5,6 +5,7 @@ paths Ascend scripts import) exist, each name of their ``__all__`` resolving.
 tests/python/data/torch_npu_2_14_modules.txt lists the wheel's public module paths; an emulator
 module with a public path outside it must be one of the few ``EMULATOR_ONLY`` ones, so no new
 path that torch_npu lacks appears unnoticed."""
+
 import importlib
 import os
 import pkgutil
@@ -13,43 +14,77 @@ import pytest
 
 from overlay_support.npu_op_checks import torch_npu
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
-                    "torch_npu_2_14_modules.txt")
+DATA = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "data", "torch_npu_2_14_modules.txt"
+)
 
 # The torch_npu 2.14 module paths the emulator provides.
 CLAIMED = [
-    "torch_npu", "torch_npu.contrib", "torch_npu.contrib.function",
+    "torch_npu",
+    "torch_npu.contrib",
+    "torch_npu.contrib.function",
     "torch_npu.contrib.function.fuse_add_softmax_dropout",
-    "torch_npu.contrib.function.fused_attention", "torch_npu.contrib.function.index_op",
-    "torch_npu.contrib.function.iou", "torch_npu.contrib.function.npu_functional",
-    "torch_npu.contrib.module", "torch_npu.contrib.module.activations",
-    "torch_npu.contrib.module.batchnorm_with_int32_count", "torch_npu.contrib.module.deform_conv",
-    "torch_npu.contrib.module.ensemble_dropout", "torch_npu.contrib.module.npu_modules",
-    "torch_npu.contrib.module.prefetcher", "torch_npu.contrib.module.ps_roi_pooling",
-    "torch_npu.contrib.module.roi_align", "torch_npu.contrib.transfer_to_npu",
-    "torch_npu.distributed", "torch_npu.distributed.fsdp", "torch_npu.npu", "torch_npu.npu.aclnn",
-    "torch_npu.npu.amp", "torch_npu.npu.amp.autocast_mode", "torch_npu.npu.amp.common",
-    "torch_npu.npu.amp.grad_scaler", "torch_npu.npu.amp.sharded_grad_scaler",
-    "torch_npu.npu.memory", "torch_npu.npu.random", "torch_npu.npu.streams",
-    "torch_npu.npu.utils", "torch_npu.optim", "torch_npu.optim.npu_fused_adadelta",
-    "torch_npu.optim.npu_fused_adam", "torch_npu.optim.npu_fused_adamp",
-    "torch_npu.optim.npu_fused_adamw", "torch_npu.optim.npu_fused_bert_adam",
-    "torch_npu.optim.npu_fused_lamb", "torch_npu.optim.npu_fused_optim_base",
-    "torch_npu.optim.npu_fused_rmsprop", "torch_npu.optim.npu_fused_rmsprop_tf",
-    "torch_npu.optim.npu_fused_sgd", "torch_npu.profiler", "torch_npu.utils",
-    "torch_npu.utils.collect_env", "torch_npu.utils.combine_tensors", "torch_npu.utils.profiler",
+    "torch_npu.contrib.function.fused_attention",
+    "torch_npu.contrib.function.index_op",
+    "torch_npu.contrib.function.iou",
+    "torch_npu.contrib.function.npu_functional",
+    "torch_npu.contrib.module",
+    "torch_npu.contrib.module.activations",
+    "torch_npu.contrib.module.batchnorm_with_int32_count",
+    "torch_npu.contrib.module.deform_conv",
+    "torch_npu.contrib.module.ensemble_dropout",
+    "torch_npu.contrib.module.npu_modules",
+    "torch_npu.contrib.module.prefetcher",
+    "torch_npu.contrib.module.ps_roi_pooling",
+    "torch_npu.contrib.module.roi_align",
+    "torch_npu.contrib.transfer_to_npu",
+    "torch_npu.distributed",
+    "torch_npu.distributed.fsdp",
+    "torch_npu.npu",
+    "torch_npu.npu.aclnn",
+    "torch_npu.npu.amp",
+    "torch_npu.npu.amp.autocast_mode",
+    "torch_npu.npu.amp.common",
+    "torch_npu.npu.amp.grad_scaler",
+    "torch_npu.npu.amp.sharded_grad_scaler",
+    "torch_npu.npu.memory",
+    "torch_npu.npu.random",
+    "torch_npu.npu.streams",
+    "torch_npu.npu.utils",
+    "torch_npu.optim",
+    "torch_npu.optim.npu_fused_adadelta",
+    "torch_npu.optim.npu_fused_adam",
+    "torch_npu.optim.npu_fused_adamp",
+    "torch_npu.optim.npu_fused_adamw",
+    "torch_npu.optim.npu_fused_bert_adam",
+    "torch_npu.optim.npu_fused_lamb",
+    "torch_npu.optim.npu_fused_optim_base",
+    "torch_npu.optim.npu_fused_rmsprop",
+    "torch_npu.optim.npu_fused_rmsprop_tf",
+    "torch_npu.optim.npu_fused_sgd",
+    "torch_npu.profiler",
+    "torch_npu.utils",
+    "torch_npu.utils.collect_env",
+    "torch_npu.utils.combine_tensors",
+    "torch_npu.utils.profiler",
 ]
 
 # The emulator's modules with a public path that torch_npu 2.14 does not have: the emulator's
 # own machinery (hccl over gloo, the autocast policy, ...) named before private names were the
 # rule, and two paths of torch_npu 1.x. A new module of the emulator's own starts with "_".
 EMULATOR_ONLY = {
-    "torch_npu.distributed.after_import", "torch_npu.distributed.ddp",
-    "torch_npu.distributed.hccl", "torch_npu.distributed.hccl_agreement",
-    "torch_npu.distributed.hccl_dtypes", "torch_npu.distributed.hccl_group",
-    "torch_npu.distributed.hccl_timeouts", "torch_npu.npu.amp.autocast_policy",
-    "torch_npu.npu.amp.autocast_state", "torch_npu.npu.amp.checkpoint_recompute",
-    "torch_npu.npu.amp.non_finite_check", "torch_npu.npu.npurt",
+    "torch_npu.distributed.after_import",
+    "torch_npu.distributed.ddp",
+    "torch_npu.distributed.hccl",
+    "torch_npu.distributed.hccl_agreement",
+    "torch_npu.distributed.hccl_dtypes",
+    "torch_npu.distributed.hccl_group",
+    "torch_npu.distributed.hccl_timeouts",
+    "torch_npu.npu.amp.autocast_policy",
+    "torch_npu.npu.amp.autocast_state",
+    "torch_npu.npu.amp.checkpoint_recompute",
+    "torch_npu.npu.amp.non_finite_check",
+    "torch_npu.npu.npurt",
     "torch_npu.npu.graph",  # torch_npu 1.x's graph mode
     "torch_npu.utils.error_code",  # torch_npu 1.x's name of utils._error_code
 }
@@ -108,7 +143,8 @@ def test_every_public_module_is_torch_npus_or_known():
     assert not invented, f"public module paths torch_npu 2.14 does not have: {invented}"
     assert set(CLAIMED) == emulator_modules() & real_modules(), (
         "CLAIMED should list every torch_npu path the emulator has: "
-        f"{sorted(emulator_modules() & real_modules() ^ set(CLAIMED))}")
+        f"{sorted(emulator_modules() & real_modules() ^ set(CLAIMED))}"
+    )
 
 
 def test_the_npu_memory_and_streams_modules_are_torch_npus():

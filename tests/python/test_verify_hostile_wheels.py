@@ -5,6 +5,7 @@ wheel of the set that verify accepts, pip installs. Zip bombs (entries sharing c
 an honest 4 GiB entry in a 4 MB file, a layout holding a 5 GB sparse file) are refused, and a
 legitimate wheel that inflates to 500 MiB is streamed, all with the peak memory of the verify
 process (its ru_maxrss, measured by a child process that runs it) under a stated bound."""
+
 import base64
 import hashlib
 import io
@@ -95,11 +96,18 @@ def raw_zip(entries):
             offsets.append(len(out))
             local = e.get("local_name", name)
             out += b"PK\x03\x04" + fields + struct.pack("<HH", len(local), 0) + local + body
-        central += (b"PK\x01\x02" + struct.pack("<H", (3 << 8) | 20) + fields +
-                    struct.pack("<HHHHHII", len(name), 0, 0, 0, 0, e.get("mode", 0o100644) << 16,
-                                offsets[-1]) + name)
-    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central),
-                      len(out), 0)
+        central += (
+            b"PK\x01\x02"
+            + struct.pack("<H", (3 << 8) | 20)
+            + fields
+            + struct.pack(
+                "<HHHHHII", len(name), 0, 0, 0, 0, e.get("mode", 0o100644) << 16, offsets[-1]
+            )
+            + name
+        )
+    end = struct.pack(
+        "<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(out), 0
+    )
     return bytes(out + central + end)
 
 
@@ -108,8 +116,11 @@ def raw_wheel(extra_entries, record_extra=()):
     lists the files and `record_extra` [(name, bytes)]."""
     base = package_files(*record_extra)
     listed_only = {n for n, _ in record_extra}  # their entries are among extra_entries
-    entries = [{"name": n.encode("utf-8", "surrogateescape"), "data": d} for n, d in base[:-1]
-               if n not in listed_only]
+    entries = [
+        {"name": n.encode("utf-8", "surrogateescape"), "data": d}
+        for n, d in base[:-1]
+        if n not in listed_only
+    ]
     entries += extra_entries
     record = base[-1]
     entries.append({"name": record[0].encode(), "data": record[1]})
@@ -127,37 +138,69 @@ NOT_UTF8 = b"hostile/caf\xe9.py"
 # (case, wheel bytes, what verify says; None: accepted).
 CASES = [
     ("good", lambda: honest_wheel(package_files()), None),
-    ("good-utf8-name", lambda: honest_wheel(package_files(("hostile/caf\u00e9.py", b"X = 2\n"))),
-     None),
-    ("good-directories", lambda: honest_wheel(package_files(), directories=["hostile/", DI + "/"]),
-     None),
+    (
+        "good-utf8-name",
+        lambda: honest_wheel(package_files(("hostile/caf\u00e9.py", b"X = 2\n"))),
+        None,
+    ),
+    (
+        "good-directories",
+        lambda: honest_wheel(package_files(), directories=["hostile/", DI + "/"]),
+        None,
+    ),
     ("good-data-descriptors", lambda: honest_wheel(package_files(), stream=True), None),
-    ("duplicate", lambda: raw_wheel([{"name": b"hostile/__init__.py", "data": b"VALUE = 1\n"}]),
-     "entry hostile/__init__.py: the name appears twice"),
-    ("local-name-differs",
-     lambda: raw_wheel([{"name": b"hostile/x.py", "local_name": b"../../x.py", "data": b"x\n"}],
-                       [("hostile/x.py", b"x\n")]),
-     "entry hostile/x.py: the local header names it differently ('../../x.py')"),
-    ("symlink",
-     lambda: raw_wheel([{"name": b"hostile/link.py", "data": b"__init__.py", "mode": 0o120777}],
-                       [("hostile/link.py", b"__init__.py")]),
-     "entry hostile/link.py: a symlink"),
-    ("case-collision",
-     lambda: raw_wheel([{"name": b"hostile/A.py", "data": b"a\n"},
-                        {"name": b"hostile/a.py", "data": b"b\n"}],
-                       [("hostile/A.py", b"a\n"), ("hostile/a.py", b"b\n")]),
-     "entry hostile/a.py: the name differs from hostile/A.py only by case"),
-    ("long-name", lambda: raw_wheel([{"name": LONG, "data": b""}], [(named(LONG), b"")]),
-     "is 60011 bytes long (at most 1024 allowed)"),
-    ("not-utf8", lambda: raw_wheel([{"name": NOT_UTF8, "data": b""}], [(named(NOT_UTF8), b"")]),
-     "entry hostile/caf\\xe9.py: the name is not valid UTF-8"),
-    ("newline-in-name",
-     lambda: raw_wheel([{"name": b"hostile/a\nb.py", "data": b""}], [("hostile/a\nb.py", b"")]),
-     "holds a control character"),
-    ("cp437-name",
-     lambda: raw_wheel([{"name": "hostile/caf\u00e9.py".encode(), "data": b"", "flags": 0}],
-                       [("hostile/caf\u00e9.py", b"")]),
-     "a non-ASCII name without the UTF-8 flag"),
+    (
+        "duplicate",
+        lambda: raw_wheel([{"name": b"hostile/__init__.py", "data": b"VALUE = 1\n"}]),
+        "entry hostile/__init__.py: the name appears twice",
+    ),
+    (
+        "local-name-differs",
+        lambda: raw_wheel(
+            [{"name": b"hostile/x.py", "local_name": b"../../x.py", "data": b"x\n"}],
+            [("hostile/x.py", b"x\n")],
+        ),
+        "entry hostile/x.py: the local header names it differently ('../../x.py')",
+    ),
+    (
+        "symlink",
+        lambda: raw_wheel(
+            [{"name": b"hostile/link.py", "data": b"__init__.py", "mode": 0o120777}],
+            [("hostile/link.py", b"__init__.py")],
+        ),
+        "entry hostile/link.py: a symlink",
+    ),
+    (
+        "case-collision",
+        lambda: raw_wheel(
+            [{"name": b"hostile/A.py", "data": b"a\n"}, {"name": b"hostile/a.py", "data": b"b\n"}],
+            [("hostile/A.py", b"a\n"), ("hostile/a.py", b"b\n")],
+        ),
+        "entry hostile/a.py: the name differs from hostile/A.py only by case",
+    ),
+    (
+        "long-name",
+        lambda: raw_wheel([{"name": LONG, "data": b""}], [(named(LONG), b"")]),
+        "is 60011 bytes long (at most 1024 allowed)",
+    ),
+    (
+        "not-utf8",
+        lambda: raw_wheel([{"name": NOT_UTF8, "data": b""}], [(named(NOT_UTF8), b"")]),
+        "entry hostile/caf\\xe9.py: the name is not valid UTF-8",
+    ),
+    (
+        "newline-in-name",
+        lambda: raw_wheel([{"name": b"hostile/a\nb.py", "data": b""}], [("hostile/a\nb.py", b"")]),
+        "holds a control character",
+    ),
+    (
+        "cp437-name",
+        lambda: raw_wheel(
+            [{"name": "hostile/caf\u00e9.py".encode(), "data": b"", "flags": 0}],
+            [("hostile/caf\u00e9.py", b"")],
+        ),
+        "a non-ASCII name without the UTF-8 flag",
+    ),
 ]
 
 
@@ -191,8 +234,11 @@ def test_verify_refuses_what_readers_disagree_on_naming_wheel_and_entry(hostile_
 
 
 def test_every_wheel_verify_accepts_pip_installs(hostile_set, tmp_path):
-    accepted = [(case, path) for case, (path, _) in sorted(hostile_set.items())
-                if run_verify(path).returncode == 0]
+    accepted = [
+        (case, path)
+        for case, (path, _) in sorted(hostile_set.items())
+        if run_verify(path).returncode == 0
+    ]
     assert {c for c, _ in accepted} == {c for c, _, e in CASES if e is None}
     venv = str(tmp_path / "venv")
     subprocess.run([bh.SYSTEM_PYTHON, "-m", "venv", venv], check=True, env=bh.venv_env())
@@ -200,9 +246,13 @@ def test_every_wheel_verify_accepts_pip_installs(hostile_set, tmp_path):
     for case, path in accepted:
         proc = bh.pip(vpy, "install", "--no-index", "--no-deps", "--force-reinstall", path)
         assert proc.returncode == 0, (case, proc.stdout)
-        check = subprocess.run([vpy, "-c", "import hostile; print(hostile.VALUE)"],
-                               stdout=subprocess.PIPE, env=bh.venv_env(), cwd=str(tmp_path),
-                               universal_newlines=True)
+        check = subprocess.run(
+            [vpy, "-c", "import hostile; print(hostile.VALUE)"],
+            stdout=subprocess.PIPE,
+            env=bh.venv_env(),
+            cwd=str(tmp_path),
+            universal_newlines=True,
+        )
         assert check.stdout.strip() == "1", (case, check)
 
 
@@ -217,10 +267,16 @@ print(json.dumps({"rc": p.returncode, "stderr": p.stderr.decode("utf-8", "replac
 
 
 def verify_measured(path):
-    env = dict(os.environ, APEXNPU_DATA_DIR=os.environ.get("APEXNPU_DATA_DIR", bh.REPO),
-               NO_COLOR="1")
-    proc = subprocess.run([sys.executable, "-c", MEASURE, bh.binary(), "verify", str(path)],
-                          stdout=subprocess.PIPE, env=env, check=True, universal_newlines=True)
+    env = dict(
+        os.environ, APEXNPU_DATA_DIR=os.environ.get("APEXNPU_DATA_DIR", bh.REPO), NO_COLOR="1"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, bh.binary(), "verify", str(path)],
+        stdout=subprocess.PIPE,
+        env=env,
+        check=True,
+        universal_newlines=True,
+    )
     result = json.loads(proc.stdout)
     assert result["maxrss_kib"] < MAX_RSS_MIB * 1024, result
     print("verify {}: peak RSS {} KiB".format(path, result["maxrss_kib"]))
@@ -235,8 +291,15 @@ def shared_body_bomb():
     zeros = bytes(100 << 20)
     deflated = body.compress(zeros) + body.flush()
     crc = zlib.crc32(zeros)
-    entries = [{"name": "hostile/b{}.py".format(i).encode(), "body": deflated, "size": len(zeros),
-                "crc": crc} for i in range(2000)]
+    entries = [
+        {
+            "name": "hostile/b{}.py".format(i).encode(),
+            "body": deflated,
+            "size": len(zeros),
+            "crc": crc,
+        }
+        for i in range(2000)
+    ]
     for e in entries[1:]:
         e["header_of"] = 0
     return raw_zip(entries)
@@ -269,8 +332,10 @@ def test_bombs_are_refused_in_bounded_memory(tmp_path):
     assert shared.stat().st_size < 400 << 10
     result = verify_measured(shared)
     assert result["rc"] != 0
-    assert "{}: entry hostile/b1.py: the local header names it differently".format(shared) \
-        in result["stderr"], result
+    assert (
+        "{}: entry hostile/b1.py: the local header names it differently".format(shared)
+        in result["stderr"]
+    ), result
 
     big = tmp_path / "big" / WHEEL_NAME
     big.parent.mkdir()
@@ -278,15 +343,18 @@ def test_bombs_are_refused_in_bounded_memory(tmp_path):
     assert big.stat().st_size < 5 << 20
     result = verify_measured(big)
     assert result["rc"] != 0
-    assert "{}: entry hostile/big.bin: the entries up to this one inflate to 4293918720 bytes, " \
-        "more than the 2147483648 allowed".format(big) in result["stderr"], result
+    assert (
+        "{}: entry hostile/big.bin: the entries up to this one inflate to 4293918720 bytes, "
+        "more than the 2147483648 allowed".format(big)
+        in result["stderr"]
+    ), result
 
     layout = tmp_path / "layout"
     for name, data in package_files():
         (layout / name).parent.mkdir(parents=True, exist_ok=True)
         (layout / name).write_bytes(data)
     with open(str(layout / "hostile" / "sparse.bin"), "wb") as f:
-        f.truncate(5 * 10 ** 9)  # holes: no disk space, no time
+        f.truncate(5 * 10**9)  # holes: no disk space, no time
     result = verify_measured(layout)
     assert result["rc"] != 0
     assert "{}: hostile/sparse.bin: 5000000000 bytes".format(layout) in result["stderr"], result
@@ -303,10 +371,13 @@ def test_a_wheel_inflating_to_500_mib_is_streamed_in_bounded_memory(tmp_path):
     assert result["rc"] == 0, result
 
 
-@pytest.mark.parametrize("name, message", [
-    (b"apex/caf\xe9.py", "apex/caf\\xe9.py: the name is not valid UTF-8"),
-    (b"apex/Sub.py", "apex/sub.py: the name differs from apex/Sub.py only by case"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        (b"apex/caf\xe9.py", "apex/caf\\xe9.py: the name is not valid UTF-8"),
+        (b"apex/Sub.py", "apex/sub.py: the name differs from apex/Sub.py only by case"),
+    ],
+)
 def test_build_refuses_a_tree_name_pip_could_not_install(name, message, tmp_path):
     tree = bh.write_fixture_tree(str(tmp_path / "tree"))
     with open(os.path.join(tree.encode(), name), "wb") as f:
@@ -315,8 +386,18 @@ def test_build_refuses_a_tree_name_pip_could_not_install(name, message, tmp_path
         with open(os.path.join(tree, "apex", "sub.py"), "wb") as f:
             f.write(b"X = 2\n")
     out = str(tmp_path / "dist")
-    proc = bh.run(["build", "--tree", tree, "-o", out, "--wheel", "--python",
-                   "{}.{}".format(*sys.version_info[:2])])
+    proc = bh.run(
+        [
+            "build",
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--python",
+            "{}.{}".format(*sys.version_info[:2]),
+        ]
+    )
     assert proc.returncode != 0
     assert message in proc.stderr, proc.stderr
     assert not os.path.exists(out) or not os.listdir(out), "nothing written"

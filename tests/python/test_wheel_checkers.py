@@ -5,6 +5,7 @@ show` (the tag we gave), left as it is by `auditwheel repair`, has no symbol out
 limited API in any extension module (abi3audit), and passes check-wheel-contents and `twine
 check --strict`. Broken wheels made here (a module needing a newer glibc, a stray .pyc, invalid
 metadata fields) are refused by `apexnpu verify` and by the checker that looks for that fault."""
+
 import base64
 import glob
 import hashlib
@@ -27,8 +28,9 @@ EPOCH = "1700000000"
 def cross_ready():
     if bh.MACHINE == "aarch64":
         return False
-    return (shutil.which("aarch64-linux-gnu-g++") is not None and
-            os.path.exists("/usr/include/aarch64-linux-gnu/python3.11/pyconfig.h"))
+    return shutil.which("aarch64-linux-gnu-g++") is not None and os.path.exists(
+        "/usr/include/aarch64-linux-gnu/python3.11/pyconfig.h"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,16 +43,30 @@ def build(tmp_path_factory):
     """One build: apex for this machine and (cross-compiled) aarch64, and the emulator's wheel.
     The fixture tree's apex package gets the overlay's files, so the wheels hold real code."""
     tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
-    shutil.copytree(os.path.join(bh.REPO, "patches", "overlay", "apex"), os.path.join(tree, "apex"),
-                    dirs_exist_ok=True)
+    shutil.copytree(
+        os.path.join(bh.REPO, "patches", "overlay", "apex"),
+        os.path.join(tree, "apex"),
+        dirs_exist_ok=True,
+    )
     out = str(tmp_path_factory.mktemp("dist"))
     if cross_ready():
         target = ["--target", "x86_64,aarch64", "--python=3.11"]
     else:
         target = ["--python=" + bh.SYSTEM_PYTHON]
-    proc, doc = bh.build_json(target + ["--tree", tree, "-o", out, "--wheel", "--object-cache",
-                                        bh.shared_cache_dir(tmp_path_factory), "-j2"],
-                              env={"SOURCE_DATE_EPOCH": EPOCH})
+    proc, doc = bh.build_json(
+        target
+        + [
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--object-cache",
+            bh.shared_cache_dir(tmp_path_factory),
+            "-j2",
+        ],
+        env={"SOURCE_DATE_EPOCH": EPOCH},
+    )
     assert proc.returncode == 0, proc.stderr
     # Every wheel the build wrote is judged, whatever it is (apex's, listed in --json, and the
     # emulator's, pure or not).
@@ -65,8 +81,10 @@ def test_the_build_has_the_wheels_the_issue_names(build):
     arches = sorted(w["architecture"] for w in doc["wheels"])
     if not cross_ready():
         assert arches == [bh.MACHINE]
-        pytest.skip("no aarch64 cross compiler or arm64 CPython headers: only this machine's "
-                    "apex wheel is judged (apt-get install g++-aarch64-linux-gnu libpython3.11-dev:arm64)")
+        pytest.skip(
+            "no aarch64 cross compiler or arm64 CPython headers: only this machine's "
+            "apex wheel is judged (apt-get install g++-aarch64-linux-gnu libpython3.11-dev:arm64)"
+        )
     assert arches == ["aarch64", "x86_64"]
     assert len(wheels) > len(doc["wheels"])  # and the emulator's
 
@@ -188,12 +206,16 @@ def test_our_manylinux_policies_are_auditwheels(checkers):
         ours = json.load(f)
     theirs = checkers.auditwheel_policies()
     theirs.pop("linux")
-    assert [p["name"] for p in ours["policies"]] == sorted(theirs, key=lambda n: int(n.split("_")[2]))
+    assert [p["name"] for p in ours["policies"]] == sorted(
+        theirs, key=lambda n: int(n.split("_")[2])
+    )
     for policy in ours["policies"]:
         their = theirs[policy["name"]]
         where = policy["name"]
         assert ([policy["alias"]] if "alias" in policy else []) == their["aliases"], where
-        assert sorted(ours["libraries"] + policy["more_libraries"]) == sorted(their["lib_whitelist"]), where
+        assert sorted(ours["libraries"] + policy["more_libraries"]) == sorted(
+            their["lib_whitelist"]
+        ), where
         assert policy["forbidden_symbols"] == their["blacklist"], where
         arches = [a for a in their["symbol_versions"] if a in ("x86_64", "aarch64")]
         assert sorted(policy["newest"]) == sorted(arches), where
@@ -210,8 +232,13 @@ def test_our_manylinux_policies_are_auditwheels(checkers):
 
 
 def test_without_pypi_the_checkers_skip_with_a_message(tmp_path):
-    env = dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS="", PIP_EXTRA_INDEX_URL="",
-               PIP_CONFIG_FILE=os.devnull)
+    env = dict(
+        os.environ,
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS="",
+        PIP_EXTRA_INDEX_URL="",
+        PIP_CONFIG_FILE=os.devnull,
+    )
     venv = str(tmp_path / "venv")
     proc = wc.make_venv(venv, env=env)
     assert proc.returncode == 75, proc.stdout
@@ -221,6 +248,7 @@ def test_without_pypi_the_checkers_skip_with_a_message(tmp_path):
 
 # Broken wheels: the host's apex wheel with one fault added and RECORD written anew, so the
 # fault is the only thing wrong with it.
+
 
 def host_wheel(build):
     doc, _ = build
@@ -275,26 +303,48 @@ PyMODINIT_FUNC PyInit_%(name)s(void) { return PyModule_Create(&definition); }
 def compile_module(tmp_path, name, body, limited=True):
     """A real extension module for this machine's Python, compiled with the system compiler."""
     source = tmp_path / (name + ".c")
-    source.write_text(MODULE % {"name": name, "body": body,
-                                "limited": "#define Py_LIMITED_API 0x03070000" if limited else ""})
+    source.write_text(
+        MODULE
+        % {
+            "name": name,
+            "body": body,
+            "limited": "#define Py_LIMITED_API 0x03070000" if limited else "",
+        }
+    )
     out = str(tmp_path / (name + ".so"))
-    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-I", sysconfig.get_paths()["include"],
-                    str(source), "-o", out], check=True)
+    subprocess.run(
+        [
+            "cc",
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-I",
+            sysconfig.get_paths()["include"],
+            str(source),
+            "-o",
+            out,
+        ],
+        check=True,
+    )
     with open(out, "rb") as f:
         return f.read()
 
 
-def test_a_module_needing_a_newer_glibc_is_refused_by_verify_and_auditwheel(build, checkers, tmp_path):
+def test_a_module_needing_a_newer_glibc_is_refused_by_verify_and_auditwheel(
+    build, checkers, tmp_path
+):
     # close_range exists from glibc 2.34 on: the module needs GLIBC_2.34, far above 2.17.
     if tuple(int(x) for x in os.confstr("CS_GNU_LIBC_VERSION").split()[1].split(".")[:2]) < (2, 34):
         pytest.skip("this machine's glibc is older than 2.34: no newer symbol to link against")
-    module = compile_module(tmp_path, "_newer_glibc",
-                            "return PyLong_FromLong(close_range(~0U, ~0U, 0));")
+    module = compile_module(
+        tmp_path, "_newer_glibc", "return PyLong_FromLong(close_range(~0U, ~0U, 0));"
+    )
     needed, newest = bh.glibc_needs(str(tmp_path / "_newer_glibc.so"))
     assert newest == (2, 34), newest
     suffix = host_wheel(build)["python"]["ext_suffix"]
-    broken = write_broken(build, tmp_path,
-                          lambda f: f.__setitem__("apex/_newer_glibc" + suffix, module))
+    broken = write_broken(
+        build, tmp_path, lambda f: f.__setitem__("apex/_newer_glibc" + suffix, module)
+    )
     claimed = wc.platform_tags(broken)[0]
 
     ours = bh.run(["verify", broken])
@@ -329,11 +379,16 @@ def test_a_stray_pyc_is_refused_by_verify_and_check_wheel_contents(build, checke
 
 # Fields an index refuses: (the line that replaces or joins METADATA's, what verify says).
 INVALID_FIELDS = {
-    "requires_python": ("Requires-Python: >=3.7,<<3.14", "Requires-Python: '>=3.7,<<3.14' is invalid"),
+    "requires_python": (
+        "Requires-Python: >=3.7,<<3.14",
+        "Requires-Python: '>=3.7,<<3.14' is invalid",
+    ),
     "requires_dist": ("Requires-Dist: torch (>=1.13", "the version's '(' is not closed"),
     "unknown_field": ("Requires-Torch: 1.13", "'Requires-Torch' is not a core metadata field"),
-    "field_newer_than_declared": ("License-Expression: BSD-3-Clause",
-                                  "License-Expression is a Metadata-Version 2.4 field"),
+    "field_newer_than_declared": (
+        "License-Expression: BSD-3-Clause",
+        "License-Expression is a Metadata-Version 2.4 field",
+    ),
 }
 
 
@@ -354,23 +409,33 @@ def test_an_invalid_metadata_field_is_refused_by_verify_and_twine(case, build, c
     assert needle in ours.stderr, ours.stderr
     theirs = checkers.twine_check(broken)
     assert theirs.returncode != 0, theirs.stdout
-    assert "Invalid distribution metadata" in theirs.stdout + theirs.stderr, theirs.stdout + theirs.stderr
+    assert "Invalid distribution metadata" in theirs.stdout + theirs.stderr, (
+        theirs.stdout + theirs.stderr
+    )
 
 
 def test_abi3audit_sees_symbols_outside_the_limited_api(build, checkers, tmp_path):
     """abi3audit is alive: a module built without the limited API, calling a private function
     and one that entered the limited API long after 3.7, is flagged, and the audit fails."""
-    module = compile_module(tmp_path, "_full_api", "PyObject** d = _PyObject_GetDictPtr(arg);\n"
-                            "    return PyUnicode_FromString(d ? PyUnicode_AsUTF8(arg) : \"\");",
-                            limited=False)
+    module = compile_module(
+        tmp_path,
+        "_full_api",
+        "PyObject** d = _PyObject_GetDictPtr(arg);\n"
+        '    return PyUnicode_FromString(d ? PyUnicode_AsUTF8(arg) : "");',
+        limited=False,
+    )
     suffix = host_wheel(build)["python"]["ext_suffix"]
-    broken = write_broken(build, tmp_path, lambda f: f.__setitem__("apex/_full_api" + suffix, module))
+    broken = write_broken(
+        build, tmp_path, lambda f: f.__setitem__("apex/_full_api" + suffix, module)
+    )
     proc, report = checkers.abi3audit(broken)
     assert proc.returncode != 0, proc.stderr
     (spec,) = report["specs"].values()
     results = {r["name"]: r["result"] for r in spec["wheel"]}
     flagged = results.pop("_full_api" + suffix)
-    assert sorted(flagged["non_abi3_symbols"]) == ["PyUnicode_AsUTF8", "_PyObject_GetDictPtr"], flagged
+    assert sorted(flagged["non_abi3_symbols"]) == ["PyUnicode_AsUTF8", "_PyObject_GetDictPtr"], (
+        flagged
+    )
     assert not flagged["is_abi3"], flagged
     # The wheel's own modules are still clean beside it.
     assert results and all(r["non_abi3_symbols"] == [] for r in results.values()), results
@@ -378,9 +443,14 @@ def test_abi3audit_sees_symbols_outside_the_limited_api(build, checkers, tmp_pat
 
 def check_wheels(checkers, wheels):
     """scripts/check_wheels.sh, the pipeline's step, over the same venv."""
-    return subprocess.run(["bash", os.path.join(bh.REPO, "scripts", "check_wheels.sh")] + wheels,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          env=dict(os.environ, APEXNPU_CHECKERS_VENV=checkers.venv), timeout=1200)
+    return subprocess.run(
+        ["bash", os.path.join(bh.REPO, "scripts", "check_wheels.sh")] + wheels,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        env=dict(os.environ, APEXNPU_CHECKERS_VENV=checkers.venv),
+        timeout=1200,
+    )
 
 
 def test_the_pipelines_script_passes_our_wheels_and_fails_a_broken_one(build, checkers, tmp_path):

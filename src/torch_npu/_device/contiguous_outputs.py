@@ -9,6 +9,7 @@ are made contiguous as well. Views (and other ops that run unchanged), in-place 
 operations keep their tensors as they are, as they do on the NPU; so does an explicit
 ``memory_format`` other than ``torch.preserve_format``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict

@@ -11,6 +11,7 @@ an NPU runs on the host and is marked, ``meta`` and the other devices go to torc
 torch 1.13 has no device context; ``torch.set_default_tensor_type(torch.npu.FloatTensor)`` is
 its way (``tensor_types``).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, FrozenSet, Optional
@@ -24,8 +25,9 @@ except ImportError:  # pragma: no cover - torch 1.13
     _device_constructors = None  # type: ignore[assignment]
 
 _stack_depth: Optional[Callable[[], int]] = getattr(torch._C, "_len_torch_function_stack", None)
-_mode_stack: Optional[Callable[[], Any]] = getattr(torch.overrides,
-                                                   "_get_current_function_mode_stack", None)
+_mode_stack: Optional[Callable[[], Any]] = getattr(
+    torch.overrides, "_get_current_function_mode_stack", None
+)
 
 
 def constructors() -> FrozenSet[Any]:

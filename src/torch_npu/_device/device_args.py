@@ -5,6 +5,7 @@ An int names an NPU, as it does with torch_npu: torch 2.x reads a bare index as 
 accelerator's devices, and torch_npu 1.x's device parser reads it as an NPU's. So
 ``torch.zeros(2, device=1)``, ``t.to(0)`` and ``Module.to(0)`` put tensors on ``npu:1``/``npu:0``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -14,8 +15,12 @@ from . import devices
 Where = Optional[Tuple[str, Any]]  # ("kw", name) or ("pos", index); None: not given
 
 
-def find(args: Sequence[Any], kwargs: Dict[str, Any], position: Optional[int] = None,
-         name: str = "device") -> Tuple[Any, Where]:
+def find(
+    args: Sequence[Any],
+    kwargs: Dict[str, Any],
+    position: Optional[int] = None,
+    name: str = "device",
+) -> Tuple[Any, Where]:
     """The device argument (keyword ``name``, or positional at ``position``) and where it is."""
     if name in kwargs:
         return kwargs[name], ("kw", name)
@@ -32,8 +37,9 @@ def names_a_device(args: Sequence[Any], kwargs: Dict[str, Any], where: Where) ->
     return (kwargs.get(key) if kind == "kw" else args[key]) is not None
 
 
-def replace(args: Sequence[Any], kwargs: Dict[str, Any], where: Where,
-            value: Any) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+def replace(
+    args: Sequence[Any], kwargs: Dict[str, Any], where: Where, value: Any
+) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
     """``(args, kwargs)`` with the argument at ``where`` set to ``value``."""
     if where is None:
         return tuple(args), kwargs
@@ -57,9 +63,9 @@ def npu_named(value: Any, what: str) -> Optional[int]:
     return devices.npu_index(value, what)
 
 
-def to_host(args: Sequence[Any], kwargs: Dict[str, Any], what: str,
-            position: Optional[int] = None) -> Tuple[Optional[int], Where, Tuple[Any, ...],
-                                                     Dict[str, Any]]:
+def to_host(
+    args: Sequence[Any], kwargs: Dict[str, Any], what: str, position: Optional[int] = None
+) -> Tuple[Optional[int], Where, Tuple[Any, ...], Dict[str, Any]]:
     """(the NPU the device argument names or None, where it is, args, kwargs), the args with the
     CPU in place of an NPU device so that torch accepts them."""
     value, where = find(args, kwargs, position)

@@ -9,6 +9,7 @@ NPU ones. Here the groups are keyed, and split where needed, by the NPU each ten
 torch_npu's real devices key them. torch 1.13 groups in Python by ``Tensor.device`` and needs
 nothing.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,9 +22,15 @@ from . import placement
 _NAME = "_group_tensors_by_device_and_dtype"
 
 
-def _split(lists: List[List[Any]], indices: List[int], by_npu: Dict[Optional[int], List[int]],
-           with_indices: bool, device: torch.device, dtype: torch.dtype,
-           out: Dict[Tuple[torch.device, torch.dtype], Any]) -> None:
+def _split(
+    lists: List[List[Any]],
+    indices: List[int],
+    by_npu: Dict[Optional[int], List[int]],
+    with_indices: bool,
+    device: torch.device,
+    dtype: torch.dtype,
+    out: Dict[Tuple[torch.device, torch.dtype], Any],
+) -> None:
     """Add one host group's parts to ``out``, one per NPU (and one for host tensors)."""
     for npu, positions in by_npu.items():
         key_device = device if npu is None else torch.device("npu", npu)

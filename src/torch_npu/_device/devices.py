@@ -15,6 +15,7 @@ on torch 1.x an ``xla`` device names an NPU too.
 name an NPU, so the emulator's functions that take a device (see ``device_args``) read this class
 and hand torch the CPU.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,10 @@ _count: Optional[int] = None
 _thread = threading.local()
 # torch_npu 1.x's device type inside torch ("native_device"); 2.x renames PrivateUse1 "npu".
 NATIVE_TYPE = "xla" if int(torch.__version__.split(".")[0]) < 2 else "npu"
-_BAD_FORK = ("Cannot re-initialize NPU in forked subprocess. To use NPU with multiprocessing, "
-             "you must use the 'spawn' start method")
+_BAD_FORK = (
+    "Cannot re-initialize NPU in forked subprocess. To use NPU with multiprocessing, "
+    "you must use the 'spawn' start method"
+)
 _init = {"done": False, "bad_fork": False}
 
 
@@ -45,8 +48,10 @@ def device_count() -> int:
         if not text:
             _count = DEFAULT_COUNT
         elif not text.isdigit() or not 1 <= int(text) <= MAX_COUNT:
-            raise ValueError(f"{COUNT_VARIABLE}={text!r}: expected a whole number of emulated "
-                             f"NPUs from 1 to {MAX_COUNT}")
+            raise ValueError(
+                f"{COUNT_VARIABLE}={text!r}: expected a whole number of emulated "
+                f"NPUs from 1 to {MAX_COUNT}"
+            )
         else:
             _count = int(text)
     return _count
@@ -67,8 +72,10 @@ def lazy_init() -> None:
         try:
             callback()
         except Exception as e:
-            raise RuntimeError(f"NPU call failed lazily at initialization with error: {e}\n\n"
-                               f"NPU call was originally invoked at:\n\n{where}") from e
+            raise RuntimeError(
+                f"NPU call failed lazily at initialization with error: {e}\n\n"
+                f"NPU call was originally invoked at:\n\n{where}"
+            ) from e
 
 
 # Calls waiting for the NPUs to be initialised, each with the stack that queued it.
@@ -184,8 +191,10 @@ def check_index(index: Any, what: str) -> int:
         raise TypeError(f"{what}: an NPU index must be an int, got {index!r}")
     count = device_count()
     if not 0 <= index < count:
-        raise RuntimeError(f"{what}: npu:{index} does not exist: the emulated NPU has {count} "
-                           f"devices, npu:0 to npu:{count - 1} (set {COUNT_VARIABLE} for more)")
+        raise RuntimeError(
+            f"{what}: npu:{index} does not exist: the emulated NPU has {count} "
+            f"devices, npu:0 to npu:{count - 1} (set {COUNT_VARIABLE} for more)"
+        )
     return index
 
 
@@ -234,8 +243,10 @@ def index_of(device: Any, what: str) -> int:
         return use(check_index(device, what))
     index = npu_index(device, what)
     if index is None:
-        raise ValueError(f"{what}: not an NPU device: {device!r} (expected an int, 'npu', "
-                         "'npu:N' or torch.device('npu:N'))")
+        raise ValueError(
+            f"{what}: not an NPU device: {device!r} (expected an int, 'npu', "
+            "'npu:N' or torch.device('npu:N'))"
+        )
     return index
 
 
@@ -256,8 +267,10 @@ def get_device_index(device: Any, optional: bool = False, allow_cpu: bool = Fals
     if device is not None:
         type_name = getattr(device, "type", None)
         if not isinstance(type_name, str):
-            raise ValueError(f"Expected a torch.device with a specified index or an integer, but "
-                             f"got:{device}" + pta_error(ErrCode.VALUE))
+            raise ValueError(
+                f"Expected a torch.device with a specified index or an integer, but "
+                f"got:{device}" + pta_error(ErrCode.VALUE)
+            )
         if type_name == "cpu" and allow_cpu:
             return -1
         if not _npu_type(type_name):
@@ -267,6 +280,8 @@ def get_device_index(device: Any, optional: bool = False, allow_cpu: bool = Fals
         if index is not None:
             return index
     if not optional:
-        raise ValueError(f"Expected a torch.device with a specified index or an integer, but "
-                         f"got:{device}" + pta_error(ErrCode.VALUE))
+        raise ValueError(
+            f"Expected a torch.device with a specified index or an integer, but "
+            f"got:{device}" + pta_error(ErrCode.VALUE)
+        )
     return current_device()

@@ -13,6 +13,7 @@ their input through the emulation. ``pin_memory=True`` gives pinned host memory 
 NPU tensor is made only in the contiguous format (``memory_formats``). Named tensors (torch 1.x)
 are made outside the emulation (``named_tensors``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,9 +24,21 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 import torch
 
 from .. import _wraps
-from . import (default_device, device_args, devices, formats, generators, memory,
-               memory_formats, named_tensors, pinned, placement, tensor_types, torch_device,
-               torch_made)
+from . import (
+    default_device,
+    device_args,
+    devices,
+    formats,
+    generators,
+    memory,
+    memory_formats,
+    named_tensors,
+    pinned,
+    placement,
+    tensor_types,
+    torch_device,
+    torch_made,
+)
 
 # Makers torch exposes that are not aten operators, and where their device may sit positionally.
 _EXTRA_TORCH_MAKERS = {"tensor": None, "as_tensor": None, "asarray": None}
@@ -60,21 +73,29 @@ def _derived(name: str) -> bool:
     return name.endswith("_like") or name.startswith("new_")
 
 
-def _pinning(args: Tuple[Any, ...], kwargs: Dict[str, Any], npu: Optional[int],
-             where: device_args.Where) -> Tuple[bool, Dict[str, Any]]:
+def _pinning(
+    args: Tuple[Any, ...], kwargs: Dict[str, Any], npu: Optional[int], where: device_args.Where
+) -> Tuple[bool, Dict[str, Any]]:
     """(whether the call asks for pinned memory, kwargs without that request). Pinned memory is
     host memory: an NPU or another device refuses it, as torch does."""
     if not kwargs.get("pin_memory"):
         return False, kwargs
-    if npu is not None or (device_args.names_a_device(args, kwargs, where) and
-                           torch.device(device_args.find(args, kwargs)[0]).type != "cpu"):
+    if npu is not None or (
+        device_args.names_a_device(args, kwargs, where)
+        and torch.device(device_args.find(args, kwargs)[0]).type != "cpu"
+    ):
         raise RuntimeError("Only dense CPU tensors can be pinned")
     return True, dict(kwargs, pin_memory=False)
 
 
-def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
-               derived: bool = False, source: Optional[Callable[..., Any]] = None,
-               contextual: bool = False) -> Callable:
+def wrap_maker(
+    original: Callable,
+    what: str,
+    position: Optional[int] = None,
+    derived: bool = False,
+    source: Optional[Callable[..., Any]] = None,
+    contextual: bool = False,
+) -> Callable:
     """``original`` accepting NPU devices. ``source(args)`` names the tensor a derived maker
     without a device follows when the emulation does not see it (``Tensor.new_tensor``);
     ``contextual`` makers take the device of torch's device context when the call names none."""
@@ -86,8 +107,9 @@ def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
             if given is None:
                 context = default_device.context_device()
                 if context is not None:
-                    args, kwargs = device_args.replace(args, kwargs, where or ("kw", "device"),
-                                                       context)
+                    args, kwargs = device_args.replace(
+                        args, kwargs, where or ("kw", "device"), context
+                    )
         npu, where, args, kwargs = device_args.to_host(args, kwargs, what, position)
         pin, kwargs = _pinning(args, kwargs, npu, where)
         if npu is not None and not derived:
@@ -110,8 +132,11 @@ def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
                 placement.put(out, placement.npu_of(source(args)))
         elif tensor_types.default_is_npu():
             placement.put(out, devices.current_device())
-        if derived and not memory_formats.kept_like(kwargs.get("memory_format")) \
-                and placement.npu_of(out) is not None:
+        if (
+            derived
+            and not memory_formats.kept_like(kwargs.get("memory_format"))
+            and placement.npu_of(out) is not None
+        ):
             out = out.contiguous()  # the NPU makes it in its own (contiguous) layout
         return out
 
@@ -119,14 +144,19 @@ def wrap_maker(original: Callable, what: str, position: Optional[int] = None,
     return maker
 
 
-def _install_function(namespace: Any, name: str, position: Optional[int] = None,
-                      constructors: FrozenSet[Any] = frozenset()) -> None:
+def _install_function(
+    namespace: Any,
+    name: str,
+    position: Optional[int] = None,
+    constructors: FrozenSet[Any] = frozenset(),
+) -> None:
     original = getattr(namespace, name)
     if _wraps.is_wrapper(original):
         return
     prefix = "torch." if namespace is torch else namespace.__name__ + "."
-    maker = wrap_maker(original, prefix + name, position, _derived(name),
-                       contextual=original in constructors)
+    maker = wrap_maker(
+        original, prefix + name, position, _derived(name), contextual=original in constructors
+    )
     setattr(namespace, name, maker)
     _wraps.stand_for_in_torchscript(maker, original)
 
@@ -135,18 +165,27 @@ def _install_method(name: str, source: Optional[Callable[..., Any]] = None) -> N
     original = getattr(torch.Tensor, name)
     if _wraps.is_wrapper(original):
         return
-    setattr(torch.Tensor, name,
-            wrap_maker(original, "Tensor." + name, None, derived=True, source=source))
+    setattr(
+        torch.Tensor,
+        name,
+        wrap_maker(original, "Tensor." + name, None, derived=True, source=source),
+    )
 
 
 def _self(args: Tuple[Any, ...]) -> Any:
     return args[0] if args else None
 
 
-def empty_with_format(*size: Any, dtype: Optional[torch.dtype] = None, layout: Any = None,
-                      device: Any = None, pin_memory: Optional[bool] = None, acl_format: int = 2,
-                      names: Any = None, base_addr_aligned_kb: Optional[int] = None
-                      ) -> torch.Tensor:
+def empty_with_format(
+    *size: Any,
+    dtype: Optional[torch.dtype] = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Optional[bool] = None,
+    acl_format: int = 2,
+    names: Any = None,
+    base_addr_aligned_kb: Optional[int] = None,
+) -> torch.Tensor:
     """``torch_npu.empty_with_format(size, *, dtype, layout, device, pin_memory, acl_format=2)``:
     an uninitialised NPU tensor in the NPU format ``acl_format`` (its values in the plain layout,
     its storage size the format's, see ``formats``). The device must be an NPU, as torch_npu's
@@ -157,8 +196,10 @@ def empty_with_format(*size: Any, dtype: Optional[torch.dtype] = None, layout: A
         size = tuple(size[0])
     npu = device_args.npu_named(device, "torch_npu.empty_with_format")
     if npu is None:
-        raise RuntimeError("Expected NPU tensor, please check whether the input tensor device is "
-                           "correct." + pta_error(ErrCode.PARAM))
+        raise RuntimeError(
+            "Expected NPU tensor, please check whether the input tensor device is "
+            "correct." + pta_error(ErrCode.PARAM)
+        )
     if pin_memory:
         raise RuntimeError("Only dense CPU tensors can be pinned" + ops_error(ErrCode.TYPE))
     kwargs: Dict[str, Any] = {"dtype": dtype, "layout": layout, "device": f"npu:{npu}"}
@@ -173,9 +214,12 @@ def _torch_empty_with_format(*args: Any, **kwargs: Any) -> torch.Tensor:
     """torch_npu 1.x's ``torch.empty_with_format``, deprecated there for torch_npu's."""
     if not _warned:
         _warned.append(True)
-        warnings.warn("torch.empty_with_format is deprecated and will be removed in future "
-                      "version. Use torch_npu.empty_with_format instead.", FutureWarning,
-                      stacklevel=2)
+        warnings.warn(
+            "torch.empty_with_format is deprecated and will be removed in future "
+            "version. Use torch_npu.empty_with_format instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
     return empty_with_format(*args, **kwargs)
 
 

@@ -33,6 +33,7 @@ input's format), ``clone``, dtype casts (``.half()``, ``.float()``: ``npu_dtype_
 ``detach`` (the same storage). The emulated NPU's dispatch mode passes the format on
 (``inherit``); ``.cpu()`` and other copies to the host come back in ND.
 """
+
 from __future__ import annotations
 
 import enum
@@ -57,8 +58,28 @@ _STORAGE = "_apexnpu_format_storage"  # elements the private format stores
 # customize_dtype: a torch ScalarType number, or torch_npu's DType (aclDataType + 256).
 _SCALAR_TYPE_BYTES = (1, 1, 2, 4, 8, 2, 4, 8, 4, 8, 16, 1, 1, 1, 4, 2)
 _ACL_DTYPE_OFFSET = 256
-_ACL_DTYPE_BYTES = {0: 4, 1: 2, 2: 1, 3: 4, 4: 1, 6: 2, 7: 2, 8: 4, 9: 8, 10: 8, 11: 8, 12: 1,
-                    16: 8, 17: 16, 27: 2, 29: 0.5, 34: 1, 35: 1, 36: 1, 37: 1}
+_ACL_DTYPE_BYTES = {
+    0: 4,
+    1: 2,
+    2: 1,
+    3: 4,
+    4: 1,
+    6: 2,
+    7: 2,
+    8: 4,
+    9: 8,
+    10: 8,
+    11: 8,
+    12: 1,
+    16: 8,
+    17: 16,
+    27: 2,
+    29: 0.5,
+    34: 1,
+    35: 1,
+    36: 1,
+    37: 1,
+}
 
 
 def get_storage_size(input: torch.Tensor) -> int:  # noqa: A002 - torch_npu's name
@@ -67,8 +88,11 @@ def get_storage_size(input: torch.Tensor) -> int:  # noqa: A002 - torch_npu's na
     recorded = getattr(input, _STORAGE, None)
     if recorded is not None:
         return recorded
-    return input.untyped_storage().nbytes() // input.element_size() \
-        if hasattr(input, "untyped_storage") else input.storage().size()
+    return (
+        input.untyped_storage().nbytes() // input.element_size()
+        if hasattr(input, "untyped_storage")
+        else input.storage().size()
+    )
 
 
 def keep_storage_size(tensor: torch.Tensor, size: int) -> None:
@@ -87,8 +111,10 @@ def _customize_bytes(customize_dtype: int) -> float:
     acl = customize_dtype - _ACL_DTYPE_OFFSET
     if acl in _ACL_DTYPE_BYTES:
         return _ACL_DTYPE_BYTES[acl]
-    raise RuntimeError(f"npu_format_cast: customize_dtype {customize_dtype} is not a dtype the "
-                       "NPU's format cast takes")
+    raise RuntimeError(
+        f"npu_format_cast: customize_dtype {customize_dtype} is not a dtype the "
+        "NPU's format cast takes"
+    )
 
 
 def nz_c0(itemsize: int, customize_dtype: Optional[int] = None) -> int:
@@ -98,8 +124,9 @@ def nz_c0(itemsize: int, customize_dtype: Optional[int] = None) -> int:
     return _BLOCK_BYTES // min(itemsize, 2)
 
 
-def private_storage_size(shape: Sequence[int], acl_format: int, itemsize: int = 2,
-                         customize_dtype: Optional[int] = None) -> int:
+def private_storage_size(
+    shape: Sequence[int], acl_format: int, itemsize: int = 2, customize_dtype: Optional[int] = None
+) -> int:
     """Elements the NPU stores for a tensor of ``shape`` in ``acl_format``: FRACTAL_NZ pads the
     last two dimensions to 16 rows by C0 columns (one dimension is a column), NC1HWC0 pads the
     channels of NCHW (fewer dimensions read as C, CH, CHW) to 16; other formats store the
@@ -122,8 +149,9 @@ def private_storage_size(shape: Sequence[int], acl_format: int, itemsize: int = 
 
 def _check_format(acl_format: int) -> None:
     if isinstance(acl_format, bool) or not isinstance(acl_format, int) or acl_format < 0:
-        raise TypeError(f"npu_format_cast: acl_format must be a non-negative int, got "
-                        f"{acl_format!r}")
+        raise TypeError(
+            f"npu_format_cast: acl_format must be a non-negative int, got {acl_format!r}"
+        )
 
 
 def _aclnn_format_cast() -> bool:
@@ -200,10 +228,8 @@ class _Cast(torch.autograd.Function):
     def forward(ctx, input, elements):  # noqa: D102,A002 - torch.autograd.Function protocol
         with torch.no_grad():
             flat = input.new_zeros(max(int(elements), input.numel()))
-            storage = flat.untyped_storage() if hasattr(flat, "untyped_storage") else \
-                flat.storage()
-            out = input.new_empty(0).set_(storage, 0, input.shape,
-                                          _contiguous_strides(input.shape))
+            storage = flat.untyped_storage() if hasattr(flat, "untyped_storage") else flat.storage()
+            out = input.new_empty(0).set_(storage, 0, input.shape, _contiguous_strides(input.shape))
             out.copy_(input)
         return out
 
@@ -212,10 +238,14 @@ class _Cast(torch.autograd.Function):
         return grad, None
 
 
-def npu_format_cast(input: torch.Tensor,  # noqa: A002 - torch_npu's name
-                    acl_format: Union[int, torch.Tensor, None] = None, *,
-                    customize_dtype: Optional[int] = None, input_dtype: Optional[int] = None,
-                    dst: Optional[torch.Tensor] = None) -> torch.Tensor:
+def npu_format_cast(
+    input: torch.Tensor,  # noqa: A002 - torch_npu's name
+    acl_format: Union[int, torch.Tensor, None] = None,
+    *,
+    customize_dtype: Optional[int] = None,
+    input_dtype: Optional[int] = None,
+    dst: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
     """``input`` in ``acl_format`` (or in the format of the tensor ``dst``/``acl_format``)."""
     if acl_format is None and dst is None:
         raise TypeError("npu_format_cast() missing the target format: acl_format or dst")
@@ -224,8 +254,12 @@ def npu_format_cast(input: torch.Tensor,  # noqa: A002 - torch_npu's name
         target = get_npu_format(target)
     _check_format(target)
     current = get_npu_format(input)
-    if target == ACL_FORMAT_FRACTAL_NZ and current == ACL_FORMAT_ND and _aclnn_format_cast() \
-            and _storage_dims(input) < 2:
+    if (
+        target == ACL_FORMAT_FRACTAL_NZ
+        and current == ACL_FORMAT_ND
+        and _aclnn_format_cast()
+        and _storage_dims(input) < 2
+    ):
         target = ACL_FORMAT_ND  # a vector has no fractals: torch_npu's aclnn cast keeps ND
     if current == target:
         return input
@@ -238,10 +272,14 @@ def npu_format_cast(input: torch.Tensor,  # noqa: A002 - torch_npu's name
     return _set_format(out, target, stored)
 
 
-def npu_format_cast_(input: torch.Tensor,  # noqa: A002 - torch_npu's name
-                     acl_format: Union[int, torch.Tensor, None] = None, *,
-                     customize_dtype: Optional[int] = None, input_dtype: Optional[int] = None,
-                     src: Optional[torch.Tensor] = None) -> torch.Tensor:
+def npu_format_cast_(
+    input: torch.Tensor,  # noqa: A002 - torch_npu's name
+    acl_format: Union[int, torch.Tensor, None] = None,
+    *,
+    customize_dtype: Optional[int] = None,
+    input_dtype: Optional[int] = None,
+    src: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
     """Put ``input`` itself into ``acl_format`` (its values stay as they are), or copy the
     values of the tensor ``src`` (``acl_format`` a tensor) into it in its own format."""
     source = src if acl_format is None else acl_format
@@ -252,16 +290,24 @@ def npu_format_cast_(input: torch.Tensor,  # noqa: A002 - torch_npu's name
     _check_format(source)
     if get_npu_format(input) == source:
         return input
-    if customize_dtype is not None and not _aclnn_format_cast() \
-            and source not in BASE_FORMATS:
+    if customize_dtype is not None and not _aclnn_format_cast() and source not in BASE_FORMATS:
         raise RuntimeError("customize_dtype is not supported by the current soc version.")
     stored = private_storage_size(input.shape, source, input.element_size(), customize_dtype)
     return _set_format(input, source, stored)
 
 
 # The aten operations whose result the NPU makes in its first argument's format.
-_INHERITING = ("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
-               "clone", "_to_copy", "detach")
+_INHERITING = (
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "clone",
+    "_to_copy",
+    "detach",
+)
 INHERITING_OPS = frozenset(getattr(torch.ops.aten, name) for name in _INHERITING)
 
 
@@ -269,8 +315,12 @@ def inherit(source: object, out: object) -> None:
     """``out``, an NPU tensor made from ``source`` by one of ``INHERITING_OPS``, takes its
     format and the storage size that format stores."""
     fmt = getattr(source, _FORMAT, None)
-    if fmt is None or not isinstance(out, torch.Tensor) or out is source \
-            or out.shape != source.shape:  # type: ignore[attr-defined]
+    if (
+        fmt is None
+        or not isinstance(out, torch.Tensor)
+        or out is source
+        or out.shape != source.shape
+    ):  # type: ignore[attr-defined]
         return
     setattr(out, _FORMAT, fmt)
     storage = getattr(source, _STORAGE, None)

@@ -14,6 +14,7 @@ Philox numbers. An operation with a ``generator`` argument is handed the NPU's g
 without (``rand_like``, ``native_dropout``) runs with the host's generator set from the NPU's
 state, which is put back after it (another thread's host draws in between would see it).
 """
+
 from __future__ import annotations
 
 import os
@@ -173,6 +174,7 @@ def default(index: int) -> NpuGenerator:
 
 # --- torch.Generator(device="npu") --------------------------------------------------------------
 
+
 class _GeneratorType(type(_TorchGenerator)):  # type: ignore[misc]
     """``torch.Generator`` that makes NPU generators too: every generator is an instance."""
 
@@ -242,8 +244,9 @@ def _random_op(func: Any) -> Tuple[bool, Optional[int]]:
                 position = -1 if argument.kwarg_only else i
                 break
         tags = getattr(func, "tags", ())
-        seeded = getattr(torch, "Tag", None) is not None \
-            and torch.Tag.nondeterministic_seeded in tags
+        seeded = (
+            getattr(torch, "Tag", None) is not None and torch.Tag.nondeterministic_seeded in tags
+        )
         found = _ops[func] = (position is not None or seeded, position)
     return found
 
@@ -303,8 +306,12 @@ class _Drawing:
         _local.drawing = False
 
 
-def draw(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
-         run: Callable[[Tuple[Any, ...], Dict[str, Any]], Any]) -> Any:
+def draw(
+    func: Any,
+    args: Tuple[Any, ...],
+    kwargs: Dict[str, Any],
+    run: Callable[[Tuple[Any, ...], Dict[str, Any]], Any],
+) -> Any:
     """Run ``func`` (random, see ``draws``) with ``run(args, kwargs)``, drawing from the NPU's
     generator when it is an NPU operation (or is handed an NPU generator)."""
     _, position = _random_op(func)
@@ -327,7 +334,7 @@ def draw(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
         if position == -1:
             return run(args, dict(kwargs, generator=chosen.next_engine()))
         if position is not None and len(args) > position:
-            return run(args[:position] + (chosen.next_engine(),) + args[position + 1:], kwargs)
+            return run(args[:position] + (chosen.next_engine(),) + args[position + 1 :], kwargs)
         return _with_host_generator_as(chosen, lambda: run(args, kwargs))
 
 

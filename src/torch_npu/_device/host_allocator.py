@@ -9,6 +9,7 @@ page, by the next step. With the fast emulation path the process keeps it instea
 ``torch.npu.empty_cache()`` returns the free part (``malloc_trim``), as it empties the NPU's
 cache. Nothing changes where the C library is not glibc.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -34,9 +35,11 @@ def keep_freed_memory() -> bool:
     """Tell glibc to keep freed memory (once per process); False where that is not glibc."""
     if not _applied:
         libc = _glibc()
-        _applied.append(libc is not None
-                        and bool(libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD))
-                        and bool(libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)))
+        _applied.append(
+            libc is not None
+            and bool(libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD))
+            and bool(libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+        )
     return _applied[0]
 
 

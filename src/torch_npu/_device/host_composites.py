@@ -6,6 +6,7 @@ NPU tensor it refused that index as a host tensor beside NPU data. On the NPU (a
 where the operation reaches the device layer whole) the call works: the wrapper hands the count
 over as a tensor on the input's device, which takes torch's own tensor-count path.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,8 +21,12 @@ from . import placement, torch_device
 def _counts_on_npu(x: Any, repeats: Any, dim: Optional[int]) -> Any:
     """``repeats`` as a tensor on ``x``'s NPU when ``x`` is an NPU tensor and ``repeats`` an
     int; otherwise ``repeats`` as given."""
-    if not isinstance(x, torch.Tensor) or isinstance(repeats, torch.Tensor) \
-            or isinstance(repeats, bool) or not isinstance(repeats, int):
+    if (
+        not isinstance(x, torch.Tensor)
+        or isinstance(repeats, torch.Tensor)
+        or isinstance(repeats, bool)
+        or not isinstance(repeats, int)
+    ):
         return repeats
     npu = placement.npu_of(x)
     if npu is None:
@@ -33,8 +38,9 @@ def _counts_on_npu(x: Any, repeats: Any, dim: Optional[int]) -> Any:
 
 def _wrap_repeat_interleave(original: Any) -> Any:
     @functools.wraps(original)
-    def repeat_interleave(x: Any, repeats: Any = None, dim: Optional[int] = None,
-                          **kwargs: Any) -> Any:
+    def repeat_interleave(
+        x: Any, repeats: Any = None, dim: Optional[int] = None, **kwargs: Any
+    ) -> Any:
         if repeats is None:  # the one-argument form: x holds the counts
             return original(x, dim=dim, **kwargs) if dim is not None else original(x, **kwargs)
         return original(x, _counts_on_npu(x, repeats, dim), dim, **kwargs)

@@ -13,6 +13,7 @@ process may be held to a fraction of it (``set_per_process_memory_fraction``): a
 that fails as torch_npu's allocator fails, with its "NPU out of memory" error, and so does a
 host allocation that fails for an NPU (``allocation_guard``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -87,8 +88,10 @@ def _pool(size: int) -> int:
 
 
 # For each pool, the statistics a block counts in: (kind, all pools) and (kind, its pool).
-_BASES = {pool: tuple(_slot(kind, p, CURRENT) for kind in (COUNT, BYTES, REQUESTED)
-                      for p in (ALL, pool)) for pool in (SMALL_POOL, LARGE_POOL)}
+_BASES = {
+    pool: tuple(_slot(kind, p, CURRENT) for kind in (COUNT, BYTES, REQUESTED) for p in (ALL, pool))
+    for pool in (SMALL_POOL, LARGE_POOL)
+}
 
 
 def _count(stats: List[int], block: _Block, sign: int) -> None:
@@ -171,6 +174,7 @@ def _free(block: _Block, _ref: Any = None) -> None:
 
 # --- statistics -----------------------------------------------------------------------------------
 
+
 def stat(index: int, kind: int, pool: int, field: int) -> int:
     return _device(index).stats[_slot(kind, pool, field)]
 
@@ -193,21 +197,34 @@ def nested_stats(index: int) -> Dict[str, Any]:
                 result[name] = {"current": 0, "peak": 0, "allocated": 0, "freed": 0}
             else:
                 base = _slot(kind, pool, CURRENT)
-                result[name] = {"current": values[base], "peak": values[base + PEAK],
-                                "allocated": values[base + ALLOCATED],
-                                "freed": values[base + FREED]}
+                result[name] = {
+                    "current": values[base],
+                    "peak": values[base + PEAK],
+                    "allocated": values[base + ALLOCATED],
+                    "freed": values[base + FREED],
+                }
         return result
 
     zero = {"current": 0, "peak": 0, "allocated": 0, "freed": 0}
     return {
-        "num_alloc_retries": 0, "num_ooms": state.num_ooms, "max_split_size": -1,
-        "num_sync_all_streams": 0, "num_device_alloc": state.num_device_alloc,
-        "num_device_free": state.num_device_free, "num_oom_rejections": 0,
-        "allocation": per_pool(COUNT), "segment": per_pool(COUNT), "active": per_pool(COUNT),
-        "inactive_split": per_pool(None), "allocated_bytes": per_pool(BYTES),
-        "reserved_bytes": per_pool(BYTES), "active_bytes": per_pool(BYTES),
-        "inactive_split_bytes": per_pool(None), "requested_bytes": per_pool(REQUESTED),
-        "oversize_allocations": dict(zero), "oversize_segments": dict(zero),
+        "num_alloc_retries": 0,
+        "num_ooms": state.num_ooms,
+        "max_split_size": -1,
+        "num_sync_all_streams": 0,
+        "num_device_alloc": state.num_device_alloc,
+        "num_device_free": state.num_device_free,
+        "num_oom_rejections": 0,
+        "allocation": per_pool(COUNT),
+        "segment": per_pool(COUNT),
+        "active": per_pool(COUNT),
+        "inactive_split": per_pool(None),
+        "allocated_bytes": per_pool(BYTES),
+        "reserved_bytes": per_pool(BYTES),
+        "active_bytes": per_pool(BYTES),
+        "inactive_split_bytes": per_pool(None),
+        "requested_bytes": per_pool(REQUESTED),
+        "oversize_allocations": dict(zero),
+        "oversize_segments": dict(zero),
     }
 
 
@@ -232,20 +249,35 @@ def snapshot() -> List[Dict[str, Any]]:
         blocks = sorted(_blocks.values(), key=lambda b: (b.device, b.key))
     segments = []
     for b in blocks:
-        segments.append({
-            "device": b.device, "address": b.key, "total_size": b.size,
-            "allocated_size": b.size, "active_size": b.size, "requested_size": b.requested,
-            "stream": 0, "segment_type": "small" if b.size <= SMALL else "large",
-            "segment_pool_id": (0, 0), "is_expandable": False,
-            "frames": memory_history.frames_of(b.key),
-            "blocks": [{"address": b.key, "size": b.size, "requested_size": b.requested,
+        segments.append(
+            {
+                "device": b.device,
+                "address": b.key,
+                "total_size": b.size,
+                "allocated_size": b.size,
+                "active_size": b.size,
+                "requested_size": b.requested,
+                "stream": 0,
+                "segment_type": "small" if b.size <= SMALL else "large",
+                "segment_pool_id": (0, 0),
+                "is_expandable": False,
+                "frames": memory_history.frames_of(b.key),
+                "blocks": [
+                    {
+                        "address": b.key,
+                        "size": b.size,
+                        "requested_size": b.requested,
                         "state": "active_allocated",
-                        "frames": memory_history.frames_of(b.key)}],
-        })
+                        "frames": memory_history.frames_of(b.key),
+                    }
+                ],
+            }
+        )
     return segments
 
 
 # --- limits and out-of-memory errors ----------------------------------------------------------
+
 
 def set_fraction(index: int, fraction: float) -> None:
     _device(index).fraction = float(fraction)
@@ -285,12 +317,17 @@ def out_of_memory(index: int, size: int) -> RuntimeError:
         allowed = f"{format_size(int(state.fraction * total))} allowed; "
     used = format_size(allocated(index))
     # torch_npu 1.x: "...PyTorch) If reserved ..."; 2.x: "...PyTorch).If reserved ..."
-    tail = ("reserved in total by PyTorch)" + (" " if _TORCH_1 else ".")
-            + "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
-            "fragmentation.")
-    message = (f"NPU out of memory. Tried to allocate {format_size(size)} (NPU {index}; "
-               f"{format_size(total)} total capacity; {used} already allocated; {used} current "
-               f"active; {format_size(free)} free; {allowed}{used} {tail}")
+    tail = (
+        "reserved in total by PyTorch)"
+        + (" " if _TORCH_1 else ".")
+        + "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+        "fragmentation."
+    )
+    message = (
+        f"NPU out of memory. Tried to allocate {format_size(size)} (NPU {index}; "
+        f"{format_size(total)} total capacity; {used} already allocated; {used} current "
+        f"active; {format_size(free)} free; {allowed}{used} {tail}"
+    )
     return _oom_type()(message + pta_error(ErrCode.MEMORY))
 
 
@@ -300,8 +337,10 @@ def _check_limit(index: int, state: _Device, size: int) -> None:
         raise out_of_memory(index, size)
 
 
-_HOST_FAILURE = re.compile(r"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
-                           r"(\d+) bytes")
+_HOST_FAILURE = re.compile(
+    r"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+    r"(\d+) bytes"
+)
 
 
 class allocation_guard:  # noqa: N801 - used like a function: ``with allocation_guard(npu):``
@@ -326,6 +365,7 @@ class allocation_guard:  # noqa: N801 - used like a function: ``with allocation_
 
 
 # --- the host's memory ----------------------------------------------------------------------------
+
 
 def _meminfo_kib(field: str) -> int:
     """The number after "field:" in /proc/meminfo, in KiB (0 when unreadable)."""

@@ -10,6 +10,7 @@ the NPU's "feature not supported" error code, which scripts match. Where torch_n
 like another (``empty_like``, ``zeros_like``, ...) in a format it does not keep, it makes it
 contiguous instead, without an error.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -54,8 +55,9 @@ def check_contiguous(tensor: torch.Tensor, memory_format: torch.memory_format) -
 def _is_contiguous(tensor: torch.Tensor, memory_format: torch.memory_format) -> bool:
     if memory_format == torch.preserve_format:
         return tensor.is_contiguous()
-    if memory_format in _CHANNELS_LAST and tensor.dim() != (4 if memory_format ==
-                                                            torch.channels_last else 5):
+    if memory_format in _CHANNELS_LAST and tensor.dim() != (
+        4 if memory_format == torch.channels_last else 5
+    ):
         return False
     return tensor.is_contiguous(memory_format=memory_format)
 

@@ -4,6 +4,7 @@ allocated and freed, with the Python stack that allocated it, for ``torch.npu.me
 
 Recording costs a stack walk per allocation, so it is off until asked for, as on the NPU.
 """
+
 from __future__ import annotations
 
 import collections
@@ -19,16 +20,22 @@ _traces: Dict[int, Deque[Dict[str, Any]]] = {}
 _frames_of: Dict[int, List[Dict[str, Any]]] = {}  # a live block's address -> its frames
 
 
-def record(enabled: Optional[str] = "all", context: Optional[str] = "all", stacks: str = "all",
-           max_entries: int = sys.maxsize) -> None:
+def record(
+    enabled: Optional[str] = "all",
+    context: Optional[str] = "all",
+    stacks: str = "all",
+    max_entries: int = sys.maxsize,
+) -> None:
     """Start (``enabled`` "state" or "all") or stop (None) recording; a new start forgets the
     old history."""
     if enabled not in (None, "state", "all"):
-        raise ValueError(f"_record_memory_history: enabled must be None, 'state' or 'all', got "
-                         f"{enabled!r}")
+        raise ValueError(
+            f"_record_memory_history: enabled must be None, 'state' or 'all', got {enabled!r}"
+        )
     if stacks not in ("python", "all"):
-        raise ValueError(f"_record_memory_history: stacks must be 'python' or 'all', got "
-                         f"{stacks!r}")
+        raise ValueError(
+            f"_record_memory_history: stacks must be 'python' or 'all', got {stacks!r}"
+        )
     with _lock:
         _settings.update(enabled=enabled, stacks=stacks, max_entries=int(max_entries))
         _traces.clear()
@@ -43,8 +50,11 @@ def recording() -> bool:
 def _frames() -> List[Dict[str, Any]]:
     """The caller's Python stack, innermost first, without the emulator's own frames."""
     stack = traceback.extract_stack()
-    frames = [{"filename": f.filename, "line": f.lineno, "name": f.name} for f in reversed(stack)
-              if "/torch_npu/_device/" not in f.filename.replace("\\", "/")]
+    frames = [
+        {"filename": f.filename, "line": f.lineno, "name": f.name}
+        for f in reversed(stack)
+        if "/torch_npu/_device/" not in f.filename.replace("\\", "/")
+    ]
     return frames
 
 
@@ -61,15 +71,33 @@ def allocated(device: int, address: int, size: int) -> None:
     frames = _frames()
     with _lock:
         _frames_of[address] = frames
-        _append(device, {"action": "alloc", "addr": address, "size": size, "stream": 0,
-                         "time_us": int(time.time() * 1e6), "frames": frames})
+        _append(
+            device,
+            {
+                "action": "alloc",
+                "addr": address,
+                "size": size,
+                "stream": 0,
+                "time_us": int(time.time() * 1e6),
+                "frames": frames,
+            },
+        )
 
 
 def freed(device: int, address: int, size: int) -> None:
     with _lock:
         frames = _frames_of.pop(address, [])
-        _append(device, {"action": "free_completed", "addr": address, "size": size,
-                         "stream": 0, "time_us": int(time.time() * 1e6), "frames": frames})
+        _append(
+            device,
+            {
+                "action": "free_completed",
+                "addr": address,
+                "size": size,
+                "stream": 0,
+                "time_us": int(time.time() * 1e6),
+                "frames": frames,
+            },
+        )
 
 
 def frames_of(address: int) -> List[Dict[str, Any]]:

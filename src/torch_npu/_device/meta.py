@@ -9,6 +9,7 @@ to round, saturate or check for overflow. Making real tensors from meta ones is 
 too: ``Module.to_empty(device="npu")`` makes uninitialised NPU tensors, which
 ``reset_parameters()`` or a loaded state dict fills.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Sequence

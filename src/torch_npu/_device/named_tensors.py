@@ -13,6 +13,7 @@ have none. Their fp16 arithmetic is the host's, not the NPU's. torch 2.x has no 
 to speak of (2.13 removed the makers' ``names``); nothing is installed where ``Tensor.rename``
 is missing.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,8 +32,7 @@ _Base = torch._C._TensorBase
 def _emulation_paused() -> Iterator[None]:
     """No dispatch mode (the emulation's) for the block."""
     try:
-        from torch.utils._python_dispatch import (_get_current_dispatch_mode,
-                                                  _pop_mode_temporarily)
+        from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode_temporarily
     except ImportError:  # pragma: no cover - torch without dispatch modes
         yield
         return
@@ -76,8 +76,13 @@ class NamedTensor(torch.Tensor):
     """A tensor with named dimensions: its operations run outside the emulation."""
 
     @classmethod
-    def __torch_function__(cls, func: Any, types: Any, args: Tuple[Any, ...] = (),
-                           kwargs: Optional[Dict[str, Any]] = None) -> Any:
+    def __torch_function__(
+        cls,
+        func: Any,
+        types: Any,
+        args: Tuple[Any, ...] = (),
+        kwargs: Optional[Dict[str, Any]] = None,
+    ) -> Any:
         kwargs = kwargs or {}
         with torch._C.DisableTorchFunction(), _emulation_paused():
             out = func(*args, **kwargs)

@@ -17,6 +17,7 @@ caching allocator leaves after ``src``; the emulated NPU grows ``src``'s backing
 it, and ``src`` keeps reporting its own storage as before. Storages reported before such a
 growth must not be used after it.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -43,8 +44,12 @@ def _mark(tensor: torch.Tensor, start_element: int, size: int) -> None:
     storage (its offset counted from there)."""
     backing = _backing(tensor)
     size_of = tensor.element_size()
-    tensor.__dict__[_MARK] = (backing._cdata, start_element * size_of, size * size_of,
-                              start_element)
+    tensor.__dict__[_MARK] = (
+        backing._cdata,
+        start_element * size_of,
+        size * size_of,
+        start_element,
+    )
 
 
 def _valid(tensor: torch.Tensor) -> Optional[Tuple[Any, int, int, int]]:
@@ -101,8 +106,9 @@ def typed_storage(tensor: torch.Tensor) -> Any:
     if warn is not None:
         warn()
     if _NEW_API:
-        return torch.TypedStorage(wrap_storage=untyped_storage(tensor), dtype=tensor.dtype,
-                                  _internal=True)
+        return torch.TypedStorage(
+            wrap_storage=untyped_storage(tensor), dtype=tensor.dtype, _internal=True
+        )
     return torch.TypedStorage(wrap_storage=untyped_storage(tensor), dtype=tensor.dtype)
 
 

@@ -14,6 +14,7 @@ accelerator, which the emulated NPU cannot give it from Python) refuse pinning o
 Blocks are ``bytearray``s; a lease is a ctypes array over one, 64-byte aligned as torch's CPU
 allocator aligns, which ``torch.frombuffer`` keeps alive as long as the storage lives.
 """
+
 from __future__ import annotations
 
 import ctypes

@@ -7,6 +7,7 @@ put on an NPU (``npu()``, ``to("npu:N")``, a factory with ``device="npu"``, ``to
 an NPU ``map_location``) and follow torch's operations through the emulation's dispatch mode: an
 operation's new outputs are on the NPU its inputs are on.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Optional, Sequence, Set
@@ -39,22 +40,43 @@ class DeviceMismatch(RuntimeError):
 
 
 # Operations that move data between devices, so their tensors may sit on different devices.
-CROSS_DEVICE_OPS = frozenset({"aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize",
-                              "aten::copy", "aten::_to_copy", "aten::set_"})
+CROSS_DEVICE_OPS = frozenset(
+    {
+        "aten::copy_",
+        "aten::_copy_from",
+        "aten::_copy_from_and_resize",
+        "aten::copy",
+        "aten::_to_copy",
+        "aten::set_",
+    }
+)
 # Operations that take host index tensors beside device data, as on CUDA and the NPU.
-HOST_INDEX_OPS = frozenset({"aten::index", "aten::index_put_", "aten::index_put",
-                            "aten::_index_put_impl_", "aten::_unsafe_index",
-                            "aten::_unsafe_index_put"})
+HOST_INDEX_OPS = frozenset(
+    {
+        "aten::index",
+        "aten::index_put_",
+        "aten::index_put",
+        "aten::_index_put_impl_",
+        "aten::_unsafe_index",
+        "aten::_unsafe_index_put",
+    }
+)
 
 
 def _mismatch(first: str, second: str, op: Any) -> DeviceMismatch:
-    return DeviceMismatch(f"Expected all tensors to be on the same device, but found at least two "
-                          f"devices, {first} and {second}! (in {op._schema.name} on the emulated "
-                          f"NPU)")
+    return DeviceMismatch(
+        f"Expected all tensors to be on the same device, but found at least two "
+        f"devices, {first} and {second}! (in {op._schema.name} on the emulated "
+        f"NPU)"
+    )
 
 
-def common_npu(leaves: Sequence[Any], op: Any, args: Sequence[Any] = (),
-               kwargs: Optional[Dict[str, Any]] = None) -> Optional[int]:
+def common_npu(
+    leaves: Sequence[Any],
+    op: Any,
+    args: Sequence[Any] = (),
+    kwargs: Optional[Dict[str, Any]] = None,
+) -> Optional[int]:
     """The NPU the tensors among ``leaves`` (the arguments ``args``/``kwargs`` of the aten
     operation ``op``, flattened) are on; None when all are host tensors. As on the NPU, tensors
     on two NPUs, or an NPU tensor beside a host tensor that is not a 0-dim scalar, are an error,
@@ -70,8 +92,12 @@ def common_npu(leaves: Sequence[Any], op: Any, args: Sequence[Any] = (),
             continue
         index = getattr(x, _MARK, None)
         if index is None:
-            if host is None and x.dim() > 0 and x.device.type == "cpu" \
-                    and not getattr(x, torch_made.MARK, False):
+            if (
+                host is None
+                and x.dim() > 0
+                and x.device.type == "cpu"
+                and not getattr(x, torch_made.MARK, False)
+            ):
                 host = x
             continue
         if index == found:
@@ -100,17 +126,23 @@ def _written(op: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Set[int]:
     return ids
 
 
-def _check_host_beside_npu(op: Any, npu: int, leaves: Sequence[Any], args: Sequence[Any],
-                           kwargs: Dict[str, Any]) -> None:
+def _check_host_beside_npu(
+    op: Any, npu: int, leaves: Sequence[Any], args: Sequence[Any], kwargs: Dict[str, Any]
+) -> None:
     name = op._schema.name
     if name in CROSS_DEVICE_OPS:
         return
     index_op = name in HOST_INDEX_OPS
     written = _written(op, args, kwargs)
     for x in leaves:
-        if not isinstance(x, torch.Tensor) or getattr(x, _MARK, None) is not None \
-                or x.dim() == 0 or x.device.type != "cpu" or id(x) in written \
-                or getattr(x, torch_made.MARK, False):
+        if (
+            not isinstance(x, torch.Tensor)
+            or getattr(x, _MARK, None) is not None
+            or x.dim() == 0
+            or x.device.type != "cpu"
+            or id(x) in written
+            or getattr(x, torch_made.MARK, False)
+        ):
             continue
         if index_op and not (x.is_floating_point() or x.is_complex()):
             continue

@@ -7,6 +7,7 @@ what torch_npu derives from that number: bfloat16 from ``Ascend910B1`` on, and I
 mode by default on the 910B family and the A3 chips; the 910 family saturates fp16 and raises
 the float status. The default is ``Ascend910A``, the chip Ascend's apex was written for.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,12 +18,24 @@ DEFAULT = "Ascend910A"
 
 # torch_npu's SocVersion numbers (csrc/core/npu/NpuVariables.h).
 VERSIONS: Dict[str, int] = {
-    "Ascend910PremiumA": 100, "Ascend910ProA": 101, "Ascend910A": 102, "Ascend910ProB": 103,
+    "Ascend910PremiumA": 100,
+    "Ascend910ProA": 101,
+    "Ascend910A": 102,
+    "Ascend910ProB": 103,
     "Ascend910B": 104,
-    "Ascend910B1": 220, "Ascend910B2": 221, "Ascend910B2C": 222, "Ascend910B3": 223,
-    "Ascend910B4": 224, "Ascend910B4-1": 225,
-    "Ascend910_9391": 250, "Ascend910_9392": 251, "Ascend910_9381": 252, "Ascend910_9382": 253,
-    "Ascend910_9372": 254, "Ascend910_9362": 255, "Ascend910_9363": 256,
+    "Ascend910B1": 220,
+    "Ascend910B2": 221,
+    "Ascend910B2C": 222,
+    "Ascend910B3": 223,
+    "Ascend910B4": 224,
+    "Ascend910B4-1": 225,
+    "Ascend910_9391": 250,
+    "Ascend910_9392": 251,
+    "Ascend910_9381": 252,
+    "Ascend910_9382": 253,
+    "Ascend910_9372": 254,
+    "Ascend910_9362": 255,
+    "Ascend910_9363": 256,
 }
 ASCEND910B1 = VERSIONS["Ascend910B1"]
 _ASCEND310B1 = 240  # the first number past the 910B family
@@ -37,8 +50,10 @@ def name() -> str:
     if chosen is None:
         text = os.environ.get(VARIABLE, "").strip() or DEFAULT
         if text not in VERSIONS:
-            raise ValueError(f"{VARIABLE}={text!r}: not an Ascend chip the emulator can be; "
-                             f"expected one of {', '.join(VERSIONS)}")
+            raise ValueError(
+                f"{VARIABLE}={text!r}: not an Ascend chip the emulator can be; "
+                f"expected one of {', '.join(VERSIONS)}"
+            )
         chosen = _chosen[0] = text
     return chosen
 
@@ -64,12 +79,15 @@ def inf_nan_by_default() -> bool:
 # and vector unit in one, so it reports no separate vector cores.
 _MIB = 1 << 20
 _CORES: Dict[str, Tuple[int, int, int]] = {
-    "Ascend910B3": (20, 40, 192 * _MIB), "Ascend910B4": (20, 40, 96 * _MIB),
+    "Ascend910B3": (20, 40, 192 * _MIB),
+    "Ascend910B4": (20, 40, 96 * _MIB),
     "Ascend910B4-1": (20, 40, 96 * _MIB),
 }
-_FAMILY_CORES = ((ASCEND910B1, (32, 0, 32 * _MIB)),  # the 910 family
-                 (_ASCEND910_9391, (24, 48, 192 * _MIB)),  # the 910B family
-                 (1 << 30, (24, 48, 192 * _MIB)))  # the A3 chips, per die
+_FAMILY_CORES = (
+    (ASCEND910B1, (32, 0, 32 * _MIB)),  # the 910 family
+    (_ASCEND910_9391, (24, 48, 192 * _MIB)),  # the 910B family
+    (1 << 30, (24, 48, 192 * _MIB)),
+)  # the A3 chips, per die
 
 
 def cores() -> Tuple[int, int, int]:

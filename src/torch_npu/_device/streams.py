@@ -10,6 +10,7 @@ stream 0 of a device is its default stream, a new stream gets the next id of its
 the current stream belongs to the calling thread (the default stream until one is set).
 ``torch_npu.npu.streams`` makes the ``Stream`` and ``Event`` objects on top of this.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -78,8 +79,9 @@ def copy_in_flight(device_index: int, stream_id: int, nbytes: int) -> None:
     it, at the link's speed."""
     now = time.perf_counter()
     start = max(now, _busy_until.get((device_index, stream_id), now))
-    _busy_until[(device_index, stream_id)] = \
+    _busy_until[(device_index, stream_id)] = (
         start + COPY_LAUNCH_SECONDS + nbytes / LINK_BYTES_PER_SECOND
+    )
 
 
 def done_at(device_index: int, stream_id: int) -> float:

@@ -12,6 +12,7 @@ NPU tensor is never pinned. ``to`` and ``contiguous`` refuse the memory formats 
 (``memory_formats``); ``storage()``, ``untyped_storage()`` and ``storage_offset()`` report a
 re-pointed tensor's own storage (``own_storage``).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
@@ -19,8 +20,18 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import torch
 
 from .._fp16 import mode as emulation
-from . import (device_args, devices, formats, memory_formats, named_tensors, own_storage,
-               pinned, placement, streams, tensor_types)
+from . import (
+    device_args,
+    devices,
+    formats,
+    memory_formats,
+    named_tensors,
+    own_storage,
+    pinned,
+    placement,
+    streams,
+    tensor_types,
+)
 from .devices import NpuDevice
 from . import torch_device
 from .torch_device import TorchDevice
@@ -40,8 +51,9 @@ def npu_device(index: int) -> Any:
 
 
 def _device_like(x: Any) -> bool:
-    return isinstance(x, (str, TorchDevice, NpuDevice)) or (isinstance(x, int)
-                                                          and not isinstance(x, bool))
+    return isinstance(x, (str, TorchDevice, NpuDevice)) or (
+        isinstance(x, int) and not isinstance(x, bool)
+    )
 
 
 def target(args: Tuple[Any, ...], kwargs: Dict[str, Any], what: str):
@@ -79,8 +91,9 @@ class _Transfer(torch.autograd.Function):
         return placement.put(back, ctx.source_npu), None, None
 
 
-def transfer(source: torch.Tensor, index: Optional[int],
-             convert: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+def transfer(
+    source: torch.Tensor, index: Optional[int], convert: Callable[[torch.Tensor], torch.Tensor]
+) -> torch.Tensor:
     """``convert(source)`` (torch's own call) with the result on ``index`` (None: the host). A
     tensor that changes device is a new tensor, as it is on the NPU."""
     if placement.npu_of(source) == index:
@@ -110,8 +123,9 @@ def _moved(out: torch.Tensor, index: Optional[int]) -> torch.Tensor:
 
 _modes_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)
 # torch 1.13 pauses the torch-function modes with this; torch 2.x's DisableTorchFunction does.
-_no_function_modes = getattr(torch.overrides, "_no_torch_function_mode",
-                             torch._C.DisableTorchFunction)
+_no_function_modes = getattr(
+    torch.overrides, "_no_torch_function_mode", torch._C.DisableTorchFunction
+)
 
 
 def _torch_own(method: Callable) -> Callable:
@@ -139,8 +153,9 @@ _base_record_stream = _torch_own(_TensorBase.record_stream)
 _base_contiguous = _torch_own(_TensorBase.contiguous)
 
 
-def _check_format(self: torch.Tensor, where: Any, args: Tuple[Any, ...],
-                  kwargs: Dict[str, Any]) -> None:
+def _check_format(
+    self: torch.Tensor, where: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]
+) -> None:
     """Refuse a copy that makes or moves an NPU tensor into a format torch_npu refuses; a ``to``
     that returns the tensor itself (same place, dtype and format) is no copy."""
     memory_format = kwargs.get("memory_format")
@@ -167,8 +182,12 @@ def tensor_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         return _base_to(self, *args, **kwargs)
     out = transfer(self, where, lambda t: _base_to(t, *args, **kwargs))
     came_from, went_to = placement.npu_of(self), placement.npu_of(out)
-    if came_from != went_to and (came_from is None or went_to is None) and out is not self \
-            and torch._C._nn._parse_to(*args, **kwargs)[2]:
+    if (
+        came_from != went_to
+        and (came_from is None or went_to is None)
+        and out is not self
+        and torch._C._nn._parse_to(*args, **kwargs)[2]
+    ):
         if went_to is None and out.layout == torch.strided:
             out = pinned.pin(out)  # torch_npu copies to pinned memory when it does not block
         # The copy's time on the link starts when the host has made it, as the NPU's DMA would.
@@ -181,17 +200,23 @@ def tensor_cpu(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     return transfer(self, None, lambda t: _base_cpu(t, *args, **kwargs))
 
 
-def tensor_npu(self: torch.Tensor, device: Any = None, non_blocking: bool = False,
-               memory_format: torch.memory_format = torch.preserve_format) -> torch.Tensor:
+def tensor_npu(
+    self: torch.Tensor,
+    device: Any = None,
+    non_blocking: bool = False,
+    memory_format: torch.memory_format = torch.preserve_format,
+) -> torch.Tensor:
     """``Tensor.npu(device=None)``: this tensor on the current (or the given) NPU."""
     index = devices.index_of(device, "Tensor.npu")
     emulation.enable()
-    return tensor_to(self, npu_device(index), non_blocking=non_blocking,
-                     memory_format=memory_format)
+    return tensor_to(
+        self, npu_device(index), non_blocking=non_blocking, memory_format=memory_format
+    )
 
 
-def tensor_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False,
-                **kwargs: Any) -> Any:
+def tensor_type(
+    self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any
+) -> Any:
     index = placement.npu_of(self)
     if dtype is None:
         name = _base_type(self)
@@ -208,8 +233,10 @@ def tensor_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = Fals
 
 def tensor_numpy(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
     if placement.npu_of(self) is not None:
-        raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                        "Tensor.cpu() to copy the tensor to host memory first.")
+        raise TypeError(
+            f"can't convert {self.device} device type tensor to numpy. Use "
+            "Tensor.cpu() to copy the tensor to host memory first."
+        )
     return _base_numpy(self, *args, **kwargs)
 
 
@@ -232,8 +259,9 @@ def tensor_is_pinned(self: torch.Tensor, device: Any = None) -> bool:
     return placement.npu_of(self) is None and pinned.is_pinned(self)
 
 
-def tensor_contiguous(self: torch.Tensor,
-                      memory_format: torch.memory_format = torch.contiguous_format) -> torch.Tensor:
+def tensor_contiguous(
+    self: torch.Tensor, memory_format: torch.memory_format = torch.contiguous_format
+) -> torch.Tensor:
     if memory_format != torch.contiguous_format and placement.npu_of(self) is not None:
         memory_formats.check_contiguous(self, memory_format)
         if self.is_contiguous():
@@ -298,8 +326,10 @@ def module_to(self: torch.nn.Module, *args: Any, **kwargs: Any) -> torch.nn.Modu
         return _base_module_to(self, *host_args, **host_kwargs)
     _, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*host_args, **host_kwargs)
     if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
-        raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
-                        f"desired dtype={dtype}")
+        raise TypeError(
+            "nn.Module.to only accepts floating point or complex dtypes, but got "
+            f"desired dtype={dtype}"
+        )
     device = npu_device(where)
 
     def convert(t: torch.Tensor) -> torch.Tensor:
@@ -320,13 +350,21 @@ def module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
 def install() -> None:
     if getattr(torch.Tensor, "npu", None) is tensor_npu:
         return
-    methods = [("to", tensor_to), ("cpu", tensor_cpu), ("npu", tensor_npu),
-               ("type", tensor_type), ("type_as", tensor_type_as), ("numpy", tensor_numpy),
-               ("pin_memory", tensor_pin_memory), ("is_pinned", tensor_is_pinned),
-               ("contiguous", tensor_contiguous), ("record_stream", tensor_record_stream),
-               ("get_device", tensor_get_device),
-               ("storage", own_storage.typed_storage),
-               ("storage_offset", own_storage.storage_offset)]
+    methods = [
+        ("to", tensor_to),
+        ("cpu", tensor_cpu),
+        ("npu", tensor_npu),
+        ("type", tensor_type),
+        ("type_as", tensor_type_as),
+        ("numpy", tensor_numpy),
+        ("pin_memory", tensor_pin_memory),
+        ("is_pinned", tensor_is_pinned),
+        ("contiguous", tensor_contiguous),
+        ("record_stream", tensor_record_stream),
+        ("get_device", tensor_get_device),
+        ("storage", own_storage.typed_storage),
+        ("storage_offset", own_storage.storage_offset),
+    ]
     if hasattr(_TensorBase, "untyped_storage"):
         methods.append(("untyped_storage", own_storage.untyped_storage))
     for name, fn in methods:

@@ -6,6 +6,7 @@ Ascend code names NPU tensors by these types: ``x.type() == "torch.npu.HalfTenso
 are the NPU tensors of its dtype; calling it builds a tensor like ``torch.FloatTensor(...)`` does,
 on the current NPU.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
@@ -16,9 +17,15 @@ from .. import _wraps
 from . import devices, placement
 
 DTYPES: Dict[str, torch.dtype] = {
-    "FloatTensor": torch.float32, "HalfTensor": torch.float16, "DoubleTensor": torch.float64,
-    "BFloat16Tensor": torch.bfloat16, "ByteTensor": torch.uint8, "CharTensor": torch.int8,
-    "ShortTensor": torch.int16, "IntTensor": torch.int32, "LongTensor": torch.int64,
+    "FloatTensor": torch.float32,
+    "HalfTensor": torch.float16,
+    "DoubleTensor": torch.float64,
+    "BFloat16Tensor": torch.bfloat16,
+    "ByteTensor": torch.uint8,
+    "CharTensor": torch.int8,
+    "ShortTensor": torch.int16,
+    "IntTensor": torch.int32,
+    "LongTensor": torch.int64,
     "BoolTensor": torch.bool,
 }
 
@@ -29,8 +36,11 @@ class NpuTensorType(type):
     dtype: torch.dtype
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return (isinstance(obj, torch.Tensor) and placement.npu_of(obj) is not None
-                and obj.dtype == cls.dtype)
+        return (
+            isinstance(obj, torch.Tensor)
+            and placement.npu_of(obj) is not None
+            and obj.dtype == cls.dtype
+        )
 
     def __call__(cls, *args: Any, **kwargs: Any) -> torch.Tensor:
         host = getattr(torch, cls.__name__)(*args, **kwargs)
@@ -40,8 +50,10 @@ class NpuTensorType(type):
         return f"<class 'torch.npu.{cls.__name__}'>"
 
 
-TYPES = {name: NpuTensorType(name, (), {"dtype": dtype, "is_npu": True, "__module__": "torch.npu"})
-         for name, dtype in DTYPES.items()}
+TYPES = {
+    name: NpuTensorType(name, (), {"dtype": dtype, "is_npu": True, "__module__": "torch.npu"})
+    for name, dtype in DTYPES.items()
+}
 
 
 def npu_dtype(spec: Any) -> Optional[torch.dtype]:
@@ -50,16 +62,21 @@ def npu_dtype(spec: Any) -> Optional[torch.dtype]:
     if isinstance(spec, NpuTensorType):
         return spec.dtype
     if isinstance(spec, str):
-        prefix = "torch.cuda." if devices.cuda_means_npu and spec.startswith("torch.cuda.") \
+        prefix = (
+            "torch.cuda."
+            if devices.cuda_means_npu and spec.startswith("torch.cuda.")
             else "torch.npu."
+        )
         if spec.startswith(prefix):
-            return DTYPES.get(spec[len(prefix):])
+            return DTYPES.get(spec[len(prefix) :])
     return None
 
 
 def npu_type_name(host_name: str) -> str:
     """'torch.HalfTensor' -> 'torch.npu.HalfTensor'."""
-    return "torch.npu." + host_name[len("torch."):] if host_name.startswith("torch.") else host_name
+    return (
+        "torch.npu." + host_name[len("torch.") :] if host_name.startswith("torch.") else host_name
+    )
 
 
 def host_type(dtype: torch.dtype) -> Any:

@@ -11,6 +11,7 @@ device (the host, or "npu" after ``set_default_tensor_type(torch.npu.FloatTensor
 and torch's "xla" device, which torch_npu 1.x put under its NPU, an NPU; ``torch.new_device`` is
 the same constructor. A raw "xla" ``torch._C.device`` is not a ``torch.device`` there.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -39,8 +40,9 @@ def _npu_device(type_name: Any, index: Any) -> Optional[NpuDevice]:
     """The NpuDevice that (type, index) names, or None when it names another device."""
     if isinstance(type_name, NpuDevice):
         return type_name
-    if isinstance(type_name, TorchDevice) and (type_name.type == "xla" or (
-            devices.cuda_means_npu and type_name.type == "cuda")):
+    if isinstance(type_name, TorchDevice) and (
+        type_name.type == "xla" or (devices.cuda_means_npu and type_name.type == "cuda")
+    ):
         return NpuDevice(type_name.index)
     if not isinstance(type_name, str):
         return None
@@ -50,11 +52,14 @@ def _npu_device(type_name: Any, index: Any) -> Optional[NpuDevice]:
         return None
     if sep:
         if index is not None:
-            raise RuntimeError(f"torch.device({type_name!r}, {index!r}): type (string) must not "
-                               "include an index because index was passed explicitly")
+            raise RuntimeError(
+                f"torch.device({type_name!r}, {index!r}): type (string) must not "
+                "include an index because index was passed explicitly"
+            )
         if not rest.isdigit():
-            raise RuntimeError(f"torch.device: invalid device string {type_name!r}: expected "
-                               "'npu' or 'npu:N'")
+            raise RuntimeError(
+                f"torch.device: invalid device string {type_name!r}: expected 'npu' or 'npu:N'"
+            )
         index = int(rest)
     return NpuDevice(index)
 

@@ -14,6 +14,7 @@ or writes it puts it on that NPU. Tensors a script makes (``torch.zeros(3)`` on 
 through the Python makers and keep the check: mixing them with NPU tensors is refused
 (TorchScript code calls the makers without them: what it makes is let through).
 """
+
 from __future__ import annotations
 
 import threading
@@ -31,9 +32,9 @@ def _is_maker(func: Any) -> bool:
     if known is None:
         schema = getattr(func, "_schema", None)
         arguments = schema.arguments if schema is not None else []
-        known = _makers[func] = (
-            any(a.name == "device" for a in arguments)
-            and not any("Tensor" in str(a.type) for a in arguments))
+        known = _makers[func] = any(a.name == "device" for a in arguments) and not any(
+            "Tensor" in str(a.type) for a in arguments
+        )
     return known
 
 
@@ -51,4 +52,3 @@ def note(func: Any, out: Any) -> None:
     """Mark ``out`` when ``func`` is a maker torch called for itself (outside a script's call)."""
     if isinstance(out, torch.Tensor) and _is_maker(func) and not getattr(_calls, "depth", 0):
         setattr(out, MARK, True)
-

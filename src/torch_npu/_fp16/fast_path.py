@@ -13,6 +13,7 @@ bf16 operations (a 910B's) and INF/NAN mode take it too: bf16 inputs are widened
 general path widens them and results are rounded by the general path's own ``to_reduced``; the
 one-pass fp16 kernels and the runtime's saturating fp16 stores apply in saturation mode only.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
@@ -21,8 +22,17 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .. import _runtime
-from . import (fp32_copies, general_path, half_kernels, op_schema, output_dtypes,
-               overflow_mode, saturation, scratch_pool, unread_args)
+from . import (
+    fp32_copies,
+    general_path,
+    half_kernels,
+    op_schema,
+    output_dtypes,
+    overflow_mode,
+    saturation,
+    scratch_pool,
+    unread_args,
+)
 
 _HALF = torch.float16
 _BF16 = torch.bfloat16
@@ -127,8 +137,9 @@ def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     return _rebuild(flat, how)
 
 
-def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
-                rt: Any, inf_nan: bool) -> Tuple[List[Any], Any]:
+def _round_trip(
+    func: Any, args: Sequence[Any], kwargs: Dict[str, Any], rt: Any, inf_nan: bool
+) -> Tuple[List[Any], Any]:
     schema = op_schema.schema_of(func)
     expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path._expected_dtypes)
 
@@ -147,8 +158,11 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
             scratch_by_alias[arg.alias] = (original, scratch)
         elif isinstance(original, (list, tuple)):
             scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
-            listed.extend((x, scratch[i]) for i, x in enumerate(original)
-                          if isinstance(x, _Tensor) and x.dtype in _REDUCED)
+            listed.extend(
+                (x, scratch[i])
+                for i, x in enumerate(original)
+                if isinstance(x, _Tensor) and x.dtype in _REDUCED
+            )
 
     result = func(*up_args, **up_kwargs)
 
@@ -161,13 +175,27 @@ def _round_trip(func: Any, args: Sequence[Any], kwargs: Dict[str, Any],
         for i, alias in enumerate(schema.written_returns):
             if alias is not None and alias in scratch_by_alias:
                 flat[i] = scratch_by_alias[alias][0]
-    _narrow(flat, expected, args, kwargs, rt,
-            {id(orig) for orig, _ in scratch_by_alias.values()}, inf_nan)
+    _narrow(
+        flat,
+        expected,
+        args,
+        kwargs,
+        rt,
+        {id(orig) for orig, _ in scratch_by_alias.values()},
+        inf_nan,
+    )
     return flat, how
 
 
-def _narrow(flat: List[Any], expected: Any, args: Sequence[Any], kwargs: Dict[str, Any],
-            rt: Any, written: Any, inf_nan: bool) -> None:
+def _narrow(
+    flat: List[Any],
+    expected: Any,
+    args: Sequence[Any],
+    kwargs: Dict[str, Any],
+    rt: Any,
+    written: Any,
+    inf_nan: bool,
+) -> None:
     """Round the fp32 outputs among ``flat`` that would be fp16 (bf16) to that dtype, in place;
     ``written``: ids of outputs that are written arguments (already stored)."""
     fallback = None
@@ -181,7 +209,8 @@ def _narrow(flat: List[Any], expected: Any, args: Sequence[Any], kwargs: Dict[st
                 fallback = general_path.fallback_dtype_among(leaves(args, kwargs))
             want = fallback
         if want == _HALF and x.dtype != _HALF and x.is_floating_point():
-            flat[i] = saturation.to_reduced(x, _HALF, rt) if inf_nan \
-                else saturation.host_to_fp16(x, rt)
+            flat[i] = (
+                saturation.to_reduced(x, _HALF, rt) if inf_nan else saturation.host_to_fp16(x, rt)
+            )
         elif want == _BF16 and x.dtype != _BF16 and x.is_floating_point():
             flat[i] = saturation.to_bf16(x)

@@ -5,6 +5,7 @@ kernels and the Python emulation share one flag; without the runtime it lives he
 has one flag, the runtime's device 0's, whichever NPU an operation ran on: each process of an
 Ascend job drives one NPU, and its scalers read the flag while another NPU may be current.
 """
+
 from __future__ import annotations
 
 import threading

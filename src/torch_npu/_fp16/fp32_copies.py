@@ -9,6 +9,7 @@ runtime, goes through ``x.to(torch.float32)`` itself. An argument whose values t
 reads gets a tensor of that layout without the conversion (``fp32_like``). The memory may be
 lent by ``scratch_pool``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence

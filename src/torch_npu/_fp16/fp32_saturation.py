@@ -9,6 +9,7 @@ already non-finite, its results stay as they are. So the check costs one read of
 result, in the runtime when this package carries it; inputs are read only when a result is
 non-finite.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,8 +49,13 @@ def _carries_nonfinite(leaves: Sequence[Any], written: Sequence[torch.Tensor]) -
     for x in leaves:
         if isinstance(x, float) and not math.isfinite(x):
             return True
-        if isinstance(x, torch.Tensor) and id(x) not in skip and x.is_floating_point() \
-                and x.numel() and not bool(torch.isfinite(x).all()):
+        if (
+            isinstance(x, torch.Tensor)
+            and id(x) not in skip
+            and x.is_floating_point()
+            and x.numel()
+            and not bool(torch.isfinite(x).all())
+        ):
             return True
     return False
 
@@ -58,21 +64,32 @@ def _saturate(x: torch.Tensor, rt: Any) -> None:
     if rt is not None and x.is_contiguous():
         rt.saturate_float(x.data_ptr(), x.numel())  # raises the (process's one) status
         return
-    x.copy_(torch.nan_to_num(x, nan=0.0, posinf=torch.finfo(_FLOAT).max,
-                             neginf=-torch.finfo(_FLOAT).max))
+    x.copy_(
+        torch.nan_to_num(
+            x, nan=0.0, posinf=torch.finfo(_FLOAT).max, neginf=-torch.finfo(_FLOAT).max
+        )
+    )
     float_status.set()
 
 
-def saturate(func: Any, args: Sequence[Any], kwargs: Dict[str, Any], outputs: Sequence[Any],
-             leaves: Sequence[Any]) -> None:
+def saturate(
+    func: Any,
+    args: Sequence[Any],
+    kwargs: Dict[str, Any],
+    outputs: Sequence[Any],
+    leaves: Sequence[Any],
+) -> None:
     """Store the fp32 results of an NPU operation as a 910 in saturation mode does."""
     written = _written(func, args, kwargs) if op_schema.schema_of(func).written else ()
     rt = None
     bad: List[torch.Tensor] = []
     for x in (*outputs, *written):
-        if not isinstance(x, torch.Tensor) or x.dtype != _FLOAT \
-                or getattr(x, "fake_mode", None) is not None \
-                or x.device.type == "meta":  # fake and meta tensors have no values
+        if (
+            not isinstance(x, torch.Tensor)
+            or x.dtype != _FLOAT
+            or getattr(x, "fake_mode", None) is not None
+            or x.device.type == "meta"
+        ):  # fake and meta tensors have no values
             continue
         if rt is None:
             rt = _kernels()

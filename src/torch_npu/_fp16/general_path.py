@@ -8,6 +8,7 @@ kernels would give). In-place and ``out=`` arguments are written back into the o
 (bf16) tensors, and returns that alias them are those tensors. It is the reference the fast path
 (``fast_path``) is tested against, and what ``APEXNPU_EMULATION_PATH=general`` runs.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple

@@ -28,6 +28,7 @@ the float status of device 0, as the general path's ``float_to_half`` does.
 - ``max_pool2d_with_indices`` of NCHW fp16: torch's contiguous fp32 kernel selects an element
   per window by comparisons, which the runtime repeats on the fp16 values (``half_max_pool.h``).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,13 @@ Kwargs = Dict[str, Any]
 
 def _strided(x: Any, dtype: torch.dtype) -> bool:
     """A non-empty strided host tensor of ``dtype``, laid out in any way."""
-    return (isinstance(x, torch.Tensor) and x.dtype == dtype and x.layout == torch.strided
-            and _is_cpu(x) and x.numel() > 0)
+    return (
+        isinstance(x, torch.Tensor)
+        and x.dtype == dtype
+        and x.layout == torch.strided
+        and _is_cpu(x)
+        and x.numel() > 0
+    )
 
 
 def _plain(x: Any, dtype: torch.dtype) -> bool:
@@ -95,8 +101,13 @@ def _relu_backward(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     if kwargs or len(args) != 3:
         return NOT_HANDLED
     grad, self, threshold = args
-    if type(threshold) not in (int, float) or threshold != 0 or not _plain(grad, _HALF) \
-            or not _plain(self, _HALF) or grad.shape != self.shape:
+    if (
+        type(threshold) not in (int, float)
+        or threshold != 0
+        or not _plain(grad, _HALF)
+        or not _plain(self, _HALF)
+        or grad.shape != self.shape
+    ):
         return NOT_HANDLED
     out = _empty(grad.shape, dtype=_HALF)
     rt.relu_backward_half(grad.data_ptr(), self.data_ptr(), out.data_ptr(), grad.numel())
@@ -145,6 +156,7 @@ def _fp32_scalar(value: Any) -> bool:
 
 def _with_scalar(kernel: str, in_place: bool) -> Callable[[Any, Args, Kwargs], Any]:
     """``x op number`` (``x.op_(number)`` when ``in_place``) by the runtime's ``kernel``."""
+
     def run(rt: Any, args: Args, kwargs: Kwargs) -> Any:
         if kwargs or len(args) != 2 or not _plain(args[0], _HALF) or not _fp32_scalar(args[1]):
             return NOT_HANDLED
@@ -152,6 +164,7 @@ def _with_scalar(kernel: str, in_place: bool) -> Callable[[Any, Args, Kwargs], A
         out = x if in_place else _empty(x.shape, dtype=_HALF)
         getattr(rt, kernel)(x.data_ptr(), out.data_ptr(), x.numel(), float(scalar))
         return out
+
     return run
 
 
@@ -184,8 +197,12 @@ _TO_COPY_KWARGS = frozenset({"dtype", "layout", "device"})
 def _to_copy(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     """A dtype change, also as autograd asks for it (``.float()``'s backward names the layout
     and the host device, where the NPU's tensors live to torch)."""
-    if len(args) != 1 or "dtype" not in kwargs or not _TO_COPY_KWARGS.issuperset(kwargs) \
-            or kwargs.get("layout") not in (None, torch.strided):
+    if (
+        len(args) != 1
+        or "dtype" not in kwargs
+        or not _TO_COPY_KWARGS.issuperset(kwargs)
+        or kwargs.get("layout") not in (None, torch.strided)
+    ):
         return NOT_HANDLED
     device = kwargs.get("device")
     if device is not None and torch.device(device).type != "cpu":
@@ -229,8 +246,11 @@ def _pairs_apart(dsts: Sequence[torch.Tensor], srcs: Sequence[torch.Tensor]) -> 
     """No memory is shared between the (contiguous) tensors of different pairs. The round trip
     reads every source before it writes any destination; copying pair by pair gives the same
     only when no pair writes what another reads."""
-    spans = sorted((t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), pair)
-                   for pair, (dst, src) in enumerate(zip(dsts, srcs)) for t in (dst, src))
+    spans = sorted(
+        (t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), pair)
+        for pair, (dst, src) in enumerate(zip(dsts, srcs))
+        for t in (dst, src)
+    )
     open_spans: List[Tuple[int, int]] = []  # (end, pair) of spans that may reach further ones
     for start, end, pair in spans:
         open_spans = [(e, p) for e, p in open_spans if e > start]
@@ -246,8 +266,11 @@ def _foreach_copy_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     if any(k != "non_blocking" for k in kwargs) or len(args) not in (2, 3):
         return NOT_HANDLED
     dsts, srcs = args[0], args[1]
-    if not isinstance(dsts, (list, tuple)) or not isinstance(srcs, (list, tuple)) \
-            or len(dsts) != len(srcs):
+    if (
+        not isinstance(dsts, (list, tuple))
+        or not isinstance(srcs, (list, tuple))
+        or len(dsts) != len(srcs)
+    ):
         return NOT_HANDLED
     kernels = [_copy_kernel(dst, src) for dst, src in zip(dsts, srcs)]
     if None in kernels or not _pairs_apart(dsts, srcs):
@@ -280,7 +303,7 @@ def _mask_period(mask: torch.Tensor, shape: torch.Size) -> int:
     dims = list(mask.shape)
     while dims and dims[0] == 1:
         dims.pop(0)
-    if dims != list(shape[len(shape) - len(dims):]):
+    if dims != list(shape[len(shape) - len(dims) :]):
         return 0
     return max(mask.numel(), 1)
 
@@ -294,8 +317,14 @@ def _masked_fill(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     if kwargs or len(args) != 3:
         return NOT_HANDLED
     x, mask, value = args
-    if not _plain(x, _HALF) or not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool \
-            or not _is_cpu(mask) or mask.dim() > x.dim() or not _fp16_fill_value(value):
+    if (
+        not _plain(x, _HALF)
+        or not isinstance(mask, torch.Tensor)
+        or mask.dtype != torch.bool
+        or not _is_cpu(mask)
+        or mask.dim() > x.dim()
+        or not _fp16_fill_value(value)
+    ):
         return NOT_HANDLED
     try:
         if torch.broadcast_shapes(mask.shape, x.shape) != x.shape:
@@ -305,8 +334,9 @@ def _masked_fill(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     period = _mask_period(mask, x.shape)
     if period:
         out = _empty(x.shape, dtype=_HALF)
-        rt.masked_fill_half(x.data_ptr(), mask.data_ptr(), out.data_ptr(), x.numel(), period,
-                            _fill_bits(value))
+        rt.masked_fill_half(
+            x.data_ptr(), mask.data_ptr(), out.data_ptr(), x.numel(), period, _fill_bits(value)
+        )
         return out
     out = aten.masked_fill.Scalar(x, mask, value)
     if not out.is_contiguous():
@@ -324,8 +354,13 @@ def _zero_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
 
 def _cat(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     tensors = args[0] if args else None
-    if kwargs or len(args) > 2 or not isinstance(tensors, (list, tuple)) or not tensors \
-            or not all(_strided(t, _HALF) for t in tensors):
+    if (
+        kwargs
+        or len(args) > 2
+        or not isinstance(tensors, (list, tuple))
+        or not tensors
+        or not all(_strided(t, _HALF) for t in tensors)
+    ):
         return NOT_HANDLED
     out = aten.cat.default(*args)  # any input layout: torch gathers the values
     if not out.is_contiguous():
@@ -339,7 +374,8 @@ def _pair(value: Any, default: Optional[Sequence[int]] = None) -> Optional[Seque
     if isinstance(value, int) and not isinstance(value, bool):
         return (value, value)
     if not isinstance(value, (list, tuple)) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
         return None
     if len(value) == 0:
         return default
@@ -348,8 +384,7 @@ def _pair(value: Any, default: Optional[Sequence[int]] = None) -> Optional[Seque
     return tuple(value) if len(value) == 2 else None
 
 
-def _pooled_size(size: int, kernel: int, stride: int, pad: int, dilation: int,
-                 ceil: bool) -> int:
+def _pooled_size(size: int, kernel: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
     """torch's pooling_output_shape."""
     out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil else 0)) // stride + 1
     if ceil and (out - 1) * stride >= size + pad:
@@ -369,12 +404,24 @@ def _max_pool2d(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     pad = _pair(args[3] if len(args) > 3 else 0)
     dilation = _pair(args[4] if len(args) > 4 else 1)
     ceil = args[5] if len(args) > 5 else False
-    if kernel is None or stride is None or pad is None or dilation is None \
-            or not isinstance(ceil, bool) or x.dim() not in (3, 4):
+    if (
+        kernel is None
+        or stride is None
+        or pad is None
+        or dilation is None
+        or not isinstance(ceil, bool)
+        or x.dim() not in (3, 4)
+    ):
         return NOT_HANDLED
     *lead, height, width = x.shape
-    if (x.dim() == 4 and lead[1] < 2) or height * width < 2 or min(kernel + stride + dilation) < 1 \
-            or min(pad) < 0 or pad[0] > kernel[0] // 2 or pad[1] > kernel[1] // 2:
+    if (
+        (x.dim() == 4 and lead[1] < 2)
+        or height * width < 2
+        or min(kernel + stride + dilation) < 1
+        or min(pad) < 0
+        or pad[0] > kernel[0] // 2
+        or pad[1] > kernel[1] // 2
+    ):
         return NOT_HANDLED
     out_h = _pooled_size(height, kernel[0], stride[0], pad[0], dilation[0], ceil)
     out_w = _pooled_size(width, kernel[1], stride[1], pad[1], dilation[1], ceil)
@@ -383,9 +430,24 @@ def _max_pool2d(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     planes = x.numel() // (height * width)
     out = _empty((*lead, out_h, out_w), dtype=_HALF)
     indices = _empty((*lead, out_h, out_w), dtype=torch.int64)
-    rt.max_pool2d_half(x.data_ptr(), out.data_ptr(), indices.data_ptr(), planes, height, width,
-                       out_h, out_w, kernel[0], kernel[1], stride[0], stride[1], pad[0], pad[1],
-                       dilation[0], dilation[1])
+    rt.max_pool2d_half(
+        x.data_ptr(),
+        out.data_ptr(),
+        indices.data_ptr(),
+        planes,
+        height,
+        width,
+        out_h,
+        out_w,
+        kernel[0],
+        kernel[1],
+        stride[0],
+        stride[1],
+        pad[0],
+        pad[1],
+        dilation[0],
+        dilation[1],
+    )
     return (out, indices)
 
 

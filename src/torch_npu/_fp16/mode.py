@@ -16,6 +16,7 @@ contiguous, as torch_npu's (``contiguous_outputs``).
 
 The mode stack of torch is per thread: the mode applies to the thread that enabled it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,17 @@ from typing import Any, Iterator, Optional, Sequence
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .._device import (contiguous_outputs, foreach_split, formats, generators, host_allocator,
-                       meta, placement, soc, torch_made)
+from .._device import (
+    contiguous_outputs,
+    foreach_split,
+    formats,
+    generators,
+    host_allocator,
+    meta,
+    placement,
+    soc,
+    torch_made,
+)
 from . import fast_path, fp32_saturation, general_path, npu_kernels, op_schema, overflow_mode
 from . import path as emulation_path
 
@@ -54,13 +64,21 @@ def _defers_to(types: Any) -> bool:
         fake = getattr(sys.modules.get("torch._subclasses.fake_tensor"), "FakeTensor", ())
         plain = torch.Tensor.__torch_dispatch__
         known = _deferring[types] = _DEFERS and any(
-            t.__torch_dispatch__ is not plain and not (fake and issubclass(t, fake))
-            for t in types)
+            t.__torch_dispatch__ is not plain and not (fake and issubclass(t, fake)) for t in types
+        )
     return known
 
+
 # Operations that only move data: a 910 moves bf16 bytes it cannot compute on.
-_MOVES = frozenset({"aten::copy_", "aten::_to_copy", "aten::_copy_from",
-                    "aten::_copy_from_and_resize", "aten::clone"})
+_MOVES = frozenset(
+    {
+        "aten::copy_",
+        "aten::_to_copy",
+        "aten::_copy_from",
+        "aten::_copy_from_and_resize",
+        "aten::clone",
+    }
+)
 
 
 def reduced_kinds(leaves: Sequence[Any]) -> int:
@@ -79,16 +97,19 @@ def _moves_bf16_only(func: Any, leaves: Sequence[Any]) -> bool:
     """A copy whose tensors are all bf16: no bf16 arithmetic, no conversion."""
     if func._schema.name not in _MOVES:
         return False
-    return all(x.dtype is _BF16 for x in leaves if isinstance(x, torch.Tensor)) \
-        and not any(isinstance(x, torch.dtype) and x is not _BF16 for x in leaves)
+    return all(x.dtype is _BF16 for x in leaves if isinstance(x, torch.Tensor)) and not any(
+        isinstance(x, torch.dtype) and x is not _BF16 for x in leaves
+    )
 
 
 def _no_bf16(func: Any) -> RuntimeError:
     from ..utils._error_code import ErrCode, ops_error
 
-    return RuntimeError(f"{func._schema.name}: bfloat16 is not supported on {soc.name()}: the "
-                        "Ascend 910 family computes no bf16 (a 910B does: "
-                        f"{soc.VARIABLE}=Ascend910B1)" + ops_error(ErrCode.NOT_SUPPORT))
+    return RuntimeError(
+        f"{func._schema.name}: bfloat16 is not supported on {soc.name()}: the "
+        "Ascend 910 family computes no bf16 (a 910B does: "
+        f"{soc.VARIABLE}=Ascend910B1)" + ops_error(ErrCode.NOT_SUPPORT)
+    )
 
 
 class EmulatedNpuMode(TorchDispatchMode):
@@ -102,12 +123,14 @@ class EmulatedNpuMode(TorchDispatchMode):
             return NotImplemented
         kwargs = kwargs or {}
         if generators.draws(func):  # a random operation: from its NPU's generator
-            return generators.draw(func, args, kwargs,
-                                   lambda a, k: self.__torch_dispatch__(func, types, a, k))
+            return generators.draw(
+                func, args, kwargs, lambda a, k: self.__torch_dispatch__(func, types, a, k)
+            )
         spread = foreach_split.positions_by_npu(func, args, kwargs)
         if spread is not None:
             return foreach_split.run_per_npu(
-                lambda a, k: self.__torch_dispatch__(func, types, a, k), args, kwargs, spread)
+                lambda a, k: self.__torch_dispatch__(func, types, a, k), args, kwargs, spread
+            )
         fast = emulation_path.is_fast()
         leaves = fast_path.leaves(args, kwargs) if fast else tree_flatten((args, kwargs))[0]
         npu = placement.common_npu(leaves, func, args, kwargs)
@@ -140,8 +163,11 @@ class EmulatedNpuMode(TorchDispatchMode):
         placement.put_outputs(outputs, leaves, npu)
         if plain and not overflow_mode.inf_nan():
             fp32_saturation.saturate(func, args, kwargs, outputs, leaves)
-        if getattr(func, "overloadpacket", None) in formats.INHERITING_OPS and args \
-                and placement.npu_of(out) is not None:
+        if (
+            getattr(func, "overloadpacket", None) in formats.INHERITING_OPS
+            and args
+            and placement.npu_of(out) is not None
+        ):
             formats.inherit(args[0], out)  # the NPU makes these in the input's format
         return out
 

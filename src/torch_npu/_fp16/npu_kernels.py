@@ -13,6 +13,7 @@ tensors keep CPU torch's rules):
   returns int64 (CPU torch promotes to float, and refuses the in-place form). A bound beyond
   the dtype's range, inf or NaN is an error naming it.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,7 +32,7 @@ _REDUCTIONS = {0: lambda t: t, 1: torch.mean, 2: torch.sum}  # none, mean, sum
 def _widen_int32(args: Tuple[Any, ...], position: int) -> Tuple[Any, ...]:
     value = args[position] if len(args) > position else None
     if isinstance(value, torch.Tensor) and value.dtype == torch.int32:
-        args = args[:position] + (value.long(),) + args[position + 1:]
+        args = args[:position] + (value.long(),) + args[position + 1 :]
     return args
 
 
@@ -39,11 +40,16 @@ def _in_unit_range(t: torch.Tensor) -> bool:
     return t.numel() == 0 or bool(((t >= 0) & (t <= 1)).all())
 
 
-def _bce_formula(input: torch.Tensor, target: torch.Tensor, weight: Optional[torch.Tensor] = None,
-                 reduction: int = 1) -> torch.Tensor:
+def _bce_formula(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    weight: Optional[torch.Tensor] = None,
+    reduction: int = 1,
+) -> torch.Tensor:
     x, t = input.float(), target.float()
-    loss = (t - 1) * torch.clamp(torch.log1p(-x), min=-100) \
-        - t * torch.clamp(torch.log(x), min=-100)
+    loss = (t - 1) * torch.clamp(torch.log1p(-x), min=-100) - t * torch.clamp(
+        torch.log(x), min=-100
+    )
     if weight is not None:
         loss = loss * weight.float()
     loss = _REDUCTIONS[reduction](loss)
@@ -67,9 +73,11 @@ def _bound_in_dtype(op: Any, bound: Any, dtype: torch.dtype) -> Any:
         return bound
     info = torch.iinfo(dtype)
     if not math.isfinite(bound) or not info.min <= math.trunc(bound) <= info.max:
-        raise RuntimeError(f"{op}: the bound {bound} cannot be converted to {dtype} without "
-                           f"overflow (the NPU takes a clamp's bounds in the tensor's dtype, "
-                           f"[{info.min}, {info.max}])")
+        raise RuntimeError(
+            f"{op}: the bound {bound} cannot be converted to {dtype} without "
+            f"overflow (the NPU takes a clamp's bounds in the tensor's dtype, "
+            f"[{info.min}, {info.max}])"
+        )
     return math.trunc(bound)
 
 
@@ -82,8 +90,10 @@ def _integer_clamp(op: Any, args: Tuple[Any, ...]) -> Tuple[Any, ...]:
 
 # op -> position of an index argument that may be int32 on the NPU.
 _INT32_INDICES: Dict[Any, int] = {
-    aten.nll_loss_forward.default: 1, aten.nll_loss_backward.default: 2,
-    aten.nll_loss2d_forward.default: 1, aten.nll_loss2d_backward.default: 2,
+    aten.nll_loss_forward.default: 1,
+    aten.nll_loss_backward.default: 2,
+    aten.nll_loss2d_forward.default: 1,
+    aten.nll_loss2d_backward.default: 2,
     aten.gather.default: 2,
 }
 # op -> the NPU's result when it differs from torch's (None: torch's own kernel).

@@ -3,6 +3,7 @@
 The general path (``emulation``) asks ``runs_unchanged`` and reads the written arguments on
 every call; the fast path keeps the same answers in a table keyed by the op (``schema_of``).
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, NamedTuple, Optional, Tuple
@@ -36,16 +37,23 @@ def schema_of(func: Any) -> OpSchema:
 
 def _read(func: Any) -> OpSchema:
     schema = func._schema
-    written = tuple(WrittenArg(i, a.name, a.kwarg_only, frozenset(a.alias_info.before_set))
-                    for i, a in enumerate(schema.arguments)
-                    if a.alias_info is not None and a.alias_info.is_write)
-    returns = tuple(frozenset(r.alias_info.before_set)
-                    if r.alias_info is not None and r.alias_info.is_write else None
-                    for r in schema.returns)
+    written = tuple(
+        WrittenArg(i, a.name, a.kwarg_only, frozenset(a.alias_info.before_set))
+        for i, a in enumerate(schema.arguments)
+        if a.alias_info is not None and a.alias_info.is_write
+    )
+    returns = tuple(
+        frozenset(r.alias_info.before_set)
+        if r.alias_info is not None and r.alias_info.is_write
+        else None
+        for r in schema.returns
+    )
     return OpSchema(schema.name, runs_unchanged(func), written, returns)
 
 
-def written_value(arg: WrittenArg, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Any, Any]:
+def written_value(
+    arg: WrittenArg, args: Tuple[Any, ...], kwargs: Dict[str, Any]
+) -> Tuple[Any, Any]:
     """(key, value) of a written argument in this call, as the general path finds it: the
     position when passed positionally, else the name."""
     if arg.kwarg_only or arg.position >= len(args):
@@ -58,13 +66,23 @@ def written_value(arg: WrittenArg, args: Tuple[Any, ...], kwargs: Dict[str, Any]
 # status, as DDP's bucket allocation did), and ``_unsafe_view``, a view whose schema does not say
 # so (reshape and matmul's results use it): torch and the NPU return the input's memory, which
 # a round trip would copy and store saturating.
-UNCHANGED_OPS = frozenset({"aten::set_", "aten::resize_", "aten::resize_as_", "aten::empty",
-                           "aten::empty_like", "aten::empty_strided", "aten::new_empty",
-                           "aten::new_empty_strided", "aten::_unsafe_view",
-                           # FSDP2's copy of the shards (already in the buffer's dtype) into a
-                           # new all-gather buffer: it moves values, and the buffer's other
-                           # ranks' parts hold none yet, which a rounding pass would misread.
-                           "fsdp::all_gather_copy_in"})
+UNCHANGED_OPS = frozenset(
+    {
+        "aten::set_",
+        "aten::resize_",
+        "aten::resize_as_",
+        "aten::empty",
+        "aten::empty_like",
+        "aten::empty_strided",
+        "aten::new_empty",
+        "aten::new_empty_strided",
+        "aten::_unsafe_view",
+        # FSDP2's copy of the shards (already in the buffer's dtype) into a
+        # new all-gather buffer: it moves values, and the buffer's other
+        # ranks' parts hold none yet, which a rounding pass would misread.
+        "fsdp::all_gather_copy_in",
+    }
+)
 
 
 def runs_unchanged(func: Any) -> bool:

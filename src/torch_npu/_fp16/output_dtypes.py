@@ -7,6 +7,7 @@ the other arguments' values. The fast path keys a table on exactly that and runs
 once per key. Arguments whose meta copy could carry more (complex, sparse or quantized tensors,
 objects such as generators) make the call uncached: it is computed every time, as before.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -18,11 +19,30 @@ _MAX_ENTRIES = 4096  # shapes can vary (sequence lengths); the table is cleared 
 _table: Dict[Any, Dtypes] = {}
 
 _UNCACHEABLE = object()
-_VALUE_TYPES = (bool, int, str, type(None), torch.dtype, torch.device, torch.layout,
-                torch.memory_format)
-_PLAIN_DTYPES = frozenset({torch.float16, torch.float32, torch.float64, torch.bfloat16,
-                           torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
-                           torch.bool})
+_VALUE_TYPES = (
+    bool,
+    int,
+    str,
+    type(None),
+    torch.dtype,
+    torch.device,
+    torch.layout,
+    torch.memory_format,
+)
+_PLAIN_DTYPES = frozenset(
+    {
+        torch.float16,
+        torch.float32,
+        torch.float64,
+        torch.bfloat16,
+        torch.int8,
+        torch.uint8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.bool,
+    }
+)
 
 
 _STRIDED = torch.strided
@@ -74,8 +94,12 @@ def call_key(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
     return tuple(key)
 
 
-def expected_dtypes(func: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
-                    compute: Callable[[Any, Any, Any], Dtypes]) -> Dtypes:
+def expected_dtypes(
+    func: Any,
+    args: Tuple[Any, ...],
+    kwargs: Dict[str, Any],
+    compute: Callable[[Any, Any, Any], Dtypes],
+) -> Dtypes:
     """``compute(func, args, kwargs)`` (the meta call), once per key."""
     key = call_key(func, args, kwargs)
     if key is None:

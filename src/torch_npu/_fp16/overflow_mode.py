@@ -14,6 +14,7 @@ as on the NPU. ``APEXNPU_INF_NAN_MODE`` (0 or 1), when set, overrides the chip. 
 the mode is fixed when the NPUs are first used, so a script may set the switches after
 ``import torch_npu``.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,9 +40,11 @@ def _chip_mode() -> bool:
         return False
     force_disable = _switch("INF_NAN_MODE_FORCE_DISABLE", "0")
     if not enable and not force_disable:
-        raise RuntimeError("INF_NAN_MODE_ENABLE shouldn't be set to 0 on the current device "
-                           f"({soc.name()}). If you want to disable inf-nan mode, please export "
-                           "INF_NAN_MODE_FORCE_DISABLE=1")
+        raise RuntimeError(
+            "INF_NAN_MODE_ENABLE shouldn't be set to 0 on the current device "
+            f"({soc.name()}). If you want to disable inf-nan mode, please export "
+            "INF_NAN_MODE_FORCE_DISABLE=1"
+        )
     return not force_disable
 
 
@@ -51,8 +54,10 @@ def inf_nan() -> bool:
     if value is None:
         text = os.environ.get(VARIABLE, "").strip()
         if text and text not in ("0", "1"):
-            raise ValueError(f"{VARIABLE}={text!r}: expected 0 (saturation, as Ascend 910) or 1 "
-                             "(INF/NAN mode, as Ascend 910B), or unset for the chip's mode")
+            raise ValueError(
+                f"{VARIABLE}={text!r}: expected 0 (saturation, as Ascend 910) or 1 "
+                "(INF/NAN mode, as Ascend 910B), or unset for the chip's mode"
+            )
         value = text == "1" if text else _chip_mode()
         if devices.is_initialized():
             _inf_nan[0] = value

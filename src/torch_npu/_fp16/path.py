@@ -6,6 +6,7 @@ saturation, its output dtypes found by running it on meta tensors), ``fast`` the
 with cheaper parts (see ``fast_emulation``). ``APEXNPU_EMULATION_PATH`` picks one for the whole
 process; tests and the benchmark switch in place with ``select`` or ``using``.
 """
+
 from __future__ import annotations
 
 import os

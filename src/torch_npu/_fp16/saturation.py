@@ -8,6 +8,7 @@ largest finite value and store NaN as +0, raising the status, as fp16 stores do.
 The runtime's ``float_to_half`` does it in one pass when built (and not forced off with
 ``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,8 +44,13 @@ _LOOKUP = object()
 
 def _runtime_convert(values: torch.Tensor, out: torch.Tensor, rt: Any = _LOOKUP) -> bool:
     """Convert fp32 ``values`` into fp16 ``out`` in the runtime; False when it cannot."""
-    if values.dtype != torch.float32 or not values.is_contiguous() or not out.is_contiguous() \
-            or values.numel() != out.numel() or values.numel() == 0:
+    if (
+        values.dtype != torch.float32
+        or not values.is_contiguous()
+        or not out.is_contiguous()
+        or values.numel() != out.numel()
+        or values.numel() == 0
+    ):
         return False
     if rt is _LOOKUP:
         rt = _runtime.runtime_kernels()

@@ -9,6 +9,7 @@ depends on what a buffer held before. Each thread has its own pool; at most ``MA
 kept, buffers above ``MAX_BUFFER_BYTES`` are not kept, and ``clear`` (``torch.npu.empty_cache``)
 frees them all.
 """
+
 from __future__ import annotations
 
 import threading

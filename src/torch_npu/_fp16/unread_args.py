@@ -7,6 +7,7 @@ it never reads, so the bits are those of the general path.
   shape and memory format; the values come from ``grad_output`` at ``indices``.
 - ``copy_``, ``zero_``, ``fill_``: the destination is overwritten everywhere.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet

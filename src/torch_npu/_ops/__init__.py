@@ -10,6 +10,8 @@ every module whose name has no leading underscore, so ``OPERATORS`` lists them a
 ``npu_confusion_transpose``, ``torch.nn.DropoutWithByteMask`` and
 ``torch.nn.functional.dropout_with_byte_mask``.
 """
+
+# ruff: noqa: E402  (imports placed after setup code)
 from __future__ import annotations
 
 import importlib
@@ -25,14 +27,19 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 del _module
 
-from .dropout_with_byte_mask import (DropoutWithByteMask,  # noqa: E402
-                                     functional_dropout_with_byte_mask)
+from .dropout_with_byte_mask import DropoutWithByteMask, functional_dropout_with_byte_mask
 
 # torch_npu._ops.<name>, as before the registry, for code that imports an operator from here.
 globals().update(OPERATORS)
 
-__all__ = sorted(OPERATORS) + ["DropoutWithByteMask", "functional_dropout_with_byte_mask",
-                               "OPERATORS", "TENSOR_METHODS", "install", "operator"]
+__all__ = sorted(OPERATORS) + [
+    "DropoutWithByteMask",
+    "functional_dropout_with_byte_mask",
+    "OPERATORS",
+    "TENSOR_METHODS",
+    "install",
+    "operator",
+]
 
 
 def install() -> None:

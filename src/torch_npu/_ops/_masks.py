@@ -8,6 +8,7 @@ NPU's generator is the host's, so ``torch.manual_seed`` makes them repeatable).
 - Byte masks (``_dropout_with_byte_mask``, ``npu_dropout_with_add_softmax``): one uint8 per
   element, 1 = kept.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -28,8 +29,9 @@ def numel_of(size: Sequence[int]) -> int:
     return n
 
 
-def keep_draws(count: int, p: float, device: Any = None,
-               generator: Optional[torch.Generator] = None) -> torch.Tensor:
+def keep_draws(
+    count: int, p: float, device: Any = None, generator: Optional[torch.Generator] = None
+) -> torch.Tensor:
     """``count`` booleans, each True (kept) with probability ``1 - p``."""
     values = torch.rand(count, generator=generator)
     keep = values >= float(p) if p > 0 else torch.ones(count, dtype=torch.bool)
@@ -50,8 +52,10 @@ def unpack_bits(mask: torch.Tensor, numel: int) -> torch.Tensor:
     if mask.dtype != torch.uint8:
         raise RuntimeError(f"dropout mask should be torch.uint8, got {mask.dtype}")
     if mask.numel() * 8 < numel:
-        raise RuntimeError(f"dropout mask of {mask.numel()} bytes is too short for {numel} "
-                           f"elements (needs {aligned(numel) // 8})")
+        raise RuntimeError(
+            f"dropout mask of {mask.numel()} bytes is too short for {numel} "
+            f"elements (needs {aligned(numel) // 8})"
+        )
     weights = torch.tensor(_BIT_WEIGHTS, dtype=torch.int32, device=mask.device)
     bits = (mask.reshape(-1, 1).to(torch.int32) // weights) % 2
     return bits.reshape(-1)[:numel].to(torch.float32)

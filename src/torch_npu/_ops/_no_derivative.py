@@ -1,6 +1,7 @@
 """Operators torch_npu defines no gradient for (``npu_pad``, the box operators): their results
 still join the autograd graph when an input requires grad, and a backward through them raises
 torch's error for an operator without a derivative, as on the NPU."""
+
 from __future__ import annotations
 
 from typing import Any, Callable

@@ -7,6 +7,7 @@ kernels store them). ``store`` rounds an fp32 result to the dtype the operator r
 it clamps to ±65504 and sets the float status on overflow (INF/NAN mode: inf), and passes the
 gradient back unchanged in fp32.
 """
+
 from __future__ import annotations
 
 from typing import Optional

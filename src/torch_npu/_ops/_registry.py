@@ -4,6 +4,7 @@ functions with ``@operator``, and everything that lists operators reads ``OPERAT
 row check of docs/NPU_OPERATORS.md). A new operator is therefore its module, its test and its
 docs row, with no list to extend by hand.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Sequence, TypeVar
@@ -21,19 +22,20 @@ def _register(name: str, fn: Callable) -> None:
         raise ValueError(f"operator name {name!r} is not a Python identifier")
     known = OPERATORS.get(name)
     if known is not None and known is not fn:
-        raise ValueError(f"operator {name!r} is declared twice: in {known.__module__} and in "
-                         f"{fn.__module__}")
+        raise ValueError(
+            f"operator {name!r} is declared twice: in {known.__module__} and in {fn.__module__}"
+        )
     OPERATORS[name] = fn
 
 
-def operator(fn: Optional[F] = None, *, aliases: Sequence[str] = (),
-             tensor_method: bool = False):
+def operator(fn: Optional[F] = None, *, aliases: Sequence[str] = (), tensor_method: bool = False):
     """Declare ``fn`` as ``torch_npu.<fn.__name__>`` (and ``torch_npu.<alias>`` for each of
     ``aliases``: torch_npu's other names of the same operator); ``tensor_method`` also makes it
     a ``torch.Tensor`` method. Use as ``@operator`` or ``@operator(aliases=(...))``."""
     if isinstance(aliases, str):
-        raise TypeError(f"operator: aliases must be a sequence of names, not the string "
-                        f"{aliases!r}")
+        raise TypeError(
+            f"operator: aliases must be a sequence of names, not the string {aliases!r}"
+        )
 
     def declare(fn: F) -> F:
         for name in (fn.__name__, *aliases):

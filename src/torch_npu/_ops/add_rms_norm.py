@@ -8,6 +8,7 @@ keeps ``x`` in fp32 on chip), and ``x`` and ``y`` are each stored once in the in
 ``rstd`` is fp32 of shape ``x.shape[:-gamma.dim()] + (1,) * gamma.dim()``. ``_cast`` also returns
 ``y`` in fp32 (before its rounding). torch_npu registers no backward for either: a backward
 through them raises."""
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -21,14 +22,18 @@ from ._registry import operator
 
 def _check(name: str, x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor) -> None:
     if x1.shape != x2.shape:
-        raise RuntimeError(f"{name}: x1 {tuple(x1.shape)} and x2 {tuple(x2.shape)} must have "
-                           "the same shape")
+        raise RuntimeError(
+            f"{name}: x1 {tuple(x1.shape)} and x2 {tuple(x2.shape)} must have the same shape"
+        )
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"{name}: x1 ({x1.dtype}) and x2 ({x2.dtype}) must have one dtype")
-    if gamma.dim() > x1.dim() or (gamma.dim() and
-                                  tuple(x1.shape[x1.dim() - gamma.dim():]) != tuple(gamma.shape)):
-        raise RuntimeError(f"{name}: gamma of shape {tuple(gamma.shape)} does not match the "
-                           f"trailing dimensions of x1 {tuple(x1.shape)}")
+    if gamma.dim() > x1.dim() or (
+        gamma.dim() and tuple(x1.shape[x1.dim() - gamma.dim() :]) != tuple(gamma.shape)
+    ):
+        raise RuntimeError(
+            f"{name}: gamma of shape {tuple(gamma.shape)} does not match the "
+            f"trailing dimensions of x1 {tuple(x1.shape)}"
+        )
 
 
 def _normalised(x1, x2, gamma, epsilon):
@@ -41,26 +46,28 @@ def _normalised(x1, x2, gamma, epsilon):
 
 
 @operator
-def npu_add_rms_norm(x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor,
-                     epsilon: float = 1e-06) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def npu_add_rms_norm(
+    x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-06
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     _check("npu_add_rms_norm", x1, x2, gamma)
 
     def compute(x1, x2, gamma):
         y, rstd, x = _normalised(x1, x2, gamma, epsilon)
         return store(y, x1.dtype), rstd, store(x, x1.dtype)
+
     return without_derivative("npu_add_rms_norm", compute, x1, x2, gamma)
 
 
 @operator
-def npu_add_rms_norm_cast(x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor,
-                          epsilon: float = 1e-06
-                          ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def npu_add_rms_norm_cast(
+    x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-06
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     _check("npu_add_rms_norm_cast", x1, x2, gamma)
     if x1.dtype not in (torch.float16, torch.bfloat16):
-        raise RuntimeError(f"npu_add_rms_norm_cast: x1 must be float16 or bfloat16, got "
-                           f"{x1.dtype}")
+        raise RuntimeError(f"npu_add_rms_norm_cast: x1 must be float16 or bfloat16, got {x1.dtype}")
 
     def compute(x1, x2, gamma):
         y, rstd, x = _normalised(x1, x2, gamma, epsilon)
         return y, store(y, x1.dtype), rstd, store(x, x1.dtype)
+
     return without_derivative("npu_add_rms_norm_cast", compute, x1, x2, gamma)

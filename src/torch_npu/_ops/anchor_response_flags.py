@@ -6,6 +6,7 @@ cell holding each ground truth box's centre, ``(floor(cx / stride_w), floor(cy /
 is flagged, and each cell's flag is repeated for its ``num_base_anchors`` anchors: a uint8
 ``(feat_h * feat_w * num_base_anchors,)``. Boxes are ``(x1, y1, x2, y2)`` rows; a centre outside
 the map is refused."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -17,8 +18,9 @@ from ._registry import operator
 
 
 @operator
-def npu_anchor_response_flags(input: torch.Tensor, featmap_size: Sequence[int],
-                              stride: Sequence[int], num_base_anchors: int) -> torch.Tensor:
+def npu_anchor_response_flags(
+    input: torch.Tensor, featmap_size: Sequence[int], stride: Sequence[int], num_base_anchors: int
+) -> torch.Tensor:
     name = "npu_anchor_response_flags"
     if input.dim() != 2 or input.shape[1] != 4:
         raise RuntimeError(f"{name}: input must be (num_gts, 4) boxes, got {tuple(input.shape)}")
@@ -29,8 +31,10 @@ def npu_anchor_response_flags(input: torch.Tensor, featmap_size: Sequence[int],
     grid_y = torch.floor((boxes[:, 1] + boxes[:, 3]) * 0.5 / stride_h).long()
     outside = (grid_x < 0) | (grid_x >= feat_w) | (grid_y < 0) | (grid_y >= feat_h)
     if bool(outside.any()):
-        raise RuntimeError(f"{name}: a box centre lies outside the {feat_h}x{feat_w} feature map "
-                           f"of stride {tuple(stride)}")
+        raise RuntimeError(
+            f"{name}: a box centre lies outside the {feat_h}x{feat_w} feature map "
+            f"of stride {tuple(stride)}"
+        )
     flags = torch.zeros(feat_h * feat_w, dtype=torch.uint8, device=input.device)
     flags[(grid_y * feat_w + grid_x).to(input.device)] = 1
     return flags[:, None].expand(feat_h * feat_w, int(num_base_anchors)).reshape(-1).clone()

@@ -14,6 +14,7 @@ With ``amsgrad``, ``max_grad_norm`` is the tensor of running maxima of ``v`` (re
 as in torch_npu). As in torch_npu's schema, ``max_grad_norm``, ``amsgrad`` and ``maximize``
 must be given (``None`` for none, False).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple
@@ -26,17 +27,28 @@ from ._registry import operator
 
 
 @operator
-def npu_apply_adam_w(beta1_power: float, beta2_power: float, lr: float, weight_decay: float,
-                     beta1: float, beta2: float, epsilon: float, grad: torch.Tensor,
-                     max_grad_norm: Optional[torch.Tensor], amsgrad: Optional[bool],
-                     maximize: Optional[bool], *,
-                     out: Optional[Sequence[torch.Tensor]] = None,
-                     **kwargs) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def npu_apply_adam_w(
+    beta1_power: float,
+    beta2_power: float,
+    lr: float,
+    weight_decay: float,
+    beta1: float,
+    beta2: float,
+    epsilon: float,
+    grad: torch.Tensor,
+    max_grad_norm: Optional[torch.Tensor],
+    amsgrad: Optional[bool],
+    maximize: Optional[bool],
+    *,
+    out: Optional[Sequence[torch.Tensor]] = None,
+    **kwargs,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     var, m, v = var_m_v("npu_apply_adam_w", out, kwargs)
     beta1, beta2, lr = float(beta1), float(beta2), float(lr)
     if amsgrad and max_grad_norm is None:
-        raise RuntimeError("npu_apply_adam_w: amsgrad needs max_grad_norm (the running maxima "
-                           "of v)")
+        raise RuntimeError(
+            "npu_apply_adam_w: amsgrad needs max_grad_norm (the running maxima of v)"
+        )
     with torch.no_grad():
         g = -grad.float() if maximize else grad.float()
         m32 = m.float() * beta1 + (1.0 - beta1) * g

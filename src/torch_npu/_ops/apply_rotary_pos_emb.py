@@ -8,6 +8,7 @@ dimension) and TND (3-D).
 torch_npu documents the result as written into ``query`` and ``key`` and returns them: so here
 too, when no gradient is being recorded for them (torch_npu registers no backward; when query or
 key requires grad the results are new tensors whose backward raises)."""
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -23,28 +24,43 @@ _LAYOUTS = {"BSND": 4, "SBND": 4, "BNSD": 4, "TND": 3}
 
 
 @operator
-def npu_apply_rotary_pos_emb(query: torch.Tensor, key: torch.Tensor, cos: torch.Tensor,
-                             sin: torch.Tensor, layout: str = "BSND",
-                             rotary_mode: str = "half") -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_apply_rotary_pos_emb(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    layout: str = "BSND",
+    rotary_mode: str = "half",
+) -> Tuple[torch.Tensor, torch.Tensor]:
     name = "npu_apply_rotary_pos_emb"
     if layout not in _LAYOUTS:
         raise RuntimeError(f"{name}: layout must be one of {sorted(_LAYOUTS)}, got {layout!r}")
     if rotary_mode not in ("half", "interleave"):
-        raise RuntimeError(f"{name}: rotary_mode must be 'half' or 'interleave' ('quarter' is not "
-                           f"emulated), got {rotary_mode!r}")
+        raise RuntimeError(
+            f"{name}: rotary_mode must be 'half' or 'interleave' ('quarter' is not "
+            f"emulated), got {rotary_mode!r}"
+        )
     for what, t in (("query", query), ("key", key), ("cos", cos), ("sin", sin)):
         if t.dim() != _LAYOUTS[layout]:
-            raise RuntimeError(f"{name}: {what} must be {_LAYOUTS[layout]}-D for layout {layout}, "
-                               f"got shape {tuple(t.shape)}")
+            raise RuntimeError(
+                f"{name}: {what} must be {_LAYOUTS[layout]}-D for layout {layout}, "
+                f"got shape {tuple(t.shape)}"
+            )
         if t.dtype != query.dtype:
-            raise RuntimeError(f"{name}: query, key, cos and sin must have one dtype; {what} is "
-                               f"{t.dtype}, query {query.dtype}")
+            raise RuntimeError(
+                f"{name}: query, key, cos and sin must have one dtype; {what} is "
+                f"{t.dtype}, query {query.dtype}"
+            )
     if query.shape[-1] != key.shape[-1] or query.shape[-1] % 2:
-        raise RuntimeError(f"{name}: query and key need the same even last dimension, got "
-                           f"{query.shape[-1]} and {key.shape[-1]}")
+        raise RuntimeError(
+            f"{name}: query and key need the same even last dimension, got "
+            f"{query.shape[-1]} and {key.shape[-1]}"
+        )
     if cos.shape != sin.shape or cos.shape[-1] != query.shape[-1]:
-        raise RuntimeError(f"{name}: cos {tuple(cos.shape)} and sin {tuple(sin.shape)} must have "
-                           f"one shape with query's last dimension {query.shape[-1]}")
+        raise RuntimeError(
+            f"{name}: cos {tuple(cos.shape)} and sin {tuple(sin.shape)} must have "
+            f"one shape with query's last dimension {query.shape[-1]}"
+        )
 
     def compute(query, key, cos, sin):
         c, s = upcast(cos).float(), upcast(sin).float()

@@ -16,6 +16,7 @@ area overlaps nothing. The emulator compares in fp32 (the NPU in fp16), so a sco
 within an fp16 step of a threshold may fall the other way. ``change_coordinate_frame`` and
 ``transpose_box`` (torch_npu's documentation does not give the transposed layout) are not
 emulated. No gradient: torch_npu defines none (a backward through it raises)."""
+
 from __future__ import annotations
 
 from typing import List, Tuple
@@ -30,23 +31,40 @@ NAME = "npu_batch_nms"
 
 
 @operator
-def npu_batch_nms(input: torch.Tensor, scores: torch.Tensor, score_threshold: float,
-                  iou_threshold: float, max_size_per_class: int, max_total_size: int,
-                  change_coordinate_frame: bool = False,
-                  transpose_box: bool = False) -> Tuple[torch.Tensor, ...]:
+def npu_batch_nms(
+    input: torch.Tensor,
+    scores: torch.Tensor,
+    score_threshold: float,
+    iou_threshold: float,
+    max_size_per_class: int,
+    max_total_size: int,
+    change_coordinate_frame: bool = False,
+    transpose_box: bool = False,
+) -> Tuple[torch.Tensor, ...]:
     if change_coordinate_frame or transpose_box:
-        raise NotImplementedError(f"{NAME}: change_coordinate_frame and transpose_box are not "
-                                  "emulated (only their defaults, False)")
+        raise NotImplementedError(
+            f"{NAME}: change_coordinate_frame and transpose_box are not "
+            "emulated (only their defaults, False)"
+        )
     if input.numel() == 0:
         raise RuntimeError(f"{NAME}: The input tensor [self] is an empty tensor.")
-    if input.dim() != 4 or input.size(3) != 4 or scores.dim() != 3 \
-            or scores.shape[:2] != input.shape[:2] or input.size(2) not in (1, scores.size(2)):
-        raise RuntimeError(f"{NAME}: expected boxes (batch, N, q, 4) with q 1 or the number of "
-                           f"classes and scores (batch, N, classes), got boxes "
-                           f"{tuple(input.shape)} and scores {tuple(scores.shape)}")
+    if (
+        input.dim() != 4
+        or input.size(3) != 4
+        or scores.dim() != 3
+        or scores.shape[:2] != input.shape[:2]
+        or input.size(2) not in (1, scores.size(2))
+    ):
+        raise RuntimeError(
+            f"{NAME}: expected boxes (batch, N, q, 4) with q 1 or the number of "
+            f"classes and scores (batch, N, classes), got boxes "
+            f"{tuple(input.shape)} and scores {tuple(scores.shape)}"
+        )
     if max_size_per_class < 0 or max_total_size < 0:
-        raise RuntimeError(f"{NAME}: max_size_per_class and max_total_size must be >= 0, got "
-                           f"{max_size_per_class} and {max_total_size}")
+        raise RuntimeError(
+            f"{NAME}: max_size_per_class and max_total_size must be >= 0, got "
+            f"{max_size_per_class} and {max_total_size}"
+        )
 
     def suppress(boxes: torch.Tensor, box_scores: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         device, dtype = boxes.device, boxes.dtype
@@ -58,21 +76,35 @@ def npu_batch_nms(input: torch.Tensor, scores: torch.Tensor, score_threshold: fl
         out_classes = torch.zeros(batch, max_total_size)
         counts = torch.zeros(batch, dtype=torch.int32)
         for b in range(batch):
-            kept = _image(host_boxes[b], host_scores[b], float(score_threshold),
-                          float(iou_threshold), max_size_per_class)[:max_total_size]
+            kept = _image(
+                host_boxes[b],
+                host_scores[b],
+                float(score_threshold),
+                float(iou_threshold),
+                max_size_per_class,
+            )[:max_total_size]
             for row, (score, klass, box) in enumerate(kept):
                 out_scores[b, row] = score
                 out_classes[b, row] = klass
                 out_boxes[b, row] = box
             counts[b] = len(kept)
-        return (out_boxes.to(device=device, dtype=dtype), out_scores.to(device=device, dtype=dtype),
-                out_classes.to(device=device, dtype=dtype), counts.to(device))
+        return (
+            out_boxes.to(device=device, dtype=dtype),
+            out_scores.to(device=device, dtype=dtype),
+            out_classes.to(device=device, dtype=dtype),
+            counts.to(device),
+        )
 
     return without_derivative(NAME, suppress, input, scores)
 
 
-def _image(boxes: torch.Tensor, scores: torch.Tensor, score_threshold: float,
-           iou_threshold: float, per_class: int) -> List[Tuple[float, int, torch.Tensor]]:
+def _image(
+    boxes: torch.Tensor,
+    scores: torch.Tensor,
+    score_threshold: float,
+    iou_threshold: float,
+    per_class: int,
+) -> List[Tuple[float, int, torch.Tensor]]:
     """The kept (score, class, box) of one image, best first."""
     kept: List[Tuple[float, int, int, torch.Tensor]] = []
     shared = boxes.size(1) == 1

@@ -14,6 +14,7 @@ buffers. ``var``, ``m``, ``v`` are updated in place (computed in fp32, fp16 stor
 ``var = var - step_size m / (sqrt(v) + epsilon) - lr weight_decay var`` (``step_size`` None:
 ``lr``).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple
@@ -26,18 +27,31 @@ from ._registry import operator
 
 
 @operator
-def npu_bert_apply_adam(lr: float, beta1: float, beta2: float, epsilon: float,
-                        grad: torch.Tensor, max_grad_norm: float, global_grad_norm: float,
-                        weight_decay: float, step_size: Optional[float] = None,
-                        adam_mode: int = 0, *, out: Optional[Sequence[torch.Tensor]] = None,
-                        **kwargs) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def npu_bert_apply_adam(
+    lr: float,
+    beta1: float,
+    beta2: float,
+    epsilon: float,
+    grad: torch.Tensor,
+    max_grad_norm: float,
+    global_grad_norm: float,
+    weight_decay: float,
+    step_size: Optional[float] = None,
+    adam_mode: int = 0,
+    *,
+    out: Optional[Sequence[torch.Tensor]] = None,
+    **kwargs,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     var, m, v = var_m_v("npu_bert_apply_adam", out, kwargs)
     if grad.shape != var.shape:
-        raise RuntimeError(f"npu_bert_apply_adam: grad of shape {tuple(grad.shape)} for var of "
-                           f"shape {tuple(var.shape)}")
+        raise RuntimeError(
+            f"npu_bert_apply_adam: grad of shape {tuple(grad.shape)} for var of "
+            f"shape {tuple(var.shape)}"
+        )
     if int(adam_mode) not in (0, 1):
-        raise RuntimeError(f"npu_bert_apply_adam: adam_mode must be 0 (adam) or 1 (mbart_adam), "
-                           f"got {adam_mode}")
+        raise RuntimeError(
+            f"npu_bert_apply_adam: adam_mode must be 0 (adam) or 1 (mbart_adam), got {adam_mode}"
+        )
     lr, beta1, beta2, eps = float(lr), float(beta1), float(beta2), float(epsilon)
     weight_decay = float(weight_decay)
     with torch.no_grad():

@@ -15,6 +15,7 @@ it of the ratio's magnitude, Ascend 910B gives NaN (op-plugin's tests), so the e
 its overflow mode's NPU does. Results come in the inputs' dtype, computed in fp32 and rounded
 once (the NPU's fp16 steps land within the relative 1e-3 op-plugin's tests allow). No gradient:
 torch_npu defines none (a backward through them raises)."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -29,8 +30,7 @@ from ._registry import operator
 
 def _check(name: str, what: str, boxes: torch.Tensor) -> None:
     if boxes.dim() != 2 or boxes.size(1) != 4:
-        raise RuntimeError(f"{name}: {what} must be (N, 4) boxes, got shape "
-                           f"{tuple(boxes.shape)}")
+        raise RuntimeError(f"{name}: {what} must be (N, 4) boxes, got shape {tuple(boxes.shape)}")
 
 
 def _centres_and_sizes(boxes: torch.Tensor):
@@ -39,16 +39,26 @@ def _centres_and_sizes(boxes: torch.Tensor):
 
 
 @operator
-def npu_bounding_box_encode(anchor_box: torch.Tensor, ground_truth_box: torch.Tensor,
-                            means0: float, means1: float, means2: float, means3: float,
-                            stds0: float, stds1: float, stds2: float,
-                            stds3: float) -> torch.Tensor:
+def npu_bounding_box_encode(
+    anchor_box: torch.Tensor,
+    ground_truth_box: torch.Tensor,
+    means0: float,
+    means1: float,
+    means2: float,
+    means3: float,
+    stds0: float,
+    stds1: float,
+    stds2: float,
+    stds3: float,
+) -> torch.Tensor:
     name = "npu_bounding_box_encode"
     _check(name, "anchor_box", anchor_box)
     _check(name, "ground_truth_box", ground_truth_box)
     if anchor_box.size(0) != ground_truth_box.size(0):
-        raise RuntimeError(f"{name}: anchor_box has {anchor_box.size(0)} boxes, "
-                           f"ground_truth_box {ground_truth_box.size(0)}")
+        raise RuntimeError(
+            f"{name}: anchor_box has {anchor_box.size(0)} boxes, "
+            f"ground_truth_box {ground_truth_box.size(0)}"
+        )
     means = (means0, means1, means2, means3)
     stds = (stds0, stds1, stds2, stds3)
 
@@ -58,8 +68,9 @@ def npu_bounding_box_encode(anchor_box: torch.Tensor, ground_truth_box: torch.Te
         ratios = torch.stack([gw / pw, gh / ph], -1)
         if not overflow_mode.inf_nan():
             ratios = ratios.abs()
-        deltas = torch.cat([torch.stack([(gx - px) / pw, (gy - py) / ph], -1),
-                            torch.log(ratios)], -1)
+        deltas = torch.cat(
+            [torch.stack([(gx - px) / pw, (gy - py) / ph], -1), torch.log(ratios)], -1
+        )
         deltas = (deltas - deltas.new_tensor(means)) / deltas.new_tensor(stds)
         return _precision.store(deltas, anchors.dtype)
 
@@ -67,10 +78,20 @@ def npu_bounding_box_encode(anchor_box: torch.Tensor, ground_truth_box: torch.Te
 
 
 @operator
-def npu_bounding_box_decode(rois: torch.Tensor, deltas: torch.Tensor, means0: float,
-                            means1: float, means2: float, means3: float, stds0: float,
-                            stds1: float, stds2: float, stds3: float, max_shape: Sequence[int],
-                            wh_ratio_clip: float) -> torch.Tensor:
+def npu_bounding_box_decode(
+    rois: torch.Tensor,
+    deltas: torch.Tensor,
+    means0: float,
+    means1: float,
+    means2: float,
+    means3: float,
+    stds0: float,
+    stds1: float,
+    stds2: float,
+    stds3: float,
+    max_shape: Sequence[int],
+    wh_ratio_clip: float,
+) -> torch.Tensor:
     name = "npu_bounding_box_decode"
     _check(name, "rois", rois)
     _check(name, "deltas", deltas)
@@ -84,18 +105,24 @@ def npu_bounding_box_decode(rois: torch.Tensor, deltas: torch.Tensor, means0: fl
     max_ratio = abs(torch.log(torch.tensor(float(wh_ratio_clip))).item())
 
     def decode(boxes: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
-        moves = moves.float() * moves.new_tensor(stds, dtype=torch.float32) \
-            + moves.new_tensor(means, dtype=torch.float32)
+        moves = moves.float() * moves.new_tensor(stds, dtype=torch.float32) + moves.new_tensor(
+            means, dtype=torch.float32
+        )
         dx, dy, dw, dh = moves.unbind(-1)
         dw = dw.clamp(-max_ratio, max_ratio)
         dh = dh.clamp(-max_ratio, max_ratio)
         px, py, pw, ph = _centres_and_sizes(boxes)
         gw, gh = pw * torch.exp(dw), ph * torch.exp(dh)
         gx, gy = px + pw * dx, py + ph * dy
-        decoded = torch.stack([(gx - gw * 0.5 + 0.5).clamp(0, width - 1),
-                               (gy - gh * 0.5 + 0.5).clamp(0, height - 1),
-                               (gx + gw * 0.5 - 0.5).clamp(0, width - 1),
-                               (gy + gh * 0.5 - 0.5).clamp(0, height - 1)], -1)
+        decoded = torch.stack(
+            [
+                (gx - gw * 0.5 + 0.5).clamp(0, width - 1),
+                (gy - gh * 0.5 + 0.5).clamp(0, height - 1),
+                (gx + gw * 0.5 - 0.5).clamp(0, width - 1),
+                (gy + gh * 0.5 - 0.5).clamp(0, height - 1),
+            ],
+            -1,
+        )
         return _precision.store(decoded, boxes.dtype)
 
     return without_derivative(name, decode, rois, deltas)

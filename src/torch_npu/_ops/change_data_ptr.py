@@ -17,6 +17,7 @@ checked in elements: torch_npu compares ``index`` plus ``dst``'s storage in byte
 in bytes, which lets a float32 ``dst`` run past ``src``'s end; the emulator refuses that rather
 than write outside ``src``.
 """
+
 from __future__ import annotations
 
 import torch
@@ -30,25 +31,36 @@ DTYPES = (torch.float16, torch.float32, torch.bfloat16)
 @operator
 def npu_change_data_ptr(dst: torch.Tensor, src: torch.Tensor, index: int) -> int:
     if index < 0:
-        raise RuntimeError(f"npu_change_data_ptr: expected offset (index) equal to or greater "
-                           f"than zero, got {index}")
+        raise RuntimeError(
+            f"npu_change_data_ptr: expected offset (index) equal to or greater "
+            f"than zero, got {index}"
+        )
     if src.dtype != dst.dtype:
-        raise RuntimeError(f"npu_change_data_ptr: expected src and dst tensors of the same "
-                           f"dtype, got src {src.dtype} and dst {dst.dtype}")
+        raise RuntimeError(
+            f"npu_change_data_ptr: expected src and dst tensors of the same "
+            f"dtype, got src {src.dtype} and dst {dst.dtype}"
+        )
     if src.dtype not in DTYPES:
-        raise RuntimeError(f"npu_change_data_ptr: only float32, float16 and bfloat16 tensors "
-                           f"are supported, got {src.dtype}")
+        raise RuntimeError(
+            f"npu_change_data_ptr: only float32, float16 and bfloat16 tensors "
+            f"are supported, got {src.dtype}"
+        )
     for name, t in (("dst", dst), ("src", src)):
         if not getattr(t, "is_npu", False):
-            raise RuntimeError(f"npu_change_data_ptr: {name} is on {t.device}; both tensors "
-                               "must be on the NPU")
+            raise RuntimeError(
+                f"npu_change_data_ptr: {name} is on {t.device}; both tensors must be on the NPU"
+            )
     if dst.device != src.device:
-        raise RuntimeError(f"npu_change_data_ptr: dst is on {dst.device} and src on "
-                           f"{src.device}; both must be on the same NPU")
+        raise RuntimeError(
+            f"npu_change_data_ptr: dst is on {dst.device} and src on "
+            f"{src.device}; both must be on the same NPU"
+        )
     dst_size, src_size = formats.get_storage_size(dst), formats.get_storage_size(src)
     if index + dst_size > src_size:
-        raise RuntimeError(f"npu_change_data_ptr: offsets overflow: offset (index) {index} + "
-                           f"dst storage size {dst_size} > src storage size {src_size}")
+        raise RuntimeError(
+            f"npu_change_data_ptr: offsets overflow: offset (index) {index} + "
+            f"dst storage size {dst_size} > src storage size {src_size}"
+        )
     own_storage.repoint(dst, src, index, dst_size)
     formats.keep_storage_size(dst, dst_size)
     return 0

@@ -6,6 +6,7 @@ even/odd columns (``interleaved``) or the two halves of each row;
 ``A = min(A, limit)``, ``B = clamp(B, -limit, limit)``, ``y = A * sigmoid(alpha * A) * (B + bias)``,
 of ``x``'s shape with ``dim`` halved. Computed in fp32, stored once; torch_npu registers no
 backward."""
+
 from __future__ import annotations
 
 import math
@@ -19,9 +20,16 @@ from ._registry import operator
 
 
 @operator
-def npu_clipped_swiglu(x: torch.Tensor, *, group_index: Optional[torch.Tensor] = None,
-                       dim: int = -1, alpha: float = 1.702, limit: float = 7.0,
-                       bias: float = 1.0, interleaved: bool = True) -> torch.Tensor:
+def npu_clipped_swiglu(
+    x: torch.Tensor,
+    *,
+    group_index: Optional[torch.Tensor] = None,
+    dim: int = -1,
+    alpha: float = 1.702,
+    limit: float = 7.0,
+    bias: float = 1.0,
+    interleaved: bool = True,
+) -> torch.Tensor:
     name = "npu_clipped_swiglu"
     if x.dim() < 2:
         raise RuntimeError(f"{name}: x must have more than one dimension, got {x.dim()}")
@@ -49,4 +57,5 @@ def npu_clipped_swiglu(x: torch.Tensor, *, group_index: Optional[torch.Tensor] =
         y = a * torch.sigmoid(float(alpha) * a) * (b + float(bias))
         y[rows:] = 0
         return store(y.reshape(out_shape), x.dtype)
+
     return without_derivative(name, compute, x)

@@ -7,6 +7,7 @@ pin_memory)``, ``npu_dropout_do_mask(input, mask, p) -> (result, mask)`` and
 The mask is uint8 with one bit per element (see ``_masks``). The gradient of ``result`` is
 ``grad * mask / (1 - p)``, as ``npu_dropout_backward`` computes.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
@@ -26,9 +27,15 @@ def _check_p(p: float, what: str) -> float:
 
 
 @operator
-def npu_dropout_gen_mask(size: Sequence[int], p: float, *, dtype: Optional[torch.dtype] = None,
-                         layout: Any = None, device: Any = None,
-                         pin_memory: Optional[bool] = None) -> torch.Tensor:
+def npu_dropout_gen_mask(
+    size: Sequence[int],
+    p: float,
+    *,
+    dtype: Optional[torch.dtype] = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Optional[bool] = None,
+) -> torch.Tensor:
     """A bit mask for ``size`` elements, each kept with probability ``1 - p``: uint8 of
     ``ceil(numel / 128) * 16`` bytes."""
     p = _check_p(p, "npu_dropout_gen_mask")
@@ -42,8 +49,9 @@ def _apply_bits(values: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Ten
 
 
 @operator
-def npu_dropout_do_mask(input: torch.Tensor, mask: torch.Tensor,
-                        p: float) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_dropout_do_mask(
+    input: torch.Tensor, mask: torch.Tensor, p: float
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """``input`` with the elements ``mask`` drops zeroed and the others scaled by 1/(1-p)."""
     p = _check_p(p, "npu_dropout_do_mask")
     return store(_apply_bits(upcast(input), mask, p), input.dtype), mask

@@ -9,6 +9,7 @@ as in torch_npu. Its gradient for ``input`` is ``npu_dropout_with_add_softmax_ba
 same without ``alpha`` (torch_npu's backward hands ``x1`` the incoming gradient unchanged, which
 is not the derivative; BERT passes the attention mask there, which needs none).
 """
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -21,8 +22,9 @@ from ._registry import operator
 
 
 @operator
-def npu_dropout_with_add_softmax(input: torch.Tensor, x1: torch.Tensor, alpha: float, prob: float,
-                                 dim: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def npu_dropout_with_add_softmax(
+    input: torch.Tensor, x1: torch.Tensor, alpha: float, prob: float, dim: int
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     prob = float(prob)
     if not 0.0 <= prob < 1.0:
         raise RuntimeError(f"npu_dropout_with_add_softmax: prob must lie in [0, 1), got {prob}")

@@ -9,6 +9,7 @@ elements are scaled by ``1 / (1 - p)``. The gradient is ``grad * mask / (1 - p)`
 (``_dropout_with_byte_mask_backward``). With ``p == 0`` or not training the input is returned as
 it is; with ``p == 1`` the result is zeros.
 """
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -34,8 +35,9 @@ def _dropout_with_byte_mask(input: torch.Tensor, p: float) -> Tuple[torch.Tensor
 
 
 @operator
-def _dropout_with_byte_mask_backward(grad_output: torch.Tensor, mask: torch.Tensor,
-                                     p: float) -> torch.Tensor:
+def _dropout_with_byte_mask_backward(
+    grad_output: torch.Tensor, mask: torch.Tensor, p: float
+) -> torch.Tensor:
     if mask.dtype != torch.uint8:
         raise RuntimeError("mask should be torch.uint8 dtype")
     scaled = upcast(grad_output) * (mask.to(torch.float32) * _masks.keep_scale(p))
@@ -51,8 +53,9 @@ def dropout_with_byte_mask(input: torch.Tensor, p: float, train: bool) -> torch.
     return _dropout_with_byte_mask(input, p)[0]
 
 
-def functional_dropout_with_byte_mask(input: torch.Tensor, p: float = 0.5, training: bool = True,
-                                      inplace: bool = False) -> torch.Tensor:
+def functional_dropout_with_byte_mask(
+    input: torch.Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> torch.Tensor:
     """``torch.nn.functional.dropout_with_byte_mask`` (torch_npu's contrib functional)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -65,7 +68,7 @@ class DropoutWithByteMask(torch.nn.Module):
     """``torch.nn.DropoutWithByteMask``: ``torch.nn.Dropout`` with the NPU's byte mask.
     ``max_seed`` is accepted and unused, as in torch_npu."""
 
-    def __init__(self, p: float = 0.5, inplace: bool = False, max_seed: int = 2 ** 10 - 1):
+    def __init__(self, p: float = 0.5, inplace: bool = False, max_seed: int = 2**10 - 1):
         super().__init__()
         if p < 0 or p > 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")

@@ -1,6 +1,7 @@
 """torch_npu's in-place fills: ``one_(input)`` fills ``input`` with ones and returns it;
 ``copy_memory_(dst, src, non_blocking=False)`` copies ``src``'s elements into ``dst`` and
 returns ``dst`` (``non_blocking`` changes nothing on the host)."""
+
 from __future__ import annotations
 
 import torch

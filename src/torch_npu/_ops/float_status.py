@@ -13,6 +13,7 @@ and clearing the emulated NPU's overflow flag (``_fp16.float_status``) as torch_
 anything else raises op-plugin's error. Scripts read element 0: non-zero means an overflow
 happened since the last clear.
 """
+
 from __future__ import annotations
 
 import torch
@@ -27,15 +28,17 @@ _MODES = (0, 1)  # ORIGINAL_MODE, DEBUG_MODE
 
 def _check_mode(mode: int) -> None:
     if mode not in _MODES:
-        raise RuntimeError("mode only supported for ORIGINAL_MODE(0) DEBUG_MODE(1), but got "
-                           f"mode:{mode}")
+        raise RuntimeError(
+            f"mode only supported for ORIGINAL_MODE(0) DEBUG_MODE(1), but got mode:{mode}"
+        )
 
 
 def _new(input: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:  # noqa: A002
     """8 zeros of ``dtype`` on ``input``'s NPU (the current one for a host tensor)."""
     index = placement.npu_of(input)
-    return placement.put(torch.zeros(SIZE, dtype=dtype),
-                         devices.current_device() if index is None else index)
+    return placement.put(
+        torch.zeros(SIZE, dtype=dtype), devices.current_device() if index is None else index
+    )
 
 
 def _status(out: torch.Tensor) -> torch.Tensor:

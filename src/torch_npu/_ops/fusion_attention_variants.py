@@ -28,6 +28,7 @@ tensors (as torch_npu outside graph mode).
 
 Both have v1's backward (query, key, value, pse, and the rope parts and sink).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -38,58 +39,96 @@ from ._registry import operator
 from .fusion_attention import MAX_TOKENS, fusion_attention
 
 
-def _rope_joined(name: str, t: torch.Tensor, rope: Optional[torch.Tensor], layout: str,
-                 what: str) -> torch.Tensor:
+def _rope_joined(
+    name: str, t: torch.Tensor, rope: Optional[torch.Tensor], layout: str, what: str
+) -> torch.Tensor:
     if rope is None:
         return t
     if layout not in ("TND", "BSND", "BNSD"):
-        raise RuntimeError(f"{name}: {what} needs a layout whose last axis is the head dim "
-                           f"(TND, BSND, BNSD), got {layout}")
+        raise RuntimeError(
+            f"{name}: {what} needs a layout whose last axis is the head dim "
+            f"(TND, BSND, BNSD), got {layout}"
+        )
     if rope.shape[:-1] != t.shape[:-1]:
-        raise RuntimeError(f"{name}: {what} of shape {tuple(rope.shape)} does not match "
-                           f"{tuple(t.shape)} but for the head dim")
+        raise RuntimeError(
+            f"{name}: {what} of shape {tuple(rope.shape)} does not match "
+            f"{tuple(t.shape)} but for the head dim"
+        )
     return torch.cat([t, rope.to(t.dtype)], dim=-1)
 
 
 @operator
-def npu_fusion_attention_v2(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                            head_num: int, input_layout: str, *,
-                            pse: Optional[torch.Tensor] = None,
-                            padding_mask: Optional[torch.Tensor] = None,
-                            atten_mask: Optional[torch.Tensor] = None,
-                            query_rope: Optional[torch.Tensor] = None,
-                            key_rope: Optional[torch.Tensor] = None, scale: float = 1.0,
-                            keep_prob: float = 1.0, pre_tokens: int = MAX_TOKENS,
-                            next_tokens: int = MAX_TOKENS, inner_precise: int = 0,
-                            prefix: Optional[Sequence[int]] = None,
-                            actual_seq_qlen: Optional[Sequence[int]] = None,
-                            actual_seq_kvlen: Optional[Sequence[int]] = None,
-                            sparse_mode: int = 0, gen_mask_parallel: bool = True,
-                            sync: bool = False, pse_type: int = 1,
-                            q_start_idx: Optional[Sequence[int]] = None,
-                            kv_start_idx: Optional[Sequence[int]] = None,
-                            softmax_layout: str = "", sink: Optional[torch.Tensor] = None,
-                            dropout_mask: Optional[torch.Tensor] = None, seed: int = 0,
-                            offset: int = 0):
+def npu_fusion_attention_v2(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    head_num: int,
+    input_layout: str,
+    *,
+    pse: Optional[torch.Tensor] = None,
+    padding_mask: Optional[torch.Tensor] = None,
+    atten_mask: Optional[torch.Tensor] = None,
+    query_rope: Optional[torch.Tensor] = None,
+    key_rope: Optional[torch.Tensor] = None,
+    scale: float = 1.0,
+    keep_prob: float = 1.0,
+    pre_tokens: int = MAX_TOKENS,
+    next_tokens: int = MAX_TOKENS,
+    inner_precise: int = 0,
+    prefix: Optional[Sequence[int]] = None,
+    actual_seq_qlen: Optional[Sequence[int]] = None,
+    actual_seq_kvlen: Optional[Sequence[int]] = None,
+    sparse_mode: int = 0,
+    gen_mask_parallel: bool = True,
+    sync: bool = False,
+    pse_type: int = 1,
+    q_start_idx: Optional[Sequence[int]] = None,
+    kv_start_idx: Optional[Sequence[int]] = None,
+    softmax_layout: str = "",
+    sink: Optional[torch.Tensor] = None,
+    dropout_mask: Optional[torch.Tensor] = None,
+    seed: int = 0,
+    offset: int = 0,
+):
     name = "npu_fusion_attention_v2"
     if int(pse_type) not in (0, 1):
-        raise NotImplementedError(f"{name}: pse_type={pse_type} (ALiBi generated inside the "
-                                  "kernel) is not emulated; 0 and 1 are")
+        raise NotImplementedError(
+            f"{name}: pse_type={pse_type} (ALiBi generated inside the "
+            "kernel) is not emulated; 0 and 1 are"
+        )
     if q_start_idx is not None or kv_start_idx is not None:
-        raise NotImplementedError(f"{name}: q_start_idx/kv_start_idx (split sequences) are not "
-                                  "emulated")
+        raise NotImplementedError(
+            f"{name}: q_start_idx/kv_start_idx (split sequences) are not emulated"
+        )
     if (query_rope is None) != (key_rope is None):
         raise RuntimeError(f"{name}: query_rope and key_rope are given together")
     layout = str(input_layout).upper()
     query = _rope_joined(name, query, query_rope, layout, "query_rope")
     key = _rope_joined(name, key, key_rope, layout, "key_rope")
-    return fusion_attention(name, query, key, value, head_num, input_layout, pse=pse,
-                            padding_mask=padding_mask, atten_mask=atten_mask, scale=scale,
-                            keep_prob=keep_prob, pre_tokens=pre_tokens, next_tokens=next_tokens,
-                            prefix=prefix, actual_seq_qlen=actual_seq_qlen,
-                            actual_seq_kvlen=actual_seq_kvlen, sparse_mode=sparse_mode,
-                            sink=sink, dropout_mask=dropout_mask, seed=seed, offset=offset,
-                            pse_after_scale=int(pse_type) == 0)
+    return fusion_attention(
+        name,
+        query,
+        key,
+        value,
+        head_num,
+        input_layout,
+        pse=pse,
+        padding_mask=padding_mask,
+        atten_mask=atten_mask,
+        scale=scale,
+        keep_prob=keep_prob,
+        pre_tokens=pre_tokens,
+        next_tokens=next_tokens,
+        prefix=prefix,
+        actual_seq_qlen=actual_seq_qlen,
+        actual_seq_kvlen=actual_seq_kvlen,
+        sparse_mode=sparse_mode,
+        sink=sink,
+        dropout_mask=dropout_mask,
+        seed=seed,
+        offset=offset,
+        pse_after_scale=int(pse_type) == 0,
+    )
 
 
 def _lengths(t) -> Optional[Sequence[int]]:
@@ -99,23 +138,52 @@ def _lengths(t) -> Optional[Sequence[int]]:
 
 
 @operator
-def npu_fusion_attention_v3(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                            head_num: int, input_layout: str,
-                            pse: Optional[torch.Tensor] = None,
-                            padding_mask: Optional[torch.Tensor] = None,
-                            atten_mask: Optional[torch.Tensor] = None, scale: float = 1.0,
-                            keep_prob: float = 1.0, pre_tockens: int = MAX_TOKENS,
-                            next_tockens: int = MAX_TOKENS, inner_precise: int = 0,
-                            prefix: Optional[Sequence[int]] = None,
-                            actual_seq_qlen: Optional[torch.Tensor] = None,
-                            actual_seq_kvlen: Optional[torch.Tensor] = None,
-                            sparse_mode: int = 0, gen_mask_parallel: bool = True,
-                            sync: bool = False, softmax_layout: str = ""):
+def npu_fusion_attention_v3(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    head_num: int,
+    input_layout: str,
+    pse: Optional[torch.Tensor] = None,
+    padding_mask: Optional[torch.Tensor] = None,
+    atten_mask: Optional[torch.Tensor] = None,
+    scale: float = 1.0,
+    keep_prob: float = 1.0,
+    pre_tockens: int = MAX_TOKENS,
+    next_tockens: int = MAX_TOKENS,
+    inner_precise: int = 0,
+    prefix: Optional[Sequence[int]] = None,
+    actual_seq_qlen: Optional[torch.Tensor] = None,
+    actual_seq_kvlen: Optional[torch.Tensor] = None,
+    sparse_mode: int = 0,
+    gen_mask_parallel: bool = True,
+    sync: bool = False,
+    softmax_layout: str = "",
+):
     out, softmax_max, softmax_sum, softmax_out, seed, offset, _ = fusion_attention(
-        "npu_fusion_attention_v3", query, key, value, head_num, input_layout, pse=pse,
-        padding_mask=padding_mask, atten_mask=atten_mask, scale=scale, keep_prob=keep_prob,
-        pre_tokens=pre_tockens, next_tokens=next_tockens, prefix=prefix,
-        actual_seq_qlen=_lengths(actual_seq_qlen), actual_seq_kvlen=_lengths(actual_seq_kvlen),
-        sparse_mode=sparse_mode)
-    return (out, softmax_max, softmax_sum, softmax_out,
-            torch.tensor([seed], dtype=torch.int64), torch.tensor([offset], dtype=torch.int64))
+        "npu_fusion_attention_v3",
+        query,
+        key,
+        value,
+        head_num,
+        input_layout,
+        pse=pse,
+        padding_mask=padding_mask,
+        atten_mask=atten_mask,
+        scale=scale,
+        keep_prob=keep_prob,
+        pre_tokens=pre_tockens,
+        next_tokens=next_tockens,
+        prefix=prefix,
+        actual_seq_qlen=_lengths(actual_seq_qlen),
+        actual_seq_kvlen=_lengths(actual_seq_kvlen),
+        sparse_mode=sparse_mode,
+    )
+    return (
+        out,
+        softmax_max,
+        softmax_sum,
+        softmax_out,
+        torch.tensor([seed], dtype=torch.int64),
+        torch.tensor([offset], dtype=torch.int64),
+    )

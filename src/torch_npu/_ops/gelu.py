@@ -1,5 +1,6 @@
 """``torch_npu.npu_gelu(input, *, approximate='none')``: GELU with erf (``'none'``) or its tanh
 approximation (``'tanh'``), with its gradient (``npu_gelu_backward``)."""
+
 from __future__ import annotations
 
 import math

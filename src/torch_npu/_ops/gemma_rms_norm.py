@@ -4,6 +4,7 @@ normalisation, whose weight is an offset from one: ``y = x * rstd * (1 + gamma)`
 fp32 and stored once in the input's dtype. ``rstd`` is fp32 of shape
 ``input.shape[:-gamma.dim()] + (1,) * gamma.dim()`` (op-plugin's meta function). torch_npu
 registers no backward: a backward through it raises."""
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -16,12 +17,16 @@ from ._registry import operator
 
 
 @operator
-def npu_gemma_rms_norm(input: torch.Tensor, gamma: torch.Tensor,
-                       epsilon: float = 1e-06) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_gemma_rms_norm(
+    input: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-06
+) -> Tuple[torch.Tensor, torch.Tensor]:
     if gamma.dim() > input.dim() or (
-            gamma.dim() and tuple(input.shape[input.dim() - gamma.dim():]) != tuple(gamma.shape)):
-        raise RuntimeError(f"npu_gemma_rms_norm: gamma of shape {tuple(gamma.shape)} does not "
-                           f"match the trailing dimensions of input {tuple(input.shape)}")
+        gamma.dim() and tuple(input.shape[input.dim() - gamma.dim() :]) != tuple(gamma.shape)
+    ):
+        raise RuntimeError(
+            f"npu_gemma_rms_norm: gamma of shape {tuple(gamma.shape)} does not "
+            f"match the trailing dimensions of input {tuple(input.shape)}"
+        )
 
     def compute(input, gamma):
         x = upcast(input).float()
@@ -29,4 +34,5 @@ def npu_gemma_rms_norm(input: torch.Tensor, gamma: torch.Tensor,
         square = x.pow(2).mean(dim=dims, keepdim=True) if dims else x.pow(2)
         rstd = torch.rsqrt(square + float(epsilon))
         return store(x * rstd * (1.0 + upcast(gamma).float()), input.dtype), rstd
+
     return without_derivative("npu_gemma_rms_norm", compute, input, gamma)

@@ -7,6 +7,7 @@ take ``argmax_overlaps + 1`` (torch_npu's own test); then, for each ground truth
 ``overlaps`` rows, at most ``num_gts``) whose best overlap exceeds ``min_pos_iou``, the
 responsible boxes overlapping it that much (``gt_max_assign_all``), or its best box if
 responsible, take ``i + 1``. Values in ``input``'s dtype; no backward."""
+
 from __future__ import annotations
 
 import torch
@@ -16,18 +17,31 @@ from ._registry import operator
 
 
 @operator
-def npu_grid_assign_positive(input: torch.Tensor, overlaps: torch.Tensor,
-                             box_responsible_flags: torch.Tensor, max_overlaps: torch.Tensor,
-                             argmax_overlaps: torch.Tensor, gt_max_overlaps: torch.Tensor,
-                             gt_argmax_overlaps: torch.Tensor, num_gts: int, pos_iou_thr: float,
-                             min_pos_iou: float, gt_max_assign_all: bool) -> torch.Tensor:
+def npu_grid_assign_positive(
+    input: torch.Tensor,
+    overlaps: torch.Tensor,
+    box_responsible_flags: torch.Tensor,
+    max_overlaps: torch.Tensor,
+    argmax_overlaps: torch.Tensor,
+    gt_max_overlaps: torch.Tensor,
+    gt_argmax_overlaps: torch.Tensor,
+    num_gts: int,
+    pos_iou_thr: float,
+    min_pos_iou: float,
+    gt_max_assign_all: bool,
+) -> torch.Tensor:
     name = "npu_grid_assign_positive"
     n = input.shape[0] if input.dim() == 1 else -1
     if n < 0 or overlaps.dim() != 2 or overlaps.shape[1] != n:
-        raise RuntimeError(f"{name}: input must be (n,) and overlaps (k, n), got "
-                           f"{tuple(input.shape)} and {tuple(overlaps.shape)}")
-    for what, t in (("box_responsible_flags", box_responsible_flags),
-                    ("max_overlaps", max_overlaps), ("argmax_overlaps", argmax_overlaps)):
+        raise RuntimeError(
+            f"{name}: input must be (n,) and overlaps (k, n), got "
+            f"{tuple(input.shape)} and {tuple(overlaps.shape)}"
+        )
+    for what, t in (
+        ("box_responsible_flags", box_responsible_flags),
+        ("max_overlaps", max_overlaps),
+        ("argmax_overlaps", argmax_overlaps),
+    ):
         if tuple(t.shape) != (n,):
             raise RuntimeError(f"{name}: {what} must be ({n},), got {tuple(t.shape)}")
     k = overlaps.shape[0]
@@ -50,4 +64,5 @@ def npu_grid_assign_positive(input: torch.Tensor, overlaps: torch.Tensor,
                 if bool(responsible[j]):
                     out[j] = float(i + 1)
         return out
+
     return without_derivative(name, compute, input)

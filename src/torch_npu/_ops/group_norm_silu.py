@@ -3,6 +3,7 @@ group normalisation over ``group`` groups of the channels (dimension 1) with a p
 affine ``weight``/``bias``, then SiLU; ``mean`` and ``rstd`` (``1 / sqrt(var + eps)``, biased
 variance) per ``(N, group)``, all in the input's dtype, computed in fp32 and stored once.
 torch_npu registers no backward: a backward through it raises."""
+
 from __future__ import annotations
 
 from typing import Optional, Tuple
@@ -15,17 +16,24 @@ from ._registry import operator
 
 
 @operator
-def npu_group_norm_silu(input: torch.Tensor, weight: Optional[torch.Tensor],
-                        bias: Optional[torch.Tensor], group: int,
-                        eps: float = 1e-05) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def npu_group_norm_silu(
+    input: torch.Tensor,
+    weight: Optional[torch.Tensor],
+    bias: Optional[torch.Tensor],
+    group: int,
+    eps: float = 1e-05,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     name = "npu_group_norm_silu"
     if input.dim() < 2 or group <= 0 or input.shape[1] % group:
-        raise RuntimeError(f"{name}: input {tuple(input.shape)} needs 2 or more dimensions and "
-                           f"channels divisible by group {group}")
+        raise RuntimeError(
+            f"{name}: input {tuple(input.shape)} needs 2 or more dimensions and "
+            f"channels divisible by group {group}"
+        )
     for what, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (input.shape[1],):
-            raise RuntimeError(f"{name}: {what} must have shape ({input.shape[1]},), got "
-                               f"{tuple(t.shape)}")
+            raise RuntimeError(
+                f"{name}: {what} must have shape ({input.shape[1]},), got {tuple(t.shape)}"
+            )
 
     def compute(x, *affine):
         v = upcast(x).float()
@@ -39,6 +47,6 @@ def npu_group_norm_silu(input: torch.Tensor, weight: Optional[torch.Tensor],
             y = y * upcast(weight).float().reshape(shape)
         if bias is not None:
             y = y + upcast(bias).float().reshape(shape)
-        return (store(y * torch.sigmoid(y), x.dtype), store(mean, x.dtype),
-                store(rstd, x.dtype))
+        return (store(y * torch.sigmoid(y), x.dtype), store(mean, x.dtype), store(rstd, x.dtype))
+
     return without_derivative(name, compute, input)

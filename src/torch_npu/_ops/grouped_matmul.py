@@ -18,6 +18,7 @@ Raise, naming them: the quantisation inputs (``scale``, ``offset``, ``antiquant_
 other than 0. torch_npu defines no backward for this operator (MindSpeed wraps it in its own
 autograd function): a backward through it raises.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence
@@ -56,29 +57,42 @@ def _group_ends(name: str, group_list, group_list_type: int, rows: int) -> List[
 
 
 @operator
-def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor], *,
-                       bias: Optional[Sequence[torch.Tensor]] = None,
-                       scale: Optional[Sequence[torch.Tensor]] = None,
-                       offset: Optional[Sequence[torch.Tensor]] = None,
-                       antiquant_scale: Optional[Sequence[torch.Tensor]] = None,
-                       antiquant_offset: Optional[Sequence[torch.Tensor]] = None,
-                       per_token_scale: Optional[Sequence[torch.Tensor]] = None,
-                       group_list=None,
-                       activation_input: Optional[Sequence[torch.Tensor]] = None,
-                       activation_quant_scale: Optional[Sequence[torch.Tensor]] = None,
-                       activation_quant_offset: Optional[Sequence[torch.Tensor]] = None,
-                       split_item: Optional[int] = 0, group_type: Optional[int] = None,
-                       group_list_type: Optional[int] = 0, act_type: Optional[int] = 0,
-                       tuning_config: Optional[Sequence[int]] = None,
-                       output_dtype=None, x_dtype: Optional[int] = None,
-                       weight_dtype: Optional[int] = None, scale_dtype: Optional[int] = None,
-                       per_token_scale_dtype: Optional[int] = None) -> List[torch.Tensor]:
+def npu_grouped_matmul(
+    x: Sequence[torch.Tensor],
+    weight: Sequence[torch.Tensor],
+    *,
+    bias: Optional[Sequence[torch.Tensor]] = None,
+    scale: Optional[Sequence[torch.Tensor]] = None,
+    offset: Optional[Sequence[torch.Tensor]] = None,
+    antiquant_scale: Optional[Sequence[torch.Tensor]] = None,
+    antiquant_offset: Optional[Sequence[torch.Tensor]] = None,
+    per_token_scale: Optional[Sequence[torch.Tensor]] = None,
+    group_list=None,
+    activation_input: Optional[Sequence[torch.Tensor]] = None,
+    activation_quant_scale: Optional[Sequence[torch.Tensor]] = None,
+    activation_quant_offset: Optional[Sequence[torch.Tensor]] = None,
+    split_item: Optional[int] = 0,
+    group_type: Optional[int] = None,
+    group_list_type: Optional[int] = 0,
+    act_type: Optional[int] = 0,
+    tuning_config: Optional[Sequence[int]] = None,
+    output_dtype=None,
+    x_dtype: Optional[int] = None,
+    weight_dtype: Optional[int] = None,
+    scale_dtype: Optional[int] = None,
+    per_token_scale_dtype: Optional[int] = None,
+) -> List[torch.Tensor]:
     name = "npu_grouped_matmul"
-    quant = {"scale": scale, "offset": offset, "antiquant_scale": antiquant_scale,
-             "antiquant_offset": antiquant_offset, "per_token_scale": per_token_scale,
-             "activation_input": activation_input,
-             "activation_quant_scale": activation_quant_scale,
-             "activation_quant_offset": activation_quant_offset}
+    quant = {
+        "scale": scale,
+        "offset": offset,
+        "antiquant_scale": antiquant_scale,
+        "antiquant_offset": antiquant_offset,
+        "per_token_scale": per_token_scale,
+        "activation_input": activation_input,
+        "activation_quant_scale": activation_quant_scale,
+        "activation_quant_offset": activation_quant_offset,
+    }
     used = sorted(k for k, v in quant.items() if v is not None and len(_as_list(v)))
     if used:
         raise NotImplementedError(f"{name}: {', '.join(used)} (quantisation) is not emulated")
@@ -86,8 +100,7 @@ def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor]
         raise NotImplementedError(f"{name}: act_type={act_type} is not emulated; 0 is")
     gtype = -1 if group_type is None else int(group_type)
     if gtype not in (-1, 0):
-        raise NotImplementedError(f"{name}: group_type={group_type} is not emulated; -1 and 0 "
-                                  "are")
+        raise NotImplementedError(f"{name}: group_type={group_type} is not emulated; -1 and 0 are")
     split = int(split_item or 0)
     if split not in (0, 1, 2, 3):
         raise RuntimeError(f"{name}: split_item must be 0-3, got {split_item}")
@@ -109,23 +122,26 @@ def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor]
     elif output_dtype is None:
         out_dtype = xs[0].dtype
     else:
-        raise NotImplementedError(f"{name}: output_dtype {output_dtype!r} (quantised) is not "
-                                  "emulated; a float torch.dtype is")
+        raise NotImplementedError(
+            f"{name}: output_dtype {output_dtype!r} (quantised) is not "
+            "emulated; a float torch.dtype is"
+        )
     if gtype == 0 and group_list is None:
         if len(xs) != len(ws) or len(xs) < 2:
             raise RuntimeError(f"{name}: group_type 0 needs group_list (or one x per weight)")
         # several x, one per weight: each is its own group
-        group_list = [sum(t.shape[0] for t in xs[:i + 1]) for i in range(len(xs))]
+        group_list = [sum(t.shape[0] for t in xs[: i + 1]) for i in range(len(xs))]
         group_list_type = 0
     nx, nw = len(xs), len(ws)
 
     def compute(*tensors):
-        xs_, ws_, bs_ = tensors[:nx], tensors[nx:nx + nw], tensors[nx + nw:]
+        xs_, ws_, bs_ = tensors[:nx], tensors[nx : nx + nw], tensors[nx + nw :]
         outs = []
         if gtype == -1:
             if len(xs_) != len(ws_):
-                raise RuntimeError(f"{name}: {len(xs_)} inputs for {len(ws_)} weights without "
-                                   "grouping")
+                raise RuntimeError(
+                    f"{name}: {len(xs_)} inputs for {len(ws_)} weights without grouping"
+                )
             for i, (a, w) in enumerate(zip(xs_, ws_)):
                 y = torch.matmul(upcast(a), upcast(w))
                 if bs_:
@@ -138,8 +154,9 @@ def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor]
                 raise RuntimeError(f"{name}: grouped x must be 2-D, got {tuple(a.shape)}")
             ends = _group_ends(name, group_list, int(group_list_type or 0), a.shape[0])
             if len(ends) != len(ws_):
-                raise RuntimeError(f"{name}: group_list has {len(ends)} groups for {len(ws_)} "
-                                   "weights")
+                raise RuntimeError(
+                    f"{name}: group_list has {len(ends)} groups for {len(ws_)} weights"
+                )
             start = 0
             for g, end in enumerate(ends):
                 y = torch.matmul(a[start:end], upcast(ws_[g]))
@@ -155,4 +172,5 @@ def npu_grouped_matmul(x: Sequence[torch.Tensor], weight: Sequence[torch.Tensor]
                 joined = torch.cat([joined, pad], dim=0)
             outs = [joined]
         return tuple(store(o.contiguous(), out_dtype) for o in outs)
+
     return list(without_derivative(name, compute, *xs, *ws, *bs))

@@ -10,6 +10,7 @@ fp16 step by step; the emulator computes in fp32 on the fp16-rounded boxes and r
 lands on op-plugin's expected values for Ascend 910 and 910B or one fp16 step beside them (within
 the relative 1e-3 its test allows). No gradient: torch_npu defines none (a backward through it
 raises)."""
+
 from __future__ import annotations
 
 import torch
@@ -27,8 +28,10 @@ _MODES = (0, 1)  # IoU, IoF
 def npu_iou(bboxes: torch.Tensor, gtboxes: torch.Tensor, mode: int = 0) -> torch.Tensor:
     for name, boxes in (("bboxes", bboxes), ("gtboxes", gtboxes)):
         if boxes.dim() != 2 or boxes.size(1) != 4:
-            raise RuntimeError(f"npu_iou: {name} must be (N, 4) boxes (x1, y1, x2, y2), got "
-                               f"shape {tuple(boxes.shape)}")
+            raise RuntimeError(
+                f"npu_iou: {name} must be (N, 4) boxes (x1, y1, x2, y2), got "
+                f"shape {tuple(boxes.shape)}"
+            )
     if mode not in _MODES:
         raise RuntimeError(f"npu_iou: mode must be 0 (IoU) or 1 (IoF), got {mode}")
     return without_derivative("npu_iou", lambda b, t: _overlaps(b, t, mode), bboxes, gtboxes)

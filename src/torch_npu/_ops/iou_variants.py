@@ -27,6 +27,7 @@ is_cross=False, mode=0`` only, as on the NPU (other settings raise on backward);
 ``alpha`` as a constant, as its paper and the NPU's CIoUGrad do, and reads the
 ``atan(w_gt / h_gt) - atan(w / h)`` its forward computed.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,7 @@ from ._registry import operator
 _EPS = 1e-16
 _RATIO_EPS = 1e-9  # added to heights in CIoU's aspect ratios
 _MAX_RATIO = 10000.0
-_V_SCALE = 4.0 / math.pi ** 2
+_V_SCALE = 4.0 / math.pi**2
 _IOF = 1
 
 
@@ -75,11 +76,16 @@ class _Terms(NamedTuple):
 def _terms(b: _Boxes, g: _Boxes, mode: int, height_eps: float = 0.0) -> _Terms:
     area_b = (b.x2 - b.x1 + _EPS) * (b.y2 - b.y1 + height_eps + _EPS)
     area_g = (g.x2 - g.x1 + _EPS) * (g.y2 - g.y1 + height_eps + _EPS)
-    inter = (torch.minimum(b.x2, g.x2) - torch.maximum(b.x1, g.x1)).clamp(min=0) \
-        * (torch.minimum(b.y2, g.y2) - torch.maximum(b.y1, g.y1)).clamp(min=0)
+    inter = (torch.minimum(b.x2, g.x2) - torch.maximum(b.x1, g.x1)).clamp(min=0) * (
+        torch.minimum(b.y2, g.y2) - torch.maximum(b.y1, g.y1)
+    ).clamp(min=0)
     denominator = area_g if mode == _IOF else area_b + area_g - inter
-    enclosing = _Boxes(torch.minimum(b.x1, g.x1), torch.minimum(b.y1, g.y1),
-                       torch.maximum(b.x2, g.x2), torch.maximum(b.y2, g.y2))
+    enclosing = _Boxes(
+        torch.minimum(b.x1, g.x1),
+        torch.minimum(b.y1, g.y1),
+        torch.maximum(b.x2, g.x2),
+        torch.maximum(b.y2, g.y2),
+    )
     return _Terms(inter / denominator, denominator, enclosing)
 
 
@@ -106,8 +112,9 @@ def _atan_ratio(boxes: _Boxes) -> torch.Tensor:
     return torch.atan(ratio.clamp(max=_MAX_RATIO))
 
 
-def _ciou(b: _Boxes, g: _Boxes, mode: int,
-          atan_sub: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+def _ciou(
+    b: _Boxes, g: _Boxes, mode: int, atan_sub: Optional[torch.Tensor] = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """(CIoU, atan_sub). For the gradient ``alpha`` is a constant and ``v``'s slope comes from
     ``atan_sub`` (the forward's, when given)."""
     t = _terms(b, g, mode, _RATIO_EPS)
@@ -123,23 +130,33 @@ def _ciou(b: _Boxes, g: _Boxes, mode: int,
 def _check_shapes(op: str, boxes: torch.Tensor, gtboxes: torch.Tensor, is_cross: bool) -> None:
     for what, t in (("input", boxes), ("gtboxes", gtboxes)):
         if t.dim() != 2 or t.size(0) != 4:
-            raise RuntimeError(f"{op}: {what} must be (4, n) boxes, got shape "
-                               f"{tuple(t.shape)}")
+            raise RuntimeError(f"{op}: {what} must be (4, n) boxes, got shape {tuple(t.shape)}")
     if not is_cross and boxes.size(1) != gtboxes.size(1):
-        raise RuntimeError(f"{op}: without is_cross input and gtboxes must hold as many boxes, "
-                           f"got {boxes.size(1)} and {gtboxes.size(1)}")
+        raise RuntimeError(
+            f"{op}: without is_cross input and gtboxes must hold as many boxes, "
+            f"got {boxes.size(1)} and {gtboxes.size(1)}"
+        )
 
 
 def _backward_supported(op: str, trans: bool, is_cross: bool, mode: int) -> None:
     if not (trans and not is_cross and mode == 0):
-        raise RuntimeError(f"{op} only support trans==True, is_cross==False, mode==0('iou') "
-                           "current version if you need to back propagation, please ensure "
-                           "your parameter is correct!")
+        raise RuntimeError(
+            f"{op} only support trans==True, is_cross==False, mode==0('iou') "
+            "current version if you need to back propagation, please ensure "
+            "your parameter is correct!"
+        )
 
 
-def _gradients(kind: str, grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: torch.Tensor,
-               trans: bool, is_cross: bool, mode: int,
-               atan_sub: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+def _gradients(
+    kind: str,
+    grad: torch.Tensor,
+    bboxes: torch.Tensor,
+    gtboxes: torch.Tensor,
+    trans: bool,
+    is_cross: bool,
+    mode: int,
+    atan_sub: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
     op = f"{kind} backward"
     _backward_supported(op, trans, is_cross, mode)
     _check_shapes(op, bboxes, gtboxes, is_cross)
@@ -157,23 +174,39 @@ def _gradients(kind: str, grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: tor
 
 
 @operator
-def npu_giou_backward(grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: torch.Tensor,
-                      trans: bool = False, is_cross: bool = False,
-                      mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_giou_backward(
+    grad: torch.Tensor,
+    bboxes: torch.Tensor,
+    gtboxes: torch.Tensor,
+    trans: bool = False,
+    is_cross: bool = False,
+    mode: int = 0,
+) -> Tuple[torch.Tensor, torch.Tensor]:
     return _gradients("giou", grad, bboxes, gtboxes, trans, is_cross, mode)
 
 
 @operator
-def npu_diou_backward(grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: torch.Tensor,
-                      trans: bool = False, is_cross: bool = False,
-                      mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_diou_backward(
+    grad: torch.Tensor,
+    bboxes: torch.Tensor,
+    gtboxes: torch.Tensor,
+    trans: bool = False,
+    is_cross: bool = False,
+    mode: int = 0,
+) -> Tuple[torch.Tensor, torch.Tensor]:
     return _gradients("diou", grad, bboxes, gtboxes, trans, is_cross, mode)
 
 
 @operator
-def npu_ciou_backward(grad: torch.Tensor, bboxes: torch.Tensor, gtboxes: torch.Tensor,
-                      atan_sub: Optional[torch.Tensor], trans: bool = False,
-                      is_cross: bool = True, mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_ciou_backward(
+    grad: torch.Tensor,
+    bboxes: torch.Tensor,
+    gtboxes: torch.Tensor,
+    atan_sub: Optional[torch.Tensor],
+    trans: bool = False,
+    is_cross: bool = True,
+    mode: int = 0,
+) -> Tuple[torch.Tensor, torch.Tensor]:
     return _gradients("ciou", grad, bboxes, gtboxes, trans, is_cross, mode, atan_sub)
 
 
@@ -183,8 +216,11 @@ class _Overlap(torch.autograd.Function):
     @staticmethod
     def forward(ctx, kind, boxes, gtboxes, trans, is_cross, mode):  # noqa: D102
         ctx.args = (kind, trans, is_cross, mode)
-        pb, pg = _paired(_corners(_precision.upcast(boxes), trans),
-                         _corners(_precision.upcast(gtboxes), trans), is_cross)
+        pb, pg = _paired(
+            _corners(_precision.upcast(boxes), trans),
+            _corners(_precision.upcast(gtboxes), trans),
+            is_cross,
+        )
         atan_sub = None
         if kind == "ciou":
             value, atan_sub = _ciou(pb, pg, mode)
@@ -202,8 +238,13 @@ class _Overlap(torch.autograd.Function):
 
 
 @operator
-def npu_giou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
-             trans: bool = False, is_cross: bool = False, mode: int = 0) -> torch.Tensor:
+def npu_giou(
+    input: torch.Tensor,
+    gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
+    trans: bool = False,
+    is_cross: bool = False,
+    mode: int = 0,
+) -> torch.Tensor:
     _backward_supported("giou backward", trans, is_cross, mode)
     if input.dim() < 2 or gtboxes.dim() < 2:
         raise RuntimeError("giou input dim must be >= 2")
@@ -212,16 +253,26 @@ def npu_giou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_n
 
 
 @operator
-def npu_diou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
-             trans: bool = False, is_cross: bool = False, mode: int = 0) -> torch.Tensor:
+def npu_diou(
+    input: torch.Tensor,
+    gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
+    trans: bool = False,
+    is_cross: bool = False,
+    mode: int = 0,
+) -> torch.Tensor:
     _check_shapes("npu_diou", input, gtboxes, is_cross)
     return _Overlap.apply("diou", input, gtboxes, trans, is_cross, mode)
 
 
 @operator
-def npu_ciou(input: torch.Tensor, gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
-             trans: bool = False, is_cross: bool = True, mode: int = 0,
-             atan_sub_flag: bool = False) -> torch.Tensor:
+def npu_ciou(
+    input: torch.Tensor,
+    gtboxes: torch.Tensor,  # noqa: A002 - torch_npu's name
+    trans: bool = False,
+    is_cross: bool = True,
+    mode: int = 0,
+    atan_sub_flag: bool = False,
+) -> torch.Tensor:
     """``atan_sub_flag`` tells the NPU's kernel to keep its ``atan`` difference for the
     backward; the emulator always keeps it."""
     _check_shapes("npu_ciou", input, gtboxes, is_cross)

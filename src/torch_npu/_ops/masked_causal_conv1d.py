@@ -5,6 +5,7 @@ channel (a depthwise ``conv1d`` padded by two steps on the left, the past before
 zero), then ``y[s, b] = 0`` where ``mask[b, s]`` is False. Computed in fp32, stored once; its
 gradient is ``npu_masked_causal_conv1d_backward(grad_output, input, weight, *, mask=None) ->
 (grad_input, grad_weight)``, which torch_npu binds as the backward."""
+
 from __future__ import annotations
 
 from typing import Optional, Tuple
@@ -18,20 +19,26 @@ from ._registry import operator
 _WINDOW = 3
 
 
-def _check(name: str, input: torch.Tensor, weight: torch.Tensor,
-           mask: Optional[torch.Tensor]) -> None:
+def _check(
+    name: str, input: torch.Tensor, weight: torch.Tensor, mask: Optional[torch.Tensor]
+) -> None:
     if input.dim() != 3:
         raise RuntimeError(f"{name}: input must be [S, B, H], got {tuple(input.shape)}")
     if tuple(weight.shape) != (_WINDOW, input.shape[2]):
-        raise RuntimeError(f"{name}: weight must be [3, H] = [3, {input.shape[2]}], got "
-                           f"{tuple(weight.shape)}")
+        raise RuntimeError(
+            f"{name}: weight must be [3, H] = [3, {input.shape[2]}], got {tuple(weight.shape)}"
+        )
     if weight.dtype != input.dtype:
-        raise RuntimeError(f"{name}: input ({input.dtype}) and weight ({weight.dtype}) must have "
-                           "one dtype")
-    if mask is not None and (mask.dtype != torch.bool or
-                             tuple(mask.shape) != (input.shape[1], input.shape[0])):
-        raise RuntimeError(f"{name}: mask must be bool [B, S] = [{input.shape[1]}, "
-                           f"{input.shape[0]}], got {mask.dtype} {tuple(mask.shape)}")
+        raise RuntimeError(
+            f"{name}: input ({input.dtype}) and weight ({weight.dtype}) must have one dtype"
+        )
+    if mask is not None and (
+        mask.dtype != torch.bool or tuple(mask.shape) != (input.shape[1], input.shape[0])
+    ):
+        raise RuntimeError(
+            f"{name}: mask must be bool [B, S] = [{input.shape[1]}, "
+            f"{input.shape[0]}], got {mask.dtype} {tuple(mask.shape)}"
+        )
 
 
 def _conv(x: torch.Tensor, w: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
@@ -45,22 +52,28 @@ def _conv(x: torch.Tensor, w: torch.Tensor, mask: Optional[torch.Tensor]) -> tor
 
 
 @operator
-def npu_masked_causal_conv1d(input: torch.Tensor, weight: torch.Tensor, *,
-                             mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+def npu_masked_causal_conv1d(
+    input: torch.Tensor, weight: torch.Tensor, *, mask: Optional[torch.Tensor] = None
+) -> torch.Tensor:
     _check("npu_masked_causal_conv1d", input, weight, mask)
     return store(_conv(upcast(input).float(), upcast(weight).float(), mask), input.dtype)
 
 
 @operator
-def npu_masked_causal_conv1d_backward(grad_output: torch.Tensor, input: torch.Tensor,
-                                      weight: torch.Tensor, *,
-                                      mask: Optional[torch.Tensor] = None
-                                      ) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_masked_causal_conv1d_backward(
+    grad_output: torch.Tensor,
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    *,
+    mask: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
     name = "npu_masked_causal_conv1d_backward"
     _check(name, input, weight, mask)
     if grad_output.shape != input.shape:
-        raise RuntimeError(f"{name}: grad_output {tuple(grad_output.shape)} must have input's "
-                           f"shape {tuple(input.shape)}")
+        raise RuntimeError(
+            f"{name}: grad_output {tuple(grad_output.shape)} must have input's "
+            f"shape {tuple(input.shape)}"
+        )
     with torch.enable_grad():
         x = upcast(input).detach().float().requires_grad_()
         w = upcast(weight).detach().float().requires_grad_()

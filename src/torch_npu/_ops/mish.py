@@ -1,6 +1,7 @@
 """``torch_npu.npu_mish(input)``: Mish, ``x * tanh(softplus(x))``, with its gradient
 (``npu_mish_backward(grad, input)``, ``grad * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2))``
 with ``sp = softplus(x)``). YOLOv4's ports call it for their activations."""
+
 from __future__ import annotations
 
 import torch

@@ -32,6 +32,7 @@
 - ``npu_moe_compute_expert_tokens(sorted_expert_for_source_row, num_expert)``: for each expert
   the end (exclusive) of its rows in the sorted list, int32.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -65,30 +66,41 @@ def _gating(name: str, x: torch.Tensor, finished, k: int, renorm: int):
     idx = idx.to(torch.int32)
     if finished is not None:
         if tuple(finished.shape) != tuple(x.shape[:-1]):
-            raise RuntimeError(f"{name}: finished of shape {tuple(finished.shape)} is not x's "
-                               f"{tuple(x.shape[:-1])}")
+            raise RuntimeError(
+                f"{name}: finished of shape {tuple(finished.shape)} is not x's "
+                f"{tuple(x.shape[:-1])}"
+            )
         idx = idx.masked_fill(finished.to(torch.bool).unsqueeze(-1), experts)
     return store(y, x.dtype), idx, probs
 
 
 @operator
-def npu_moe_gating_top_k_softmax(x: torch.Tensor, finished: Optional[torch.Tensor] = None,
-                                 k: int = 1):
+def npu_moe_gating_top_k_softmax(
+    x: torch.Tensor, finished: Optional[torch.Tensor] = None, k: int = 1
+):
     name = "npu_moe_gating_top_k_softmax"
 
     def compute(x, finished):
         y, idx, _ = _gating(name, x, finished, k, 0)
         rows = idx.numel() // int(k)
-        row_idx = (torch.arange(int(k), device=x.device, dtype=torch.int32).reshape(-1, 1) * rows
-                   + torch.arange(rows, device=x.device, dtype=torch.int32)).t()
+        row_idx = (
+            torch.arange(int(k), device=x.device, dtype=torch.int32).reshape(-1, 1) * rows
+            + torch.arange(rows, device=x.device, dtype=torch.int32)
+        ).t()
         return y, idx, row_idx.reshape(idx.shape).contiguous()
+
     return without_derivative(name, compute, x, finished)
 
 
 @operator
-def npu_moe_gating_top_k_softmax_v2(x: torch.Tensor, *, k: int = 1,
-                                    finished: Optional[torch.Tensor] = None, renorm: int = 0,
-                                    output_softmax: bool = False):
+def npu_moe_gating_top_k_softmax_v2(
+    x: torch.Tensor,
+    *,
+    k: int = 1,
+    finished: Optional[torch.Tensor] = None,
+    renorm: int = 0,
+    output_softmax: bool = False,
+):
     name = "npu_moe_gating_top_k_softmax_v2"
     if int(renorm) not in (0, 1):
         raise RuntimeError(f"{name}: renorm must be 0 or 1, got {renorm}")
@@ -98,17 +110,25 @@ def npu_moe_gating_top_k_softmax_v2(x: torch.Tensor, *, k: int = 1,
         if probs is None or not output_softmax:
             probs = torch.zeros(0, dtype=torch.float32, device=x.device)
         return y, idx, probs
+
     return without_derivative(name, compute, x, finished)
 
 
 @operator
-def npu_moe_init_routing(x: torch.Tensor, row_idx: torch.Tensor, expert_idx: torch.Tensor,
-                         active_num: int):
+def npu_moe_init_routing(
+    x: torch.Tensor, row_idx: torch.Tensor, expert_idx: torch.Tensor, active_num: int
+):
     name = "npu_moe_init_routing"
-    if x.dim() != 2 or expert_idx.dim() != 2 or row_idx.shape != expert_idx.shape \
-            or expert_idx.shape[0] != x.shape[0]:
-        raise RuntimeError(f"{name}: x (rows, H) {tuple(x.shape)}, row_idx and expert_idx "
-                           f"(rows, k) {tuple(row_idx.shape)}, {tuple(expert_idx.shape)}")
+    if (
+        x.dim() != 2
+        or expert_idx.dim() != 2
+        or row_idx.shape != expert_idx.shape
+        or expert_idx.shape[0] != x.shape[0]
+    ):
+        raise RuntimeError(
+            f"{name}: x (rows, H) {tuple(x.shape)}, row_idx and expert_idx "
+            f"(rows, k) {tuple(row_idx.shape)}, {tuple(expert_idx.shape)}"
+        )
     if int(active_num) < 0:
         raise RuntimeError(f"{name}: active_num must not be negative, got {active_num}")
 
@@ -123,35 +143,54 @@ def npu_moe_init_routing(x: torch.Tensor, row_idx: torch.Tensor, expert_idx: tor
         expanded_row_idx[sorted_rows] = torch.arange(rows * k, device=x.device)
         kept = min(rows, int(active_num)) * k
         expanded_x = x[sorted_rows[:kept] % rows]
-        return (expanded_x.contiguous(), expanded_row_idx.to(torch.int32),
-                experts[order].to(torch.int32))
+        return (
+            expanded_x.contiguous(),
+            expanded_row_idx.to(torch.int32),
+            experts[order].to(torch.int32),
+        )
+
     return without_derivative(name, compute, x, row_idx, expert_idx)
 
 
 @operator
-def npu_moe_init_routing_v2(x: torch.Tensor, expert_idx: torch.Tensor, *,
-                            scale: Optional[torch.Tensor] = None,
-                            offset: Optional[torch.Tensor] = None, active_num: int = -1,
-                            expert_capacity: int = -1, expert_num: int = -1,
-                            drop_pad_mode: int = 0, expert_tokens_num_type: int = 0,
-                            expert_tokens_num_flag: bool = False, quant_mode: int = -1,
-                            active_expert_range: Sequence[int] = (), row_idx_type: int = 0):
+def npu_moe_init_routing_v2(
+    x: torch.Tensor,
+    expert_idx: torch.Tensor,
+    *,
+    scale: Optional[torch.Tensor] = None,
+    offset: Optional[torch.Tensor] = None,
+    active_num: int = -1,
+    expert_capacity: int = -1,
+    expert_num: int = -1,
+    drop_pad_mode: int = 0,
+    expert_tokens_num_type: int = 0,
+    expert_tokens_num_flag: bool = False,
+    quant_mode: int = -1,
+    active_expert_range: Sequence[int] = (),
+    row_idx_type: int = 0,
+):
     name = "npu_moe_init_routing_v2"
     if int(quant_mode) != -1 or offset is not None:
-        raise NotImplementedError(f"{name}: quantisation (quant_mode={quant_mode}, offset) is not "
-                                  "emulated; quant_mode -1 is")
+        raise NotImplementedError(
+            f"{name}: quantisation (quant_mode={quant_mode}, offset) is not "
+            "emulated; quant_mode -1 is"
+        )
     if int(drop_pad_mode) != 0:
         raise NotImplementedError(f"{name}: drop_pad_mode={drop_pad_mode} is not emulated; 0 is")
     if x.dim() != 2 or expert_idx.dim() != 2 or expert_idx.shape[0] != x.shape[0]:
-        raise RuntimeError(f"{name}: x (rows, H) {tuple(x.shape)} and expert_idx (rows, k) "
-                           f"{tuple(expert_idx.shape)}")
+        raise RuntimeError(
+            f"{name}: x (rows, H) {tuple(x.shape)} and expert_idx (rows, k) "
+            f"{tuple(expert_idx.shape)}"
+        )
     if int(expert_tokens_num_type) not in (0, 1, 2) or int(row_idx_type) not in (0, 1):
         raise RuntimeError(f"{name}: expert_tokens_num_type must be 0-2 and row_idx_type 0-1")
     if active_expert_range:
         start, end = (int(v) for v in active_expert_range)
         if not 0 <= start < end:
-            raise RuntimeError(f"{name}: active_expert_range {list(active_expert_range)} is not "
-                               "an increasing pair of non-negative experts")
+            raise RuntimeError(
+                f"{name}: active_expert_range {list(active_expert_range)} is not "
+                "an increasing pair of non-negative experts"
+            )
     elif int(expert_num) > 0:
         start, end = 0, int(expert_num)
     else:
@@ -185,30 +224,38 @@ def npu_moe_init_routing_v2(x: torch.Tensor, expert_idx: torch.Tensor, *,
             width = int(expert_num) if int(expert_num) > 0 else end - start
             tokens = torch.zeros(width, 2, dtype=torch.int64, device=x.device)
             used = (counts > 0).nonzero().reshape(-1)
-            tokens[:used.numel(), 0] = used + start
-            tokens[:used.numel(), 1] = counts[used]
+            tokens[: used.numel(), 0] = used + start
+            tokens[: used.numel(), 1] = counts[used]
         expanded_scale = torch.zeros(rows * k, dtype=torch.float32, device=x.device)
         if scale is not None:
             expanded_scale[:available] = scale.float()[kept // k]
         return expanded_x, expanded_row_idx, tokens.to(torch.int64), expanded_scale
+
     return without_derivative(name, compute, x, expert_idx, scale)
 
 
 @operator
-def npu_moe_finalize_routing(expanded_permuted_rows: torch.Tensor,
-                             skip1: Optional[torch.Tensor], skip2: Optional[torch.Tensor],
-                             bias: Optional[torch.Tensor], scales: Optional[torch.Tensor],
-                             expanded_src_to_dst_row: torch.Tensor,
-                             export_for_source_row: Optional[torch.Tensor],
-                             drop_pad_mode: Optional[int] = 0, k: Optional[int] = 1):
+def npu_moe_finalize_routing(
+    expanded_permuted_rows: torch.Tensor,
+    skip1: Optional[torch.Tensor],
+    skip2: Optional[torch.Tensor],
+    bias: Optional[torch.Tensor],
+    scales: Optional[torch.Tensor],
+    expanded_src_to_dst_row: torch.Tensor,
+    export_for_source_row: Optional[torch.Tensor],
+    drop_pad_mode: Optional[int] = 0,
+    k: Optional[int] = 1,
+):
     name = "npu_moe_finalize_routing"
     if drop_pad_mode not in (None, 0):
         raise NotImplementedError(f"{name}: drop_pad_mode={drop_pad_mode} is not emulated; 0 is")
     if bias is not None and export_for_source_row is None:
         raise RuntimeError(f"{name}: bias needs export_for_source_row (each row's experts)")
     if expanded_permuted_rows.dim() != 2:
-        raise RuntimeError(f"{name}: expanded_permuted_rows must be (rows * k, H), got "
-                           f"{tuple(expanded_permuted_rows.shape)}")
+        raise RuntimeError(
+            f"{name}: expanded_permuted_rows must be (rows * k, H), got "
+            f"{tuple(expanded_permuted_rows.shape)}"
+        )
 
     def compute(expanded, skip1, skip2, bias, scales, src_to_dst, experts):
         top = scales.shape[1] if scales is not None else int(k or 1)
@@ -224,13 +271,24 @@ def npu_moe_finalize_routing(expanded_permuted_rows: torch.Tensor,
             if skip is not None:
                 out = out + upcast(skip)
         return store(out, expanded.dtype)
-    return without_derivative(name, compute, expanded_permuted_rows, skip1, skip2, bias, scales,
-                              expanded_src_to_dst_row, export_for_source_row)
+
+    return without_derivative(
+        name,
+        compute,
+        expanded_permuted_rows,
+        skip1,
+        skip2,
+        bias,
+        scales,
+        expanded_src_to_dst_row,
+        export_for_source_row,
+    )
 
 
 @operator
-def npu_moe_compute_expert_tokens(sorted_expert_for_source_row: torch.Tensor,
-                                  num_expert: int) -> torch.Tensor:
+def npu_moe_compute_expert_tokens(
+    sorted_expert_for_source_row: torch.Tensor, num_expert: int
+) -> torch.Tensor:
     name = "npu_moe_compute_expert_tokens"
     if sorted_expert_for_source_row.dim() != 1:
         raise RuntimeError(f"{name}: sorted_expert_for_source_row must be 1-D")

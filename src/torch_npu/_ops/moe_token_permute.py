@@ -37,6 +37,7 @@ j]`` (-1: an unused slot) times their ``probs`` taken through ``routing_map`` as
 took them; with drop_and_pad slot ``i`` adds to token ``sorted_indices[i]`` times
 ``probs[token, i // capacity]``. fp32, stored once; gradients for permuted_tokens and probs.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple
@@ -48,18 +49,24 @@ from ._registry import operator
 
 
 @operator
-def npu_moe_token_permute(tokens: torch.Tensor, indices: torch.Tensor,
-                          num_out_tokens: Optional[int] = None,
-                          padded_mode: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_moe_token_permute(
+    tokens: torch.Tensor,
+    indices: torch.Tensor,
+    num_out_tokens: Optional[int] = None,
+    padded_mode: bool = False,
+) -> Tuple[torch.Tensor, torch.Tensor]:
     name = "npu_moe_token_permute"
     if padded_mode:
         raise NotImplementedError(f"{name}: padded_mode=True is not emulated")
     if tokens.dim() != 2:
-        raise RuntimeError(f"{name}: tokens must be 2-D (tokens, hidden), got "
-                           f"{tuple(tokens.shape)}")
+        raise RuntimeError(
+            f"{name}: tokens must be 2-D (tokens, hidden), got {tuple(tokens.shape)}"
+        )
     if indices.dim() not in (1, 2) or indices.shape[0] != tokens.shape[0]:
-        raise RuntimeError(f"{name}: indices must be (tokens,) or (tokens, topk) for "
-                           f"{tokens.shape[0]} tokens, got {tuple(indices.shape)}")
+        raise RuntimeError(
+            f"{name}: indices must be (tokens,) or (tokens, topk) for "
+            f"{tokens.shape[0]} tokens, got {tuple(indices.shape)}"
+        )
     if indices.is_floating_point():
         raise RuntimeError(f"{name}: indices must be integers, got {indices.dtype}")
     topk = indices.shape[1] if indices.dim() == 2 else 1
@@ -76,22 +83,30 @@ def npu_moe_token_permute(tokens: torch.Tensor, indices: torch.Tensor,
 
 
 @operator
-def npu_moe_token_unpermute(permuted_tokens: torch.Tensor, sorted_indices: torch.Tensor,
-                            probs: Optional[torch.Tensor] = None, padded_mode: bool = False,
-                            restore_shape: Optional[Sequence[int]] = None) -> torch.Tensor:
+def npu_moe_token_unpermute(
+    permuted_tokens: torch.Tensor,
+    sorted_indices: torch.Tensor,
+    probs: Optional[torch.Tensor] = None,
+    padded_mode: bool = False,
+    restore_shape: Optional[Sequence[int]] = None,
+) -> torch.Tensor:
     name = "npu_moe_token_unpermute"
     if padded_mode:
         raise NotImplementedError(f"{name}: padded_mode=True is not emulated")
     if permuted_tokens.dim() != 2 or sorted_indices.dim() != 1:
-        raise RuntimeError(f"{name}: permuted_tokens must be 2-D and sorted_indices 1-D, got "
-                           f"{tuple(permuted_tokens.shape)}, {tuple(sorted_indices.shape)}")
+        raise RuntimeError(
+            f"{name}: permuted_tokens must be 2-D and sorted_indices 1-D, got "
+            f"{tuple(permuted_tokens.shape)}, {tuple(sorted_indices.shape)}"
+        )
     if probs is not None and probs.dim() != 2:
         raise RuntimeError(f"{name}: probs must be (tokens, topk), got {tuple(probs.shape)}")
     topk = probs.shape[1] if probs is not None else 1
     total = sorted_indices.numel()
     if total % topk or permuted_tokens.shape[0] > total:
-        raise RuntimeError(f"{name}: {total} sorted indices for topk {topk} and "
-                           f"{permuted_tokens.shape[0]} permuted rows")
+        raise RuntimeError(
+            f"{name}: {total} sorted indices for topk {topk} and "
+            f"{permuted_tokens.shape[0]} permuted rows"
+        )
     count = permuted_tokens.shape[0]
     rows = upcast(permuted_tokens)
     where = sorted_indices.to(torch.long)
@@ -101,47 +116,60 @@ def npu_moe_token_unpermute(permuted_tokens: torch.Tensor, sorted_indices: torch
     placed = placed.reshape(total // topk, topk, rows.shape[1])
     if probs is not None:
         if probs.shape[0] != total // topk:
-            raise RuntimeError(f"{name}: probs has {probs.shape[0]} rows for "
-                               f"{total // topk} tokens")
+            raise RuntimeError(
+                f"{name}: probs has {probs.shape[0]} rows for {total // topk} tokens"
+            )
         placed = placed * upcast(probs).unsqueeze(-1)
     return store(placed.sum(dim=1), permuted_tokens.dtype)
 
 
 def _routing_map(name: str, routing_map: torch.Tensor, tokens: int) -> torch.Tensor:
     if routing_map.dim() != 2 or routing_map.shape[0] != tokens:
-        raise RuntimeError(f"{name}: routing_map must be (tokens, experts) for {tokens} tokens, "
-                           f"got {tuple(routing_map.shape)}")
+        raise RuntimeError(
+            f"{name}: routing_map must be (tokens, experts) for {tokens} tokens, "
+            f"got {tuple(routing_map.shape)}"
+        )
     return routing_map.to(torch.bool)
 
 
 @operator
-def npu_moe_token_permute_with_routing_map(tokens: torch.Tensor, routing_map: torch.Tensor, *,
-                                           probs: Optional[torch.Tensor] = None,
-                                           num_out_tokens: Optional[int] = None,
-                                           drop_and_pad: bool = False):
+def npu_moe_token_permute_with_routing_map(
+    tokens: torch.Tensor,
+    routing_map: torch.Tensor,
+    *,
+    probs: Optional[torch.Tensor] = None,
+    num_out_tokens: Optional[int] = None,
+    drop_and_pad: bool = False,
+):
     name = "npu_moe_token_permute_with_routing_map"
     if tokens.dim() != 2:
-        raise RuntimeError(f"{name}: tokens must be 2-D (tokens, hidden), got "
-                           f"{tuple(tokens.shape)}")
+        raise RuntimeError(
+            f"{name}: tokens must be 2-D (tokens, hidden), got {tuple(tokens.shape)}"
+        )
     count, experts = tokens.shape[0], routing_map.shape[-1]
     chosen = _routing_map(name, routing_map, count).t()  # (experts, tokens)
     wanted = count if num_out_tokens is None else int(num_out_tokens)
     if probs is not None and tuple(probs.shape) != tuple(routing_map.shape):
-        raise RuntimeError(f"{name}: probs must have routing_map's shape "
-                           f"{tuple(routing_map.shape)}, got {tuple(probs.shape)}")
+        raise RuntimeError(
+            f"{name}: probs must have routing_map's shape "
+            f"{tuple(routing_map.shape)}, got {tuple(probs.shape)}"
+        )
     if drop_and_pad:
         capacity = wanted // experts
         # each expert's routed tokens first, in token order, then unrouted ones as padding
         order = torch.sort(chosen.to(torch.int32), dim=-1, descending=True, stable=True)[1]
         token_ids = order[:, :capacity].reshape(-1)
         sorted_indices = token_ids
-        prob_index = (torch.arange(experts, device=tokens.device).reshape(-1, 1) * count
-                      + order[:, :capacity]).reshape(-1)
+        prob_index = (
+            torch.arange(experts, device=tokens.device).reshape(-1, 1) * count + order[:, :capacity]
+        ).reshape(-1)
     else:
         top_k = wanted // count if count else 0
         if bool((chosen.sum(dim=0) != top_k).any()):
-            raise RuntimeError(f"{name}: every token must be routed to num_out_tokens // tokens "
-                               f"= {top_k} experts without drop_and_pad")
+            raise RuntimeError(
+                f"{name}: every token must be routed to num_out_tokens // tokens "
+                f"= {top_k} experts without drop_and_pad"
+            )
         columns = torch.arange(count, device=tokens.device).expand(experts, count)
         token_ids = columns.masked_select(chosen)  # grouped by expert, in token order
         sorted_indices = torch.sort(token_ids, stable=True)[1]
@@ -156,16 +184,21 @@ def npu_moe_token_permute_with_routing_map(tokens: torch.Tensor, routing_map: to
 
 
 @operator
-def npu_moe_token_unpermute_with_routing_map(permuted_tokens: torch.Tensor,
-                                             sorted_indices: torch.Tensor,
-                                             restore_shape: Sequence[int], *,
-                                             probs: Optional[torch.Tensor] = None,
-                                             routing_map: Optional[torch.Tensor] = None,
-                                             drop_and_pad: bool = False) -> torch.Tensor:
+def npu_moe_token_unpermute_with_routing_map(
+    permuted_tokens: torch.Tensor,
+    sorted_indices: torch.Tensor,
+    restore_shape: Sequence[int],
+    *,
+    probs: Optional[torch.Tensor] = None,
+    routing_map: Optional[torch.Tensor] = None,
+    drop_and_pad: bool = False,
+) -> torch.Tensor:
     name = "npu_moe_token_unpermute_with_routing_map"
     if permuted_tokens.dim() != 2 or sorted_indices.dim() != 1 or len(restore_shape) != 2:
-        raise RuntimeError(f"{name}: permuted_tokens 2-D, sorted_indices 1-D and restore_shape "
-                           "(tokens, hidden) are needed")
+        raise RuntimeError(
+            f"{name}: permuted_tokens 2-D, sorted_indices 1-D and restore_shape "
+            "(tokens, hidden) are needed"
+        )
     count, hidden = (int(v) for v in restore_shape)
     rows = upcast(permuted_tokens)
     index = sorted_indices.to(torch.long)

@@ -13,6 +13,7 @@ an overlap within fp16 rounding of the threshold may be decided the other way. (
 comments describe an ``(N, 8)`` input: that is the raw TBE kernel's layout, which torch_npu's
 graph fills from ``(N, 5)``.) No gradient, as torch_npu defines none.
 """
+
 from __future__ import annotations
 
 from typing import List, Tuple
@@ -26,14 +27,17 @@ from ._registry import operator
 
 
 @operator
-def npu_nms_with_mask(input: torch.Tensor,  # noqa: A002 - torch_npu's parameter name
-                      iou_threshold: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def npu_nms_with_mask(
+    input: torch.Tensor,  # noqa: A002 - torch_npu's parameter name
+    iou_threshold: float,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     if input.dim() != 2 or input.size(1) != 5 or input.size(0) < 1:
-        raise RuntimeError(f"npu_nms_with_mask: input must be (N, 5) rows (x1, y1, x2, y2, "
-                           f"score) with N >= 1, got shape {tuple(input.shape)}")
+        raise RuntimeError(
+            f"npu_nms_with_mask: input must be (N, 5) rows (x1, y1, x2, y2, "
+            f"score) with N >= 1, got shape {tuple(input.shape)}"
+        )
     if not input.is_floating_point():
-        raise RuntimeError(f"npu_nms_with_mask: input must be a floating tensor, got "
-                           f"{input.dtype}")
+        raise RuntimeError(f"npu_nms_with_mask: input must be a floating tensor, got {input.dtype}")
     threshold = float(iou_threshold)
     boxes = without_derivative("npu_nms_with_mask", torch.clone, input)
     idx = torch.arange(input.size(0), dtype=torch.int32, device=input.device)
@@ -53,10 +57,10 @@ def _kept(boxes: torch.Tensor, threshold: float) -> List[int]:
     later = torch.arange(count, device=boxes.device)
     kept = [1] * count
     for first in range(0, count, _ROWS_PER_BLOCK):
-        block = boxes[first:first + _ROWS_PER_BLOCK]
-        joined = area[first:first + block.size(0), None] + area[None, :]
+        block = boxes[first : first + _ROWS_PER_BLOCK]
+        joined = area[first : first + block.size(0), None] + area[None, :]
         overlaps = intersection(block, boxes) > factor * joined
-        overlaps &= later[None, :] > later[first:first + block.size(0), None]
+        overlaps &= later[None, :] > later[first : first + block.size(0), None]
         # (earlier, later) pairs by earlier box: an earlier box's fate is settled before its own
         # pairs come, as in greedy NMS.
         for earlier, later_box in torch.nonzero(overlaps).tolist():

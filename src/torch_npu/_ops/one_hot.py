@@ -4,6 +4,7 @@ position equals the class in ``input`` and ``off_value`` elsewhere (classes outs
 ``[0, depth)`` give a row of ``off_value``). ``input`` is read as int32, as the NPU casts it.
 ``num_classes`` is the one-hot axis; torch_npu sizes the result for the last one (-1) only,
 so the emulator takes that one alone. No gradient: the input is classes."""
+
 from __future__ import annotations
 
 from typing import Union
@@ -16,12 +17,18 @@ Number = Union[int, float, bool]
 
 
 @operator
-def npu_one_hot(input: torch.Tensor, num_classes: int = -1, depth: int = 1,  # noqa: A002
-                on_value: Number = 1, off_value: Number = 0) -> torch.Tensor:
+def npu_one_hot(
+    input: torch.Tensor,
+    num_classes: int = -1,
+    depth: int = 1,  # noqa: A002
+    on_value: Number = 1,
+    off_value: Number = 0,
+) -> torch.Tensor:
     if num_classes not in (-1, input.dim()):
         raise NotImplementedError(
             f"npu_one_hot: num_classes (the one-hot axis) {num_classes} is not supported by the "
-            "emulated NPU; torch_npu sizes the result for the last axis (-1) only")
+            "emulated NPU; torch_npu sizes the result for the last axis (-1) only"
+        )
     if depth < 0:
         raise RuntimeError(f"npu_one_hot: depth must be >= 0, got {depth}")
     classes = input.to(torch.int32).unsqueeze(-1)

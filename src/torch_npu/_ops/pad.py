@@ -2,6 +2,7 @@
 (before, after) pairs from the first dimension on, as the NPU's Pad reads them (missing ones
 are 0, extra ones ignored; ``torch.nn.functional.pad`` starts from the last dimension).
 torch_npu defines no gradient for it: a backward through it raises, as on the NPU."""
+
 from __future__ import annotations
 
 from typing import List, Sequence
@@ -14,12 +15,12 @@ from ._registry import operator
 
 
 def _torch_order(paddings: Sequence[int], dims: int) -> List[int]:
-    pairs = (list(paddings) + [0] * (2 * dims))[:2 * dims]
+    pairs = (list(paddings) + [0] * (2 * dims))[: 2 * dims]
     if any(p < 0 for p in pairs):
         raise RuntimeError(f"npu_pad: paddings must be >= 0, got {list(paddings)}")
     order: List[int] = []
     for d in reversed(range(dims)):
-        order += pairs[2 * d:2 * d + 2]
+        order += pairs[2 * d : 2 * d + 2]
     return order
 
 

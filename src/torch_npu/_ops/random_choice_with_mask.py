@@ -7,6 +7,7 @@ are zeros). ``x`` is a bool tensor of 1 to 5 dimensions and ``count`` > 0, as op
 With ``seed`` and ``seed2`` both 0 the order comes from torch's generator (the NPU then seeds
 itself at random); otherwise from a generator seeded by the two, so the same seeds give the same
 order on the emulator (the NPU's own stream is not reproduced). No gradient: the input is bool."""
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -17,17 +18,21 @@ from ._registry import operator
 
 
 @operator
-def npu_random_choice_with_mask(x: torch.Tensor, count: int = 256, seed: int = 0,
-                                seed2: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_random_choice_with_mask(
+    x: torch.Tensor, count: int = 256, seed: int = 0, seed2: int = 0
+) -> Tuple[torch.Tensor, torch.Tensor]:
     if x.dtype != torch.bool:
-        raise RuntimeError(f"npu_random_choice_with_mask: The input.dtype should be bool, but "
-                           f"get {x.dtype}")
+        raise RuntimeError(
+            f"npu_random_choice_with_mask: The input.dtype should be bool, but get {x.dtype}"
+        )
     if not 1 <= x.dim() <= 5:
-        raise RuntimeError(f"npu_random_choice_with_mask: The input.dim should be in [1, 5], "
-                           f"but get {x.dim()}")
+        raise RuntimeError(
+            f"npu_random_choice_with_mask: The input.dim should be in [1, 5], but get {x.dim()}"
+        )
     if count <= 0:
-        raise RuntimeError(f"npu_random_choice_with_mask: The count must greater than 0, but "
-                           f"get {count}")
+        raise RuntimeError(
+            f"npu_random_choice_with_mask: The count must greater than 0, but get {count}"
+        )
     positions = torch.nonzero(x.detach().cpu())
     if seed == 0 and seed2 == 0:
         order = torch.randperm(len(positions))
@@ -36,6 +41,6 @@ def npu_random_choice_with_mask(x: torch.Tensor, count: int = 256, seed: int = 0
         order = torch.randperm(len(positions), generator=generator)
     chosen = positions[order[:count]]
     indices = torch.zeros(count, x.dim(), dtype=torch.int32)
-    indices[:len(chosen)] = chosen.to(torch.int32)
+    indices[: len(chosen)] = chosen.to(torch.int32)
     mask = torch.arange(count) < len(chosen)
     return indices.to(x.device), mask.to(x.device)

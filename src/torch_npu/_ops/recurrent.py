@@ -24,6 +24,7 @@ as before), tensors that are not all on one NPU, tensor subclasses, and host ten
 Autocast meets the wrappers under torch's names (``lstm_cell`` and ``gru_cell`` are cast to the
 lower precision, as torch_npu's policy lists them; ``lstm`` and ``gru`` are not).
 """
+
 from __future__ import annotations
 
 import functools
@@ -60,8 +61,8 @@ def _tensors_of(name: str, args: Sequence[Any]) -> Optional[Tuple[List[torch.Ten
         n_hx = len(hx)
 
         def rebuild(ts: List[torch.Tensor]) -> Tuple[Any, ...]:
-            h = tuple(ts[1:1 + n_hx]) if name == "lstm" else ts[1]
-            return (ts[0], h, ts[1 + n_hx:]) + tuple(args[3:])
+            h = tuple(ts[1 : 1 + n_hx]) if name == "lstm" else ts[1]
+            return (ts[0], h, ts[1 + n_hx :]) + tuple(args[3:])
 
         return tensors, rebuild
     # lstm_cell(input, (h, c), w_ih, w_hh, b_ih=None, b_hh=None); gru_cell(input, h, ...)
@@ -79,9 +80,9 @@ def _tensors_of(name: str, args: Sequence[Any]) -> Optional[Tuple[List[torch.Ten
     n_hx = len(hx)
 
     def rebuild_cell(ts: List[torch.Tensor]) -> Tuple[Any, ...]:
-        h = tuple(ts[1:1 + n_hx]) if name == "lstm_cell" else ts[1]
+        h = tuple(ts[1 : 1 + n_hx]) if name == "lstm_cell" else ts[1]
         weights: List[Any] = [None] * len(rest)
-        for i, t in zip(present, ts[1 + n_hx:]):
+        for i, t in zip(present, ts[1 + n_hx :]):
             weights[i] = t
         return (ts[0], h, *weights)
 
@@ -97,8 +98,11 @@ def _covered(tensors: Sequence[Any]) -> bool:
     if npu is None or (first.dtype == torch.bfloat16 and not soc.has_bf16()):
         return False
     for t in tensors:
-        if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.dtype != first.dtype \
-                or placement.npu_of(t) != npu:
+        if (
+            type(t) not in (torch.Tensor, torch.nn.Parameter)
+            or t.dtype != first.dtype
+            or placement.npu_of(t) != npu
+        ):
             return False
     return True
 
@@ -135,8 +139,12 @@ class _Recurrent(torch.autograd.Function):
             pairs = [(o, g.float()) for o, g in zip(out, grads) if g is not None]
             if not pairs:
                 return tuple(result)
-            found = torch.autograd.grad([o for o, _ in pairs], [fp32[i] for i in wanted],
-                                        [g for _, g in pairs], allow_unused=True)
+            found = torch.autograd.grad(
+                [o for o, _ in pairs],
+                [fp32[i] for i in wanted],
+                [g for _, g in pairs],
+                allow_unused=True,
+            )
             sources = [g for g in grads if g is not None] + list(saved)
             for i, g in zip(wanted, found):
                 if g is not None:

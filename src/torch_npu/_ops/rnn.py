@@ -23,6 +23,7 @@ result stored once in the input's dtype) with their gradients by autograd:
   (gates ``r, z, n``), returning ``(y, output_h, update, reset, new, hidden_new)`` for every
   step, ``hidden_new = W_hn h + b_hn``.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
@@ -47,8 +48,15 @@ def _lstm_direction(x, h, c, w_ih, w_hh, b, reverse):
         c = f * c + i * g
         tanh_c = torch.tanh(c)
         h = o * tanh_c
-        for key, value in (("h", h), ("c", c), ("i", i), ("j", g), ("f", f), ("o", o),
-                           ("tanhc", tanh_c)):
+        for key, value in (
+            ("h", h),
+            ("c", c),
+            ("i", i),
+            ("j", g),
+            ("f", f),
+            ("o", o),
+            ("tanhc", tanh_c),
+        ):
             rows[key][t] = value
     return {k: torch.stack(v) for k, v in rows.items()}
 
@@ -59,9 +67,11 @@ def _lstm(input, hx, params, has_biases, num_layers, bidirectional, batch_first)
     d = 2 if bidirectional else 1
     per = 4 if has_biases else 2
     if len(params) != per * d * num_layers:
-        raise RuntimeError(f"{name}: params needs {per * d * num_layers} tensors for "
-                           f"{num_layers} layers, {d} directions, has_biases={has_biases}, "
-                           f"got {len(params)}")
+        raise RuntimeError(
+            f"{name}: params needs {per * d * num_layers} tensors for "
+            f"{num_layers} layers, {d} directions, has_biases={has_biases}, "
+            f"got {len(params)}"
+        )
     x = upcast(input).float()
     if x.dim() != 3:
         raise RuntimeError(f"{name}: input must be 3-D, got {tuple(input.shape)}")
@@ -74,14 +84,16 @@ def _lstm(input, hx, params, has_biases, num_layers, bidirectional, batch_first)
     else:
         h0 = c0 = x.new_zeros(d * num_layers, batch, hidden)
     if h0.shape != (d * num_layers, batch, hidden) or c0.shape != h0.shape:
-        raise RuntimeError(f"{name}: hx must be two ({d * num_layers}, {batch}, {hidden}) "
-                           f"tensors, got {[tuple(t.shape) for t in hx]}")
+        raise RuntimeError(
+            f"{name}: hx must be two ({d * num_layers}, {batch}, {hidden}) "
+            f"tensors, got {[tuple(t.shape) for t in hx]}"
+        )
     results = []
     for layer in range(num_layers):
         outs = []
         for direction in range(d):
             k = layer * d + direction
-            group = [upcast(p).float() for p in params[k * per:(k + 1) * per]]
+            group = [upcast(p).float() for p in params[k * per : (k + 1) * per]]
             bias = group[2] + group[3] if has_biases else None
             res = _lstm_direction(x, h0[k], c0[k], group[0], group[1], bias, direction == 1)
             results.append(res)
@@ -91,107 +103,193 @@ def _lstm(input, hx, params, has_biases, num_layers, bidirectional, batch_first)
 
 
 @operator
-def _lstm_npu(input: torch.Tensor, hx: Sequence[torch.Tensor], params: Sequence[torch.Tensor],
-              has_biases: bool, num_layers: int, dropout: float, train: bool,
-              bidirectional: bool, *, batch_first: Optional[bool] = False,
-              batch_sizes: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, ...]:
+def _lstm_npu(
+    input: torch.Tensor,
+    hx: Sequence[torch.Tensor],
+    params: Sequence[torch.Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    *,
+    batch_first: Optional[bool] = False,
+    batch_sizes: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, ...]:
     if batch_sizes is not None:
         raise RuntimeError("_lstm_npu: packed sequences (batch_sizes) are not emulated")
-    output, results = _lstm(input, list(hx), list(params), has_biases, num_layers,
-                            bidirectional, bool(batch_first))
+    output, results = _lstm(
+        input, list(hx), list(params), has_biases, num_layers, bidirectional, bool(batch_first)
+    )
     dtype = input.dtype
-    hy = torch.stack([r["h"][-1] if i % 2 == 0 or not bidirectional else r["h"][0]
-                      for i, r in enumerate(results)])
-    cy = torch.stack([r["c"][-1] if i % 2 == 0 or not bidirectional else r["c"][0]
-                      for i, r in enumerate(results)])
+    hy = torch.stack(
+        [
+            r["h"][-1] if i % 2 == 0 or not bidirectional else r["h"][0]
+            for i, r in enumerate(results)
+        ]
+    )
+    cy = torch.stack(
+        [
+            r["c"][-1] if i % 2 == 0 or not bidirectional else r["c"][0]
+            for i, r in enumerate(results)
+        ]
+    )
     out = [store(output, dtype), store(hy, dtype), store(cy, dtype)]
     empty = input.new_empty(0)
     for key in ("i", "j", "f", "o"):
-        out.append(store(torch.stack([r[key] for r in results]).detach(), dtype) if train
-                   else empty)
+        out.append(
+            store(torch.stack([r[key] for r in results]).detach(), dtype) if train else empty
+        )
     if train:
-        out += [store(torch.stack([r[key] for r in results]).detach(), dtype)
-                for key in ("h", "c", "tanhc")]
+        out += [
+            store(torch.stack([r[key] for r in results]).detach(), dtype)
+            for key in ("h", "c", "tanhc")
+        ]
     else:
         out += [store(hy.detach(), dtype), store(cy.detach(), dtype), empty]
     return tuple(out)
 
 
 @operator
-def _lstm_npu_backward(grad_y: Optional[torch.Tensor], grad_hy: Optional[torch.Tensor],
-                       grad_cy: Optional[torch.Tensor], input: torch.Tensor,
-                       hx: Sequence[torch.Tensor], params: Sequence[torch.Tensor],
-                       i: torch.Tensor, j: torch.Tensor, f: torch.Tensor, o: torch.Tensor,
-                       h: torch.Tensor, c: torch.Tensor, tanhc: torch.Tensor, has_biases: bool,
-                       num_layers: int, dropout: float, train: bool, bidirectional: bool, *,
-                       batch_first: Optional[bool] = False,
-                       batch_sizes: Optional[torch.Tensor] = None
-                       ) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor]]:
+def _lstm_npu_backward(
+    grad_y: Optional[torch.Tensor],
+    grad_hy: Optional[torch.Tensor],
+    grad_cy: Optional[torch.Tensor],
+    input: torch.Tensor,
+    hx: Sequence[torch.Tensor],
+    params: Sequence[torch.Tensor],
+    i: torch.Tensor,
+    j: torch.Tensor,
+    f: torch.Tensor,
+    o: torch.Tensor,
+    h: torch.Tensor,
+    c: torch.Tensor,
+    tanhc: torch.Tensor,
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    *,
+    batch_first: Optional[bool] = False,
+    batch_sizes: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor]]:
     leaves = [input.detach().requires_grad_()]
     hx_leaves = [t.detach().requires_grad_() for t in hx]
     p_leaves = [t.detach().requires_grad_() for t in params]
     with torch.enable_grad():
-        out = _lstm_npu(leaves[0], hx_leaves, p_leaves, has_biases, num_layers, dropout, True,
-                        bidirectional, batch_first=batch_first, batch_sizes=batch_sizes)
+        out = _lstm_npu(
+            leaves[0],
+            hx_leaves,
+            p_leaves,
+            has_biases,
+            num_layers,
+            dropout,
+            True,
+            bidirectional,
+            batch_first=batch_first,
+            batch_sizes=batch_sizes,
+        )
         pairs = [(o_, g) for o_, g in zip(out[:3], (grad_y, grad_hy, grad_cy)) if g is not None]
         inputs = leaves + hx_leaves + p_leaves
-        grads = torch.autograd.grad([p[0] for p in pairs], inputs, [p[1] for p in pairs],
-                                    allow_unused=True)
+        grads = torch.autograd.grad(
+            [p[0] for p in pairs], inputs, [p[1] for p in pairs], allow_unused=True
+        )
     grads = [torch.zeros_like(t) if g is None else g for g, t in zip(grads, inputs)]
-    return grads[0], grads[1:1 + len(hx_leaves)], grads[1 + len(hx_leaves):]
+    return grads[0], grads[1 : 1 + len(hx_leaves)], grads[1 + len(hx_leaves) :]
 
 
 def _single_layer(name, num_layers, bidirectional):
     if num_layers != 1 or bidirectional:
-        raise RuntimeError(f"{name}: only one unidirectional layer is supported (torch_npu's "
-                           f"kernel), got num_layers={num_layers}, bidirectional={bidirectional}")
+        raise RuntimeError(
+            f"{name}: only one unidirectional layer is supported (torch_npu's "
+            f"kernel), got num_layers={num_layers}, bidirectional={bidirectional}"
+        )
 
 
 @operator
-def npu_lstm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-             seq_mask: torch.Tensor, h: torch.Tensor, c: torch.Tensor, has_biases: bool,
-             num_layers: int, dropout: float, train: bool, bidirectional: bool,
-             batch_first: bool, flag_seq: bool, direction: bool) -> Tuple[torch.Tensor, ...]:
+def npu_lstm(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    seq_mask: torch.Tensor,
+    h: torch.Tensor,
+    c: torch.Tensor,
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+    flag_seq: bool,
+    direction: bool,
+) -> Tuple[torch.Tensor, ...]:
     name = "npu_lstm"
     _single_layer(name, num_layers, bidirectional)
     if batch_first or flag_seq or direction:
-        raise RuntimeError(f"{name}: batch_first, flag_seq and direction are not supported "
-                           "(torch_npu documents them as unsupported)")
+        raise RuntimeError(
+            f"{name}: batch_first, flag_seq and direction are not supported "
+            "(torch_npu documents them as unsupported)"
+        )
     if input.dim() != 3 or weight.dim() != 2 or weight.shape[1] % 4:
-        raise RuntimeError(f"{name}: input must be (T, B, in) and weight (in + H, 4H), got "
-                           f"{tuple(input.shape)} and {tuple(weight.shape)}")
+        raise RuntimeError(
+            f"{name}: input must be (T, B, in) and weight (in + H, 4H), got "
+            f"{tuple(input.shape)} and {tuple(weight.shape)}"
+        )
     hidden = weight.shape[1] // 4
     if weight.shape[0] != input.shape[2] + hidden:
-        raise RuntimeError(f"{name}: weight has {weight.shape[0]} rows, expected input size "
-                           f"{input.shape[2]} + hidden size {hidden}")
+        raise RuntimeError(
+            f"{name}: weight has {weight.shape[0]} rows, expected input size "
+            f"{input.shape[2]} + hidden size {hidden}"
+        )
     w = upcast(weight).float()
     b = upcast(bias).float() if has_biases else None
     h0, c0 = (upcast(t).float().reshape(input.shape[1], hidden) for t in (h, c))
-    res = _lstm_direction(upcast(input).float(), h0, c0, w[:input.shape[2]].t(),
-                          w[input.shape[2]:].t(), b, False)
+    res = _lstm_direction(
+        upcast(input).float(), h0, c0, w[: input.shape[2]].t(), w[input.shape[2] :].t(), b, False
+    )
     dtype = input.dtype
-    return (store(res["h"], dtype), store(res["h"], dtype), store(res["c"], dtype),
-            *(store(res[k].detach(), dtype) for k in ("i", "j", "f", "o", "tanhc")))
+    return (
+        store(res["h"], dtype),
+        store(res["h"], dtype),
+        store(res["c"], dtype),
+        *(store(res[k].detach(), dtype) for k in ("i", "j", "f", "o", "tanhc")),
+    )
 
 
 @operator
-def npu_gru(input: torch.Tensor, hx: torch.Tensor, weight_input: torch.Tensor,
-            weight_hidden: torch.Tensor, bias_input: torch.Tensor, bias_hidden: torch.Tensor,
-            seq_length: torch.Tensor, has_biases: bool, num_layers: int, dropout: float,
-            train: bool, bidirectional: bool, batch_first: bool) -> Tuple[torch.Tensor, ...]:
+def npu_gru(
+    input: torch.Tensor,
+    hx: torch.Tensor,
+    weight_input: torch.Tensor,
+    weight_hidden: torch.Tensor,
+    bias_input: torch.Tensor,
+    bias_hidden: torch.Tensor,
+    seq_length: torch.Tensor,
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> Tuple[torch.Tensor, ...]:
     name = "npu_gru"
     _single_layer(name, num_layers, bidirectional)
     if input.dim() != 3 or weight_input.dim() != 2 or weight_input.shape[1] % 3:
-        raise RuntimeError(f"{name}: input must be 3-D and weight_input (in, 3H), got "
-                           f"{tuple(input.shape)} and {tuple(weight_input.shape)}")
+        raise RuntimeError(
+            f"{name}: input must be 3-D and weight_input (in, 3H), got "
+            f"{tuple(input.shape)} and {tuple(weight_input.shape)}"
+        )
     x = upcast(input).float()
     if batch_first:
         x = x.transpose(0, 1)
     hidden = weight_input.shape[1] // 3
     if weight_hidden.shape != (hidden, 3 * hidden) or weight_input.shape[0] != x.shape[2]:
-        raise RuntimeError(f"{name}: weight_input must be ({x.shape[2]}, {3 * hidden}) and "
-                           f"weight_hidden ({hidden}, {3 * hidden}), got "
-                           f"{tuple(weight_input.shape)}, {tuple(weight_hidden.shape)}")
+        raise RuntimeError(
+            f"{name}: weight_input must be ({x.shape[2]}, {3 * hidden}) and "
+            f"weight_hidden ({hidden}, {3 * hidden}), got "
+            f"{tuple(weight_input.shape)}, {tuple(weight_hidden.shape)}"
+        )
     w_i, w_h = upcast(weight_input).float(), upcast(weight_hidden).float()
     b_i = upcast(bias_input).float() if has_biases else x.new_zeros(3 * hidden)
     b_h = upcast(bias_hidden).float() if has_biases else x.new_zeros(3 * hidden)
@@ -210,5 +308,8 @@ def npu_gru(input: torch.Tensor, hx: torch.Tensor, weight_input: torch.Tensor,
     if batch_first:
         out = {k: v.transpose(0, 1) for k, v in out.items()}
     dtype = input.dtype
-    return (store(out["h"], dtype), store(out["h"], dtype),
-            *(store(out[k].detach(), dtype) for k in ("z", "r", "n", "hn")))
+    return (
+        store(out["h"], dtype),
+        store(out["h"], dtype),
+        *(store(out[k].detach(), dtype) for k in ("z", "r", "n", "hn")),
+    )

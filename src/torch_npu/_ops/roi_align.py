@@ -19,6 +19,7 @@ Sampling is separable: a bin's value is ``Wy @ feature @ Wx^T`` with per-roi row
 weights (made for a chunk of rois at once), so each direction is two matrix products per roi over
 the window of pixels its samples touch, whatever the map's size.
 """
+
 from __future__ import annotations
 
 from typing import Iterator, List, Optional, Sequence, Tuple
@@ -34,25 +35,46 @@ _ROIS_PER_CHUNK = 64
 
 
 @operator
-def npu_roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float,
-                  pooled_height: int, pooled_width: int, sample_num: int,
-                  roi_end_mode: int) -> torch.Tensor:
+def npu_roi_align(
+    input: torch.Tensor,
+    rois: torch.Tensor,
+    spatial_scale: float,
+    pooled_height: int,
+    pooled_width: int,
+    sample_num: int,
+    roi_end_mode: int,
+) -> torch.Tensor:
     if input.dim() != 4:
-        raise RuntimeError(f"npu_roi_align: features must be NCHW (4-D), got shape "
-                           f"{tuple(input.shape)}")
+        raise RuntimeError(
+            f"npu_roi_align: features must be NCHW (4-D), got shape {tuple(input.shape)}"
+        )
     _check("npu_roi_align", input.shape, rois, pooled_height, pooled_width, roi_end_mode)
 
     def compute(feats: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
-        return _forward(feats, boxes, float(spatial_scale), pooled_height, pooled_width,
-                        sample_num, roi_end_mode)
+        return _forward(
+            feats,
+            boxes,
+            float(spatial_scale),
+            pooled_height,
+            pooled_width,
+            sample_num,
+            roi_end_mode,
+        )
 
     return without_derivative("npu_roi_align", compute, input, rois)
 
 
 @operator
-def npu_roi_alignbk(input: torch.Tensor, rois: torch.Tensor, xdiff_shape: Sequence[int],
-                    pooled_width: int, pooled_height: int, spatial_scale: float,
-                    sample_num: int, roi_end_mode: Optional[int] = None) -> torch.Tensor:
+def npu_roi_alignbk(
+    input: torch.Tensor,
+    rois: torch.Tensor,
+    xdiff_shape: Sequence[int],
+    pooled_width: int,
+    pooled_height: int,
+    spatial_scale: float,
+    sample_num: int,
+    roi_end_mode: Optional[int] = None,
+) -> torch.Tensor:
     mode = 1 if roi_end_mode is None else roi_end_mode
     shape = tuple(int(v) for v in xdiff_shape)
     if len(shape) != 4:
@@ -60,68 +82,120 @@ def npu_roi_alignbk(input: torch.Tensor, rois: torch.Tensor, xdiff_shape: Sequen
     _check("npu_roi_alignbk", shape, rois, pooled_height, pooled_width, mode)
     want = (rois.size(0), shape[1], pooled_height, pooled_width)
     if tuple(input.shape) != want:
-        raise RuntimeError(f"npu_roi_alignbk: the gradient must have shape (rois, C, "
-                           f"pooled_height, pooled_width) = {want}, got {tuple(input.shape)}")
+        raise RuntimeError(
+            f"npu_roi_alignbk: the gradient must have shape (rois, C, "
+            f"pooled_height, pooled_width) = {want}, got {tuple(input.shape)}"
+        )
 
     def compute(grads: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
-        return _backward(grads, boxes, shape, float(spatial_scale), pooled_height,
-                         pooled_width, sample_num, mode)
+        return _backward(
+            grads, boxes, shape, float(spatial_scale), pooled_height, pooled_width, sample_num, mode
+        )
 
     return without_derivative("npu_roi_alignbk", compute, input, rois)
 
 
-def _check(op: str, feature_shape: Sequence[int], rois: torch.Tensor, pooled_height: int,
-           pooled_width: int, mode: int) -> None:
+def _check(
+    op: str,
+    feature_shape: Sequence[int],
+    rois: torch.Tensor,
+    pooled_height: int,
+    pooled_width: int,
+    mode: int,
+) -> None:
     if rois.dim() != 2 or rois.size(1) != 5:
-        raise RuntimeError(f"{op}: rois must be (K, 5) rows (batch index, x1, y1, x2, y2), got "
-                           f"shape {tuple(rois.shape)}")
+        raise RuntimeError(
+            f"{op}: rois must be (K, 5) rows (batch index, x1, y1, x2, y2), got "
+            f"shape {tuple(rois.shape)}"
+        )
     if pooled_height < 1 or pooled_width < 1:
-        raise RuntimeError(f"{op}: pooled_height and pooled_width must be positive, got "
-                           f"{pooled_height} and {pooled_width}")
+        raise RuntimeError(
+            f"{op}: pooled_height and pooled_width must be positive, got "
+            f"{pooled_height} and {pooled_width}"
+        )
     if mode not in _MODES:
         raise RuntimeError(f"{op}: roi_end_mode must be 0, 1, 2 or 3, got {mode}")
     if feature_shape[2] < 1 or feature_shape[3] < 1:
-        raise RuntimeError(f"{op}: the feature map must not be empty, got shape "
-                           f"{tuple(feature_shape)}")
+        raise RuntimeError(
+            f"{op}: the feature map must not be empty, got shape {tuple(feature_shape)}"
+        )
 
 
-def _forward(features: torch.Tensor, rois: torch.Tensor, scale: float, pooled_h: int,
-             pooled_w: int, sample_num: int, mode: int) -> torch.Tensor:
+def _forward(
+    features: torch.Tensor,
+    rois: torch.Tensor,
+    scale: float,
+    pooled_h: int,
+    pooled_w: int,
+    sample_num: int,
+    mode: int,
+) -> torch.Tensor:
     feats = _precision.upcast(features)
     out = feats.new_zeros((rois.size(0), feats.size(1), pooled_h, pooled_w))
-    for roi, image, rows, cols, ys, xs in _windows(rois, scale, pooled_h, pooled_w, sample_num,
-                                                    mode, feats.shape, feats.dtype):
+    for roi, image, rows, cols, ys, xs in _windows(
+        rois, scale, pooled_h, pooled_w, sample_num, mode, feats.shape, feats.dtype
+    ):
         # (PH, h) @ (C, h, w) @ (w, PW) over the pixels the roi's samples touch
         out[roi] = torch.matmul(torch.matmul(rows, feats[image, :, ys, xs]), cols.t())
     return _precision.store(out, features.dtype)
 
 
-def _backward(grad: torch.Tensor, rois: torch.Tensor, shape: Tuple[int, int, int, int],
-              scale: float, pooled_h: int, pooled_w: int, sample_num: int,
-              mode: int) -> torch.Tensor:
+def _backward(
+    grad: torch.Tensor,
+    rois: torch.Tensor,
+    shape: Tuple[int, int, int, int],
+    scale: float,
+    pooled_h: int,
+    pooled_w: int,
+    sample_num: int,
+    mode: int,
+) -> torch.Tensor:
     grads = _precision.upcast(grad)
     out = grads.new_zeros(shape)
-    for roi, image, rows, cols, ys, xs in _windows(rois, scale, pooled_h, pooled_w, sample_num,
-                                                    mode, shape, grads.dtype):
+    for roi, image, rows, cols, ys, xs in _windows(
+        rois, scale, pooled_h, pooled_w, sample_num, mode, shape, grads.dtype
+    ):
         # (h, PH) @ (C, PH, PW) @ (PW, w), added onto the pixels the samples took
         out[image, :, ys, xs] += torch.matmul(torch.matmul(rows.t(), grads[roi]), cols)
     return _precision.store(out, grad.dtype)
 
 
-def _windows(rois: torch.Tensor, scale: float, pooled_h: int, pooled_w: int, sample_num: int,
-             mode: int, shape: Sequence[int], dtype: torch.dtype
-             ) -> Iterator[Tuple[int, int, torch.Tensor, torch.Tensor, slice, slice]]:
+def _windows(
+    rois: torch.Tensor,
+    scale: float,
+    pooled_h: int,
+    pooled_w: int,
+    sample_num: int,
+    mode: int,
+    shape: Sequence[int],
+    dtype: torch.dtype,
+) -> Iterator[Tuple[int, int, torch.Tensor, torch.Tensor, slice, slice]]:
     """(roi, image, row weights (PH, h), column weights (PW, w), rows, columns) of each roi
     whose samples weigh on pixels of an image in the batch (the others give zeros): the weights
     over the window of the map its samples touch. Weights are made a chunk of rois at a time."""
     batch, _, height, width = shape
     for first in range(0, rois.size(0), _ROIS_PER_CHUNK):
-        index, rows, cols = _weights(rois[first:first + _ROIS_PER_CHUNK], scale, pooled_h,
-                                     pooled_w, sample_num, mode, height, width, dtype)
+        index, rows, cols = _weights(
+            rois[first : first + _ROIS_PER_CHUNK],
+            scale,
+            pooled_h,
+            pooled_w,
+            sample_num,
+            mode,
+            height,
+            width,
+            dtype,
+        )
         for k, (image, ys, xs) in enumerate(zip(index.tolist(), _span(rows), _span(cols))):
             if 0 <= image < batch and ys is not None and xs is not None:
-                yield (first + k, image, rows[k, :, ys[0]:ys[1]], cols[k, :, xs[0]:xs[1]],
-                       slice(*ys), slice(*xs))
+                yield (
+                    first + k,
+                    image,
+                    rows[k, :, ys[0] : ys[1]],
+                    cols[k, :, xs[0] : xs[1]],
+                    slice(*ys),
+                    slice(*xs),
+                )
 
 
 def _span(weights: torch.Tensor) -> List[Optional[Tuple[int, int]]]:
@@ -130,13 +204,22 @@ def _span(weights: torch.Tensor) -> List[Optional[Tuple[int, int]]]:
     extent = touched.size(1)
     first = touched.float().argmax(1).tolist()
     last = (extent - 1 - touched.flip(1).float().argmax(1)).tolist()
-    return [(f, end + 1) if any_ else None
-            for f, end, any_ in zip(first, last, touched.any(1).tolist())]
+    return [
+        (f, end + 1) if any_ else None for f, end, any_ in zip(first, last, touched.any(1).tolist())
+    ]
 
 
-def _weights(rois: torch.Tensor, scale: float, pooled_h: int, pooled_w: int, sample_num: int,
-             mode: int, height: int, width: int, dtype: torch.dtype
-             ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _weights(
+    rois: torch.Tensor,
+    scale: float,
+    pooled_h: int,
+    pooled_w: int,
+    sample_num: int,
+    mode: int,
+    height: int,
+    width: int,
+    dtype: torch.dtype,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(batch index, row weights (k, PH, H), column weights (k, PW, W)) of the rois ``rois``,
     the bin averages' ``1 / count`` folded into the row weights."""
     boxes = _precision.upcast(rois).float()
@@ -162,8 +245,9 @@ def _weights(rois: torch.Tensor, scale: float, pooled_h: int, pooled_w: int, sam
     return index, rows.to(dtype), cols.to(dtype)
 
 
-def _axis_weights(start: torch.Tensor, bin_size: torch.Tensor, grid: torch.Tensor,
-                  pooled: int, extent: int) -> torch.Tensor:
+def _axis_weights(
+    start: torch.Tensor, bin_size: torch.Tensor, grid: torch.Tensor, pooled: int, extent: int
+) -> torch.Tensor:
     """(k, pooled, extent): the summed bilinear weights one axis's samples of each bin put on
     each pixel of that axis (samples beyond one pixel outside the map weigh nothing)."""
     k = start.size(0)

@@ -4,6 +4,7 @@ in fp32. ``rotary_mode='half'``: ``rotate(x) = cat(-x2, x1)`` of the two halves 
 dimension; ``'interleave'``: pairs ``(x[2i], x[2i+1])`` become ``(-x[2i+1], x[2i])``; a ``rotate``
 matrix gives ``rotate(x) = x @ rotate``. Gradients for ``input``, ``r1`` and ``r2``
 (``npu_rotary_mul_backward``); torch_npu has no backward with ``rotate``."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -25,9 +26,13 @@ def _rotated(x: torch.Tensor, mode: str) -> torch.Tensor:
 
 
 @operator
-def npu_rotary_mul(input: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor,
-                   rotary_mode: str = "half",
-                   rotate: Optional[torch.Tensor] = None) -> torch.Tensor:
+def npu_rotary_mul(
+    input: torch.Tensor,
+    r1: torch.Tensor,
+    r2: torch.Tensor,
+    rotary_mode: str = "half",
+    rotate: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
     if input.shape[-1] % 2:
         raise RuntimeError(f"npu_rotary_mul: the last dimension ({input.shape[-1]}) must be even")
     x = upcast(input)

@@ -17,6 +17,7 @@
 The intersection is the polygon of both boxes' edge crossings and each box's corners inside
 the other, ordered by angle around its centroid (the kernels' construction). Computed in fp32,
 results in the boxes' dtype; no backward."""
+
 from __future__ import annotations
 
 import math
@@ -43,8 +44,13 @@ def _corners(boxes: torch.Tensor) -> torch.Tensor:
     cos, sin = torch.cos(rad), torch.sin(rad)
     dx = torch.stack((-w, w, w, -w), -1) / 2
     dy = torch.stack((-h, -h, h, h), -1) / 2
-    return torch.stack((x[..., None] + dx * cos[..., None] - dy * sin[..., None],
-                        y[..., None] + dx * sin[..., None] + dy * cos[..., None]), -1)
+    return torch.stack(
+        (
+            x[..., None] + dx * cos[..., None] - dy * sin[..., None],
+            y[..., None] + dx * sin[..., None] + dy * cos[..., None],
+        ),
+        -1,
+    )
 
 
 def _inside(points: torch.Tensor, boxes: torch.Tensor, margin: float) -> torch.Tensor:
@@ -71,8 +77,7 @@ def _intersection(a: torch.Tensor, b: torch.Tensor, margin: float = 1e-5) -> tor
     crossing = (denom != 0) & (t > 0) & (t < 1) & (u > 0) & (u < 1)
     hits = (pa[:, :, None, :] + t[..., None] * r).reshape(-1, 16, 2)
     points = torch.cat((hits, cb, ca), 1)  # (P, 24, 2)
-    valid = torch.cat((crossing.reshape(-1, 16), _inside(cb, a, margin),
-                       _inside(ca, b, margin)), 1)
+    valid = torch.cat((crossing.reshape(-1, 16), _inside(cb, a, margin), _inside(ca, b, margin)), 1)
     count = valid.sum(1, keepdim=True).clamp(min=1)
     centre = (points * valid[..., None]).sum(1) / count
     angle = torch.atan2(points[..., 1] - centre[:, None, 1], points[..., 0] - centre[:, None, 0])
@@ -86,10 +91,17 @@ def _intersection(a: torch.Tensor, b: torch.Tensor, margin: float = 1e-5) -> tor
 
 
 def _check(name: str, boxes: torch.Tensor, query: torch.Tensor) -> None:
-    if boxes.dim() != 3 or query.dim() != 3 or boxes.shape[2] != 5 or query.shape[2] != 5 or \
-            boxes.shape[0] != query.shape[0]:
-        raise RuntimeError(f"{name}: boxes must be (B, N, 5) and query_boxes (B, K, 5), got "
-                           f"{tuple(boxes.shape)} and {tuple(query.shape)}")
+    if (
+        boxes.dim() != 3
+        or query.dim() != 3
+        or boxes.shape[2] != 5
+        or query.shape[2] != 5
+        or boxes.shape[0] != query.shape[0]
+    ):
+        raise RuntimeError(
+            f"{name}: boxes must be (B, N, 5) and query_boxes (B, K, 5), got "
+            f"{tuple(boxes.shape)} and {tuple(query.shape)}"
+        )
 
 
 def _pairs(boxes, query, trans, cross):
@@ -103,58 +115,77 @@ def _pairs(boxes, query, trans, cross):
 
 
 @operator
-def npu_rotated_overlaps(input: torch.Tensor, query_boxes: torch.Tensor,
-                         trans: bool = False) -> torch.Tensor:
+def npu_rotated_overlaps(
+    input: torch.Tensor, query_boxes: torch.Tensor, trans: bool = False
+) -> torch.Tensor:
     _check("npu_rotated_overlaps", input, query_boxes)
 
     def compute(boxes, query):
         a, b = _pairs(boxes, query, trans, True)
         area = _intersection(a.reshape(-1, 5), b.reshape(-1, 5)).reshape(a.shape[:-1])
         return store(area, boxes.dtype)
+
     return without_derivative("npu_rotated_overlaps", compute, input, query_boxes)
 
 
 @operator
-def npu_rotated_iou(input: torch.Tensor, query_boxes: torch.Tensor, trans: bool = False,
-                    mode: int = 0, is_cross: bool = True, v_threshold: float = 0.0,
-                    e_threshold: float = 0.0) -> torch.Tensor:
+def npu_rotated_iou(
+    input: torch.Tensor,
+    query_boxes: torch.Tensor,
+    trans: bool = False,
+    mode: int = 0,
+    is_cross: bool = True,
+    v_threshold: float = 0.0,
+    e_threshold: float = 0.0,
+) -> torch.Tensor:
     name = "npu_rotated_iou"
     _check(name, input, query_boxes)
     if mode not in (0, 1):
         raise RuntimeError(f"{name}: mode must be 0 (IoU) or 1 (IoF), got {mode}")
     if not is_cross and input.shape[1] != query_boxes.shape[1]:
-        raise RuntimeError(f"{name}: is_cross=False pairs box i with query i: N and K must be "
-                           f"equal, got {input.shape[1]} and {query_boxes.shape[1]}")
+        raise RuntimeError(
+            f"{name}: is_cross=False pairs box i with query i: N and K must be "
+            f"equal, got {input.shape[1]} and {query_boxes.shape[1]}"
+        )
 
     def compute(boxes, query):
         a, b = _pairs(boxes, query, trans, is_cross)
-        inter = _intersection(a.reshape(-1, 5), b.reshape(-1, 5),
-                              1e-5 + float(v_threshold)).reshape(a.shape[:-1])
+        inter = _intersection(
+            a.reshape(-1, 5), b.reshape(-1, 5), 1e-5 + float(v_threshold)
+        ).reshape(a.shape[:-1])
         area_a, area_b = a[..., 2] * a[..., 3], b[..., 2] * b[..., 3]
         denom = area_a if mode == 1 else area_a + area_b - inter
         iou = torch.where(denom > 0, inter / denom.clamp(min=1e-30), torch.zeros_like(inter))
         return store(iou, boxes.dtype)
+
     return without_derivative(name, compute, input, query_boxes)
 
 
 @operator
-def npu_nms_rotated(input: torch.Tensor, scores: torch.Tensor, iou_threshold: float,
-                    scores_threshold: float = 0, max_output_size: int = -1,
-                    mode: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+def npu_nms_rotated(
+    input: torch.Tensor,
+    scores: torch.Tensor,
+    iou_threshold: float,
+    scores_threshold: float = 0,
+    max_output_size: int = -1,
+    mode: int = 0,
+) -> Tuple[torch.Tensor, torch.Tensor]:
     name = "npu_nms_rotated"
     dets = input
     if dets.dim() != 2 or dets.shape[1] != 5:
         raise RuntimeError(f"{name}: dets must be (num_boxes, 5), got {tuple(dets.shape)}")
     if scores.dim() != 1 or scores.shape[0] != dets.shape[0]:
-        raise RuntimeError(f"{name}: scores must be ({dets.shape[0]},), got "
-                           f"{tuple(scores.shape)}")
+        raise RuntimeError(f"{name}: scores must be ({dets.shape[0]},), got {tuple(scores.shape)}")
     if mode not in (0, 1):
-        raise RuntimeError(f"{name}: mode must be 0 (x, y, w, h, angle) or 1 "
-                           f"(x1, y1, x2, y2, angle), got {mode}")
+        raise RuntimeError(
+            f"{name}: mode must be 0 (x, y, w, h, angle) or 1 (x1, y1, x2, y2, angle), got {mode}"
+        )
     boxes = _xywha(upcast(dets).detach().float(), mode == 1)
     values = upcast(scores).detach().float()
-    order = sorted((i for i in range(boxes.shape[0]) if values[i] > scores_threshold),
-                   key=lambda i: (-float(values[i]), i))
+    order = sorted(
+        (i for i in range(boxes.shape[0]) if values[i] > scores_threshold),
+        key=lambda i: (-float(values[i]), i),
+    )
     limit = len(order) if max_output_size < 0 else int(max_output_size)
     kept = []
     for i in order:
@@ -169,5 +200,7 @@ def npu_nms_rotated(input: torch.Tensor, scores: torch.Tensor, iou_threshold: fl
                 continue
         kept.append(i)
     device = dets.device
-    return (torch.tensor(kept, dtype=torch.int32, device=device),
-            torch.tensor([len(kept)], dtype=torch.int32, device=device))
+    return (
+        torch.tensor(kept, dtype=torch.int32, device=device),
+        torch.tensor([len(kept)], dtype=torch.int32, device=device),
+    )

@@ -4,6 +4,7 @@ by -10000 (Megatron's fused kernel's value), computed in fp32. ``mask`` broadcas
 With ``fixed_triu_mask`` (reserved in torch_npu) the mask is the upper triangle of the last two
 dimensions (causal). Backward: the softmax gradient times ``scale``
 (``npu_scaled_masked_softmax_backward``)."""
+
 from __future__ import annotations
 
 import torch
@@ -15,8 +16,9 @@ MASKED_VALUE = -10000.0
 
 
 @operator
-def npu_scaled_masked_softmax(x: torch.Tensor, mask: torch.Tensor, scale: float = 1,
-                              fixed_triu_mask: bool = False) -> torch.Tensor:
+def npu_scaled_masked_softmax(
+    x: torch.Tensor, mask: torch.Tensor, scale: float = 1, fixed_triu_mask: bool = False
+) -> torch.Tensor:
     scores = upcast(x) * float(scale)
     if fixed_triu_mask:
         rows, cols = x.shape[-2], x.shape[-1]

@@ -28,6 +28,7 @@ inputs first, as the AutocastPrivateUse1 kernel does before torch_npu's. A call 
 ``torch.ops.aten.scaled_dot_product_attention`` keeps torch's decomposition. torch 1.13 has no
 public SDPA: nothing is installed there.
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,8 +50,10 @@ _FLOATS = (torch.float16, torch.bfloat16, torch.float32)
 def _four_d(t: torch.Tensor, what: str) -> torch.Tensor:
     """(..., N, S, E) as (B, N, S, E), the leading dimensions flattened into B."""
     if t.dim() < 2:
-        raise RuntimeError(f"{NAME}: {what} must have at least 2 dimensions (..., L, E), "
-                           f"got shape {tuple(t.shape)}")
+        raise RuntimeError(
+            f"{NAME}: {what} must have at least 2 dimensions (..., L, E), "
+            f"got shape {tuple(t.shape)}"
+        )
     if t.dim() == 2:
         return t.unsqueeze(0).unsqueeze(0)
     return t.reshape((-1,) + tuple(t.shape[-3:]))
@@ -65,8 +68,10 @@ def _mask_4d(mask: torch.Tensor, scores_shape: torch.Size, lead_shape) -> torch.
     except RuntimeError:
         fits = False
     if not fits:
-        raise RuntimeError(f"{NAME}: attn_mask of shape {tuple(mask.shape)} does not broadcast "
-                           f"to the attention scores' shape {full}")
+        raise RuntimeError(
+            f"{NAME}: attn_mask of shape {tuple(mask.shape)} does not broadcast "
+            f"to the attention scores' shape {full}"
+        )
     if mask.dim() <= 4 and len(full) == 4:
         return mask  # broadcasts as it is
     return mask.expand(full).reshape(scores_shape)
@@ -84,9 +89,18 @@ class _FusedAttention(torch.autograd.Function):
         ctx.save_for_backward(query, key, value, pse, mask, keep)
         ctx.attend = (scale, keep_prob, npu)
         with emulation.paused(), torch.no_grad():
-            out, _, _ = _attend(query.float(), key.float(), value.float(),
-                                None if pse is None else pse.float(), mask, scale, keep,
-                                keep_prob, pse_after_scale=True, stats=False)
+            out, _, _ = _attend(
+                query.float(),
+                key.float(),
+                value.float(),
+                None if pse is None else pse.float(),
+                mask,
+                scale,
+                keep,
+                keep_prob,
+                pse_after_scale=True,
+                stats=False,
+            )
             return _stored(out, query.dtype, npu, (query, key, value, pse))
 
     @staticmethod
@@ -95,16 +109,31 @@ class _FusedAttention(torch.autograd.Function):
         saved = ctx.saved_tensors
         query, key, value, pse = saved[:4]
         mask, keep = saved[4:]
-        wanted = [i for i, t in enumerate((query, key, value, pse))
-                  if t is not None and ctx.needs_input_grad[i]]
+        wanted = [
+            i
+            for i, t in enumerate((query, key, value, pse))
+            if t is not None and ctx.needs_input_grad[i]
+        ]
         grads = [None] * 8
         if not wanted:
             return tuple(grads)
         with emulation.paused(), torch.enable_grad():
-            fp32 = [None if t is None else t.detach().float().requires_grad_(i in wanted)
-                    for i, t in enumerate((query, key, value, pse))]
-            out, _, _ = _attend(fp32[0], fp32[1], fp32[2], fp32[3], mask, scale, keep,
-                                keep_prob, pse_after_scale=True, stats=False)
+            fp32 = [
+                None if t is None else t.detach().float().requires_grad_(i in wanted)
+                for i, t in enumerate((query, key, value, pse))
+            ]
+            out, _, _ = _attend(
+                fp32[0],
+                fp32[1],
+                fp32[2],
+                fp32[3],
+                mask,
+                scale,
+                keep,
+                keep_prob,
+                pse_after_scale=True,
+                stats=False,
+            )
             found = torch.autograd.grad(out, [fp32[i] for i in wanted], grad.float())
             for i, g in zip(wanted, found):
                 grads[i] = _stored(g, saved[i].dtype, npu, (grad, query, key, value, pse))
@@ -119,52 +148,78 @@ def _stored(values: torch.Tensor, dtype: torch.dtype, npu, sources) -> torch.Ten
         out = saturation.to_reduced(values, dtype)
     else:
         out = values.contiguous()
-        if not overflow_mode.inf_nan() and not bool(torch.isfinite(out).all()) \
-                and all(bool(torch.isfinite(t).all()) for t in sources if t is not None):
+        if (
+            not overflow_mode.inf_nan()
+            and not bool(torch.isfinite(out).all())
+            and all(bool(torch.isfinite(t).all()) for t in sources if t is not None)
+        ):
             big = torch.finfo(torch.float32).max
             out = torch.nan_to_num(out, nan=0.0, posinf=big, neginf=-big)
             float_status.set()
     return placement.put(out, npu)
 
 
-def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-              attn_mask: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
-              is_causal: bool = False, scale: Optional[float] = None,
-              enable_gqa: bool = False) -> torch.Tensor:
+def attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    enable_gqa: bool = False,
+) -> torch.Tensor:
     """The fused kernel: SDPA of NPU tensors computed in fp32, stored in the query's dtype."""
     for what, t in (("query", query), ("key", key), ("value", value)):
         if t.dtype not in _FLOATS:
-            raise RuntimeError(f"{NAME}: {what} of dtype {t.dtype} is not supported on the NPU "
-                               "(float16, bfloat16 or float32)")
+            raise RuntimeError(
+                f"{NAME}: {what} of dtype {t.dtype} is not supported on the NPU "
+                "(float16, bfloat16 or float32)"
+            )
     if not query.dtype == key.dtype == value.dtype:
-        raise RuntimeError(f"{NAME}: query, key and value must have the same dtype, got "
-                           f"{query.dtype}, {key.dtype} and {value.dtype}")
+        raise RuntimeError(
+            f"{NAME}: query, key and value must have the same dtype, got "
+            f"{query.dtype}, {key.dtype} and {value.dtype}"
+        )
     if query.dtype == torch.bfloat16 and not soc.has_bf16():
-        raise RuntimeError(f"{NAME}: bfloat16 is not supported on {soc.name()}: the Ascend "
-                           f"910 family computes no bf16 (a 910B does: {soc.VARIABLE}="
-                           "Ascend910B1)")
-    if query.dim() != key.dim() or key.dim() != value.dim() \
-            or query.shape[:-3] != key.shape[:-3] or key.shape[:-3] != value.shape[:-3]:
-        raise RuntimeError(f"{NAME}: query {tuple(query.shape)}, key {tuple(key.shape)} and "
-                           f"value {tuple(value.shape)} must share their leading dimensions "
-                           "(..., heads, L, E)")
+        raise RuntimeError(
+            f"{NAME}: bfloat16 is not supported on {soc.name()}: the Ascend "
+            f"910 family computes no bf16 (a 910B does: {soc.VARIABLE}="
+            "Ascend910B1)"
+        )
+    if (
+        query.dim() != key.dim()
+        or key.dim() != value.dim()
+        or query.shape[:-3] != key.shape[:-3]
+        or key.shape[:-3] != value.shape[:-3]
+    ):
+        raise RuntimeError(
+            f"{NAME}: query {tuple(query.shape)}, key {tuple(key.shape)} and "
+            f"value {tuple(value.shape)} must share their leading dimensions "
+            "(..., heads, L, E)"
+        )
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise RuntimeError(f"{NAME}: query {tuple(query.shape)} and key {tuple(key.shape)} "
-                           f"must share E, key and value {tuple(value.shape)} the length S")
+        raise RuntimeError(
+            f"{NAME}: query {tuple(query.shape)} and key {tuple(key.shape)} "
+            f"must share E, key and value {tuple(value.shape)} the length S"
+        )
     if is_causal and attn_mask is not None:
-        raise RuntimeError(f"{NAME}: an explicit attn_mask should not be set when "
-                           "is_causal=True")
+        raise RuntimeError(f"{NAME}: an explicit attn_mask should not be set when is_causal=True")
     for what, t in (("key", key), ("value", value), ("attn_mask", attn_mask)):
         if t is not None and t.device != query.device:
-            raise RuntimeError(f"{NAME}: {what} is on {t.device}, query on {query.device}: "
-                               "expected all tensors on the same device")
+            raise RuntimeError(
+                f"{NAME}: {what} is on {t.device}, query on {query.device}: "
+                "expected all tensors on the same device"
+            )
     dropout_p = float(dropout_p)
     if not 0.0 <= dropout_p < 1.0:
         raise RuntimeError(f"{NAME}: dropout_p must lie in [0, 1), got {dropout_p}")
     q4, k4, v4 = (_four_d(t, w) for t, w in ((query, "query"), (key, "key"), (value, "value")))
     if k4.shape[1] == 0 or q4.shape[1] % k4.shape[1] or k4.shape[1] != v4.shape[1]:
-        raise RuntimeError(f"{NAME}: {q4.shape[1]} query heads is not a multiple of "
-                           f"{k4.shape[1]} key heads ({v4.shape[1]} value heads)")
+        raise RuntimeError(
+            f"{NAME}: {q4.shape[1]} query heads is not a multiple of "
+            f"{k4.shape[1]} key heads ({v4.shape[1]} value heads)"
+        )
     b, n, sq, e = q4.shape
     skv = k4.shape[2]
     scores_shape = torch.Size((b, n, sq, skv))
@@ -182,12 +237,14 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
             if not bool(mask.any()):
                 mask = None
         else:
-            raise RuntimeError(f"{NAME}: attn_mask of dtype {attn_mask.dtype}: expected bool "
-                               "or a floating dtype")
+            raise RuntimeError(
+                f"{NAME}: attn_mask of dtype {attn_mask.dtype}: expected bool or a floating dtype"
+            )
     keep = None
     if dropout_p > 0.0:  # from the NPU's generator: a random operation on an NPU tensor
-        keep = torch.empty(scores_shape, dtype=torch.float32,
-                           device=query.device).bernoulli_(1.0 - dropout_p)
+        keep = torch.empty(scores_shape, dtype=torch.float32, device=query.device).bernoulli_(
+            1.0 - dropout_p
+        )
     scale = 1.0 / math.sqrt(e) if scale is None else float(scale)
     out = _FusedAttention.apply(q4, k4, v4, pse, mask, keep, scale, 1.0 - dropout_p)
     return out.reshape(tuple(query.shape[:-1]) + (v4.shape[-1],))
@@ -203,21 +260,47 @@ def _on_npu(*tensors: Any) -> bool:
 
 def _wrap(original: Any) -> Any:
     @functools.wraps(original)
-    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                     is_causal=False, scale=None, **kwargs):
+    def scaled_dot_product_attention(
+        query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kwargs
+    ):
         tensors = (query, key, value) if attn_mask is None else (query, key, value, attn_mask)
         if torch.overrides.has_torch_function(tensors):  # autocast's mode, tensor subclasses
             return torch.overrides.handle_torch_function(
-                scaled_dot_product_attention, tensors, query, key, value, attn_mask=attn_mask,
-                dropout_p=dropout_p, is_causal=is_causal, scale=scale, **kwargs)
+                scaled_dot_product_attention,
+                tensors,
+                query,
+                key,
+                value,
+                attn_mask=attn_mask,
+                dropout_p=dropout_p,
+                is_causal=is_causal,
+                scale=scale,
+                **kwargs,
+            )
         if not _on_npu(query, key, value):
-            return original(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
-                            is_causal=is_causal, scale=scale, **kwargs)
+            return original(
+                query,
+                key,
+                value,
+                attn_mask=attn_mask,
+                dropout_p=dropout_p,
+                is_causal=is_causal,
+                scale=scale,
+                **kwargs,
+            )
         unknown = set(kwargs) - {"enable_gqa"}
         if unknown:
             raise TypeError(f"{NAME}() got unexpected keyword arguments {sorted(unknown)}")
-        return attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                         bool(kwargs.get("enable_gqa", False)))
+        return attention(
+            query,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            scale,
+            bool(kwargs.get("enable_gqa", False)),
+        )
 
     return _wraps.mark(scaled_dot_product_attention, original)
 

@@ -1,5 +1,6 @@
 """``torch_npu.npu_silu(input)`` and ``npu_silu_(input)``: Swish, ``x * sigmoid(x)``, with its
 gradient (``npu_silu_backward``); the in-place form writes into ``input``."""
+
 from __future__ import annotations
 
 import torch

@@ -3,6 +3,7 @@ features ``input`` ``[batch, classes]``, ``-sum(labels * log_softmax(input))``, 
 stored in ``input``'s dtype. Its gradient (``npu_softmax_cross_entropy_with_logits_backward(grad,
 input, labels)``) is the NPU kernel's: ``softmax(input) - labels``, stored in ``input``'s dtype,
 times the upstream gradient of the row; ``labels`` get none."""
+
 from __future__ import annotations
 
 import torch
@@ -13,12 +14,16 @@ from ._registry import operator
 
 def _check(features: torch.Tensor, labels: torch.Tensor) -> None:
     if features.dim() != 2:
-        raise RuntimeError("npu_softmax_cross_entropy_with_logits: features must be 2-D "
-                           f"[batch, classes], got {features.dim()}-D {tuple(features.shape)}")
+        raise RuntimeError(
+            "npu_softmax_cross_entropy_with_logits: features must be 2-D "
+            f"[batch, classes], got {features.dim()}-D {tuple(features.shape)}"
+        )
     if labels.shape != features.shape or labels.dtype != features.dtype:
-        raise RuntimeError("npu_softmax_cross_entropy_with_logits: labels must have the shape "
-                           f"and dtype of features ({tuple(features.shape)}, {features.dtype}), "
-                           f"got {tuple(labels.shape)}, {labels.dtype}")
+        raise RuntimeError(
+            "npu_softmax_cross_entropy_with_logits: labels must have the shape "
+            f"and dtype of features ({tuple(features.shape)}, {features.dtype}), "
+            f"got {tuple(labels.shape)}, {labels.dtype}"
+        )
 
 
 def _backprop(features: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -40,15 +45,17 @@ class _SoftmaxCrossEntropy(torch.autograd.Function):
 
 
 @operator
-def npu_softmax_cross_entropy_with_logits(input: torch.Tensor,
-                                          labels: torch.Tensor) -> torch.Tensor:
+def npu_softmax_cross_entropy_with_logits(
+    input: torch.Tensor, labels: torch.Tensor
+) -> torch.Tensor:
     _check(input, labels)
     return _SoftmaxCrossEntropy.apply(input, labels)
 
 
 @operator
-def npu_softmax_cross_entropy_with_logits_backward(grad: torch.Tensor, input: torch.Tensor,
-                                                   labels: torch.Tensor) -> torch.Tensor:
+def npu_softmax_cross_entropy_with_logits_backward(
+    grad: torch.Tensor, input: torch.Tensor, labels: torch.Tensor
+) -> torch.Tensor:
     _check(input, labels)
     with torch.no_grad():
         return _backprop(input, labels) * grad.unsqueeze(-1)

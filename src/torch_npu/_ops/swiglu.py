@@ -1,6 +1,7 @@
 """``torch_npu.npu_swiglu(input, dim=-1)``: SwiGLU, ``swish(A) * B = A * sigmoid(A) * B`` where
 ``A`` and ``B`` are the first and second halves of ``input`` along ``dim``, computed in fp32.
 Its gradient is autograd's through that fp32 computation (no separate backward operator)."""
+
 from __future__ import annotations
 
 import torch

@@ -4,6 +4,7 @@ then, over the ascending stable sort of what is left, the values whose softmax c
 is ``<= 1 - p[b]`` become -inf (the largest always stays); the result in the logits' order and
 dtype (the kept values are the logits' own). Sorted and summed in fp32; torch_npu registers no
 backward."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -16,8 +17,9 @@ from ._registry import operator
 
 
 @operator
-def npu_top_k_top_p(logits: torch.Tensor, p: Optional[torch.Tensor] = None,
-                    k: Optional[torch.Tensor] = None) -> torch.Tensor:
+def npu_top_k_top_p(
+    logits: torch.Tensor, p: Optional[torch.Tensor] = None, k: Optional[torch.Tensor] = None
+) -> torch.Tensor:
     name = "npu_top_k_top_p"
     if logits.dim() != 2:
         raise RuntimeError(f"{name}: logits must be 2-D, got {logits.dim()}-D")
@@ -28,8 +30,7 @@ def npu_top_k_top_p(logits: torch.Tensor, p: Optional[torch.Tensor] = None,
         raise RuntimeError(f"{name}: p must be ({rows},), got {tuple(p.shape)}")
     if k is not None:
         if tuple(k.shape) != (rows,) or k.dtype != torch.int32:
-            raise RuntimeError(f"{name}: k must be int32 ({rows},), got {k.dtype} "
-                               f"{tuple(k.shape)}")
+            raise RuntimeError(f"{name}: k must be int32 ({rows},), got {k.dtype} {tuple(k.shape)}")
         if rows and (int(k.min()) < 1 or int(k.max()) > min(vocab, 1024)):
             raise RuntimeError(f"{name}: k must lie in [1, min(1024, {vocab})]")
 
@@ -48,4 +49,5 @@ def npu_top_k_top_p(logits: torch.Tensor, p: Optional[torch.Tensor] = None,
         # The kept values are the logits themselves (no arithmetic), the rest -inf.
         mask = torch.zeros_like(dropped).scatter_(1, order, dropped)
         return logits.masked_fill(mask, float("-inf"))
+
     return without_derivative(name, compute, logits)

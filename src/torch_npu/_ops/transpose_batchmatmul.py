@@ -5,6 +5,7 @@ result permuted: ``input`` (3-D) permuted by ``perm_x1`` to ``[B, M, K]``, ``wei
 identities). Computed in fp32, stored once. ``scale`` (the int8 output quantisation of
 ``npu_trans_quant_param``) and ``batch_split_factor`` other than 1 are quantised-inference
 options and refused. torch_npu registers no backward."""
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -24,26 +25,36 @@ def _perm(name: str, what: str, perm: Optional[Sequence[int]]) -> list:
 
 
 @operator
-def npu_transpose_batchmatmul(input: torch.Tensor, weight: torch.Tensor, *,
-                              bias: Optional[torch.Tensor] = None,
-                              scale: Optional[torch.Tensor] = None,
-                              perm_x1: Optional[Sequence[int]] = None,
-                              perm_x2: Optional[Sequence[int]] = None,
-                              perm_y: Optional[Sequence[int]] = None,
-                              batch_split_factor: Optional[int] = 1) -> torch.Tensor:
+def npu_transpose_batchmatmul(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    *,
+    bias: Optional[torch.Tensor] = None,
+    scale: Optional[torch.Tensor] = None,
+    perm_x1: Optional[Sequence[int]] = None,
+    perm_x2: Optional[Sequence[int]] = None,
+    perm_y: Optional[Sequence[int]] = None,
+    batch_split_factor: Optional[int] = 1,
+) -> torch.Tensor:
     name = "npu_transpose_batchmatmul"
     if scale is not None or (batch_split_factor or 1) != 1:
-        raise RuntimeError(f"{name}: scale and batch_split_factor (int8 output quantisation) "
-                           "are not emulated")
+        raise RuntimeError(
+            f"{name}: scale and batch_split_factor (int8 output quantisation) are not emulated"
+        )
     if input.dim() != 3 or weight.dim() != 3:
-        raise RuntimeError(f"{name}: input and weight must be 3-D, got {tuple(input.shape)} and "
-                           f"{tuple(weight.shape)}")
-    p1, p2, py = (_perm(name, w, p) for w, p in (("perm_x1", perm_x1), ("perm_x2", perm_x2),
-                                                 ("perm_y", perm_y)))
+        raise RuntimeError(
+            f"{name}: input and weight must be 3-D, got {tuple(input.shape)} and "
+            f"{tuple(weight.shape)}"
+        )
+    p1, p2, py = (
+        _perm(name, w, p)
+        for w, p in (("perm_x1", perm_x1), ("perm_x2", perm_x2), ("perm_y", perm_y))
+    )
     x1, x2 = input.permute(p1), weight.permute(p2)
     if x1.shape[0] != x2.shape[0] or x1.shape[2] != x2.shape[1]:
-        raise RuntimeError(f"{name}: [B, M, K] {tuple(x1.shape)} and [B, K, N] "
-                           f"{tuple(x2.shape)} do not match")
+        raise RuntimeError(
+            f"{name}: [B, M, K] {tuple(x1.shape)} and [B, K, N] {tuple(x2.shape)} do not match"
+        )
     if bias is not None and tuple(bias.shape) != (x2.shape[2],):
         raise RuntimeError(f"{name}: bias must be ({x2.shape[2]},), got {tuple(bias.shape)}")
 
@@ -52,5 +63,6 @@ def npu_transpose_batchmatmul(input: torch.Tensor, weight: torch.Tensor, *,
         if rest:
             y = y + upcast(rest[0]).float()
         return store(y.permute(py).contiguous(), input.dtype)
+
     args = (x1, x2) + ((bias,) if bias is not None else ())
     return without_derivative(name, compute, *args)

@@ -19,6 +19,7 @@ torch_npu's names, as tools written for real torch_npu call them: ``_wrapper_cud
 ``apis_config.json`` beside this file (``{package: {"version": min, "apis": {qualified name:
 "function" | "method"}}}``: those library functions see torch's own ``torch.cuda.is_available``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -44,7 +45,7 @@ from ..npu.amp import autocast_state
 is_available = torch.cuda.is_available
 config_path = os.path.join(os.path.dirname(os.path.realpath(__file__)), "apis_config.json")
 
-_MAX_CONFIG_BYTES = 10 * 1024 ** 2
+_MAX_CONFIG_BYTES = 10 * 1024**2
 _MAX_CONFIG_NAME = 200
 _CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 _BACKEND = re.compile(r"^[\w:, ]*$")
@@ -52,6 +53,7 @@ _DEVICE_KWARGS = ("device", "device_type", "map_location", "device_id")
 
 
 # --- mapping arguments --------------------------------------------------------------------------
+
 
 def _npu_device(value: Any, replace_int: bool) -> Any:
     """``value`` with a CUDA device it names turned into the same NPU; anything else as is."""
@@ -69,6 +71,7 @@ def _npu_device(value: Any, replace_int: bool) -> Any:
 def _replace_cuda_to_npu_in_dict(device_dict: Dict[Any, Any]) -> Dict[Any, Any]:
     """A copy of ``device_dict`` (a map_location, say) with "cuda" read as "npu" in its string
     keys and values."""
+
     def swap(x: Any) -> Any:
         return x.replace("cuda", "npu") if isinstance(x, str) else x
 
@@ -113,6 +116,7 @@ def _hccl_backend(backend: Any) -> Any:
 
 def _wrapper_hccl(fn: Callable) -> Callable:
     """``fn`` (``init_process_group``, ``new_group``) taking the "nccl" backend for hccl."""
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         args = tuple(_hccl_backend(arg) for arg in args)
@@ -126,15 +130,19 @@ def _wrapper_hccl(fn: Callable) -> Callable:
 def _wrapper_profiler(fn: Callable) -> Callable:
     """``torch.profiler.profile`` without a CUDA ``experimental_config`` (only torch_npu's own
     ``_ExperimentalConfig`` reaches the NPU's profiler), with a warning when one is dropped."""
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         config = kwargs.get("experimental_config")
-        if "experimental_config" in kwargs and \
-                not isinstance(config, torch_npu.profiler._ExperimentalConfig):
-            logging.warning("The parameter experimental_config of torch.profiler.profile has "
-                            "been removed by transfer_to_npu because it can only be used with "
-                            "CUDA. Please manually modify the code to use an "
-                            "experimental_config parameter that supports NPU.")
+        if "experimental_config" in kwargs and not isinstance(
+            config, torch_npu.profiler._ExperimentalConfig
+        ):
+            logging.warning(
+                "The parameter experimental_config of torch.profiler.profile has "
+                "been removed by transfer_to_npu because it can only be used with "
+                "CUDA. Please manually modify the code to use an "
+                "experimental_config parameter that supports NPU."
+            )
             del kwargs["experimental_config"]
         return fn(*args, **kwargs)
 
@@ -142,6 +150,7 @@ def _wrapper_profiler(fn: Callable) -> Callable:
 
 
 # --- libraries that must see torch's own torch.cuda.is_available ------------------------------
+
 
 def _check_input_file_valid(file_path: str) -> bool:
     """Whether ``file_path`` is a config worth reading: no symlink, an existing readable file
@@ -171,6 +180,7 @@ def _load_json_file(file_path: str) -> Dict[str, Any]:
 
 def _wrapper_libraries_func(fn: Callable) -> Callable:
     """``fn`` running with torch's own ``torch.cuda.is_available`` (no CUDA on an NPU host)."""
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         patched = torch.cuda.is_available
@@ -223,6 +233,7 @@ def _do_wrapper_libraries_func(config: Dict[str, Any]) -> None:
 
 # --- torch.distributed ----------------------------------------------------------------------------
 
+
 def _del_nccl_device_backend_map() -> None:
     """Forget torch's default backend for CUDA tensors (nccl): CUDA is the NPU now, whose
     default (hccl) torch finds under "npu"."""
@@ -233,8 +244,9 @@ def _del_nccl_device_backend_map() -> None:
 
 def _process_group_hccl() -> Any:
     c10d = getattr(getattr(torch_npu, "_C", None), "_distributed_c10d", None)
-    return getattr(c10d, "ProcessGroupHCCL", None) or \
-        getattr(torch_npu.distributed, "ProcessGroupHCCL", None)
+    return getattr(c10d, "ProcessGroupHCCL", None) or getattr(
+        torch_npu.distributed, "ProcessGroupHCCL", None
+    )
 
 
 def _patch_distributed() -> None:
@@ -253,6 +265,7 @@ def _patch_distributed() -> None:
     if hasattr(dist, "init_device_mesh"):
         _del_nccl_device_backend_map()
         import torch.distributed.device_mesh as mesh
+
         mesh.init_device_mesh = _wrapper_cuda(mesh.init_device_mesh)
         dist.init_device_mesh = mesh.init_device_mesh
         mesh.DeviceMesh.__init__ = _wrapper_cuda(mesh.DeviceMesh.__init__)
@@ -274,8 +287,9 @@ def _npu_names() -> Dict[str, Any]:
         if isinstance(value, types.ModuleType):
             if value.__name__.startswith(npu.__name__ + "."):
                 names[name] = value
-        elif str(getattr(value, "__module__", "") or "").startswith(("torch_npu", "torch.npu")) \
-                or isinstance(value, types.SimpleNamespace):
+        elif str(getattr(value, "__module__", "") or "").startswith(
+            ("torch_npu", "torch.npu")
+        ) or isinstance(value, types.SimpleNamespace):
             names[name] = value
     names["default_generators"] = npu.default_generators
     return names
@@ -310,8 +324,11 @@ def _merge_module(cuda_module: types.ModuleType, npu_module: types.ModuleType) -
     """A submodule of torch.cuda (``memory``, ``streams``, ...) keeps its other names; those the
     NPU's has too answer for the NPU."""
     for name, value in vars(npu_module).items():
-        if (name.startswith("_") and name not in _PRIVATE_NAMES) or \
-                isinstance(value, types.ModuleType) or not hasattr(cuda_module, name):
+        if (
+            (name.startswith("_") and name not in _PRIVATE_NAMES)
+            or isinstance(value, types.ModuleType)
+            or not hasattr(cuda_module, name)
+        ):
             continue
         if str(getattr(value, "__module__", "") or "").startswith(("torch_npu", "torch.npu")):
             setattr(cuda_module, name, value)
@@ -320,8 +337,11 @@ def _merge_module(cuda_module: types.ModuleType, npu_module: types.ModuleType) -
 def _patch_cuda() -> None:
     for name, value in _npu_names().items():
         cuda_module = getattr(torch.cuda, name, None)
-        if isinstance(value, types.ModuleType) and isinstance(cuda_module, types.ModuleType) \
-                and name not in _OWN_MODULES:
+        if (
+            isinstance(value, types.ModuleType)
+            and isinstance(cuda_module, types.ModuleType)
+            and name not in _OWN_MODULES
+        ):
             _merge_module(cuda_module, value)
         else:
             setattr(torch.cuda, name, value)
@@ -394,6 +414,7 @@ def _patch_device_parsers() -> None:
 
 
 # --- autocast -------------------------------------------------------------------------------------
+
 
 def _npu_device_type(device_type: Any) -> Any:
     if device_type is None:

@@ -5,6 +5,7 @@ it is imported. Importing those packages costs seconds that most scripts never n
 emulator waits for them: ``when_imported(name, fn)`` calls ``fn(module)`` right after the module
 ``name`` has been executed (or at once, when it already has been).
 """
+
 from __future__ import annotations
 
 import importlib.abc
@@ -20,8 +21,7 @@ class _Finder(importlib.abc.MetaPathFinder):
     """Finds nothing itself: for a module someone waits for, it asks the finders after it and
     makes the loader they give run the waiting functions after the module's code."""
 
-    def find_spec(self, fullname: str, path: Optional[Sequence[str]],
-                  target: Any = None) -> Any:
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]], target: Any = None) -> Any:
         if fullname not in _pending:
             return None
         for finder in sys.meta_path:

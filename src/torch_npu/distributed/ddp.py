@@ -4,6 +4,7 @@ Ascend scripts pass the NPU they train on: ``DDP(model, device_ids=[rank], outpu
 The emulated NPU is backed by the CPU, where torch's DDP takes no device ids, so once the ids are
 checked against the NPU the module is on they are not handed to torch.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -30,9 +31,11 @@ def _check_ids(device_ids: Any, output_device: Any, npu: int) -> None:
                 continue
             index = devices.index_of(item, f"{what}({name}=...)")
             if index != npu:
-                raise ValueError(f"{what}: {name} names npu:{index} but the module's parameters "
-                                 f"are on npu:{npu}; move the module with .npu({index}) or pass "
-                                 f"device_ids=[{npu}]")
+                raise ValueError(
+                    f"{what}: {name} names npu:{index} but the module's parameters "
+                    f"are on npu:{npu}; move the module with .npu({index}) or pass "
+                    f"device_ids=[{npu}]"
+                )
 
 
 def _wrap_init(original):

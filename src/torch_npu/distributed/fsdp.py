@@ -6,6 +6,7 @@ in place of ``torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler`` (wh
 and scripts take it from) when that module is imported, so that importing torch_npu does not
 import FSDP. torch 2.x's DTensor, FSDP2's parameters, reports the NPU its shard is on.
 """
+
 from __future__ import annotations
 
 import sys

@@ -30,6 +30,7 @@ as given) and ``device_id=torch.device("npu", N)``, which binds the group to tha
 (``bound_device_id``, which torch's barrier and subgroups read), as torch_npu's group is bound.
 torch 1.13 takes neither (its own errors say so).
 """
+
 from __future__ import annotations
 
 import functools
@@ -52,17 +53,46 @@ DEVICES_PER_NODE = (1, 2, 4, 8)
 
 
 # Collectives whose tensors are checked, by the name torch.distributed gives them.
-COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
-               "all_gather_into_tensor", "_all_gather_base", "all_gather_coalesced", "gather",
-               "scatter", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
-               "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
-               "batch_isend_irecv")
+COLLECTIVES = (
+    "all_reduce",
+    "all_reduce_coalesced",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "_all_gather_base",
+    "all_gather_coalesced",
+    "gather",
+    "scatter",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "_reduce_scatter_base",
+    "all_to_all",
+    "all_to_all_single",
+    "send",
+    "recv",
+    "isend",
+    "irecv",
+    "batch_isend_irecv",
+)
 # The collectives that compute on their data (the rest only move it).
-REDUCTIONS = frozenset({"all_reduce", "all_reduce_coalesced", "reduce", "reduce_scatter",
-                        "reduce_scatter_tensor", "_reduce_scatter_base"})
+REDUCTIONS = frozenset(
+    {
+        "all_reduce",
+        "all_reduce_coalesced",
+        "reduce",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+    }
+)
 # Collectives of Python objects: the tensors they move internally are torch's, not the caller's.
-OBJECT_COLLECTIVES = ("all_gather_object", "gather_object", "broadcast_object_list",
-                      "scatter_object_list")
+OBJECT_COLLECTIVES = (
+    "all_gather_object",
+    "gather_object",
+    "broadcast_object_list",
+    "scatter_object_list",
+)
 
 _inside_object_collective = threading.local()
 # Where the timeout of the group being made was given (init_process_group, new_group), if it was.
@@ -72,8 +102,9 @@ _given_timeout = threading.local()
 def strict() -> bool:
     value = os.environ.get(STRICT_VARIABLE, "1").strip()
     if value not in ("0", "1"):
-        raise ValueError(f"{STRICT_VARIABLE}={value!r}: expected 1 (HCCL's rules, the default) "
-                         "or 0 (relaxed)")
+        raise ValueError(
+            f"{STRICT_VARIABLE}={value!r}: expected 1 (HCCL's rules, the default) or 0 (relaxed)"
+        )
     return value == "1"
 
 
@@ -91,9 +122,11 @@ def devices_per_node(world_size: int) -> int:
 def check_devices_per_node(world_size: int) -> None:
     per_node = devices_per_node(world_size)
     if strict() and per_node not in DEVICES_PER_NODE:
-        raise ValueError(f"init_process_group('hccl'): {per_node} processes per node: HCCL "
-                         f"allocates {hccl_dtypes.said(DEVICES_PER_NODE, 'or')} devices per node "
-                         f"({hccl_dtypes.CONSTRAINTS}); {hccl_dtypes.RELAX}")
+        raise ValueError(
+            f"init_process_group('hccl'): {per_node} processes per node: HCCL "
+            f"allocates {hccl_dtypes.said(DEVICES_PER_NODE, 'or')} devices per node "
+            f"({hccl_dtypes.CONSTRAINTS}); {hccl_dtypes.RELAX}"
+        )
 
 
 def _names_hccl(backend: Any) -> bool:
@@ -151,9 +184,11 @@ def _connecting(wait: hccl_timeouts.Bound, make: Callable, args: Any, kwargs: An
     except (RuntimeError, OSError) as error:
         if not hccl_timeouts.is_timeout(error):
             raise
-        raise RuntimeError(f"hccl: the group was not made within {wait.source}: a rank did not "
-                           "come (it stalled, failed, or was given another MASTER_ADDR, "
-                           f"MASTER_PORT or world size) ({error})") from error
+        raise RuntimeError(
+            f"hccl: the group was not made within {wait.source}: a rank did not "
+            "come (it stalled, failed, or was given another MASTER_ADDR, "
+            f"MASTER_PORT or world size) ({error})"
+        ) from error
 
 
 class _timeout_given_to:  # noqa: N801 - used like a function
@@ -208,11 +243,19 @@ def _create_group(options: Any, pg_options: Any = None) -> Any:
         wait = connect = hccl_timeouts.given(options.timeout, _given_timeout.where)
     else:
         wait, connect = hccl_timeouts.exec_bound(strict()), hccl_timeouts.connect_bound(strict())
-    _connecting(connect, _all_ranks_arrive, (options.store, options.group_rank,
-                                             options.group_size, connect.timeout), {})
+    _connecting(
+        connect,
+        _all_ranks_arrive,
+        (options.store, options.group_rank, options.group_size, connect.timeout),
+        {},
+    )
     gloo._timeout = wait.timeout  # gloo's own waits: every collective's (and its links')
-    inner = _connecting(wait, dist.ProcessGroupGloo,
-                        (options.store, options.group_rank, options.group_size, gloo), {})
+    inner = _connecting(
+        wait,
+        dist.ProcessGroupGloo,
+        (options.store, options.group_rank, options.group_size, gloo),
+        {},
+    )
     ranks = list(options.global_ranks_in_group or [])
     label = f" of the group of global ranks {ranks}" if ranks else ""
     group = HcclProcessGroup(inner, options.group_rank, options.group_size, given, wait, label)
@@ -277,9 +320,12 @@ def _checked(name: str, original: Callable) -> Callable:
         if not getattr(_inside_object_collective, "active", False) and strict():
             op = bound.arguments.get("op", dist.ReduceOp.SUM)
             try:
-                hccl_dtypes.check(name, name in REDUCTIONS,
-                                  (t for v in bound.arguments.values() for t in _tensors(v)),
-                                  op_name(op))
+                hccl_dtypes.check(
+                    name,
+                    name in REDUCTIONS,
+                    (t for v in bound.arguments.values() for t in _tensors(v)),
+                    op_name(op),
+                )
             except TypeError as refusal:
                 _tell_peers(name, group, refusal)
                 raise
@@ -297,8 +343,9 @@ def _tell_peers(name: str, group: Any, refusal: TypeError) -> None:
         return
     group = group if group is not None else c10d._get_default_group()
     if isinstance(group, HcclProcessGroup):
-        group._agree(hccl_agreement.Record(name, group.size()).refuse(
-            refusal, hccl_agreement.REFUSED_DTYPE))
+        group._agree(
+            hccl_agreement.Record(name, group.size()).refuse(refusal, hccl_agreement.REFUSED_DTYPE)
+        )
 
 
 def _object_collective(original: Callable) -> Callable:
@@ -353,14 +400,17 @@ def register() -> None:
     strict()  # a bad APEXNPU_HCCL_STRICT is an error now, not at the first collective
     if NAME.upper() in dist.Backend._plugins:
         if dist.Backend._plugins[NAME.upper()].creator_fn is not _create_group:
-            raise RuntimeError("an hccl backend is already registered with torch.distributed "
-                               "(the real torch_npu?); the emulated NPU will not replace it")
+            raise RuntimeError(
+                "an hccl backend is already registered with torch.distributed "
+                "(the real torch_npu?); the emulated NPU will not replace it"
+            )
         return
     if "devices" in inspect.signature(dist.Backend.register_backend).parameters:  # torch 2.x
         # The NPU's backend, as torch_npu registers it; and the host's too, since the emulated
         # NPU's tensors are host tensors to torch's C++.
-        dist.Backend.register_backend(NAME, _create_group, extended_api=True,
-                                      devices=["cpu", "npu"])
+        dist.Backend.register_backend(
+            NAME, _create_group, extended_api=True, devices=["cpu", "npu"]
+        )
     else:
         dist.Backend.register_backend(NAME, _create_group, extended_api=True)
     for name in COLLECTIVES:

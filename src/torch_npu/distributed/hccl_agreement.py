@@ -20,6 +20,7 @@ each passed; the refusing rank raises its own error. The exchange is also where 
 late peers, bounded by the group's exec timeout (``hccl_timeouts``): a rank that never comes
 makes the others fail with an error naming the bound, instead of hanging.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence
@@ -30,23 +31,54 @@ from .._fp16 import mode as emulation
 from . import hccl_timeouts
 
 # The collectives, by torch.distributed's names (an index is a call's code in a record).
-CALLS = ("barrier", "all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
-         "all_gather_into_tensor", "all_gather_coalesced", "gather", "scatter", "reduce_scatter",
-         "reduce_scatter_tensor", "all_to_all", "all_to_all_single")
+CALLS = (
+    "barrier",
+    "all_reduce",
+    "all_reduce_coalesced",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_gather_coalesced",
+    "gather",
+    "scatter",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "all_to_all",
+    "all_to_all_single",
+)
 CODES = {name: i for i, name in enumerate(CALLS)}
-CODES.update({"_all_gather_base": CODES["all_gather_into_tensor"],
-              "_reduce_scatter_base": CODES["reduce_scatter_tensor"]})
+CODES.update(
+    {
+        "_all_gather_base": CODES["all_gather_into_tensor"],
+        "_reduce_scatter_base": CODES["reduce_scatter_tensor"],
+    }
+)
 OPS = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM")
-_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.uint8, torch.int8,
-           torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64, torch.complex128)
+_DTYPES = (
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+    torch.complex64,
+    torch.complex128,
+)
 _DTYPE_CODE = {dtype: i + 1 for i, dtype in enumerate(_DTYPES)}
 _OTHER_DTYPE = 99
 NONE = -1
 
 # A rank's own refusals, by code: what the other ranks are told of it.
 REFUSED_DTYPE, REFUSED_ARGUMENTS = 1, 2
-_REFUSALS = {REFUSED_DTYPE: "a dtype its HCCL does not carry in this collective",
-             REFUSED_ARGUMENTS: "tensors that do not fit together"}
+_REFUSALS = {
+    REFUSED_DTYPE: "a dtype its HCCL does not carry in this collective",
+    REFUSED_ARGUMENTS: "tensors that do not fit together",
+}
 
 # Where each field sits in a record: the first ones must be equal on every rank.
 CALL, OP, ROOT, DTYPE, COUNT, TENSORS = range(6)
@@ -69,9 +101,17 @@ def _dtype_said(code: int) -> str:
 class Record:
     """What one rank passes to a collective, as the integers the ranks exchange."""
 
-    def __init__(self, call: str, world: int, tensor: Optional[torch.Tensor] = None,
-                 op: Optional[str] = None, root: int = NONE, count: Optional[int] = None,
-                 tensors: int = NONE, out_dtype: Optional[torch.dtype] = None) -> None:
+    def __init__(
+        self,
+        call: str,
+        world: int,
+        tensor: Optional[torch.Tensor] = None,
+        op: Optional[str] = None,
+        root: int = NONE,
+        count: Optional[int] = None,
+        tensors: int = NONE,
+        out_dtype: Optional[torch.dtype] = None,
+    ) -> None:
         self.call = call
         self.values = [NONE] * (HEADER + 2 * world)
         v = self.values
@@ -84,8 +124,7 @@ class Record:
             v[DTYPE] = dtype_code(tensor.dtype)
             v[COUNT] = tensor.numel() if count is None else count
             v[NDIM] = tensor.dim()
-            v[NDIM + 1:NDIM + 1 + min(tensor.dim(), SHOWN_DIMS)] = \
-                list(tensor.shape)[:SHOWN_DIMS]
+            v[NDIM + 1 : NDIM + 1 + min(tensor.dim(), SHOWN_DIMS)] = list(tensor.shape)[:SHOWN_DIMS]
         elif count is not None:
             v[COUNT] = count
         v[OUT_DTYPE] = NONE if out_dtype is None else dtype_code(out_dtype)
@@ -96,9 +135,9 @@ class Record:
         """The elements this rank sends to each rank and expects from each (one per rank)."""
         w = self.world
         if len(sends) == w:
-            self.values[HEADER:HEADER + w] = list(sends)
+            self.values[HEADER : HEADER + w] = list(sends)
         if len(expects) == w:
-            self.values[HEADER + w:HEADER + 2 * w] = list(expects)
+            self.values[HEADER + w : HEADER + 2 * w] = list(expects)
         return self
 
     def refuse(self, error: BaseException, code: int = REFUSED_ARGUMENTS) -> "Record":
@@ -112,8 +151,7 @@ class Record:
 Gather = Callable[[List[torch.Tensor], torch.Tensor], None]
 
 
-def agree(all_gather: Gather, record: Record, bound: hccl_timeouts.Bound,
-          ranks: str = "") -> None:
+def agree(all_gather: Gather, record: Record, bound: hccl_timeouts.Bound, ranks: str = "") -> None:
     """Exchange ``record`` with the group's other ranks through ``all_gather`` and raise, on
     every rank, if they disagree (``bound``: the exec timeout the exchange waits under, named
     when it runs out; ``ranks``: how the group's ranks are named, for a subgroup)."""
@@ -138,9 +176,11 @@ def _lost(call: str, error: RuntimeError, bound: hccl_timeouts.Bound) -> Runtime
         return RuntimeError(
             f"hccl: {call} timed out waiting for the other ranks of the group after "
             f"{bound.source}: a rank has stalled, is out of step or has gone; HCCL_EXEC_TIMEOUT "
-            f"or a timeout= given to init_process_group sets the bound ({error})")
-    return RuntimeError(f"hccl: {call} failed: a rank of the group has gone or cannot be "
-                        f"reached ({error})")
+            f"or a timeout= given to init_process_group sets the bound ({error})"
+        )
+    return RuntimeError(
+        f"hccl: {call} failed: a rank of the group has gone or cannot be reached ({error})"
+    )
 
 
 def _call_of(rows: List[List[int]]) -> str:
@@ -152,7 +192,7 @@ def _shape(row: List[int]) -> str:
     ndim = row[NDIM]
     if ndim < 0:
         return ""
-    dims = row[NDIM + 1:NDIM + 1 + min(ndim, SHOWN_DIMS)]
+    dims = row[NDIM + 1 : NDIM + 1 + min(ndim, SHOWN_DIMS)]
     text = ", ".join(str(d) for d in dims) + ("," if ndim == 1 else "")
     return f" of shape ({text}{', ...' if ndim > SHOWN_DIMS else ''})"
 
@@ -173,30 +213,40 @@ def _disagreement(rows: List[List[int]], world: int) -> str:
     """What the ranks disagree on, said the same on every rank; "" when they agree."""
     first = rows[0]
     if any(row[CALL] != first[CALL] for row in rows):
-        return (_each(rows, lambda row: f"calls {CALLS[row[CALL]]}")
-                + "; every rank must call the same collectives in the same order")
+        return (
+            _each(rows, lambda row: f"calls {CALLS[row[CALL]]}")
+            + "; every rank must call the same collectives in the same order"
+        )
     refused = [r for r, row in enumerate(rows) if row[REFUSAL]]
     if refused:
-        return "; ".join(f"rank {r} refused it, passing {_REFUSALS[rows[r][REFUSAL]]} "
-                         "(its own error says which)" for r in refused)
+        return "; ".join(
+            f"rank {r} refused it, passing {_REFUSALS[rows[r][REFUSAL]]} (its own error says which)"
+            for r in refused
+        )
     if any(row[OP] != first[OP] for row in rows):
         return "the ranks reduce by different ops: " + _each(
-            rows, lambda row: f"by {OPS[row[OP]] if row[OP] >= 0 else 'none'}")
+            rows, lambda row: f"by {OPS[row[OP]] if row[OP] >= 0 else 'none'}"
+        )
     if any(row[ROOT] != first[ROOT] for row in rows):
         return "the ranks name different roots: " + _each(
-            rows, lambda row: f"names rank {row[ROOT]}")
+            rows, lambda row: f"names rank {row[ROOT]}"
+        )
     if any(row[TENSORS] != first[TENSORS] for row in rows):
-        return ("the ranks pass different numbers of tensors: "
-                + _each(rows, lambda row: f"passes {row[TENSORS]}")
-                + "; every rank must pass as many")
+        return (
+            "the ranks pass different numbers of tensors: "
+            + _each(rows, lambda row: f"passes {row[TENSORS]}")
+            + "; every rank must pass as many"
+        )
     if any(row[DTYPE] != first[DTYPE] or row[COUNT] != first[COUNT] for row in rows):
-        return ("the ranks pass different tensors: "
-                + _each(rows, lambda row: "passes " + _tensor_said(row))
-                + "; every rank must pass as many elements of the same dtype")
+        return (
+            "the ranks pass different tensors: "
+            + _each(rows, lambda row: "passes " + _tensor_said(row))
+            + "; every rank must pass as many elements of the same dtype"
+        )
     if any(row[OUT_DTYPE] != NONE and row[OUT_DTYPE] != row[DTYPE] for row in rows):
         return "inputs and outputs of different dtypes: " + _each(
-            rows, lambda row: f"passes {_dtype_said(row[DTYPE])} and "
-                              f"{_dtype_said(row[OUT_DTYPE])}")
+            rows, lambda row: f"passes {_dtype_said(row[DTYPE])} and {_dtype_said(row[OUT_DTYPE])}"
+        )
     return _flows_disagree(rows, world)
 
 
@@ -206,10 +256,15 @@ def _flows_disagree(rows: List[List[int]], world: int) -> str:
         for j in range(world):
             sent, expected = row[HEADER + j], rows[j][HEADER + world + i]
             if sent != expected:
-                mismatched.append(f"rank {i} sends {max(sent, 0)} elements to rank {j}, which "
-                                  f"expects {max(expected, 0)} from it")
+                mismatched.append(
+                    f"rank {i} sends {max(sent, 0)} elements to rank {j}, which "
+                    f"expects {max(expected, 0)} from it"
+                )
     if not mismatched:
         return ""
     shown = mismatched[:4] + ([f"and {len(mismatched) - 4} more"] if len(mismatched) > 4 else [])
-    return ("the ranks' tensors do not fit each other: " + ", ".join(shown)
-            + "; what a rank sends must fill what its peer receives")
+    return (
+        "the ranks' tensors do not fit each other: "
+        + ", ".join(shown)
+        + "; what a rank sends must fill what its peer receives"
+    )

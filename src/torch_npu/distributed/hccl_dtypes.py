@@ -13,6 +13,7 @@ and their siblings), as the emulated hccl checks them.
 int16, which both chips' HCCL carries in some collectives, stays refused: gloo, which carries the
 data here, has no int16. Which chip the emulator is comes from ``soc`` (APEXNPU_SOC_VERSION).
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Tuple
@@ -26,8 +27,16 @@ RELAX = f"set {STRICT_VARIABLE}=0 to allow it on the emulator"
 CONSTRAINTS = "Ascend's collective-communication constraints"
 
 REDUCED_DTYPES = (torch.int8, torch.int32, torch.int64, torch.float16, torch.float32)
-MOVED_DTYPES = (torch.int8, torch.uint8, torch.bool, torch.int32, torch.int64, torch.float16,
-                torch.float32, torch.float64)
+MOVED_DTYPES = (
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.float32,
+    torch.float64,
+)
 BF16_REDUCED_DTYPES = REDUCED_DTYPES + (torch.bfloat16,)
 BF16_MOVED_DTYPES = MOVED_DTYPES + (torch.bfloat16,)
 # The calls in which torch_npu reduces uint8 and bool by way of int32, and those dtypes.
@@ -52,8 +61,7 @@ def moved_dtypes() -> Tuple[torch.dtype, ...]:
 
 
 def _bf16_hint() -> str:
-    return "" if soc.has_bf16() else \
-        f"; bfloat16 is a 910B's: {soc.VARIABLE}=Ascend910B1"
+    return "" if soc.has_bf16() else f"; bfloat16 is a 910B's: {soc.VARIABLE}=Ascend910B1"
 
 
 def check(call: str, reduces: bool, tensors: Iterable[torch.Tensor], op_name: str) -> None:
@@ -65,9 +73,13 @@ def check(call: str, reduces: bool, tensors: Iterable[torch.Tensor], op_name: st
             continue  # torch_npu casts to int32, reduces and casts back
         if t.dtype not in allowed:
             hint = _bf16_hint() if t.dtype == torch.bfloat16 else ""
-            raise TypeError(f"hccl: {call} of a {t.dtype} tensor: HCCL on {soc.name()} {verb} "
-                            f"only {said(allowed)} ({CONSTRAINTS}{hint}); {RELAX}")
+            raise TypeError(
+                f"hccl: {call} of a {t.dtype} tensor: HCCL on {soc.name()} {verb} "
+                f"only {said(allowed)} ({CONSTRAINTS}{hint}); {RELAX}"
+            )
         if reduces and op_name == "PRODUCT" and t.dtype == torch.bfloat16:
-            raise TypeError(f"hccl: {call} of a torch.bfloat16 tensor with ReduceOp.PRODUCT: HCCL "
-                            f"on {soc.name()} reduces bfloat16 by sum, max and min only "
-                            f"({CONSTRAINTS}); {RELAX}")
+            raise TypeError(
+                f"hccl: {call} of a torch.bfloat16 tensor with ReduceOp.PRODUCT: HCCL "
+                f"on {soc.name()} reduces bfloat16 by sum, max and min only "
+                f"({CONSTRAINTS}); {RELAX}"
+            )

@@ -25,6 +25,7 @@ torch DDP calls this group from C++ and computes on the tensors in the futures o
 returns, beside NPU tensors; so a collective returns a finished work whose future holds the
 caller's own tensors, once gloo's work on their aliases is done (point-to-point ones excepted).
 """
+
 from __future__ import annotations
 
 import collections
@@ -102,8 +103,7 @@ def _with_op(opts: Any, op: Any) -> Any:
     torch's options objects cannot be copied, so their fields are)."""
     new = type(opts)()
     for name in dir(opts):
-        if not name.startswith("_") and name != "reduceOp" \
-                and not callable(getattr(opts, name)):
+        if not name.startswith("_") and name != "reduceOp" and not callable(getattr(opts, name)):
             setattr(new, name, getattr(opts, name))
     new.reduceOp = op
     return new
@@ -146,8 +146,15 @@ def _other_dtype(tensors: Sequence[torch.Tensor], dtype: torch.dtype) -> torch.d
 class HcclProcessGroup(dist.ProcessGroup):
     Options = HcclOptions
 
-    def __init__(self, gloo: Any, rank: int, size: int, options: Optional[HcclOptions] = None,
-                 exec_bound: Optional[hccl_timeouts.Bound] = None, label: str = ""):
+    def __init__(
+        self,
+        gloo: Any,
+        rank: int,
+        size: int,
+        options: Optional[HcclOptions] = None,
+        exec_bound: Optional[hccl_timeouts.Bound] = None,
+        label: str = "",
+    ):
         super().__init__(rank, size)
         self.gloo = gloo
         self.options = options if options is not None else HcclOptions()
@@ -208,8 +215,15 @@ class HcclProcessGroup(dist.ProcessGroup):
 
     def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         opts = opts if opts is not None else dist.AllreduceOptions()
-        self._agree(self._record("all_reduce", tensor=tensors[0], op=op_name(opts.reduceOp),
-                                 count=_numel(tensors), tensors=len(tensors)))
+        self._agree(
+            self._record(
+                "all_reduce",
+                tensor=tensors[0],
+                op=op_name(opts.reduceOp),
+                count=_numel(tensors),
+                tensors=len(tensors),
+            )
+        )
         return self._allreduce(tensors, opts)
 
     def _allreduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
@@ -226,15 +240,28 @@ class HcclProcessGroup(dist.ProcessGroup):
         options = dist.AllreduceOptions()
         if opts is not None:
             options.reduceOp = opts.reduceOp
-        self._agree(self._record("all_reduce_coalesced", tensor=tensors[0],
-                                 op=op_name(options.reduceOp), count=_numel(tensors),
-                                 tensors=len(tensors)))
+        self._agree(
+            self._record(
+                "all_reduce_coalesced",
+                tensor=tensors[0],
+                op=op_name(options.reduceOp),
+                count=_numel(tensors),
+                tensors=len(tensors),
+            )
+        )
         return self._allreduce(tensors, options)
 
     def reduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
-        self._agree(self._record("reduce", tensor=tensors[0], op=op_name(opts.reduceOp),
-                                 root=opts.rootRank, count=_numel(tensors),
-                                 tensors=len(tensors)))
+        self._agree(
+            self._record(
+                "reduce",
+                tensor=tensors[0],
+                op=op_name(opts.reduceOp),
+                root=opts.rootRank,
+                count=_numel(tensors),
+                tensors=len(tensors),
+            )
+        )
         if op_name(opts.reduceOp) == "SUM" and any(t.dtype == torch.bool for t in tensors):
             opts = _with_op(opts, dist.ReduceOp.MAX)  # as in allreduce
         options = dist.AllreduceOptions()
@@ -243,58 +270,76 @@ class HcclProcessGroup(dist.ProcessGroup):
             return self._allreduce(tensors, options)  # every rank gets it; dst reads it
         return _answering(self.gloo.reduce(_plain(tensors), opts), tensors)
 
-    def reduce_scatter(self, outputs: List[torch.Tensor], input_lists: List[List[torch.Tensor]],
-                       opts: Any) -> Any:
+    def reduce_scatter(
+        self, outputs: List[torch.Tensor], input_lists: List[List[torch.Tensor]], opts: Any
+    ) -> Any:
         """Rank i's ``inputs[j]`` must hold as many elements as rank j's output (they may differ
         from rank to rank); the ranks agree on that before any data moves."""
         world = self.size()
         inputs = input_lists[0]
-        record = self._record("reduce_scatter", tensor=outputs[0], op=op_name(opts.reduceOp),
-                              count=NONE, tensors=len(outputs),
-                              out_dtype=_other_dtype(inputs, outputs[0].dtype))
+        record = self._record(
+            "reduce_scatter",
+            tensor=outputs[0],
+            op=op_name(opts.reduceOp),
+            count=NONE,
+            tensors=len(outputs),
+            out_dtype=_other_dtype(inputs, outputs[0].dtype),
+        )
         if len(inputs) != world:
-            record.refuse(RuntimeError(
-                f"hccl: reduce_scatter of {len(inputs)} input tensors in a group of {world}: "
-                "the input list must hold one tensor per rank"))
+            record.refuse(
+                RuntimeError(
+                    f"hccl: reduce_scatter of {len(inputs)} input tensors in a group of {world}: "
+                    "the input list must hold one tensor per rank"
+                )
+            )
         else:
             record.flows([t.numel() for t in inputs], [outputs[0].numel()] * world)
         self._agree(record)
         return self._reduce_scatter(outputs, input_lists, opts)
 
-    def _reduce_scatter(self, outputs: List[torch.Tensor],
-                        input_lists: List[List[torch.Tensor]], opts: Any) -> Any:
+    def _reduce_scatter(
+        self, outputs: List[torch.Tensor], input_lists: List[List[torch.Tensor]], opts: Any
+    ) -> Any:
         options = dist.AllreduceOptions()
         options.reduceOp = opts.reduceOp
         for output, inputs in zip(outputs, input_lists):
             whole = torch.cat([t.reshape(-1) for t in inputs])
             self._allreduce([whole], options).wait()
-            start = sum(t.numel() for t in inputs[:self.rank()])
-            output.copy_(whole[start:start + output.numel()].view_as(output))
+            start = sum(t.numel() for t in inputs[: self.rank()])
+            output.copy_(whole[start : start + output.numel()].view_as(output))
         return _finished(list(outputs))
 
     def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any) -> Any:
         world = self.size()
-        record = self._record("reduce_scatter_tensor", tensor=output, op=op_name(opts.reduceOp),
-                              out_dtype=input.dtype)
+        record = self._record(
+            "reduce_scatter_tensor", tensor=output, op=op_name(opts.reduceOp), out_dtype=input.dtype
+        )
         if input.numel() != world * output.numel():
-            record.refuse(RuntimeError(
-                f"hccl: reduce_scatter_tensor of {input.numel()} elements into "
-                f"{output.numel()}: the input must hold the group's size ({world}) times the "
-                "output's elements"))
+            record.refuse(
+                RuntimeError(
+                    f"hccl: reduce_scatter_tensor of {input.numel()} elements into "
+                    f"{output.numel()}: the input must hold the group's size ({world}) times the "
+                    "output's elements"
+                )
+            )
         self._agree(record)
         return self._reduce_scatter([output], [list(input.reshape(-1).chunk(world))], opts)
 
     # --- gathers ----------------------------------------------------------------------------------
 
-    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor,
-                        opts: Optional[Any] = None) -> Any:
+    def _allgather_base(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Optional[Any] = None
+    ) -> Any:
         world = self.size()
         record = self._record("all_gather_into_tensor", tensor=input, out_dtype=output.dtype)
         if output.numel() != world * input.numel():
-            record.refuse(RuntimeError(
-                f"hccl: all_gather_into_tensor of {input.numel()} elements into "
-                f"{output.numel()}: the output must hold the group's size ({world}) times the "
-                "input's elements"))
+            record.refuse(
+                RuntimeError(
+                    f"hccl: all_gather_into_tensor of {input.numel()} elements into "
+                    f"{output.numel()}: the output must hold the group's size ({world}) times the "
+                    "input's elements"
+                )
+            )
         self._agree(record)
         return self._allgather_into(output, input)
 
@@ -303,48 +348,72 @@ class HcclProcessGroup(dist.ProcessGroup):
         return _answering(self.gloo.allgather([parts], [_carried(input).view(-1)]), [output])
 
     # torch 2.x calls the single-tensor collectives by these names.
-    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor,
-                          opts: Optional[Any] = None) -> Any:
+    def all_gather_single(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Optional[Any] = None
+    ) -> Any:
         return self._allgather_base(output, input, opts)
 
     def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any) -> Any:
         return self._reduce_scatter_base(output, input, opts)
 
-    def all_to_all_single(self, output: torch.Tensor, input: torch.Tensor,
-                          output_split_sizes: Any, input_split_sizes: Any,
-                          opts: Optional[Any] = None) -> Any:
+    def all_to_all_single(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: Any,
+        input_split_sizes: Any,
+        opts: Optional[Any] = None,
+    ) -> Any:
         return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
 
-    def all_gather_single_coalesced(self, outputs: Sequence[torch.Tensor],
-                                    inputs: Sequence[torch.Tensor], opts: Any = None) -> Any:
+    def all_gather_single_coalesced(
+        self, outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor], opts: Any = None
+    ) -> Any:
         for output, input in zip(outputs, inputs):
             self._allgather_base(output, input, opts).wait()
         return _finished(list(outputs))
 
-    def reduce_scatter_single_coalesced(self, outputs: Sequence[torch.Tensor],
-                                        inputs: Sequence[torch.Tensor], opts: Any) -> Any:
+    def reduce_scatter_single_coalesced(
+        self, outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor], opts: Any
+    ) -> Any:
         for output, input in zip(outputs, inputs):
             self._reduce_scatter_base(output, input, opts).wait()
         return _finished(list(outputs))
 
-    def alltoall(self, outputs: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor],
-                 opts: Optional[Any] = None) -> Any:
+    def alltoall(
+        self,
+        outputs: Sequence[torch.Tensor],
+        inputs: Sequence[torch.Tensor],
+        opts: Optional[Any] = None,
+    ) -> Any:
         world = self.size()
-        record = self._record("all_to_all", tensor=inputs[0], count=NONE,
-                              out_dtype=_other_dtype(list(inputs) + list(outputs),
-                                                     inputs[0].dtype))
+        record = self._record(
+            "all_to_all",
+            tensor=inputs[0],
+            count=NONE,
+            out_dtype=_other_dtype(list(inputs) + list(outputs), inputs[0].dtype),
+        )
         if len(inputs) != world or len(outputs) != world:
-            record.refuse(RuntimeError(
-                f"hccl: all_to_all of {len(inputs)} input and {len(outputs)} output tensors in a "
-                f"group of {world}: each list must hold one tensor per rank"))
+            record.refuse(
+                RuntimeError(
+                    f"hccl: all_to_all of {len(inputs)} input and {len(outputs)} output tensors in a "
+                    f"group of {world}: each list must hold one tensor per rank"
+                )
+            )
         else:
             record.flows([t.numel() for t in inputs], [t.numel() for t in outputs])
         self._agree(record)
         sent = torch.cat([t.reshape(-1) for t in inputs])
         received = torch.empty(sum(t.numel() for t in outputs), dtype=sent.dtype)
-        _kept(self.gloo.alltoall_base(_carried(received), _carried(sent),
-                                      [t.numel() for t in outputs], [t.numel() for t in inputs],
-                                      dist.AllToAllOptions())).wait()
+        _kept(
+            self.gloo.alltoall_base(
+                _carried(received),
+                _carried(sent),
+                [t.numel() for t in outputs],
+                [t.numel() for t in inputs],
+                dist.AllToAllOptions(),
+            )
+        ).wait()
         for out, part in zip(outputs, received.split([t.numel() for t in outputs])):
             out.copy_(part.view_as(out))
         return _finished(list(outputs))
@@ -352,12 +421,23 @@ class HcclProcessGroup(dist.ProcessGroup):
     # --- everything else is gloo's --------------------------------------------------------------
 
     def broadcast(self, tensors: List[torch.Tensor], opts: Any) -> Any:
-        self._agree(self._record("broadcast", tensor=tensors[0], root=opts.rootRank,
-                                 count=_numel(tensors), tensors=len(tensors)))
+        self._agree(
+            self._record(
+                "broadcast",
+                tensor=tensors[0],
+                root=opts.rootRank,
+                count=_numel(tensors),
+                tensors=len(tensors),
+            )
+        )
         return _answering(self.gloo.broadcast(_carried(tensors), opts), tensors)
 
-    def allgather(self, outputs: List[List[torch.Tensor]], inputs: List[torch.Tensor],
-                  opts: Optional[Any] = None) -> Any:
+    def allgather(
+        self,
+        outputs: List[List[torch.Tensor]],
+        inputs: List[torch.Tensor],
+        opts: Optional[Any] = None,
+    ) -> Any:
         """HCCL, like NCCL, asks only that every output hold as many elements as the input (it
         gathers into one flat buffer); gloo wants the input's very shape. Ascend's apex gathers a
         0-d count into 1-element tensors (combine_ddp). So an output of another shape receives
@@ -366,20 +446,31 @@ class HcclProcessGroup(dist.ProcessGroup):
         opts = opts if opts is not None else AllgatherOptions()
         world = self.size()
         listed = [t for output_list in outputs for t in output_list]
-        record = self._record("all_gather", tensor=inputs[0], count=_numel(inputs),
-                              tensors=len(inputs), out_dtype=_other_dtype(listed, inputs[0].dtype))
+        record = self._record(
+            "all_gather",
+            tensor=inputs[0],
+            count=_numel(inputs),
+            tensors=len(inputs),
+            out_dtype=_other_dtype(listed, inputs[0].dtype),
+        )
         if any(len(output_list) != world for output_list in outputs):
-            record.refuse(RuntimeError(
-                f"hccl: all_gather into {[len(o) for o in outputs][0]} output tensors in a group "
-                f"of {world}: the output list must hold one tensor per rank"))
+            record.refuse(
+                RuntimeError(
+                    f"hccl: all_gather into {[len(o) for o in outputs][0]} output tensors in a group "
+                    f"of {world}: the output list must hold one tensor per rank"
+                )
+            )
         else:
             for output_list, input in zip(outputs, inputs):
                 wrong = [o for o in output_list if o.numel() != input.numel()]
                 if wrong:
-                    record.refuse(RuntimeError(
-                        f"hccl: all_gather of a {tuple(input.shape)} tensor into a "
-                        f"{tuple(wrong[0].shape)} one: all tensor operands to scatter/gather "
-                        "must have the same number of elements"))
+                    record.refuse(
+                        RuntimeError(
+                            f"hccl: all_gather of a {tuple(input.shape)} tensor into a "
+                            f"{tuple(wrong[0].shape)} one: all tensor operands to scatter/gather "
+                            "must have the same number of elements"
+                        )
+                    )
             if len(inputs) == 1:
                 record.flows([inputs[0].numel()] * world, [o.numel() for o in outputs[0]])
         self._agree(record)
@@ -407,66 +498,104 @@ class HcclProcessGroup(dist.ProcessGroup):
     def allgather_coalesced(self, outputs: Any, inputs: Any, opts: Optional[Any] = None) -> Any:
         world = self.size()
         listed = [t for output_list in outputs for t in output_list]
-        record = self._record("all_gather_coalesced", tensor=inputs[0], count=_numel(inputs),
-                              tensors=len(inputs), out_dtype=_other_dtype(listed, inputs[0].dtype))
+        record = self._record(
+            "all_gather_coalesced",
+            tensor=inputs[0],
+            count=_numel(inputs),
+            tensors=len(inputs),
+            out_dtype=_other_dtype(listed, inputs[0].dtype),
+        )
         if len(outputs) != world or any(
-                [t.numel() for t in output_list] != [t.numel() for t in inputs]
-                for output_list in outputs):
-            record.refuse(RuntimeError(
-                "hccl: all_gather_coalesced: the outputs must hold, for each of the group's "
-                f"{world} ranks, tensors of the inputs' numbers of elements"))
+            [t.numel() for t in output_list] != [t.numel() for t in inputs]
+            for output_list in outputs
+        ):
+            record.refuse(
+                RuntimeError(
+                    "hccl: all_gather_coalesced: the outputs must hold, for each of the group's "
+                    f"{world} ranks, tensors of the inputs' numbers of elements"
+                )
+            )
         self._agree(record)
-        return _answering(self.gloo.allgather_coalesced(
-            _carried(outputs), _carried(inputs), opts if opts is not None
-            else AllgatherOptions()), outputs)
+        return _answering(
+            self.gloo.allgather_coalesced(
+                _carried(outputs),
+                _carried(inputs),
+                opts if opts is not None else AllgatherOptions(),
+            ),
+            outputs,
+        )
 
     def gather(self, outputs: Any, inputs: Any, opts: Any) -> Any:
         world, root = self.size(), opts.rootRank
-        record = self._record("gather", tensor=inputs[0], root=root, count=_numel(inputs),
-                              tensors=len(inputs))
+        record = self._record(
+            "gather", tensor=inputs[0], root=root, count=_numel(inputs), tensors=len(inputs)
+        )
         received = outputs[0] if self.rank() == root and outputs else []
         sends = [inputs[0].numel() if j == root else 0 for j in range(world)]
         if self.rank() == root and len(received) != world:
-            record.refuse(RuntimeError(
-                f"hccl: gather into {len(received)} output tensors in a group of {world}: the "
-                "root's output list must hold one tensor per rank"))
+            record.refuse(
+                RuntimeError(
+                    f"hccl: gather into {len(received)} output tensors in a group of {world}: the "
+                    "root's output list must hold one tensor per rank"
+                )
+            )
         else:
             record.flows(sends, [t.numel() for t in received] or [0] * world)
             record.values[hccl_agreement.OUT_DTYPE] = hccl_agreement.dtype_code(
-                _other_dtype(received, inputs[0].dtype))
+                _other_dtype(received, inputs[0].dtype)
+            )
         self._agree(record)
         return _answering(self.gloo.gather(_carried(outputs), _carried(inputs), opts), outputs)
 
     def scatter(self, outputs: Any, inputs: Any, opts: Any) -> Any:
         world, root = self.size(), opts.rootRank
-        record = self._record("scatter", tensor=outputs[0], root=root, count=_numel(outputs),
-                              tensors=len(outputs))
+        record = self._record(
+            "scatter", tensor=outputs[0], root=root, count=_numel(outputs), tensors=len(outputs)
+        )
         given = inputs[0] if self.rank() == root and inputs else []
         expects = [outputs[0].numel() if j == root else 0 for j in range(world)]
         if self.rank() == root and len(given) != world:
-            record.refuse(RuntimeError(
-                f"hccl: scatter of {len(given)} input tensors in a group of {world}: the root's "
-                "input list must hold one tensor per rank"))
+            record.refuse(
+                RuntimeError(
+                    f"hccl: scatter of {len(given)} input tensors in a group of {world}: the root's "
+                    "input list must hold one tensor per rank"
+                )
+            )
         else:
             record.flows([t.numel() for t in given] or [0] * world, expects)
             record.values[hccl_agreement.OUT_DTYPE] = hccl_agreement.dtype_code(
-                _other_dtype(given, outputs[0].dtype))
+                _other_dtype(given, outputs[0].dtype)
+            )
         self._agree(record)
         return _answering(self.gloo.scatter(_carried(outputs), _carried(inputs), opts), outputs)
 
-    def alltoall_base(self, output: torch.Tensor, input: torch.Tensor, output_split_sizes: Any,
-                      input_split_sizes: Any, opts: Optional[Any] = None) -> Any:
-        record = self._record("all_to_all_single", tensor=input, count=NONE,
-                              out_dtype=output.dtype)
+    def alltoall_base(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: Any,
+        input_split_sizes: Any,
+        opts: Optional[Any] = None,
+    ) -> Any:
+        record = self._record("all_to_all_single", tensor=input, count=NONE, out_dtype=output.dtype)
         try:
-            record.flows(self._split_elements(input, input_split_sizes, "input"),
-                         self._split_elements(output, output_split_sizes, "output"))
+            record.flows(
+                self._split_elements(input, input_split_sizes, "input"),
+                self._split_elements(output, output_split_sizes, "output"),
+            )
         except RuntimeError as error:
             record.refuse(error)
         self._agree(record)
-        return _answering(self.gloo.alltoall_base(
-            _carried(output), _carried(input), output_split_sizes, input_split_sizes,
-            opts if opts is not None else dist.AllToAllOptions()), [output])
+        return _answering(
+            self.gloo.alltoall_base(
+                _carried(output),
+                _carried(input),
+                output_split_sizes,
+                input_split_sizes,
+                opts if opts is not None else dist.AllToAllOptions(),
+            ),
+            [output],
+        )
 
     # Point-to-point works are gloo's own (their futures hold the aliases): a send must not wait
     # for its receiver, which may be sending first.
@@ -490,12 +619,14 @@ class HcclProcessGroup(dist.ProcessGroup):
             if rows % world:
                 raise RuntimeError(
                     f"hccl: all_to_all_single of an {name} of {rows} rows in a group of "
-                    f"{world}: without split sizes, the rows must divide evenly among the ranks")
+                    f"{world}: without split sizes, the rows must divide evenly among the ranks"
+                )
             return [rows // world * per_row] * world
         if len(splits) != world or sum(splits) != rows or min(splits) < 0:
             raise RuntimeError(
                 f"hccl: all_to_all_single with {name} split sizes {splits} for {rows} rows in a "
-                f"group of {world}: give one size per rank, summing to the rows")
+                f"group of {world}: give one size per rank, summing to the rows"
+            )
         return [n * per_row for n in splits]
 
     def barrier(self, opts: Optional[Any] = None) -> Any:

@@ -14,6 +14,7 @@ takes the variables as given, in seconds (no range, rounding or margin), so that
 seconds rather than minutes. A value HCCL would refuse is refused here, naming the variable and
 its range.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -37,6 +38,7 @@ NO_BOUND = datetime.timedelta(days=365)
 
 class Bound(NamedTuple):
     """A wait's bound and where it came from, for the error that reports it."""
+
     timeout: datetime.timedelta
     source: str  # "HCCL_EXEC_TIMEOUT=5 s", "timeout=0:00:03 given to init_process_group"
 
@@ -59,8 +61,10 @@ def exec_bound(strict: bool) -> Bound:
     """How long a collective of a group made now may wait for its peers (HCCL_EXEC_TIMEOUT)."""
     text = os.environ.get(EXEC_VARIABLE)
     if text is None or not text.strip():
-        return Bound(datetime.timedelta(seconds=EXEC_DEFAULT),
-                     f"{EXEC_VARIABLE}'s default of {EXEC_DEFAULT} s")
+        return Bound(
+            datetime.timedelta(seconds=EXEC_DEFAULT),
+            f"{EXEC_VARIABLE}'s default of {EXEC_DEFAULT} s",
+        )
     if not strict:
         value = _relaxed_seconds(EXEC_VARIABLE, text)
         return Bound(datetime.timedelta(seconds=value), f"{EXEC_VARIABLE}={text.strip()} s")
@@ -77,9 +81,11 @@ def exec_bound(strict: bool) -> Bound:
     if not 0 < value <= EXEC_MAX_910:
         raise ValueError(f"{EXEC_VARIABLE}={text!r}: expected whole seconds {expected}")
     waited = max(EXEC_STEP_910, value // EXEC_STEP_910 * EXEC_STEP_910)
-    return Bound(datetime.timedelta(seconds=waited),
-                 f"{EXEC_VARIABLE}={value} ({waited} s on {soc.name()}, which counts in steps "
-                 f"of {EXEC_STEP_910} s)")
+    return Bound(
+        datetime.timedelta(seconds=waited),
+        f"{EXEC_VARIABLE}={value} ({waited} s on {soc.name()}, which counts in steps "
+        f"of {EXEC_STEP_910} s)",
+    )
 
 
 def connect_bound(strict: bool) -> Bound:
@@ -96,12 +102,16 @@ def connect_bound(strict: bool) -> Bound:
         expected = f"in [{low}, {high}]"
         value = _seconds(CONNECT_VARIABLE, text, expected)
         if not low <= value <= high:
-            raise ValueError(f"{CONNECT_VARIABLE}={text!r}: expected whole seconds {expected} "
-                             "(APEXNPU_HCCL_STRICT=0 takes any count of seconds on the emulator)")
+            raise ValueError(
+                f"{CONNECT_VARIABLE}={text!r}: expected whole seconds {expected} "
+                "(APEXNPU_HCCL_STRICT=0 takes any count of seconds on the emulator)"
+            )
         source = f"{CONNECT_VARIABLE}={value}"
     waited = value + CONNECT_MARGIN
-    return Bound(datetime.timedelta(seconds=waited),
-                 f"{source} (+{CONNECT_MARGIN} s, as HCCL waits: {waited} s)")
+    return Bound(
+        datetime.timedelta(seconds=waited),
+        f"{source} (+{CONNECT_MARGIN} s, as HCCL waits: {waited} s)",
+    )
 
 
 def given(timeout: Optional[datetime.timedelta], where: str) -> Bound:

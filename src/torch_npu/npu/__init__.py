@@ -6,6 +6,8 @@ generators (``random``), the float status, the ``torch.npu.*Tensor`` types, comp
 ``matmul``/``conv`` settings, ``amp`` and ``utils``, answered by the emulator as torch_npu
 answers them.
 """
+
+# ruff: noqa: E402, F401  (imports placed after setup code, re-exports)
 from __future__ import annotations
 
 import os
@@ -23,21 +25,53 @@ from .._fp16 import mode as emulation
 from ..utils._error_code import ErrCode, pta_error
 from . import streams
 from ._properties import _NPUDeviceProperties
-from .memory import (caching_allocator_alloc, caching_allocator_delete,  # noqa: F401
-                     empty_cache, get_allocator_backend, get_per_process_memory_fraction,
-                     host_empty_cache,
-                     max_memory_allocated, max_memory_cached, max_memory_reserved, mem_get_info,
-                     memory_allocated, memory_cached, memory_reserved, memory_snapshot,
-                     memory_stats, memory_stats_as_nested_dict, memory_summary,
-                     reset_accumulated_memory_stats, reset_max_memory_allocated,
-                     reset_max_memory_cached, reset_peak_memory_stats,
-                     set_per_process_memory_fraction)
+from .memory import (
+    caching_allocator_alloc,
+    caching_allocator_delete,
+    empty_cache,
+    get_allocator_backend,
+    get_per_process_memory_fraction,
+    host_empty_cache,
+    max_memory_allocated,
+    max_memory_cached,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_cached,
+    memory_reserved,
+    memory_snapshot,
+    memory_stats,
+    memory_stats_as_nested_dict,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_max_memory_cached,
+    reset_peak_memory_stats,
+    set_per_process_memory_fraction,
+)
 from .streams import Event, Stream, SyncLaunchStream  # noqa: F401
-from .utils import (StreamContext, _get_device_index, can_device_access_peer,  # noqa: F401
-                    clear_npu_overflow_flag, current_blas_handle, current_device,
-                    current_stream, default_stream, device, device_count, device_of,
-                    get_npu_overflow_flag, get_sync_debug_mode, is_available, is_bf16_supported,
-                    set_device, set_stream, set_sync_debug_mode, stream, synchronize)
+from .utils import (
+    StreamContext,
+    _get_device_index,
+    can_device_access_peer,
+    clear_npu_overflow_flag,
+    current_blas_handle,
+    current_device,
+    current_stream,
+    default_stream,
+    device,
+    device_count,
+    device_of,
+    get_npu_overflow_flag,
+    get_sync_debug_mode,
+    is_available,
+    is_bf16_supported,
+    set_device,
+    set_stream,
+    set_sync_debug_mode,
+    stream,
+    synchronize,
+)
 
 _FLOAT_STATUS_SIZE = 8
 
@@ -101,10 +135,12 @@ def utilization(device: Any = None) -> int:
 
 # --- the float status ---------------------------------------------------------------------------
 
+
 def npu_alloc_float_status() -> torch.Tensor:
     """A float-status buffer, as torch_npu's ``npu_alloc_float_status``."""
-    return placement.put(torch.zeros(_FLOAT_STATUS_SIZE, dtype=torch.float32),
-                         devices.current_device())
+    return placement.put(
+        torch.zeros(_FLOAT_STATUS_SIZE, dtype=torch.float32), devices.current_device()
+    )
 
 
 def npu_get_float_status(status: torch.Tensor) -> torch.Tensor:
@@ -139,8 +175,9 @@ class profile:  # noqa: N801 - torch.npu.profile(path) is a context manager
     profiling of the block on a real NPU. The emulated NPU has no CANN: the block runs as it
     is and nothing is written (profile it with ``torch.profiler``)."""
 
-    def __init__(self, profiler_result_path: str = "./", use_e2e_profiler: bool = False,
-                 config: Any = None) -> None:
+    def __init__(
+        self, profiler_result_path: str = "./", use_e2e_profiler: bool = False, config: Any = None
+    ) -> None:
         self.result_path = profiler_result_path
 
     def __enter__(self) -> "profile":
@@ -160,8 +197,10 @@ def set_option(option: Dict[str, Any]) -> None:
     _options.update(option)
 
 
-_CAPABILITY_NOTE = ("The return value of get_device_capability is only for compatibility with "
-                    "PyTorch and does not represent the actual capability of the NPU device.")
+_CAPABILITY_NOTE = (
+    "The return value of get_device_capability is only for compatibility with "
+    "PyTorch and does not represent the actual capability of the NPU device."
+)
 
 
 def get_device_capability(device: Any = None) -> Optional[Tuple[int, int]]:
@@ -169,14 +208,18 @@ def get_device_capability(device: Any = None) -> Optional[Tuple[int, int]]:
     ``TORCH_NPU_DEVICE_CAPABILITY`` ("major.minor") says what to answer; a warning either way."""
     text = os.environ.get("TORCH_NPU_DEVICE_CAPABILITY")
     if not text:
-        warnings.warn("You can set the device capability via the environment variable "
-                      f"TORCH_NPU_DEVICE_CAPABILITY. {_CAPABILITY_NOTE}")
+        warnings.warn(
+            "You can set the device capability via the environment variable "
+            f"TORCH_NPU_DEVICE_CAPABILITY. {_CAPABILITY_NOTE}"
+        )
         return None
     match = re.match(r"^(\d+)\.(\d+)$", text)
     if not match:
-        warnings.warn("torch.npu.get_device_capability can't parse TORCH_NPU_DEVICE_CAPABILITY "
-                      f"environment variable: {text}. Expected format is 'major.minor' where "
-                      "major and minor are non-negative integers (e.g., '8.0').")
+        warnings.warn(
+            "torch.npu.get_device_capability can't parse TORCH_NPU_DEVICE_CAPABILITY "
+            f"environment variable: {text}. Expected format is 'major.minor' where "
+            "major and minor are non-negative integers (e.g., '8.0')."
+        )
         return None
     warnings.warn(_CAPABILITY_NOTE)
     return int(match.group(1)), int(match.group(2))
@@ -193,9 +236,17 @@ for _name, _cls in tensor_types.TYPES.items():
 from . import aclnn, amp, memory, random, utils  # noqa: E402,F401
 from .npurt import npurt  # noqa: E402,F401
 from .amp import is_autocast_enabled  # noqa: E402,F401
-from .random import (get_rng_state, get_rng_state_all, initial_seed,  # noqa: E402,F401
-                     manual_seed, manual_seed_all, seed, seed_all, set_rng_state,
-                     set_rng_state_all)
+from .random import (
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -213,8 +264,7 @@ def __getattr__(name: str) -> Any:
 # torch_npu's NPUGraph capture, which the emulator does not have, so the module stays unseen.
 if tuple(int(part) for part in torch.__version__.split(".")[:2]) < (2, 1):
     from . import graph  # noqa: E402,F401
-    from .graph import (disable_graph_mode, enable_graph_mode, is_graph_mode,  # noqa: E402,F401
-                        launch_graph)
+    from .graph import disable_graph_mode, enable_graph_mode, is_graph_mode, launch_graph
 
 
 def install() -> None:
@@ -228,8 +278,13 @@ def install() -> None:
         else:
             torch.npu = sys.modules[__name__]
             sys.modules["torch.npu"] = sys.modules[__name__]
-    for name, module in (("amp", amp), ("utils", utils), ("random", random),
-                         ("streams", streams), ("memory", memory)):
+    for name, module in (
+        ("amp", amp),
+        ("utils", utils),
+        ("random", random),
+        ("streams", streams),
+        ("memory", memory),
+    ):
         sys.modules[f"torch.npu.{name}"] = module
     amp.install_torch_autocast()
     generators.install()

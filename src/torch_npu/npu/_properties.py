@@ -1,6 +1,7 @@
 """What ``torch.npu.get_device_properties`` tells of an emulated NPU, in torch_npu's type
 (``torch_npu._C._NPUDeviceProperties``): the chip's name and cores (``_device.soc``), the memory
 the NPU has (the host's), and a UUID that stays the same for a device of a machine."""
+
 from __future__ import annotations
 
 import socket
@@ -58,8 +59,9 @@ class _NPUDeviceProperties:
         self.warp_size: Optional[int] = None
         self.regs_per_multiprocessor: Optional[int] = None
         self.gcnArchName: Optional[str] = None
-        self.uuid = _CUuuid(uuid.uuid5(uuid.NAMESPACE_OID,
-                                       f"apexnpu-emulated-npu/{_machine()}/{self.name}/{index}"))
+        self.uuid = _CUuuid(
+            uuid.uuid5(uuid.NAMESPACE_OID, f"apexnpu-emulated-npu/{_machine()}/{self.name}/{index}")
+        )
 
     def __setattr__(self, key: str, value: object) -> None:
         if "uuid" in self.__dict__:
@@ -67,10 +69,12 @@ class _NPUDeviceProperties:
         object.__setattr__(self, key, value)
 
     def __repr__(self) -> str:
-        return (f"_NPUDeviceProperties(name='{self.name}', total_memory="
-                f"{self.total_memory // _MIB}MB, cube_core_num={self.cube_core_num}, "
-                f"vector_core_num={self.vector_core_num}, uuid={self.uuid}, "
-                f"L2_cache_size={self.L2_cache_size // _MIB}MB)")
+        return (
+            f"_NPUDeviceProperties(name='{self.name}', total_memory="
+            f"{self.total_memory // _MIB}MB, cube_core_num={self.cube_core_num}, "
+            f"vector_core_num={self.vector_core_num}, uuid={self.uuid}, "
+            f"L2_cache_size={self.L2_cache_size // _MIB}MB)"
+        )
 
 
 _NPUDeviceProperties.__module__ = _CUuuid.__module__ = "torch_npu._C"

@@ -1,5 +1,6 @@
 """``torch.npu.aclnn``: the aclnn operator library's settings. torch_npu cannot tell the
 library's version and says so; the emulated NPU has none at all."""
+
 from __future__ import annotations
 
 import warnings

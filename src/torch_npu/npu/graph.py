@@ -9,6 +9,7 @@ process, and launching outside it is the error torch_npu raises. torch_npu 2.1 a
 no graph mode (``torch.compile`` replaced it), so ``torch.npu`` offers these below torch 2.1
 only (torch 1.x, and 2.0.x, whose torch_npu release candidates still had them).
 """
+
 from __future__ import annotations
 
 _graph_mode = False
@@ -17,8 +18,9 @@ _graph_mode = False
 def enable_graph_mode(verbose: bool = False) -> None:
     global _graph_mode
     if not isinstance(verbose, bool):
-        raise TypeError(f"torch.npu.enable_graph_mode: verbose must be a bool, got "
-                        f"{type(verbose).__name__}")
+        raise TypeError(
+            f"torch.npu.enable_graph_mode: verbose must be a bool, got {type(verbose).__name__}"
+        )
     _graph_mode = True
 
 

@@ -1,6 +1,7 @@
 """``torch_npu.npu.memory``: the memory of the emulated NPUs, as torch_npu's caching allocator
 reports it (see ``_device.memory`` for what is counted): statistics, the snapshot, the summary
 table, the per-process fraction, and raw allocations."""
+
 from __future__ import annotations
 
 import collections
@@ -18,13 +19,30 @@ from ..utils._error_code import ErrCode, pta_error
 from .streams import Stream
 from .utils import _get_device_index, current_device, current_stream
 
-__all__ = ["caching_allocator_alloc", "caching_allocator_delete",
-           "get_per_process_memory_fraction", "set_per_process_memory_fraction", "empty_cache",
-           "memory_stats", "memory_stats_as_nested_dict", "reset_accumulated_memory_stats",
-           "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
-           "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-           "memory_cached", "max_memory_cached", "memory_snapshot", "memory_summary",
-           "get_allocator_backend", "mem_get_info", "host_empty_cache"]
+__all__ = [
+    "caching_allocator_alloc",
+    "caching_allocator_delete",
+    "get_per_process_memory_fraction",
+    "set_per_process_memory_fraction",
+    "empty_cache",
+    "memory_stats",
+    "memory_stats_as_nested_dict",
+    "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats",
+    "reset_max_memory_allocated",
+    "reset_max_memory_cached",
+    "memory_allocated",
+    "max_memory_allocated",
+    "memory_reserved",
+    "max_memory_reserved",
+    "memory_cached",
+    "max_memory_cached",
+    "memory_snapshot",
+    "memory_summary",
+    "get_allocator_backend",
+    "mem_get_info",
+    "host_empty_cache",
+]
 
 
 def _index(device: Any) -> int:
@@ -46,9 +64,10 @@ def caching_allocator_alloc(size: int, device: Any = None, stream: Any = None) -
     if isinstance(stream, Stream):
         stream = stream.npu_stream
     if not isinstance(stream, int):
-        raise TypeError("Invalid type for stream argument, must be `torch_npu.npu.Stream` or "
-                        "`int` representing a pointer to a existing stream"
-                        + pta_error(ErrCode.TYPE))
+        raise TypeError(
+            "Invalid type for stream argument, must be `torch_npu.npu.Stream` or "
+            "`int` representing a pointer to a existing stream" + pta_error(ErrCode.TYPE)
+        )
     with allocator.allocation_guard(index):
         buffer = torch.empty(int(size), dtype=torch.uint8)
     allocator.track(buffer, index)
@@ -65,6 +84,7 @@ def caching_allocator_delete(mem_ptr: int) -> None:
 
 # --- the per-process fraction -------------------------------------------------------------------
 
+
 def get_per_process_memory_fraction(device: Any = None) -> float:
     """The fraction of an NPU's memory this process may allocate (1.0 unless set)."""
     return allocator.fraction(_index(device))
@@ -75,11 +95,13 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     beyond it fails with torch_npu's out-of-memory error."""
     index = _index(current_device() if device is None else device)
     if not isinstance(fraction, float):
-        raise TypeError("Invalid type for fraction argument, must be `float`"
-                        + pta_error(ErrCode.TYPE))
+        raise TypeError(
+            "Invalid type for fraction argument, must be `float`" + pta_error(ErrCode.TYPE)
+        )
     if fraction < 0 or fraction > 1:
-        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1"
-                         + pta_error(ErrCode.VALUE))
+        raise ValueError(
+            f"Invalid fraction value: {fraction}. Allowed range: 0~1" + pta_error(ErrCode.VALUE)
+        )
     allocator.set_fraction(index, fraction)
 
 
@@ -90,6 +112,7 @@ def empty_cache() -> None:
 
 
 # --- statistics ---------------------------------------------------------------------------------
+
 
 def memory_stats_as_nested_dict(device: Any = None) -> Dict[str, Any]:
     return allocator.nested_stats(_index(device))
@@ -121,16 +144,20 @@ def reset_peak_memory_stats(device: Any = None) -> None:
 
 
 def reset_max_memory_allocated(device: Any = None) -> None:
-    warnings.warn("torch_npu.npu.reset_max_memory_allocated now calls "
-                  "torch_npu.npu.reset_peak_memory_stats, which resets /all/ peak memory stats.",
-                  DeprecationWarning)
+    warnings.warn(
+        "torch_npu.npu.reset_max_memory_allocated now calls "
+        "torch_npu.npu.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+        DeprecationWarning,
+    )
     reset_peak_memory_stats(device)
 
 
 def reset_max_memory_cached(device: Any = None) -> None:
-    warnings.warn("torch_npu.npu.reset_max_memory_cached now calls "
-                  "torch_npu.npu.reset_peak_memory_stats, which resets /all/ peak memory stats.",
-                  DeprecationWarning)
+    warnings.warn(
+        "torch_npu.npu.reset_max_memory_cached now calls "
+        "torch_npu.npu.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+        DeprecationWarning,
+    )
     reset_peak_memory_stats(device)
 
 
@@ -157,14 +184,18 @@ def max_memory_reserved(device: Any = None) -> int:
 
 
 def memory_cached(device: Any = None) -> int:
-    warnings.warn("torch_npu.npu.memory_cached has been renamed to torch_npu.npu.memory_reserved",
-                  DeprecationWarning)
+    warnings.warn(
+        "torch_npu.npu.memory_cached has been renamed to torch_npu.npu.memory_reserved",
+        DeprecationWarning,
+    )
     return memory_reserved(device)
 
 
 def max_memory_cached(device: Any = None) -> int:
-    warnings.warn("torch_npu.npu.max_memory_cached has been renamed to "
-                  "torch_npu.npu.max_memory_reserved", DeprecationWarning)
+    warnings.warn(
+        "torch_npu.npu.max_memory_cached has been renamed to torch_npu.npu.max_memory_reserved",
+        DeprecationWarning,
+    )
     return max_memory_reserved(device)
 
 
@@ -180,9 +211,13 @@ def host_empty_cache() -> None:
     pinned.empty_cache()
 
 
-def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
-                           stacks: str = "all", max_entries: int = sys.maxsize,
-                           device: Any = None) -> None:
+def _record_memory_history(
+    enabled: Optional[str] = "all",
+    context: Optional[str] = "all",
+    stacks: str = "all",
+    max_entries: int = sys.maxsize,
+    device: Any = None,
+) -> None:
     """Record every NPU allocation and free with its Python stack (None stops), for
     ``_snapshot`` and torch's memory viewer."""
     if device is not None:
@@ -195,12 +230,15 @@ def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> Dict[
     it, when recorded) and each NPU's allocation history."""
     if device is not None:
         _get_device_index(device, optional=True)
-    return {"segments": allocator.snapshot(),
-            "device_traces": memory_history.traces(devices.device_count())}
+    return {
+        "segments": allocator.snapshot(),
+        "device_traces": memory_history.traces(devices.device_count()),
+    }
 
 
-def _dump_snapshot(filename: str = "dump_snapshot.pickle",
-                   augment_with_fx_traces: bool = False) -> None:
+def _dump_snapshot(
+    filename: str = "dump_snapshot.pickle", augment_with_fx_traces: bool = False
+) -> None:
     """``_snapshot()`` pickled into ``filename`` (what pytorch.org/memory_viz opens)."""
     with open(filename, "wb") as f:
         pickle.dump(_snapshot(), f)
@@ -220,6 +258,7 @@ def get_allocator_backend() -> str:
 
 
 # --- the summary table ----------------------------------------------------------------------------
+
 
 def _format_bytes(value: int, reference: int) -> str:
     units = ["B ", "KB", "MB", "GB", "TB", "PB"]
@@ -241,16 +280,20 @@ def _format_count(value: int, reference: int) -> str:
     return f"{value:7d} {units[unit]} "
 
 
-_METRICS = (("allocated_bytes", "Allocated memory", _format_bytes),
-            ("active_bytes", "Active memory", _format_bytes),
-            ("reserved_bytes", "NPU reserved memory", _format_bytes),
-            ("inactive_split_bytes", "Non-releasable memory", _format_bytes),
-            ("allocation", "Allocations", _format_count),
-            ("active", "Active allocs", _format_count),
-            ("segment", "NPU reserved segments", _format_count),
-            ("inactive_split", "Non-releasable allocs", _format_count))
-_OVERSIZE = (("oversize_allocations", "Oversize allocations"),
-             ("oversize_segments", "Oversize NPU segments"))
+_METRICS = (
+    ("allocated_bytes", "Allocated memory", _format_bytes),
+    ("active_bytes", "Active memory", _format_bytes),
+    ("reserved_bytes", "NPU reserved memory", _format_bytes),
+    ("inactive_split_bytes", "Non-releasable memory", _format_bytes),
+    ("allocation", "Allocations", _format_count),
+    ("active", "Active allocs", _format_count),
+    ("segment", "NPU reserved segments", _format_count),
+    ("inactive_split", "Non-releasable allocs", _format_count),
+)
+_OVERSIZE = (
+    ("oversize_allocations", "Oversize allocations"),
+    ("oversize_segments", "Oversize NPU segments"),
+)
 _RULE, _DOUBLE_RULE = "-" * 75, "=" * 75
 
 
@@ -258,25 +301,31 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
     """torch_npu's table of NPU ``device``'s memory statistics."""
     index = _get_device_index(device, optional=True)
     stats = memory_stats(index)
-    lines = [_DOUBLE_RULE,
-             f" {'':16} PyTorch NPU memory summary, device ID {index:<18d} ",
-             _RULE,
-             f"  {'':9} NPU OOMs: {stats['num_ooms']:<13d} | {'':6} npuMalloc retries: "
-             f"{stats['num_alloc_retries']:<9d}  ",
-             _DOUBLE_RULE,
-             "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  "]
+    lines = [
+        _DOUBLE_RULE,
+        f" {'':16} PyTorch NPU memory summary, device ID {index:<18d} ",
+        _RULE,
+        f"  {'':9} NPU OOMs: {stats['num_ooms']:<13d} | {'':6} npuMalloc retries: "
+        f"{stats['num_alloc_retries']:<9d}  ",
+        _DOUBLE_RULE,
+        "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ",
+    ]
 
     def row(name: str, prefix: str, formatter: Any, reference_prefix: str) -> str:
-        cells = [formatter(stats[prefix + field], stats[reference_prefix + field])
-                 for field in ("current", "peak", "allocated", "freed")]
+        cells = [
+            formatter(stats[prefix + field], stats[reference_prefix + field])
+            for field in ("current", "peak", "allocated", "freed")
+        ]
         return f" {name:<21} | " + " | ".join(cells) + " "
 
     for key, name, formatter in _METRICS:
         lines.append(_RULE)
         pools = [("all", name)]
         if not abbreviated:
-            pools += [("large_pool", "      from large pool"), ("small_pool",
-                                                              "      from small pool")]
+            pools += [
+                ("large_pool", "      from large pool"),
+                ("small_pool", "      from small pool"),
+            ]
         for pool, label in pools:
             lines.append(row(label, f"{key}.{pool}.", formatter, f"{key}.all."))
     for key, name in _OVERSIZE:

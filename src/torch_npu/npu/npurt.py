@@ -7,6 +7,7 @@ return codes: 0 (``ACL_SUCCESS``), or 107000 (``ACL_ERROR_RT_PARAM_INVALID``) fo
 an empty or negative size, a negative flag, a range already registered, or an address never
 registered. The raw stream calls of the module are not emulated (the emulator's streams are
 ``torch.npu.Stream``)."""
+
 from __future__ import annotations
 
 import threading
@@ -25,8 +26,10 @@ def npuHostRegister(address: int, size: int, flags: int) -> int:  # noqa: N802 -
     if not address or size <= 0 or flags < 0:
         return ACL_ERROR_RT_PARAM_INVALID
     with _lock:
-        if any(start < address + size and address < start + length
-               for start, length in _registered.items()):
+        if any(
+            start < address + size and address < start + length
+            for start, length in _registered.items()
+        ):
             return ACL_ERROR_RT_PARAM_INVALID
         _registered[address] = size
     return ACL_SUCCESS

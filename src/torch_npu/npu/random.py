@@ -7,6 +7,7 @@ offset), so NPU states saved on a real NPU load here and the other way round; a 
 saves, forks and restores NPU states (Megatron-style model-parallel RNG trackers do) gets back
 its numbers. See ``_device.generators`` for how the numbers are drawn.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, List
@@ -15,8 +16,17 @@ import torch
 
 from .._device import devices, generators
 
-__all__ = ["get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
-           "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed"]
+__all__ = [
+    "get_rng_state",
+    "set_rng_state",
+    "get_rng_state_all",
+    "set_rng_state_all",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "initial_seed",
+]
 
 
 def default_generators() -> tuple:

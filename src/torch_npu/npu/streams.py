@@ -6,6 +6,7 @@ the objects keep is what torch_npu's keep: a stream's device, id, priority and h
 (``npu_stream``), and an event's record time, so ``start.elapsed_time(end)`` measures the host
 time between two records. The reprs are torch_npu's.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -38,9 +39,16 @@ class Stream:
 
     is_emulated_npu_stream = True  # Tensor.record_stream has nothing to keep alive for it
 
-    def __init__(self, device: Any = None, priority: int = 0, *, stream_id: Optional[int] = None,
-                 device_index: Optional[int] = None, device_type: Optional[int] = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        device: Any = None,
+        priority: int = 0,
+        *,
+        stream_id: Optional[int] = None,
+        device_index: Optional[int] = None,
+        device_type: Optional[int] = None,
+        **kwargs: Any,
+    ) -> None:
         if stream_id is not None and device_index is not None:
             self.device_index = devices.check_index(int(device_index), "torch.npu.Stream")
             self.stream_id = int(stream_id)
@@ -99,8 +107,10 @@ class Stream:
         return hash((self.npu_stream, self.device_index))
 
     def __repr__(self) -> str:
-        return (f"<torch_npu.npu.{type(self).__name__} device={self.device} "
-                f"npu_stream={self.npu_stream:#x}>")
+        return (
+            f"<torch_npu.npu.{type(self).__name__} device={self.device} "
+            f"npu_stream={self.npu_stream:#x}>"
+        )
 
 
 class SyncLaunchStream(Stream):
@@ -117,8 +127,9 @@ class Event:
 
     _handles = 0
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False) -> None:
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ) -> None:
         self.enable_timing = bool(enable_timing)
         self.blocking = bool(blocking)
         self.interprocess = bool(interprocess)
@@ -145,9 +156,10 @@ class Event:
             self.npu_event = (0x5E << 40) | (Event._handles << 8)
             self.device_index = stream.device_index
         elif self.device_index != stream.device_index:
-            raise RuntimeError(f"Event device {self.device_index} does not match recording "
-                               f"stream's device {stream.device_index}."
-                               + pta_error(ErrCode.PARAM))
+            raise RuntimeError(
+                f"Event device {self.device_index} does not match recording "
+                f"stream's device {stream.device_index}." + pta_error(ErrCode.PARAM)
+            )
         self._recorded_at = time.perf_counter()
         # The event completes with the work queued on the stream before it.
         self._done_at = bookkeeping.done_at(stream.device_index, stream.stream_id)
@@ -165,11 +177,15 @@ class Event:
     def elapsed_time(self, end_event: "Event") -> float:
         """Milliseconds from this event's record to ``end_event``'s."""
         if not (self.enable_timing and end_event.enable_timing):
-            raise RuntimeError("Both events must be created with enable_timing=True to measure "
-                               "the time between them" + pta_error(ErrCode.PARAM))
+            raise RuntimeError(
+                "Both events must be created with enable_timing=True to measure "
+                "the time between them" + pta_error(ErrCode.PARAM)
+            )
         if self._recorded_at is None or end_event._recorded_at is None:
-            raise RuntimeError("Both events must be recorded before calculating elapsed time."
-                               + pta_error(ErrCode.INTERNAL))
+            raise RuntimeError(
+                "Both events must be recorded before calculating elapsed time."
+                + pta_error(ErrCode.INTERNAL)
+            )
         return (end_event._recorded_at - self._recorded_at) * 1000.0
 
     def __repr__(self) -> str:

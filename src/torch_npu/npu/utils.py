@@ -3,6 +3,7 @@
 and the overflow queries that loss scalers call (Huawei's apex asks ``is_support_inf_nan()`` to
 pick its overflow check). Device arguments are read as torch_npu reads them, with its messages
 ("Expected a npu device, but got: cpu")."""
+
 from __future__ import annotations
 
 import contextlib
@@ -36,8 +37,7 @@ _get_device_index = devices.get_device_index
 def set_device(device: Any) -> None:
     index = _get_device_index(device, optional=True)
     if index >= 0:
-        devices.set_current_device(devices.use(devices.check_index(index,
-                                                                   "torch.npu.set_device")))
+        devices.set_current_device(devices.use(devices.check_index(index, "torch.npu.set_device")))
     emulation.enable()
 
 
@@ -102,6 +102,7 @@ def can_device_access_peer(device_id: Any, peer_device_id: Any) -> bool:
 
 
 # --- streams ------------------------------------------------------------------------------------
+
 
 def _make_default(index: int) -> Stream:
     return Stream(stream_id=0, device_index=index)
@@ -170,11 +171,14 @@ def _erase_stream(tensor: torch.Tensor, stream: Stream) -> None:
     (``Tensor.record_stream``), so its memory returns to the pool when it is freed. The emulated
     NPU runs in order and records nothing, so the arguments are only checked."""
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"tensor should be torch.Tensor, could not be {type(tensor)}"
-                        + pta_error(ErrCode.TYPE))
+        raise TypeError(
+            f"tensor should be torch.Tensor, could not be {type(tensor)}" + pta_error(ErrCode.TYPE)
+        )
     if not isinstance(stream, Stream):
-        raise TypeError(f"stream should be torch_npu.npu.Stream, could not be {type(stream)}"
-                        + pta_error(ErrCode.TYPE))
+        raise TypeError(
+            f"stream should be torch_npu.npu.Stream, could not be {type(stream)}"
+            + pta_error(ErrCode.TYPE)
+        )
 
 
 # --- synchronisation debugging --------------------------------------------------------------
@@ -188,12 +192,15 @@ def set_sync_debug_mode(debug_mode: Union[int, str]) -> None:
     0 ("default") lets them run. The emulated NPU is the host, so none has to wait for it."""
     if isinstance(debug_mode, str):
         if debug_mode not in _SYNC_MODES:
-            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
-                               "`error`" + pta_error(ErrCode.PARAM))
+            raise RuntimeError(
+                "invalid value of debug_mode, expected one of `default`, `warn`, "
+                "`error`" + pta_error(ErrCode.PARAM)
+            )
         debug_mode = _SYNC_MODES[debug_mode]
     if isinstance(debug_mode, bool) or debug_mode not in (0, 1, 2):
-        raise RuntimeError("invalid value of debug_mode, expected one of 0,1,2"
-                           + pta_error(ErrCode.PARAM))
+        raise RuntimeError(
+            "invalid value of debug_mode, expected one of 0,1,2" + pta_error(ErrCode.PARAM)
+        )
     _sync_debug_mode[0] = int(debug_mode)
 
 
@@ -209,20 +216,24 @@ def current_blas_handle() -> None:
 
 # --- the float status ----------------------------------------------------------------------
 
+
 def get_npu_overflow_flag() -> bool:
     """Whether the float status records an overflow. In INF/NAN mode the status is not kept,
     and torch_npu refuses the call, pointing to ``npu_check_overflow``."""
     if is_support_inf_nan():
-        raise RuntimeError("Unsupported api when soc_version >= Ascend910B1, please use "
-                           "npu_check_overflow" + pta_error(ErrCode.NOT_SUPPORT))
+        raise RuntimeError(
+            "Unsupported api when soc_version >= Ascend910B1, please use "
+            "npu_check_overflow" + pta_error(ErrCode.NOT_SUPPORT)
+        )
     return float_status.get()
 
 
 def clear_npu_overflow_flag() -> None:
     """Clear the float status; in INF/NAN mode a warning that it is useless, as torch_npu's."""
     if is_support_inf_nan():
-        warnings.warn("When soc_version >= Ascend910B1, clear_npu_overflow_flag is useless. "
-                      "Please remove it.")
+        warnings.warn(
+            "When soc_version >= Ascend910B1, clear_npu_overflow_flag is useless. Please remove it."
+        )
         return
     float_status.clear()
 
@@ -259,6 +270,7 @@ def npu_check_overflow(grad: Union[float, torch.Tensor]) -> bool:
     elif isinstance(grad, (int, float)):
         total = float(grad)
     else:
-        raise RuntimeError(f"npu_check_overflow: expected a float or a tensor, got "
-                           f"{type(grad).__name__}")
+        raise RuntimeError(
+            f"npu_check_overflow: expected a float or a tensor, got {type(grad).__name__}"
+        )
     return not math.isfinite(total)

@@ -3,6 +3,7 @@ arguments and defaults. Each fuses its parameters, gradients and state into comb
 and steps them with the compiled runtime's fused kernels (``torch_npu._apexnpu``, the kernels of
 apex's NpuFused optimizers) or, without the runtime, torch operations; ``clip_grad_norm_fused_``
 clips all their gradients together."""
+
 from .npu_fused_adadelta import NpuFusedAdadelta
 from .npu_fused_adam import NpuFusedAdam
 from .npu_fused_adamp import NpuFusedAdamP
@@ -14,6 +15,15 @@ from .npu_fused_rmsprop import NpuFusedRMSprop
 from .npu_fused_rmsprop_tf import NpuFusedRMSpropTF
 from .npu_fused_sgd import NpuFusedSGD
 
-__all__ = ["NpuFusedOptimizerBase", "NpuFusedSGD", "NpuFusedAdam", "NpuFusedAdamW",
-           "NpuFusedAdamP", "NpuFusedBertAdam", "NpuFusedAdadelta", "NpuFusedLamb",
-           "NpuFusedRMSprop", "NpuFusedRMSpropTF"]
+__all__ = [
+    "NpuFusedOptimizerBase",
+    "NpuFusedSGD",
+    "NpuFusedAdam",
+    "NpuFusedAdamW",
+    "NpuFusedAdamP",
+    "NpuFusedBertAdam",
+    "NpuFusedAdadelta",
+    "NpuFusedLamb",
+    "NpuFusedRMSprop",
+    "NpuFusedRMSpropTF",
+]

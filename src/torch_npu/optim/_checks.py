@@ -1,4 +1,5 @@
 """Argument checks shared by the fused optimizers (ValueError, as torch_npu raises)."""
+
 from __future__ import annotations
 
 import math

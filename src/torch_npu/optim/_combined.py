@@ -8,6 +8,7 @@ parameters of one dtype and one step count form a *bucket*, a contiguous part th
 updates at once. Every tensor takes ``ceil(numel/16)*16 + 32`` elements (the layout of Ascend's
 ``npu_combine_tensors``); the gaps stay zero, so whole-buffer updates leave them zero.
 """
+
 from __future__ import annotations
 
 import operator
@@ -40,8 +41,9 @@ def repoint(dst: torch.Tensor, flat: torch.Tensor, offset: int) -> None:
     """
     storage = flat.untyped_storage() if hasattr(flat, "untyped_storage") else flat.storage()
     with torch.no_grad():
-        dst.data = flat.new_empty(0).set_(storage, flat.storage_offset() + offset, dst.size(),
-                                          _contiguous_strides(dst.size()))
+        dst.data = flat.new_empty(0).set_(
+            storage, flat.storage_offset() + offset, dst.size(), _contiguous_strides(dst.size())
+        )
 
 
 def read_step(value) -> int:
@@ -86,12 +88,11 @@ class Bucket:
         with torch.no_grad():
             for p, offset in zip(self.params, self.offsets):
                 n = p.numel()
-                param_flat[offset:offset + n].copy_(p.data.reshape(-1))
-                grad_flat[offset:offset + n].copy_(p.grad.reshape(-1))
+                param_flat[offset : offset + n].copy_(p.data.reshape(-1))
+                grad_flat[offset : offset + n].copy_(p.grad.reshape(-1))
                 repoint(p, param_flat, offset)
                 repoint(p.grad, grad_flat, offset)
-        self._ptrs = ([p.data_ptr() for p in self.params],
-                      [p.grad.data_ptr() for p in self.params])
+        self._ptrs = ([p.data_ptr() for p in self.params], [p.grad.data_ptr() for p in self.params])
 
     def intact(self, params: Sequence[torch.Tensor]) -> bool:
         """Whether ``params`` are this bucket's, with data and gradients still in its buffers."""
@@ -99,10 +100,13 @@ class Bucket:
             return False
         if any(p.grad is None for p in params):
             return False
-        return [p.data_ptr() for p in params] == self._ptrs[0] and \
-            [p.grad.data_ptr() for p in params] == self._ptrs[1]
+        return [p.data_ptr() for p in params] == self._ptrs[0] and [
+            p.grad.data_ptr() for p in params
+        ] == self._ptrs[1]
 
-    def combine_state(self, state: Dict, name: str, fill: Optional[float]) -> Optional[torch.Tensor]:
+    def combine_state(
+        self, state: Dict, name: str, fill: Optional[float]
+    ) -> Optional[torch.Tensor]:
         """The bucket's combined ``name`` buffer, made from the parameters' state (missing
         entries filled with ``fill``; None when every entry is missing and ``fill`` is None)."""
         existing = [state[p].get(name) for p in self.params]
@@ -111,7 +115,7 @@ class Bucket:
         flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
         with torch.no_grad():
             for p, offset, value in zip(self.params, self.offsets, existing):
-                slot = flat[offset:offset + p.numel()]
+                slot = flat[offset : offset + p.numel()]
                 if value is not None:
                     slot.copy_(value.reshape(-1))
                 elif fill is not None:
@@ -129,7 +133,7 @@ class Bucket:
                 flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
                 self.state[name] = flat
                 for p, offset in zip(self.params, self.offsets):
-                    state[p][name] = flat[offset:offset + p.numel()].view(p.shape)
+                    state[p][name] = flat[offset : offset + p.numel()].view(p.shape)
             if values.data_ptr() != flat.data_ptr():
                 if flat.dtype == torch.float16 and values.dtype != torch.float16:
                     from .._ops._precision import store_into
@@ -147,8 +151,9 @@ def bucket_key(params: Sequence[torch.Tensor], steps: Sequence[int]):
     return keys
 
 
-def combine(buckets: Sequence[Bucket]) -> Tuple[List[Optional[torch.Tensor]],
-                                                List[Optional[torch.Tensor]]]:
+def combine(
+    buckets: Sequence[Bucket],
+) -> Tuple[List[Optional[torch.Tensor]], List[Optional[torch.Tensor]]]:
     """Lay the buckets out in one parameter and one gradient buffer per dtype; returns
     ([fp32 params, fp16 params], [fp32 grads, fp16 grads]) (None where a dtype has none)."""
     params_out: List[Optional[torch.Tensor]] = [None, None]
@@ -165,6 +170,8 @@ def combine(buckets: Sequence[Bucket]) -> Tuple[List[Optional[torch.Tensor]],
         params_out[i] = torch.zeros(total, dtype=dtype, device=device)
         grads_out[i] = torch.zeros(total, dtype=dtype, device=device)
         for b in mine:
-            b.attach(params_out[i][b.start:b.start + b.numel],
-                     grads_out[i][b.start:b.start + b.numel])
+            b.attach(
+                params_out[i][b.start : b.start + b.numel],
+                grads_out[i][b.start : b.start + b.numel],
+            )
     return params_out, grads_out

@@ -5,6 +5,7 @@ the flat tensors (``torch_optim_step``): the math is torch's, not a second copy 
 runs torch_npu's own ``npu_bert_apply_adam`` operator. LAMB, AdamP and TensorFlow's RMSprop
 have no torch counterpart and are written here (the runtime's kernels implement the same rules).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -50,9 +51,13 @@ def torch_optim_step(cls: type, group: Dict, work, step_in_state: bool = True) -
         after = shadow.state[param]
     finally:
         param.grad = None
-    return {name: t for name, t in after.items()
-            if name != "step" and isinstance(t, torch.Tensor)
-            and (name not in work.state or t.data_ptr() != work.state[name].data_ptr())}
+    return {
+        name: t
+        for name, t in after.items()
+        if name != "step"
+        and isinstance(t, torch.Tensor)
+        and (name not in work.state or t.data_ptr() != work.state[name].data_ptr())
+    }
 
 
 # --- LAMB (torch_npu's NpuFusedLamb) ----------------------------------------------------------
@@ -84,8 +89,10 @@ def lamb_update(group: Dict, work, adam: bool, global_grad_norm: float) -> None:
 
 # --- AdamP (Heo et al., 2021) -----------------------------------------------------------------
 
-def _projected(p: torch.Tensor, grad: torch.Tensor, perturb: torch.Tensor, delta: float,
-               eps: float) -> bool:
+
+def _projected(
+    p: torch.Tensor, grad: torch.Tensor, perturb: torch.Tensor, delta: float, eps: float
+) -> bool:
     """Remove the radial part of ``perturb`` (in place) when ``p`` looks scale invariant per
     output channel, else as a whole; whether it did."""
     expand = [-1] + [1] * (p.dim() - 1)
@@ -106,8 +113,8 @@ def adamp_update(group: Dict, work) -> None:
     exp_avg, exp_avg_sq = work.state["exp_avg"], work.state["exp_avg_sq"]
     exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    denom = (exp_avg_sq.sqrt() / math.sqrt(1 - beta2 ** work.step)).add_(group["eps"])
-    step_size = group["lr"] / (1 - beta1 ** work.step)
+    denom = (exp_avg_sq.sqrt() / math.sqrt(1 - beta2**work.step)).add_(group["eps"])
+    step_size = group["lr"] / (1 - beta1**work.step)
     if group["nesterov"]:
         perturb = (beta1 * exp_avg + (1 - beta1) * grad) / denom
     else:
@@ -123,6 +130,7 @@ def adamp_update(group: Dict, work) -> None:
 
 
 # --- RMSprop as TensorFlow computes it (timm's RMSpropTF) --------------------------------------
+
 
 def rmsprop_tf_update(group: Dict, work) -> None:
     """The squared average starts at one, eps inside the square root, averages updated as
@@ -156,6 +164,7 @@ def rmsprop_tf_update(group: Dict, work) -> None:
 
 # --- BertAdam's learning-rate schedules (pytorch-pretrained-bert 0.6, as the runtime's) ---------
 
+
 def _warmup(x: float, warmup: float):
     warmup = max(warmup, 0.0)
     return (x / warmup) if x < warmup else None
@@ -163,8 +172,11 @@ def _warmup(x: float, warmup: float):
 
 def warmup_cosine(x: float, warmup: float = 0.002) -> float:
     w = _warmup(x, warmup)
-    return w if w is not None else \
-        0.5 * (1.0 + math.cos(math.pi * (x - max(warmup, 0.0)) / (1.0 - max(warmup, 0.0))))
+    return (
+        w
+        if w is not None
+        else 0.5 * (1.0 + math.cos(math.pi * (x - max(warmup, 0.0)) / (1.0 - max(warmup, 0.0))))
+    )
 
 
 def warmup_constant(x: float, warmup: float = 0.002) -> float:
@@ -182,5 +194,9 @@ def warmup_poly(x: float, warmup: float = 0.002, degree: float = 0.5) -> float:
     return w if w is not None else (1.0 - x) ** degree
 
 
-SCHEDULES = {"warmup_cosine": warmup_cosine, "warmup_constant": warmup_constant,
-             "warmup_linear": warmup_linear, "warmup_poly": warmup_poly}
+SCHEDULES = {
+    "warmup_cosine": warmup_cosine,
+    "warmup_constant": warmup_constant,
+    "warmup_linear": warmup_linear,
+    "warmup_poly": warmup_poly,
+}

@@ -15,6 +15,7 @@ after every combining, and the hooks, called on their own, do what torch_npu's d
 parameters of one dtype have taken different numbers of steps spans several buckets; its state
 dict then holds ``step`` None and no buffers (torch_npu would step them as one).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -54,8 +55,10 @@ class TorchNpuCombinedState:
                 break
         if len(args) > len(self.INIT_STATE_ARGS):
             names = ", ".join(self.INIT_STATE_ARGS)
-            raise TypeError(f"{type(self).__name__}._init_param_state() takes the parameter and "
-                            f"{len(self.INIT_STATE_ARGS)} options ({names})")
+            raise TypeError(
+                f"{type(self).__name__}._init_param_state() takes the parameter and "
+                f"{len(self.INIT_STATE_ARGS)} options ({names})"
+            )
         options.update(zip(self.INIT_STATE_ARGS, args))
         options.update(kwargs)
         return options

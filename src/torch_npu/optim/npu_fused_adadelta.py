@@ -1,5 +1,6 @@
 """``torch_npu.optim.NpuFusedAdadelta(params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0)``:
 torch.optim.Adadelta over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -27,8 +28,9 @@ class NpuFusedAdadelta(NpuFusedOptimizerBase):
         return [("square_avg", 0.0), ("acc_delta", 0.0)]
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        return dict(lr=group["lr"], rho=group["rho"], eps=group["eps"],
-                    weight_decay=group["weight_decay"])
+        return dict(
+            lr=group["lr"], rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"]
+        )
 
     def _torch_update(self, group: Dict, work) -> Dict[str, torch.Tensor]:
         return _rules.torch_optim_step(torch.optim.Adadelta, group, work)

@@ -1,5 +1,6 @@
 """``torch_npu.optim.NpuFusedAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
 amsgrad=False)``: torch.optim.Adam over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -19,13 +20,15 @@ class NpuFusedAdam(NpuFusedOptimizerBase):
     TORCH_CLASS = torch.optim.Adam
     INIT_STATE_ARGS = ("amsgrad",)
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False):
+    def __init__(
+        self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False
+    ):
         name = type(self).__name__
         _checks.non_negative(name, lr=lr, eps=eps, weight_decay=weight_decay)
         _checks.betas(name, betas)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad))
+        super().__init__(
+            params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
+        )
 
     def __setstate__(self, state: Dict) -> None:
         super().__setstate__(state)
@@ -40,8 +43,14 @@ class NpuFusedAdam(NpuFusedOptimizerBase):
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
         beta1, beta2 = group["betas"]
-        return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                    weight_decay=group["weight_decay"], amsgrad=group["amsgrad"])
+        return dict(
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            amsgrad=group["amsgrad"],
+        )
 
     def _torch_update(self, group: Dict, work) -> Dict[str, torch.Tensor]:
         return _rules.torch_optim_step(self.TORCH_CLASS, group, work)

@@ -1,5 +1,6 @@
 """``torch_npu.optim.NpuFusedAdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
 weight_decay=1e-2, amsgrad=False)``: torch.optim.AdamW over combined buffers."""
+
 from __future__ import annotations
 
 import torch
@@ -15,7 +16,9 @@ class NpuFusedAdamW(NpuFusedAdam):
     RUNTIME_KIND = "adamw"
     TORCH_CLASS = torch.optim.AdamW
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad)
+    def __init__(
+        self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False
+    ):
+        super().__init__(
+            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad
+        )

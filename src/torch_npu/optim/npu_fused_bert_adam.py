@@ -7,6 +7,7 @@ by the warmup schedule at progress step / t_total (``t_total=-1``: constant), an
 ``max_grad_norm > 0`` each parameter group's gradients of one dtype clipped together to
 ``max_grad_norm`` (in place, as ``clip_grad_norm_``) before the update.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -25,8 +26,9 @@ def scheduled_lr(group: Dict, steps_taken: int) -> float:
     """The learning rate of the step after ``steps_taken`` steps under the group's schedule."""
     if group["t_total"] == -1:
         return group["lr"]
-    return group["lr"] * SCHEDULES[group["schedule"]](steps_taken / group["t_total"],
-                                                      group["warmup"])
+    return group["lr"] * SCHEDULES[group["schedule"]](
+        steps_taken / group["t_total"], group["warmup"]
+    )
 
 
 class NpuFusedBertAdam(NpuFusedOptimizerBase):
@@ -34,8 +36,19 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
 
     RUNTIME_KIND = "bert_adam"
 
-    def __init__(self, params, lr=1e-3, warmup=-1, t_total=-1, schedule="warmup_linear",
-                 b1=0.9, b2=0.999, e=1e-6, weight_decay=0.01, max_grad_norm=1.0):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        warmup=-1,
+        t_total=-1,
+        schedule="warmup_linear",
+        b1=0.9,
+        b2=0.999,
+        e=1e-6,
+        weight_decay=0.01,
+        max_grad_norm=1.0,
+    ):
         _checks.non_negative("NpuFusedBertAdam", lr=lr, e=e)
         if (warmup < 0.0 and warmup != -1) or warmup >= 1.0:
             raise ValueError(f"NpuFusedBertAdam: invalid warmup: {warmup}")
@@ -45,9 +58,20 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"NpuFusedBertAdam: invalid {name} parameter: {beta}")
         self.max_grad_norm = max_grad_norm
-        super().__init__(params, dict(lr=lr, schedule=schedule, warmup=warmup, t_total=t_total,
-                                      b1=b1, b2=b2, e=e, weight_decay=weight_decay,
-                                      max_grad_norm=max_grad_norm))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                schedule=schedule,
+                warmup=warmup,
+                t_total=t_total,
+                b1=b1,
+                b2=b2,
+                e=e,
+                weight_decay=weight_decay,
+                max_grad_norm=max_grad_norm,
+            ),
+        )
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
@@ -61,15 +85,31 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
         if group["schedule"] not in RUNTIME_SCHEDULES:
             return None  # warmup_poly: torch operations
-        return dict(lr=group["lr"], warmup=group["warmup"], t_total=group["t_total"],
-                    schedule=group["schedule"], b1=group["b1"], b2=group["b2"], e=group["e"],
-                    weight_decay=group["weight_decay"], max_grad_norm=-1.0)  # clipped before
+        return dict(
+            lr=group["lr"],
+            warmup=group["warmup"],
+            t_total=group["t_total"],
+            schedule=group["schedule"],
+            b1=group["b1"],
+            b2=group["b2"],
+            e=group["e"],
+            weight_decay=group["weight_decay"],
+            max_grad_norm=-1.0,
+        )  # clipped before
 
     def _torch_update(self, group: Dict, work) -> Dict:
         # torch_npu's own ApplyAdamV2 operator (max_grad_norm -1: the gradients are clipped).
-        npu_bert_apply_adam(scheduled_lr(group, work.step - 1), group["b1"], group["b2"],
-                            group["e"], work.grad, -1.0, 0.0, group["weight_decay"],
-                            out=(work.param, work.state["exp_avg"], work.state["exp_avg_sq"]))
+        npu_bert_apply_adam(
+            scheduled_lr(group, work.step - 1),
+            group["b1"],
+            group["b2"],
+            group["e"],
+            work.grad,
+            -1.0,
+            0.0,
+            group["weight_decay"],
+            out=(work.param, work.state["exp_avg"], work.state["exp_avg_sq"]),
+        )
         return {}
 
     def get_lr(self) -> List[float]:
@@ -82,4 +122,3 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
                     return [0.0]
                 lrs.append(scheduled_lr(group, int(state["step"])))
         return lrs
-

@@ -1,6 +1,7 @@
 """``torch_npu.optim.NpuFusedLamb(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6,
 weight_decay=0, adam=False, use_global_grad_norm=False)``: LAMB (You et al., "Large Batch
 Optimization for Deep Learning") over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -22,8 +23,16 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
 
     RUNTIME_KIND = "lamb"
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
-                 adam=False, use_global_grad_norm=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+        weight_decay=0,
+        adam=False,
+        use_global_grad_norm=False,
+    ):
         _checks.non_negative("NpuFusedLamb", lr=lr, eps=eps, weight_decay=weight_decay)
         _checks.betas("NpuFusedLamb", betas)
         self.adam = adam
@@ -47,9 +56,15 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
         beta1, beta2 = group["betas"]
-        return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                    weight_decay=group["weight_decay"], adam=bool(self.adam),
-                    use_global_grad_norm=bool(self.use_global_grad_norm))
+        return dict(
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            adam=bool(self.adam),
+            use_global_grad_norm=bool(self.use_global_grad_norm),
+        )
 
     def _torch_update(self, group: Dict, work) -> Dict:
         _rules.lamb_update(group, work, bool(self.adam), self._global_grad_norm())

@@ -22,6 +22,7 @@ Parameters with gradients must be fp32 or fp16, as torch_npu's (bfloat16 ones to
 chip), refused with torch_npu's error when they are combined. torch_npu's per-group attributes
 and state hooks come from ``_torch_npu_state``.
 """
+
 from __future__ import annotations
 
 import math
@@ -45,14 +46,20 @@ class FlatWork:
     dtype), the parameters' (offset, numel, shape), and ``step``, the step being taken (1 for
     the first)."""
 
-    def __init__(self, param: torch.Tensor, grad: torch.Tensor, state: Dict[str, torch.Tensor],
-                 bucket: Bucket, step: int):
+    def __init__(
+        self,
+        param: torch.Tensor,
+        grad: torch.Tensor,
+        state: Dict[str, torch.Tensor],
+        bucket: Bucket,
+        step: int,
+    ):
         self.param, self.grad, self.state, self.step = param, grad, state, step
         self.layout = [(o, p.numel(), p.shape) for o, p in zip(bucket.offsets, bucket.params)]
 
     def views(self, flat: torch.Tensor) -> List[torch.Tensor]:
         """Views of ``flat`` shaped as the bucket's parameters."""
-        return [flat[o:o + n].view(shape) for o, n, shape in self.layout]
+        return [flat[o : o + n].view(shape) for o, n, shape in self.layout]
 
 
 class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
@@ -117,8 +124,10 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
                 raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
             for p in params:
                 if p.dtype not in DTYPES:
-                    raise TypeError("Fused optimizer's parameters must be either float32 or "
-                                    f"float16, but received {p.dtype}" + pta_error(ErrCode.TYPE))
+                    raise TypeError(
+                        "Fused optimizer's parameters must be either float32 or "
+                        f"float16, but received {p.dtype}" + pta_error(ErrCode.TYPE)
+                    )
             with_grad.append(params)
         return with_grad
 
@@ -126,8 +135,9 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
         if not self._buckets:
             return False
         for index, params in enumerate(with_grad):
-            covered = sorted(id(p) for b in self._buckets if b.group_index == index
-                             for p in b.params)
+            covered = sorted(
+                id(p) for b in self._buckets if b.group_index == index for p in b.params
+            )
             if covered != sorted(id(p) for p in params):
                 return False
         return all(b.intact(b.params) for b in self._buckets)
@@ -229,15 +239,21 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
         """One pass of the runtime's kernel over the (fp32) bucket."""
         if b.kernel is None:
             rows = [p.shape[0] if p.dim() >= 2 else 0 for p in b.params]
-            b.kernel = rt.Optimizer(self.RUNTIME_KIND, options=options, segments=b.segments,
-                                    rows=rows)
+            b.kernel = rt.Optimizer(
+                self.RUNTIME_KIND, options=options, segments=b.segments, rows=rows
+            )
         else:
             b.kernel.set_options(options)
         b.kernel.step_count = b.steps
         state = {name: buf.data_ptr() for name, buf in b.state.items()}
-        b.kernel.step(b.param.data_ptr(), b.grad.data_ptr(), b.numel, state=state,
-                      device=placement.npu_of(b.param) or 0,
-                      global_grad_norm=self._global_grad_norm())
+        b.kernel.step(
+            b.param.data_ptr(),
+            b.grad.data_ptr(),
+            b.numel,
+            state=state,
+            device=placement.npu_of(b.param) or 0,
+            global_grad_norm=self._global_grad_norm(),
+        )
 
     def _torch_step(self, group: Dict, b: Bucket) -> None:
         """The update in torch operations on the bucket's own flat tensors (of its dtype)."""
@@ -283,14 +299,18 @@ def clip_parts(parts, max_norm: float, norm_type: float) -> torch.Tensor:
         return torch.tensor(0.0)
     device = parts[0][0].device
     rt = _runtime.runtime_kernels()
-    if rt is not None and norm_type in (2.0, math.inf) and \
-            all(buf.is_contiguous() and buf.dtype in DTYPES for buf, _ in parts):
+    if (
+        rt is not None
+        and norm_type in (2.0, math.inf)
+        and all(buf.is_contiguous() and buf.dtype in DTYPES for buf, _ in parts)
+    ):
         codes = {torch.float32: rt.DTYPE_FLOAT32, torch.float16: rt.DTYPE_FLOAT16}
         buffers = [(buf.data_ptr(), codes[buf.dtype], list(segs)) for buf, segs in parts]
-        total = rt.clip_grad_norm(buffers, max_norm, norm_type,
-                                  device=placement.npu_of(parts[0][0]) or 0)
+        total = rt.clip_grad_norm(
+            buffers, max_norm, norm_type, device=placement.npu_of(parts[0][0]) or 0
+        )
         return torch.tensor(total, dtype=torch.float32, device=device)
-    views = [buf.reshape(-1)[o:o + n] for buf, segs in parts for o, n in segs]
+    views = [buf.reshape(-1)[o : o + n] for buf, segs in parts for o, n in segs]
     total = _total_norm(views, norm_type)
     coef = max_norm / (float(total) + 1e-6)
     if coef < 1.0:

@@ -1,5 +1,6 @@
 """``torch_npu.optim.NpuFusedRMSprop(params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0,
 momentum=0, centered=False)``: torch.optim.RMSprop over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -22,9 +23,14 @@ def rmsprop_state_spec(group: Dict, square_avg_start: float) -> List[Tuple[str, 
 
 
 def rmsprop_options(group: Dict) -> Dict:
-    return dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                weight_decay=group["weight_decay"], momentum=group["momentum"],
-                centered=group["centered"])
+    return dict(
+        lr=group["lr"],
+        alpha=group["alpha"],
+        eps=group["eps"],
+        weight_decay=group["weight_decay"],
+        momentum=group["momentum"],
+        centered=group["centered"],
+    )
 
 
 class NpuFusedRMSprop(NpuFusedOptimizerBase):
@@ -33,12 +39,28 @@ class NpuFusedRMSprop(NpuFusedOptimizerBase):
     RUNTIME_KIND = "rmsprop"
     INIT_STATE_ARGS = ("momentum", "centered")
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False):
-        _checks.non_negative(type(self).__name__, lr=lr, alpha=alpha, eps=eps,
-                             weight_decay=weight_decay, momentum=momentum)
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered))
+    def __init__(
+        self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False
+    ):
+        _checks.non_negative(
+            type(self).__name__,
+            lr=lr,
+            alpha=alpha,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum=momentum,
+        )
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+            ),
+        )
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return rmsprop_state_spec(group, square_avg_start=0.0)

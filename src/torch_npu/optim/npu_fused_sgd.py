@@ -1,5 +1,6 @@
 """``torch_npu.optim.NpuFusedSGD(params, lr, momentum=0, dampening=0, weight_decay=0,
 nesterov=False)``: torch.optim.SGD over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -20,16 +21,26 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
     STEP_IN_STATE = False
     INIT_STATE_ARGS = ("weight_decay",)
 
-    def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False):
+    def __init__(
+        self, params, lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False
+    ):
         if lr is required:
             raise ValueError("NpuFusedSGD: lr is required")
         _checks.non_negative("NpuFusedSGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("NpuFusedSGD: Nesterov momentum requires a momentum and zero "
-                             "dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+            raise ValueError(
+                "NpuFusedSGD: Nesterov momentum requires a momentum and zero dampening"
+            )
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+            ),
+        )
 
     def __setstate__(self, state: Dict) -> None:
         super().__setstate__(state)
@@ -41,8 +52,13 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
         return [("momentum_buffer", None)] if group["momentum"] != 0 else []
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        return dict(lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
-                    weight_decay=group["weight_decay"], nesterov=group["nesterov"])
+        return dict(
+            lr=group["lr"],
+            momentum=group["momentum"],
+            dampening=group["dampening"],
+            weight_decay=group["weight_decay"],
+            nesterov=group["nesterov"],
+        )
 
     def _init_param_state(self, p: torch.Tensor, *args, **kwargs) -> None:
         """As torch_npu's: the momentum buffer starts as the (weight-decayed) gradient, as

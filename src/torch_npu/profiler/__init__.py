@@ -5,6 +5,7 @@ nothing beyond ``CPU``, and the options of the real NPU's profiler (``experiment
 ``profiler_level``, AI Core metrics) are accepted and have no effect. ``tensorboard_trace_handler``
 writes torch's traces, which TensorBoard reads.
 """
+
 from __future__ import annotations
 
 import enum
@@ -58,8 +59,12 @@ def supported_activities() -> list:
     return [ProfilerActivity.CPU, ProfilerActivity.NPU]
 
 
-def tensorboard_trace_handler(dir_name: Optional[str] = None, worker_name: Optional[str] = None,
-                              analyse_flag: bool = True, async_mode: bool = False):
+def tensorboard_trace_handler(
+    dir_name: Optional[str] = None,
+    worker_name: Optional[str] = None,
+    analyse_flag: bool = True,
+    async_mode: bool = False,
+):
     return _torch_profiler.tensorboard_trace_handler(dir_name or "./", worker_name)
 
 
@@ -67,15 +72,29 @@ class profile(_torch_profiler.profile):  # noqa: N801 - torch_npu.profiler.profi
     """``torch_npu.profiler.profile``: torch.profiler.profile of the CPU, which runs the
     emulated NPU."""
 
-    def __init__(self, activities: Optional[Iterable[Any]] = None, schedule: Any = None,
-                 on_trace_ready: Any = None, record_shapes: bool = False,
-                 profile_memory: bool = False, with_stack: bool = False,
-                 with_flops: bool = False, with_modules: bool = False,
-                 experimental_config: Any = None, **unused: Any) -> None:
-        super().__init__(activities=[_torch_profiler.ProfilerActivity.CPU], schedule=schedule,
-                         on_trace_ready=on_trace_ready, record_shapes=record_shapes,
-                         profile_memory=profile_memory, with_stack=with_stack,
-                         with_flops=with_flops, with_modules=with_modules)
+    def __init__(
+        self,
+        activities: Optional[Iterable[Any]] = None,
+        schedule: Any = None,
+        on_trace_ready: Any = None,
+        record_shapes: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_flops: bool = False,
+        with_modules: bool = False,
+        experimental_config: Any = None,
+        **unused: Any,
+    ) -> None:
+        super().__init__(
+            activities=[_torch_profiler.ProfilerActivity.CPU],
+            schedule=schedule,
+            on_trace_ready=on_trace_ready,
+            record_shapes=record_shapes,
+            profile_memory=profile_memory,
+            with_stack=with_stack,
+            with_flops=with_flops,
+            with_modules=with_modules,
+        )
 
 
 def _accept_use_npu(original: type) -> type:

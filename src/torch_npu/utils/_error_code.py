@@ -4,6 +4,7 @@ line ``[ERROR] <time> (PID:<pid>, Device:<n>, RankID:<r>) ERR00003 PTA invalid v
 Scripts and launchers match that line (``ERR\\d{5}``), so the emulator's errors carry it too.
 ``TORCH_NPU_COMPACT_ERROR_OUTPUT=1`` leaves it out, as on the NPU, and so does an interactive
 interpreter."""
+
 from __future__ import annotations
 
 import enum
@@ -72,8 +73,10 @@ def _format(submodule: _SubModuleID, error: ErrCode) -> str:
     if os.environ.get("TORCH_NPU_COMPACT_ERROR_OUTPUT", "0") not in ("", "0") or _interactive():
         return ""
     stamp = time.strftime("%Y-%m-%d-%H:%M:%S", time.localtime())
-    return (f"\n[ERROR] {stamp} (PID:{os.getpid()}, Device:{_device()}, RankID:{_rank()}) "
-            f"ERR{submodule.value:0>2d}{error.code:0>3d} {submodule.name} {error.msg}")
+    return (
+        f"\n[ERROR] {stamp} (PID:{os.getpid()}, Device:{_device()}, RankID:{_rank()}) "
+        f"ERR{submodule.value:0>2d}{error.code:0>3d} {submodule.name} {error.msg}"
+    )
 
 
 def pta_error(error: ErrCode) -> str:

@@ -5,6 +5,7 @@ NPU what it emulates: how many NPUs, which chip, its overflow mode and the fp16 
 The emulator has no CANN: the CANN version is "not known" (torch_npu's answer when it finds no
 CANN install information under ``ASCEND_HOME_PATH``) unless such a file is there.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,12 +17,28 @@ from typing import Any, Dict, Optional
 import torch
 from torch.utils import collect_env as torch_collect_env
 
-SystemEnv = namedtuple("SystemEnv", [
-    "torch_version", "torch_npu_version", "is_debug_build", "gcc_version", "clang_version",
-    "cmake_version", "os", "libc_version", "python_version", "python_platform", "pip_version",
-    "pip_packages", "conda_packages", "is_xnnpack_available", "cpu_info", "cann_version",
-    "emulated_npu",
-])
+SystemEnv = namedtuple(
+    "SystemEnv",
+    [
+        "torch_version",
+        "torch_npu_version",
+        "is_debug_build",
+        "gcc_version",
+        "clang_version",
+        "cmake_version",
+        "os",
+        "libc_version",
+        "python_version",
+        "python_platform",
+        "pip_version",
+        "pip_packages",
+        "conda_packages",
+        "is_xnnpack_available",
+        "cpu_info",
+        "cann_version",
+        "emulated_npu",
+    ],
+)
 
 _FORMAT = """
 PyTorch version: {torch_version}
@@ -90,8 +107,10 @@ def _emulated_npu() -> str:
 
     mode = "INF/NAN" if overflow_mode.inf_nan() else "saturation (float status)"
     fp16 = "fast" if emulation_path.is_fast() else "general"
-    return (f"{devices.device_count()} x {soc.name()} (SocVersion {soc.version()}), emulated "
-            f"on the CPU; overflow mode: {mode}; fp16 emulation path: {fp16}")
+    return (
+        f"{devices.device_count()} x {soc.name()} (SocVersion {soc.version()}), emulated "
+        f"on the CPU; overflow mode: {mode}; fp16 emulation path: {fp16}"
+    )
 
 
 def _optional(name: str, *args: Any) -> Optional[Any]:
@@ -106,8 +125,9 @@ def get_env_info() -> SystemEnv:
         torch_version=torch.__version__,
         torch_npu_version=get_torch_npu_version(),
         is_debug_build=str(torch.version.debug),
-        python_version="{} ({}-bit runtime)".format(sys.version.replace("\n", " "),
-                                                    sys.maxsize.bit_length() + 1),
+        python_version="{} ({}-bit runtime)".format(
+            sys.version.replace("\n", " "), sys.maxsize.bit_length() + 1
+        ),
         python_platform=torch_collect_env.get_python_platform(),
         pip_version=pip_version,
         pip_packages=pip_packages,
@@ -135,11 +155,17 @@ def pretty_str(info: SystemEnv) -> str:
             values[key] = "No"
     prefix = f"[{info.pip_version}] " if info.pip_version else ""
     packages = values["pip_packages"]
-    values["pip_packages"] = "\n".join(prefix + line for line in packages.splitlines()) \
-        if packages and packages != "Could not collect" else "No relevant packages"
+    values["pip_packages"] = (
+        "\n".join(prefix + line for line in packages.splitlines())
+        if packages and packages != "Could not collect"
+        else "No relevant packages"
+    )
     conda = values["conda_packages"]
-    values["conda_packages"] = "\n".join("[conda] " + line for line in conda.splitlines()) \
-        if conda and conda != "Could not collect" else ""
+    values["conda_packages"] = (
+        "\n".join("[conda] " + line for line in conda.splitlines())
+        if conda and conda != "Could not collect"
+        else ""
+    )
     return _FORMAT.format(**values)
 
 

@@ -12,6 +12,7 @@ is a 1-D tensor of ``size`` elements reading the buffer from ``index``;
 inside the buffer and is contiguous. The arguments are checked as torch_npu checks them, with
 its messages.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -24,8 +25,9 @@ from .._ops.change_data_ptr import npu_change_data_ptr
 __all__ = ["npu_combine_tensors", "get_part_combined_tensor", "is_combined_tensor_valid"]
 
 
-def npu_combine_tensors(list_of_tensor: Sequence[Optional[torch.Tensor]],
-                        require_copy_value: bool = True) -> Optional[torch.Tensor]:
+def npu_combine_tensors(
+    list_of_tensor: Sequence[Optional[torch.Tensor]], require_copy_value: bool = True
+) -> Optional[torch.Tensor]:
     if len(list_of_tensor) == 0:
         return None
     if any(t is None for t in list_of_tensor):
@@ -55,26 +57,31 @@ def npu_combine_tensors(list_of_tensor: Sequence[Optional[torch.Tensor]],
     return combined
 
 
-def get_part_combined_tensor(combined_tensor: Optional[torch.Tensor], index: int,
-                             size: int) -> Optional[torch.Tensor]:
+def get_part_combined_tensor(
+    combined_tensor: Optional[torch.Tensor], index: int, size: int
+) -> Optional[torch.Tensor]:
     if combined_tensor is None or size == 0:
         return None
     available = formats.get_storage_size(combined_tensor)
     if index + size > available:
-        raise RuntimeError(f"(index + size) ({index + size}) > "
-                           f"torch_npu.get_storage_size(combined_tensor) ({available})")
+        raise RuntimeError(
+            f"(index + size) ({index + size}) > "
+            f"torch_npu.get_storage_size(combined_tensor) ({available})"
+        )
     part = torch.zeros(size, dtype=combined_tensor.dtype, device=combined_tensor.device)
     npu_change_data_ptr(part, combined_tensor, index)
     return part
 
 
-def is_combined_tensor_valid(combined_tensor: Optional[torch.Tensor],
-                             list_of_tensor: Sequence[Optional[torch.Tensor]]) -> bool:
+def is_combined_tensor_valid(
+    combined_tensor: Optional[torch.Tensor], list_of_tensor: Sequence[Optional[torch.Tensor]]
+) -> bool:
     if len(list_of_tensor) == 0:
         return True
     if combined_tensor is None:
         return False
     start = combined_tensor.data_ptr()
     end = start + formats.get_storage_size(combined_tensor) * combined_tensor.element_size()
-    return all(t is not None and start <= t.data_ptr() < end and t.is_contiguous()
-               for t in list_of_tensor)
+    return all(
+        t is not None and start <= t.data_ptr() < end and t.is_contiguous() for t in list_of_tensor
+    )

@@ -2,6 +2,7 @@
 ``apex`` is a namespace package holding only the overlay's modules; beside it the emulator's
 ``torch_npu``, from its source (``src/``) or, with the compiled runtime, as ``apexnpu build``
 laid out its wheel."""
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,9 @@ def overlay_env(runtime=None) -> dict:
     """Environment for a child Python that imports the overlay and the emulator's torch_npu
     (with ``runtime``, a ``runtime_dir()``, the compiled one)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([OVERLAY_DIR, runtime or SRC_DIR,
-                                         env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [OVERLAY_DIR, runtime or SRC_DIR, env.get("PYTHONPATH", "")]
+    )
     if runtime is None:
         env.pop("APEXNPU_OPTIM_PATH", None)  # the child has no runtime on its path
     return env
@@ -69,21 +71,41 @@ def runtime_dir():
     work = tempfile.mkdtemp(prefix="overlay-runtime-", dir=base)
     atexit.register(shutil.rmtree, work, True)  # the loaded module stays mapped
     tree = os.path.join(work, "tree")
-    shutil.copytree(os.path.join(OVERLAY_DIR, "apex"), os.path.join(tree, "apex"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        os.path.join(OVERLAY_DIR, "apex"),
+        os.path.join(tree, "apex"),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     with open(os.path.join(tree, "apex", "__init__.py"), "w") as f:
         f.write('"""Package root stand-in: the tests build only the runtime."""\n')
-    proc = subprocess.run([binary, "-q", "build", "--python=" + sys.executable, "--tree", tree,
-                           "--allow-foreign-tree", "-o", os.path.join(work, "dist"), "-j2"],
-                          capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [
+            binary,
+            "-q",
+            "build",
+            "--python=" + sys.executable,
+            "--tree",
+            tree,
+            "--allow-foreign-tree",
+            "-o",
+            os.path.join(work, "dist"),
+            "-j2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     if proc.returncode != 0:
-        raise RuntimeError("apexnpu build failed (%d):\n%s%s" % (proc.returncode, proc.stdout,
-                                                                 proc.stderr))
+        raise RuntimeError(
+            "apexnpu build failed (%d):\n%s%s" % (proc.returncode, proc.stdout, proc.stderr)
+        )
     built = glob.glob(os.path.join(work, "dist", "apex-*", "apex", "_apexnpu*.so"))
     emulator = glob.glob(os.path.join(work, "dist", "torch_npu_emulator-*", "torch_npu"))
     if len(built) != 1 or len(emulator) != 1:
-        raise RuntimeError("apexnpu build wrote %d apex/_apexnpu modules and %d torch_npu "
-                           "packages in %s" % (len(built), len(emulator), work))
+        raise RuntimeError(
+            "apexnpu build wrote %d apex/_apexnpu modules and %d torch_npu "
+            "packages in %s" % (len(built), len(emulator), work)
+        )
     target = os.path.join(work, "runtime")
     os.makedirs(os.path.join(target, "apex"))
     shutil.copy(built[0], os.path.join(target, "apex"))
@@ -102,8 +124,13 @@ def run_with_emulator(code: str) -> list:
     import textwrap
 
     env = overlay_env()
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout.split()
 

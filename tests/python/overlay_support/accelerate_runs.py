@@ -1,6 +1,7 @@
 """``accelerate launch`` of a training script on 2 emulated NPUs, for the tests of accelerate with
 DeepSpeed and with FSDP: a clean environment for the chosen chip, and each rank's result, which
 the script writes to ``result-<rank>`` in its working directory."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,13 @@ from typing import Dict, List, Sequence
 from . import overlay_env, ranks
 
 # Settings of the calling environment that would change what the launch tests.
-_UNSET = ("APEXNPU_HCCL_STRICT", "APEXNPU_INF_NAN_MODE", "ASCEND_HOME_PATH",
-          "ACCELERATE_CONFIG_FILE", "DS_ACCELERATOR")
+_UNSET = (
+    "APEXNPU_HCCL_STRICT",
+    "APEXNPU_INF_NAN_MODE",
+    "ASCEND_HOME_PATH",
+    "ACCELERATE_CONFIG_FILE",
+    "DS_ACCELERATOR",
+)
 
 
 def launch(work: str, soc: str, script: str, launch_args: Sequence[str]) -> List[Dict]:
@@ -22,13 +28,28 @@ def launch(work: str, soc: str, script: str, launch_args: Sequence[str]) -> List
     env = overlay_env()
     for name in _UNSET:
         env.pop(name, None)
-    env.update(APEXNPU_SOC_VERSION=soc, OMP_NUM_THREADS="1",
-               HF_HOME=os.path.join(work, "hf"), TRANSFORMERS_OFFLINE="1")
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2",
-               "--num_machines", "1", *launch_args, "--dynamo_backend", "no",
-               "--main_process_port", str(ranks.free_port()), script]
-    proc = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True,
-                          timeout=600)
+    env.update(
+        APEXNPU_SOC_VERSION=soc,
+        OMP_NUM_THREADS="1",
+        HF_HOME=os.path.join(work, "hf"),
+        TRANSFORMERS_OFFLINE="1",
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        *launch_args,
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(ranks.free_port()),
+        script,
+    ]
+    proc = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     results = []
     for rank in range(2):

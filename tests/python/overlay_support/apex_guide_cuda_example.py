@@ -4,6 +4,7 @@ checkpoint save and restore it recommends), run unchanged after Ascend's automat
     python apex_guide_cuda_example.py train|restore CHECKPOINT
 
 Prints the first and last loss, whether the restored model equals the saved one, the device."""
+
 import sys
 
 import torch_npu.contrib.transfer_to_npu  # noqa: F401 - the only line a migrating user adds
@@ -40,8 +41,10 @@ for n, p in net.named_parameters():
         params_low_lr.append(p)
     else:
         params_high_lr.append(p)
-opt = Adam([{"params": params_low_lr, "lr": 5e-5}, {"params": params_high_lr, "lr": 1e-4}],
-           weight_decay=1e-4)
+opt = Adam(
+    [{"params": params_low_lr, "lr": 5e-5}, {"params": params_high_lr, "lr": 1e-4}],
+    weight_decay=1e-4,
+)
 net, opt = amp.initialize(net, opt, opt_level=opt_level)  # the guide's "add this line"
 
 if mode == "restore":  # a new process, as the guide restores
@@ -49,8 +52,10 @@ if mode == "restore":  # a new process, as the guide restores
     net.load_state_dict(checkpoint["model"])  # after amp.initialize, as the guide insists
     opt.load_state_dict(checkpoint["optimizer"])
     amp.load_state_dict(checkpoint["amp"])
-    same = all(torch.equal(a, b.cuda()) for a, b in zip(net.state_dict().values(),
-                                                          checkpoint["model"].values()))
+    same = all(
+        torch.equal(a, b.cuda())
+        for a, b in zip(net.state_dict().values(), checkpoint["model"].values())
+    )
 
 losses = []
 for step in range(8):

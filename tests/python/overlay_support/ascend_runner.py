@@ -7,6 +7,7 @@ unittest. Run from the tree's tests/L0 directory by the interpreter of a venv ho
 ``--transfer`` imports torch_npu.contrib.transfer_to_npu first, for tests written for CUDA.
 Prints one JSON line: {test id: [outcome, message]} with outcome ok, fail, error or skip.
 """
+
 import json
 import os
 import sys

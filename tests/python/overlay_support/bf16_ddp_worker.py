@@ -2,6 +2,7 @@
 ``bf16_ddp_worker.py MODE`` trains an MLP with torch DDP over hccl, MODE ``bf16`` under
 ``torch.autocast("npu", dtype=torch.bfloat16)`` (a 910B's) or ``fp32``. Every rank prints one
 JSON line: its losses per step and a checksum of its parameters' bits."""
+
 import json
 import os
 import sys
@@ -39,6 +40,9 @@ for x, y in data:
 mean = torch.tensor(losses, device=f"npu:{rank}")
 dist.all_reduce(mean)
 bits = b"".join(p.detach().cpu().numpy().tobytes() for p in model.parameters())
-print(json.dumps({"losses": (mean / world).tolist(), "params": zlib.crc32(bits),
-                  "dtype": str(logits.dtype)}))
+print(
+    json.dumps(
+        {"losses": (mean / world).tolist(), "params": zlib.crc32(bits), "dtype": str(logits.dtype)}
+    )
+)
 dist.destroy_process_group()

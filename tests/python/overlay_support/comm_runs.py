@@ -1,5 +1,6 @@
 """Runs of overlay_support/comm_worker.py under the APEXNPU_* communication switches, and the
 checks the tests make of them."""
+
 from __future__ import annotations
 
 import os
@@ -12,21 +13,40 @@ from . import ranks
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "comm_worker.py")
 STEPS = 8
 PARAMS = 8 * 64 + 64 + 64 * 32 + 32 + 32 * 4 + 4  # comm_worker's model
-SWITCHES = ("APEXNPU_FP16_COMPRESSION", "APEXNPU_POWERSGD_COMPRESSION",
-            "APEXNPU_MATRIX_APPROXIMATION_RANK", "APEXNPU_START_COMPRESS_ITER",
-            "APEXNPU_HIERARCHICAL_ALLREDUCE")
+SWITCHES = (
+    "APEXNPU_FP16_COMPRESSION",
+    "APEXNPU_POWERSGD_COMPRESSION",
+    "APEXNPU_MATRIX_APPROXIMATION_RANK",
+    "APEXNPU_START_COMPRESS_ITER",
+    "APEXNPU_HIERARCHICAL_ALLREDUCE",
+)
 
 
-def run(out, parallel: str, world: int, per_node: int, env: Dict[str, str],
-        python: Optional[str] = None, **switches: str) -> List[dict]:
+def run(
+    out,
+    parallel: str,
+    world: int,
+    per_node: int,
+    env: Dict[str, str],
+    python: Optional[str] = None,
+    **switches: str,
+) -> List[dict]:
     """Each rank's saved result (per-step parameters, bytes sent across nodes)."""
-    out = out / "-".join([parallel, str(world), str(per_node)] +
-                         [f"{k[8:]}={v}" for k, v in sorted(switches.items())])
+    out = out / "-".join(
+        [parallel, str(world), str(per_node)]
+        + [f"{k[8:]}={v}" for k, v in sorted(switches.items())]
+    )
     out.mkdir()
     env = {k: v for k, v in env.items() if k not in SWITCHES}
     env.update(switches)
-    results = ranks.launch([WORKER, str(out), parallel, str(STEPS)], world, env,
-                           per_node=per_node, timeout=600, python=python)
+    results = ranks.launch(
+        [WORKER, str(out), parallel, str(STEPS)],
+        world,
+        env,
+        per_node=per_node,
+        timeout=600,
+        python=python,
+    )
     for r in results:
         assert r.returncode == 0, r
     return [torch.load(out / f"rank{rank}.pt") for rank in range(world)]

@@ -8,6 +8,7 @@ PARALLEL is ddp (torch DDP, fp32, torch's SGD with momentum), or combine_ddp_O1 
 the parameters (fp32: the master weights under amp) flattened after every step, and the bytes
 this process sent to other nodes through the counted groups.
 """
+
 import os
 import sys
 
@@ -22,8 +23,9 @@ from npu_ranks_worker import batch  # each rank's share of the step's batch (8 i
 
 def make_model():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(),
-                         nn.Linear(32, 4))
+    return nn.Sequential(
+        nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 4)
+    )
 
 
 def main(out, parallel, steps):
@@ -43,9 +45,16 @@ def main(out, parallel, steps):
 
         level = parallel.rsplit("_", 1)[1]
         opt = NpuFusedSGD(model.parameters(), lr=0.05, momentum=0.9)
-        model, opt = amp.initialize(model, opt, opt_level=level, verbosity=0,
-                                    loss_scale="dynamic", dynamic_init_scale=2.0 ** 10,
-                                    combine_grad=True, combine_ddp=True)
+        model, opt = amp.initialize(
+            model,
+            opt,
+            opt_level=level,
+            verbosity=0,
+            loss_scale="dynamic",
+            dynamic_init_scale=2.0**10,
+            combine_grad=True,
+            combine_ddp=True,
+        )
         net = model
         dtype = torch.float16 if level == "O2" else torch.float32
     trace = []
@@ -63,8 +72,10 @@ def main(out, parallel, steps):
         trace.append(torch.cat([p.detach().float().cpu().reshape(-1) for p in params]))
     from apex.npu.ddp import counted_group
 
-    torch.save({"trace": trace, "internode_bytes": counted_group.internode_bytes()},
-               os.path.join(out, f"rank{rank}.pt"))
+    torch.save(
+        {"trace": trace, "internode_bytes": counted_group.internode_bytes()},
+        os.path.join(out, f"rank{rank}.pt"),
+    )
     dist.barrier()
     dist.destroy_process_group()
 

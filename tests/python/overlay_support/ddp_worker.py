@@ -5,6 +5,7 @@
 Saves what the test checks to OUT with torch.save; an exception is saved as {"error": text}.
 The overlay must be on PYTHONPATH (overlay_support.overlay_env()).
 """
+
 import datetime
 import sys
 import traceback
@@ -30,8 +31,13 @@ def make_model(seed: int, extra_layer: bool = False, width: Optional[int] = None
     if width is None:
         layers = [nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)]
     else:
-        layers = [nn.Linear(8, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
-                  nn.Linear(width, 4)]
+        layers = [
+            nn.Linear(8, width),
+            nn.ReLU(),
+            nn.Linear(width, width),
+            nn.ReLU(),
+            nn.Linear(width, 4),
+        ]
     if extra_layer:
         layers.append(nn.Linear(4, 4))
     return nn.Sequential(*layers)
@@ -40,8 +46,13 @@ def make_model(seed: int, extra_layer: bool = False, width: Optional[int] = None
 def full_batches(world: int):
     """The whole data set; rank r trains on rows [r * PER_RANK, (r + 1) * PER_RANK)."""
     g = torch.Generator().manual_seed(7)
-    return [(torch.randn(PER_RANK * world, 8, generator=g),
-             torch.randint(0, 4, (PER_RANK * world,), generator=g)) for _ in range(STEPS)]
+    return [
+        (
+            torch.randn(PER_RANK * world, 8, generator=g),
+            torch.randint(0, 4, (PER_RANK * world,), generator=g),
+        )
+        for _ in range(STEPS)
+    ]
 
 
 def forward(model: nn.Module, x: torch.Tensor, half: bool) -> torch.Tensor:
@@ -51,8 +62,14 @@ def forward(model: nn.Module, x: torch.Tensor, half: bool) -> torch.Tensor:
     return head(model[:-1](x.half()).to(head.weight.dtype)).float()
 
 
-def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head: bool = False,
-          width: Optional[int] = None):
+def train(
+    rank: int,
+    world: int,
+    half: bool,
+    loss_factor: float = 1.0,
+    fp32_head: bool = False,
+    width: Optional[int] = None,
+):
     model = make_model(100 + rank, width=width)  # different on every rank until the broadcast
     if half:
         model.half()  # broadcast in fp16, as amp.initialize does after casting for O2
@@ -61,11 +78,14 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head
     broadcast_from_rank0(model)
     if half:
         # fp32 masters for fp16 parameters; fp32 parameters are their own masters.
-        masters = [p.detach().clone().float().requires_grad_() if p.dtype == torch.float16 else p
-                   for p in model.parameters()]
+        masters = [
+            p.detach().clone().float().requires_grad_() if p.dtype == torch.float16 else p
+            for p in model.parameters()
+        ]
         opt = torch.optim.SGD(masters, lr=0.1, momentum=0.9)
-        combined = CombinedGrads(opt, {id(m): p for m, p in zip(masters, model.parameters())
-                                       if m is not p})
+        combined = CombinedGrads(
+            opt, {id(m): p for m, p in zip(masters, model.parameters()) if m is not p}
+        )
     else:
         masters = list(model.parameters())
         opt = torch.optim.SGD(masters, lr=0.1, momentum=0.9)
@@ -73,7 +93,10 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head
     averager = OverlappedAverager(replica_count=4)
     found, first_grads, started = [], None, []
     for x, y in full_batches(world):
-        x, y = x[rank * PER_RANK:(rank + 1) * PER_RANK], y[rank * PER_RANK:(rank + 1) * PER_RANK]
+        x, y = (
+            x[rank * PER_RANK : (rank + 1) * PER_RANK],
+            y[rank * PER_RANK : (rank + 1) * PER_RANK],
+        )
         opt.zero_grad(set_to_none=False)  # as amp does while fused (torch 2.x defaults to None)
         for p in model.parameters():
             if p.grad is not None:
@@ -92,8 +115,13 @@ def train(rank: int, world: int, half: bool, loss_factor: float = 1.0, fp32_head
             with torch.no_grad():
                 for p, m in zip(model.parameters(), masters):
                     p.copy_(m)
-    return {"params": [m.detach().clone() for m in masters], "found": found,
-            "first_grads": first_grads, "started": started, "slices": len(averager.slices)}
+    return {
+        "params": [m.detach().clone() for m in masters],
+        "found": found,
+        "first_grads": first_grads,
+        "started": started,
+        "slices": len(averager.slices),
+    }
 
 
 def slices(rank: int, world: int):
@@ -101,17 +129,37 @@ def slices(rank: int, world: int):
     buf = torch.arange(300_001, dtype=torch.float32) * (rank + 1)
     writers = [torch.zeros(1, requires_grad=True) for _ in range(3)]
     averager = OverlappedAverager(replica_count=4)
-    averager.plan([(buf, [(0, 100_000, writers[0], 0), (100_000, 100_000, writers[1], 1),
-                          (200_000, 100_001, writers[2], 2)])])
+    averager.plan(
+        [
+            (
+                buf,
+                [
+                    (0, 100_000, writers[0], 0),
+                    (100_000, 100_000, writers[1], 1),
+                    (200_000, 100_001, writers[2], 2),
+                ],
+            )
+        ]
+    )
     averager.finish()
     return {"buffer": buf, "slices": len(averager.slices)}
 
 
 def main() -> None:
-    scenario, rank, world, init_file, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
-        sys.argv[4], sys.argv[5]
-    dist.init_process_group("gloo", init_method="file://" + init_file, rank=rank,
-                            world_size=world, timeout=datetime.timedelta(seconds=60))
+    scenario, rank, world, init_file, out = (
+        sys.argv[1],
+        int(sys.argv[2]),
+        int(sys.argv[3]),
+        sys.argv[4],
+        sys.argv[5],
+    )
+    dist.init_process_group(
+        "gloo",
+        init_method="file://" + init_file,
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=60),
+    )
     try:
         if scenario == "fp32":
             result = train(rank, world, half=False)

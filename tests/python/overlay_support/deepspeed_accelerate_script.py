@@ -5,6 +5,7 @@ in its working directory (accelerate_runs.launch reads them): its device, what a
 prepared, the mean loss over the ranks at each step, and (rank 0) the same training in fp32 with
 torch's AdamW on both ranks' batches in one process: the reference.
 """
+
 import json
 from typing import Any, Dict, List, Tuple
 
@@ -19,9 +20,17 @@ STEPS, BATCH, LR = 8, 4, 3e-3
 
 def make_model() -> LlamaForCausalLM:
     torch.manual_seed(0)
-    return LlamaForCausalLM(LlamaConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32))
+    return LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=64,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=32,
+        )
+    )
 
 
 def batches():
@@ -38,7 +47,7 @@ def reference(world: int):
     losses = []
     for step in range(STEPS):
         first = (step % rounds) * world
-        loss = sum(model(input_ids=x, labels=x).loss for x in seqs[first:first + world]) / world
+        loss = sum(model(input_ids=x, labels=x).loss for x in seqs[first : first + world]) / world
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -74,10 +83,18 @@ def report(acc: Accelerator, result: Dict[str, Any]) -> None:
 def main() -> None:
     acc = Accelerator()
     model, losses = train(acc, make_model())
-    report(acc, {"device": str(acc.device), "deepspeed": acc.state.deepspeed_plugin is not None,
-                 "mixed_precision": acc.mixed_precision, "engine": type(model).__name__,
-                 "param_dtype": str(next(model.parameters()).dtype), "losses": losses,
-                 "zero_stage": acc.state.deepspeed_plugin.zero_stage})
+    report(
+        acc,
+        {
+            "device": str(acc.device),
+            "deepspeed": acc.state.deepspeed_plugin is not None,
+            "mixed_precision": acc.mixed_precision,
+            "engine": type(model).__name__,
+            "param_dtype": str(next(model.parameters()).dtype),
+            "losses": losses,
+            "zero_stage": acc.state.deepspeed_plugin.zero_stage,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """One rank (of 2, run by ranks.launch) reducing the flags DeepSpeed reduces over hccl: uint8
 and bool tensors, which torch_npu all-reduces and reduces by way of int32 (a bool sum as an
 or). Prints one JSON line of the results by name."""
+
 import json
 import os
 

@@ -11,6 +11,7 @@ float status) and the fp32 reference: the same model, from the engine's initial 
 data in fp32 with ``torch.optim.Adam`` on the whole batch in this process (what the ranks'
 averaged gradient trains); or the error that stopped it.
 """
+
 import json
 import sys
 from typing import Dict, List
@@ -55,13 +56,20 @@ def shard(rank: int) -> List[torch.Tensor]:
 
 
 def config(dtype: str, stage: int, scale_power: int) -> Dict:
-    cfg = {"train_micro_batch_size_per_gpu": BATCH, "gradient_accumulation_steps": 1,
-           "optimizer": {"type": "Adam", "params": {"lr": LR}},
-           "zero_optimization": {"stage": stage}, "steps_per_print": 10 ** 6,
-           "wall_clock_breakdown": False}
+    cfg = {
+        "train_micro_batch_size_per_gpu": BATCH,
+        "gradient_accumulation_steps": 1,
+        "optimizer": {"type": "Adam", "params": {"lr": LR}},
+        "zero_optimization": {"stage": stage},
+        "steps_per_print": 10**6,
+        "wall_clock_breakdown": False,
+    }
     if dtype == "fp16":
-        cfg["fp16"] = {"enabled": True, "initial_scale_power": scale_power,
-                       "loss_scale_window": 1000}
+        cfg["fp16"] = {
+            "enabled": True,
+            "initial_scale_power": scale_power,
+            "loss_scale_window": 1000,
+        }
     else:
         cfg["bf16"] = {"enabled": True}
     return cfg
@@ -70,7 +78,7 @@ def config(dtype: str, stage: int, scale_power: int) -> Dict:
 def train(engine, data, steps, dtype) -> List[float]:
     half = torch.float16 if dtype == "fp16" else torch.bfloat16
     losses = []
-    for x in data[steps[0]:steps[1]]:
+    for x in data[steps[0] : steps[1]]:
         y = x[:, :4].argmax(1).to(engine.device)
         loss = F.cross_entropy(engine(x.to(engine.device, half)).float(), y)
         engine.backward(loss)
@@ -132,8 +140,9 @@ def run(spec: str, ckpt_dir: str) -> Dict:
     cfg = config(dtype, stage, scale_power)
     data = shard(dist.get_rank())
     model = build(0, cfg, "init" in options)
-    engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
-                                           config=cfg)
+    engine, _, _, _ = deepspeed.initialize(
+        model=model, model_parameters=model.parameters(), config=cfg
+    )
     initial = full_params(engine)
     if saturates:
         # zero.Init casts each new, uninitialised parameter to fp16 (it is filled after):
@@ -144,17 +153,22 @@ def run(spec: str, ckpt_dir: str) -> Dict:
     tag = f"{dtype}-{stage}"
     engine.save_checkpoint(ckpt_dir, tag=tag)
     losses += train(engine, data, (SAVE_AT, STEPS), dtype)
-    out = {"losses": losses, "accelerator": get_accelerator().device_name(),
-           "device": str(engine.device), "zero": type(engine.optimizer).__name__,
-           "basic": type(engine.basic_optimizer).__name__,
-           "param_dtype": str(next(engine.module.parameters()).dtype),
-           "skipped": engine.skipped_steps,
-           "scale": getattr(engine.optimizer, "cur_scale", None),
-           "float_status": torch_npu.npu.utils.get_npu_overflow_flag() if saturates else None,
-           "reference": reference(dist.get_world_size(), initial)}
+    out = {
+        "losses": losses,
+        "accelerator": get_accelerator().device_name(),
+        "device": str(engine.device),
+        "zero": type(engine.optimizer).__name__,
+        "basic": type(engine.basic_optimizer).__name__,
+        "param_dtype": str(next(engine.module.parameters()).dtype),
+        "skipped": engine.skipped_steps,
+        "scale": getattr(engine.optimizer, "cur_scale", None),
+        "float_status": torch_npu.npu.utils.get_npu_overflow_flag() if saturates else None,
+        "reference": reference(dist.get_world_size(), initial),
+    }
     fresh = build(1, cfg, "init" in options)
-    other, _, _, _ = deepspeed.initialize(model=fresh, model_parameters=fresh.parameters(),
-                                          config=cfg)
+    other, _, _, _ = deepspeed.initialize(
+        model=fresh, model_parameters=fresh.parameters(), config=cfg
+    )
     path, _ = other.load_checkpoint(ckpt_dir, tag=tag)
     out["loaded"] = path is not None
     out["resumed"] = train(other, data, (SAVE_AT, STEPS), dtype)

@@ -7,6 +7,7 @@ its device, the map locations the checkpoint was read with, what accelerate prep
 version, the parameters' type and device, the loss scaler's module), the mean loss over the
 ranks at each step, and (rank 0) the reference's losses.
 """
+
 from typing import List, Tuple
 
 import torch
@@ -45,12 +46,21 @@ def main() -> None:
     model, losses = train(acc, model)
     plugin = acc.state.fsdp_plugin
     first = next(model.parameters())
-    report(acc, {"device": str(acc.device), "fsdp": plugin is not None,
-                 "fsdp_version": getattr(plugin, "fsdp_version", 1),
-                 "mixed_precision": acc.mixed_precision, "model": type(model).__name__,
-                 "param": type(first).__name__, "param_device": str(first.device),
-                 "scaler": type(acc.scaler).__module__ if acc.scaler is not None else None,
-                 "losses": losses, "load_locations": locations})
+    report(
+        acc,
+        {
+            "device": str(acc.device),
+            "fsdp": plugin is not None,
+            "fsdp_version": getattr(plugin, "fsdp_version", 1),
+            "mixed_precision": acc.mixed_precision,
+            "model": type(model).__name__,
+            "param": type(first).__name__,
+            "param_device": str(first.device),
+            "scaler": type(acc.scaler).__module__ if acc.scaler is not None else None,
+            "losses": losses,
+            "load_locations": locations,
+        },
+    )
 
 
 if __name__ == "__main__":

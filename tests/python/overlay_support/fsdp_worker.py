@@ -19,6 +19,8 @@
 The reference is the same model trained in fp32 by one process on both ranks' batches at once
 (what averaging the ranks' gradients computes), skipping the steps the scaler skips. Every rank
 writes one JSON line per phase to TMPDIR/rank<N>.jsonl."""
+
+# ruff: noqa: E402  (imports placed after setup code)
 import json
 import os
 import sys
@@ -31,8 +33,13 @@ import torch.nn.functional as F
 import torch_npu  # noqa: F401
 
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP  # noqa: E402
-from torch.distributed.fsdp import (CPUOffload, FullStateDictConfig,  # noqa: E402
-                                    MixedPrecision, ShardingStrategy, StateDictType)
+from torch.distributed.fsdp import (
+    CPUOffload,
+    FullStateDictConfig,
+    MixedPrecision,
+    ShardingStrategy,
+    StateDictType,
+)
 from torch.distributed.fsdp.wrap import ModuleWrapPolicy  # noqa: E402
 
 # At OVERFLOW_STEP rank 1's scaled loss overflows fp16 in the backward pass; at POISON_STEP an
@@ -75,16 +82,25 @@ def reference(skip=()):
 
 
 def fsdp1(strategy, mixed=None, **options):
-    return FSDP(build(rank), device_id=device, sync_module_states=True,
-                sharding_strategy=strategy, mixed_precision=mixed,
-                auto_wrap_policy=ModuleWrapPolicy({nn.Linear}), **options)
+    return FSDP(
+        build(rank),
+        device_id=device,
+        sync_module_states=True,
+        sharding_strategy=strategy,
+        mixed_precision=mixed,
+        auto_wrap_policy=ModuleWrapPolicy({nn.Linear}),
+        **options,
+    )
 
 
 def full_params(model):
     """Every rank's copy of the whole model's parameters, gathered (FSDP1 or FSDP2)."""
     if isinstance(model, FSDP):
-        with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT,
-                                  FullStateDictConfig(offload_to_cpu=True, rank0_only=False)):
+        with FSDP.state_dict_type(
+            model,
+            StateDictType.FULL_STATE_DICT,
+            FullStateDictConfig(offload_to_cpu=True, rank0_only=False),
+        ):
             state = model.state_dict()
         names = [n for n, _ in build(0).named_parameters()]
         return [state[n].float().flatten().tolist() for n in names]
@@ -116,16 +132,24 @@ def train(model, scaler=None):
         scaler.scale(loss * blow_up).backward()
         if rank == 1 and step == POISON_STEP:
             with torch.no_grad():
-                grads = [p.grad.to_local() if hasattr(p.grad, "to_local") else p.grad
-                         for p in model.parameters() if p.grad is not None]
+                grads = [
+                    p.grad.to_local() if hasattr(p.grad, "to_local") else p.grad
+                    for p in model.parameters()
+                    if p.grad is not None
+                ]
                 next(g for g in grads if g.numel()).view(-1)[0] = float("inf")
         scaler.step(opt)
-        stepped.append(any(not torch.equal(a, p.detach()) for a, p in
-                           zip(before, model.parameters())))
+        stepped.append(
+            any(not torch.equal(a, p.detach()) for a, p in zip(before, model.parameters()))
+        )
         scaler.update()
         scales.append(scaler.get_scale())
-    return {"losses": mean_over_ranks(losses), "scales": scales, "stepped": stepped,
-            "dtype": str(out.dtype)}
+    return {
+        "losses": mean_over_ranks(losses),
+        "scales": scales,
+        "stepped": stepped,
+        "dtype": str(out.dtype),
+    }
 
 
 def report(phase, **fields):
@@ -143,8 +167,11 @@ def state_dict_round_trip():
     full_path = os.path.join(tmpdir, "full.pt")
     with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
         torch.save(model.state_dict(), sharded_path)
-    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT,
-                              FullStateDictConfig(offload_to_cpu=True, rank0_only=True)):
+    with FSDP.state_dict_type(
+        model,
+        StateDictType.FULL_STATE_DICT,
+        FullStateDictConfig(offload_to_cpu=True, rank0_only=True),
+    ):
         full = model.state_dict()
     if rank == 0:
         torch.save(full, full_path)
@@ -154,8 +181,9 @@ def state_dict_round_trip():
         fresh.load_state_dict(torch.load(sharded_path, weights_only=False))
     from_sharded = fresh(probe).detach().cpu()
     other = FSDP(build(60 + rank), device_id=device, auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
-    with FSDP.state_dict_type(other, StateDictType.FULL_STATE_DICT,
-                              FullStateDictConfig(rank0_only=False)):
+    with FSDP.state_dict_type(
+        other, StateDictType.FULL_STATE_DICT, FullStateDictConfig(rank0_only=False)
+    ):
         other.load_state_dict(torch.load(full_path))
     from_full = other(probe).detach().cpu()
     plain = build(70).npu()
@@ -172,13 +200,17 @@ def state_dict_round_trip():
         dcp.load(state, checkpoint_id=os.path.join(tmpdir, "dcp"))
         again.load_state_dict(state["model"])
     from_dcp = again(probe).detach().cpu()
-    report("state_dict", keys=sorted(full) if rank == 0 else [],
-           sharded_types=sorted({type(v).__name__ for v in torch.load(
-               sharded_path, weights_only=False).values()}),
-           sharded=(from_sharded - want).abs().max().item(),
-           full=(from_full - want).abs().max().item(),
-           plain=(from_plain - want).abs().max().item(),
-           dcp=(from_dcp - want).abs().max().item())
+    report(
+        "state_dict",
+        keys=sorted(full) if rank == 0 else [],
+        sharded_types=sorted(
+            {type(v).__name__ for v in torch.load(sharded_path, weights_only=False).values()}
+        ),
+        sharded=(from_sharded - want).abs().max().item(),
+        full=(from_full - want).abs().max().item(),
+        plain=(from_plain - want).abs().max().item(),
+        dcp=(from_dcp - want).abs().max().item(),
+    )
 
 
 def fsdp2(mixed=None, scaler=None):
@@ -187,8 +219,11 @@ def fsdp2(mixed=None, scaler=None):
 
     mesh = init_device_mesh("npu", (world,))
     direct = DeviceMesh("npu", list(range(world)))
-    policy = MixedPrecisionPolicy() if mixed is None else \
-        MixedPrecisionPolicy(param_dtype=mixed, reduce_dtype=torch.float32)
+    policy = (
+        MixedPrecisionPolicy()
+        if mixed is None
+        else MixedPrecisionPolicy(param_dtype=mixed, reduce_dtype=torch.float32)
+    )
     model = build(0)
     for module in model:
         if isinstance(module, nn.Linear):
@@ -196,12 +231,16 @@ def fsdp2(mixed=None, scaler=None):
     fully_shard(model, mesh=mesh, mp_policy=policy)
     first = next(model.parameters())
     result = train(model, scaler)
-    return dict(result, mesh=[str(mesh.device_type), str(direct.device_type)],
-                scaler=type(scaler).__module__ if scaler else None,
-                param_type=type(first).__name__, param_device=str(first.device),
-                local_device=str(first.to_local().device),
-                local_shape=list(first.to_local().shape),
-                params=full_params(model))
+    return dict(
+        result,
+        mesh=[str(mesh.device_type), str(direct.device_type)],
+        scaler=type(scaler).__module__ if scaler else None,
+        param_type=type(first).__name__,
+        param_device=str(first.device),
+        local_device=str(first.to_local().device),
+        local_shape=list(first.to_local().shape),
+        params=full_params(model),
+    )
 
 
 losses, params = reference()
@@ -214,25 +253,33 @@ for phase in phases:
         strategy = getattr(ShardingStrategy, phase.upper())
         model = fsdp1(strategy)
         result = train(model)
-        report(phase, params=full_params(model),
-               flat_shapes=[list(p.shape) for p in model.parameters()], **result)
+        report(
+            phase,
+            params=full_params(model),
+            flat_shapes=[list(p.shape) for p in model.parameters()],
+            **result,
+        )
     elif phase in ("fp16", "bf16", "fp16_offload"):
         dtype = torch.bfloat16 if phase == "bf16" else torch.float16
         options = {}
         if phase == "fp16_offload":
             options = dict(cpu_offload=CPUOffload(offload_params=True), use_orig_params=True)
-        model = fsdp1(ShardingStrategy.FULL_SHARD, MixedPrecision(dtype, dtype, dtype),
-                      **options)
+        model = fsdp1(ShardingStrategy.FULL_SHARD, MixedPrecision(dtype, dtype, dtype), **options)
         scaler = None
         if phase != "bf16":
             from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
 
             scaler = ShardedGradScaler()
         result = train(model, scaler)
-        report(phase, scaler=type(scaler).__module__ if scaler else None,
-               grad_devices=sorted({str(p.grad.device) for p in model.parameters()
-                                    if p.grad is not None}),
-               params=full_params(model), **result)
+        report(
+            phase,
+            scaler=type(scaler).__module__ if scaler else None,
+            grad_devices=sorted(
+                {str(p.grad.device) for p in model.parameters() if p.grad is not None}
+            ),
+            params=full_params(model),
+            **result,
+        )
     elif phase == "state_dict":
         state_dict_round_trip()
     elif phase in ("fsdp2", "fsdp2_bf16"):

@@ -3,6 +3,7 @@
 Prints one JSON line with what the test checks: per case, the error this rank got
 ([type, message]) or its result; an exception outside the cases prints {"error", "message"}.
 """
+
 import datetime
 import json
 import os
@@ -32,13 +33,16 @@ def mismatches(rank, world):
 
     # The issue's case: an integer all_reduce of 4 elements against 3.
     out["all_reduce_int_sizes"] = _attempt(
-        lambda: all_reduce(torch.ones(4 if rank == 0 else 3, dtype=torch.int32)))
+        lambda: all_reduce(torch.ones(4 if rank == 0 else 3, dtype=torch.int32))
+    )
     out["all_reduce_dtypes"] = _attempt(
-        lambda: all_reduce(torch.ones(3, dtype=torch.float32 if rank == 0 else torch.int32)))
+        lambda: all_reduce(torch.ones(3, dtype=torch.float32 if rank == 0 else torch.int32))
+    )
     out["all_reduce_float_sizes"] = _attempt(lambda: all_reduce(torch.ones(2 + 3 * rank)))
     # HCCL counts elements: shapes may differ where the counts agree.
     out["all_reduce_shapes"] = _attempt(
-        lambda: all_reduce(torch.ones(2, 3) if rank == 0 else torch.ones(6)))
+        lambda: all_reduce(torch.ones(2, 3) if rank == 0 else torch.ones(6))
+    )
 
     def broadcast(t, src=0):
         dist.broadcast(t, src=src)
@@ -46,7 +50,8 @@ def mismatches(rank, world):
 
     out["broadcast_sizes"] = _attempt(lambda: broadcast(torch.full((4 + 2 * rank,), 1.0 + rank)))
     out["broadcast_int_dtypes"] = _attempt(
-        lambda: broadcast(torch.arange(3, dtype=torch.int64 if rank == 0 else torch.int32)))
+        lambda: broadcast(torch.arange(3, dtype=torch.int64 if rank == 0 else torch.int32))
+    )
     out["broadcast_roots"] = _attempt(lambda: broadcast(torch.ones(2), src=rank))
 
     def all_gather(n):
@@ -78,8 +83,10 @@ def mismatches(rank, world):
 
     # Rank 0 sends 2 elements to rank 1, which expects 3.
     out["all_to_all_single_splits"] = _attempt(
-        lambda: all_to_all_single([1, 2], [1, 1]) if rank == 0 else
-        all_to_all_single([1, 1], [3, 1]))
+        lambda: (
+            all_to_all_single([1, 2], [1, 1]) if rank == 0 else all_to_all_single([1, 1], [3, 1])
+        )
+    )
 
     def reduce_scatter(n):
         got = torch.zeros(n)
@@ -118,12 +125,15 @@ def mismatches(rank, world):
     out["reduce_roots"] = _attempt(lambda: reduce(rank))
     # Ranks out of step: one all-reduces while the other broadcasts, or waits in a barrier.
     out["out_of_step"] = _attempt(
-        lambda: all_reduce(torch.ones(2)) if rank == 0 else broadcast(torch.ones(2)))
+        lambda: all_reduce(torch.ones(2)) if rank == 0 else broadcast(torch.ones(2))
+    )
     out["barrier_against_all_reduce"] = _attempt(
-        lambda: dist.barrier() if rank == 0 else all_reduce(torch.ones(1)))
+        lambda: dist.barrier() if rank == 0 else all_reduce(torch.ones(1))
+    )
     # A dtype only rank 0's HCCL refuses: rank 1 must not wait for it.
     out["one_rank_refuses_dtype"] = _attempt(
-        lambda: all_reduce(torch.ones(2, dtype=torch.float64 if rank == 0 else torch.float32)))
+        lambda: all_reduce(torch.ones(2, dtype=torch.float64 if rank == 0 else torch.float32))
+    )
     out["after"] = _attempt(lambda: all_reduce(torch.full((3,), rank + 1, dtype=torch.int32)))
     return out
 

@@ -2,6 +2,7 @@
 
 Prints one JSON line with what the test checks; an exception prints {"error": type, "message"}.
 """
+
 import datetime
 import json
 import os
@@ -21,8 +22,9 @@ def collectives(rank, world):
         out[f"all_reduce_{dtype}"] = t.tolist()
     for dtype in (torch.int64, torch.bool, torch.float64, torch.uint8):
         parts = [torch.zeros(2, dtype=dtype) for _ in range(world)]
-        dist.all_gather(parts, torch.full((2,), rank % 2 if dtype == torch.bool else rank,
-                                          dtype=dtype))
+        dist.all_gather(
+            parts, torch.full((2,), rank % 2 if dtype == torch.bool else rank, dtype=dtype)
+        )
         out[f"all_gather_{dtype}"] = [p.tolist() for p in parts]
     b = torch.arange(4.0) * (rank + 1)
     dist.broadcast(b, src=1)
@@ -40,8 +42,9 @@ def collectives(rank, world):
     dist.gather(torch.full((1,), float(rank)), bucket, dst=0)
     out["gather"] = [g.tolist() for g in bucket] if rank == 0 else None
     got = torch.zeros(1)
-    dist.scatter(got, [torch.full((1,), float(i * 10)) for i in range(world)] if rank == 0
-                 else None, src=0)
+    dist.scatter(
+        got, [torch.full((1,), float(i * 10)) for i in range(world)] if rank == 0 else None, src=0
+    )
     out["scatter"] = got.tolist()
     rs = torch.zeros(1)
     dist.reduce_scatter(rs, [torch.full((1,), float(i + rank)) for i in range(world)])
@@ -89,9 +92,11 @@ def refusals(rank, world):
         "all_reduce_float64": lambda: dist.all_reduce(torch.ones(2, dtype=torch.float64)),
         "broadcast_bfloat16": lambda: dist.broadcast(torch.ones(2, dtype=torch.bfloat16), src=0),
         "all_gather_bfloat16": lambda: dist.all_gather(
-            [torch.ones(1, dtype=torch.bfloat16)] * world, torch.ones(1, dtype=torch.bfloat16)),
+            [torch.ones(1, dtype=torch.bfloat16)] * world, torch.ones(1, dtype=torch.bfloat16)
+        ),
         "reduce_scatter_uint8": lambda: dist.reduce_scatter(
-            torch.zeros(1, dtype=torch.uint8), [torch.ones(1, dtype=torch.uint8)] * world),
+            torch.zeros(1, dtype=torch.uint8), [torch.ones(1, dtype=torch.uint8)] * world
+        ),
         "isend_bfloat16": lambda: dist.isend(torch.ones(1, dtype=torch.bfloat16), dst=0),
     }
     out = {}
@@ -113,8 +118,9 @@ def ordered(rank, world):
             want = None
             for r in range(world):
                 g = torch.Generator().manual_seed(100 * r + n)
-                x = (torch.randn(n, generator=g) * 10.0 ** torch.randint(-3, 4, (n,),
-                                                                          generator=g)).to(dtype)
+                x = (
+                    torch.randn(n, generator=g) * 10.0 ** torch.randint(-3, 4, (n,), generator=g)
+                ).to(dtype)
                 mine = x.clone() if r == rank else mine
                 want = x.clone() if want is None else want + x
             dist.all_reduce(mine)
@@ -206,8 +212,10 @@ def bf16(rank, world):
     dist.all_to_all_single(a2a, bf16_values(rank, world).to(npu))
     out["all_to_all_single"] = _bits(a2a)
     got = torch.zeros(4, dtype=torch.bfloat16, device=npu)
-    ops = [dist.P2POp(dist.isend, bf16_values(rank, 4).to(npu), (rank + 1) % world),
-           dist.P2POp(dist.irecv, got, (rank - 1) % world)]
+    ops = [
+        dist.P2POp(dist.isend, bf16_values(rank, 4).to(npu), (rank + 1) % world),
+        dist.P2POp(dist.irecv, got, (rank - 1) % world),
+    ]
     for req in dist.batch_isend_irecv(ops):
         req.wait()
     out["send_recv"] = _bits(got)
@@ -233,7 +241,8 @@ def bf16_refused(rank, world):
         "broadcast": lambda: dist.broadcast(torch.ones(2, dtype=torch.bfloat16).npu(), src=0),
         "all_gather": lambda: dist.all_gather(
             [torch.ones(1, dtype=torch.bfloat16).npu()] * world,
-            torch.ones(1, dtype=torch.bfloat16).npu()),
+            torch.ones(1, dtype=torch.bfloat16).npu(),
+        ),
     }
     out = {}
     for name, call in calls.items():
@@ -266,10 +275,15 @@ def bound(rank, world):
         refused = str(e).split(":")[0]
     bound_to = getattr(default, "bound_device_id", None)
     sub_bound = getattr(sub, "bound_device_id", None)
-    return {"backend": dist.get_backend(), "sub_backend": dist.get_backend(sub),
-            "bound": None if bound_to is None else str(bound_to),
-            "sub_bound": None if sub_bound is None else str(sub_bound),
-            "sum": t.tolist(), "sum_device": str(t.device), "float64_refused": refused}
+    return {
+        "backend": dist.get_backend(),
+        "sub_backend": dist.get_backend(sub),
+        "bound": None if bound_to is None else str(bound_to),
+        "sub_bound": None if sub_bound is None else str(sub_bound),
+        "sum": t.tolist(),
+        "sum_device": str(t.device),
+        "float64_refused": refused,
+    }
 
 
 def _init_bound(form):
@@ -306,16 +320,23 @@ def bound_forms(forms):
             dist.barrier()
             dist.destroy_process_group()
         except Exception as e:  # reported to the test
-            results[form] = {"error": type(e).__name__, "message": str(e),
-                             "trace": traceback.format_exc()}
+            results[form] = {
+                "error": type(e).__name__,
+                "message": str(e),
+                "trace": traceback.format_exc(),
+            }
     return results
 
 
 def init(scenario):
     if scenario == "init_tcp":
         env = os.environ
-        dist.init_process_group("hccl", init_method=f"tcp://127.0.0.1:{env['MASTER_PORT']}",
-                                rank=int(env["RANK"]), world_size=int(env["WORLD_SIZE"]))
+        dist.init_process_group(
+            "hccl",
+            init_method=f"tcp://127.0.0.1:{env['MASTER_PORT']}",
+            rank=int(env["RANK"]),
+            world_size=int(env["WORLD_SIZE"]),
+        )
     elif scenario == "init_alone":  # the other ranks never come: waiting would time out
         dist.init_process_group("hccl", timeout=datetime.timedelta(seconds=60))
     else:

@@ -10,6 +10,7 @@ built by ``setup_cpp_ext.py`` (beside this file): Ascend's packages and its two 
 interpreter that runs it (Ascend's setup.py looks for torch's headers under
 ``{sys.prefix}/lib/pythonX.Y/site-packages``, which neither Debian's torch nor a venv has).
 """
+
 import io
 import os
 import re
@@ -48,7 +49,9 @@ def assemble(ascend, upstream, branch, dest):
     commit = pinned_commit(ascend, branch)
     _git("clone", "--quiet", "--no-checkout", upstream, dest)
     _git("-c", "advice.detachedHead=false", "checkout", "--quiet", commit, cwd=dest)
-    _git("apply", "--whitespace=nowarn", "-", cwd=dest, data=show(ascend, branch, "patch/npu.patch"))
+    _git(
+        "apply", "--whitespace=nowarn", "-", cwd=dest, data=show(ascend, branch, "patch/npu.patch")
+    )
     archive = _git("--git-dir", ascend, "archive", "--format=tar", branch, "src", "tests")
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         for member in tar.getmembers():
@@ -68,8 +71,13 @@ def build_wheel(python, tree, out, log):
     env = dict(os.environ, MAX_JOBS="2")
     env.pop("PYTHONPATH", None)
     with open(log, "w") as f:
-        proc = subprocess.run([python, SETUP, "bdist_wheel", "-d", out], cwd=tree, env=env,
-                              stdout=f, stderr=subprocess.STDOUT)
+        proc = subprocess.run(
+            [python, SETUP, "bdist_wheel", "-d", out],
+            cwd=tree,
+            env=env,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+        )
     if proc.returncode != 0:
         with open(log) as f:
             raise RuntimeError("building Ascend's apex failed:\n" + f.read()[-6000:])
@@ -81,20 +89,24 @@ def build_wheel(python, tree, out, log):
 def missing_headers(python):
     """What the C++ extensions need from ``python``'s torch that is not installed, as a sentence
     naming the fix; None when all is there."""
-    code = ("import os, sysconfig\n"
-            "from torch.utils.cpp_extension import include_paths\n"
-            "paths = include_paths() + [sysconfig.get_paths()['include'], '/usr/include']\n"
-            "for h in ('torch/extension.h', 'pybind11/pybind11.h', 'Python.h'):\n"
-            "    print(h, any(os.path.exists(os.path.join(p, h)) for p in paths))\n")
+    code = (
+        "import os, sysconfig\n"
+        "from torch.utils.cpp_extension import include_paths\n"
+        "paths = include_paths() + [sysconfig.get_paths()['include'], '/usr/include']\n"
+        "for h in ('torch/extension.h', 'pybind11/pybind11.h', 'Python.h'):\n"
+        "    print(h, any(os.path.exists(os.path.join(p, h)) for p in paths))\n"
+    )
     proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
     if proc.returncode != 0:
         return "torch.utils.cpp_extension is unavailable: " + proc.stderr[-500:]
     missing = [line.split()[0] for line in proc.stdout.splitlines() if line.endswith("False")]
     if not missing:
         return None
-    return (f"{', '.join(missing)} not found for {sys.executable}'s torch: its C++ headers are "
-            "needed to build Ascend's change_data_ptr extension (Debian's python3-torch: "
-            "apt-get install libtorch-dev pybind11-dev; Python headers: python3-dev)")
+    return (
+        f"{', '.join(missing)} not found for {sys.executable}'s torch: its C++ headers are "
+        "needed to build Ascend's change_data_ptr extension (Debian's python3-torch: "
+        "apt-get install libtorch-dev pybind11-dev; Python headers: python3-dev)"
+    )
 
 
 def venv_with_huawei_apex(tmp_path_factory, ascend, upstream, branch="master"):
@@ -118,8 +130,11 @@ def venv_with_huawei_apex(tmp_path_factory, ascend, upstream, branch="master"):
     fixture = bh.write_files({"apex/__init__.py": ""}, str(work / "fixture"))
     ours = str(work / "ours")
     bh.build_for_system_python(fixture, ours, bh.shared_cache_dir(tmp_path_factory), "--wheel")
-    (emulator,) = [os.path.join(ours, w) for w in os.listdir(ours)
-                   if w.startswith("torch_npu_emulator-") and w.endswith(".whl")]
+    (emulator,) = [
+        os.path.join(ours, w)
+        for w in os.listdir(ours)
+        if w.startswith("torch_npu_emulator-") and w.endswith(".whl")
+    ]
     python = bh.make_torch_venv(str(work / "venv"))
     inst = bh.pip(python, "install", "--no-index", "--no-deps", emulator, wheel)
     assert inst.returncode == 0, inst.stdout

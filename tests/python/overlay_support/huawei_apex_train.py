@@ -13,6 +13,7 @@ NAME is one of apex.optimizers' NpuFused classes (or Lamb), or torch.optim's SGD
 Adadelta, RMSprop prefixed with ``torch.`` for the reference runs. OUT gets, with torch.save,
 {"losses": [...], "params": [fp32 CPU copies], "scales": [...], ...}.
 """
+
 import datetime
 import os
 import sys
@@ -42,15 +43,24 @@ OPTIMIZERS = {
     "NpuFusedRMSprop": dict(lr=1e-3),
     "NpuFusedRMSpropTF": dict(lr=1e-2),
 }
-TORCH_TWINS = {"torch.SGD": "NpuFusedSGD", "torch.Adam": "NpuFusedAdam",
-               "torch.AdamW": "NpuFusedAdamW", "torch.Adadelta": "NpuFusedAdadelta",
-               "torch.RMSprop": "NpuFusedRMSprop"}
+TORCH_TWINS = {
+    "torch.SGD": "NpuFusedSGD",
+    "torch.Adam": "NpuFusedAdam",
+    "torch.AdamW": "NpuFusedAdamW",
+    "torch.Adadelta": "NpuFusedAdadelta",
+    "torch.RMSprop": "NpuFusedRMSprop",
+}
 
 
 def make_model():
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(WIDTH, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32),
-                               torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    return torch.nn.Sequential(
+        torch.nn.Linear(WIDTH, 32),
+        torch.nn.ReLU(),
+        torch.nn.Linear(32, 32),
+        torch.nn.ReLU(),
+        torch.nn.Linear(32, 1),
+    )
 
 
 def data(world=1):
@@ -58,7 +68,7 @@ def data(world=1):
     g = torch.Generator().manual_seed(1)
     x = torch.randn(ROWS * world, WIDTH, generator=g)
     w = torch.randn(WIDTH, 1, generator=g)
-    return x, torch.tanh(x @ w) + 0.1 * (x ** 2).sum(1, keepdim=True)
+    return x, torch.tanh(x @ w) + 0.1 * (x**2).sum(1, keepdim=True)
 
 
 def make_optimizer(name, params):
@@ -97,17 +107,24 @@ def train(model, optimizer, x, y, steps=STEPS, clip=None):
 def result(model, optimizer, trained, **extra):
     losses, scales, first = trained
     master = [p.detach().float().cpu().clone() for p in amp.master_params(optimizer)]
-    return dict(losses=losses, scales=scales, master=master, first_grads=first,
-                params=[p.detach().float().cpu().clone() for p in model.parameters()],
-                dtypes=[str(p.dtype) for p in model.parameters()],
-                devices=[str(p.device) for p in model.parameters()], **extra)
+    return dict(
+        losses=losses,
+        scales=scales,
+        master=master,
+        first_grads=first,
+        params=[p.detach().float().cpu().clone() for p in model.parameters()],
+        dtypes=[str(p.dtype) for p in model.parameters()],
+        devices=[str(p.device) for p in model.parameters()],
+        **extra,
+    )
 
 
 def run_optim(name, level):
     model = make_model().npu()
     optimizer = make_optimizer(name, model.parameters())
-    model, optimizer = amp.initialize(model, optimizer, opt_level=level, loss_scale=128.0,
-                                      verbosity=0)
+    model, optimizer = amp.initialize(
+        model, optimizer, opt_level=level, loss_scale=128.0, verbosity=0
+    )
     x, y = data()
     trained = train(model, optimizer, x.npu(), y.npu())
     return result(model, optimizer, trained)
@@ -115,14 +132,21 @@ def run_optim(name, level):
 
 def run_combine(level, combine):
     model, optimizer = sgd_model()
-    model, optimizer = amp.initialize(model, optimizer, opt_level=level, loss_scale="dynamic",
-                                      combine_grad=combine, verbosity=0)
+    model, optimizer = amp.initialize(
+        model, optimizer, opt_level=level, loss_scale="dynamic", combine_grad=combine, verbosity=0
+    )
     x, y = data()
     trained = train(model, optimizer, x.npu(), y.npu())
     stash = optimizer._amp_stash
-    combined = [t for t in (getattr(stash, "main_fp16_grad_combine", None),
-                            getattr(stash, "main_fp32_from_fp32_grad_combine", None),
-                            getattr(stash, "main_fp32_grad_combine", None)) if t is not None]
+    combined = [
+        t
+        for t in (
+            getattr(stash, "main_fp16_grad_combine", None),
+            getattr(stash, "main_fp32_from_fp32_grad_combine", None),
+            getattr(stash, "main_fp32_grad_combine", None),
+        )
+        if t is not None
+    ]
     return result(model, optimizer, trained, combined=[t.numel() for t in combined])
 
 
@@ -139,14 +163,16 @@ def run_clip(level, nz):
     formats = [int(torch_npu.get_npu_format(p)) for p in model.parameters()]
     sizes = [torch_npu.get_storage_size(p) for p in model.parameters()]
     optimizer = apex.optimizers.NpuFusedAdam(model.parameters(), lr=1e-2)
-    model, optimizer = amp.initialize(model, optimizer, opt_level=level, loss_scale=128.0,
-                                      combine_grad=True, verbosity=0)
+    model, optimizer = amp.initialize(
+        model, optimizer, opt_level=level, loss_scale=128.0, combine_grad=True, verbosity=0
+    )
     x, y = data()
     norms = []
     trained = train(model, optimizer, x.npu(), y.npu(), clip=norms)
     combined = [t.numel() for t in optimizer.get_optimizer_combined_grads() if t is not None]
-    return result(model, optimizer, trained, norms=norms, formats=formats, sizes=sizes,
-                  combined=combined)
+    return result(
+        model, optimizer, trained, norms=norms, formats=formats, sizes=sizes, combined=combined
+    )
 
 
 def sgd_model():
@@ -157,8 +183,9 @@ def sgd_model():
 def run_whole_batch(world):
     """What combine_ddp's ranks must agree with: one process, every rank's rows at once."""
     model, optimizer = sgd_model()
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0,
-                                      combine_grad=True, verbosity=0)
+    model, optimizer = amp.initialize(
+        model, optimizer, opt_level="O2", loss_scale=128.0, combine_grad=True, verbosity=0
+    )
     x, y = data(world)
     trained = train(model, optimizer, x.npu(), y.npu())
     return result(model, optimizer, trained)
@@ -166,16 +193,27 @@ def run_whole_batch(world):
 
 def run_ddp(rank, world, init):
     torch.npu.set_device(rank)
-    dist.init_process_group("hccl", init_method="file://" + init, rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=120))
+    dist.init_process_group(
+        "hccl",
+        init_method="file://" + init,
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=120),
+    )
     model, optimizer = sgd_model()
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0,
-                                      combine_grad=True, combine_ddp=True, verbosity=0)
+    model, optimizer = amp.initialize(
+        model,
+        optimizer,
+        opt_level="O2",
+        loss_scale=128.0,
+        combine_grad=True,
+        combine_ddp=True,
+        verbosity=0,
+    )
     x, y = data(world)
     rows = slice(rank * ROWS, (rank + 1) * ROWS)
     trained = train(model, optimizer, x[rows].npu(), y[rows].npu())
-    out = result(model, optimizer, trained, backend=dist.get_backend(),
-                 world=dist.get_world_size())
+    out = result(model, optimizer, trained, backend=dist.get_backend(), world=dist.get_world_size())
     dist.barrier()
     dist.destroy_process_group()
     return out

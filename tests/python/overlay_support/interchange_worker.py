@@ -15,6 +15,7 @@ amp.initialize and the optimizer and amp after it. The loss scale is static and 
 (unscaling is exact), so the two apexes can agree to the bit. NAMEs limit a run to those
 optimizers (all of OPTIMIZERS by default), to look at one by hand.
 """
+
 import sys
 
 import torch
@@ -58,8 +59,9 @@ def initialize(name, level, combine, model_state=None):
         model.load_state_dict(model_state)
     model = model.npu()
     opt = getattr(apex.optimizers, name)(model.parameters(), **OPTIMIZERS[name])
-    return amp.initialize(model, opt, opt_level=level, loss_scale=128.0,
-                          combine_grad=combine or None, verbosity=0)
+    return amp.initialize(
+        model, opt, opt_level=level, loss_scale=128.0, combine_grad=combine or None, verbosity=0
+    )
 
 
 def train(model, opt, first, steps):
@@ -87,8 +89,14 @@ def write(level, combine, folder, names):
     for name in names:
         model, opt = initialize(name, level, combine)
         train(model, opt, 0, WRITTEN)
-        torch.save({"model": host(model.state_dict()), "optimizer": host(opt.state_dict()),
-                    "amp": amp.state_dict()}, f"{folder}/{name}.pt")
+        torch.save(
+            {
+                "model": host(model.state_dict()),
+                "optimizer": host(opt.state_dict()),
+                "amp": amp.state_dict(),
+            },
+            f"{folder}/{name}.pt",
+        )
 
 
 def resume(level, combine, folder, out, names):
@@ -102,7 +110,8 @@ def resume(level, combine, folder, out, names):
         results[name] = {
             "master": [p.detach().float().cpu().clone() for p in amp.master_params(opt)],
             "model": [p.detach().float().cpu().clone() for p in model.parameters()],
-            "scale": amp._amp_state.loss_scalers[0].loss_scale()}
+            "scale": amp._amp_state.loss_scalers[0].loss_scale(),
+        }
     torch.save(results, out)
 
 
@@ -117,9 +126,11 @@ class ScaledAdam(apex.optimizers.NpuFusedAdam):
                 self.state[p]["step"] += 1
         stash = self._amp_stash
         lr = group["lr"] * (0.5 if group_index == 1 else 1.0)
-        for param, grad, state in zip(stash.combined_params_indexed_by_group[group_index],
-                                      stash.combined_grads_indexed_by_group[group_index],
-                                      stash.combined_param_states_indexed_by_group[group_index]):
+        for param, grad, state in zip(
+            stash.combined_params_indexed_by_group[group_index],
+            stash.combined_grads_indexed_by_group[group_index],
+            stash.combined_param_states_indexed_by_group[group_index],
+        ):
             if param is None or grad is None:
                 continue
             state["exp_avg"].mul_(0.9).add_(grad)
@@ -132,17 +143,25 @@ def describe(tensors):
 
 def attributes(optimizer):
     """The options amp leaves on an optimizer, "missing" where it leaves none."""
-    return {name: getattr(optimizer, name, "missing")
-            for name in ("accelerate", "combine_ddp", "ddp_replica_count",
-                         "check_combined_tensors", "is_npu_fused_optimizer")}
+    return {
+        name: getattr(optimizer, name, "missing")
+        for name in (
+            "accelerate",
+            "combine_ddp",
+            "ddp_replica_count",
+            "check_combined_tensors",
+            "is_npu_fused_optimizer",
+        )
+    }
 
 
 def hooks(out):
     result = {}
     # The subclass, two groups, O2 with a BatchNorm kept in fp32 (masters of both kinds).
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.BatchNorm1d(32),
-                                torch.nn.ReLU(), torch.nn.Linear(32, 1)).npu()
+    model = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.BatchNorm1d(32), torch.nn.ReLU(), torch.nn.Linear(32, 1)
+    ).npu()
     params = list(model.parameters())
     opt = ScaledAdam([dict(params=params[:4]), dict(params=params[4:])], lr=1e-2)
     model, opt = amp.initialize(model, opt, opt_level="O2", loss_scale=128.0, verbosity=0)
@@ -152,18 +171,26 @@ def hooks(out):
     result["fused_attributes"] = attributes(opt)  # amp.initialize given no combine_grad
     result["getters"] = {
         name: describe(getattr(opt, name)())
-        for name in ("get_optimizer_combined_grads", "get_optimizer_combined_grad_masks",
-                     "get_optimizer_combined_params", "get_model_combined_grads",
-                     "get_model_combined_grad_masks", "get_model_combined_params")}
+        for name in (
+            "get_optimizer_combined_grads",
+            "get_optimizer_combined_grad_masks",
+            "get_optimizer_combined_params",
+            "get_model_combined_grads",
+            "get_model_combined_grad_masks",
+            "get_model_combined_params",
+        )
+    }
     # torch's SGD with combine_grad at O2: no combined parameters.
     model = make_model().npu()
     sgd = torch.optim.SGD(model.parameters(), lr=0.05)
-    model, sgd = amp.initialize(model, sgd, opt_level="O2", loss_scale=128.0, combine_grad=True,
-                                verbosity=0)
+    model, sgd = amp.initialize(
+        model, sgd, opt_level="O2", loss_scale=128.0, combine_grad=True, verbosity=0
+    )
     train(model, sgd, 0, 1)
-    result["sgd_getters"] = {name: describe(getattr(sgd, name)())
-                             for name in ("get_model_combined_params",
-                                          "get_optimizer_combined_grads")}
+    result["sgd_getters"] = {
+        name: describe(getattr(sgd, name)())
+        for name in ("get_model_combined_params", "get_optimizer_combined_grads")
+    }
     result["attributes"] = attributes(sgd)
     torch.save(result, out)
 

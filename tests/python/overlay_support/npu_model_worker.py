@@ -10,6 +10,7 @@ torch_npu (torch_npu.optim). RANK and WORLD_SIZE come from the launcher (one ran
 group). Each rank takes its share of a fixed global batch and writes OUT/rank<R>.pt: each step's
 loss on its share, the final parameters and the loss scales.
 """
+
 import os
 import sys
 
@@ -52,8 +53,13 @@ def llama_data(rank, world, dtype):
     target = npu_models.randn(LLAMA_BATCH, 8, 32, seed=9)
     share = LLAMA_BATCH // world
     part = slice(rank * share, (rank + 1) * share)
-    return (x[part].to(dtype).npu(), cos.to(dtype).npu(), sin.to(dtype).npu(), causal.npu(),
-            target[part].npu())
+    return (
+        x[part].to(dtype).npu(),
+        cos.to(dtype).npu(),
+        sin.to(dtype).npu(),
+        causal.npu(),
+        target[part].npu(),
+    )
 
 
 def main(out, model_name, opt_level, source, steps):
@@ -62,17 +68,25 @@ def main(out, model_name, opt_level, source, steps):
     if world > 1:
         dist.init_process_group("hccl", init_method="env://")
     torch.manual_seed(0)
-    model = (npu_models.BertClassifier(p=0.1) if model_name == "bert"
-             else npu_models.LlamaBlock()).npu().train()
+    model = (
+        (npu_models.BertClassifier(p=0.1) if model_name == "bert" else npu_models.LlamaBlock())
+        .npu()
+        .train()
+    )
     opt = make_optimizer(model_name, source, model.parameters())
     from apex import amp
 
     fp16 = opt_level == "O2"
-    model, opt = amp.initialize(model, opt, opt_level=opt_level, verbosity=0,
-                                loss_scale="dynamic" if fp16 else None,
-                                dynamic_init_scale=2.0 ** 10,
-                                combine_grad=True if fp16 else None,
-                                combine_ddp=True if fp16 and world > 1 else None)
+    model, opt = amp.initialize(
+        model,
+        opt,
+        opt_level=opt_level,
+        verbosity=0,
+        loss_scale="dynamic" if fp16 else None,
+        dynamic_init_scale=2.0**10,
+        combine_grad=True if fp16 else None,
+        combine_ddp=True if fp16 and world > 1 else None,
+    )
     dtype = torch.float16 if fp16 else torch.float32
     torch.manual_seed(1 + rank)  # dropout masks: each rank its own, the same at O0 and O2
     losses, scales = [], []
@@ -90,8 +104,9 @@ def main(out, model_name, opt_level, source, steps):
         losses.append(loss.item())
         scales.append(amp.state_dict()["loss_scaler0"]["loss_scale"])
     params = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    torch.save({"losses": losses, "params": params, "scales": scales},
-               os.path.join(out, f"rank{rank}.pt"))
+    torch.save(
+        {"losses": losses, "params": params, "scales": scales}, os.path.join(out, f"rank{rank}.pt")
+    )
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()

@@ -2,6 +2,7 @@
 training code write them, with the same networks in plain torch (``bert_reference``,
 ``llama_reference``) and fixed inputs. Shared by test_npu_op_models.py and the apex.amp training
 runs of npu_model_worker.py; needs only an importable ``torch_npu`` (the emulator's)."""
+
 import math
 
 import torch
@@ -32,7 +33,8 @@ class BertLayer(nn.Module):
 
     def split(self, x, batch):  # (B*S, H) -> (B, N, S, D), as BERT's transpose_for_qkv
         return torch_npu.npu_confusion_transpose(
-            x, (0, 2, 1, 3), (batch, x.shape[0] // batch, self.heads, self.head_dim), False)
+            x, (0, 2, 1, 3), (batch, x.shape[0] // batch, self.heads, self.head_dim), False
+        )
 
     def forward(self, x, add_mask):  # x (B*S, H); add_mask (B, 1, 1, S) of 0 / -10000
         batch = add_mask.shape[0]
@@ -40,10 +42,12 @@ class BertLayer(nn.Module):
         scores = torch_npu.npu_bmmV2(q, k.transpose(-1, -2), [])
         mask = add_mask.expand_as(scores).contiguous()
         _, _, probs = torch_npu.npu_dropout_with_add_softmax(
-            scores, mask, 1 / math.sqrt(self.head_dim), self.p if self.training else 0.0, -1)
+            scores, mask, 1 / math.sqrt(self.head_dim), self.p if self.training else 0.0, -1
+        )
         context = torch_npu.npu_bmmV2(probs, v, [])
         context = torch_npu.npu_confusion_transpose(
-            context, (0, 2, 1, 3), (context.shape[0] * context.shape[2], -1), True)
+            context, (0, 2, 1, 3), (context.shape[0] * context.shape[2], -1), True
+        )
         x = self.norm1(x + self.dropout(self.attn_out(context)))
         ffn = self.out(torch_npu.fast_gelu(self.inter(x)))
         return self.norm2(x + self.dropout(ffn))
@@ -76,8 +80,10 @@ def bert_reference(model, ids, attention):
 
         def heads(t):
             return t.reshape(b, s, n, d).permute(0, 2, 1, 3)
-        q, k, v = (heads(F.linear(x, f.weight, f.bias))
-                   for f in (layer.query, layer.key, layer.value))
+
+        q, k, v = (
+            heads(F.linear(x, f.weight, f.bias)) for f in (layer.query, layer.key, layer.value)
+        )
         probs = torch.softmax(add + (q @ k.transpose(-1, -2)) / math.sqrt(d), dim=-1)
         context = (probs @ v).permute(0, 2, 1, 3).reshape(b * s, n * d)
         x = layer.norm1(x + F.linear(context, layer.attn_out.weight, layer.attn_out.bias))
@@ -117,9 +123,17 @@ class LlamaBlock(nn.Module):
         k = self.k(h).view(b, s, self.kv_heads, self.head_dim)
         v = self.v(h).view(b, s, self.kv_heads, self.head_dim)
         q, k = torch_npu.npu_rotary_mul(q, cos, sin), torch_npu.npu_rotary_mul(k, cos, sin)
-        attn = torch_npu.npu_fusion_attention(q, k, v, self.heads, "BSND", atten_mask=causal,
-                                              scale=1 / math.sqrt(self.head_dim), pre_tockens=s,
-                                              next_tockens=0)[0]
+        attn = torch_npu.npu_fusion_attention(
+            q,
+            k,
+            v,
+            self.heads,
+            "BSND",
+            atten_mask=causal,
+            scale=1 / math.sqrt(self.head_dim),
+            pre_tockens=s,
+            next_tockens=0,
+        )[0]
         x = x + self.o(attn.reshape(b, s, -1))
         h = torch_npu.npu_rms_norm(x, self.norm2, epsilon=1e-6)[0]
         return x + self.down(torch_npu.npu_swiglu(self.gate_up(h), dim=-1))
@@ -135,6 +149,7 @@ def llama_reference(block, x, cos, sin):
     def rope(t):
         half = t.shape[-1] // 2
         return t * cos + torch.cat((-t[..., half:], t[..., :half]), -1) * sin
+
     h = rms(x, block.norm1)
     q = rope(block.q(h).view(b, s, n, d)).transpose(1, 2)
     k = rope(block.k(h).view(b, s, kv, d)).transpose(1, 2).repeat_interleave(n // kv, dim=1)

@@ -13,6 +13,7 @@ host in fp32, forward and backward:
 
 The emulator is imported from the source tree (``overlay_support.SRC_DIR``), without apex.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -56,21 +57,33 @@ def assert_close(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype, what
     ``dtype``."""
     assert got.dtype == dtype, f"{what}: dtype {got.dtype}, expected {dtype}"
     assert got.device.type == "npu", f"{what}: on {got.device}, expected the NPU"
-    torch.testing.assert_close(got.detach().cpu().float(), want.detach().to(dtype).float(),
-                               msg=lambda m: f"{what}: {m}", **tolerance(dtype))
+    torch.testing.assert_close(
+        got.detach().cpu().float(),
+        want.detach().to(dtype).float(),
+        msg=lambda m: f"{what}: {m}",
+        **tolerance(dtype),
+    )
 
 
-def check_against_formula(op: Callable, formula: Callable, inputs: Sequence[torch.Tensor],
-                          dtype: torch.dtype, grads: Sequence[int] = (0,),
-                          seed: int = 1, out_index: Optional[int] = None) -> List[torch.Tensor]:
+def check_against_formula(
+    op: Callable,
+    formula: Callable,
+    inputs: Sequence[torch.Tensor],
+    dtype: torch.dtype,
+    grads: Sequence[int] = (0,),
+    seed: int = 1,
+    out_index: Optional[int] = None,
+) -> List[torch.Tensor]:
     """``op`` on the NPU copies (of ``dtype``) of the float ``inputs`` against ``formula`` on
     fp32 host copies of the same rounded values: forward, then the gradients of the inputs at
     the positions ``grads`` for a random output gradient. Non-float inputs are passed as they
     are (on the NPU for op). Returns the op's outputs."""
     rounded = [x.to(dtype) if x.is_floating_point() else x for x in inputs]
     npu_in = [on_npu(x, grad=i in grads) for i, x in enumerate(rounded)]
-    ref_in = [(x.float() if x.is_floating_point() else x).detach().clone()
-              .requires_grad_(i in grads) for i, x in enumerate(rounded)]
+    ref_in = [
+        (x.float() if x.is_floating_point() else x).detach().clone().requires_grad_(i in grads)
+        for i, x in enumerate(rounded)
+    ]
     got = op(*npu_in)
     want = formula(*ref_in)
     if out_index is not None:
@@ -86,26 +99,32 @@ def check_against_formula(op: Callable, formula: Callable, inputs: Sequence[torc
     return [got]
 
 
-def check_saturation(op: Callable, inputs: Sequence[torch.Tensor],
-                     out_index: Optional[int] = None) -> None:
+def check_saturation(
+    op: Callable, inputs: Sequence[torch.Tensor], out_index: Optional[int] = None
+) -> None:
     """fp16 ``op`` on ``inputs`` (fp16 NPU tensors) overflows: saturated to ±65504 with the
     float status set; in INF/NAN mode the overflow is inf and the status is not used."""
+
     def run():
         out = op(*inputs)
         return out[out_index] if out_index is not None else out
+
     check_overflow(run)
 
 
-def check_grad_saturation(op: Callable, x: torch.Tensor, grad_value: float = 65000.0,
-                          out_index: Optional[int] = None) -> None:
+def check_grad_saturation(
+    op: Callable, x: torch.Tensor, grad_value: float = 65000.0, out_index: Optional[int] = None
+) -> None:
     """The fp16 gradient ``op`` gives its fp16 input ``x`` (values where the derivative exceeds
     1) for an upstream gradient of ``grad_value`` overflows: saturated, status set."""
+
     def run():
         leaf = x.detach().clone().requires_grad_()
         out = op(leaf)
         out = out[out_index] if out_index is not None else out
         out.backward(torch.full_like(out, grad_value))
         return leaf.grad
+
     check_overflow(run)
 
 
@@ -149,7 +168,22 @@ def reset_status() -> None:
     float_status.clear()
 
 
-__all__ = ["FP16", "FP16_MAX", "FP32", "DTYPES", "assert_close", "check_against_formula",
-           "check_saturation", "check_grad_saturation", "check_overflow", "emulated_chip", "on_npu",
-           "randn",
-           "reset_status", "tolerance", "torch_npu", "float_status", "overflow_mode"]
+__all__ = [
+    "FP16",
+    "FP16_MAX",
+    "FP32",
+    "DTYPES",
+    "assert_close",
+    "check_against_formula",
+    "check_saturation",
+    "check_grad_saturation",
+    "check_overflow",
+    "emulated_chip",
+    "on_npu",
+    "randn",
+    "reset_status",
+    "tolerance",
+    "torch_npu",
+    "float_status",
+    "overflow_mode",
+]

@@ -14,6 +14,7 @@ apex.amp) or O0..O3; PHASE is straight (rank 0 also writes OUT/checkpoint.pt bef
 RESUME_AT) or resumed (starts from that checkpoint). Each rank writes OUT/<PHASE>-rank<R>.pt: the
 final parameters and optimizer state, and each step's (parameters changed, loss scale after).
 """
+
 import os
 import sys
 
@@ -57,7 +58,7 @@ def batch(step, rank, world):
     x = torch.randn(GLOBAL_BATCH, 8, generator=g)
     y = torch.randn(GLOBAL_BATCH, 4, generator=g)
     share = GLOBAL_BATCH // world
-    return x[rank * share:(rank + 1) * share], y[rank * share:(rank + 1) * share]
+    return x[rank * share : (rank + 1) * share], y[rank * share : (rank + 1) * share]
 
 
 class Run:
@@ -73,12 +74,16 @@ class Run:
             self.amp = amp
             # A dynamic scale that starts low enough not to overflow here, so that every run
             # (two ranks, one process) takes the same steps and they can be compared.
-            model, opt = amp.initialize(model, opt, opt_level=opt_level, verbosity=0,
-                                        loss_scale="dynamic" if opt_level != "O0" else None,
-                                        dynamic_init_scale=2.0 ** 10,
-                                        combine_grad=parallel in ("combine_ddp",
-                                                                  "ddp+combine_grad") or None,
-                                        combine_ddp=parallel == "combine_ddp" or None)
+            model, opt = amp.initialize(
+                model,
+                opt,
+                opt_level=opt_level,
+                verbosity=0,
+                loss_scale="dynamic" if opt_level != "O0" else None,
+                dynamic_init_scale=2.0**10,
+                combine_grad=parallel in ("combine_ddp", "ddp+combine_grad") or None,
+                combine_ddp=parallel == "combine_ddp" or None,
+            )
         if state is not None:
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["optimizer"])
@@ -87,8 +92,9 @@ class Run:
         self.model, self.opt = model, opt
         self.net = model
         if parallel in ("ddp", "ddp+combine_grad"):
-            self.net = nn.parallel.DistributedDataParallel(model, device_ids=[rank],
-                                                           output_device=rank)
+            self.net = nn.parallel.DistributedDataParallel(
+                model, device_ids=[rank], output_device=rank
+            )
 
     def step(self, x, y, overflow_here=False):
         """One training step; returns (whether the parameters changed, the loss scale after)."""
@@ -130,19 +136,21 @@ def main(out, parallel, opt_level, optimizer, steps, resume_at, phase):
         run, first = Run(parallel, opt_level, optimizer, local_rank), 0
     else:
         state = torch.load(path, map_location=f"npu:{local_rank}")
-        assert all(t.device == torch.device(f"npu:{local_rank}")
-                   for t in state["model"].values())
+        assert all(t.device == torch.device(f"npu:{local_rank}") for t in state["model"].values())
         run, first = Run(parallel, opt_level, optimizer, local_rank, state), resume_at
     history = []  # (stepped, loss scale after) of each step
     for step in range(first, steps):
         if phase == "straight" and step == resume_at and rank == 0:
             torch.save(run.checkpoint(), path)
-        history.append(run.step(*batch(step, rank, world),
-                                overflow_here=(step == OVERFLOW_AT and rank == 1)))
+        history.append(
+            run.step(*batch(step, rank, world), overflow_here=(step == OVERFLOW_AT and rank == 1))
+        )
     assert all(p.device == torch.device(f"npu:{local_rank}") for p in run.model.parameters())
     params = {k: v.detach().cpu() for k, v in run.model.state_dict().items()}
-    torch.save({"params": params, "optimizer": run.opt.state_dict(), "history": history},
-               os.path.join(out, f"{phase}-rank{rank}.pt"))
+    torch.save(
+        {"params": params, "optimizer": run.opt.state_dict(), "history": history},
+        os.path.join(out, f"{phase}-rank{rank}.pt"),
+    )
     dist.barrier()
     dist.destroy_process_group()
 

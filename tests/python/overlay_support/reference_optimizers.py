@@ -1,5 +1,6 @@
 """Per-parameter reference implementations, written from the published algorithms, of the fused
 optimizers that have no torch.optim counterpart: AdamP, BertAdam, LAMB and RMSpropTF."""
+
 import math
 
 import torch
@@ -31,10 +32,29 @@ class _PerParam(torch.optim.Optimizer):
 class AdamPReference(_PerParam):
     """Heo et al. 2021, Algorithm 2 (with the authors' projection test)."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 delta=0.1, wd_ratio=0.1, nesterov=False):
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      delta=delta, wd_ratio=wd_ratio, nesterov=nesterov))
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        delta=0.1,
+        wd_ratio=0.1,
+        nesterov=False,
+    ):
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=betas,
+                eps=eps,
+                weight_decay=weight_decay,
+                delta=delta,
+                wd_ratio=wd_ratio,
+                nesterov=nesterov,
+            ),
+        )
 
     def update(self, group, p, grad, state):
         beta1, beta2 = group["betas"]
@@ -65,11 +85,33 @@ class BertAdamReference(torch.optim.Optimizer):
     ``exp_avg``, ``exp_avg_sq`` and a ``step`` that Ascend reads when it (re)combines the state
     and never writes back (its running count lives beside the state, here in ``_steps``)."""
 
-    def __init__(self, params, lr, warmup=-1, t_total=-1, schedule="warmup_linear", b1=0.9,
-                 b2=0.99, e=1e-6, weight_decay=0.01, max_grad_norm=-1):
-        super().__init__(params, dict(lr=lr, warmup=warmup, t_total=t_total, schedule=schedule,
-                                      b1=b1, b2=b2, e=e, weight_decay=weight_decay,
-                                      max_grad_norm=max_grad_norm))
+    def __init__(
+        self,
+        params,
+        lr,
+        warmup=-1,
+        t_total=-1,
+        schedule="warmup_linear",
+        b1=0.9,
+        b2=0.99,
+        e=1e-6,
+        weight_decay=0.01,
+        max_grad_norm=-1,
+    ):
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                warmup=warmup,
+                t_total=t_total,
+                schedule=schedule,
+                b1=b1,
+                b2=b2,
+                e=e,
+                weight_decay=weight_decay,
+                max_grad_norm=max_grad_norm,
+            ),
+        )
         self._steps = None
 
     def load_state_dict(self, state_dict):
@@ -96,13 +138,15 @@ class BertAdamReference(torch.optim.Optimizer):
         for params in with_grad:
             for p in params:
                 if not self.state[p]:
-                    self.state[p].update(step=0, exp_avg=torch.zeros_like(p),
-                                         exp_avg_sq=torch.zeros_like(p))
+                    self.state[p].update(
+                        step=0, exp_avg=torch.zeros_like(p), exp_avg_sq=torch.zeros_like(p)
+                    )
         if self._steps is None:
             self._steps = [int(self.state[ps[0]]["step"]) if ps else 0 for ps in with_grad]
         if any(g["max_grad_norm"] > 0 for g in self.param_groups):
-            norm = math.sqrt(sum(float((p.grad.double() ** 2).sum())
-                                 for ps in with_grad for p in ps))
+            norm = math.sqrt(
+                sum(float((p.grad.double() ** 2).sum()) for ps in with_grad for p in ps)
+            )
             if math.isfinite(norm) and norm > 1:
                 for group, ps in zip(self.param_groups, with_grad):
                     if group["max_grad_norm"] > 0:
@@ -111,8 +155,9 @@ class BertAdamReference(torch.optim.Optimizer):
         for index, (group, params) in enumerate(zip(self.param_groups, with_grad)):
             lr = group["lr"]
             if group["t_total"] != -1:
-                lr = lr * self.schedule(group["schedule"], self._steps[index] / group["t_total"],
-                                        group["warmup"])
+                lr = lr * self.schedule(
+                    group["schedule"], self._steps[index] / group["t_total"], group["warmup"]
+                )
             for p in params:
                 state = self.state[p]
                 m, v = state["exp_avg"], state["exp_avg_sq"]
@@ -134,9 +179,19 @@ class LambReference(torch.optim.Optimizer):
     the gradient instead of the update, ``grad_averaging=False`` takes the whole gradient into the
     first moment."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
-                 adam=False, global_clip=False, max_grad_norm=0.0, adam_w_mode=True,
-                 grad_averaging=True):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+        weight_decay=0,
+        adam=False,
+        global_clip=False,
+        max_grad_norm=0.0,
+        adam_w_mode=True,
+        grad_averaging=True,
+    ):
         self.adam = adam
         self.max_grad_norm = 1.0 if global_clip else max_grad_norm
         self.adam_w_mode, self.grad_averaging = adam_w_mode, grad_averaging
@@ -185,13 +240,32 @@ class RMSpropTFReference(_PerParam):
     inside the momentum. ms starts at 0 as Ascend's apex starts it; torch_npu's and timm's start
     at 1 (``square_avg_start``)."""
 
-    def __init__(self, params, lr=1e-2, alpha=0.9, eps=1e-10, weight_decay=0, momentum=0.0,
-                 centered=False, decoupled_decay=False, lr_in_momentum=True,
-                 square_avg_start=0.0):
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered,
-                                      decoupled_decay=decoupled_decay,
-                                      lr_in_momentum=lr_in_momentum))
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.9,
+        eps=1e-10,
+        weight_decay=0,
+        momentum=0.0,
+        centered=False,
+        decoupled_decay=False,
+        lr_in_momentum=True,
+        square_avg_start=0.0,
+    ):
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+                decoupled_decay=decoupled_decay,
+                lr_in_momentum=lr_in_momentum,
+            ),
+        )
         self.square_avg_start = square_avg_start
 
     def update(self, group, p, grad, state):

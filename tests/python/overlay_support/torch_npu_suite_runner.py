@@ -14,6 +14,7 @@ read data beside them). Prints one JSON line: {test id: [outcome, message]}, out
 error, skip or excluded (a TEST_ID given with --exclude, not run); a file that cannot be run is
 one error under its own name, and one whose ``__main__`` ran no tests one skip.
 """
+
 import json
 import os
 import runpy
@@ -93,15 +94,17 @@ class FileRun:
         if isinstance(module, str):
             module = sys.modules[module]
         suite = without(unittest.defaultTestLoader.loadTestsFromModule(module), self.excluded)
-        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=2,
-                                         resultclass=Recorder).run(suite)
+        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=Recorder).run(
+            suite
+        )
         return type("Ran", (), {"result": result})()
 
 
 def main(argv):
     excluded = {argv[i + 1] for i, a in enumerate(argv) if a == "--exclude"}
-    positional = [a for i, a in enumerate(argv)
-                  if a != "--exclude" and (i == 0 or argv[i - 1] != "--exclude")]
+    positional = [
+        a for i, a in enumerate(argv) if a != "--exclude" and (i == 0 or argv[i - 1] != "--exclude")
+    ]
     huawei_dir, files = positional[0], positional[1:]
     import torch  # noqa: F401
     import torch_npu  # noqa: F401 - as every torch_npu test does

@@ -10,6 +10,7 @@ holds AIAK-Training's names for all of it. Importing this package switches on wh
 (``optimizers.fused_optimizer_switch``), and ``amp_decorate`` / ``amp_parameters`` on
 ``torch.npu.amp`` (O2 for torch-native AMP code).
 """
+
 from __future__ import annotations
 
 from . import backend
@@ -18,8 +19,12 @@ from .backend import device_type, is_emulated_npu, is_npu_tensor, is_real_npu
 
 __all__ = [
     "backend",
-    "device_type", "is_emulated_npu", "is_npu_tensor", "is_real_npu",
-    "amp_decorate", "amp_parameters",
+    "device_type",
+    "is_emulated_npu",
+    "is_npu_tensor",
+    "is_real_npu",
+    "amp_decorate",
+    "amp_parameters",
 ]
 
 from . import aiak_names  # noqa: E402

@@ -18,6 +18,7 @@ story: docs/ASCEND_APEX.md, "Beyond the originals"):
 An AIAK script never imports apex: when an ``AIAK_*`` variable is set, apex's wheel imports it
 for the script at ``import torch`` (the start-up hook ``_apex_aiak_startup``, beside apex).
 """
+
 from __future__ import annotations
 
 import os
@@ -33,12 +34,15 @@ _said: Set[str] = set()
 def getenv(name: str) -> Tuple[str, Optional[str]]:
     """(the variable read, its value or None) for ``APEXNPU_<X>``, else ``AIAK_<X>``."""
     assert name.startswith(PREFIX), name
-    aiak = AIAK_PREFIX + name[len(PREFIX):]
+    aiak = AIAK_PREFIX + name[len(PREFIX) :]
     ours, theirs = os.environ.get(name), os.environ.get(aiak)
     if ours is not None and theirs is not None and name not in _said:
         _said.add(name)
-        print(f"apex: both {name}={ours!r} and {aiak}={theirs!r} are set; {name} is used",
-              file=sys.stderr, flush=True)
+        print(
+            f"apex: both {name}={ours!r} and {aiak}={theirs!r} are set; {name} is used",
+            file=sys.stderr,
+            flush=True,
+        )
     if ours is None and theirs is not None:
         return aiak, theirs
     return name, ours

@@ -6,6 +6,7 @@ and on the emulated one. The one thing it asks the emulator is whether NPU memor
 (``torch_npu.__apexnpu_emulator__``): then apex's fused work (optimizers, unscaling, gradient
 norms) may run in apex's own compiled kernels, ``apex._apexnpu``, over that memory.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -44,8 +45,9 @@ def inf_nan_mode() -> bool:
     """Whether the NPU runs in INF/NAN mode (Ascend 910B: fp16 overflow gives inf and NaN, and
     loss scalers look at the values) rather than saturating and raising the float status."""
     utils = getattr(torch_npu.npu, "utils", None)
-    return bool(utils is not None and hasattr(utils, "is_support_inf_nan")
-                and utils.is_support_inf_nan())
+    return bool(
+        utils is not None and hasattr(utils, "is_support_inf_nan") and utils.is_support_inf_nan()
+    )
 
 
 _runtime_module = []  # [module or None] once looked up
@@ -81,7 +83,9 @@ def runtime_kernels():
         return None
     rt = runtime() if is_emulated_npu() else None
     if rt is None and path == "runtime":
-        raise RuntimeError("APEXNPU_OPTIM_PATH=runtime but the runtime apex._apexnpu is not "
-                           "available here (it runs on the emulated NPU's host memory); build "
-                           "apex with `apexnpu build` or unset the variable")
+        raise RuntimeError(
+            "APEXNPU_OPTIM_PATH=runtime but the runtime apex._apexnpu is not "
+            "available here (it runs on the emulated NPU's host memory); build "
+            "apex with `apexnpu build` or unset the variable"
+        )
     return rt

@@ -6,6 +6,7 @@ a view of its slot, so that torch code (autograd, ``state_dict``) keeps working 
 while a fused step updates each buffer with a few whole-buffer operations. The state is of the
 parameters' dtype, but fp32 for bfloat16 parameters (``param_dtypes``).
 """
+
 from __future__ import annotations
 
 import operator
@@ -30,9 +31,16 @@ class FlatTensors:
     order. ``step`` is the step being taken (1 for the first).
     """
 
-    def __init__(self, param: torch.Tensor, grad: torch.Tensor, state: Dict[str, torch.Tensor],
-                 segments: List[Segment], step: int, first_use: bool,
-                 params: Sequence[torch.nn.Parameter] = ()):
+    def __init__(
+        self,
+        param: torch.Tensor,
+        grad: torch.Tensor,
+        state: Dict[str, torch.Tensor],
+        segments: List[Segment],
+        step: int,
+        first_use: bool,
+        params: Sequence[torch.nn.Parameter] = (),
+    ):
         self.params = list(params)
         self.param = param
         self.grad = grad
@@ -43,7 +51,7 @@ class FlatTensors:
 
     def segment_views(self, flat: torch.Tensor) -> List[torch.Tensor]:
         """Views of ``flat`` shaped as the original parameters."""
-        return [flat[o:o + shape.numel()].view(shape) for o, shape in self.segments]
+        return [flat[o : o + shape.numel()].view(shape) for o, shape in self.segments]
 
 
 def slot_offsets(params: Sequence[torch.Tensor]) -> List[int]:
@@ -69,9 +77,15 @@ def _read_step(value) -> int:
 class CombinedParams:
     """Combined buffers for ``params`` (all of one dtype, all with gradients)."""
 
-    def __init__(self, params: Sequence[torch.nn.Parameter], state: Dict,
-                 state_spec: Sequence[Tuple[str, Optional[float]]], step_kind: Optional[str],
-                 param_out: Optional[torch.Tensor] = None, grad_out: Optional[torch.Tensor] = None):
+    def __init__(
+        self,
+        params: Sequence[torch.nn.Parameter],
+        state: Dict,
+        state_spec: Sequence[Tuple[str, Optional[float]]],
+        step_kind: Optional[str],
+        param_out: Optional[torch.Tensor] = None,
+        grad_out: Optional[torch.Tensor] = None,
+    ):
         self.params = list(params)
         self.dtype = self.params[0].dtype
         self.offsets = slot_offsets(self.params)
@@ -108,29 +122,34 @@ class CombinedParams:
             return 1 if self.state_names and initialised else 0
         return _read_step(param_state.get("step"))
 
-    def _combine(self, sources: Sequence[torch.Tensor], targets: Sequence[torch.Tensor],
-                 out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def _combine(
+        self,
+        sources: Sequence[torch.Tensor],
+        targets: Sequence[torch.Tensor],
+        out: Optional[torch.Tensor] = None,
+    ) -> torch.Tensor:
         """A combined buffer (``out``, zeroed, else a new one) holding ``sources``; each of
         ``targets`` re-pointed into it."""
         if out is None:
             flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
         else:
             if out.numel() != self.numel or out.dtype != self.dtype:
-                raise RuntimeError(f"combined buffer of {out.numel()} {out.dtype} elements given "
-                                   f"for {self.numel} {self.dtype} ones")
+                raise RuntimeError(
+                    f"combined buffer of {out.numel()} {out.dtype} elements given "
+                    f"for {self.numel} {self.dtype} ones"
+                )
             flat = out  # zeros, fresh from the optimizer
         with torch.no_grad():
             for src, dst, offset in zip(sources, targets, self.offsets):
-                flat[offset:offset + src.numel()].copy_(src.reshape(-1))
+                flat[offset : offset + src.numel()].copy_(src.reshape(-1))
                 repoint(dst, flat, offset)
         return flat
 
     def _combine_state(self, state: Dict, name: str, fill: Optional[float]) -> torch.Tensor:
-        flat = torch.zeros(self.numel, dtype=state_dtype(self.dtype),
-                           device=self.params[0].device)
+        flat = torch.zeros(self.numel, dtype=state_dtype(self.dtype), device=self.params[0].device)
         with torch.no_grad():
             for p, offset in zip(self.params, self.offsets):
-                slot = flat[offset:offset + p.numel()]
+                slot = flat[offset : offset + p.numel()]
                 existing = state[p].get(name)
                 if existing is not None:
                     slot.copy_(existing.reshape(-1))
@@ -157,32 +176,52 @@ class CombinedParams:
         grads = [p.grad for p in params]
         if any(g is None for g in grads):
             return False
-        return [g.data_ptr() for g in grads] == self._grad_ptrs and \
-            [p.data_ptr() for p in params] == self._param_ptrs
+        return [g.data_ptr() for g in grads] == self._grad_ptrs and [
+            p.data_ptr() for p in params
+        ] == self._param_ptrs
 
-    def flat(self, param: Optional[torch.Tensor] = None,
-             grad: Optional[torch.Tensor] = None) -> FlatTensors:
+    def flat(
+        self, param: Optional[torch.Tensor] = None, grad: Optional[torch.Tensor] = None
+    ) -> FlatTensors:
         """The whole bucket as one set of flat tensors, for a step every parameter takes together
         (``param``, ``grad``: stand-ins of the buffers' layout, as fp32 copies)."""
         step = self.step
         assert step is not None
-        return FlatTensors(self.param if param is None else param,
-                           self.grad if grad is None else grad, self.state, self.segments,
-                           step + 1, first_use=step == 0, params=self.params)
+        return FlatTensors(
+            self.param if param is None else param,
+            self.grad if grad is None else grad,
+            self.state,
+            self.segments,
+            step + 1,
+            first_use=step == 0,
+            params=self.params,
+        )
 
-    def per_param(self, param: Optional[torch.Tensor] = None,
-                  grad: Optional[torch.Tensor] = None) -> List[Tuple[int, FlatTensors]]:
+    def per_param(
+        self, param: Optional[torch.Tensor] = None, grad: Optional[torch.Tensor] = None
+    ) -> List[Tuple[int, FlatTensors]]:
         """(index, flat tensors) per parameter, for when the parameters' step counts differ."""
         param = self.param if param is None else param
         grad = self.grad if grad is None else grad
         views = []
         for i, (offset, shape) in enumerate(self.segments):
             n = shape.numel()
-            part = {name: self.state[name][offset:offset + n] for name in self.state_names}
+            part = {name: self.state[name][offset : offset + n] for name in self.state_names}
             step = self.param_steps[i]
-            views.append((i, FlatTensors(param[offset:offset + n], grad[offset:offset + n],
-                                         part, [(0, shape)], step + 1, first_use=step == 0,
-                                         params=[self.params[i]])))
+            views.append(
+                (
+                    i,
+                    FlatTensors(
+                        param[offset : offset + n],
+                        grad[offset : offset + n],
+                        part,
+                        [(0, shape)],
+                        step + 1,
+                        first_use=step == 0,
+                        params=[self.params[i]],
+                    ),
+                )
+            )
         return views
 
     def record_step(self, state: Dict, indices: Optional[Sequence[int]] = None) -> None:

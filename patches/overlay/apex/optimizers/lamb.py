@@ -11,6 +11,7 @@ AIAK's defaults (``eps=1e-8``, ``set_grad_none=True``, ``max_grad_norm=1.0``: th
 norm clipped to 1); Lamb's signature and behaviour stay the reference's (which is LAMB with
 ``eps=1e-6, set_grad_none=False, max_grad_norm=0``).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -25,15 +26,23 @@ class Lamb(NpuFusedLamb):
     RECORDS_NORMS = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0, adam=False):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         adam=adam, use_global_grad_norm=False)
+        super().__init__(
+            params,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            adam=adam,
+            use_global_grad_norm=False,
+        )
 
     @staticmethod
     def _apply_step(flat, adam_step, ratios, lr) -> None:
         # As the reference rounds it, per parameter: the factor -lr * ratio, the step times it,
         # then the addition.
-        for p_seg, step_seg, ratio in zip(flat.segment_views(flat.param),
-                                          flat.segment_views(adam_step), ratios):
+        for p_seg, step_seg, ratio in zip(
+            flat.segment_views(flat.param), flat.segment_views(adam_step), ratios
+        ):
             p_seg.add_(step_seg.mul_(-lr * ratio.to(step_seg.dtype)))
 
 
@@ -46,14 +55,24 @@ class LAMB(Lamb):
     gradients are first scaled by ``max_grad_norm / max(global L2 norm, max_grad_norm)`` (0: not).
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 adam_w_mode: bool = True, grad_averaging: bool = True,
-                 set_grad_none: bool = True, max_grad_norm: float = 1.0, adam: bool = False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        adam_w_mode: bool = True,
+        grad_averaging: bool = True,
+        set_grad_none: bool = True,
+        max_grad_norm: float = 1.0,
+        adam: bool = False,
+    ):
         if max_grad_norm < 0:
-            raise ValueError(f"LAMB: invalid max_grad_norm {max_grad_norm} (0 turns the "
-                             "clipping off)")
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         adam=adam)
+            raise ValueError(
+                f"LAMB: invalid max_grad_norm {max_grad_norm} (0 turns the clipping off)"
+            )
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, adam=adam)
         self.adam_w_mode = bool(adam_w_mode)
         self.grad_averaging = bool(grad_averaging)
         self.set_grad_none = bool(set_grad_none)

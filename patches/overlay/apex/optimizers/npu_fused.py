@@ -4,6 +4,7 @@ A new optimizer is its module here and one line in ``__all__``; each class with 
 kernel names its kind in ``RUNTIME_KIND``, one of the runtime registry's kinds
 (``apex._apexnpu.OPTIMIZER_CLASSES`` maps each kind back to its class).
 """
+
 from __future__ import annotations
 
 from .lamb import LAMB, Lamb
@@ -18,6 +19,15 @@ from .npu_fused_rmsprop_tf import NpuFusedRMSpropTF
 from .npu_fused_sgd import NpuFusedSGD
 
 __all__ = [
-    "NpuFusedSGD", "NpuFusedAdam", "NpuFusedAdamW", "NpuFusedAdamP", "NpuFusedBertAdam",
-    "NpuFusedAdadelta", "Lamb", "LAMB", "NpuFusedLamb", "NpuFusedRMSprop", "NpuFusedRMSpropTF",
+    "NpuFusedSGD",
+    "NpuFusedAdam",
+    "NpuFusedAdamW",
+    "NpuFusedAdamP",
+    "NpuFusedBertAdam",
+    "NpuFusedAdadelta",
+    "Lamb",
+    "LAMB",
+    "NpuFusedLamb",
+    "NpuFusedRMSprop",
+    "NpuFusedRMSpropTF",
 ]

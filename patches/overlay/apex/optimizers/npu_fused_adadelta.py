@@ -1,4 +1,5 @@
 """NpuFusedAdadelta: torch.optim.Adadelta over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -23,8 +24,9 @@ class NpuFusedAdadelta(NpuFusedOptimizerBase):
         return [("square_avg", 0.0), ("acc_delta", 0.0)]
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        return dict(lr=group["lr"], rho=group["rho"], eps=group["eps"],
-                    weight_decay=group["weight_decay"])
+        return dict(
+            lr=group["lr"], rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"]
+        )
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         rho, eps = group["rho"], group["eps"]

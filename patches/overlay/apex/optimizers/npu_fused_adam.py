@@ -1,4 +1,5 @@
 """NpuFusedAdam: torch.optim.Adam over combined buffers."""
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,8 @@ def adam_moments_step(group: Dict, flat: FlatTensors, grad: torch.Tensor) -> Non
     exp_avg, exp_avg_sq = flat.state["exp_avg"], flat.state["exp_avg_sq"]
     exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    bias_correction1 = 1 - beta1 ** flat.step
-    bias_correction2_sqrt = math.sqrt(1 - beta2 ** flat.step)
+    bias_correction1 = 1 - beta1**flat.step
+    bias_correction2_sqrt = math.sqrt(1 - beta2**flat.step)
     step_size = group["lr"] / bias_correction1
     if group["amsgrad"]:
         max_exp_avg_sq = flat.state["max_exp_avg_sq"]
@@ -41,8 +42,9 @@ class NpuFusedAdam(NpuFusedOptimizerBase):
     STEP_KIND = "int"  # a number in state_dict, as Ascend's apex writes and reads it
     RUNTIME_KIND = "adam"
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False):
+    def __init__(
+        self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False
+    ):
         check_non_negative(type(self).__name__, lr=lr, eps=eps, weight_decay=weight_decay)
         check_betas(type(self).__name__, betas)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
@@ -58,8 +60,14 @@ class NpuFusedAdam(NpuFusedOptimizerBase):
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
         beta1, beta2 = group["betas"]
-        return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                    weight_decay=group["weight_decay"], amsgrad=group["amsgrad"])
+        return dict(
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            amsgrad=group["amsgrad"],
+        )
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         grad = flat.grad

@@ -7,6 +7,7 @@ their global L2 norm when that norm exceeds 1 (HuggingFace's BertAdam clips each
 ``max_grad_norm`` instead, and names the moments ``next_m``/``next_v``). A checkpoint in
 HuggingFace's names, as this class wrote them before, loads with the moments renamed.
 """
+
 from __future__ import annotations
 
 import math
@@ -65,8 +66,9 @@ def scheduled_lr(group: Dict, steps_taken: int) -> float:
     """The learning rate of the step after ``steps_taken`` steps, under the group's schedule."""
     if group["t_total"] == -1:
         return group["lr"]
-    return group["lr"] * SCHEDULES[group["schedule"]](steps_taken / group["t_total"],
-                                                      group["warmup"])
+    return group["lr"] * SCHEDULES[group["schedule"]](
+        steps_taken / group["t_total"], group["warmup"]
+    )
 
 
 class NpuFusedBertAdam(NpuFusedOptimizerBase):
@@ -76,22 +78,48 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
     RUNTIME_KIND = "bert_adam"
     RUNTIME_SCHEDULES = ("warmup_linear", "warmup_cosine", "warmup_constant")
 
-    def __init__(self, params, lr=required, warmup=-1, t_total=-1, schedule='warmup_linear',
-                 b1=0.9, b2=0.99, e=1e-6, weight_decay=0.01, max_grad_norm=-1):
+    def __init__(
+        self,
+        params,
+        lr=required,
+        warmup=-1,
+        t_total=-1,
+        schedule="warmup_linear",
+        b1=0.9,
+        b2=0.99,
+        e=1e-6,
+        weight_decay=0.01,
+        max_grad_norm=-1,
+    ):
         if lr is not required:
             check_non_negative("NpuFusedBertAdam", lr=lr)
         if schedule not in SCHEDULES:
-            raise ValueError(f"NpuFusedBertAdam: invalid schedule {schedule!r}; "
-                             f"expected one of {', '.join(sorted(SCHEDULES))}")
+            raise ValueError(
+                f"NpuFusedBertAdam: invalid schedule {schedule!r}; "
+                f"expected one of {', '.join(sorted(SCHEDULES))}"
+            )
         if not 0.0 <= warmup < 1.0 and warmup != -1:
             raise ValueError(f"NpuFusedBertAdam: invalid warmup {warmup}: must be in [0, 1) or -1")
         for name, beta in (("b1", b1), ("b2", b2)):
             if not 0.0 <= beta < 1.0:
-                raise ValueError(f"NpuFusedBertAdam: invalid {name} parameter {beta}: must be in [0, 1)")
+                raise ValueError(
+                    f"NpuFusedBertAdam: invalid {name} parameter {beta}: must be in [0, 1)"
+                )
         check_non_negative("NpuFusedBertAdam", e=e, weight_decay=weight_decay)
-        super().__init__(params, dict(lr=lr, schedule=schedule, warmup=warmup, t_total=t_total,
-                                      b1=b1, b2=b2, e=e, weight_decay=weight_decay,
-                                      max_grad_norm=max_grad_norm))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                schedule=schedule,
+                warmup=warmup,
+                t_total=t_total,
+                b1=b1,
+                b2=b2,
+                e=e,
+                weight_decay=weight_decay,
+                max_grad_norm=max_grad_norm,
+            ),
+        )
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
@@ -100,9 +128,17 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
         if group["schedule"] not in self.RUNTIME_SCHEDULES:
             return None
         # The global-norm division, when on, already happened in _before_group_updates.
-        return dict(lr=group["lr"], warmup=group["warmup"], t_total=group["t_total"],
-                    schedule=group["schedule"], b1=group["b1"], b2=group["b2"], e=group["e"],
-                    weight_decay=group["weight_decay"], max_grad_norm=-1.0)
+        return dict(
+            lr=group["lr"],
+            warmup=group["warmup"],
+            t_total=group["t_total"],
+            schedule=group["schedule"],
+            b1=group["b1"],
+            b2=group["b2"],
+            e=group["e"],
+            weight_decay=group["weight_decay"],
+            max_grad_norm=-1.0,
+        )
 
     def _before_group_updates(self) -> None:
         """Divide the gradients of groups with ``max_grad_norm > 0`` by the global norm of all
@@ -128,8 +164,9 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
         """Loads Ascend's layout (``exp_avg``/``exp_avg_sq``) and HuggingFace's names
         (``next_m``/``next_v``), renamed; a state holding both is refused."""
         renamed = dict(state_dict)
-        renamed["state"] = {key: self._renamed_state(key, value)
-                            for key, value in state_dict["state"].items()}
+        renamed["state"] = {
+            key: self._renamed_state(key, value) for key, value in state_dict["state"].items()
+        }
         super().load_state_dict(renamed)
 
     @staticmethod
@@ -139,9 +176,11 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
             if old not in out:
                 continue
             if new in out:
-                raise ValueError(f"NpuFusedBertAdam.load_state_dict: the state of parameter {key} "
-                                 f"holds both {old!r} and {new!r}; which moment to keep is "
-                                 f"ambiguous")
+                raise ValueError(
+                    f"NpuFusedBertAdam.load_state_dict: the state of parameter {key} "
+                    f"holds both {old!r} and {new!r}; which moment to keep is "
+                    f"ambiguous"
+                )
             out[new] = out.pop(old)
         return out
 

@@ -1,6 +1,7 @@
 """NpuFusedLamb: LAMB (You et al., "Large Batch Optimization for Deep Learning") over combined
 buffers, in the form of the widely used reference implementation (no bias correction, weight
 norm clamped to [0, 10])."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -33,8 +34,16 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
     RUNTIME_KIND = "lamb"
     RECORDS_NORMS = False  # Lamb keeps weight_norm, adam_norm and trust_ratio in its state
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
-                 adam=False, use_global_grad_norm=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+        weight_decay=0,
+        adam=False,
+        use_global_grad_norm=False,
+    ):
         name = type(self).__name__
         check_non_negative(name, lr=lr, eps=eps, weight_decay=weight_decay)
         check_betas(name, betas)
@@ -53,8 +62,15 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
             return None  # the kernel has their defaults only
         beta1, beta2 = group["betas"]
         # The global-norm scaling, when on, already happened in _before_group_updates.
-        return dict(lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                    weight_decay=group["weight_decay"], adam=self.adam, use_global_grad_norm=False)
+        return dict(
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            adam=self.adam,
+            use_global_grad_norm=False,
+        )
 
     def _before_group_updates(self) -> None:
         if self.max_grad_norm <= 0:
@@ -84,8 +100,9 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
             ratios = [torch.ones(())] * len(flat.segments)
         else:
             ratios = []
-            for param, p_seg, step_seg in zip(flat.params, flat.segment_views(p),
-                                              flat.segment_views(adam_step)):
+            for param, p_seg, step_seg in zip(
+                flat.params, flat.segment_views(p), flat.segment_views(adam_step)
+            ):
                 weight_norm = p_seg.float().pow(2).sum().sqrt().clamp(0, WEIGHT_NORM_CLAMP)
                 adam_norm = step_seg.float().pow(2).sum().sqrt()
                 if weight_norm == 0 or adam_norm == 0:
@@ -98,8 +115,9 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
         self._apply_step(flat, adam_step, ratios, group["lr"])
 
     @staticmethod
-    def _apply_step(flat: FlatTensors, adam_step: torch.Tensor, ratios: List[torch.Tensor],
-                    lr: float) -> None:
+    def _apply_step(
+        flat: FlatTensors, adam_step: torch.Tensor, ratios: List[torch.Tensor], lr: float
+    ) -> None:
         """``param -= lr * ratio * adam_step``, each parameter's segment with its trust ratio,
         in the operations Ascend's NpuFusedLamb uses (one ``addcmul_`` over the bucket with a
         buffer of the ratios), so that both round alike. ``adam_step`` may be overwritten."""
@@ -109,8 +127,9 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
         flat.param.addcmul_(adam_step, ratio, value=-lr)
 
     @staticmethod
-    def _record_norms(state: Dict, weight_norm: torch.Tensor, adam_norm: torch.Tensor,
-                      trust_ratio: torch.Tensor) -> None:
+    def _record_norms(
+        state: Dict, weight_norm: torch.Tensor, adam_norm: torch.Tensor, trust_ratio: torch.Tensor
+    ) -> None:
         """Lamb's per-parameter state beside the moments, as the reference keeps it."""
         state["weight_norm"] = weight_norm
         state["adam_norm"] = adam_norm

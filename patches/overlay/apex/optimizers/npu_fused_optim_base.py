@@ -9,6 +9,7 @@ the user replaced a tensor or the set of parameters with gradients changed), and
 ``state_dict()`` in torch's per-parameter layout. Parameters are fp32 or fp16, and bfloat16 on
 a chip that computes it (``param_dtypes``: fp32 state, each step in fp32 rounded once).
 """
+
 from __future__ import annotations
 
 import math
@@ -66,8 +67,10 @@ class NpuFusedOptimizerBase(Optimizer):
         params = list(params)
         for i, p in enumerate(params):
             if not isinstance(p, torch.Tensor):
-                raise TypeError(f"{type(self).__name__}: parameter {i} of group "
-                                f"{len(self.param_groups)} is a {type(p).__name__}, not a tensor")
+                raise TypeError(
+                    f"{type(self).__name__}: parameter {i} of group "
+                    f"{len(self.param_groups)} is a {type(p).__name__}, not a tensor"
+                )
             param_dtypes.check(type(self).__name__, len(self.param_groups), i, p)
         param_group = dict(param_group)
         param_group["params"] = params
@@ -97,8 +100,11 @@ class NpuFusedOptimizerBase(Optimizer):
                 if p.dtype != torch.bfloat16 or key not in saved:
                     continue
                 for name, value in saved[key].items():
-                    if isinstance(value, torch.Tensor) and value.dtype == torch.float32 \
-                            and name != "step":
+                    if (
+                        isinstance(value, torch.Tensor)
+                        and value.dtype == torch.float32
+                        and name != "step"
+                    ):
                         self.state[p][name] = value.to(p.device, copy=True)
 
     def zero_grad(self, set_to_none: bool = False) -> None:
@@ -171,8 +177,9 @@ class NpuFusedOptimizerBase(Optimizer):
             if len(order) == 1:
                 wanted.append({order[0]: with_grad})
             else:
-                wanted.append({key: [p for p, k in zip(with_grad, keys) if k == key]
-                               for key in order})
+                wanted.append(
+                    {key: [p for p, k in zip(with_grad, keys) if k == key] for key in order}
+                )
         return wanted
 
     def _combine_all(self) -> List[List[CombinedParams]]:
@@ -182,9 +189,11 @@ class NpuFusedOptimizerBase(Optimizer):
         groups, each group's bucket a part of it, as Ascend's apex keeps them."""
         wanted = self._wanted_buckets()
         current = [[self._combined.get(key) for key in buckets] for buckets in wanted]
-        if all(c is not None and c.matches(params)
-               for buckets, combined in zip(wanted, current)
-               for c, params in zip(combined, buckets.values())):
+        if all(
+            c is not None and c.matches(params)
+            for buckets, combined in zip(wanted, current)
+            for c, params in zip(combined, buckets.values())
+        ):
             return current
         kinds: Dict[Tuple[torch.dtype, bool], List[Tuple[int, List[torch.Tensor]]]] = {}
         for buckets in wanted:
@@ -199,10 +208,14 @@ class NpuFusedOptimizerBase(Optimizer):
             self._kind_buffers[(dtype, from_fp16)] = (param_buf, grad_buf)
             start = 0
             for (index, params), size in zip(parts, sizes):
-                combined = CombinedParams(params, self.state,
-                                          self._state_spec(self.param_groups[index]),
-                                          self.STEP_KIND, param_out=param_buf[start:start + size],
-                                          grad_out=grad_buf[start:start + size])
+                combined = CombinedParams(
+                    params,
+                    self.state,
+                    self._state_spec(self.param_groups[index]),
+                    self.STEP_KIND,
+                    param_out=param_buf[start : start + size],
+                    grad_out=grad_buf[start : start + size],
+                )
                 combined.from_fp16 = from_fp16
                 self._combined[(index, dtype, from_fp16)] = combined
                 start += size
@@ -213,8 +226,10 @@ class NpuFusedOptimizerBase(Optimizer):
     def combined_kinds(self) -> List[Tuple[torch.dtype, bool, torch.Tensor, torch.Tensor]]:
         """(dtype, masters of fp16 parameters?, parameter buffer, gradient buffer) per kind:
         every group's buckets of that kind in one pair of buffers (once combined)."""
-        return [(dtype, from_fp16, param_buf, grad_buf)
-                for (dtype, from_fp16), (param_buf, grad_buf) in self._kind_buffers.items()]
+        return [
+            (dtype, from_fp16, param_buf, grad_buf)
+            for (dtype, from_fp16), (param_buf, grad_buf) in self._kind_buffers.items()
+        ]
 
     def _publish_to_amp_stash(self) -> None:
         """What Ascend's apex gives a subclass's ``_group_step`` in ``self._amp_stash``, per
@@ -225,9 +240,11 @@ class NpuFusedOptimizerBase(Optimizer):
         where it has none, as Ascend's; else the group's buckets."""
         stash = getattr(self, "_amp_stash", None)
         if stash is None:
-            raise RuntimeError(f"{type(self).__name__} overrides _group_step, which reads "
-                               f"self._amp_stash: pass the optimizer through amp.initialize "
-                               f"(opt_level O1 or O2) first, as Ascend's apex requires")
+            raise RuntimeError(
+                f"{type(self).__name__} overrides _group_step, which reads "
+                f"self._amp_stash: pass the optimizer through amp.initialize "
+                f"(opt_level O1 or O2) first, as Ascend's apex requires"
+            )
         params, grads, lists, states = [], [], [], []
         for buckets in self._buckets:
             if getattr(stash, "master_weights", False):
@@ -300,10 +317,13 @@ class NpuFusedOptimizerBase(Optimizer):
         else:
             kernel.set_options(options)
         kernel.step_count = combined.step
-        state = {self.RUNTIME_STATE_NAMES.get(name, name): buf.data_ptr()
-                 for name, buf in combined.state.items()}
-        kernel.step(combined.param.data_ptr(), combined.grad.data_ptr(), combined.numel,
-                    state=state)
+        state = {
+            self.RUNTIME_STATE_NAMES.get(name, name): buf.data_ptr()
+            for name, buf in combined.state.items()
+        }
+        kernel.step(
+            combined.param.data_ptr(), combined.grad.data_ptr(), combined.numel, state=state
+        )
         return True
 
     def combine_grads_now(self) -> List[CombinedParams]:
@@ -340,13 +360,21 @@ class NpuFusedOptimizerBase(Optimizer):
         parts, covered = [], set()
         for combined in self._combined.values():
             if combined.matches(combined.params):
-                parts.append((combined.grad, [(o, shape.numel()) for o, shape in combined.segments]))
+                parts.append(
+                    (combined.grad, [(o, shape.numel()) for o, shape in combined.segments])
+                )
                 covered.update(id(p) for p in combined.params)
-        unfused = [p.grad for group in self.param_groups for p in group["params"]
-                   if p.grad is not None and id(p) not in covered]
+        unfused = [
+            p.grad
+            for group in self.param_groups
+            for p in group["params"]
+            if p.grad is not None and id(p) not in covered
+        ]
         return parts + fused_clip.whole(unfused)
 
-    def clip_optimizer_grad_norm_fused(self, max_norm: float, norm_type: float = 2.0) -> torch.Tensor:
+    def clip_optimizer_grad_norm_fused(
+        self, max_norm: float, norm_type: float = 2.0
+    ) -> torch.Tensor:
         """Clip all gradients of this optimizer; equal to ``torch.nn.utils.clip_grad_norm_``."""
         return fused_clip.clip_parts(self._grad_parts(), max_norm, norm_type)
 

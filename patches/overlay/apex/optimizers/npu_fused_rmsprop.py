@@ -1,4 +1,5 @@
 """NpuFusedRMSprop: torch.optim.RMSprop over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -19,9 +20,14 @@ def rmsprop_state_spec(group: Dict, square_avg_start: float) -> List[Tuple[str, 
 
 def rmsprop_options(group: Dict) -> Dict:
     """The runtime options every RMSprop variant passes."""
-    return dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                weight_decay=group["weight_decay"], momentum=group["momentum"],
-                centered=group["centered"])
+    return dict(
+        lr=group["lr"],
+        alpha=group["alpha"],
+        eps=group["eps"],
+        weight_decay=group["weight_decay"],
+        momentum=group["momentum"],
+        centered=group["centered"],
+    )
 
 
 class NpuFusedRMSprop(NpuFusedOptimizerBase):
@@ -30,12 +36,28 @@ class NpuFusedRMSprop(NpuFusedOptimizerBase):
     STEP_KIND = "int"
     RUNTIME_KIND = "rmsprop"
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False):
-        check_non_negative("NpuFusedRMSprop", lr=lr, eps=eps, weight_decay=weight_decay,
-                           momentum=momentum, alpha=alpha)
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered))
+    def __init__(
+        self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False
+    ):
+        check_non_negative(
+            "NpuFusedRMSprop",
+            lr=lr,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            alpha=alpha,
+        )
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+            ),
+        )
 
     def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
         return rmsprop_state_spec(group, square_avg_start=0.0)

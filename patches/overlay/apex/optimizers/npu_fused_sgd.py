@@ -1,4 +1,5 @@
 """NpuFusedSGD: torch.optim.SGD over combined buffers."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -19,15 +20,29 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
     STEP_KIND = None
     RUNTIME_KIND = "sgd"
 
-    def __init__(self, params, lr=required, momentum=MOMENTUM_MIN, dampening=DAMPENING_DEFAULT,
-                 weight_decay=WEIGHT_DECAY_MIN, nesterov=False):
+    def __init__(
+        self,
+        params,
+        lr=required,
+        momentum=MOMENTUM_MIN,
+        dampening=DAMPENING_DEFAULT,
+        weight_decay=WEIGHT_DECAY_MIN,
+        nesterov=False,
+    ):
         if lr is not required:
             check_non_negative("NpuFusedSGD", lr=lr)
         check_non_negative("NpuFusedSGD", momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("NpuFusedSGD: Nesterov momentum requires a momentum and zero dampening")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov)
+            raise ValueError(
+                "NpuFusedSGD: Nesterov momentum requires a momentum and zero dampening"
+            )
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state: Dict) -> None:
@@ -39,8 +54,13 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
         return [("momentum_buffer", None)] if group["momentum"] != 0 else []
 
     def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        return dict(lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
-                    weight_decay=group["weight_decay"], nesterov=group["nesterov"])
+        return dict(
+            lr=group["lr"],
+            momentum=group["momentum"],
+            dampening=group["dampening"],
+            weight_decay=group["weight_decay"],
+            nesterov=group["nesterov"],
+        )
 
     def _update(self, group: Dict, flat: FlatTensors) -> None:
         p, d_p = flat.param, flat.grad

@@ -7,6 +7,7 @@ optimizer. A bf16 bucket keeps its state in fp32 and steps in fp32 from the bf16
 operations: the runtime's kernels are fp32 and fp16), rounding the parameters once to bfloat16,
 so that a step equals torch.optim's in fp32 on the same values, rounded once.
 """
+
 from __future__ import annotations
 
 import torch
@@ -42,8 +43,12 @@ def check(optimizer: str, group_index: int, index: int, p: torch.Tensor) -> None
     if p.dtype == torch.bfloat16:
         if bf16_supported():
             return
-        raise TypeError(f"{where}, which {_chip()} does not compute (bfloat16 needs an Ascend "
-                        "910B or later); fused optimizers support torch.float32 and "
-                        "torch.float16 parameters there")
-    raise TypeError(f"{where}; fused optimizers support torch.float32 and torch.float16 "
-                    "parameters only (and torch.bfloat16 on an Ascend 910B or later)")
+        raise TypeError(
+            f"{where}, which {_chip()} does not compute (bfloat16 needs an Ascend "
+            "910B or later); fused optimizers support torch.float32 and "
+            "torch.float16 parameters there"
+        )
+    raise TypeError(
+        f"{where}; fused optimizers support torch.float32 and torch.float16 "
+        "parameters only (and torch.bfloat16 on an Ascend 910B or later)"
+    )

@@ -4,6 +4,7 @@
 CPU), ``runtime`` requires the runtime kernels, ``auto`` (default) uses the runtime kernels on the
 emulated NPU when ``apex._apexnpu`` provides them.
 """
+
 from __future__ import annotations
 
 from apex.npu.backend import KERNEL_PATHS as PATHS  # noqa: F401 - re-exported

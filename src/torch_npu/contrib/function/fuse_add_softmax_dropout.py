@@ -10,6 +10,7 @@ of 32 it runs ``npu_dropout_with_add_softmax`` (dropping with probability ``p`` 
 probability, not ``p``). As in torch_npu, the softmax is always over the last dimension:
 ``dim`` is accepted and not read.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,9 +32,15 @@ def _fused(attn_scores: torch.Tensor) -> bool:
     return h in _FUSED_HEIGHTS and (n * c) % _FUSED_BATCH_MULTIPLE == 0
 
 
-def fuse_add_softmax_dropout(training: bool, dropout: torch.nn.Module, attn_mask: torch.Tensor,
-                             attn_scores: torch.Tensor, attn_head_size: float, p: float = 0.5,
-                             dim: int = -1) -> torch.Tensor:
+def fuse_add_softmax_dropout(
+    training: bool,
+    dropout: torch.nn.Module,
+    attn_mask: torch.Tensor,
+    attn_scores: torch.Tensor,
+    attn_head_size: float,
+    p: float = 0.5,
+    dim: int = -1,
+) -> torch.Tensor:
     alpha = 1 / math.sqrt(attn_head_size)
     if _fused(attn_scores):
         drop_p = p if training else 0.0

@@ -21,6 +21,7 @@ biases; ``gamma`` and ``beta`` ND), (B * S) a multiple of 32 and H 768 or 1024, 
 S, S) mask, kernels of 768 or 1024 rows. As torch_npu's, it runs once whatever its outcome:
 later calls are not checked.
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,6 +50,7 @@ _LAYER_NORM_EPS = 1e-5
 def _exec_once(func: Callable[..., Any]) -> Callable[..., None]:
     """``func`` run on the first call only (marked as called before it runs, so an exception
     does not make the next call run it again)."""
+
     @functools.wraps(func)
     def once(*args: Any, **kwargs: Any) -> None:
         if not once.called:
@@ -65,28 +67,51 @@ def _is_format_matched(input_list: List[torch.Tensor]) -> bool:
 
 
 def _refuse(what: str) -> RuntimeError:
-    return RuntimeError(f"fused attention check compatibility failed, {what}"
-                        + ops_error(ErrCode.VALUE))
+    return RuntimeError(
+        f"fused attention check compatibility failed, {what}" + ops_error(ErrCode.VALUE)
+    )
 
 
 @_exec_once
-def _check_compatibility_once(hidden_states: torch.Tensor, attention_mask: torch.Tensor,
-                              query_kernel: torch.Tensor, key_kernel: torch.Tensor,
-                              value_kernel: torch.Tensor, query_bias: torch.Tensor,
-                              key_bias: torch.Tensor, value_bias: torch.Tensor,
-                              gamma: Optional[torch.Tensor] = None,
-                              beta: Optional[torch.Tensor] = None) -> None:
-    if not _is_format_matched([hidden_states, attention_mask, query_kernel, key_kernel,
-                               value_kernel, query_bias, key_bias, value_bias]):
+def _check_compatibility_once(
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor,
+    query_kernel: torch.Tensor,
+    key_kernel: torch.Tensor,
+    value_kernel: torch.Tensor,
+    query_bias: torch.Tensor,
+    key_bias: torch.Tensor,
+    value_bias: torch.Tensor,
+    gamma: Optional[torch.Tensor] = None,
+    beta: Optional[torch.Tensor] = None,
+) -> None:
+    if not _is_format_matched(
+        [
+            hidden_states,
+            attention_mask,
+            query_kernel,
+            key_kernel,
+            value_kernel,
+            query_bias,
+            key_bias,
+            value_bias,
+        ]
+    ):
         raise _refuse("format not matches")
     if gamma is not None and beta is not None:
         if get_npu_format(gamma) != _ND or get_npu_format(beta) != _ND:
             raise _refuse("gamma or beta format not matches")
-    if (hidden_states.dim() != 2 or hidden_states.shape[0] % _ROWS_MULTIPLE != 0
-            or hidden_states.shape[1] not in _HIDDEN_SIZES):
+    if (
+        hidden_states.dim() != 2
+        or hidden_states.shape[0] % _ROWS_MULTIPLE != 0
+        or hidden_states.shape[1] not in _HIDDEN_SIZES
+    ):
         raise _refuse("shape of hidden_states not matches")
-    if (attention_mask.dim() != 4 or attention_mask.shape[1] != 1
-            or attention_mask.shape[2] != attention_mask.shape[3]):
+    if (
+        attention_mask.dim() != 4
+        or attention_mask.shape[1] != 1
+        or attention_mask.shape[2] != attention_mask.shape[3]
+    ):
         raise _refuse("shape of attention_mask not matches")
     if any(k.shape[0] not in _HIDDEN_SIZES for k in (query_kernel, key_kernel, value_kernel)):
         raise _refuse("shape of kernel not matches")
@@ -98,13 +123,20 @@ def _split_heads(x: torch.Tensor, batch: int) -> torch.Tensor:
     return x.reshape(batch, rows // batch, hidden // _HEAD_SIZE, _HEAD_SIZE).permute(0, 2, 1, 3)
 
 
-def _attention(source: torch.Tensor, attention_mask: torch.Tensor,
-               kernels: Tuple[torch.Tensor, ...], biases: Tuple[torch.Tensor, ...],
-               scale: float, keep_prob: float) -> torch.Tensor:
+def _attention(
+    source: torch.Tensor,
+    attention_mask: torch.Tensor,
+    kernels: Tuple[torch.Tensor, ...],
+    biases: Tuple[torch.Tensor, ...],
+    scale: float,
+    keep_prob: float,
+) -> torch.Tensor:
     """The fp32 context (B * S, H) of the fp32 ``source`` rows."""
     batch = attention_mask.shape[0]
-    q, k, v = (_split_heads(torch.addmm(upcast(b), source, upcast(w)), batch)
-               for w, b in zip(kernels, biases))
+    q, k, v = (
+        _split_heads(torch.addmm(upcast(b), source, upcast(w)), batch)
+        for w, b in zip(kernels, biases)
+    )
     scores = torch.matmul(q, k.transpose(-1, -2)) * float(scale)
     probs = torch.softmax(scores + upcast(attention_mask.detach()), dim=-1)
     probs = dropout_with_byte_mask(probs, 1.0 - float(keep_prob), True)
@@ -112,34 +144,82 @@ def _attention(source: torch.Tensor, attention_mask: torch.Tensor,
     return context.reshape(source.shape[0], -1)
 
 
-def npu_fused_attention(hidden_states: torch.Tensor, attention_mask: torch.Tensor,
-                        query_kernel: torch.Tensor, key_kernel: torch.Tensor,
-                        value_kernel: torch.Tensor, query_bias: torch.Tensor,
-                        key_bias: torch.Tensor, value_bias: torch.Tensor, scale: float = 1,
-                        keep_prob: float = 0) -> torch.Tensor:
-    _check_compatibility_once(hidden_states, attention_mask, query_kernel, key_kernel,
-                              value_kernel, query_bias, key_bias, value_bias, None, None)
-    context = _attention(upcast(hidden_states), attention_mask,
-                         (query_kernel, key_kernel, value_kernel),
-                         (query_bias, key_bias, value_bias), scale, keep_prob)
+def npu_fused_attention(
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor,
+    query_kernel: torch.Tensor,
+    key_kernel: torch.Tensor,
+    value_kernel: torch.Tensor,
+    query_bias: torch.Tensor,
+    key_bias: torch.Tensor,
+    value_bias: torch.Tensor,
+    scale: float = 1,
+    keep_prob: float = 0,
+) -> torch.Tensor:
+    _check_compatibility_once(
+        hidden_states,
+        attention_mask,
+        query_kernel,
+        key_kernel,
+        value_kernel,
+        query_bias,
+        key_bias,
+        value_bias,
+        None,
+        None,
+    )
+    context = _attention(
+        upcast(hidden_states),
+        attention_mask,
+        (query_kernel, key_kernel, value_kernel),
+        (query_bias, key_bias, value_bias),
+        scale,
+        keep_prob,
+    )
     return store(context, hidden_states.dtype)
 
 
-def npu_fused_attention_with_layernorm(hidden_states: torch.Tensor, attention_mask: torch.Tensor,
-                                       query_kernel: torch.Tensor, key_kernel: torch.Tensor,
-                                       value_kernel: torch.Tensor, query_bias: torch.Tensor,
-                                       key_bias: torch.Tensor, value_bias: torch.Tensor,
-                                       gamma: torch.Tensor, beta: torch.Tensor, scale: float = 1,
-                                       keep_prob: float = 0
-                                       ) -> Tuple[torch.Tensor, torch.Tensor]:
-    warnings.warn("torch_npu.contrib.npu_fused_attention_with_layernorm is deprecated and will "
-                  "be removed in a future version. Use torch_npu.npu_fusion_attention and "
-                  "torch.nn.LayerNorm instead.", FutureWarning, stacklevel=2)
-    _check_compatibility_once(hidden_states, attention_mask, query_kernel, key_kernel,
-                              value_kernel, query_bias, key_bias, value_bias, gamma, beta)
+def npu_fused_attention_with_layernorm(
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor,
+    query_kernel: torch.Tensor,
+    key_kernel: torch.Tensor,
+    value_kernel: torch.Tensor,
+    query_bias: torch.Tensor,
+    key_bias: torch.Tensor,
+    value_bias: torch.Tensor,
+    gamma: torch.Tensor,
+    beta: torch.Tensor,
+    scale: float = 1,
+    keep_prob: float = 0,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    warnings.warn(
+        "torch_npu.contrib.npu_fused_attention_with_layernorm is deprecated and will "
+        "be removed in a future version. Use torch_npu.npu_fusion_attention and "
+        "torch.nn.LayerNorm instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    _check_compatibility_once(
+        hidden_states,
+        attention_mask,
+        query_kernel,
+        key_kernel,
+        value_kernel,
+        query_bias,
+        key_bias,
+        value_bias,
+        gamma,
+        beta,
+    )
     source = upcast(hidden_states)
-    norm = F.layer_norm(source, (source.shape[1],), upcast(gamma), upcast(beta),
-                        _LAYER_NORM_EPS)
-    context = _attention(norm, attention_mask, (query_kernel, key_kernel, value_kernel),
-                         (query_bias, key_bias, value_bias), scale, keep_prob)
+    norm = F.layer_norm(source, (source.shape[1],), upcast(gamma), upcast(beta), _LAYER_NORM_EPS)
+    context = _attention(
+        norm,
+        attention_mask,
+        (query_kernel, key_kernel, value_kernel),
+        (query_bias, key_bias, value_bias),
+        scale,
+        keep_prob,
+    )
     return store(context, hidden_states.dtype), store(norm, hidden_states.dtype)

@@ -17,6 +17,7 @@ The deprecated fronts of the loss operators, for boxes paired one to one (xywh):
   latter with ``atan_sub_flag=True``, keeping what its backward needs): shape (1, n).
 Like torch_npu's, each front warns once per call site that it is deprecated.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -33,10 +34,19 @@ __all__ = ["npu_ciou", "npu_diou", "npu_giou", "npu_iou", "npu_ptiou"]
 _OPERATORS = {"iou": _iou_operator, "ptiou": _ptiou_operator}
 
 
-def npu_iou(boxes1: torch.Tensor, boxes2: torch.Tensor, mode: str = "ptiou",
-            is_normalized: bool = False, normalized_scale: float = 100.) -> torch.Tensor:
-    warnings.warn("torch_npu.contrib.npu_iou is deprecated. Please use torch_npu.npu_iou or "
-                  "torch_npu.npu_ptiou as a replacement.", FutureWarning, stacklevel=2)
+def npu_iou(
+    boxes1: torch.Tensor,
+    boxes2: torch.Tensor,
+    mode: str = "ptiou",
+    is_normalized: bool = False,
+    normalized_scale: float = 100.0,
+) -> torch.Tensor:
+    warnings.warn(
+        "torch_npu.contrib.npu_iou is deprecated. Please use torch_npu.npu_iou or "
+        "torch_npu.npu_ptiou as a replacement.",
+        FutureWarning,
+        stacklevel=2,
+    )
     if mode not in _OPERATORS:
         raise ValueError(f"Expected mode in [iou, ptiou], got {mode!r}" + ops_error(ErrCode.VALUE))
     boxes1, boxes2 = boxes1.float(), boxes2.float()
@@ -50,29 +60,43 @@ npu_ptiou = npu_iou
 
 def _deprecated(front: str, name: str) -> None:
     """torch_npu's warning, which names the giou front ``torch_npu.contrib.npu_giou``."""
-    warnings.warn(f"{front}.{name} is deprecated. Please use torch_npu.{name} as a replacement.",
-                  FutureWarning, stacklevel=3)
+    warnings.warn(
+        f"{front}.{name} is deprecated. Please use torch_npu.{name} as a replacement.",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
-def npu_giou(boxes1: torch.Tensor, boxes2: torch.Tensor,
-             is_permuted: bool = True) -> torch.Tensor:
+def npu_giou(boxes1: torch.Tensor, boxes2: torch.Tensor, is_permuted: bool = True) -> torch.Tensor:
     _deprecated("torch_npu.contrib", "npu_giou")
     if boxes1.shape != boxes2.shape:
-        raise ValueError(f"Expected boxes1.shape == boxes2.shape, got {tuple(boxes1.shape)} and "
-                         f"{tuple(boxes2.shape)}" + ops_error(ErrCode.VALUE))
+        raise ValueError(
+            f"Expected boxes1.shape == boxes2.shape, got {tuple(boxes1.shape)} and "
+            f"{tuple(boxes2.shape)}" + ops_error(ErrCode.VALUE)
+        )
     boxes1, boxes2 = boxes1.float(), boxes2.float()
     if is_permuted:
         boxes1, boxes2 = boxes1.permute(1, 0), boxes2.permute(1, 0)
     return torch_npu.npu_giou(boxes1, boxes2, trans=True, is_cross=False)
 
 
-def npu_diou(boxes1: torch.Tensor, boxes2: torch.Tensor, trans: bool = True,
-             is_cross: bool = False, mode: int = 0) -> torch.Tensor:
+def npu_diou(
+    boxes1: torch.Tensor,
+    boxes2: torch.Tensor,
+    trans: bool = True,
+    is_cross: bool = False,
+    mode: int = 0,
+) -> torch.Tensor:
     _deprecated("torch_npu.contrib.function", "npu_diou")
     return torch_npu.npu_diou(boxes1, boxes2, trans, is_cross, mode)
 
 
-def npu_ciou(boxes1: torch.Tensor, boxes2: torch.Tensor, trans: bool = True,
-             is_cross: bool = False, mode: int = 0) -> torch.Tensor:
+def npu_ciou(
+    boxes1: torch.Tensor,
+    boxes2: torch.Tensor,
+    trans: bool = True,
+    is_cross: bool = False,
+    mode: int = 0,
+) -> torch.Tensor:
     _deprecated("torch_npu.contrib.function", "npu_ciou")
     return torch_npu.npu_ciou(boxes1, boxes2, trans, is_cross, mode, True)

@@ -1,7 +1,12 @@
 """``torch_npu.contrib.module``: the NPU modules of Ascend's contrib the emulator provides, at
 torch_npu's module paths (``_batchnorm_with_int32_count``, ``_ensemble_dropout``, ...)."""
-from ._batchnorm_with_int32_count import (FastBatchNorm1d, FastBatchNorm2d, FastBatchNorm3d,
-                                          FastSyncBatchNorm)
+
+from ._batchnorm_with_int32_count import (
+    FastBatchNorm1d,
+    FastBatchNorm2d,
+    FastBatchNorm3d,
+    FastSyncBatchNorm,
+)
 from ._ensemble_dropout import NpuPreGenDropout
 from .activations import Mish, SiLU, Swish
 from .deform_conv import DCNv2, ModulatedDeformConv
@@ -11,7 +16,21 @@ from .prefetcher import Prefetcher
 from .ps_roi_pooling import PSROIPool
 from .roi_align import ROIAlign
 
-__all__ = ["DCNv2", "DropoutWithByteMask", "FastBatchNorm1d", "FastBatchNorm2d",
-           "FastBatchNorm3d", "FastSyncBatchNorm", "Mish", "ModulatedDeformConv",
-           "NpuCachedDropout", "NpuFairseqDropout", "NpuPreGenDropout", "PSROIPool", "Prefetcher",
-           "ROIAlign", "SiLU", "Swish"]
+__all__ = [
+    "DCNv2",
+    "DropoutWithByteMask",
+    "FastBatchNorm1d",
+    "FastBatchNorm2d",
+    "FastBatchNorm3d",
+    "FastSyncBatchNorm",
+    "Mish",
+    "ModulatedDeformConv",
+    "NpuCachedDropout",
+    "NpuFairseqDropout",
+    "NpuPreGenDropout",
+    "PSROIPool",
+    "Prefetcher",
+    "ROIAlign",
+    "SiLU",
+    "Swish",
+]

@@ -12,6 +12,7 @@ masks apply in eval mode too. The emulator makes each mask when it is read (the 
 of mask per probability and pass ahead of time), so a pass never runs past the buffer's end and
 reuses mask bits, which Ascend's does when a pass needs more than the buffer holds.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Set, Union
@@ -45,8 +46,9 @@ class _PreGenDropoutTask:
     def slice(self, length: int, take: bool) -> torch.Tensor:
         mask = self.shown
         if mask is None or mask.numel() != length:
-            mask = npu_dropout_gen_mask([length * _BITS_PER_BYTE], self.p,
-                                        dtype=torch.float32, device=self.device)
+            mask = npu_dropout_gen_mask(
+                [length * _BITS_PER_BYTE], self.p, dtype=torch.float32, device=self.device
+            )
         if take:
             self.idx += length
             self.shown = None
@@ -75,16 +77,20 @@ class NpuPreGenDropout(torch.nn.Dropout):
         elif isinstance(x, list) and len(x) == 3:
             numel, take = _masks.numel_of(x[0]), False
         else:
-            raise RuntimeError(f"NpuPreGenDropout: the input must be a tensor or [shape, dtype, "
-                               f"device], got {type(x).__name__}" + ops_error(ErrCode.TYPE))
+            raise RuntimeError(
+                f"NpuPreGenDropout: the input must be a tensor or [shape, dtype, "
+                f"device], got {type(x).__name__}" + ops_error(ErrCode.TYPE)
+            )
         if self.p == 0:
             return x if take else None
         buffer = NpuPreGenDropout.task_dict.get(self.p)
         if buffer is None:
-            raise RuntimeError(f"NpuPreGenDropout: probability {self.p} has no masks; "
-                               f"NpuPreGenDropout.enable_dropout_ensemble(model) makes them for "
-                               f"{sorted(NpuPreGenDropout.task_dict) or 'the layers built'}"
-                               + ops_error(ErrCode.VALUE))
+            raise RuntimeError(
+                f"NpuPreGenDropout: probability {self.p} has no masks; "
+                f"NpuPreGenDropout.enable_dropout_ensemble(model) makes them for "
+                f"{sorted(NpuPreGenDropout.task_dict) or 'the layers built'}"
+                + ops_error(ErrCode.VALUE)
+            )
         mask = buffer.slice(_mask_bytes(numel), take)
         if not take:
             return mask

@@ -3,6 +3,7 @@ Ascend's ports written before torch had them, on the NPU operators ``npu_mish`` 
 ``npu_silu`` (fp16 and bf16 computed in fp32 and rounded once, with their backward). Like
 torch_npu's they warn once that they are deprecated: torch's ``nn.Mish`` and ``nn.SiLU``
 replace them."""
+
 from __future__ import annotations
 
 import warnings
@@ -17,8 +18,12 @@ __all__ = ["Mish", "SiLU", "Swish"]
 
 
 def _deprecated(name: str, replacement: str) -> None:
-    warnings.warn(f"torch_npu.contrib.module.{name} is deprecated. Please use {replacement} as "
-                  f"a replacement.", FutureWarning, stacklevel=3)
+    warnings.warn(
+        f"torch_npu.contrib.module.{name} is deprecated. Please use {replacement} as "
+        f"a replacement.",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
 class Mish(nn.Module):

@@ -10,6 +10,7 @@ drops from its second pass on; a shape met once is never dropped until it is met
 torch_npu, the masks apply in eval mode too, and given ``[shape, dtype, device]`` instead of a
 tensor the layer hands out (and takes) the next mask, or None when there is none.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -35,8 +36,9 @@ class _DropOutTask:
 
     def refill(self) -> None:
         while len(self.mask_queue) < self.request_count:
-            mask = npu_dropout_gen_mask(list(self.shape), self.p, dtype=self.dtype,
-                                        device=self.device)
+            mask = npu_dropout_gen_mask(
+                list(self.shape), self.p, dtype=self.dtype, device=self.device
+            )
             self.mask_queue.append((mask, None))
 
 
@@ -55,8 +57,10 @@ class NpuCachedDropout(torch.nn.Dropout):
             shape, dtype, device = x
             key, passed = (torch.Size(shape), dtype, device, self.p), None
         else:
-            raise RuntimeError(f"NpuCachedDropout: the input must be a tensor or [shape, dtype, "
-                               f"device], got {type(x).__name__}" + ops_error(ErrCode.TYPE))
+            raise RuntimeError(
+                f"NpuCachedDropout: the input must be a tensor or [shape, dtype, "
+                f"device], got {type(x).__name__}" + ops_error(ErrCode.TYPE)
+            )
         if self.p == 0:
             return passed
         task = NpuCachedDropout.task_dict.get(key)

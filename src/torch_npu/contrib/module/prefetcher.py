@@ -1,6 +1,7 @@
 """``torch_npu.contrib.module.Prefetcher``: moves the next ``(input, target)`` batch of a loader to
 the NPU on a side stream while the current one trains; ``next()`` hands it over (``(None, None)``
 after the last). Pass a ``stream`` when making prefetchers repeatedly, as Ascend's advises."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Tuple

@@ -1,15 +1,21 @@
 """``torch.npu.amp``: autocast, GradScaler and the custom-Function decorators on the emulated NPU
 (also what transfer_to_npu puts in place of ``torch.cuda.amp``), with torch_npu's modules
 ``autocast_mode``, ``grad_scaler`` and ``common``."""
+
+# ruff: noqa: F401  (re-exports)
 from __future__ import annotations
 
 import sys
 
-from . import (autocast_mode, checkpoint_recompute, common, grad_scaler,  # noqa: F401
-               non_finite_check)
+from . import autocast_mode, checkpoint_recompute, common, grad_scaler, non_finite_check
 from .autocast_mode import autocast, custom_bwd, custom_fwd  # noqa: F401
-from .autocast_state import (get_amp_supported_dtype, get_autocast_dtype,  # noqa: F401
-                             is_autocast_enabled, set_autocast_dtype, set_autocast_enabled)
+from .autocast_state import (
+    get_amp_supported_dtype,
+    get_autocast_dtype,
+    is_autocast_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .grad_scaler import GradScaler  # noqa: F401
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
@@ -17,8 +23,13 @@ __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 # torch_npu's ``torch.npu`` functions for autocast; torch 2.x's autocast asks the device module
 # for ``get_amp_supported_dtype``.
-NPU_FUNCTIONS = ("get_amp_supported_dtype", "get_autocast_dtype", "is_autocast_enabled",
-                 "set_autocast_dtype", "set_autocast_enabled")
+NPU_FUNCTIONS = (
+    "get_amp_supported_dtype",
+    "get_autocast_dtype",
+    "is_autocast_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+)
 
 
 def install() -> None:

@@ -24,6 +24,7 @@ The lower-precision dtype is float16, or bfloat16 on a chip that has it (``APEXN
 of the 910B family); on a 910, bfloat16 autocast is refused as torch_npu refuses it (torch 2.x:
 warned and disabled, from ``get_amp_supported_dtype``; torch 1.x: an error).
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,7 +39,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..._device import devices, placement
 from . import autocast_state
-from .autocast_policy import (BANNED, BANNED_MESSAGE, FP32, LOWER_PRECISION, POLICY, PROMOTE)
+from .autocast_policy import BANNED, BANNED_MESSAGE, FP32, LOWER_PRECISION, POLICY, PROMOTE
 from .autocast_state import DEVICE, PER_DEVICE
 
 _TorchAutocastClass = torch.amp.autocast_mode.autocast
@@ -54,6 +55,7 @@ def get_autocast_dtype() -> torch.dtype:
 
 
 # --- regions: the function mode that applies the policy, and the weight cache ------------------
+
 
 class _Regions(threading.local):
     """The calling thread's NPU autocast regions: how deep, the mode pushed by the outermost,
@@ -87,10 +89,15 @@ def _exit_region() -> None:
 
 # --- the policy -----------------------------------------------------------------------------------
 
+
 def _eligible(x: Any) -> bool:
     """A tensor autocast casts: floating, not float64, on the NPU (torch's rule for its device)."""
-    return (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64
-            and placement.npu_of(x) is not None)
+    return (
+        isinstance(x, torch.Tensor)
+        and x.is_floating_point()
+        and x.dtype != torch.float64
+        and placement.npu_of(x) is not None
+    )
 
 
 def _cast(x: Any, dtype: torch.dtype) -> Any:
@@ -98,9 +105,14 @@ def _cast(x: Any, dtype: torch.dtype) -> Any:
         return type(x)(_cast(v, dtype) for v in x)
     if not _eligible(x) or x.dtype == dtype:
         return x
-    cacheable = (torch.is_autocast_cache_enabled() and dtype != torch.float32
-                 and x.dtype == torch.float32 and x.requires_grad and x.is_leaf
-                 and not x._is_view())
+    cacheable = (
+        torch.is_autocast_cache_enabled()
+        and dtype != torch.float32
+        and x.dtype == torch.float32
+        and x.requires_grad
+        and x.is_leaf
+        and not x._is_view()
+    )
     if not cacheable:
         return x.to(dtype)
     key = (id(x), dtype)
@@ -156,8 +168,7 @@ def _called_by_kernel() -> bool:
     frame = sys._getframe(2)  # the caller of __torch_function__
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if module != "torch" and not module.startswith("torch.") \
-                and frame.f_code not in _STAND_INS:
+        if module != "torch" and not module.startswith("torch.") and frame.f_code not in _STAND_INS:
             return module.startswith(_KERNEL_PREFIX)
         frame = frame.f_back
     return False
@@ -197,8 +208,7 @@ class _AutocastMode(TorchFunctionMode):
 
 # --- the context manager ----------------------------------------------------------------------
 
-_BF16_REFUSED = ("Current NPU Device does not support bfloat16. Please switch dtype to "
-                 "float16.")
+_BF16_REFUSED = "Current NPU Device does not support bfloat16. Please switch dtype to float16."
 
 
 class autocast(_TorchAutocastClass):  # noqa: N801 - torch.npu.amp.autocast
@@ -206,25 +216,32 @@ class autocast(_TorchAutocastClass):  # noqa: N801 - torch.npu.amp.autocast
     ``torch.autocast("npu", ...)``; a context manager and a decorator. Nested regions may turn
     it off (``enabled=False``) or back on."""
 
-    def __init__(self, enabled: bool = True, dtype: torch.dtype = torch.float16,
-                 cache_enabled: bool = True) -> None:
+    def __init__(
+        self, enabled: bool = True, dtype: torch.dtype = torch.float16, cache_enabled: bool = True
+    ) -> None:
         if PER_DEVICE:
             super().__init__(DEVICE, enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
             return
         # torch 1.x: torch's class refuses "npu"; the region is kept here, as torch_npu 1.x.
         self.device = DEVICE
         self.fast_dtype = get_autocast_dtype() if dtype is None else dtype
-        self._cache_enabled = (torch.is_autocast_cache_enabled() if cache_enabled is None
-                               else bool(cache_enabled))
+        self._cache_enabled = (
+            torch.is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
+        )
         if self.fast_dtype not in (torch.float16, torch.bfloat16, torch.float32):
-            raise RuntimeError(f"torch.npu.amp.autocast: unsupported dtype {self.fast_dtype}; "
-                               "expected torch.float16 or torch.bfloat16")
-        if self.fast_dtype == torch.bfloat16 and \
-                torch.bfloat16 not in autocast_state.get_amp_supported_dtype():
+            raise RuntimeError(
+                f"torch.npu.amp.autocast: unsupported dtype {self.fast_dtype}; "
+                "expected torch.float16 or torch.bfloat16"
+            )
+        if (
+            self.fast_dtype == torch.bfloat16
+            and torch.bfloat16 not in autocast_state.get_amp_supported_dtype()
+        ):
             raise RuntimeError(_BF16_REFUSED)
         self._enabled = bool(enabled)
 
     if not PER_DEVICE:
+
         def __enter__(self) -> "autocast":
             self._saved = (is_enabled(), get_autocast_dtype(), torch.is_autocast_cache_enabled())
             autocast_state.set_autocast_enabled(self._enabled)
@@ -246,8 +263,7 @@ class autocast(_TorchAutocastClass):  # noqa: N801 - torch.npu.amp.autocast
 
 
 def _npu_region(region: Any) -> bool:
-    return getattr(region, "device", None) == DEVICE and \
-        not torch._jit_internal.is_scripting()
+    return getattr(region, "device", None) == DEVICE and not torch._jit_internal.is_scripting()
 
 
 def _follow_torch_regions() -> None:
@@ -283,12 +299,18 @@ class _TorchAutocast:
     def __init__(self, original: type) -> None:
         self._original = original
 
-    def __call__(self, device_type: str, dtype: Optional[torch.dtype] = None,
-                 enabled: bool = True, cache_enabled: Optional[bool] = None):
+    def __call__(
+        self,
+        device_type: str,
+        dtype: Optional[torch.dtype] = None,
+        enabled: bool = True,
+        cache_enabled: Optional[bool] = None,
+    ):
         if device_type == DEVICE or (device_type == "cuda" and devices.cuda_means_npu):
             return autocast(enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
-        return self._original(device_type, dtype=dtype, enabled=enabled,
-                              cache_enabled=cache_enabled)
+        return self._original(
+            device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled
+        )
 
     def __instancecheck__(self, obj: object) -> bool:
         return isinstance(obj, (self._original, autocast))
@@ -305,10 +327,14 @@ def install() -> None:
 
 # --- custom autograd Functions ---------------------------------------------------------------
 
+
 def _deprecated(name: str) -> None:
-    warnings.warn(f"`torch_npu.npu.amp.{name}(args...)` is deprecated. Please use "
-                  f"`torch.amp.{name}(args..., device_type='npu')` instead.", FutureWarning,
-                  stacklevel=3)
+    warnings.warn(
+        f"`torch_npu.npu.amp.{name}(args...)` is deprecated. Please use "
+        f"`torch.amp.{name}(args..., device_type='npu')` instead.",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
 def _cast_inputs(value: Any, dtype: torch.dtype) -> Any:
@@ -355,8 +381,10 @@ def custom_bwd(bwd: Callable) -> Callable:
 
     @functools.wraps(bwd)
     def backward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        with autocast(enabled=getattr(ctx, "_fwd_used_autocast", False),
-                      dtype=getattr(ctx, "_dtype", torch.float16)):
+        with autocast(
+            enabled=getattr(ctx, "_fwd_used_autocast", False),
+            dtype=getattr(ctx, "_dtype", torch.float16),
+        ):
             return bwd(ctx, *args, **kwargs)
 
     return backward

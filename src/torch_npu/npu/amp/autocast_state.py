@@ -11,6 +11,7 @@ Also the ``torch.npu`` functions torch_npu has for it (``get_amp_supported_dtype
 ``is_autocast_enabled``, ...): torch 2.x's autocast asks ``get_amp_supported_dtype`` which
 dtypes the device takes, and a 910 has no bfloat16.
 """
+
 from __future__ import annotations
 
 from typing import List

@@ -17,6 +17,7 @@ torch 2.x needs none of this: its checkpoint recomputes under ``torch.autocast("
 the state of the forward, which ``autocast_mode`` follows, and keeps the random state of the
 NPUs its inputs are on.
 """
+
 from __future__ import annotations
 
 import functools

@@ -1,5 +1,6 @@
 """``torch.npu.amp.common``, as torch_npu has it (``torch.cuda.amp.common``'s counterpart, which
 torch 2.x's autocast asks about CUDA and transfer_to_npu puts in its place)."""
+
 from __future__ import annotations
 
 

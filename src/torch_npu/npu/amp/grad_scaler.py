@@ -16,6 +16,7 @@ fused ones, which the HF Trainer picks) is stepped by torch's protocols, old and
 Unscaling runs in the runtime's fused kernel when this package carries it
 (``APEXNPU_OPTIM_PATH=torch`` forces torch operations; the results are the same).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -40,16 +41,23 @@ def _refresh() -> Dict[str, Any]:
 
 
 class GradScaler:
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True,
-                 dynamic: bool = True) -> None:
+    def __init__(
+        self,
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+        dynamic: bool = True,
+    ) -> None:
         if growth_factor <= 1.0:
             raise ValueError(f"GradScaler: growth_factor must be > 1.0, got {growth_factor}")
         if not 0.0 < backoff_factor < 1.0:
             raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got {backoff_factor}")
         if not isinstance(growth_interval, int) or growth_interval <= 0:
-            raise ValueError(f"GradScaler: growth_interval must be a positive int, got "
-                             f"{growth_interval!r}")
+            raise ValueError(
+                f"GradScaler: growth_interval must be a positive int, got {growth_interval!r}"
+            )
         self._enabled = bool(enabled)
         self._dynamic = bool(dynamic)
         self._init_scale = float(init_scale)
@@ -68,13 +76,16 @@ class GradScaler:
 
     def _lazy_init(self, device: Any) -> None:
         self._scale = torch.full((1,), self._init_scale, dtype=torch.float32, device=device)
-        self._growth_tracker = torch.full((1,), self._init_growth_tracker, dtype=torch.int32,
-                                          device=device)
+        self._growth_tracker = torch.full(
+            (1,), self._init_growth_tracker, dtype=torch.int32, device=device
+        )
 
     def _check_scale(self, what: str) -> torch.Tensor:
         if self._scale is None:
-            raise RuntimeError(f"GradScaler.{what}: no scale yet; this is the first step and "
-                               "scale() was not called before it")
+            raise RuntimeError(
+                f"GradScaler.{what}: no scale yet; this is the first step and "
+                "scale() was not called before it"
+            )
         return self._scale
 
     def scale(self, outputs: Any) -> Any:
@@ -104,15 +115,18 @@ class GradScaler:
         scale = self._check_scale("unscale_")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.UNSCALED:
-            raise RuntimeError("GradScaler.unscale_: this optimizer's gradients were already "
-                               "unscaled since the last update()")
+            raise RuntimeError(
+                "GradScaler.unscale_: this optimizer's gradients were already "
+                "unscaled since the last update()"
+            )
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("GradScaler.unscale_: called after step() and before update()")
         self._note_overflow(optimizer, state, 1.0 / float(scale.item()))
         state["stage"] = OptState.UNSCALED
 
-    def _note_overflow(self, optimizer: torch.optim.Optimizer, state: Dict[str, Any],
-                       inv_scale: Optional[float]) -> None:
+    def _note_overflow(
+        self, optimizer: torch.optim.Optimizer, state: Dict[str, Any], inv_scale: Optional[float]
+    ) -> None:
         """Set ``state["found_inf"]``: whether the gradients overflowed. With ``inv_scale`` they
         are multiplied by it in place on the way; with None they are only read (an optimizer
         that unscales them itself)."""
@@ -126,28 +140,33 @@ class GradScaler:
                     found = _holds_inf_or_nan(grad) or found
                     continue
                 if grad.dtype == torch.float16:
-                    raise ValueError("GradScaler.unscale_: fp16 gradients cannot be unscaled in "
-                                     "place; train fp32 parameters under autocast")
+                    raise ValueError(
+                        "GradScaler.unscale_: fp16 gradients cannot be unscaled in "
+                        "place; train fp32 parameters under autocast"
+                    )
                 found = unscale_in_place(grad, inv_scale) or found
         if not overflow_mode.inf_nan():
             found = float_status.get() or found
         found = _agree_across_ranks(found)
         self._has_overflow = self._has_overflow or found
-        state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
-                                        device=self._scale.device)
+        state["found_inf"] = torch.full(
+            (1,), 1.0 if found else 0.0, dtype=torch.float32, device=self._scale.device
+        )
 
     def step(self, optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
         """``optimizer.step()`` unless the gradients overflowed (then the step is skipped)."""
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
-            raise RuntimeError("GradScaler.step: a closure cannot be used while the scaler is "
-                               "enabled")
+            raise RuntimeError(
+                "GradScaler.step: a closure cannot be used while the scaler is enabled"
+            )
         self._check_scale("step")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.STEPPED:
-            raise RuntimeError("GradScaler.step: already called for this optimizer since the "
-                               "last update()")
+            raise RuntimeError(
+                "GradScaler.step: already called for this optimizer since the last update()"
+            )
         if getattr(optimizer, "_step_supports_amp_scaling", False):
             retval = self._step_unscaling_optimizer(optimizer, state, args, kwargs)
             state["stage"] = OptState.STEPPED
@@ -160,8 +179,13 @@ class GradScaler:
         state["stage"] = OptState.STEPPED
         return retval
 
-    def _step_unscaling_optimizer(self, optimizer: torch.optim.Optimizer, state: Dict[str, Any],
-                                  args: Any, kwargs: Dict[str, Any]) -> Any:
+    def _step_unscaling_optimizer(
+        self,
+        optimizer: torch.optim.Optimizer,
+        state: Dict[str, Any],
+        args: Any,
+        kwargs: Dict[str, Any],
+    ) -> Any:
         """Step an optimizer that unscales its gradients and skips an overflowing step itself
         (torch's fused optimizers), by torch's protocol: a step that takes ``grad_scaler`` gets
         this scaler; any other finds the scale to divide by (None once ``unscale_`` has run)
@@ -192,18 +216,29 @@ class GradScaler:
         if new_scale is not None:
             if isinstance(new_scale, float):
                 scale.fill_(new_scale)
-            elif isinstance(new_scale, torch.Tensor) and new_scale.numel() == 1 and \
-                    new_scale.dtype == torch.float32 and not new_scale.requires_grad:
+            elif (
+                isinstance(new_scale, torch.Tensor)
+                and new_scale.numel() == 1
+                and new_scale.dtype == torch.float32
+                and not new_scale.requires_grad
+            ):
                 scale.copy_(new_scale)
             else:
-                raise ValueError("GradScaler.update: new_scale must be a float or a one-element "
-                                 "float32 tensor that does not require grad")
+                raise ValueError(
+                    "GradScaler.update: new_scale must be a float or a one-element "
+                    "float32 tensor that does not require grad"
+                )
         elif self._dynamic:
-            found = [s["found_inf"] for s in self._per_optimizer_states.values()
-                     if s["found_inf"] is not None]
+            found = [
+                s["found_inf"]
+                for s in self._per_optimizer_states.values()
+                if s["found_inf"] is not None
+            ]
             if not found:
-                raise AssertionError("GradScaler.update: no optimizer was unscaled or stepped "
-                                     "since the last update()")
+                raise AssertionError(
+                    "GradScaler.update: no optimizer was unscaled or stepped "
+                    "since the last update()"
+                )
             if self._has_overflow or any(float(f.item()) for f in found):
                 scale.mul_(self._backoff_factor)
                 self._growth_tracker.zero_()
@@ -269,18 +304,29 @@ class GradScaler:
         between them (one without ``dynamic`` loads as the scaler's own setting)."""
         if not self._enabled:
             return {}
-        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._get_growth_tracker(), "dynamic": self._dynamic}
+        return {
+            "scale": self.get_scale(),
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._get_growth_tracker(),
+            "dynamic": self._dynamic,
+        }
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         if not self._enabled:
             return
         if len(state_dict) == 0:
-            raise RuntimeError("GradScaler.load_state_dict: the state dict is empty (saved by a "
-                               "disabled scaler?)")
-        missing = {"scale", "growth_factor", "backoff_factor", "growth_interval",
-                   "_growth_tracker"} - set(state_dict)
+            raise RuntimeError(
+                "GradScaler.load_state_dict: the state dict is empty (saved by a disabled scaler?)"
+            )
+        missing = {
+            "scale",
+            "growth_factor",
+            "backoff_factor",
+            "growth_interval",
+            "_growth_tracker",
+        } - set(state_dict)
         if missing:
             raise KeyError(f"GradScaler.load_state_dict: missing {sorted(missing)}")
         self._init_scale = float(state_dict["scale"])
@@ -315,8 +361,11 @@ def unscale_in_place(grad: torch.Tensor, inv_scale: float) -> bool:
     codes = {torch.float32: "DTYPE_FLOAT32", torch.float16: "DTYPE_FLOAT16"}
     if rt is not None and grad.dtype in codes and grad.is_contiguous():
         # One pass: multiply and detect inf/NaN.
-        return bool(rt.unscale(grad.data_ptr(), getattr(rt, codes[grad.dtype]), grad.numel(),
-                               float(inv_scale)))
+        return bool(
+            rt.unscale(
+                grad.data_ptr(), getattr(rt, codes[grad.dtype]), grad.numel(), float(inv_scale)
+            )
+        )
     found = _holds_inf_or_nan(grad)
     if found and not overflow_mode.inf_nan():
         float_status.set()

@@ -6,6 +6,7 @@ fp16 overflow leaves a finite 65504 behind, only the status knows), and looks at
 INF/NAN mode (the 910B). CPU torch 1.13 has no kernel for it at all; torch 2.x's CPU kernel
 neither reads the status nor refuses gradients of two dtypes, which the NPU's does.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, List, Sequence
@@ -23,8 +24,9 @@ def _one_float(t: Any, what: str) -> None:
         raise RuntimeError(f"{NAME}: {what} must be a 1-element float32 tensor.")
 
 
-def check_and_unscale(grads: Sequence[torch.Tensor], found_inf: torch.Tensor,
-                      inv_scale: torch.Tensor) -> None:
+def check_and_unscale(
+    grads: Sequence[torch.Tensor], found_inf: torch.Tensor, inv_scale: torch.Tensor
+) -> None:
     """Multiply ``grads`` by ``inv_scale`` in place; set ``found_inf`` to 1 when one of them held
     an inf or NaN, or (saturation mode) the float status records an overflow."""
     from .grad_scaler import unscale_in_place
@@ -36,8 +38,9 @@ def check_and_unscale(grads: Sequence[torch.Tensor], found_inf: torch.Tensor,
         dtype, npu = grads[0].dtype, placement.npu_of(grads[0])
         for g in grads[1:]:
             if g.dtype != dtype:
-                raise RuntimeError(f"{NAME}: scaled_grads must have the same dtype (found "
-                                   f"{dtype} and {g.dtype}).")
+                raise RuntimeError(
+                    f"{NAME}: scaled_grads must have the same dtype (found {dtype} and {g.dtype})."
+                )
             if placement.npu_of(g) != npu:
                 raise RuntimeError(f"{NAME}: scaled_grads must be on the same device.")
     factor = float(inv_scale.item())

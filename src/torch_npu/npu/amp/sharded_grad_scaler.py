@@ -15,6 +15,7 @@ imported, as torch_npu puts it there) is ``torch.npu.amp.GradScaler`` for sharde
 ``device`` is kept as given (torch's default, "cuda", comes from scripts written for GPUs); the
 ranks' agreement travels on the current NPU.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Iterator, Optional
@@ -57,13 +58,23 @@ def _grads(optimizer: torch.optim.Optimizer) -> Iterator[torch.Tensor]:
 class _ShardedGradScaler(GradScaler):
     """GradScaler whose ranks agree on overflows; see the module's description."""
 
-    def __init__(self, device: str = "npu", init_scale: float = 2.0 ** 16,
-                 backoff_factor: float = 0.5, growth_factor: float = 2.0,
-                 growth_interval: int = 2000, enabled: bool = True,
-                 process_group: Optional[Any] = None) -> None:
-        super().__init__(init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval,
-                         enabled=enabled)
+    def __init__(
+        self,
+        device: str = "npu",
+        init_scale: float = 2.0**16,
+        backoff_factor: float = 0.5,
+        growth_factor: float = 2.0,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+        process_group: Optional[Any] = None,
+    ) -> None:
+        super().__init__(
+            init_scale=init_scale,
+            growth_factor=growth_factor,
+            backoff_factor=backoff_factor,
+            growth_interval=growth_interval,
+            enabled=enabled,
+        )
         self._device = str(device)
         self.process_group = process_group  # None: torch.distributed's default group
 
@@ -75,8 +86,10 @@ class _ShardedGradScaler(GradScaler):
         def check(value: Any) -> None:
             if isinstance(value, torch.Tensor):
                 if not _supported(value):
-                    raise ValueError(f"ShardedGradScaler.scale: a tensor on {value.device}; "
-                                     "expected one on an NPU or on the host")
+                    raise ValueError(
+                        f"ShardedGradScaler.scale: a tensor on {value.device}; "
+                        "expected one on an NPU or on the host"
+                    )
             elif isinstance(value, (list, tuple)):
                 for v in value:
                     check(v)
@@ -93,8 +106,9 @@ class _ShardedGradScaler(GradScaler):
 
         return same_dtype(scaled, outputs)
 
-    def _note_overflow(self, optimizer: torch.optim.Optimizer, state: Dict[str, Any],
-                       inv_scale: Optional[float]) -> None:
+    def _note_overflow(
+        self, optimizer: torch.optim.Optimizer, state: Dict[str, Any], inv_scale: Optional[float]
+    ) -> None:
         """Set ``state["found_inf"]``: whether any rank's gradients overflowed. With
         ``inv_scale`` this rank's are multiplied by it in place (fp16 and host gradients
         too); with None they are only read."""
@@ -108,8 +122,9 @@ class _ShardedGradScaler(GradScaler):
             found = float_status.get() or found
         found = self._agree(found)
         self._has_overflow = self._has_overflow or found
-        state["found_inf"] = torch.full((1,), 1.0 if found else 0.0, dtype=torch.float32,
-                                        device=self._scale.device)
+        state["found_inf"] = torch.full(
+            (1,), 1.0 if found else 0.0, dtype=torch.float32, device=self._scale.device
+        )
 
     def _agree(self, found: bool) -> bool:
         """Whether any rank of the process group found an overflow (all of them call this at

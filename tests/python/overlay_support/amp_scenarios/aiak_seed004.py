@@ -9,6 +9,7 @@ Prints one JSON document: the first and last loss, the optimizer's class (AIAK_F
 makes optim.SGD apex's fused one), DDP's communication hook, and the loss of a model stepped
 by ``optim.LAMB`` with the options of the manual's table (also its loss on one batch before and
 after those steps)."""
+
 import json
 import os
 import tempfile
@@ -29,8 +30,7 @@ dist.init_process_group("nccl", init_method="file://" + init, rank=0, world_size
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(16, 64), nn.BatchNorm1d(64), nn.ReLU(),
-                                 nn.Linear(64, 4))
+        self.net = nn.Sequential(nn.Linear(16, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 4))
 
     def forward(self, x):
         return self.net(x)
@@ -38,8 +38,10 @@ class Model(nn.Module):
 
 torch.manual_seed(0)
 g = torch.Generator().manual_seed(1)
-data = [(torch.randn(32, 16, generator=g).cuda(), torch.randint(0, 4, (32,), generator=g).cuda())
-        for _ in range(8)]
+data = [
+    (torch.randn(32, 16, generator=g).cuda(), torch.randint(0, 4, (32,), generator=g).cuda())
+    for _ in range(8)
+]
 loss_fn = nn.CrossEntropyLoss()
 max_norm = 1.0
 
@@ -70,9 +72,17 @@ comm_hook = model._get_ddp_logging_data().get("comm_hook")  # the name DDP logs 
 # LAMB as section 3.4 builds it, with the options its table lists.
 torch.manual_seed(0)
 lamb_model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).cuda()
-lamb = optim.LAMB(lamb_model.parameters(), lr=1e-2, weight_decay=1e-2, eps=1e-8,
-                  betas=(0.9, 0.999), adam_w_mode=True, grad_averaging=True,
-                  set_grad_none=True, max_grad_norm=1.0)
+lamb = optim.LAMB(
+    lamb_model.parameters(),
+    lr=1e-2,
+    weight_decay=1e-2,
+    eps=1e-8,
+    betas=(0.9, 0.999),
+    adam_w_mode=True,
+    grad_averaging=True,
+    set_grad_none=True,
+    max_grad_norm=1.0,
+)
 probe_input, probe_target = data[0]  # one batch, measured before and after LAMB's steps
 with torch.no_grad():
     probe = [float(loss_fn(lamb_model(probe_input), probe_target))]
@@ -87,8 +97,16 @@ for step in range(30):
 with torch.no_grad():
     probe.append(float(loss_fn(lamb_model(probe_input), probe_target)))
 dist.destroy_process_group()
-print(json.dumps({"losses": [losses[0], losses[-1]], "optimizer": type(optimizer).__mro__[1].__name__,
-                  "lamb": type(lamb).__module__ + "." + type(lamb).__name__,
-                  "lamb_losses": [lamb_losses[0], lamb_losses[-1]], "lamb_probe": probe,
-                  "comm_hook": comm_hook,
-                  "param_dtype": str(next(model.parameters()).dtype)}))
+print(
+    json.dumps(
+        {
+            "losses": [losses[0], losses[-1]],
+            "optimizer": type(optimizer).__mro__[1].__name__,
+            "lamb": type(lamb).__module__ + "." + type(lamb).__name__,
+            "lamb_losses": [lamb_losses[0], lamb_losses[-1]],
+            "lamb_probe": probe,
+            "comm_hook": comm_hook,
+            "param_dtype": str(next(model.parameters()).dtype),
+        }
+    )
+)

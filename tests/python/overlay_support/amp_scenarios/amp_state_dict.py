@@ -6,6 +6,7 @@ the optimizer's state_dict, and both older and foreign checkpoints loading here.
 UPSTREAM_FRONTEND_PY is NVIDIA Apex's own apex/amp/frontend.py (Ascend's patch leaves its
 load_state_dict as it is); its load_state_dict runs as written against our amp state. Prints
 one JSON document."""
+
 import ast
 import copy
 import json
@@ -23,7 +24,9 @@ def theirs_load_state_dict():
     """NVIDIA's amp.load_state_dict, its source run in a namespace over our amp state."""
     with open(sys.argv[1]) as f:
         tree = ast.parse(f.read())
-    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "load_state_dict")
+    func = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "load_state_dict"
+    )
     namespace = {"_amp_state": _amp_state}
     exec(compile(ast.Module(body=[func], type_ignores=[]), sys.argv[1], "exec"), namespace)
     return namespace["load_state_dict"]
@@ -33,7 +36,7 @@ def setup():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 4)).npu()
     opt = NpuFusedAdam(model.parameters(), lr=1e-2)
-    return amp.initialize(model, opt, opt_level="O2", verbosity=0, dynamic_init_scale=2.**10)
+    return amp.initialize(model, opt, opt_level="O2", verbosity=0, dynamic_init_scale=2.0**10)
 
 
 model, opt = setup()
@@ -50,8 +53,9 @@ opt_state = opt.state_dict()
 masters = [p.detach().clone() for p in opt._amp_stash.all_fp32_from_fp16_params]
 out["amp_keys"] = sorted(amp_state)
 out["opt_keys"] = sorted(opt_state)
-out["masters_saved"] = all(torch.equal(a, b) for a, b in zip(opt_state["amp_master_params"],
-                                                              masters))
+out["masters_saved"] = all(
+    torch.equal(a, b) for a, b in zip(opt_state["amp_master_params"], masters)
+)
 # NVIDIA's (and Ascend's) loader takes our amp state.
 before = amp_state["loss_scaler0"]["loss_scale"]
 try:
@@ -65,24 +69,30 @@ plain = torch.optim.Adam([nn.Parameter(p.detach().clone()) for p in params], lr=
 plain.load_state_dict(copy.deepcopy(opt_state))
 out["torch_loader_takes_ours"] = all(
     torch.equal(plain.state[q]["exp_avg"], opt.state[p]["exp_avg"])
-    for p, q in zip(params, [q for group in plain.param_groups for q in group["params"]]))
+    for p, q in zip(params, [q for group in plain.param_groups for q in group["params"]])
+)
 # An Ascend amp checkpoint (loss scalers only) loads here.
 amp.load_state_dict({"loss_scaler0": {"loss_scale": 512.0, "unskipped": 7}})
-out["ascend_amp_loaded"] = [_amp_state.loss_scalers[0].loss_scale(),
-                            _amp_state.loss_scalers[0]._unskipped]
+out["ascend_amp_loaded"] = [
+    _amp_state.loss_scalers[0].loss_scale(),
+    _amp_state.loss_scalers[0]._unskipped,
+]
 # Our older layout: masters in amp.state_dict() as master_params0.
 with torch.no_grad():
     for p in opt._amp_stash.all_fp32_from_fp16_params:
         p.zero_()
-amp.load_state_dict({"loss_scaler0": {"loss_scale": 256.0, "unskipped": 0},
-                     "master_params0": masters})
-out["legacy_masters_loaded"] = all(torch.equal(a, b) for a, b in zip(
-    opt._amp_stash.all_fp32_from_fp16_params, masters))
+amp.load_state_dict(
+    {"loss_scaler0": {"loss_scale": 256.0, "unskipped": 0}, "master_params0": masters}
+)
+out["legacy_masters_loaded"] = all(
+    torch.equal(a, b) for a, b in zip(opt._amp_stash.all_fp32_from_fp16_params, masters)
+)
 # The optimizer's own state_dict restores the masters.
 with torch.no_grad():
     for p in opt._amp_stash.all_fp32_from_fp16_params:
         p.zero_()
 opt.load_state_dict(opt_state)
-out["opt_masters_loaded"] = all(torch.equal(a, b) for a, b in zip(
-    opt._amp_stash.all_fp32_from_fp16_params, masters))
+out["opt_masters_loaded"] = all(
+    torch.equal(a, b) for a, b in zip(opt._amp_stash.all_fp32_from_fp16_params, masters)
+)
 print(json.dumps(out))

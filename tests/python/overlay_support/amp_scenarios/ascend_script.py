@@ -1,5 +1,6 @@
 """A training script written for Ascend, unchanged: torch.npu.set_device, model.npu(),
 data.npu(non_blocking=True), apex.amp with NpuFusedAdam and combine_grad."""
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -10,8 +11,9 @@ torch.npu.set_device(0)
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 3)).npu()
 optimizer = apex.optimizers.NpuFusedAdam(model.parameters(), lr=1e-2)
-model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0,
-                                  combine_grad=True, verbosity=0)
+model, optimizer = amp.initialize(
+    model, optimizer, opt_level="O2", loss_scale=128.0, combine_grad=True, verbosity=0
+)
 data = torch.randn(128, 8)
 target = (data[:, 0] > 0).long() + (data[:, 1] > 0).long()
 first = None

@@ -7,6 +7,7 @@ learning rate. Prints one JSON document: every loss, the parameters', masters',
 state_dict's and BatchNorm buffers' dtypes, the dtypes the convolutions and the linear layer
 computed in, the loss scale and amp's resolved options, and with COMBINE_GRAD the combined
 gradient buffers."""
+
 import json
 import sys
 
@@ -17,15 +18,24 @@ from apex import amp
 from apex.amp._amp_state import _amp_state
 from apex.optimizers import NpuFusedSGD
 
-HOW = {"O1-bf16": dict(opt_level="O1", patch_torch_functions_type=torch.bfloat16),
-       "O2-bf16": dict(opt_level="O2", cast_model_type=torch.bfloat16),
-       "O4": dict(opt_level="O4"), "O5": dict(opt_level="O5"),
-       "O3-bf16": dict(opt_level="O3", cast_model_type=torch.bfloat16, keep_batchnorm_fp32=True)}
+HOW = {
+    "O1-bf16": dict(opt_level="O1", patch_torch_functions_type=torch.bfloat16),
+    "O2-bf16": dict(opt_level="O2", cast_model_type=torch.bfloat16),
+    "O4": dict(opt_level="O4"),
+    "O5": dict(opt_level="O5"),
+    "O3-bf16": dict(opt_level="O3", cast_model_type=torch.bfloat16, keep_batchnorm_fp32=True),
+}
 
 
 def cnn():
-    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
-                         nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(32, 4))
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1, bias=False),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32, 4),
+    )
 
 
 def combined(model, opt):
@@ -39,9 +49,12 @@ def combined(model, opt):
         low = model_bufs[0].data_ptr()
         high = low + model_bufs[0].numel() * model_bufs[0].element_size()
         inside = all(low <= g.data_ptr() < high for g in bf16_grads)
-    return dict(model=[None if t is None else str(t.dtype) for t in model_bufs],
-                optimizer=[None if t is None else str(t.dtype) for t in opt_bufs],
-                bf16_grads_inside=inside, builds=opt._amp_stash.combined_grads.builds)
+    return dict(
+        model=[None if t is None else str(t.dtype) for t in model_bufs],
+        optimizer=[None if t is None else str(t.dtype) for t in opt_bufs],
+        bf16_grads_inside=inside,
+        builds=opt._amp_stash.combined_grads.builds,
+    )
 
 
 def main(how, loss_scale, combine_grad, fused, lr, steps=30):
@@ -58,8 +71,10 @@ def main(how, loss_scale, combine_grad, fused, lr, steps=30):
         model, opt = amp.initialize(model, opt, **kw)
     computed = {}
     for name in ("0", "5"):  # the convolution and the linear layer
+
         def record(module, inputs, output, name=name):
             computed[name] = str(output.dtype)
+
         model._modules[name].register_forward_hook(record)
     g = torch.Generator().manual_seed(1)
     x = torch.randn(64, 3, 8, 8, generator=g).npu()
@@ -75,22 +90,32 @@ def main(how, loss_scale, combine_grad, fused, lr, steps=30):
                 scaled.backward()
         opt.step()
         losses.append(loss.item())
-    out = dict(losses=losses, computed=computed,
-               dtypes={n: str(p.dtype) for n, p in model.named_parameters()},
-               masters=sorted({str(p.dtype) for grp in opt.param_groups for p in grp["params"]}),
-               state_dict={k: str(v.dtype) for k, v in model.state_dict().items()
-                           if v.is_floating_point()},
-               buffers={n: str(b.dtype) for n, b in model.named_buffers() if b.is_floating_point()})
+    out = dict(
+        losses=losses,
+        computed=computed,
+        dtypes={n: str(p.dtype) for n, p in model.named_parameters()},
+        masters=sorted({str(p.dtype) for grp in opt.param_groups for p in grp["params"]}),
+        state_dict={
+            k: str(v.dtype) for k, v in model.state_dict().items() if v.is_floating_point()
+        },
+        buffers={n: str(b.dtype) for n, b in model.named_buffers() if b.is_floating_point()},
+    )
     if combine_grad:
         out["combined"] = combined(model, opt)
     if how != "fp32":
         props = _amp_state.opt_properties
-        out.update(scale=amp.state_dict()["loss_scaler0"]["loss_scale"],
-                   opt_level=props.opt_level, loss_scale=props.loss_scale,
-                   cast_model_type=str(props.cast_model_type),
-                   patch_torch_functions_type=str(props.patch_torch_functions_type))
+        out.update(
+            scale=amp.state_dict()["loss_scaler0"]["loss_scale"],
+            opt_level=props.opt_level,
+            loss_scale=props.loss_scale,
+            cast_model_type=str(props.cast_model_type),
+            patch_torch_functions_type=str(props.patch_torch_functions_type),
+        )
     return out
 
 
-print(json.dumps(main(sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1",
-                      float(sys.argv[5]))))
+print(
+    json.dumps(
+        main(sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1", float(sys.argv[5]))
+    )
+)

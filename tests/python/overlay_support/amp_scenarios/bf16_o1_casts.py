@@ -4,6 +4,7 @@ in bf16 with one cached cast of a weight used twice, the black list (F.softmax) 
 bf16/fp32 arguments promote to fp32, every RNN and RNN cell runs in bf16 with fp32 weight
 gradients, register_bfloat16_function / register_half_function cast as named, and the banned
 binary_cross_entropy refuses bf16. Prints a JSON dict of the dtypes seen."""
+
 import json
 import sys
 
@@ -23,20 +24,24 @@ def doubled(x):
     return x + x
 
 
-holder = type("Holder", (), {"scaled_cube": staticmethod(scaled_cube),
-                             "doubled": staticmethod(doubled)})
+holder = type(
+    "Holder", (), {"scaled_cube": staticmethod(scaled_cube), "doubled": staticmethod(doubled)}
+)
 amp.register_bfloat16_function(holder, "scaled_cube")
 amp.register_half_function(holder, "doubled")
 torch.manual_seed(0)
 lin = nn.Linear(4, 4).npu()
 conv = nn.Conv2d(2, 3, 3).npu()
 cells = [nn.RNNCell(8, 8).npu(), nn.GRUCell(8, 8).npu(), nn.LSTMCell(8, 8).npu()]
-rnns = {"rnn_tanh": nn.RNN(8, 8, 2, bidirectional=True).npu(),
-        "rnn_relu": nn.RNN(8, 8, nonlinearity="relu").npu(),
-        "gru": nn.GRU(8, 8, 2, bidirectional=True).npu(),
-        "lstm": nn.LSTM(8, 8, 2, bidirectional=True).npu()}
-opt = torch.optim.SGD([p for m in [lin, conv] + cells + list(rnns.values())
-                       for p in m.parameters()], lr=0.1)
+rnns = {
+    "rnn_tanh": nn.RNN(8, 8, 2, bidirectional=True).npu(),
+    "rnn_relu": nn.RNN(8, 8, nonlinearity="relu").npu(),
+    "gru": nn.GRU(8, 8, 2, bidirectional=True).npu(),
+    "lstm": nn.LSTM(8, 8, 2, bidirectional=True).npu(),
+}
+opt = torch.optim.SGD(
+    [p for m in [lin, conv] + cells + list(rnns.values()) for p in m.parameters()], lr=0.1
+)
 kwargs = dict(patch_torch_functions_type=torch.bfloat16) if level == "O1" else {}
 [lin, conv], opt = amp.initialize([lin, conv], opt, opt_level=level, verbosity=0, **kwargs)
 seen = {}

@@ -7,6 +7,7 @@ OPTIMIZER is torch_sgd or fused_adam; ZERO_GRAD is how each step zeroes: opt, op
 JSON document: the flags, what the getters give before and after the first backward, the norm
 clip_optimizer_grad_norm_fused returns and the gradients it leaves against
 torch.nn.utils.clip_grad_norm_ on copies, and how often the buffers were made over 5 steps."""
+
 import json
 import sys
 
@@ -23,12 +24,16 @@ if which == "torch_sgd":
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 else:
     opt = NpuFusedAdam(model.parameters(), lr=1e-2)
-model, opt = amp.initialize(model, opt, opt_level=level, verbosity=0,
-                            combine_grad=combine_grad or None)
+model, opt = amp.initialize(
+    model, opt, opt_level=level, verbosity=0, combine_grad=combine_grad or None
+)
 g = torch.Generator().manual_seed(3)
 x, y = torch.randn(16, 6, generator=g).npu(), torch.randint(0, 4, (16,), generator=g).npu()
-out = {"accelerate": opt.accelerate, "is_npu_fused_optimizer": opt.is_npu_fused_optimizer,
-       "grads_before_backward": len(opt.get_optimizer_combined_grads())}
+out = {
+    "accelerate": opt.accelerate,
+    "is_npu_fused_optimizer": opt.is_npu_fused_optimizer,
+    "grads_before_backward": len(opt.get_optimizer_combined_grads()),
+}
 
 
 def zero_grad():
@@ -58,13 +63,19 @@ out["mask_dtypes"] = sorted({str(m.dtype) for m in masks if m is not None})
 grads, masks = [g for g in grads if g is not None], [m for m in masks if m is not None]
 out["mask_elements"] = int(sum(float(m.sum()) for m in masks))
 out["master_elements"] = sum(p.numel() for p in masters)
-out["masked_sum_matches"] = bool(grads) and bool(torch.isclose(
-    sum((g.float() * m).abs().sum() for g, m in zip(grads, masks)),
-    sum(p.grad.float().abs().sum() for p in masters), rtol=1e-6))
+out["masked_sum_matches"] = bool(grads) and bool(
+    torch.isclose(
+        sum((g.float() * m).abs().sum() for g, m in zip(grads, masks)),
+        sum(p.grad.float().abs().sum() for p in masters),
+        rtol=1e-6,
+    )
+)
 out["params"] = len(opt.get_optimizer_combined_params())
 model_grads, model_masks = opt.get_model_combined_grads(), opt.get_model_combined_grad_masks()
-model_grads, model_masks = [g for g in model_grads if g is not None], \
-    [m for m in model_masks if m is not None]
+model_grads, model_masks = (
+    [g for g in model_grads if g is not None],
+    [m for m in model_masks if m is not None],
+)
 out["model_grad_dtypes"] = sorted(str(t.dtype) for t in model_grads)
 out["model_mask_elements"] = int(sum(float(m.sum()) for m in model_masks))
 out["model_elements"] = sum(p.numel() for p in model.parameters())
@@ -80,8 +91,9 @@ for c, p in zip(copies, masters):
 torch.nn.utils.clip_grad_norm_(copies, max_norm)
 got = float(opt.clip_optimizer_grad_norm_fused(max_norm))
 out["norm"] = [got, want]
-out["clipped_max_error"] = max(float((p.grad.float().cpu() - c.grad).abs().max())
-                               for p, c in zip(masters, copies))
+out["clipped_max_error"] = max(
+    float((p.grad.float().cpu() - c.grad).abs().max()) for p, c in zip(masters, copies)
+)
 try:
     opt.clip_model_grad_norm_fused(1e9)
     out["clip_model"] = "ok"

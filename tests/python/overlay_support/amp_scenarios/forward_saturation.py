@@ -2,6 +2,7 @@
 is no overflow of the step, as in Ascend's apex (it clears the float status when scale_loss
 starts); an overflow in backward still is, and so is one in a backward whose unscaling was
 delayed (gradient accumulation). Prints one JSON list of what each step did."""
+
 import json
 import sys
 
@@ -58,6 +59,12 @@ for kind in ["clean"] * 5 + ["backward_overflow", "accumulated_overflow"]:
         saturated = backward(1e9 if kind == "backward_overflow" else 1.0)
     opt.step()
     stepped = not all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
-    events.append(dict(kind=kind, saturated_in_forward=bool(saturated), stepped=stepped,
-                       scale=amp.state_dict()["loss_scaler0"]["loss_scale"]))
+    events.append(
+        dict(
+            kind=kind,
+            saturated_in_forward=bool(saturated),
+            stepped=stepped,
+            scale=amp.state_dict()["loss_scaler0"]["loss_scale"],
+        )
+    )
 print(json.dumps(events))

@@ -1,6 +1,7 @@
 """apex.normalization.FusedLayerNorm on the NPU, where NVIDIA's fused_layer_norm_cuda is never
 built: it falls back to torch.nn.functional.layer_norm (as Ascend's apex does), the module and
 the functional forms alike, and a BERT-style block with it trains under amp O2. Prints JSON."""
+
 import json
 
 import torch
@@ -24,13 +25,18 @@ for affine in (True, False):
     want = F.layer_norm(x, (16,), ln.weight, ln.bias, 1e-6)
     grads = torch.autograd.grad(out.square().sum(), [x] + list(ln.parameters()))
     want_grads = torch.autograd.grad(want.square().sum(), [x] + list(ln.parameters()))
-    result[f"module_affine={affine}"] = [torch.equal(out, want), out.device.type,
-                                         all(torch.equal(a, b) for a, b in zip(grads, want_grads))]
+    result[f"module_affine={affine}"] = [
+        torch.equal(out, want),
+        out.device.type,
+        all(torch.equal(a, b) for a, b in zip(grads, want_grads)),
+    ]
 w, b = torch.rand(16).npu(), torch.rand(16).npu()
-result["functional_affine"] = torch.equal(fused_layer_norm_affine(x, (16,), w, b, 1e-5),
-                                          F.layer_norm(x, (16,), w, b, 1e-5))
-result["functional"] = torch.equal(fused_layer_norm(x, (16,), 1e-5),
-                                   F.layer_norm(x, (16,), None, None, 1e-5))
+result["functional_affine"] = torch.equal(
+    fused_layer_norm_affine(x, (16,), w, b, 1e-5), F.layer_norm(x, (16,), w, b, 1e-5)
+)
+result["functional"] = torch.equal(
+    fused_layer_norm(x, (16,), 1e-5), F.layer_norm(x, (16,), None, None, 1e-5)
+)
 
 
 class Block(nn.Module):
@@ -48,7 +54,10 @@ model = Block().npu()
 opt = NpuFusedAdam(model.parameters(), lr=1e-2)
 model, opt = amp.initialize(model, opt, opt_level="O2", verbosity=0)
 g = torch.Generator().manual_seed(1)
-data, labels = torch.randn(32, 5, 16, generator=g).npu(), torch.randint(0, 3, (32,), generator=g).npu()
+data, labels = (
+    torch.randn(32, 5, 16, generator=g).npu(),
+    torch.randint(0, 3, (32,), generator=g).npu(),
+)
 losses = []
 for _ in range(30):
     opt.zero_grad()

@@ -1,4 +1,5 @@
 """Trains the BatchNorm CNN 40 steps under one amp configuration; prints losses, dtypes, scale."""
+
 import json
 import sys
 import torch
@@ -7,10 +8,20 @@ import torch.nn.functional as F
 from apex import amp
 from apex.optimizers import NpuFusedSGD
 
+
 def cnn():
-    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
-                         nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
-                         nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(32, 4))
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1, bias=False),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.Conv2d(8, 8, 3, padding=1, bias=False),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32, 4),
+    )
+
 
 def run(level, loss_scale, combine_grad, fused, steps=40):
     torch.manual_seed(0)
@@ -36,8 +47,14 @@ def run(level, loss_scale, combine_grad, fused, steps=40):
         losses.append(float(loss))
     dtypes = {n: str(p.dtype) for n, p in model.named_parameters()}
     masters = sorted({str(p.dtype) for grp in opt.param_groups for p in grp["params"]})
-    return dict(first=losses[0], last=losses[-1], dtypes=dtypes, masters=masters,
-                scale=amp.state_dict()["loss_scaler0"]["loss_scale"])
+    return dict(
+        first=losses[0],
+        last=losses[-1],
+        dtypes=dtypes,
+        masters=masters,
+        scale=amp.state_dict()["loss_scaler0"]["loss_scale"],
+    )
+
 
 level, ls, cg, fused = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1"
 ls = None if ls == "none" else (ls if ls == "dynamic" else float(ls))

@@ -8,6 +8,7 @@ step's (loss scale after it, whether the master weights changed).
 
     python native_o2.py decorate|initialize OPTIMIZER OUT
 """
+
 import sys
 
 import torch
@@ -26,10 +27,13 @@ if optimizer_name == "torch_sgd":
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 else:
     from apex.optimizers import NpuFusedSGD
+
     opt = NpuFusedSGD(model.parameters(), lr=0.05, momentum=0.9)
 g = torch.Generator().manual_seed(1)
-data = [(torch.randn(16, 8, generator=g).npu(), torch.randint(0, 4, (16,), generator=g).npu())
-        for _ in range(10)]
+data = [
+    (torch.randn(16, 8, generator=g).npu(), torch.randint(0, 4, (16,), generator=g).npu())
+    for _ in range(10)
+]
 
 
 def masters():
@@ -43,8 +47,7 @@ if mode == "decorate":
     model, opt = torch.npu.amp.amp_decorate(model, opt)
     # Its own schedule would grow the scale every 3 clean steps and back off to a quarter: the
     # loss scaler of O2 decides instead.
-    scaler = GradScaler(init_scale=4.0, growth_factor=4.0, backoff_factor=0.25,
-                        growth_interval=3)
+    scaler = GradScaler(init_scale=4.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=3)
     for step in range(50):
         x, y = data[step % len(data)]
         before = masters()
@@ -56,8 +59,9 @@ if mode == "decorate":
         torch.nn.utils.clip_grad_norm_(apex.npu.amp_parameters(opt), 1.0)
         scaler.step(opt)
         scaler.update()
-        history.append((scaler.get_scale(), any(not torch.equal(a, b)
-                                                for a, b in zip(before, masters()))))
+        history.append(
+            (scaler.get_scale(), any(not torch.equal(a, b) for a, b in zip(before, masters())))
+        )
     assert scaler.state_dict()["scale"] == scaler.get_scale()
 else:
     model, opt = amp.initialize(model, opt, opt_level="O2", verbosity=0)
@@ -70,7 +74,17 @@ else:
             scaled.backward()
         torch.nn.utils.clip_grad_norm_(amp.master_params(opt), 1.0)
         opt.step()
-        history.append((amp.state_dict()["loss_scaler0"]["loss_scale"],
-                        any(not torch.equal(a, b) for a, b in zip(before, masters()))))
-torch.save({"masters": [m.cpu() for m in masters()], "history": history,
-            "dtypes": {k: str(v.dtype) for k, v in model.named_parameters()}}, out)
+        history.append(
+            (
+                amp.state_dict()["loss_scaler0"]["loss_scale"],
+                any(not torch.equal(a, b) for a, b in zip(before, masters())),
+            )
+        )
+torch.save(
+    {
+        "masters": [m.cpu() for m in masters()],
+        "history": history,
+        "dtypes": {k: str(v.dtype) for k, v in model.named_parameters()},
+    },
+    out,
+)

@@ -2,6 +2,7 @@
 scale after scale_window; min/max are respected. ``overflow.py COMBINE_GRAD [LEVEL]`` (O2 by
 default); in either NPU overflow mode (APEXNPU_INF_NAN_MODE). Prints one JSON document of what
 happened, and the mode torch_npu reported."""
+
 import contextlib
 import io
 import json
@@ -18,9 +19,17 @@ level = sys.argv[2] if len(sys.argv) > 2 else "O2"
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).npu()
 opt = NpuFusedSGD(model.parameters(), lr=0.1, momentum=0.9)
-model, opt = amp.initialize(model, opt, opt_level=level, loss_scale="dynamic",
-                            dynamic_init_scale=2.**10, scale_window=3, min_loss_scale=2.**8,
-                            max_loss_scale=2.**11, combine_grad=combine_grad or None)
+model, opt = amp.initialize(
+    model,
+    opt,
+    opt_level=level,
+    loss_scale="dynamic",
+    dynamic_init_scale=2.0**10,
+    scale_window=3,
+    min_loss_scale=2.0**8,
+    max_loss_scale=2.0**11,
+    combine_grad=combine_grad or None,
+)
 x, y = torch.randn(16, 4).npu(), torch.randint(0, 2, (16,)).npu()
 events = []
 for step, factor in enumerate([1, 1e9] + [1] * 9 + [1e9] * 4):
@@ -34,11 +43,20 @@ for step, factor in enumerate([1, 1e9] + [1] * 9 + [1e9] * 4):
             scaled.backward()
         opt.step()
     unchanged = all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
-    masters_unchanged = all(torch.equal(a, b) for a, b in
-                            zip(masters_before, [p for g in opt.param_groups for p in g["params"]]))
-    events.append(dict(step=step, forced=factor != 1, scale=amp.state_dict()["loss_scaler0"]["loss_scale"],
-                       unchanged=unchanged, masters_unchanged=masters_unchanged,
-                       message=out.getvalue().strip()))
+    masters_unchanged = all(
+        torch.equal(a, b)
+        for a, b in zip(masters_before, [p for g in opt.param_groups for p in g["params"]])
+    )
+    events.append(
+        dict(
+            step=step,
+            forced=factor != 1,
+            scale=amp.state_dict()["loss_scaler0"]["loss_scale"],
+            unchanged=unchanged,
+            masters_unchanged=masters_unchanged,
+            message=out.getvalue().strip(),
+        )
+    )
 import torch_npu  # noqa: E402
 
 print(json.dumps({"inf_nan": torch_npu.npu.utils.is_support_inf_nan(), "events": events}))

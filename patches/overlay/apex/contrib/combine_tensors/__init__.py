@@ -1,5 +1,7 @@
 """Tensor fusion (see ``combine_tensors``, the module Ascend's apex names so)."""
-from .combine_tensors import (  # noqa: F401
+
+# ruff: noqa: F401  (re-exports)
+from .combine_tensors import (
     SUPPORTED_DTYPES,
     CombineError,
     CombineTypeError,

@@ -8,6 +8,7 @@ buffer; the gaps stay zero. After ``combine_npu`` the original tensors are views
 writing either one is seen by the other, and the combined buffer stays alive as long as any of
 them does.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence
@@ -34,8 +35,10 @@ def get_aligned_storage_size(tensor: torch.Tensor, align: int = 16, pad: int = 3
     elements, plus ``pad`` (Ascend's ``ceil(numel/16)*16 + 32``). For a tensor already in a
     combined buffer, the size of the storage it had, as the NPU keeps it."""
     if tensor.dtype not in SUPPORTED_DTYPES:
-        raise CombineTypeError(f"get_aligned_storage_size: fused optimizers support "
-                               f"torch.float32 and torch.float16 tensors only, got {tensor.dtype}")
+        raise CombineTypeError(
+            f"get_aligned_storage_size: fused optimizers support "
+            f"torch.float32 and torch.float16 tensors only, got {tensor.dtype}"
+        )
     numel = storage_sizes.storage_size(tensor)
     return (numel + align - 1) // align * align + pad
 
@@ -56,20 +59,25 @@ def change_data_ptr(dst: torch.Tensor, src: torch.Tensor, offset: int) -> None:
     if offset < 0:
         raise CombineError(f"change_data_ptr: offset must be non-negative, got {offset}")
     if dst.dtype != src.dtype or dst.dtype not in SUPPORTED_DTYPES:
-        raise CombineTypeError(f"change_data_ptr: dst and src must both be float32 or float16, "
-                        f"got {dst.dtype} and {src.dtype}")
+        raise CombineTypeError(
+            f"change_data_ptr: dst and src must both be float32 or float16, "
+            f"got {dst.dtype} and {src.dtype}"
+        )
     if not src.is_contiguous():
         raise CombineError("change_data_ptr: src must be contiguous")
     if offset + dst.numel() > src.numel():
-        raise CombineError(f"change_data_ptr: dst ({dst.numel()} elements) at offset {offset} "
-                         f"extends past src ({src.numel()} elements)")
+        raise CombineError(
+            f"change_data_ptr: dst ({dst.numel()} elements) at offset {offset} "
+            f"extends past src ({src.numel()} elements)"
+        )
     storage_sizes.record_repointed(dst, storage_sizes.storage_size(dst))
     with torch.no_grad():
         # A fresh tensor on src's storage becomes dst's data. Not dst.set_(): on a parameter that
         # replaces its gradient accumulator, and the hooks on the old one (torch DDP's) go quiet.
         storage = src.untyped_storage() if hasattr(src, "untyped_storage") else src.storage()
-        slot = src.new_empty(0).set_(storage, src.storage_offset() + offset, dst.size(),
-                                     _contiguous_strides(dst.size()))
+        slot = src.new_empty(0).set_(
+            storage, src.storage_offset() + offset, dst.size(), _contiguous_strides(dst.size())
+        )
         dst.data = slot
 
 
@@ -81,8 +89,9 @@ def _contiguous_strides(size: torch.Size) -> List[int]:
     return list(reversed(strides))
 
 
-def combine_npu(list_of_tensor: Sequence[Optional[torch.Tensor]],
-                require_copy_value: bool = True) -> Optional[torch.Tensor]:
+def combine_npu(
+    list_of_tensor: Sequence[Optional[torch.Tensor]], require_copy_value: bool = True
+) -> Optional[torch.Tensor]:
     """Combine the tensors into one new buffer and re-point each of them into it.
 
     Returns the combined buffer (1-D, zero in the gaps), or None for an empty list. All tensors
@@ -95,8 +104,10 @@ def combine_npu(list_of_tensor: Sequence[Optional[torch.Tensor]],
     dtype, device = tensors[0].dtype, tensors[0].device
     for i, t in enumerate(tensors):
         if t.dtype != dtype or t.device != device:
-            raise CombineTypeError(f"combine_npu: tensor {i} is {t.dtype} on {t.device}, "
-                            f"expected {dtype} on {device} like tensor 0")
+            raise CombineTypeError(
+                f"combine_npu: tensor {i} is {t.dtype} on {t.device}, "
+                f"expected {dtype} on {device} like tensor 0"
+            )
     if dtype not in SUPPORTED_DTYPES:
         raise CombineTypeError(f"combine_npu: {dtype} is not supported (float32 or float16 only)")
     offsets = combined_offsets(tensors)
@@ -104,26 +115,30 @@ def combine_npu(list_of_tensor: Sequence[Optional[torch.Tensor]],
     with torch.no_grad():
         for t, offset in zip(tensors, offsets):
             if require_copy_value:
-                combined[offset:offset + t.numel()].copy_(t.reshape(-1))
+                combined[offset : offset + t.numel()].copy_(t.reshape(-1))
             change_data_ptr(t, combined, offset)
     return combined
 
 
-def get_part_combined_tensor(combined_tensor: Optional[torch.Tensor], index: int,
-                             size: int) -> Optional[torch.Tensor]:
+def get_part_combined_tensor(
+    combined_tensor: Optional[torch.Tensor], index: int, size: int
+) -> Optional[torch.Tensor]:
     """The ``size`` elements of the combined buffer starting at element ``index`` (sharing its
     memory), or None when there is no buffer or nothing to take."""
     if combined_tensor is None or size == 0:
         return None
     available = storage_sizes.storage_size(combined_tensor)
     if index < 0 or size < 0 or index + size > available:
-        raise CombineError(f"get_part_combined_tensor: [{index}, {index + size}) is outside the "
-                           f"combined tensor's storage of {available} elements")
-    return combined_tensor.reshape(-1)[index:index + size]
+        raise CombineError(
+            f"get_part_combined_tensor: [{index}, {index + size}) is outside the "
+            f"combined tensor's storage of {available} elements"
+        )
+    return combined_tensor.reshape(-1)[index : index + size]
 
 
-def is_combined_tensor_valid(combined_tensor: Optional[torch.Tensor],
-                             list_of_tensor: Sequence[Optional[torch.Tensor]]) -> bool:
+def is_combined_tensor_valid(
+    combined_tensor: Optional[torch.Tensor], list_of_tensor: Sequence[Optional[torch.Tensor]]
+) -> bool:
     """Whether every tensor of the list (any subset of what was combined) still points into the
     combined buffer's storage. An empty list is valid; a None tensor, or no buffer for a
     non-empty list, is not."""

@@ -12,6 +12,7 @@ The model becomes fp16 (BatchNorm fp32 with ``keep_batchnorm_fp32``), the optimi
 master weights, and the GradScaler follows O2's loss scaler (see native_amp_o2): dynamic unless
 ``loss_scale`` is a number, between ``min_loss_scale`` and ``max_loss_scale``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterator, Optional, Tuple
@@ -29,13 +30,19 @@ def _check_not_wrapped(models: Any) -> None:
             raise RuntimeError(
                 f"amp_decorate: the model is already wrapped in {type(model).__name__}; call "
                 "amp_decorate on the bare model first and wrap it afterwards: "
-                "model, optimizer = amp_decorate(model, optimizer); model = DDP(model)")
+                "model, optimizer = amp_decorate(model, optimizer); model = DDP(model)"
+            )
 
 
-def amp_decorate(model: Any, optimizer: Any, keep_batchnorm_fp32: bool = True,
-                 loss_scale: Optional[Any] = None, num_losses: int = 1,
-                 min_loss_scale: Optional[float] = None,
-                 max_loss_scale: float = 2. ** 24) -> Tuple[Any, Any]:
+def amp_decorate(
+    model: Any,
+    optimizer: Any,
+    keep_batchnorm_fp32: bool = True,
+    loss_scale: Optional[Any] = None,
+    num_losses: int = 1,
+    min_loss_scale: Optional[float] = None,
+    max_loss_scale: float = 2.0**24,
+) -> Tuple[Any, Any]:
     """Put ``model`` and ``optimizer`` into apex.amp's O2 for a torch-native AMP loop; returns
     them as ``amp.initialize`` does. ``loss_scale`` None is dynamic loss scaling."""
     _check_not_wrapped(model)
@@ -44,9 +51,16 @@ def amp_decorate(model: Any, optimizer: Any, keep_batchnorm_fp32: bool = True,
     from apex import amp
 
     model, optimizer = amp.initialize(
-        model, optimizer, opt_level="O2", keep_batchnorm_fp32=keep_batchnorm_fp32,
-        loss_scale="dynamic" if loss_scale is None else loss_scale, num_losses=num_losses,
-        min_loss_scale=min_loss_scale, max_loss_scale=max_loss_scale, verbosity=0)
+        model,
+        optimizer,
+        opt_level="O2",
+        keep_batchnorm_fp32=keep_batchnorm_fp32,
+        loss_scale="dynamic" if loss_scale is None else loss_scale,
+        num_losses=num_losses,
+        min_loss_scale=min_loss_scale,
+        max_loss_scale=max_loss_scale,
+        verbosity=0,
+    )
     optimizers = optimizer if isinstance(optimizer, (list, tuple)) else [optimizer]
     native_amp_o2.record(list(optimizers))
     return model, optimizer

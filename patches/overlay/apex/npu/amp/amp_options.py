@@ -1,6 +1,7 @@
 """Validation of the amp.initialize options that the NPU build adds (dynamic_init_scale,
 scale_growth_factor, scale_backoff_factor, scale_window, combine_grad, combine_ddp,
 ddp_replica_count, user_cast_preferred, check_combined_tensors)."""
+
 from __future__ import annotations
 
 import math
@@ -24,22 +25,36 @@ class AmpOptionError(RuntimeError, ValueError):
 class NpuAmpOptions:
     """The NPU options of one amp.initialize call, validated."""
 
-    def __init__(self, opt_level: str, combine_grad: Optional[bool] = None,
-                 combine_ddp: Optional[bool] = None, ddp_replica_count: int = 4,
-                 user_cast_preferred: Optional[bool] = None,
-                 check_combined_tensors: Optional[bool] = None,
-                 dynamic_init_scale: float = 2.**16, scale_growth_factor: float = 2.,
-                 scale_backoff_factor: float = 0.5, scale_window: int = 2000,
-                 min_loss_scale: Optional[float] = None, max_loss_scale: float = 2.**24):
-        for name, value in (("combine_grad", combine_grad), ("combine_ddp", combine_ddp),
-                            ("user_cast_preferred", user_cast_preferred),
-                            ("check_combined_tensors", check_combined_tensors)):
+    def __init__(
+        self,
+        opt_level: str,
+        combine_grad: Optional[bool] = None,
+        combine_ddp: Optional[bool] = None,
+        ddp_replica_count: int = 4,
+        user_cast_preferred: Optional[bool] = None,
+        check_combined_tensors: Optional[bool] = None,
+        dynamic_init_scale: float = 2.0**16,
+        scale_growth_factor: float = 2.0,
+        scale_backoff_factor: float = 0.5,
+        scale_window: int = 2000,
+        min_loss_scale: Optional[float] = None,
+        max_loss_scale: float = 2.0**24,
+    ):
+        for name, value in (
+            ("combine_grad", combine_grad),
+            ("combine_ddp", combine_ddp),
+            ("user_cast_preferred", user_cast_preferred),
+            ("check_combined_tensors", check_combined_tensors),
+        ):
             _check_optional_bool(name, value)
         self.opt_level = opt_level
         # As given (None when not passed): Ascend's amp leaves these on every optimizer it
         # processes, which scripts read (see combined_helpers.attach).
-        self.given = dict(combine_grad=combine_grad, combine_ddp=combine_ddp,
-                          check_combined_tensors=check_combined_tensors)
+        self.given = dict(
+            combine_grad=combine_grad,
+            combine_ddp=combine_ddp,
+            check_combined_tensors=check_combined_tensors,
+        )
         self.combine_grad = bool(combine_grad)
         self.combine_ddp = bool(combine_ddp)
         self.ddp_replica_count = ddp_replica_count
@@ -58,19 +73,27 @@ class NpuAmpOptions:
             raise AmpOptionError(
                 f"amp.initialize: combine_grad=True needs opt_level 'O1' or 'O2' (or their "
                 f"bfloat16 twins 'O4', 'O5'), got '{self.opt_level}'; use O1/O2 or leave "
-                f"combine_grad unset")
+                f"combine_grad unset"
+            )
         if self.check_combined_tensors and not self.combine_grad:
             raise AmpOptionError(
                 "amp.initialize: check_combined_tensors=True needs combine_grad=True "
-                f"(with opt_level 'O1' or 'O2'; got '{self.opt_level}')")
+                f"(with opt_level 'O1' or 'O2'; got '{self.opt_level}')"
+            )
         if self.user_cast_preferred and self.opt_level not in CASTING_LEVELS:
             raise AmpOptionError(
                 "amp.initialize: user_cast_preferred=True only applies to opt_level "
-                f"'O1' or 'O4' (the cast lists), got '{self.opt_level}'")
-        if isinstance(self.ddp_replica_count, bool) or not isinstance(self.ddp_replica_count, int) \
-                or self.ddp_replica_count < 1:
-            raise AmpOptionError("amp.initialize: ddp_replica_count must be a positive int, got "
-                                 f"{self.ddp_replica_count!r}")
+                f"'O1' or 'O4' (the cast lists), got '{self.opt_level}'"
+            )
+        if (
+            isinstance(self.ddp_replica_count, bool)
+            or not isinstance(self.ddp_replica_count, int)
+            or self.ddp_replica_count < 1
+        ):
+            raise AmpOptionError(
+                "amp.initialize: ddp_replica_count must be a positive int, got "
+                f"{self.ddp_replica_count!r}"
+            )
         if self.combine_ddp:
             if not self.combine_grad:
                 raise AmpOptionError("amp.initialize: combine_ddp=True needs combine_grad=True")
@@ -82,18 +105,26 @@ class NpuAmpOptions:
             if self.min_loss_scale > self.max_loss_scale:
                 raise AmpOptionError(
                     f"amp.initialize: min_loss_scale ({self.min_loss_scale}) is above "
-                    f"max_loss_scale ({self.max_loss_scale})")
+                    f"max_loss_scale ({self.max_loss_scale})"
+                )
         _check_positive_finite("scale_growth_factor", self.scale_growth_factor)
         if self.scale_growth_factor < 1.0:
-            raise AmpOptionError("amp.initialize: scale_growth_factor must be >= 1, got "
-                                 f"{self.scale_growth_factor}")
+            raise AmpOptionError(
+                f"amp.initialize: scale_growth_factor must be >= 1, got {self.scale_growth_factor}"
+            )
         if not 0.0 < self.scale_backoff_factor < 1.0:
-            raise AmpOptionError("amp.initialize: scale_backoff_factor must be in (0, 1), got "
-                                 f"{self.scale_backoff_factor}")
-        if isinstance(self.scale_window, bool) or not isinstance(self.scale_window, int) \
-                or self.scale_window < 1:
-            raise AmpOptionError(f"amp.initialize: scale_window must be a positive int, got "
-                                 f"{self.scale_window!r}")
+            raise AmpOptionError(
+                "amp.initialize: scale_backoff_factor must be in (0, 1), got "
+                f"{self.scale_backoff_factor}"
+            )
+        if (
+            isinstance(self.scale_window, bool)
+            or not isinstance(self.scale_window, int)
+            or self.scale_window < 1
+        ):
+            raise AmpOptionError(
+                f"amp.initialize: scale_window must be a positive int, got {self.scale_window!r}"
+            )
 
 
 def _check_optional_bool(name: str, value) -> None:
@@ -102,7 +133,12 @@ def _check_optional_bool(name: str, value) -> None:
 
 
 def _check_positive_finite(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise AmpOptionError(
-            f"amp.initialize: {name} must be a positive finite number, got {value!r}")
+            f"amp.initialize: {name} must be a positive finite number, got {value!r}"
+        )

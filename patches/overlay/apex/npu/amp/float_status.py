@@ -6,6 +6,7 @@ look at the gradients' values instead and never touch the status: torch_npu refu
 there (``get_npu_overflow_flag`` raises "Unsupported api when soc_version >= Ascend910B1") and
 warns that clearing it is useless, so both are no-ops here.
 """
+
 from __future__ import annotations
 
 import torch

@@ -4,6 +4,7 @@ An overflow is any inf/NaN met while unscaling, plus, on an NPU that saturates (
 the float status records: fp16 results that saturated during forward and backward and so reach
 the gradients finite. In INF/NAN mode (Ascend 910B) such results are inf/NaN and the values tell.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -28,8 +29,12 @@ def _has_non_finite(values: torch.Tensor) -> bool:
 
 
 @torch.no_grad()
-def unscale_flat(grad: torch.Tensor, inv_scale: float, stash: Optional[torch.Tensor] = None,
-                 add: Optional[torch.Tensor] = None) -> bool:
+def unscale_flat(
+    grad: torch.Tensor,
+    inv_scale: float,
+    stash: Optional[torch.Tensor] = None,
+    add: Optional[torch.Tensor] = None,
+) -> bool:
     """``grad = (grad + add) * inv_scale + stash`` in place over a combined buffer.
 
     ``add`` (fp16 model gradients in the same layout) and ``stash`` (gradients accumulated before
@@ -52,8 +57,12 @@ def unscale_flat(grad: torch.Tensor, inv_scale: float, stash: Optional[torch.Ten
 
 
 @torch.no_grad()
-def unscale_tensors(model_grads: Sequence[torch.Tensor], master_grads: Sequence[torch.Tensor],
-                    inv_scale: float, stashed: Optional[Sequence[torch.Tensor]] = None) -> bool:
+def unscale_tensors(
+    model_grads: Sequence[torch.Tensor],
+    master_grads: Sequence[torch.Tensor],
+    inv_scale: float,
+    stashed: Optional[Sequence[torch.Tensor]] = None,
+) -> bool:
     """``master = model * inv_scale (+ stashed)`` for separate tensors; returns whether an inf/NaN
     was met in the model gradients."""
     found = False

@@ -7,6 +7,7 @@ given). Only a chip that computes in bfloat16 can train in it: the Ascend 910B f
 (``torch.npu.is_bf16_supported()``); on a 910 amp.initialize refuses it before changing
 anything.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -26,8 +27,10 @@ def is_low_precision(dtype: torch.dtype) -> bool:
 def check_patch_type(value: Any) -> None:
     """``patch_torch_functions_type`` must be float16 or bfloat16 (None: the level's default)."""
     if value is not None and value not in LOW_PRECISION_DTYPES:
-        raise RuntimeError("amp.initialize: patch_torch_functions_type must be torch.float16 or "
-                           f"torch.bfloat16, got {value!r}")
+        raise RuntimeError(
+            "amp.initialize: patch_torch_functions_type must be torch.float16 or "
+            f"torch.bfloat16, got {value!r}"
+        )
 
 
 def amp_dtype(properties: Any) -> Optional[torch.dtype]:
@@ -48,4 +51,5 @@ def require_supported(dtype: Optional[torch.dtype]) -> None:
     raise RuntimeError(
         f"amp.initialize: bfloat16 training needs an NPU that computes in bfloat16 (Ascend 910B "
         f"or later); this NPU is {torch.npu.get_device_name()}, which has no bfloat16 "
-        "arithmetic. Use float16 (opt_level 'O1' or 'O2' without bfloat16) on this chip.")
+        "arithmetic. Use float16 (opt_level 'O1' or 'O2' without bfloat16) on this chip."
+    )

@@ -17,6 +17,7 @@ does, so a checkpoint resumes to the same bits in either apex (issue 28); with t
 the masters are restored and the state loaded again onto them unrounded, and a resumed run
 continues bit for bit as if never stopped.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional
@@ -35,9 +36,13 @@ def exact_resume() -> bool:
     """Whether saved master weights are restored (``APEXNPU_EXACT_RESUME``: 0, the default, or 1)."""
     value = os.environ.get(VARIABLE, "0").strip() or "0"
     if value not in ("0", "1"):
-        raise RuntimeError(f"{VARIABLE}={value!r}: expected 0 (resume from the fp16 weights, as "
-                           f"Ascend's apex; the default) or 1 (restore the saved fp32 masters)")
+        raise RuntimeError(
+            f"{VARIABLE}={value!r}: expected 0 (resume from the fp16 weights, as "
+            f"Ascend's apex; the default) or 1 (restore the saved fp32 masters)"
+        )
     return value == "1"
+
+
 LEGACY_PREFIX = "master_params"
 
 
@@ -47,8 +52,12 @@ def fp16_params_of(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
     stash = optimizer._amp_stash
     if stash.lazy_init_called:
         return list(stash.all_fp16_params)
-    return [p for group in optimizer.param_groups for p in group["params"]
-            if p.requires_grad and is_low_precision(p.dtype)]
+    return [
+        p
+        for group in optimizer.param_groups
+        for p in group["params"]
+        if p.requires_grad and is_low_precision(p.dtype)
+    ]
 
 
 def saved_masters(optimizer: torch.optim.Optimizer) -> Optional[List[torch.Tensor]]:
@@ -63,13 +72,21 @@ def checked(what: str, saved, optimizer: torch.optim.Optimizer) -> List[torch.Te
     """``saved`` if it fits the optimizer's master weights, else a RuntimeError naming ``what``."""
     params = fp16_params_of(optimizer)
     if not isinstance(saved, (list, tuple)) or len(saved) != len(params):
-        raise RuntimeError('Error(s) in loading state_dict: "{}" must be a list of {} tensors'
-                           .format(what, len(params)))
+        raise RuntimeError(
+            'Error(s) in loading state_dict: "{}" must be a list of {} tensors'.format(
+                what, len(params)
+            )
+        )
     for i, (value, param) in enumerate(zip(saved, params)):
-        if not isinstance(value, torch.Tensor) or value.shape != param.shape \
-                or not value.is_floating_point():
-            raise RuntimeError('Error(s) in loading state_dict: "{}"[{}] must be a float tensor '
-                               'of shape {}'.format(what, i, tuple(param.shape)))
+        if (
+            not isinstance(value, torch.Tensor)
+            or value.shape != param.shape
+            or not value.is_floating_point()
+        ):
+            raise RuntimeError(
+                'Error(s) in loading state_dict: "{}"[{}] must be a float tensor '
+                "of shape {}".format(what, i, tuple(param.shape))
+            )
     return list(saved)
 
 

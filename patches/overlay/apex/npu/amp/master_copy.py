@@ -9,6 +9,7 @@ then (checked each step; anything else makes new ones). Where torch has ``_forea
 torch_npu): the first refusal switches to a copy per parameter. The values are the same either
 way.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
@@ -48,4 +49,3 @@ class MasterToModelCopy:
                 _foreach_copy_works[0] = False
         for model, master in zip(self._models, self._masters):
             model.copy_(master)
-

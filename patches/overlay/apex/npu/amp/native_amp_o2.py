@@ -11,6 +11,7 @@ the loss scaler decide overflow, back off or grow, as ``scale_loss`` does on lea
 ``step`` skips the step the loss scaler skipped; ``update`` takes the loss scaler's new scale.
 The GradScaler's own growth and backoff settings do not act.
 """
+
 from __future__ import annotations
 
 import functools
@@ -78,10 +79,13 @@ def set_loss_scale(value: float, unskipped: int = 0) -> None:
 
 def state() -> dict:
     scaler = _loss_scaler()
-    return {"scale": float(scaler.loss_scale()), "_growth_tracker": int(scaler._unskipped),
-            "growth_interval": int(scaler._scale_seq_len),
-            "growth_factor": float(scaler._scale_factor),
-            "backoff_factor": float(scaler._backoff_factor)}
+    return {
+        "scale": float(scaler.loss_scale()),
+        "_growth_tracker": int(scaler._unskipped),
+        "growth_interval": int(scaler._scale_seq_len),
+        "growth_factor": float(scaler._scale_factor),
+        "backoff_factor": float(scaler._backoff_factor),
+    }
 
 
 def master_params(optimizer: Any) -> List[torch.Tensor]:
@@ -117,8 +121,9 @@ def _scale(original: Callable) -> Callable:
                 return x.float() * value
             if isinstance(x, (list, tuple)):
                 return type(x)(apply(v) for v in x)
-            raise ValueError("GradScaler.scale: outputs must be a tensor or a list or tuple "
-                             "of tensors")
+            raise ValueError(
+                "GradScaler.scale: outputs must be a tensor or a list or tuple of tensors"
+            )
 
         return apply(outputs)
 
@@ -132,8 +137,9 @@ def _unscale(original: Callable) -> Callable:
             return original(self, optimizer)
         found = _found(self)
         if id(optimizer) in found:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the "
-                               "last update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         found[id(optimizer)] = unscale(optimizer)
         return None
 
@@ -162,8 +168,9 @@ def _update(original: Callable) -> Callable:
         if not active() or not self.is_enabled():
             return original(self, new_scale)
         if new_scale is not None:  # the loss scaler moved its scale at unscale_
-            set_loss_scale(float(new_scale.item() if isinstance(new_scale, torch.Tensor)
-                                 else new_scale))
+            set_loss_scale(
+                float(new_scale.item() if isinstance(new_scale, torch.Tensor) else new_scale)
+            )
         _found(self).clear()
         return None
 
@@ -196,17 +203,25 @@ def _load_state_dict(original: Callable) -> Callable:
         if not active() or not self.is_enabled():
             return original(self, state_dict)
         if "scale" not in state_dict or "_growth_tracker" not in state_dict:
-            raise RuntimeError("GradScaler.load_state_dict: the state has no 'scale' and "
-                               "'_growth_tracker' (saved by a disabled scaler?)")
+            raise RuntimeError(
+                "GradScaler.load_state_dict: the state has no 'scale' and "
+                "'_growth_tracker' (saved by a disabled scaler?)"
+            )
         set_loss_scale(state_dict["scale"], state_dict["_growth_tracker"])
         return None
 
     return load_state_dict
 
 
-_METHODS = {"scale": _scale, "unscale_": _unscale, "step": _step, "update": _update,
-            "get_scale": _get_scale, "state_dict": _state_dict,
-            "load_state_dict": _load_state_dict}
+_METHODS = {
+    "scale": _scale,
+    "unscale_": _unscale,
+    "step": _step,
+    "update": _update,
+    "get_scale": _get_scale,
+    "state_dict": _state_dict,
+    "load_state_dict": _load_state_dict,
+}
 
 
 def install() -> None:

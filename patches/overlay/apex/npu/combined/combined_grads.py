@@ -13,6 +13,7 @@ averaging of each slice as backward completes it, and ``average_across_ranks`` f
 before ``unscale`` (see combined_ddp). ``after_step`` clears the master gradients of fp16 model
 parameters (upstream amp sets them to None, which would break the fusion).
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -30,10 +31,15 @@ from .repoint import repoint
 class _Unit:
     """One combined master-gradient buffer, and the fp16 model-gradient buffer beside it."""
 
-    def __init__(self, masters: List[torch.Tensor], grad: torch.Tensor,
-                 models: List[Optional[torch.Tensor]], offsets: Sequence[int],
-                 param_buffer: Optional[torch.Tensor] = None,
-                 model_grad_out: Optional[torch.Tensor] = None):
+    def __init__(
+        self,
+        masters: List[torch.Tensor],
+        grad: torch.Tensor,
+        models: List[Optional[torch.Tensor]],
+        offsets: Sequence[int],
+        param_buffer: Optional[torch.Tensor] = None,
+        model_grad_out: Optional[torch.Tensor] = None,
+    ):
         self.masters = masters
         self.param_buffer = param_buffer  # the masters' combined values (NpuFused buckets only)
         self.offsets = list(offsets)  # of each master gradient in `grad`, then the total
@@ -44,26 +50,31 @@ class _Unit:
         self.keep_mask: Optional[torch.Tensor] = None
         if any(m is not None for m in models):
             model_dtype = next(m.dtype for m in models if m is not None)
-            self.model_grad = model_grad_out if model_grad_out is not None else \
-                torch.zeros(grad.numel(), dtype=model_dtype, device=grad.device)
+            self.model_grad = (
+                model_grad_out
+                if model_grad_out is not None
+                else torch.zeros(grad.numel(), dtype=model_dtype, device=grad.device)
+            )
             self.keep_mask = torch.ones_like(grad)
             for model, offset, master in zip(models, self.offsets, masters):
                 if model is None:
                     continue
                 if model.grad is None:
                     model.grad = torch.zeros_like(model)
-                self.model_grad[offset:offset + model.numel()].copy_(model.grad.reshape(-1))
+                self.model_grad[offset : offset + model.numel()].copy_(model.grad.reshape(-1))
                 repoint(model.grad, self.model_grad, offset)  # fp16, or bf16
-                self.keep_mask[offset:offset + master.numel()].zero_()
+                self.keep_mask[offset : offset + master.numel()].zero_()
         self._ptrs = self._pointers()
 
     def segments(self, which: str = "masters") -> List[Tuple[int, int]]:
         """(offset, numel) of the gradients in the buffers: of every master (``"masters"``), of
         the fp16 model parameters in ``model_grad`` (``"models"``), or of the masters that are
         model parameters themselves (``"own"``)."""
-        return [(offset, master.numel())
-                for master, model, offset in zip(self.masters, self.models, self.offsets)
-                if which == "masters" or (model is None) == (which == "own")]
+        return [
+            (offset, master.numel())
+            for master, model, offset in zip(self.masters, self.models, self.offsets)
+            if which == "masters" or (model is None) == (which == "own")
+        ]
 
     def regions(self, first_position: int) -> List[ddp_overlap.Region]:
         """Where backward writes: the master buffer whole (every master a model parameter), or
@@ -71,9 +82,12 @@ class _Unit:
         the master buffer (the rest of it holds zeros until unscaling). Each gradient comes with
         the tensor backward accumulates it for and its position among the optimizer's masters,
         counted from ``first_position``."""
-        entries = [(offset, master.numel(), master if model is None else model, first_position + i)
-                   for i, (master, model, offset) in
-                   enumerate(zip(self.masters, self.models, self.offsets))]
+        entries = [
+            (offset, master.numel(), master if model is None else model, first_position + i)
+            for i, (master, model, offset) in enumerate(
+                zip(self.masters, self.models, self.offsets)
+            )
+        ]
         if self.model_grad is None:
             return [(self.grad, entries)]
         regions = [(self.model_grad, [e for e, m in zip(entries, self.models) if m is not None])]
@@ -89,9 +103,13 @@ class _Unit:
         return regions
 
     def _pointers(self) -> List[Tuple[int, int]]:
-        return [(m.grad.data_ptr() if m.grad is not None else 0,
-                 p.grad.data_ptr() if p is not None and p.grad is not None else 0)
-                for m, p in zip(self.masters, self.models)]
+        return [
+            (
+                m.grad.data_ptr() if m.grad is not None else 0,
+                p.grad.data_ptr() if p is not None and p.grad is not None else 0,
+            )
+            for m, p in zip(self.masters, self.models)
+        ]
 
     def intact(self) -> bool:
         return self._pointers() == self._ptrs
@@ -103,29 +121,41 @@ class Kind:
     keeps them apart (``grad``, ``param`` for NpuFused optimizers, and with ``from_fp16`` the
     fp16 model gradients, ``model_grad``); ``units`` are (unit, its offset in the buffers)."""
 
-    def __init__(self, dtype: torch.dtype, from_fp16: bool, grad: torch.Tensor,
-                 param: Optional[torch.Tensor], model_grad: Optional[torch.Tensor]):
+    def __init__(
+        self,
+        dtype: torch.dtype,
+        from_fp16: bool,
+        grad: torch.Tensor,
+        param: Optional[torch.Tensor],
+        model_grad: Optional[torch.Tensor],
+    ):
         self.dtype, self.from_fp16 = dtype, from_fp16
         self.grad, self.param, self.model_grad = grad, param, model_grad
         self.units: List[Tuple[_Unit, int]] = []
 
     def segments(self, which: str = "masters") -> List[Tuple[int, int]]:
-        return [(start + offset, n) for unit, start in self.units
-                for offset, n in unit.segments(which)]
+        return [
+            (start + offset, n) for unit, start in self.units for offset, n in unit.segments(which)
+        ]
 
 
 class CombinedGrads:
     """Combined gradients of one optimizer under amp (see the module docstring)."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer,
-                 model_of_master: Optional[Dict[int, torch.Tensor]] = None):
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        model_of_master: Optional[Dict[int, torch.Tensor]] = None,
+    ):
         self.optimizer = optimizer
         self.model_of_master = model_of_master or {}
         # The model parameters' low-precision dtype (amp casts a model to one: fp16 or bf16).
         model_dtypes = {p.dtype for p in self.model_of_master.values()}
         if len(model_dtypes) > 1:
-            raise RuntimeError("combine_grad: the model parameters with fp32 masters must share "
-                               f"one dtype, got {sorted(str(d) for d in model_dtypes)}")
+            raise RuntimeError(
+                "combine_grad: the model parameters with fp32 masters must share "
+                f"one dtype, got {sorted(str(d) for d in model_dtypes)}"
+            )
         self.model_dtype = model_dtypes.pop() if model_dtypes else torch.float16
         if hasattr(optimizer, "_fp16_model_masters"):  # an NpuFused optimizer buckets by kind
             optimizer._fp16_model_masters = frozenset(self.model_of_master)
@@ -136,8 +166,9 @@ class CombinedGrads:
         self._planned_builds = -1  # the build its plan was cut for
 
     def _masters(self) -> List[torch.Tensor]:
-        return [p for group in self.optimizer.param_groups for p in group["params"]
-                if p.requires_grad]
+        return [
+            p for group in self.optimizer.param_groups for p in group["params"] if p.requires_grad
+        ]
 
     def build(self) -> None:
         """(Re-)combine: keeps current gradient values, creates zero gradients where missing."""
@@ -153,8 +184,11 @@ class CombinedGrads:
             buckets = combine_now()
             kinds = {}
             for dtype, from_fp16, param_buf, grad_buf in self.optimizer.combined_kinds():
-                model_buf = torch.zeros(grad_buf.numel(), dtype=self.model_dtype,
-                                        device=grad_buf.device) if from_fp16 else None
+                model_buf = (
+                    torch.zeros(grad_buf.numel(), dtype=self.model_dtype, device=grad_buf.device)
+                    if from_fp16
+                    else None
+                )
                 kinds[(dtype, from_fp16)] = Kind(dtype, from_fp16, grad_buf, param_buf, model_buf)
             for bucket in buckets:
                 kind = kinds[(bucket.dtype, bucket.from_fp16)]
@@ -162,9 +196,15 @@ class CombinedGrads:
                 models = [self.model_of_master.get(id(p)) for p in bucket.params]
                 model_out = None
                 if kind.model_grad is not None:
-                    model_out = kind.model_grad[start:start + bucket.grad.numel()]
-                unit = _Unit(list(bucket.params), bucket.grad, models, bucket.offsets,
-                             bucket.param, model_out)
+                    model_out = kind.model_grad[start : start + bucket.grad.numel()]
+                unit = _Unit(
+                    list(bucket.params),
+                    bucket.grad,
+                    models,
+                    bucket.offsets,
+                    bucket.param,
+                    model_out,
+                )
                 self.units.append(unit)
                 kind.units.append((unit, start))
             self.kinds = list(kinds.values())
@@ -234,7 +274,10 @@ class CombinedGrads:
             self.build()
         found = False
         for unit in self.units:
-            found = loss_scaling.unscale_flat(unit.grad, inv_scale, unit.stash, unit.model_grad) or found
+            found = (
+                loss_scaling.unscale_flat(unit.grad, inv_scale, unit.stash, unit.model_grad)
+                or found
+            )
         return found
 
     def after_step(self) -> None:

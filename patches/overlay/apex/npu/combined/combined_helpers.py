@@ -14,6 +14,7 @@ fp32, 1 on the elements of real gradients and 0 on the padding between them. Bef
 backward pass under ``amp.scale_loss`` nothing is combined yet, and without an NpuFused
 optimizer nothing combines parameters: the getters say so and return ``[]``, as Ascend's do.
 """
+
 from __future__ import annotations
 
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -31,15 +32,20 @@ def _mask(like: torch.Tensor, segments: Sequence[Tuple[int, int]]) -> torch.Tens
     the gradients' dtype."""
     mask = torch.zeros(like.numel(), dtype=torch.float32, device=like.device)
     for offset, n in segments:
-        mask[offset:offset + n] = 1
+        mask[offset : offset + n] = 1
     return mask
 
 
 class CombinedHelpers:
     """The helpers of one optimizer; ``combined_of`` gives its CombinedGrads (or None)."""
 
-    def __init__(self, optimizer: torch.optim.Optimizer, master_weights: bool,
-                 combined_of: CombinedOf, print_fn: Callable[[str], None]):
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        master_weights: bool,
+        combined_of: CombinedOf,
+        print_fn: Callable[[str], None],
+    ):
         self.optimizer = optimizer
         self.master_weights = master_weights
         self.combined_of = combined_of
@@ -48,8 +54,10 @@ class CombinedHelpers:
     def _kinds(self, what: str):
         combined = self.combined_of(self.optimizer)
         if combined is None:
-            self.print(f"To get combined {what}, please set combine_grad=True or use an npu fused "
-                       f"optimizer.")
+            self.print(
+                f"To get combined {what}, please set combine_grad=True or use an npu fused "
+                f"optimizer."
+            )
             return None
         if not combined.units:
             self.print(f"Please get the combined {what} after the backward pass.")
@@ -102,9 +110,10 @@ class CombinedHelpers:
         if kinds is None:
             return []
         from_fp16, own = self._ordered(kinds)
-        return [(from_fp16.model_grad, from_fp16.segments("models")) if from_fp16 is not None
-                else None,
-                (own.grad, own.segments()) if own is not None else None]
+        return [
+            (from_fp16.model_grad, from_fp16.segments("models")) if from_fp16 is not None else None,
+            (own.grad, own.segments()) if own is not None else None,
+        ]
 
     def get_model_combined_grads(self) -> List[Optional[torch.Tensor]]:
         return [part[0] if part is not None else None for part in self.model_grad_parts()]
@@ -125,7 +134,9 @@ class CombinedHelpers:
 
     # --- clipping ------------------------------------------------------------------------------
 
-    def clip_optimizer_grad_norm_fused(self, max_norm: float, norm_type: float = 2.0) -> torch.Tensor:
+    def clip_optimizer_grad_norm_fused(
+        self, max_norm: float, norm_type: float = 2.0
+    ) -> torch.Tensor:
         """Clip the optimizer's (master) gradients together; returns their total norm."""
         combined = self.combined_of(self.optimizer)
         if combined is not None and combined.units:
@@ -134,32 +145,49 @@ class CombinedHelpers:
         own = getattr(type(self.optimizer), "clip_optimizer_grad_norm_fused", None)
         if own is not None:  # an NpuFused optimizer clips its own buffers
             return own(self.optimizer, max_norm, norm_type)
-        grads = [p.grad for group in self.optimizer.param_groups for p in group["params"]
-                 if p.grad is not None]
+        grads = [
+            p.grad
+            for group in self.optimizer.param_groups
+            for p in group["params"]
+            if p.grad is not None
+        ]
         return fused_clip.clip_parts(fused_clip.whole(grads), max_norm, norm_type)
 
     def clip_model_grad_norm_fused(self, max_norm: float, norm_type: float = 2.0) -> torch.Tensor:
         """Clip the model's gradients together (O1: they are the optimizer's)."""
         if self.master_weights:
-            raise RuntimeError("clip_model_grad_norm_fused can only be used when opt_level='O1' "
-                               "(with fp32 master weights, clip the optimizer's gradients: "
-                               "clip_optimizer_grad_norm_fused)")
+            raise RuntimeError(
+                "clip_model_grad_norm_fused can only be used when opt_level='O1' "
+                "(with fp32 master weights, clip the optimizer's gradients: "
+                "clip_optimizer_grad_norm_fused)"
+            )
         return self.clip_optimizer_grad_norm_fused(max_norm, norm_type)
 
 
-HELPER_NAMES = ("get_model_combined_params", "get_model_combined_grads",
-                "get_model_combined_grad_masks", "get_optimizer_combined_params",
-                "get_optimizer_combined_grads", "get_optimizer_combined_grad_masks",
-                "clip_model_grad_norm_fused", "clip_optimizer_grad_norm_fused")
+HELPER_NAMES = (
+    "get_model_combined_params",
+    "get_model_combined_grads",
+    "get_model_combined_grad_masks",
+    "get_optimizer_combined_params",
+    "get_optimizer_combined_grads",
+    "get_optimizer_combined_grad_masks",
+    "clip_model_grad_norm_fused",
+    "clip_optimizer_grad_norm_fused",
+)
 
 
-def attach(optimizer: torch.optim.Optimizer, master_weights: bool,
-           combined_of: CombinedOf, print_fn: Callable[[str], None]) -> None:
+def attach(
+    optimizer: torch.optim.Optimizer,
+    master_weights: bool,
+    combined_of: CombinedOf,
+    print_fn: Callable[[str], None],
+) -> None:
     """Bind the helpers and flags onto ``optimizer`` (amp.initialize does, for every one)."""
     helpers = CombinedHelpers(optimizer, master_weights, combined_of, print_fn)
     # The options Ascend's amp leaves on the optimizer, which its scripts read: as given to
     # amp.initialize, None when not given (as there; ours acts on the validated booleans).
     from apex.amp._amp_state import _amp_state
+
     options = _amp_state.npu_options
     optimizer.accelerate = options.given["combine_grad"]
     optimizer.combine_ddp = options.given["combine_ddp"]

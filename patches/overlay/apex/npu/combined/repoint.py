@@ -6,6 +6,7 @@ a bf16 buffer. This re-points them the same way: ``change_data_ptr`` for what it
 view of the buffer's storage made the tensor's data (through ``.data``, so a parameter keeps its
 gradient accumulator), its storage size recorded as ``change_data_ptr`` records it.
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,10 +19,16 @@ from . import storage_sizes
 
 def repoint(dst: torch.Tensor, flat: torch.Tensor, offset: int) -> None:
     """Make ``dst`` a contiguous view of ``flat`` (same dtype) starting ``offset`` elements in."""
-    if dst.dtype != flat.dtype or not flat.is_contiguous() or offset < 0 \
-            or offset + dst.numel() > flat.numel():
-        raise RuntimeError(f"repoint: a {dst.dtype} tensor of {dst.numel()} elements cannot go "
-                           f"at offset {offset} of a {flat.dtype} buffer of {flat.numel()}")
+    if (
+        dst.dtype != flat.dtype
+        or not flat.is_contiguous()
+        or offset < 0
+        or offset + dst.numel() > flat.numel()
+    ):
+        raise RuntimeError(
+            f"repoint: a {dst.dtype} tensor of {dst.numel()} elements cannot go "
+            f"at offset {offset} of a {flat.dtype} buffer of {flat.numel()}"
+        )
     if dst.dtype in SUPPORTED_DTYPES:
         change_data_ptr(dst, flat, offset)
         return
@@ -29,5 +36,6 @@ def repoint(dst: torch.Tensor, flat: torch.Tensor, offset: int) -> None:
     storage = flat.untyped_storage() if hasattr(flat, "untyped_storage") else flat.storage()
     strides = torch.empty(dst.size(), device="meta").stride()
     with torch.no_grad():
-        dst.data = flat.new_empty(0).set_(storage, flat.storage_offset() + offset, dst.size(),
-                                          strides)
+        dst.data = flat.new_empty(0).set_(
+            storage, flat.storage_offset() + offset, dst.size(), strides
+        )

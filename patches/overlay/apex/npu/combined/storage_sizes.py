@@ -8,6 +8,7 @@ re-points a tensor as a view of the combined buffer instead (no raw pointers), s
 had is recorded when it is re-pointed; any other tensor's answer is torch_npu's, which counts
 the elements a private format (FRACTAL_NZ, NC1HWC0, ...) stores beyond the tensor's own.
 """
+
 from __future__ import annotations
 
 import torch

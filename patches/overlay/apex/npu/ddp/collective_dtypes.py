@@ -6,6 +6,7 @@ moves bits can move any tensor as a view of the same bytes in one of them: 8-byt
 pairs of int32, 2-byte ones as float16 bit patterns, 1-byte ones as int8. Arithmetic
 (all-reduce) cannot.
 """
+
 from __future__ import annotations
 
 import torch

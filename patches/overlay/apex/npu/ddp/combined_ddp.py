@@ -17,6 +17,7 @@ Before the broadcast and whenever the gradient buffers are (re)made the ranks co
 are about to send (one small all-gather): a rank whose model or optimizer differs stops every
 rank with an error instead of a mismatched collective that would hang.
 """
+
 from __future__ import annotations
 
 from typing import List, Sequence
@@ -33,13 +34,16 @@ def require_process_group() -> None:
     import torch.distributed as dist
 
     if not dist.is_available():
-        raise RuntimeError("amp.initialize: combine_ddp=True needs torch.distributed, which this "
-                           "torch build lacks")
+        raise RuntimeError(
+            "amp.initialize: combine_ddp=True needs torch.distributed, which this torch build lacks"
+        )
     if not dist.is_initialized():
-        raise RuntimeError("amp.initialize: combine_ddp=True needs the process group first: call "
-                           "torch.distributed.init_process_group() in every process (one per "
-                           "device) before amp.initialize, and do not wrap the model in "
-                           "DistributedDataParallel")
+        raise RuntimeError(
+            "amp.initialize: combine_ddp=True needs the process group first: call "
+            "torch.distributed.init_process_group() in every process (one per "
+            "device) before amp.initialize, and do not wrap the model in "
+            "DistributedDataParallel"
+        )
 
 
 def _modules(models) -> List[torch.nn.Module]:
@@ -50,8 +54,9 @@ def broadcast_from_rank0(models) -> None:
     """Make every rank's parameters and buffers equal to rank 0's."""
     import torch.distributed as dist
 
-    tensors = [t for module in _modules(models)
-               for t in list(module.parameters()) + list(module.buffers())]
+    tensors = [
+        t for module in _modules(models) for t in list(module.parameters()) + list(module.buffers())
+    ]
     check_same_layout(tensors, "models")
     with torch.no_grad():
         for tensor in tensors:  # BatchNorm's int64 counters too, as bits HCCL carries
@@ -67,8 +72,11 @@ def _layout(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
         checksum = (checksum * 1000003 + (i + 1) * (t.numel() * 8 + code)) % 2147483647
     total = sum(t.numel() for t in tensors)
     device = tensors[0].device if tensors else torch.device("cpu")  # hccl sends device tensors
-    return torch.tensor([len(tensors), total >> 30, total & ((1 << 30) - 1), checksum],
-                        dtype=torch.int32, device=device)
+    return torch.tensor(
+        [len(tensors), total >> 30, total & ((1 << 30) - 1), checksum],
+        dtype=torch.int32,
+        device=device,
+    )
 
 
 def check_same_layout(tensors: Sequence[torch.Tensor], what: str) -> None:
@@ -83,8 +91,15 @@ def check_same_layout(tensors: Sequence[torch.Tensor], what: str) -> None:
             raise RuntimeError(
                 "combine_ddp: the ranks' {} differ (rank 0: {} tensors, {} elements; rank {}: {} "
                 "tensors, {} elements); every rank must build the same model and "
-                "optimizer".format(what, int(everyone[0][0]), _total(everyone[0]), rank,
-                                   int(theirs[0]), _total(theirs)))
+                "optimizer".format(
+                    what,
+                    int(everyone[0][0]),
+                    _total(everyone[0]),
+                    rank,
+                    int(theirs[0]),
+                    _total(theirs),
+                )
+            )
 
 
 def _total(layout: torch.Tensor) -> int:

@@ -6,6 +6,7 @@ the flat world (a counted_group) or the hierarchical one.
 torch DDP gets them with ``register_comm_hook`` when it is made (see ddp); combine_ddp calls the
 same hooks on its slices (see slice_bucket), so the two communicate alike.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional, Tuple
@@ -25,8 +26,9 @@ def flat_world() -> CountedGroup:
     """The default group, all-reduced to completion and counted (made once per process)."""
     key = id(dist.distributed_c10d._get_default_group())
     if key not in _flat:
-        _flat[key] = CountedGroup(dist.group.WORLD, hierarchical_group.gather_nodes(),
-                                  dist.get_rank())
+        _flat[key] = CountedGroup(
+            dist.group.WORLD, hierarchical_group.gather_nodes(), dist.get_rank()
+        )
     return _flat[key]
 
 
@@ -39,8 +41,10 @@ def state_and_hook(settings: CommSettings) -> Tuple[Any, Hook]:
     group = group_for(settings)
     if settings.powersgd:
         state: Any = powerSGD_hook.PowerSGDState(
-            process_group=group, matrix_approximation_rank=settings.rank,
-            start_powerSGD_iter=settings.start_iter)
+            process_group=group,
+            matrix_approximation_rank=settings.rank,
+            start_powerSGD_iter=settings.start_iter,
+        )
         hook: Hook = powerSGD_hook.powerSGD_hook
         if settings.fp16:
             hook = default_hooks.fp16_compress_wrapper(hook)
@@ -52,8 +56,11 @@ def state_and_hook(settings: CommSettings) -> Tuple[Any, Hook]:
 
 def _uses_default_group(ddp: Any) -> bool:
     default = dist.distributed_c10d._get_default_group()
-    return ddp.process_group is None or ddp.process_group is default or \
-        ddp.process_group is dist.group.WORLD
+    return (
+        ddp.process_group is None
+        or ddp.process_group is default
+        or ddp.process_group is dist.group.WORLD
+    )
 
 
 def register_on_ddp(ddp: Any, settings: Optional[CommSettings] = None) -> None:
@@ -63,9 +70,11 @@ def register_on_ddp(ddp: Any, settings: Optional[CommSettings] = None) -> None:
     if not settings.changes_anything:
         return
     if not _uses_default_group(ddp):
-        raise ValueError("DistributedDataParallel over a process group of its own: the "
-                         "APEXNPU_*_COMPRESSION and APEXNPU_HIERARCHICAL_ALLREDUCE switches "
-                         "act on the default group only; unset them or use the default group")
+        raise ValueError(
+            "DistributedDataParallel over a process group of its own: the "
+            "APEXNPU_*_COMPRESSION and APEXNPU_HIERARCHICAL_ALLREDUCE switches "
+            "act on the default group only; unset them or use the default group"
+        )
     state, hook = state_and_hook(settings)
     ddp.register_comm_hook(state, hook)
 

@@ -12,6 +12,7 @@ data-parallel wrapper is made (torch DDP, or amp's combine_ddp at its first back
 Each also read as AIAK_<X> (AIAK-Training's name; ours wins when both are set).
 With none set, nothing changes: the all-reduce stays the wrapper's own.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,6 +64,10 @@ def _int(name: str, default: int, least: int) -> int:
 def from_environment() -> CommSettings:
     powersgd = _switch(POWERSGD)
     # PowerSGD's error feedback and warm start need two plain iterations first (torch's rule).
-    return CommSettings(fp16=_switch(FP16), powersgd=powersgd, rank=_int(RANK, 1, 1),
-                        start_iter=_int(START_ITER, 1000, 2 if powersgd else 0),
-                        hierarchical=_switch(HIERARCHICAL))
+    return CommSettings(
+        fp16=_switch(FP16),
+        powersgd=powersgd,
+        rank=_int(RANK, 1, 1),
+        start_iter=_int(START_ITER, 1000, 2 if powersgd else 0),
+        hierarchical=_switch(HIERARCHICAL),
+    )

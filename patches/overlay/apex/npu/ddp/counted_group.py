@@ -8,6 +8,7 @@ is of this process's sends; summed over the ranks it is the job's. Each all-redu
 before it returns, so the callbacks of torch's communication hooks run on the calling thread
 (where the emulated NPU's fp16 arithmetic is on), never on a gloo thread.
 """
+
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
@@ -53,6 +54,7 @@ class CountedGroup(dist.ProcessGroup):
         for tensor in tensors:
             work = dist.all_reduce(tensor, op=op, group=self.inner, async_op=True)
             work.wait()
-            _sent_across[0] += ring_bytes_across(tensor.numel() * tensor.element_size(),
-                                                 self.member_nodes, self.member)
+            _sent_across[0] += ring_bytes_across(
+                tensor.numel() * tensor.element_size(), self.member_nodes, self.member
+            )
         return work

@@ -19,6 +19,7 @@ When the comm_settings variables ask for compression or the hierarchical all-red
 goes through the torch communication hook torch DDP would get (see comm_hooks, slice_bucket)
 instead of being divided and all-reduced here.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,13 @@ def overlap_enabled() -> bool:
 
 
 class _Slice:
-    def __init__(self, view: torch.Tensor, params: List[torch.Tensor], first_position: int,
-                 offsets: List[int]):
+    def __init__(
+        self,
+        view: torch.Tensor,
+        params: List[torch.Tensor],
+        first_position: int,
+        offsets: List[int],
+    ):
         self.view = view
         self.params = params
         self.first_position = first_position
@@ -70,9 +76,12 @@ def cut(regions: Sequence[Region], replica_count: int) -> List[_Slice]:
 
 def _slice_of(buffer: torch.Tensor, run: List[Tuple[int, int, torch.Tensor, int]]) -> _Slice:
     start, (last_offset, last_numel) = run[0][0], run[-1][:2]
-    return _Slice(buffer[start:last_offset + last_numel], [p for _, _, p, _ in run],
-                  min(position for _, _, _, position in run),
-                  [offset - start for offset, _, _, _ in run])
+    return _Slice(
+        buffer[start : last_offset + last_numel],
+        [p for _, _, p, _ in run],
+        min(position for _, _, _, position in run),
+        [offset - start for offset, _, _, _ in run],
+    )
 
 
 class OverlappedAverager:
@@ -115,6 +124,7 @@ class OverlappedAverager:
         def accumulated(*_) -> None:
             if self._armed:
                 self._count_down(index)
+
         return accumulated
 
     def arm(self) -> None:
@@ -137,8 +147,9 @@ class OverlappedAverager:
         s = self.slices[index]
         if self._communication is not None:
             state, hook = self._communication
-            bucket = slice_bucket.SliceBucket(s.view, list(zip(s.offsets, s.params)), index,
-                                              index == len(self.slices) - 1)
+            bucket = slice_bucket.SliceBucket(
+                s.view, list(zip(s.offsets, s.params)), index, index == len(self.slices) - 1
+            )
             self._works.append(slice_bucket.start(hook, state, bucket))
             return
         with torch.no_grad():

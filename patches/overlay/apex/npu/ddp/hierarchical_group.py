@@ -9,6 +9,7 @@ default backend, made once per process on every rank (``for_world``). Sums are s
 node first, so they may round differently from a flat all-reduce; every rank gets the leader's
 bits. Each all-reduce runs to completion before it returns (see counted_group).
 """
+
 from __future__ import annotations
 
 import os
@@ -52,8 +53,9 @@ class HierarchicalGroup(dist.ProcessGroup):
         rank = dist.get_rank()
         super().__init__(rank, len(nodes))
         self.nodes = nodes
-        members = {node: [r for r, n in enumerate(nodes) if n == node]
-                   for node in sorted(set(nodes))}
+        members = {
+            node: [r for r, n in enumerate(nodes) if n == node] for node in sorted(set(nodes))
+        }
         self.leader = members[nodes[rank]][0]
         self.leaders = [ranks[0] for ranks in members.values()]
         self.intra: Any = None
@@ -64,8 +66,9 @@ class HierarchicalGroup(dist.ProcessGroup):
         leaders_group = dist.new_group(self.leaders)
         self.across: Optional[CountedGroup] = None
         if rank in self.leaders:
-            self.across = CountedGroup(leaders_group, [nodes[r] for r in self.leaders],
-                                       self.leaders.index(rank))
+            self.across = CountedGroup(
+                leaders_group, [nodes[r] for r in self.leaders], self.leaders.index(rank)
+            )
 
     def getBackendName(self) -> str:  # noqa: N802 - c10d's name
         return "hierarchical"
@@ -73,8 +76,7 @@ class HierarchicalGroup(dist.ProcessGroup):
     def allreduce(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
         if op != dist.ReduceOp.SUM:
-            raise ValueError("hierarchical all-reduce: only sums (gradients) are reduced in "
-                             "stages")
+            raise ValueError("hierarchical all-reduce: only sums (gradients) are reduced in stages")
         work = None
         for tensor in tensors:
             dist.reduce(tensor, dst=self.leader, group=self.intra)

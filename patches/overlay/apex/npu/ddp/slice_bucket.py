@@ -6,6 +6,7 @@ parameter's gradient in it, shaped as the parameter: PowerSGD compresses them la
 ``is_last()`` (PowerSGD counts an iteration there); the fp16 wrapper swaps the buffer with
 ``set_buffer``. ``start`` runs a hook and ``SliceWork.wait`` writes its result into the slice.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, List, Sequence, Tuple
@@ -14,8 +15,13 @@ import torch
 
 
 class SliceBucket:
-    def __init__(self, view: torch.Tensor, segments: Sequence[Tuple[int, torch.Tensor]],
-                 index: int, last: bool) -> None:
+    def __init__(
+        self,
+        view: torch.Tensor,
+        segments: Sequence[Tuple[int, torch.Tensor]],
+        index: int,
+        last: bool,
+    ) -> None:
         """``segments``: (offset in ``view``, parameter) of each gradient in the slice."""
         self._buffer = view
         self._segments = list(segments)
@@ -29,8 +35,9 @@ class SliceBucket:
         self._buffer = buffer
 
     def gradients(self) -> List[torch.Tensor]:
-        return [self._buffer[offset:offset + p.numel()].view(p.shape)
-                for offset, p in self._segments]
+        return [
+            self._buffer[offset : offset + p.numel()].view(p.shape) for offset, p in self._segments
+        ]
 
     def parameters(self) -> List[torch.Tensor]:
         return [p for _, p in self._segments]

@@ -4,6 +4,7 @@ Once made, a DDP gets the communication hook that ``APEXNPU_FP16_COMPRESSION``,
 ``APEXNPU_POWERSGD_COMPRESSION`` or ``APEXNPU_HIERARCHICAL_ALLREDUCE`` ask for (see comm_hooks),
 on a real NPU and on the emulated one alike.
 """
+
 from __future__ import annotations
 
 import torch

@@ -6,6 +6,7 @@ out). ``clip_parts`` computes one norm over all of them and scales them by
 ``max_norm / (norm + 1e-6)`` when that is below 1, as ``torch.nn.utils.clip_grad_norm_`` does;
 on the emulated NPU the runtime's kernel does both in one pass per buffer.
 """
+
 from __future__ import annotations
 
 from typing import List, Sequence, Tuple
@@ -41,13 +42,19 @@ def clip_parts(parts: Sequence[Part], max_norm: float, norm_type: float = 2.0) -
     if not parts:
         return torch.tensor(0.0)
     rt = backend.runtime_kernels()
-    if rt is not None and norm_type in (2.0, float("inf")) and \
-            all(buf.is_contiguous() and buf.dtype in SUPPORTED_DTYPES for buf, _ in parts):
-        buffers = [(buf.data_ptr(), loss_scaling.runtime_dtype_code(rt, buf.dtype), segments)
-                   for buf, segments in parts]
+    if (
+        rt is not None
+        and norm_type in (2.0, float("inf"))
+        and all(buf.is_contiguous() and buf.dtype in SUPPORTED_DTYPES for buf, _ in parts)
+    ):
+        buffers = [
+            (buf.data_ptr(), loss_scaling.runtime_dtype_code(rt, buf.dtype), segments)
+            for buf, segments in parts
+        ]
         return torch.tensor(rt.clip_grad_norm(buffers, max_norm, norm_type))
-    views = [buf.reshape(-1)[offset:offset + n] for buf, segments in parts
-             for offset, n in segments]
+    views = [
+        buf.reshape(-1)[offset : offset + n] for buf, segments in parts for offset, n in segments
+    ]
     norm = total_norm(views, norm_type)
     coef = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
     for view in views:

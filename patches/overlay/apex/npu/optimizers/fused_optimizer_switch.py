@@ -15,6 +15,7 @@ that was read, ours or AIAK's. A script that never imports apex gets the switch 
 ``AIAK_FUSED_OPTIMIZER=1``: apex's wheel then imports apex at ``import torch``
 (``_apex_aiak_startup``), so every optimizer built after that is the fused one.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -25,8 +26,13 @@ import torch
 
 VARIABLE = "APEXNPU_FUSED_OPTIMIZER"
 # torch.optim's name -> apex.optimizers' class
-SWITCHED = {"SGD": "NpuFusedSGD", "Adam": "NpuFusedAdam", "AdamW": "NpuFusedAdamW",
-            "Adadelta": "NpuFusedAdadelta", "RMSprop": "NpuFusedRMSprop"}
+SWITCHED = {
+    "SGD": "NpuFusedSGD",
+    "Adam": "NpuFusedAdam",
+    "AdamW": "NpuFusedAdamW",
+    "Adadelta": "NpuFusedAdadelta",
+    "RMSprop": "NpuFusedRMSprop",
+}
 # torch's arguments that pick an implementation of the same update; the fused one is another.
 IMPLEMENTATION_CHOICES = ("foreach", "capturable", "differentiable", "fused")
 # torch's arguments that, set, ask for an update the fused class does not make: torch's own
@@ -44,8 +50,10 @@ def enabled() -> bool:
     name, value = aiak_names.getenv(VARIABLE)
     value = (value or "0").strip()
     if value not in ("0", "1", ""):
-        raise ValueError(f"{name}={value!r}: expected 0 (torch's optimizers, the default) "
-                         "or 1 (apex's NpuFused ones)")
+        raise ValueError(
+            f"{name}={value!r}: expected 0 (torch's optimizers, the default) "
+            "or 1 (apex's NpuFused ones)"
+        )
     _switched_by[0] = name
     return value == "1"
 
@@ -58,8 +66,12 @@ def original(name: str) -> type:
 def _announce(name: str, fused: type, what: str) -> None:
     if name not in _announced:
         _announced.add(name)
-        print(f"apex: {_switched_by[0]}=1: torch.optim.{name} {what} {fused.__module__}."
-              f"{fused.__name__}", file=sys.stderr, flush=True)
+        print(
+            f"apex: {_switched_by[0]}=1: torch.optim.{name} {what} {fused.__module__}."
+            f"{fused.__name__}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _switched_class(name: str, fused: type, torch_class: type) -> type:
@@ -83,8 +95,10 @@ def _switched_class(name: str, fused: type, torch_class: type) -> type:
                 return torch_class(*args, **kwargs)  # not a cls: __init__ below is not run
         unknown = set(given) - fused_arguments
         if unknown:
-            raise TypeError(f"torch.optim.{name} ({_switched_by[0]}=1): {fused.__name__} has no "
-                            f"{sorted(unknown)}")
+            raise TypeError(
+                f"torch.optim.{name} ({_switched_by[0]}=1): {fused.__name__} has no "
+                f"{sorted(unknown)}"
+            )
         return super(switched, cls).__new__(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -94,9 +108,16 @@ def _switched_class(name: str, fused: type, torch_class: type) -> type:
         _announce(name, fused, "is")
         fused.__init__(self, **given)
 
-    switched = type(fused.__name__, (fused,), {
-        "__new__": __new__, "__init__": __init__, "__module__": fused.__module__,
-        "__doc__": f"torch.optim.{name}'s arguments, {fused.__name__}'s update ({VARIABLE}=1)."})
+    switched = type(
+        fused.__name__,
+        (fused,),
+        {
+            "__new__": __new__,
+            "__init__": __init__,
+            "__module__": fused.__module__,
+            "__doc__": f"torch.optim.{name}'s arguments, {fused.__name__}'s update ({VARIABLE}=1).",
+        },
+    )
     return switched
 
 
@@ -109,5 +130,6 @@ def install() -> None:
     for name, fused_name in SWITCHED.items():
         torch_class = getattr(torch.optim, name)
         _originals[name] = torch_class
-        setattr(torch.optim, name, _switched_class(name, getattr(npu_fused, fused_name),
-                                                   torch_class))
+        setattr(
+            torch.optim, name, _switched_class(name, getattr(npu_fused, fused_name), torch_class)
+        )

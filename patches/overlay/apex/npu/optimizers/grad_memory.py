@@ -1,6 +1,7 @@
 """While gradients are fused, ``Module.zero_grad`` must keep their memory: ``set_to_none=True``
 would drop gradient tensors that are views of the combined buffers, and the next backward would
 allocate new ones outside them, silently undoing the fusion."""
+
 from __future__ import annotations
 
 import torch
