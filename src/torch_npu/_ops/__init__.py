@@ -60,3 +60,6 @@ def install() -> None:
     from . import recurrent  # torch's LSTM/GRU (and cells) on NPU tensors as one kernel each
 
     recurrent.install()
+    from . import packed_sequence  # packed sequences: NPU data, host lengths, as torch keeps them
+
+    packed_sequence.install()
