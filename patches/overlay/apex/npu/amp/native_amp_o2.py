@@ -72,19 +72,17 @@ def skip(optimizer: Any) -> None:
 
 
 def set_loss_scale(value: float, unskipped: int = 0) -> None:
-    scaler = _loss_scaler()
-    scaler._loss_scale = float(value)
-    scaler._unskipped = int(unskipped)
+    _loss_scaler().restore(value, unskipped)
 
 
 def state() -> dict:
-    scaler = _loss_scaler()
+    now = _loss_scaler().dynamic_state()
     return {
-        "scale": float(scaler.loss_scale()),
-        "_growth_tracker": int(scaler._unskipped),
-        "growth_interval": int(scaler._scale_seq_len),
-        "growth_factor": float(scaler._scale_factor),
-        "backoff_factor": float(scaler._backoff_factor),
+        "scale": now["loss_scale"],
+        "_growth_tracker": now["unskipped"],
+        "growth_interval": now["scale_window"],
+        "growth_factor": now["scale_factor"],
+        "backoff_factor": now["backoff_factor"],
     }
 
 
