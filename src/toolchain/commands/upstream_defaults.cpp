@@ -11,7 +11,7 @@ UpstreamPin pinned_upstream() {
   const auto file = bundled_upstream_file();
   const auto text = try_read_file(file);
   if (!text)
-    throw Error(fmt::format("{} is missing or unreadable", file.string()),
+    throw Error(fmt::format("{} is missing", file.string()),
                 "it names the upstream the patch is made against; restore it from git");
   return parse_upstream_pin(*text, file.string());
 }

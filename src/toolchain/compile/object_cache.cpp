@@ -115,27 +115,43 @@ std::string ObjectCache::file_hash(const std::string& path) {
     std::lock_guard lock(mutex_);
     if (auto it = file_hashes_.find(path); it != file_hashes_.end()) return it->second;
   }
-  const auto bytes = try_read_file(path);
+  // Through links: a header is what the compiler read, and it reads through them (some of
+  // Debian's /usr/include headers are links). One that is gone hashes as "missing", which
+  // matches no recorded hash; one that is there but cannot be read is an Error.
+  const auto bytes = try_read_file(path, Links::follow);
   const std::string h = bytes ? sha256_hex(*bytes) : std::string("missing");
   std::lock_guard lock(mutex_);
   file_hashes_[path] = h;
   return h;
 }
 
+namespace {
+
+// A manifest as store_object writes it: {"object": key, "headers": [[path, sha256], ...]}.
+bool is_manifest(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("object") || !j.at("object").is_string() || !j.contains("headers") ||
+      !j.at("headers").is_array())
+    return false;
+  for (const auto& dep : j.at("headers"))
+    if (!dep.is_array() || dep.size() != 2 || !dep.at(0).is_string() || !dep.at(1).is_string()) return false;
+  return true;
+}
+
+}  // namespace
+
 std::optional<stdfs::path> ObjectCache::lookup_object(const std::string& source_key) {
   const auto text = try_read_file(manifest_path(source_key));
   if (!text) return std::nullopt;
-  try {
-    const auto j = nlohmann::json::parse(*text);
-    for (const auto& dep : j.at("headers"))
-      if (file_hash(dep.at(0).get<std::string>()) != dep.at(1).get<std::string>()) return std::nullopt;
-    const stdfs::path object = object_path(j.at("object").get<std::string>());
-    std::error_code ec;
-    if (!stdfs::is_regular_file(object, ec)) return std::nullopt;
-    return object;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // a damaged manifest is a miss, and is rewritten by the next store
-  }
+  // A damaged manifest (cut short, or of another shape) is a miss, and is rewritten by the next
+  // store: parsed without exceptions, it is a value to look at, not an error.
+  const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!is_manifest(j)) return std::nullopt;
+  for (const auto& dep : j.at("headers"))
+    if (file_hash(dep.at(0).get<std::string>()) != dep.at(1).get<std::string>()) return std::nullopt;
+  const stdfs::path object = object_path(j.at("object").get<std::string>());
+  std::error_code ec;
+  if (!stdfs::is_regular_file(object, ec)) return std::nullopt;
+  return object;
 }
 
 std::pair<std::string, stdfs::path> ObjectCache::store_object(const std::string& source_key,

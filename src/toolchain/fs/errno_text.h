@@ -1,11 +1,12 @@
 #pragma once
-// The text of the last failed system call's errno, for the messages that name it.
+// The text of an errno value (the last failed system call's by default), for the messages that
+// name it.
 #include <cerrno>
 #include <cstring>
 #include <string>
 
 namespace apexnpu::fs {
 
-inline std::string errno_text() { return std::strerror(errno); }
+inline std::string errno_text(int error = errno) { return std::strerror(error); }
 
 }  // namespace apexnpu::fs

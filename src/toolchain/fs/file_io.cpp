@@ -29,9 +29,11 @@ void fsync_directory(const stdfs::path& dir) {
   if (fd) ::fsync(fd.get());
 }
 
-// An open regular file that is not a symlink, or an invalid fd with errno set.
-fs::UniqueFd open_regular(const stdfs::path& path) {
-  fs::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+// An open regular file (not a symlink, unless `links` follows them), or an invalid fd with
+// errno set: EINVAL for something that is not a regular file.
+fs::UniqueFd open_regular(const stdfs::path& path, Links links) {
+  const int no_follow = links == Links::refuse ? O_NOFOLLOW : 0;
+  fs::UniqueFd fd(::open(path.c_str(), O_RDONLY | no_follow | O_CLOEXEC));
   if (!fd) return fd;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -41,26 +43,29 @@ fs::UniqueFd open_regular(const stdfs::path& path) {
   return fd;
 }
 
+// The Error for an open_regular that failed with `error` (its errno).
+Error open_error(const stdfs::path& path, Links links, int error) {
+  if (error == ELOOP && links == Links::refuse)
+    return Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
+  if (error == EINVAL) return Error(fmt::format("{} is not a regular file", path.string()));
+  return Error(fmt::format("cannot read {}: {}", path.string(), errno_text(error)), "check the path");
+}
+
 }  // namespace
 
 std::string read_file(const stdfs::path& path) {
-  fs::UniqueFd fd = open_regular(path);
-  if (!fd) {
-    if (errno == ELOOP) throw Error(fmt::format("{} is a symlink; refusing to follow it", path.string()));
-    if (errno == EINVAL) throw Error(fmt::format("{} is not a regular file", path.string()));
-    throw Error(fmt::format("cannot read {}: {}", path.string(), errno_text()), "check the path");
-  }
+  fs::UniqueFd fd = open_regular(path, Links::refuse);
+  if (!fd) throw open_error(path, Links::refuse, errno);
   return fs::read_all(fd.get(), path);
 }
 
-std::optional<std::string> try_read_file(const stdfs::path& path) {
-  fs::UniqueFd fd = open_regular(path);
-  if (!fd) return std::nullopt;
-  try {
-    return fs::read_all(fd.get(), path);
-  } catch (const Error&) {
-    return std::nullopt;
+std::optional<std::string> try_read_file(const stdfs::path& path, Links links) {
+  fs::UniqueFd fd = open_regular(path, links);
+  if (!fd) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw open_error(path, links, errno);
   }
+  return fs::read_all(fd.get(), path);
 }
 
 void write_file_atomic(const stdfs::path& path, std::string_view bytes, stdfs::perms perms,

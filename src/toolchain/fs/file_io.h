@@ -11,10 +11,17 @@
 
 namespace apexnpu {
 
+// Whether a read may go through a symlink. Trees and outputs never do (a link inside them is
+// data, not a way out); the object cache hashes the headers a compiler read, links and all.
+enum class Links { refuse, follow };
+
 // Reads a whole regular file; throws Error naming it (and refusing a symlink).
 std::string read_file(const std::filesystem::path& path);
-// The same, or nullopt when the file does not exist or cannot be read.
-std::optional<std::string> try_read_file(const std::filesystem::path& path);
+// The same, or nullopt when nothing is there: the path does not exist (ENOENT) or goes through
+// something that is not a directory (ENOTDIR). Every other failure (a symlink where links are
+// refused, a directory, no permission, an I/O error) throws as read_file does: a file that is
+// there but cannot be read is never taken for an absent one.
+std::optional<std::string> try_read_file(const std::filesystem::path& path, Links links = Links::refuse);
 
 inline constexpr std::filesystem::perms kFileMode =
     std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
