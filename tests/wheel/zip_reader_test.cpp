@@ -245,15 +245,6 @@ TEST(ZipWriter, SetsTheUtf8FlagOnlyOnValidUtf8AndRefusesOtherNames) {
       << error;
 }
 
-TEST(MemberNames, Utf8ValidationFollowsTheStandard) {
-  EXPECT_TRUE(is_valid_utf8("plain"));
-  EXPECT_TRUE(is_valid_utf8("\xe2\x82\xac \xf0\x9f\x98\x80"));
-  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong '/'
-  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));      // a surrogate
-  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
-  EXPECT_FALSE(is_valid_utf8("\xe2\x82"));          // cut short
-}
-
 TEST(MemberNames, BuildRefusesATreeNameThatIsNotUtf8) {
   test::TempDir dir;
   for (const char* rel : {"apex/__init__.py", "apex/caf\xe9.py"}) test::write_file(dir.path() / rel, "x\n");

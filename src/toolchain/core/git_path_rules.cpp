@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "core/text_bytes.h"
+
 namespace apexnpu {
 
 namespace {
@@ -51,20 +53,10 @@ bool hfs_ignores(std::uint32_t code_point) {
 bool hfs_reads_as(std::string_view name, std::string_view word) {
   std::size_t matched = 0;
   for (std::size_t i = 0; i < name.size();) {
-    const auto byte = static_cast<unsigned char>(name[i]);
-    std::uint32_t code_point = byte;
-    std::size_t length = 1;
-    if (byte >= 0x80) {
-      length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 0;
-      if (length == 0 || i + length > name.size()) return false;
-      code_point = byte & (0x7f >> length);
-      for (std::size_t k = 1; k < length; ++k) {
-        const auto next = static_cast<unsigned char>(name[i + k]);
-        if ((next & 0xc0) != 0x80) return false;
-        code_point = code_point << 6 | (next & 0x3f);
-      }
-    }
-    i += length;
+    const auto point = decode_utf8(name, i, Utf8Rules::lenient);
+    if (!point) return false;
+    const std::uint32_t code_point = point->value;
+    i += point->length;
     if (hfs_ignores(code_point)) continue;
     if (code_point >= 0x80 || matched == word.size() || lower(static_cast<char>(code_point)) != word[matched])
       return false;
@@ -82,14 +74,14 @@ bool reads_as(std::string_view name, std::string_view word, std::string_view sho
 
 std::string printable_path(std::string_view path) {
   for (const char c : path)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return fmt::format("{:?}", path);
+    if (is_control_byte(c)) return fmt::format("{:?}", path);
   return std::string(path);
 }
 
 std::optional<std::string> control_character_reason(std::string_view path) {
   for (std::size_t i = 0; i < path.size(); ++i) {
+    if (!is_control_byte(path[i])) continue;
     const auto byte = static_cast<unsigned char>(path[i]);
-    if (byte >= 0x20 && byte != 0x7f) continue;
     const std::size_t slash = path.rfind('/', i);
     const std::size_t start = slash == std::string_view::npos ? 0 : slash + 1;
     const std::string name(path.substr(start, path.find('/', i) - start));

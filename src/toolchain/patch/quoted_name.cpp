@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "core/text_bytes.h"
+
 namespace apexnpu::patch {
 
 namespace {
@@ -46,8 +48,7 @@ std::optional<DecodedName> decode_quoted_name(std::string_view text) {
 
 bool name_needs_quoting(std::string_view name) {
   for (const char c : name) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x7f || c == '"' || c == '\\' || c == ' ') return true;
+    if (is_control_byte(c) || !is_ascii(c) || c == '"' || c == '\\' || c == ' ') return true;
   }
   return false;
 }
@@ -64,7 +65,7 @@ std::string header_name(std::string_view prefix, std::string_view path) {
     } else if (const std::size_t at = escaped_bytes.find(c); at != std::string_view::npos) {
       quoted += '\\';
       quoted += escape_letters[at];
-    } else if (byte < 0x20 || byte >= 0x7f) {
+    } else if (is_control_byte(c) || !is_ascii(c)) {
       quoted += fmt::format("\\{:03o}", byte);
     } else {
       quoted += c;

@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "core/text_bytes.h"
 
 namespace apexnpu::wheel {
 namespace {
@@ -20,51 +23,18 @@ constexpr std::size_t kShownBytes = 120;  // of a long name, in messages
 
 }  // namespace
 
-bool is_valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      len = 2, cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3, cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4, cp = c & 0x07;
-    } else {
-      return false;  // a continuation byte first, an overlong 0xc0/0xc1, or beyond U+10FFFF
-    }
-    if (s.size() - i < len) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-      return false;
-    i += len;
-  }
-  return true;
-}
-
 std::string printable_name(std::string_view name) {
   const bool utf8 = is_valid_utf8(name);
   std::string_view s = name;
   if (s.size() > kShownBytes) {  // cut on a character boundary
     std::size_t cut = kShownBytes;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+    while (cut > 0 && is_utf8_continuation(s[cut])) --cut;
     s = s.substr(0, cut);
   }
   std::string out;
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u == 0x7f || (u >= 0x80 && !utf8)) ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+    out += (is_control_byte(c) || (u >= 0x80 && !utf8)) ? fmt::format("\\x{:02x}", u) : std::string(1, c);
   }
   if (s.size() < name.size()) out += fmt::format("... ({} bytes)", name.size());
   return out;
@@ -72,9 +42,8 @@ std::string printable_name(std::string_view name) {
 
 std::optional<std::string> member_name_problem(std::string_view name) {
   if (!is_valid_utf8(name)) return "is not valid UTF-8 (installers decode names as UTF-8)";
-  for (char c : name)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      return "holds a control character (NUL, newline, ...)";
+  if (std::any_of(name.begin(), name.end(), is_control_byte))
+    return "holds a control character (NUL, newline, ...)";
   if (name.size() > kMaxNameBytes)
     return fmt::format("is {} bytes long (at most {} allowed)", name.size(), kMaxNameBytes);
   std::size_t start = 0;

@@ -17,7 +17,6 @@ namespace apexnpu::wheel {
 inline constexpr std::size_t kMaxNameBytes = 1024;
 inline constexpr std::size_t kMaxComponentBytes = 255;
 
-bool is_valid_utf8(std::string_view s);
 // A name as an error message shows it: control bytes (and every byte >= 0x80 when the name is
 // not UTF-8) as \xNN, a long one cut short with its length.
 std::string printable_name(std::string_view name);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/text_bytes.h"
 #include "wheel/member_names.h"
 #include "wheel/zip_reader.h"
 #include "wheel/zip_signatures.h"
@@ -66,9 +67,7 @@ std::string write_zip(const std::vector<ZipEntry>& entries, std::int64_t unix_ti
     // is only ever set on valid UTF-8.
     if (auto problem = member_name_problem(e.name))
       throw Error(fmt::format("cannot put {} in a wheel: the name {}", printable_name(e.name), *problem));
-    const bool non_ascii = std::any_of(e.name.begin(), e.name.end(),
-                                       [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
-    const std::uint32_t flags = non_ascii ? 0x0800 : 0;
+    const std::uint32_t flags = is_ascii(e.name) ? 0 : 0x0800;
     if (out.size() > 0xfffffff0u || e.bytes.size() > 0xfffffff0u)
       throw Error("wheel too large for a zip without zip64");
     const auto offset = static_cast<std::uint32_t>(out.size());

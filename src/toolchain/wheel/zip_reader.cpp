@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/text_bytes.h"
 #include "wheel/member_names.h"
 #include "wheel/zip_signatures.h"
 
@@ -80,9 +81,7 @@ void ZipReader::read_central_directory(std::size_t end) {
       return Error(fmt::format("{}: entry {}: {}", source_, printable_name(m.name), why));
     };
     if (auto problem = member_name_problem(m.name)) throw entry_error("the name " + *problem);
-    const bool ascii = std::all_of(m.name.begin(), m.name.end(),
-                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-    if (!ascii && !(flags & kFlagUtf8))
+    if (!is_ascii(m.name) && !(flags & kFlagUtf8))
       throw entry_error("a non-ASCII name without the UTF-8 flag (readers decode it as CP437)");
     if (flags & kFlagEncrypted) throw entry_error("encrypted");
     if (m.method != 0 && m.method != 8)
