@@ -7,23 +7,30 @@ O2 is what Ascend users run, so its cost over O0 is what their CI time is made o
 O2/O0 <= 1.25. A second table (--tables amp,bf16, the default) times the same models on an
 emulated 910B (APEXNPU_SOC_VERSION=Ascend910B1) with the forward under
 torch.autocast("npu", dtype=torch.bfloat16) against the same step in fp32, goal bf16/fp32 <= 1.25
-(no apex.amp there: autocast is how LLM recipes train in bf16). Each level runs in a process of its own (amp keeps process-wide state), and the
-two run in lockstep: the O0 process takes a turn, then the O2 process, then O2 first, and so
-on, so each pair of steps is timed within a fraction of a second and a slowdown of the shared
-machine falls on both. A turn is two steps, the second timed (the first brings the process's
-memory back into the caches the other one used). After 3 warm-up pairs of turns, --amp-steps
-pairs are timed; a round does this for each (model, path). The table gives the median step time
-of each level and the median of the pairs' O2/O0 over every round. The two paths must give the
-same losses, bit for bit, at every step: the table says whether they did. With more than one
-thread, a process that has just taken its turn may still spin its idle threads during the
-other's turn, so the like-for-like ratio is the one at --threads 1. At --threads 1 both levels
-run on one CPU (the first this process may use): left to the scheduler they land on different
-cores, whose speed differs (shared machines), and the ratio of one run then swung between 1.0
-and 1.4 from one pair of processes to the next; on one CPU it repeats within a few hundredths.
+(no apex.amp there: autocast is how LLM recipes train in bf16).
+
+Each (path, level) runs in a process of its own (amp keeps process-wide state), and the four
+processes of a model run in lockstep on one CPU: a step of the round takes each path once, in
+alternating order, and within it the path's two levels back to back (O0 then O2, then O2 first,
+and so on), so each pair of steps is timed within a fraction of a second and a slowdown of the
+shared machine falls on both. A turn is two steps, the second timed (the first brings the
+process's memory back into the caches the others used). After 3 warm-up steps, --amp-steps
+pairs are timed per path; a round does this for each model with fresh processes, and --rounds
+rounds are run. The table gives the median step time of each level, the median of the pairs'
+ratios over every round, the quartiles of those ratios (p25-p75: the noise between one pair and
+the next) and the lowest and highest of the rounds' medians (the noise between one set of
+processes and the next): a ratio over the goal in one round only is the machine's noise, a
+ratio over it in every round is the emulation's cost. The two paths must give the same losses,
+bit for bit, at every step: the table says whether they did. With more than one thread, a
+process that has just taken its turn may still spin its idle threads during another's turn, so
+the like-for-like ratio is the one at --threads 1. At --threads 1 all four processes run on one
+CPU (the first this process may use): left to the scheduler they land on different cores, whose
+speed differs (shared machines), and the ratio of one run then swung between 1.0 and 1.4 from
+one pair of processes to the next; on one CPU it repeats within a few hundredths.
 
 Run through bench/overlay_bench.py (which finds or builds the package), or directly:
     PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
-        [--models cnn,gru,...] [--tables amp,bf16] [--amp-steps 10] [--threads 1]
+        [--models cnn,gru,...] [--tables amp,bf16] [--amp-steps 8] [--threads 1]
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOAL = 1.25
@@ -161,29 +168,33 @@ TABLES = {
 }
 
 
-def _pairs(
+def _round(
     model: str,
-    path: str,
     steps: int,
     threads: int,
     env: Dict[str, str],
     levels: Sequence[str] = LEVELS,
-) -> Dict[str, Dict[str, List[float]]]:
-    """The two levels stepped in lockstep, alternating which goes first: per level, the times
-    of the timed steps ("ms") and the loss of every step ("losses")."""
+) -> Dict[str, Dict[str, Dict[str, List[float]]]]:
+    """One round: a process per (path, level), all four stepped in lockstep on one CPU. Each
+    step of the round takes every path once, in alternating order, and within a path its two
+    levels back to back, in alternating order too, so each pair (and each path's pairs against
+    the other's) is timed within a fraction of a second. Per path and level: the times of the
+    timed steps ("ms") and the loss of every step ("losses")."""
     if threads == 1 and hasattr(os, "sched_getaffinity"):
         env = dict(env, APEXNPU_BENCH_CPU=str(min(os.sched_getaffinity(0))))
-    procs: Dict[str, _Level] = {}
-    found: Dict[str, Dict[str, List[float]]] = {lv: {"ms": [], "losses": []} for lv in levels}
+    procs: Dict[Tuple[str, str], _Level] = {}
+    found = {p: {lv: {"ms": [], "losses": []} for lv in levels} for p in PATHS}
     try:
-        for level in levels:
-            procs[level] = _Level(model, path, level, threads, env)
+        for path in PATHS:
+            for level in levels:
+                procs[path, level] = _Level(model, path, level, threads, env)
         for i in range(WARMUP + steps):
-            for level in levels if i % 2 == 0 else levels[::-1]:
-                result = procs[level].step()
-                found[level]["losses"] += result["losses"]
-                if i >= WARMUP:
-                    found[level]["ms"].append(result["ms"])
+            for path in PATHS if i % 2 == 0 else PATHS[::-1]:
+                for level in levels if (i // 2) % 2 == 0 else levels[::-1]:
+                    result = procs[path, level].step()
+                    found[path][level]["losses"] += result["losses"]
+                    if i >= WARMUP:
+                        found[path][level]["ms"].append(result["ms"])
     finally:
         for process in procs.values():
             process.close()
@@ -199,8 +210,8 @@ def run(
     tables: Sequence[str] = ("amp",),
 ) -> Dict:
     """Times every (table, model, path, level) in ``rounds`` rounds and prints one table per
-    entry of ``tables``; returns {table: {model: {path: {level: ms, ..., "ratio": r}},
-    "identical": bool}}."""
+    entry of ``tables``; returns {table: {model: {path: {level: ms, ..., "ratio": r,
+    "spread": (p25, p75), "rounds": [median of each round]}}, "identical": bool}}."""
     sys.path.insert(0, HERE)
     import amp_models
 
@@ -212,8 +223,8 @@ def run(
         )
     print(
         f"\none training step on the emulated NPU, NpuFusedSGD, {threads} thread(s); {steps} "
-        f"pairs of steps in lockstep per round, {rounds} rounds; the general path is the "
-        f"reference emulation (APEXNPU_EMULATION_PATH=general)"
+        f"pairs of steps in lockstep per round and path, {rounds} rounds of fresh processes; "
+        f"the general path is the reference emulation (APEXNPU_EMULATION_PATH=general)"
     )
     for name in models:
         print(f"  {name}: {amp_models.MODELS[name][0]}")
@@ -223,15 +234,26 @@ def run(
     found: Dict[str, Dict[str, Dict[str, List[Dict]]]] = {
         t: {m: {p: [] for p in PATHS} for m in models} for t in tables
     }
-    for r in range(rounds):
+    started = time.perf_counter()
+    for _ in range(rounds):
         for table in tables:
             levels, extra, _ = TABLES[table]
             for name in models:
-                for path in PATHS if r % 2 == 0 else PATHS[::-1]:
-                    found[table][name][path].append(
-                        _pairs(name, path, steps, threads, dict(base, **extra), levels)
-                    )
-    return {table: _print_table(table, found[table], models) for table in tables}
+                one = _round(name, steps, threads, dict(base, **extra), levels)
+                for path in PATHS:
+                    found[table][name][path].append(one[path])
+    summary = {table: _print_table(table, found[table], models) for table in tables}
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+    return summary
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    """The q-quantile of ``values``, linear between the nearest ranks."""
+    ordered = sorted(values)
+    at = q * (len(ordered) - 1)
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
 def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
@@ -240,7 +262,8 @@ def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
     ratio_name = f"{second}/{first}"
     print(f"\n{heading}")
     print(
-        f"{'model':<14}{'path':<9}{first + ' ms':>9}{second + ' ms':>9}{ratio_name:>10}{'goal':>7}"
+        f"{'model':<14}{'path':<9}{first + ' ms':>9}{second + ' ms':>9}{ratio_name:>10}"
+        f"{'p25-p75':>12}{'rounds':>12}{'goal':>7}"
     )
     summary: Dict = {"identical": True}
     for name in models:
@@ -250,12 +273,30 @@ def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
             a_ms = [ms for f in rounds_found for ms in f[first]["ms"]]
             b_ms = [ms for f in rounds_found for ms in f[second]["ms"]]
             a, b = statistics.median(a_ms), statistics.median(b_ms)
+            ratios = [y / x for x, y in zip(a_ms, b_ms)]
             # The median of the pairs' ratios, rounded as printed so that the verdict agrees
-            # with the row a reader sees.
-            ratio = round(statistics.median(y / x for x, y in zip(a_ms, b_ms)), 2)
-            summary[name][path] = {first: a, second: b, "ratio": ratio}
+            # with the row a reader sees; the spread of the pairs (quartiles) and the median
+            # of each round (fresh processes) say whether a ratio is the machine's noise.
+            ratio = round(statistics.median(ratios), 2)
+            spread = (round(_quantile(ratios, 0.25), 2), round(_quantile(ratios, 0.75), 2))
+            per_round = [
+                round(statistics.median(y / x for x, y in zip(f[first]["ms"], f[second]["ms"])), 2)
+                for f in rounds_found
+            ]
+            summary[name][path] = {
+                first: a,
+                second: b,
+                "ratio": ratio,
+                "spread": spread,
+                "rounds": per_round,
+            }
             verdict = "met" if ratio <= GOAL else "MISSED"
-            print(f"{name:<14}{path:<9}{a:>9.1f}{b:>9.1f}{ratio:>10.2f}{GOAL:>7.2f}  {verdict}")
+            quartiles = f"{spread[0]:.2f}-{spread[1]:.2f}"
+            in_rounds = f"{min(per_round):.2f}-{max(per_round):.2f}"
+            print(
+                f"{name:<14}{path:<9}{a:>9.1f}{b:>9.1f}{ratio:>10.2f}{quartiles:>12}"
+                f"{in_rounds:>12}{GOAL:>7.2f}  {verdict}"
+            )
         for level in levels:
             losses = {json.dumps(f[level]["losses"]) for p in PATHS for f in found[name][p]}
             summary["identical"] &= len(losses) == 1
@@ -277,7 +318,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="amp: O2/O0 on a 910; bf16: bf16 autocast/fp32 on a 910B",
     )
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--amp-steps", type=int, default=10)
+    ap.add_argument("--amp-steps", type=int, default=8)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--child", nargs=2, metavar=("MODEL", "LEVEL"), help=argparse.SUPPRESS)
     return ap.parse_args(argv)

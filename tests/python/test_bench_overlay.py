@@ -88,13 +88,16 @@ def test_amp_steps_run_o0_and_o2_in_lockstep_and_agree_on_losses(wheel_env):
     )
     assert proc.returncode == 0, proc.stderr
     rows = re.findall(
-        r"^cnn\s+(general|fast)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+1\.25\s+"
-        r"(met|MISSED)$",
+        r"^cnn\s+(general|fast)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)-([\d.]+)\s+"
+        r"([\d.]+)-([\d.]+)\s+1\.25\s+(met|MISSED)$",
         proc.stdout,
         re.M,
     )
     assert [r[0] for r in rows] == ["general", "fast"], proc.stdout
-    for _, o0, o2, ratio, verdict in rows:
+    for _, o0, o2, ratio, p25, p75, low, high, verdict in rows:
         assert float(o0) > 0 and float(o2) > 0
         assert (verdict == "met") == (float(ratio) <= 1.25)
+        # The median lies between the pairs' quartiles; one round's median is the median.
+        assert float(p25) <= float(ratio) <= float(p75), proc.stdout
+        assert float(low) == float(ratio) == float(high), proc.stdout
     assert "general vs fast path: bit-identical" in proc.stdout, proc.stdout
