@@ -1,13 +1,16 @@
-// The emulated NPU's fp16 operations done in one runtime pass (backend/half_ops.h): the fast
-// path of apex.npu's emulation calls them where they give the general path's bits. Each raises
-// the device's float status when something was saturated, as float_to_half does.
+// The emulated NPU's fp16 operations done in one runtime pass (backend/half_ops.h), and a 910B's
+// bf16 conversions and operations (exec/convert_bf16.h, backend/bf16_ops.h): the fast path of
+// apex.npu's emulation calls them where they give the general path's bits. Each raises the
+// device's float status when something was saturated, as float_to_half does.
 #include <cmath>
 #include <limits>
 
+#include "backend/bf16_ops.h"
 #include "backend/device.h"
 #include "backend/float_ops.h"
 #include "backend/half_max_pool.h"
 #include "backend/half_ops.h"
+#include "exec/convert_bf16.h"
 #include "exec/error.h"
 #include "python/methods.h"
 
@@ -162,6 +165,75 @@ PyObject* saturate_float(PyObject*, PyObject* args) {
   });
 }
 
+// The chip's bf16 store from Python's `saturate` flag (0: INF/NAN mode, 1: saturation mode).
+rt::Bf16Mode bf16_mode(int saturate) { return saturate ? rt::Bf16Mode::saturation : rt::Bf16Mode::inf_nan; }
+
+PyObject* bf16_to_float(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, dst = 0;
+  std::size_t n = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&:bf16_to_float", to_address, &src, to_address, &dst, to_size, &n))
+    return nullptr;
+  return guarded([&] {
+    {
+      GilRelease unlocked;
+      rt::convert_bf16_to_float(ptr<const rt::bf16_bits>(src), ptr<float>(dst), n);
+    }
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* float_to_bf16(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, dst = 0;
+  std::size_t n = 0;
+  int saturate = 0, index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&p|i:float_to_bf16", to_address, &src, to_address, &dst, to_size, &n,
+                        &saturate, &index))
+    return nullptr;
+  return guarded([&] {
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = rt::convert_float_to_bf16(ptr<const float>(src), ptr<rt::bf16_bits>(dst), n, bf16_mode(saturate));
+    }
+    return reported(index, bad);
+  });
+}
+
+PyObject* copy_bf16(PyObject*, PyObject* args) {
+  std::uintptr_t src = 0, dst = 0;
+  std::size_t n = 0;
+  int saturate = 0, index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&p|i:copy_bf16", to_address, &src, to_address, &dst, to_size, &n,
+                        &saturate, &index))
+    return nullptr;
+  return guarded([&] {
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = rt::copy_bf16(ptr<const rt::bf16_bits>(src), ptr<rt::bf16_bits>(dst), n, bf16_mode(saturate));
+    }
+    return reported(index, bad);
+  });
+}
+
+PyObject* add_bf16(PyObject*, PyObject* args) {
+  std::uintptr_t a = 0, b = 0, dst = 0;
+  std::size_t n = 0;
+  int saturate = 0, index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&O&p|i:add_bf16", to_address, &a, to_address, &b, to_address, &dst,
+                        to_size, &n, &saturate, &index))
+    return nullptr;
+  return guarded([&] {
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = rt::add_bf16(ptr<const rt::bf16_bits>(a), ptr<const rt::bf16_bits>(b), ptr<rt::bf16_bits>(dst), n,
+                         bf16_mode(saturate));
+    }
+    return reported(index, bad);
+  });
+}
+
 }  // namespace
 
 PyMethodDef kEmulationMethods[] = {
@@ -201,6 +273,19 @@ PyMethodDef kEmulationMethods[] = {
     {"saturate_float", saturate_float, METH_VARARGS,
      "saturate_float(dst_fp32_addr, n, device=0) -> bool: in place, inf stored as +-FLT_MAX and "
      "NaN as +0; True (and the device float status raised) if there were any"},
+    {"bf16_to_float", bf16_to_float, METH_VARARGS,
+     "bf16_to_float(src_bf16_addr, dst_fp32_addr, n): the exact fp32 values"},
+    {"float_to_bf16", float_to_bf16, METH_VARARGS,
+     "float_to_bf16(src_fp32_addr, dst_bf16_addr, n, saturate, device=0) -> bool: rounded to "
+     "nearest even; saturate false (INF/NAN mode): overflow gives inf, every NaN is stored as "
+     "0x7FC0; saturate true: NaN stored as +0 and beyond the range as "
+     "+-0x7F7F, True (and the device float status raised) if there were any"},
+    {"copy_bf16", copy_bf16, METH_VARARGS,
+     "copy_bf16(src_bf16_addr, dst_bf16_addr, n, saturate, device=0) -> bool: the values "
+     "widened and stored again as float_to_bf16 stores them"},
+    {"add_bf16", add_bf16, METH_VARARGS,
+     "add_bf16(a_bf16_addr, b_bf16_addr, dst_bf16_addr, n, saturate, device=0) -> bool: the "
+     "fp32 sum, stored as float_to_bf16 stores it"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace apexnpu::py

@@ -7,7 +7,7 @@ namespace apexnpu::py {
 extern PyMethodDef kCoreMethods[];       // bind_core.cpp: version, ISA, float status, fp16 conversion
 extern PyMethodDef kAmpMethods[];        // bind_amp.cpp: unscale, grad norms, loss scaler
 extern PyMethodDef kOptimMethods[];      // bind_optim.cpp: fused optimizer steps
-extern PyMethodDef kEmulationMethods[];  // bind_emulation.cpp: fp16 operations in one pass
+extern PyMethodDef kEmulationMethods[];  // bind_emulation.cpp: fp16 and bf16 operations in one pass
 
 // Adds module-level constants (dtype codes ...) defined by the binding files.
 int add_core_constants(PyObject* module);
