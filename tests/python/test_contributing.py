@@ -151,6 +151,33 @@ def test_the_toolchain_layers_name_only_what_architecture_allows():
         )
 
 
+def test_every_catch_of_the_toolchain_is_one_the_error_rule_names():
+    """Errors are caught once, in main; an expected failure is a value. CONTRIBUTING names the
+    files whose other catches it allows (nlohmann::json's exceptions, turned into an Error
+    naming the file, are allowed in any reader), so a new catch is either a value or a new line
+    of the rule."""
+    rule = section(read("CONTRIBUTING.md"), "## House rules")
+    rule = rule[rule.index("- **Errors**") :]
+    rule = rule[: rule.index("\n- ", 1)]
+    named = set(PATH_PATTERN.findall(rule))
+    unnamed = []
+    for path in sorted(glob.glob(os.path.join(REPO, "src/toolchain/*/*.[ch]*"))) + sorted(
+        glob.glob(os.path.join(REPO, "src/cli/*.[ch]*"))
+    ):
+        rel = os.path.relpath(path, REPO)
+        with open(path, encoding="utf-8") as f:
+            code = re.sub(r"//[^\n]*", "", f.read())
+        for caught in re.findall(r"\bcatch\s*\(([^)]*)\)", code):
+            if "nlohmann::json::exception" not in caught and rel not in named:
+                unnamed.append(f"{rel}: catch ({caught})")
+    assert not unnamed, (
+        f"catches the error rule of CONTRIBUTING.md does not name: {unnamed}; make the failure "
+        f"a value (std::optional, Expected) or add the file to the rule, saying why"
+    )
+    stale = sorted(p for p in named if p.endswith(".cpp") and "catch" not in read(p))
+    assert not stale, f"the error rule names files without a catch: {stale}"
+
+
 def test_the_runtime_includes_nothing_of_the_toolchain():
     runtime_folders = {
         os.path.basename(p.rstrip("/")) for p in glob.glob(os.path.join(REPO, "src/runtime/*/"))

@@ -2,6 +2,7 @@
 // and one real probe of the system Python.
 #include "python/interpreter.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -55,6 +56,21 @@ TEST_F(Interpreter, PyenvHighestPatchAndNoPrefixConfusion) {
     EXPECT_NE(std::string(e.what()).find("python3.12 on PATH"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("versions/3.12*"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(Interpreter, AVersionNotInstalledIsAFailureValueNamingWhereItLooked) {
+  const stdfs::path root = dir_.path() / "pyenv";
+  const stdfs::path installed = make_exe("pyenv/versions/3.11.7/bin/python3.11");
+  SearchEnv env{(dir_.path() / "empty").string(), root};
+  const Expected<stdfs::path> found = locate_python("3.11", env);
+  ASSERT_TRUE(found) << found.error();
+  EXPECT_EQ(*found, installed);
+  const Expected<stdfs::path> missing = locate_python("3.8", env);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error(),
+            fmt::format("no Python 3.8 found (searched python3.8 on PATH, {}/versions/3.8*/bin/"
+                        "python3.8)",
+                        root.string()));
 }
 
 TEST_F(Interpreter, BadRequests) {

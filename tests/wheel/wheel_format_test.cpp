@@ -37,16 +37,22 @@ TEST(Record, FormatsRowsAndItsOwnRowLast) {
             "a/x.py,sha256=j0NDRmSPa5bfid2pAcUXaxCm2Dlh3TwayItZstwyeqQ,2\n"
             "\"b,c.py\",sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"
             "d.dist-info/RECORD,,\n");
-  const auto rows = parse_record(text);
+  const auto parsed = parse_record(text);
+  ASSERT_TRUE(parsed) << parsed.error();
+  const auto& rows = *parsed;
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1].path, "b,c.py");
   EXPECT_EQ(rows[2].hash, "");
   EXPECT_EQ(rows[2].line, 3u);
 }
 
-TEST(Record, MalformedRowsAreErrors) {
-  EXPECT_THROW(parse_record("a,b\n"), Error);
-  EXPECT_THROW(parse_record("\"a,b,c\n"), Error);
+TEST(Record, MalformedRowsAreFailuresNamingTheLine) {
+  const auto short_row = parse_record("a,b,c\na,b\n");
+  ASSERT_FALSE(short_row);
+  EXPECT_EQ(short_row.error(), "RECORD line 2: 2 fields, expected 3 (path,hash,size)");
+  const auto open_quote = parse_record("\"a,b,c\n");
+  ASSERT_FALSE(open_quote);
+  EXPECT_EQ(open_quote.error(), "RECORD line 1: unterminated quoted field");
 }
 
 TEST(Pep440, AcceptsAndNormalisesLocalLabels) {

@@ -30,15 +30,11 @@ std::vector<TargetPython> all_host_pythons(const DetailFn& warn) {
   std::vector<TargetPython> found;
   const auto env = python::SearchEnv::from_environment();
   for (int minor = kFirstMinor; minor <= kLastMinor; ++minor) {
-    stdfs::path executable;
+    const auto executable = python::locate_python(fmt::format("3.{}", minor), env);
+    if (!executable) continue;  // not installed
     try {
-      executable = python::find_python(fmt::format("3.{}", minor), env);
-    } catch (const Error&) {
-      continue;  // not installed
-    }
-    try {
-      found.push_back(host_python(executable));
-    } catch (const Error& e) {
+      found.push_back(host_python(*executable));
+    } catch (const Error& e) {  // installed but unusable: a warning, and the others are built
       if (warn) warn(fmt::format("--python=all: 3.{} left out: {}", minor, e.what()));
     }
   }

@@ -40,7 +40,7 @@ Compiler compiler_for(const std::string& architecture, const std::string& host_a
   const std::string cross = set != nullptr && *set != '\0' ? set : architecture + "-linux-gnu-g++";
   try {
     return detect_compiler(cross);
-  } catch (const Error&) {
+  } catch (const Error&) {  // said again for a cross build: which variable picks the compiler
     throw Error(fmt::format("no C++ compiler for {}: `{}` cannot be run", architecture, cross),
                 fmt::format("install Debian's cross compiler (apt-get install g++-{}-linux-gnu), "
                             "or set {} to one",

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <system_error>
 
@@ -58,9 +59,11 @@ std::string_view dropped_name(std::string_view line) {
 
 // Moves each journalled entry still waiting in the staging into `dir`, the old one aside first
 // (a dropped entry only goes aside). Run by the commit, and again by whoever finds the commit
-// killed half-way: each step checks what is done, so running it twice does no harm.
-void apply_journal(const stdfs::path& staging, const stdfs::path& dir,
-                   const std::vector<std::string>& lines) {
+// killed half-way: each step checks what is done, so running it twice does no harm. A rename the
+// file system refuses stops it and is returned, said: both callers undo the journal then, so
+// it is a value rather than an exception they would catch at once.
+[[nodiscard]] std::optional<std::string> apply_journal(const stdfs::path& staging, const stdfs::path& dir,
+                                                       const std::vector<std::string>& lines) {
   std::error_code ec;
   for (const std::string& line : lines) {
     const std::string_view dropped = dropped_name(line);
@@ -74,18 +77,20 @@ void apply_journal(const stdfs::path& staging, const stdfs::path& dir,
       for (int n = 1; stdfs::exists(stdfs::symlink_status(aside, ec)); ++n)
         aside = staging / "old" / fmt::format("{}.{}", name, n);
       if (::rename(target.c_str(), aside.c_str()) != 0)
-        throw Error(fmt::format("cannot move the old {} aside: {}", target.string(), std::strerror(errno)));
+        return fmt::format("cannot move the old {} aside: {}", target.string(), std::strerror(errno));
     }
     if (!dropped.empty()) continue;
     if (::rename(waiting.c_str(), target.c_str()) != 0)
-      throw Error(fmt::format("cannot move {} into {}: {}", name, dir.string(), std::strerror(errno)));
+      return fmt::format("cannot move {} into {}: {}", name, dir.string(), std::strerror(errno));
   }
+  return std::nullopt;
 }
 
 // The reverse of apply_journal, for an update that cannot be finished: each entry moved in goes
-// back into the staging and each old one back in place, last first. Throws Error when a rename
-// fails (the directory is then part old, part new, as the journal still says).
-void undo_journal(const stdfs::path& staging, const stdfs::path& dir, const std::vector<std::string>& lines) {
+// back into the staging and each old one back in place, last first. Returns what failed when a
+// rename does (the directory is then part old, part new, as the journal still says).
+[[nodiscard]] std::optional<std::string> undo_journal(const stdfs::path& staging, const stdfs::path& dir,
+                                                      const std::vector<std::string>& lines) {
   std::error_code ec;
   for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
     const std::string_view dropped = dropped_name(*line);
@@ -94,12 +99,12 @@ void undo_journal(const stdfs::path& staging, const stdfs::path& dir, const std:
     const bool moved_in = dropped.empty() && !stdfs::exists(stdfs::symlink_status(waiting, ec));
     if (moved_in && stdfs::exists(stdfs::symlink_status(target, ec)) &&
         ::rename(target.c_str(), waiting.c_str()) != 0)
-      throw Error(
-          fmt::format("cannot take {} out of {} again: {}", name, dir.string(), std::strerror(errno)));
+      return fmt::format("cannot take {} out of {} again: {}", name, dir.string(), std::strerror(errno));
     if (stdfs::exists(stdfs::symlink_status(aside, ec)) &&
         !stdfs::exists(stdfs::symlink_status(target, ec)) && ::rename(aside.c_str(), target.c_str()) != 0)
-      throw Error(fmt::format("cannot put the old {} back: {}", target.string(), std::strerror(errno)));
+      return fmt::format("cannot put the old {} back: {}", target.string(), std::strerror(errno));
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -129,7 +134,7 @@ DirectoryUpdate::DirectoryUpdate(const stdfs::path& dir) {
     if (stdfs::exists(dir_, ec) && ::access(dir_.c_str(), W_OK) != 0)
       throw Error(fmt::format("cannot write into {}: {}", dir.string(), std::strerror(errno)),
                   "choose an output directory you can write");
-  } catch (...) {
+  } catch (...) {  // undoes what this constructor made, then lets the failure go on to main
     staging_.reset();
     if (!created_ancestor_.empty()) stdfs::remove_all(created_ancestor_, ec);
     throw;
@@ -166,24 +171,19 @@ std::vector<stdfs::path> DirectoryUpdate::commit(const std::vector<std::string>&
     std::string journal;
     for (const auto& line : lines) journal += line + "\n";
     write_file_atomic(staging / kJournal, journal, kFileMode, Durability::renamed);
-    try {
-      apply_journal(staging, dir_, lines);
-    } catch (const Error& failed) {
+    if (const auto failed = apply_journal(staging, dir_, lines)) {
       // This run knows why: it undoes what it did, so a failed attempt leaves nothing behind.
       // Only when that fails too is the staging left, journal and all, for the next run.
       committed_ = true;
-      try {
-        undo_journal(staging, dir_, lines);
-      } catch (const Error& stuck) {
+      if (const auto stuck = undo_journal(staging, dir_, lines)) {
         staging_->release();
-        throw Error(fmt::format("{}; and {}", failed.what(), stuck.what()),
+        throw Error(fmt::format("{}; and {}", *failed, *stuck),
                     fmt::format("check that {} is writable; the next run into it tries again to finish "
                                 "this update, and undoes it where it cannot",
                                 dir_.string()));
       }
       staging_.reset();
-      throw Error(failed.what(),
-                  fmt::format("check that {} is writable; it was left as it was", dir_.string()));
+      throw Error(*failed, fmt::format("check that {} is writable; it was left as it was", dir_.string()));
     }
   }
   committed_ = true;
@@ -221,16 +221,10 @@ void finish_committed_updates(const stdfs::path& dir,
   const DirectoryLock lock(parent_of(dir));
   for (const auto& [when, staging] : committed) {
     const std::vector<std::string> lines = journal_entries(staging);
-    try {
-      apply_journal(staging, dir, lines);
-    } catch (const Error&) {
-      // It cannot be finished (the file system refuses a rename): put back what it had moved, so
-      // that removing it loses nothing that was in place.
-      try {
-        undo_journal(staging, dir, lines);
-      } catch (const Error&) {
-      }
-    }
+    // It cannot be finished (the file system refuses a rename): what it had moved is put back, so
+    // that removing it loses nothing that was in place. What the undo cannot move either is left
+    // to remove_stale_staging, the caller, as it finds it.
+    if (apply_journal(staging, dir, lines)) (void)undo_journal(staging, dir, lines);
   }
 }
 

@@ -70,29 +70,9 @@ SearchEnv SearchEnv::from_environment() {
   return env;
 }
 
-stdfs::path find_python(std::string_view request, const SearchEnv& env) {
-  if (request.find('/') != std::string_view::npos) {
-    const stdfs::path p(request);
-    if (!is_executable_file(p))
-      throw Error(fmt::format("--python={}: no such executable file", request),
-                  "give a path to a python executable, or a version like --python=3.11");
-    return p;
-  }
-  static const std::regex version_re(R"(3\.(\d+))");
-  std::string name = "python3";
-  const bool versioned = !request.empty();
-  if (versioned) {
-    // A version of another major Python (2.7, 4.0): say that, not how versions are written.
-    static const std::regex other_major_re(R"((?!3(\.|$))\d+(\.\d+)*)");
-    if (!std::regex_match(std::string(request), version_re) &&
-        std::regex_match(std::string(request), other_major_re))
-      throw UsageError(fmt::format("--python={}: Python {} is not supported", request, request),
-                       "apexnpu builds for CPython 3.7 to 3.13: pass --python=3.N or a path");
-    if (!std::regex_match(std::string(request), version_re))
-      throw UsageError(fmt::format("--python={}: expected a version like 3.11 or a path", request),
-                       "supported: --python=3.7 ... --python=3.13, or --python=/path/to/python");
-    name += std::string(request.substr(1));  // "python3" + ".11"
-  }
+Expected<stdfs::path> locate_python(std::string_view version, const SearchEnv& env) {
+  const bool versioned = !version.empty();
+  const std::string name = "python3" + std::string(versioned ? version.substr(1) : "");  // python3.11
   std::vector<std::string> searched;
   for (const auto& dir : split_path(env.path)) {
     if (versioned && is_pyenv_shim_dir(dir, env.pyenv_root)) continue;
@@ -104,7 +84,7 @@ stdfs::path find_python(std::string_view request, const SearchEnv& env) {
     const stdfs::path versions = env.pyenv_root / "versions";
     std::vector<std::pair<std::vector<int>, stdfs::path>> found;
     std::error_code ec;
-    const std::string prefix(request);
+    const std::string prefix(version);
     for (stdfs::directory_iterator it(versions, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string dir = it->path().filename().string();
       // "3.11" must match 3.11.7 but not 3.1 / 3.110.
@@ -115,12 +95,38 @@ stdfs::path find_python(std::string_view request, const SearchEnv& env) {
       if (is_executable_file(candidate)) found.emplace_back(version_key(dir), candidate);
     }
     if (!found.empty()) return std::max_element(found.begin(), found.end())->second;
-    searched.push_back(fmt::format("{}/{}*/bin/{}", versions.string(), request, name));
+    searched.push_back(fmt::format("{}/{}*/bin/{}", versions.string(), version, name));
   }
-  throw Error(fmt::format("no Python {} found (searched {})", request.empty() ? "3" : request,
-                          fmt::join(searched, ", ")),
-              "install it (apt install python" + std::string(request.empty() ? "3" : request) +
-                  ", or pyenv install " + std::string(request) + "), or pass --python=/path/to/python");
+  return Unexpected{
+      fmt::format("no Python {} found (searched {})", versioned ? version : "3", fmt::join(searched, ", "))};
+}
+
+stdfs::path find_python(std::string_view request, const SearchEnv& env) {
+  if (request.find('/') != std::string_view::npos) {
+    const stdfs::path p(request);
+    if (!is_executable_file(p))
+      throw Error(fmt::format("--python={}: no such executable file", request),
+                  "give a path to a python executable, or a version like --python=3.11");
+    return p;
+  }
+  if (!request.empty()) {
+    // A version of another major Python (2.7, 4.0): say that, not how versions are written.
+    static const std::regex version_re(R"(3\.(\d+))");
+    static const std::regex other_major_re(R"((?!3(\.|$))\d+(\.\d+)*)");
+    if (!std::regex_match(std::string(request), version_re) &&
+        std::regex_match(std::string(request), other_major_re))
+      throw UsageError(fmt::format("--python={}: Python {} is not supported", request, request),
+                       "apexnpu builds for CPython 3.7 to 3.13: pass --python=3.N or a path");
+    if (!std::regex_match(std::string(request), version_re))
+      throw UsageError(fmt::format("--python={}: expected a version like 3.11 or a path", request),
+                       "supported: --python=3.7 ... --python=3.13, or --python=/path/to/python");
+  }
+  Expected<stdfs::path> found = locate_python(request, env);
+  if (!found)
+    throw Error(found.error(), "install it (apt install python" +
+                                   std::string(request.empty() ? "3" : request) + ", or pyenv install " +
+                                   std::string(request) + "), or pass --python=/path/to/python");
+  return std::move(*found);
 }
 
 std::string_view probe_script() {

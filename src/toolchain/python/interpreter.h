@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/expected.h"
+
 namespace apexnpu::python {
 
 // What one run of the interpreter reports (see probe_script()).
@@ -42,6 +44,9 @@ struct SearchEnv {
 // <pyenv_root>/versions/3.N*/bin/python3.N (highest patch). Anything with a '/' is a path.
 // Throws Error naming every place searched.
 std::filesystem::path find_python(std::string_view request, const SearchEnv& env);
+// find_python's search for `version` ("" or "3.N"): the executable, or a failure naming every
+// place searched (--python=all passes over a version that is not installed).
+Expected<std::filesystem::path> locate_python(std::string_view version, const SearchEnv& env);
 
 // The probe, valid in Python 2 and 3 so a Python 2 can be told apart and refused clearly.
 std::string_view probe_script();

@@ -17,7 +17,7 @@ std::vector<WheelBinary> wheel_binaries(const WheelFiles& files, std::vector<std
     if (!path.ends_with(".so") && path.find(".so.") == std::string::npos) continue;
     try {
       binaries.push_back(read_wheel_binary(path, bytes));
-    } catch (const Error& e) {
+    } catch (const Error& e) {  // the ELF reader stops at the first bad byte: one finding, go on
       out.push_back(e.what());
     }
   }

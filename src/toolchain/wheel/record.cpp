@@ -4,7 +4,6 @@
 
 #include <array>
 
-#include "core/error.h"
 #include "core/sha256.h"
 
 namespace apexnpu::wheel {
@@ -79,7 +78,7 @@ std::string format_record(const WheelFiles& files, const std::string& record_pat
   return out;
 }
 
-std::vector<RecordRow> parse_record(std::string_view text) {
+Expected<std::vector<RecordRow>> parse_record(std::string_view text) {
   std::vector<RecordRow> rows;
   std::size_t i = 0, line = 1;
   while (i < text.size()) {
@@ -111,11 +110,11 @@ std::vector<RecordRow> parse_record(std::string_view text) {
         fields.back() += c;
       }
     }
-    if (quoted) throw Error(fmt::format("RECORD line {}: unterminated quoted field", row_line));
+    if (quoted) return Unexpected{fmt::format("RECORD line {}: unterminated quoted field", row_line)};
     if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
     if (fields.size() != 3)
-      throw Error(
-          fmt::format("RECORD line {}: {} fields, expected 3 (path,hash,size)", row_line, fields.size()));
+      return Unexpected{
+          fmt::format("RECORD line {}: {} fields, expected 3 (path,hash,size)", row_line, fields.size())};
     rows.push_back({fields[0], fields[1], fields[2], row_line});
   }
   return rows;

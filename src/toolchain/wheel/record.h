@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/expected.h"
+
 namespace apexnpu::wheel {
 
 // Wheel contents: path inside the wheel ('/'-separated) -> bytes. std::map keeps them sorted.
@@ -26,7 +28,8 @@ std::string record_hash(std::string_view bytes);  // "sha256=..."
 
 // Every file of `files` except `record_path` gets a row; the RECORD row comes last.
 std::string format_record(const WheelFiles& files, const std::string& record_path);
-// CSV per RFC 4180 (quoted fields, doubled quotes). Throws Error on a malformed line.
-std::vector<RecordRow> parse_record(std::string_view text);
+// CSV per RFC 4180 (quoted fields, doubled quotes). A malformed line is a failure naming it,
+// which verify lists with the wheel's other findings.
+Expected<std::vector<RecordRow>> parse_record(std::string_view text);
 
 }  // namespace apexnpu::wheel

@@ -66,13 +66,12 @@ std::optional<std::string> hash_problem(const std::string& hash, const Sha256::D
 void check_record(const WheelUnderCheck& w, const Digests& digests, const std::string& record_path,
                   VerifyReport& r) {
   auto v = [&](std::string s) { r.violations.push_back(std::move(s)); };
-  std::vector<RecordRow> rows;
-  try {
-    rows = parse_record(w.files.at(record_path));
-  } catch (const Error& e) {
-    v(fmt::format("{}: {}", record_path, e.what()));
+  const auto parsed = parse_record(w.files.at(record_path));
+  if (!parsed) {
+    v(fmt::format("{}: {}", record_path, parsed.error()));
     return;
   }
+  const std::vector<RecordRow>& rows = *parsed;
   std::set<std::string> listed;
   for (const auto& row : rows) {
     const std::string where = fmt::format("RECORD line {} ({})", row.line, row.path);
