@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "wheel/metadata.h"
 #include "wheel/pep508.h"
 
 namespace apexnpu::wheel {
@@ -74,47 +75,6 @@ int version_rank(std::string_view v) {
   return it == kVersions.end() ? -1 : static_cast<int>(it - kVersions.begin());
 }
 
-struct Field {
-  std::string name;
-  std::string value;
-  int line = 0;
-  bool continued = false;  // had continuation lines
-};
-
-// The header block, continuation lines joined to their field; lines that are no header noted.
-std::vector<Field> header_fields(const std::string& text, std::vector<std::string>& problems) {
-  std::vector<Field> fields;
-  std::size_t i = 0;
-  int line_no = 0;
-  while (i < text.size()) {
-    std::size_t end = text.find('\n', i);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(i, end - i);
-    i = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) break;
-    if (line[0] == ' ' || line[0] == '\t') {
-      if (fields.empty())
-        problems.push_back(fmt::format("line {} continues no field", line_no));
-      else {
-        fields.back().value += "\n" + line;
-        fields.back().continued = true;
-      }
-      continue;
-    }
-    const auto colon = line.find(':');
-    if (colon == std::string::npos || colon == 0) {
-      problems.push_back(fmt::format("line {} is not a 'Field: value' header: '{}'", line_no, line));
-      continue;
-    }
-    std::string value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(" \t"));
-    fields.push_back({line.substr(0, colon), value, line_no});
-  }
-  return fields;
-}
-
 std::optional<std::string> content_type_problem(std::string_view value) {
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -145,7 +105,7 @@ std::optional<std::string> content_type_problem(std::string_view value) {
 }
 
 // Why one field's value is invalid, or nothing.
-std::optional<std::string> value_problem(const FieldRule& rule, const Field& f) {
+std::optional<std::string> value_problem(const FieldRule& rule, const HeaderField& f) {
   const std::string_view name = rule.name;
   if (name == "Name" && !valid_project_name(f.value))
     return std::string("not a valid project name (letters and digits, with '.', '_' or '-' inside)");
@@ -168,9 +128,9 @@ std::optional<std::string> value_problem(const FieldRule& rule, const Field& f) 
 
 std::vector<std::string> core_metadata_problems(const std::string& text) {
   std::vector<std::string> problems;
-  const std::vector<Field> fields = header_fields(text, problems);
+  const std::vector<HeaderField> fields = read_header_block(text, problems);
   std::string declared;
-  for (const Field& f : fields)
+  for (const HeaderField& f : fields)
     if (lower(f.name) == "metadata-version") declared = f.value;
   const int declared_rank = version_rank(declared);
   if (!declared.empty() && declared_rank < 0)
@@ -178,7 +138,7 @@ std::vector<std::string> core_metadata_problems(const std::string& text) {
         fmt::format("Metadata-Version: '{}' is not a metadata version (1.0 to 2.5)", declared));
 
   std::map<std::string, int> seen;
-  for (const Field& f : fields) {
+  for (const HeaderField& f : fields) {
     const FieldRule* rule = rule_for(f.name);
     if (rule == nullptr) {
       problems.push_back(fmt::format("line {}: '{}' is not a core metadata field", f.line, f.name));

@@ -167,11 +167,11 @@ void check_metadata(const WheelUnderCheck& w, const std::string& di, VerifyRepor
   }
   const auto m = parse_header_fields(w.files.at(metadata_path));
   for (const char* key : {"Metadata-Version", "Name", "Version"})
-    if (!m.first.count(key)) v(fmt::format("{}: no {} field", metadata_path, key));
+    if (!m.first_values.count(key)) v(fmt::format("{}: no {} field", metadata_path, key));
   for (const std::string& problem : core_metadata_problems(w.files.at(metadata_path)))
     v(fmt::format("{}: {}", metadata_path, problem));
-  if (!m.first.count("Name") || !m.first.count("Version")) return;
-  const std::string expected = dist_info_dir(m.first.at("Name"), m.first.at("Version"));
+  if (!m.first_values.count("Name") || !m.first_values.count("Version")) return;
+  const std::string expected = dist_info_dir(m.first_values.at("Name"), m.first_values.at("Version"));
   // Names compare case-insensitively with '-', '_' and '.' alike (PEP 503).
   auto norm = [](std::string s) {
     for (auto& c : s) c = (c == '-' || c == '.') ? '_' : static_cast<char>(std::tolower(c));
@@ -179,7 +179,7 @@ void check_metadata(const WheelUnderCheck& w, const std::string& di, VerifyRepor
   };
   if (norm(expected) != norm(di))
     v(fmt::format("{}: .dist-info name does not match METADATA (Name {}, Version {}: expected {})", di,
-                  m.first.at("Name"), m.first.at("Version"), expected));
+                  m.first_values.at("Name"), m.first_values.at("Version"), expected));
 }
 
 // WHEEL's fields; its tags go to the report for the checks that follow.
@@ -191,10 +191,10 @@ void check_wheel_file(const WheelUnderCheck& w, const std::string& di, VerifyRep
     return;
   }
   const auto h = parse_header_fields(w.files.at(wheel_path));
-  if (!h.first.count("Wheel-Version") || !h.first.at("Wheel-Version").starts_with("1."))
+  if (!h.first_values.count("Wheel-Version") || !h.first_values.at("Wheel-Version").starts_with("1."))
     v(wheel_path + ": Wheel-Version missing or not 1.x");
-  if (!h.first.count("Root-Is-Purelib")) v(wheel_path + ": no Root-Is-Purelib field");
-  for (auto [it, end] = h.all.equal_range("Tag"); it != end; ++it) r.tags.push_back(it->second);
+  if (!h.first_values.count("Root-Is-Purelib")) v(wheel_path + ": no Root-Is-Purelib field");
+  for (auto [it, end] = h.all_values.equal_range("Tag"); it != end; ++it) r.tags.push_back(it->second);
   if (r.tags.empty()) v(wheel_path + ": no Tag field");
 }
 
