@@ -39,6 +39,85 @@ void refuse_symlinks(const stdfs::path& root, const FileTree& edited, const Tree
                 "replace each with the file it points to, or leave it out with --exclude");
 }
 
+// The paths -o must not touch: the edited tree (and its apex/, resolved where it points when a
+// symlink), then, once it is known, the upstream repository. Checked before anything is read:
+// an -o inside --tree would take in its own previous output.
+std::vector<fs::ReadPath> guard_tree_inputs(const MakePatchOptions& options) {
+  std::error_code ec;
+  if (!stdfs::is_directory(options.tree, ec))
+    throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
+                     "pass the edited Apex tree, e.g. one written by `apexnpu gen`");
+  std::vector<fs::ReadPath> inputs{{options.tree, "the edited tree (--tree)"},
+                                   {options.tree / "apex", "the edited tree's apex/"}};
+  fs::refuse_output_over_inputs(options.output, "-o", inputs);
+  return inputs;
+}
+
+struct Inputs {
+  git::UpstreamTree upstream;  // blob ids only: no upstream blob is inflated until it differs
+  HashedTree edited;
+};
+
+// The edited tree is read and hashed by a few threads while upstream's tree objects are read
+// beside them. When both fail, the upstream's failure is the one reported.
+Inputs read_inputs(const MakePatchOptions& options, const std::vector<std::string>& read_excludes) {
+  std::optional<git::UpstreamTree> upstream;
+  std::optional<HashedTree> edited;
+  core::run_side_by_side({
+      [&] {
+        upstream = git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
+      },
+      [&] { edited = read_hashed_tree(options.tree, read_excludes); },
+  });
+  return {std::move(*upstream), std::move(*edited)};
+}
+
+// What the edit is: the upstream files it changed or deleted (for npu.patch), and its new files,
+// taken out of `edited` (for overlay/).
+struct Edit {
+  TreeStatus diff;
+  FileTree overlay;
+};
+
+Edit split_edit(const MakePatchOptions& options, const git::UpstreamTree& upstream, HashedTree& edited,
+                const std::vector<std::string>& read_excludes, const MakePatchCallbacks& callbacks) {
+  Edit edit{compare_with_commit(upstream.blobs, edited, read_excludes), {}};
+  refuse_symlinks(options.tree, edited.files, edit.diff);
+  for (const std::string& path : edit.diff.added) edit.overlay.insert(edited.files.extract(path));
+  if (callbacks.detail)
+    callbacks.detail(fmt::format("{} changed, {} deleted, {} new", edit.diff.changed.size(),
+                                 edit.diff.deleted.size(), edit.diff.added.size()));
+  return edit;
+}
+
+// npu.patch and overlay/ are staged beside -o (the overlay while the patch is diffed: neither
+// needs the other) and put in place together: -o holds the old pair or the new one. When both
+// fail, the patch's failure is the one reported. Returns the patch's size.
+std::size_t write_outputs(const MakePatchOptions& options, const git::UpstreamTree& upstream,
+                          const FileTree& edited_files, const Edit& edit, PhaseTimer& timer) {
+  fs::DirectoryUpdate output(options.output);
+  std::vector<std::string> patched_paths = edit.diff.changed;
+  patched_paths.insert(patched_paths.end(), edit.diff.deleted.begin(), edit.diff.deleted.end());
+  std::string patch_text;
+  core::run_side_by_side({
+      [&] {
+        patch_text = write_upstream_patch(upstream, edited_files, patched_paths);
+        timer.mark("diff");  // "write" runs from here: it includes waiting for the overlay
+      },
+      [&] {
+        const stdfs::path dir = output.staged("overlay");
+        stdfs::create_directory(dir);
+        stdfs::permissions(dir, stdfs::perms(0755));
+        fs::create_tree(edit.overlay, dir);
+      },
+  });
+  // Not synced, like the overlay beside it: the renames make the pair appear whole or not at all.
+  write_file_atomic(output.staged("npu.patch"), patch_text, kFileMode, Durability::renamed);
+  output.commit({"npu.patch", "overlay"});
+  timer.mark("write");
+  return patch_text.size();
+}
+
 }  // namespace
 
 nlohmann::json MakePatchResult::to_json() const {
@@ -55,84 +134,29 @@ nlohmann::json MakePatchResult::to_json() const {
 }
 
 MakePatchResult run_make_patch(const MakePatchOptions& options, const MakePatchCallbacks& callbacks) {
-  std::error_code ec;
-  if (!stdfs::is_directory(options.tree, ec))
-    throw UsageError(fmt::format("--tree {} is not a directory", options.tree.string()),
-                     "pass the edited Apex tree, e.g. one written by `apexnpu gen`");
-  // Before anything is read: -o inside --tree would take in its own previous output.
-  // Both resolved: a --tree, or an apex/ in it, that is a symlink is guarded where it points.
-  std::vector<fs::ReadPath> inputs{{options.tree, "the edited tree (--tree)"},
-                                   {options.tree / "apex", "the edited tree's apex/"}};
-  fs::refuse_output_over_inputs(options.output, "-o", inputs);
-
+  std::vector<fs::ReadPath> inputs = guard_tree_inputs(options);
   PhaseTimer timer;
   std::vector<std::string> excludes = fs::default_excludes();
   excludes.insert(excludes.end(), options.excludes.begin(), options.excludes.end());
-  // The edited tree is read and hashed by a few threads while upstream's tree objects are read
-  // beside them; no upstream blob is inflated until it is known to differ. When both fail, the
-  // upstream's failure is the one reported.
   // gen's record of what the tree was made from is never part of the edit.
   std::vector<std::string> read_excludes = excludes;
   read_excludes.push_back(manifest::kTreeMarkerName);
-  std::optional<git::UpstreamTree> upstream_read;
-  std::optional<HashedTree> edited_read;
-  core::run_side_by_side({
-      [&] {
-        upstream_read =
-            git::read_upstream(with_pinned_defaults(options.upstream), git::UpstreamContent::blob_ids);
-      },
-      [&] { edited_read = read_hashed_tree(options.tree, read_excludes); },
-  });
-  const git::UpstreamTree upstream = std::move(*upstream_read);
-  HashedTree edited = std::move(*edited_read);
+  Inputs read = read_inputs(options, read_excludes);
   timer.mark("read_upstream_and_tree");
-  for (const auto& dir : upstream.read_dirs) inputs.push_back({dir, "the upstream repository"});
+  for (const auto& dir : read.upstream.read_dirs) inputs.push_back({dir, "the upstream repository"});
   fs::refuse_output_over_inputs(options.output, "-o", inputs);
 
   timer.restart();
-  const TreeStatus diff = compare_with_commit(upstream.blobs, edited, read_excludes);
-  refuse_symlinks(options.tree, edited.files, diff);
-  FileTree overlay;
-  for (const std::string& path : diff.added) overlay.insert(edited.files.extract(path));
-  if (callbacks.detail)
-    callbacks.detail(fmt::format("{} changed, {} deleted, {} new", diff.changed.size(), diff.deleted.size(),
-                                 diff.added.size()));
-
-  // npu.patch and overlay/ are staged beside -o (the overlay while the patch is diffed: neither
-  // needs the other) and put in place together: -o holds the old pair or the new one. When both
-  // fail, the patch's failure is the one reported.
-  fs::DirectoryUpdate output(options.output);
-  const stdfs::path patch_file = options.output / "npu.patch";
-  const stdfs::path overlay_dir = options.output / "overlay";
-  std::vector<std::string> patched_paths = diff.changed;
-  patched_paths.insert(patched_paths.end(), diff.deleted.begin(), diff.deleted.end());
-  std::string patch_text;
-  core::run_side_by_side({
-      [&] {
-        patch_text = write_upstream_patch(upstream, edited.files, patched_paths);
-        timer.mark("diff");  // "write" runs from here: it includes waiting for the overlay
-      },
-      [&] {
-        const stdfs::path dir = output.staged("overlay");
-        stdfs::create_directory(dir);
-        stdfs::permissions(dir, stdfs::perms(0755));
-        fs::create_tree(overlay, dir);
-      },
-  });
-
-  // Not synced, like the overlay beside it: the renames make the pair appear whole or not at all.
-  write_file_atomic(output.staged("npu.patch"), patch_text, kFileMode, Durability::renamed);
-  output.commit({"npu.patch", "overlay"});
-  timer.mark("write");
-
-  return {describe_upstream(upstream),
+  const Edit edit = split_edit(options, read.upstream, read.edited, read_excludes, callbacks);
+  const std::size_t patch_bytes = write_outputs(options, read.upstream, read.edited.files, edit, timer);
+  return {describe_upstream(read.upstream),
           options.tree,
-          patch_file,
-          overlay_dir,
-          diff.changed,
-          diff.deleted,
-          diff.added,
-          patch_text.size(),
+          options.output / "npu.patch",
+          options.output / "overlay",
+          edit.diff.changed,
+          edit.diff.deleted,
+          edit.diff.added,
+          patch_bytes,
           excludes,
           timer.timings()};
 }
