@@ -39,17 +39,20 @@ inline void narrow_bf16_inf_nan_n(const float* in, bf16_bits* out, std::size_t n
   }
 }
 
-// Saturation mode: NaN -> +0, beyond the bf16 range -> +-0x7F7F, both reported (true).
+// Saturation mode: NaN -> +0, beyond the bf16 range -> +-0x7F7F, both reported (true). The
+// selections are written as masks: gcc leaves nested conditional stores of this loop scalar.
 inline bool narrow_bf16_saturated_n(const float* in, bf16_bits* out, std::size_t n) noexcept {
-  std::uint32_t bad = 0;
+  std::int32_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(in[i]);
     const auto magnitude = static_cast<std::int32_t>(bits & 0x7FFFFFFFu);
-    const std::uint32_t nan = magnitude > 0x7F800000 ? 1u : 0u;
-    const std::uint32_t big = magnitude > static_cast<std::int32_t>(kBf16MaxAsFloatBits) ? 1u : 0u;
+    const std::int32_t nan = -static_cast<std::int32_t>(magnitude > 0x7F800000);  // all ones
+    const std::int32_t big =
+        -static_cast<std::int32_t>(magnitude > static_cast<std::int32_t>(kBf16MaxAsFloatBits));
     const std::uint32_t clamped = ((bits >> 16) & 0x8000u) | kBf16MaxBits;
-    const std::uint32_t r = nan ? 0u : (big ? clamped : bf16_rounded(bits));
-    out[i] = static_cast<bf16_bits>(r);
+    const std::uint32_t kept =
+        (bf16_rounded(bits) & ~static_cast<std::uint32_t>(big)) | (clamped & static_cast<std::uint32_t>(big));
+    out[i] = static_cast<bf16_bits>(kept & ~static_cast<std::uint32_t>(nan));
     bad |= big;  // NaN is beyond the range too
   }
   return bad != 0;
