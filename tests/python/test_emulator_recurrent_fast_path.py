@@ -210,7 +210,7 @@ def test_fp16_losses_are_bit_identical_on_both_paths(chip910, name):
     assert _losses(name, "fast", torch.float16) == general
 
 
-@pytest.mark.parametrize("name", ["llama", "gru_cell", "torch_encoder"])
+@pytest.mark.parametrize("name", sorted(amp_models.MODELS))
 def test_bf16_autocast_losses_are_bit_identical_on_both_paths(chip910b, name):
     general = _losses(name, "general", torch.bfloat16)
     assert _losses(name, "fast", torch.bfloat16) == general

@@ -9,9 +9,11 @@ NPU saturation, so values and float status are those of ``general_path``. What c
   fp32 tensor of their layout (``unread_args``);
 - relu and its backward run in one runtime pass over fp16 memory (``half_kernels``);
 - arguments are walked directly instead of through torch's pytree.
-bf16 operations (a 910B's) and INF/NAN mode take it too: bf16 inputs are widened by torch as the
-general path widens them and results are rounded by the general path's own ``to_reduced``; the
-one-pass fp16 kernels and the runtime's saturating fp16 stores apply in saturation mode only.
+bf16 operations (a 910B's) take it too: bf16 inputs are widened by the runtime into pooled memory
+as fp16 ones are, results are rounded by the runtime's ``float_to_bf16`` in the chip's mode, and
+bf16 copies, conversions and sums run in one runtime pass (``bf16_kernels``), in either mode.
+In INF/NAN mode fp16 results are rounded by the general path's own ``to_reduced``: the one-pass
+fp16 kernels and the runtime's saturating fp16 stores apply in saturation mode only.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .. import _runtime
 from . import (
+    bf16_kernels,
     fp32_copies,
     general_path,
     half_kernels,
@@ -44,9 +47,9 @@ _Tensor = torch.Tensor
 def _upcast(x: Any, rt: Any) -> Any:
     """general_path._upcast, through lists and tuples as pytree goes."""
     if isinstance(x, _Tensor):
-        if x.dtype == _HALF:
+        if x.dtype == _HALF or x.dtype == _BF16:
             return fp32_copies.to_fp32(x, rt, pooled=True)
-        return x.to(_FLOAT) if x.dtype == _BF16 else x
+        return x
     if x is _HALF or x is _BF16:
         return _FLOAT
     if isinstance(x, (list, tuple)):
@@ -61,7 +64,7 @@ def _upcast_args(func: Any, args: Sequence[Any], rt: Any) -> List[Any]:
     up = []
     for i, a in enumerate(args):
         like = None
-        if i in unread and isinstance(a, _Tensor) and a.dtype == _HALF:
+        if i in unread and isinstance(a, _Tensor) and a.dtype in _REDUCED:
             like = fp32_copies.fp32_like(a, pooled=True)
         up.append(like if like is not None else _upcast(a, rt))
     return up
@@ -125,10 +128,13 @@ def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     """``general_path.run_in_fp32``, with the same results."""
     rt = _runtime.runtime_kernels()
     inf_nan = overflow_mode.inf_nan()
-    if not inf_nan:  # the one-pass kernels store saturating
+    if not inf_nan:  # the one-pass fp16 kernels store saturating
         done = half_kernels.run(func, args, kwargs, rt)
         if done is not half_kernels.NOT_HANDLED:
             return done
+    done = bf16_kernels.run(func, args, kwargs, rt, not inf_nan)
+    if done is not bf16_kernels.NOT_HANDLED:
+        return done
     flat: List[Any] = []
     try:
         flat, how = _round_trip(func, args, kwargs, rt, inf_nan)
@@ -141,7 +147,7 @@ def _round_trip(
     func: Any, args: Sequence[Any], kwargs: Dict[str, Any], rt: Any, inf_nan: bool
 ) -> Tuple[List[Any], Any]:
     schema = op_schema.schema_of(func)
-    expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path._expected_dtypes)
+    expected = output_dtypes.expected_dtypes(func, args, kwargs, general_path.meta_dtypes)
 
     up_args = _upcast_args(func, args, rt)
     up_kwargs = {k: _upcast(v, rt) for k, v in kwargs.items()} if kwargs else kwargs
@@ -213,4 +219,4 @@ def _narrow(
                 saturation.to_reduced(x, _HALF, rt) if inf_nan else saturation.host_to_fp16(x, rt)
             )
         elif want == _BF16 and x.dtype != _BF16 and x.is_floating_point():
-            flat[i] = saturation.to_bf16(x)
+            flat[i] = saturation.host_to_bf16(x, rt, inf_nan)

@@ -1,7 +1,10 @@
-"""fp32 copies of fp16 tensors, as ``x.to(torch.float32)`` makes them, in one runtime pass.
+"""fp32 copies of fp16 and bf16 tensors, as ``x.to(torch.float32)`` makes them, in one runtime
+pass.
 
 torch's own conversion and the runtime's ``half_to_float`` give the same bits for every fp16
-value (exact; NaNs quieted with their payload kept), so the copy differs only in speed. Its
+value (exact; NaNs quieted with their payload kept), and ``bf16_to_float`` for every bf16 value
+(exact: the bf16 bits are the float's top half, NaNs kept as they are), so the copy differs
+only in speed. Its
 layout is the one ``_to_copy`` picks: a tensor that is non-overlapping and dense keeps its
 strides, and only such a tensor is converted by the runtime, as one flat range of memory
 (``data_ptr`` is its lowest address, since strides are never negative). Anything else, or no
@@ -20,6 +23,7 @@ from .. import _runtime
 from . import scratch_pool
 
 _FLOAT = torch.float32
+_HALF = torch.float16
 _STRIDED = torch.strided
 _empty_strided = torch._C._VariableFunctions.empty_strided
 _is_cpu = torch._C._TensorBase.is_cpu.__get__
@@ -60,18 +64,21 @@ def _new(sizes: Sequence[int], strides: Sequence[int], n: int, pooled: bool) -> 
 
 
 def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.Tensor:
-    """The fp16 tensor ``x`` as a new fp32 tensor: the values and strides of ``x.to(float32)``.
-    ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the caller has it;
-    ``pooled``: the memory is lent by ``scratch_pool`` (the caller gives it back)."""
+    """The fp16 or bf16 tensor ``x`` as a new fp32 tensor: the values and strides of
+    ``x.to(float32)``. ``rt``: the runtime as ``_runtime.runtime_kernels()`` gives it, if the
+    caller has it; ``pooled``: the memory is lent by ``scratch_pool`` (the caller gives it
+    back)."""
     n = x.numel()
     if n and x.layout == _STRIDED and _is_cpu(x):
         sizes, strides = x.size(), x.stride()
         if rt is _LOOKUP:
             rt = _runtime.runtime_kernels()
         if rt is not None and (x.is_contiguous() or non_overlapping_and_dense(sizes, strides)):
-            out = _new(sizes, strides, n, pooled)
-            rt.half_to_float(x.data_ptr(), out.data_ptr(), n)
-            return out
+            widen = rt.half_to_float if x.dtype == _HALF else getattr(rt, "bf16_to_float", None)
+            if widen is not None:
+                out = _new(sizes, strides, n, pooled)
+                widen(x.data_ptr(), out.data_ptr(), n)
+                return out
     return x.to(_FLOAT)
 
 

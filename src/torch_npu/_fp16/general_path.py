@@ -39,7 +39,7 @@ def _to_meta(x: Any) -> Any:
     return x.to("meta") if isinstance(x, torch.Tensor) else x
 
 
-def _expected_dtypes(func, args, kwargs) -> Optional[List[Optional[torch.dtype]]]:
+def meta_dtypes(func, args, kwargs) -> Optional[List[Optional[torch.dtype]]]:
     """Dtypes the op's tensor outputs would have with native fp16 kernels (from meta tensors)."""
     try:
         out = func(*tree_map(_to_meta, args), **tree_map(_to_meta, kwargs))
@@ -98,9 +98,9 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any], cached: bool 
     the NPU stores them. ``cached``: take the output dtypes from the table the fast path keeps
     (``output_dtypes``: the same answer, one meta run per call signature)."""
     if cached:
-        expected = output_dtypes.expected_dtypes(func, args, kwargs, _expected_dtypes)
+        expected = output_dtypes.expected_dtypes(func, args, kwargs, meta_dtypes)
     else:
-        expected = _expected_dtypes(func, args, kwargs)
+        expected = meta_dtypes(func, args, kwargs)
     mutated = _mutated_half_args(func, args, kwargs)
 
     up_args = list(tree_map(_upcast, tuple(args)))

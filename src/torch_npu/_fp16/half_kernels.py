@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import fp32_copies, saturation
+from . import fp32_copies, kernel_operands, saturation
 
 aten = torch.ops.aten
 NOT_HANDLED = object()
@@ -51,29 +51,10 @@ Args = Sequence[Any]
 Kwargs = Dict[str, Any]
 
 
-def _strided(x: Any, dtype: torch.dtype) -> bool:
-    """A non-empty strided host tensor of ``dtype``, laid out in any way."""
-    return (
-        isinstance(x, torch.Tensor)
-        and x.dtype == dtype
-        and x.layout == torch.strided
-        and _is_cpu(x)
-        and x.numel() > 0
-    )
-
-
-def _plain(x: Any, dtype: torch.dtype) -> bool:
-    """A contiguous, non-empty host tensor of ``dtype``, read as one flat range."""
-    return _strided(x, dtype) and x.is_contiguous()
-
-
-def _same_or_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """``a`` and ``b`` (contiguous, one element size) are the same memory or do not overlap."""
-    pa, pb = a.data_ptr(), b.data_ptr()
-    if pa == pb:
-        return a.numel() == b.numel()
-    size = a.element_size()
-    return pa + a.numel() * size <= pb or pb + b.numel() * size <= pa
+# What the runtime's one-pass kernels read (shared with ``bf16_kernels``).
+_strided = kernel_operands.strided
+_plain = kernel_operands.plain
+_same_or_apart = kernel_operands.same_or_apart
 
 
 def _is_one(alpha: Any) -> bool:

@@ -1,7 +1,7 @@
 """The dtypes an operation's outputs would have with native fp16 kernels, remembered per call.
 
 The general path finds them on every call by running the op on meta copies of its arguments
-(``general_path._expected_dtypes``). That answer is a function of what the meta call receives:
+(``general_path.meta_dtypes``). That answer is a function of what the meta call receives:
 the op, each tensor's dtype, sizes, strides and layout (``to("meta")`` keeps nothing else), and
 the other arguments' values. The fast path keys a table on exactly that and runs the meta call
 once per key. Arguments whose meta copy could carry more (complex, sparse or quantized tensors,

@@ -3,10 +3,14 @@ set (the NPU stores no fp16 inf or NaN). In INF/NAN mode (see ``overflow_mode``)
 as IEEE does: overflow gives inf, NaN stays NaN, and the status is left alone.
 
 bf16 stores (a 910B's) round once to nearest even; in saturation mode they clamp at bf16's
-largest finite value and store NaN as +0, raising the status, as fp16 stores do.
+largest finite value and store NaN as +0, raising the status, as fp16 stores do. In INF/NAN mode
+every NaN is stored as the default quiet NaN 0x7FC0: torch's own conversion stores NaN as its
+code path likes (0xFFFF in x86 vector code, 0x7FC0 in scalar code), and which NaN an fp32
+operation returns depends on its operands' order, so one pattern makes the bits the same
+whichever code computed them (the runtime's ``exec/bf16.h`` has the same rule).
 
-The runtime's ``float_to_half`` does it in one pass when built (and not forced off with
-``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
+The runtime's ``float_to_half`` and ``float_to_bf16`` do it in one pass when built (and not
+forced off with ``APEXNPU_OPTIM_PATH=torch``); otherwise torch operations do.
 """
 
 from __future__ import annotations
@@ -125,29 +129,83 @@ def _within_bf16(values: torch.Tensor) -> torch.Tensor:
     return torch.nan_to_num(values, nan=0.0).clamp(-BF16_MAX, BF16_MAX)
 
 
-def to_bf16(values: torch.Tensor) -> torch.Tensor:
+BF16_NAN_BITS = 0x7FC0  # the one NaN a bf16 store leaves in INF/NAN mode
+
+
+def _one_nan(out: torch.Tensor) -> torch.Tensor:
+    """The bf16 tensor ``out`` with every NaN made 0x7FC0, in place."""
+    nan = torch.isnan(out)
+    if bool(nan.any()):
+        out.view(torch.int16).masked_fill_(nan, BF16_NAN_BITS)
+    return out
+
+
+def _runtime_for_bf16(values: torch.Tensor, rt: Any) -> Any:
+    """The runtime when it stores the fp32 ``values`` as bf16 in one pass (a contiguous,
+    non-empty fp32 tensor, a runtime with the bf16 kernels), else None."""
+    if values.dtype != _FLOAT or not values.is_contiguous() or values.numel() == 0:
+        return None
+    if rt is _LOOKUP:
+        rt = _runtime.runtime_kernels()
+    return rt if rt is not None and hasattr(rt, "float_to_bf16") else None
+
+
+def to_bf16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
     """``values`` (fp32) as bf16, rounded once to nearest even; saturating outside INF/NAN
-    mode."""
+    mode, one NaN pattern in it. ``rt``: as for ``to_fp16``."""
+    rt = _runtime_for_bf16(values, rt)
+    if rt is not None:
+        if placement.npu_of(values) is None:
+            out = _empty(values.shape, dtype=torch.bfloat16)
+        else:
+            out = torch.empty(values.shape, dtype=torch.bfloat16, device=values.device)
+        rt.float_to_bf16(
+            values.data_ptr(), out.data_ptr(), out.numel(), not overflow_mode.inf_nan()
+        )
+        return out
     if not overflow_mode.inf_nan():
-        values = _within_bf16(values)
-    return values.to(torch.bfloat16)
+        return _within_bf16(values).to(torch.bfloat16)
+    return _one_nan(values.to(torch.bfloat16))
 
 
-def store_bf16(dst: torch.Tensor, values: torch.Tensor) -> None:
+def host_to_bf16(values: torch.Tensor, rt: Any, inf_nan: bool) -> torch.Tensor:
+    """``to_bf16`` of a host tensor (the fast path's results), in the mode ``inf_nan`` says: a
+    contiguous fp32 tensor goes straight to the runtime when there is one."""
+    n = values.numel()
+    if rt is not None and n and values.dtype == _FLOAT and values.is_contiguous():
+        convert = getattr(rt, "float_to_bf16", None)
+        if convert is not None:
+            out = _empty(values.shape, dtype=torch.bfloat16)
+            convert(values.data_ptr(), out.data_ptr(), n, not inf_nan)
+            return out
+    return to_bf16(values, None)
+
+
+def store_bf16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> None:
     """Write ``values`` into the bf16 tensor ``dst`` in place, rounded once."""
     if dst.shape != values.shape:
         dst.resize_(values.shape)
-    dst.copy_(values if overflow_mode.inf_nan() else _within_bf16(values))
+    rt = _runtime_for_bf16(values, rt) if dst.is_contiguous() else None
+    if rt is not None:
+        rt.float_to_bf16(
+            values.data_ptr(), dst.data_ptr(), dst.numel(), not overflow_mode.inf_nan()
+        )
+        return
+    if not overflow_mode.inf_nan():
+        dst.copy_(_within_bf16(values))
+        return
+    dst.copy_(values)
+    _one_nan(dst)
 
 
 def to_reduced(values: torch.Tensor, dtype: torch.dtype, rt: Any = _LOOKUP) -> torch.Tensor:
     """``values`` as the reduced ``dtype`` (fp16 or bf16) the NPU stores."""
-    return to_bf16(values) if dtype == torch.bfloat16 else to_fp16(values, rt)
+    return to_bf16(values, rt) if dtype == torch.bfloat16 else to_fp16(values, rt)
 
 
 def store_reduced(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> None:
     """Write ``values`` into ``dst`` (fp16 or bf16) as the NPU stores it."""
     if dst.dtype == torch.bfloat16:
-        store_bf16(dst, values)
+        store_bf16(dst, values, rt)
     else:
         store_fp16(dst, values, rt)

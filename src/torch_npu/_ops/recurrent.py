@@ -34,6 +34,7 @@ import torch
 
 from .. import _wraps
 from .._device import placement, soc
+from .._fp16 import fp32_copies
 from .._fp16 import mode as emulation
 from .sdpa import _stored
 
@@ -107,6 +108,14 @@ def _covered(tensors: Sequence[Any]) -> bool:
     return True
 
 
+def _fp32(t: torch.Tensor) -> torch.Tensor:
+    """``t.float()``: fp16 and bf16 tensors widened by the runtime in one pass when it is there
+    (the same exact values)."""
+    if t.dtype == torch.float32:
+        return t
+    return fp32_copies.to_fp32(t)
+
+
 def _as_tuple(out: Any) -> Tuple[torch.Tensor, ...]:
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
@@ -122,7 +131,7 @@ class _Recurrent(torch.autograd.Function):
         ctx.how, ctx.npu = how, npu
         ctx.save_for_backward(*tensors)
         with emulation.paused(), torch.no_grad():
-            out = _as_tuple(original(*rebuild([t.float() for t in tensors])))
+            out = _as_tuple(original(*rebuild([_fp32(t) for t in tensors])))
             return tuple(_stored(o, tensors[0].dtype, npu, tensors) for o in out)
 
     @staticmethod
@@ -134,9 +143,11 @@ class _Recurrent(torch.autograd.Function):
         if not wanted:
             return tuple(result)
         with emulation.paused(), torch.enable_grad():
-            fp32 = [t.detach().float().requires_grad_(i in wanted) for i, t in enumerate(saved)]
+            fp32 = [
+                _fp32(t.detach()).detach().requires_grad_(i in wanted) for i, t in enumerate(saved)
+            ]
             out = _as_tuple(original(*rebuild(fp32)))
-            pairs = [(o, g.float()) for o, g in zip(out, grads) if g is not None]
+            pairs = [(o, _fp32(g)) for o, g in zip(out, grads) if g is not None]
             if not pairs:
                 return tuple(result)
             found = torch.autograd.grad(

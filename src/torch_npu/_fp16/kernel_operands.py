@@ -1,0 +1,37 @@
+"""Which tensors the runtime's one-pass kernels (``half_kernels``, ``bf16_kernels``) read: they
+take raw addresses and element counts, so a tensor must be host memory of the expected dtype,
+and, read as one flat range, contiguous; an output may only be an input itself or lie apart
+from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+_is_cpu = torch._C._TensorBase.is_cpu.__get__
+
+
+def strided(x: Any, dtype: torch.dtype) -> bool:
+    """A non-empty strided host tensor of ``dtype``, laid out in any way."""
+    return (
+        isinstance(x, torch.Tensor)
+        and x.dtype == dtype
+        and x.layout == torch.strided
+        and _is_cpu(x)
+        and x.numel() > 0
+    )
+
+
+def plain(x: Any, dtype: torch.dtype) -> bool:
+    """A contiguous, non-empty host tensor of ``dtype``, read as one flat range."""
+    return strided(x, dtype) and x.is_contiguous()
+
+
+def same_or_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """``a`` and ``b`` (contiguous, one element size) are the same memory or do not overlap."""
+    pa, pb = a.data_ptr(), b.data_ptr()
+    if pa == pb:
+        return a.numel() == b.numel()
+    size = a.element_size()
+    return pa + a.numel() * size <= pb or pb + b.numel() * size <= pa
