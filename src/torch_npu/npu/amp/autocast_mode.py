@@ -100,11 +100,32 @@ def _eligible(x: Any) -> bool:
     )
 
 
-def _cast(x: Any, dtype: torch.dtype) -> Any:
+# Python functions the policy casts at their entry whose code asks whether two arguments are one
+# tensor: ``multi_head_attention_forward`` takes its packed self-attention path (one linear of
+# the input) only when ``query is key is value``. A device's autocast casts below Python, inside
+# that path, so the input is cast once there; here a tensor passed to them several times is cast
+# once too. Operators keep torch's rule, a cast per argument (``matmul(a, a)`` casts twice and
+# the two gradients meet in fp32).
+_CAST_ONCE = frozenset({"multi_head_attention_forward"})
+
+
+def _cast(x: Any, dtype: torch.dtype, done: Optional[Dict[int, torch.Tensor]] = None) -> Any:
+    """``x`` (a tensor, or a list or tuple of them) as autocast casts it to ``dtype``; ``done``,
+    for a function of ``_CAST_ONCE``, holds the casts made for the call by the id of their
+    source."""
     if isinstance(x, (list, tuple)):
-        return type(x)(_cast(v, dtype) for v in x)
+        return type(x)(_cast(v, dtype, done) for v in x)
     if not _eligible(x) or x.dtype == dtype:
         return x
+    if done is None:
+        return _cast_tensor(x, dtype)
+    made = done.get(id(x))
+    if made is None:
+        made = done[id(x)] = _cast_tensor(x, dtype)
+    return made
+
+
+def _cast_tensor(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     cacheable = (
         torch.is_autocast_cache_enabled()
         and dtype != torch.float32
@@ -188,7 +209,8 @@ def _apply(policy: str, func: Callable, args: Tuple[Any, ...], kwargs: Dict[str,
         if _eligible(first) and kwargs.get("dtype") is None and len(args) <= 2:
             kwargs = dict(kwargs, dtype=torch.float32)
         return func(*args, **kwargs)
-    return func(*_cast(args, dtype), **{k: _cast(v, dtype) for k, v in kwargs.items()})
+    done: Optional[Dict[int, torch.Tensor]] = {} if _name(func) in _CAST_ONCE else None
+    return func(*_cast(args, dtype, done), **{k: _cast(v, dtype, done) for k, v in kwargs.items()})
 
 
 class _AutocastMode(TorchFunctionMode):
