@@ -9,8 +9,9 @@ non-empty contiguous host tensors of one shape and the arguments below; anything
   fp32 kernel computes ``a + alpha * b`` with one rounding; ``alpha * b`` is exact at 1).
   Autograd accumulates the gradient of a tensor used at every step of a recurrent model so.
 - conversions: ``_to_copy`` of bf16 to fp32 is the general path's widening, of fp32 to bf16
-  its rounding (autocast's casts and their gradients); ``copy_`` of fp32 values into a bf16
-  tensor is its rounding too.
+  its rounding (autocast's casts and their gradients; the values of a view gathered first, into
+  the contiguous layout the NPU's outputs have); ``copy_`` of fp32 values into a bf16 tensor is
+  its rounding too.
 - copies of bf16 values (``clone``, ``_to_copy`` to bf16, ``copy_`` between bf16 tensors): the
   values widened and stored again, which leaves every value as it was but NaN (one pattern in
   INF/NAN mode, +0 in saturation mode, reported) and inf (the largest bf16 in saturation mode,
@@ -115,7 +116,9 @@ def _to_copy(rt: Any, args: Args, kwargs: Kwargs, saturate: bool) -> Any:
         return fp32_copies.to_fp32(x, rt)
     if x.dtype == _BF16 and dtype == _BF16 and _plain(x, _BF16):
         return _stored_copy(rt, x, saturate)
-    if x.dtype == _FLOAT and dtype == _BF16 and _plain(x, _FLOAT):
+    if x.dtype == _FLOAT and dtype == _BF16 and kernel_operands.strided(x, _FLOAT):
+        if not x.is_contiguous():  # autocast's cast of a view (a time step of a sequence)
+            x = aten.clone.default(x, memory_format=torch.contiguous_format)
         return _rounded(rt, x, saturate)
     return NOT_HANDLED
 

@@ -70,12 +70,14 @@ def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.T
     back)."""
     n = x.numel()
     if n and x.layout == _STRIDED and _is_cpu(x):
-        sizes, strides = x.size(), x.stride()
         if rt is _LOOKUP:
             rt = _runtime.runtime_kernels()
-        if rt is not None and (x.is_contiguous() or non_overlapping_and_dense(sizes, strides)):
+        widen = None
+        if rt is not None:
             widen = rt.half_to_float if x.dtype == _HALF else getattr(rt, "bf16_to_float", None)
-            if widen is not None:
+        if widen is not None:
+            sizes, strides = x.size(), x.stride()
+            if x.is_contiguous() or non_overlapping_and_dense(sizes, strides):
                 out = _new(sizes, strides, n, pooled)
                 widen(x.data_ptr(), out.data_ptr(), n)
                 return out

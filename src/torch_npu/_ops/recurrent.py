@@ -32,9 +32,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from .. import _wraps
+from .. import _runtime, _wraps
 from .._device import placement, soc
-from .._fp16 import fp32_copies
+from .._fp16 import fp32_copies, saturation
 from .._fp16 import mode as emulation
 from .sdpa import _stored
 
@@ -108,12 +108,19 @@ def _covered(tensors: Sequence[Any]) -> bool:
     return True
 
 
-def _fp32(t: torch.Tensor) -> torch.Tensor:
-    """``t.float()``: fp16 and bf16 tensors widened by the runtime in one pass when it is there
-    (the same exact values)."""
+def _fp32(t: torch.Tensor, rt: Any) -> torch.Tensor:
+    """``t.float()``: fp16 and bf16 tensors widened by the runtime ``rt`` in one pass when it is
+    there (the same exact values)."""
     if t.dtype == torch.float32:
         return t
-    return fp32_copies.to_fp32(t)
+    return fp32_copies.to_fp32(t, rt)
+
+
+def _store(values: torch.Tensor, dtype: torch.dtype, npu: Any, sources: Any, rt: Any) -> Any:
+    """``_stored``, with fp16 and bf16 results rounded by the runtime ``rt`` the caller has."""
+    if dtype == torch.float32:
+        return _stored(values, dtype, npu, sources)
+    return placement.put(saturation.to_reduced(values, dtype, rt), npu)
 
 
 def _as_tuple(out: Any) -> Tuple[torch.Tensor, ...]:
@@ -130,9 +137,10 @@ class _Recurrent(torch.autograd.Function):
         npu = placement.npu_of(tensors[0])
         ctx.how, ctx.npu = how, npu
         ctx.save_for_backward(*tensors)
+        rt = _runtime.runtime_kernels()
         with emulation.paused(), torch.no_grad():
-            out = _as_tuple(original(*rebuild([_fp32(t) for t in tensors])))
-            return tuple(_stored(o, tensors[0].dtype, npu, tensors) for o in out)
+            out = _as_tuple(original(*rebuild([_fp32(t, rt) for t in tensors])))
+            return tuple(_store(o, tensors[0].dtype, npu, tensors, rt) for o in out)
 
     @staticmethod
     def backward(ctx, *grads: Optional[torch.Tensor]):  # noqa: D102
@@ -142,12 +150,14 @@ class _Recurrent(torch.autograd.Function):
         result: List[Optional[torch.Tensor]] = [None] * (len(saved) + 1)
         if not wanted:
             return tuple(result)
+        rt = _runtime.runtime_kernels()
         with emulation.paused(), torch.enable_grad():
             fp32 = [
-                _fp32(t.detach()).detach().requires_grad_(i in wanted) for i, t in enumerate(saved)
+                _fp32(t.detach(), rt).detach().requires_grad_(i in wanted)
+                for i, t in enumerate(saved)
             ]
             out = _as_tuple(original(*rebuild(fp32)))
-            pairs = [(o, _fp32(g)) for o, g in zip(out, grads) if g is not None]
+            pairs = [(o, _fp32(g, rt)) for o, g in zip(out, grads) if g is not None]
             if not pairs:
                 return tuple(result)
             found = torch.autograd.grad(
@@ -159,7 +169,7 @@ class _Recurrent(torch.autograd.Function):
             sources = [g for g in grads if g is not None] + list(saved)
             for i, g in zip(wanted, found):
                 if g is not None:
-                    result[i + 1] = _stored(g, saved[i].dtype, ctx.npu, sources)
+                    result[i + 1] = _store(g, saved[i].dtype, ctx.npu, sources, rt)
         return tuple(result)
 
 
