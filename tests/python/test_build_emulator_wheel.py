@@ -2,7 +2,9 @@
 (torch_npu_emulator, import name torch_npu) carrying the runtime's binding for CPython 3.7's stable
 ABI, one per architecture; installed alone into a venv over the torch running the test, it trains
 under torch.npu.amp with nothing of apex; apex's wheel installs beside it and finds it as its
-NPU; both are removed cleanly; --no-emulator leaves it out."""
+NPU; both are removed cleanly; --no-emulator leaves it out. A module the two packages share
+(the fused optimizers' descriptions) is the same bytes in both wheels, from its one source in the
+overlay."""
 
 import json
 import os
@@ -27,6 +29,8 @@ def dist(tmp_path_factory):
         os.path.join(tree, "apex"),
         dirs_exist_ok=True,
     )
+    # Upstream's apex.optimizers package, which the overlay's optimizers join.
+    bh.write_files({"apex/optimizers/__init__.py": ""}, tree)
     out = str(tmp_path_factory.mktemp("dist"))
     doc = bh.build_for_system_python(
         tree,
@@ -77,6 +81,34 @@ def test_a_wheel_of_its_own_with_the_runtime(dist):
     assert bh.run(["verify", emulator["layout"]]).returncode == 0
     with open(doc["manifest"]) as f:
         assert json.load(f)["emulator"]["file"] == os.path.basename(emulator["wheel"])
+
+
+def shared_modules():
+    """(overlay path, torch_npu path) of each module torch_npu's source links from the overlay."""
+    overlay = os.path.join(bh.REPO, "patches", "overlay")
+    source = os.path.join(bh.REPO, "src")
+    pairs = []
+    for folder, _, names in os.walk(os.path.join(source, "torch_npu")):
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                target = os.path.realpath(path)
+                assert target.startswith(overlay + os.sep), (path, target)
+                pairs.append((os.path.relpath(target, overlay), os.path.relpath(path, source)))
+    return pairs
+
+
+def test_both_wheels_carry_the_shared_modules_byte_for_byte(dist):
+    doc, _ = dist
+    pairs = shared_modules()
+    assert ("apex/optimizers/optimizer_kinds.py", "torch_npu/optim/_optimizer_kinds.py") in pairs
+    emulator = bh.read_wheel(doc["emulator"]["wheel"])
+    apex = bh.read_wheel(doc["wheel"])
+    for overlay_path, emulator_path in pairs:
+        with open(os.path.join(bh.REPO, "patches", "overlay", overlay_path), "rb") as f:
+            source = f.read()
+        assert emulator[emulator_path] == source, emulator_path
+        assert apex[overlay_path] == source, overlay_path
 
 
 def test_a_tampered_emulator_wheel_fails_verify(dist, tmp_path):

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
@@ -124,13 +125,28 @@ ApexSources collect_apex_files(const BuildOptions& o, const BuildCallbacks& cb) 
   return apex;
 }
 
+// Modules of apex's overlay that the emulator's torch_npu carries too, the same bytes at its own
+// path: one source for two packages that may not import each other (apex runs on Huawei's
+// torch_npu; the emulator never imports apex). In the source tree a symbolic link stands at the
+// torch_npu path, for the tests that import the package from there.
+struct SharedModule {
+  const char* overlay_path;   // under patches/overlay/
+  const char* emulator_path;  // in the emulator's wheel
+};
+constexpr std::array<SharedModule, 1> kSharedModules = {
+    {{"apex/optimizers/optimizer_kinds.py", "torch_npu/optim/_optimizer_kinds.py"}}};
+
 // The torch_npu emulator package's files, from apexnpu's own data.
 wheel::WheelFiles collect_emulator_files(const BuildCallbacks& cb) {
   const stdfs::path root = emulator_package_root();
-  const wheel::PackageSelection package = wheel::select_package_files(root, "torch_npu");
-  warn_skipped(package, cb);
+  wheel::PackageSelection package = wheel::select_package_files(root, "torch_npu");
   wheel::WheelFiles files;
   for (const auto& rel : package.files) files[rel] = read_file(root / rel);
+  for (const SharedModule& shared : kSharedModules) {
+    files[shared.emulator_path] = read_file(bundled_overlay_dir() / shared.overlay_path);
+    std::erase(package.skipped_symlinks, std::string(shared.emulator_path));
+  }
+  warn_skipped(package, cb);
   return files;
 }
 

@@ -1,0 +1,1 @@
+../../../patches/overlay/apex/optimizers/optimizer_kinds.py
