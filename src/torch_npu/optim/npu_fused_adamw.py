@@ -3,8 +3,7 @@ weight_decay=1e-2, amsgrad=False)``: torch.optim.AdamW over combined buffers."""
 
 from __future__ import annotations
 
-import torch
-
+from . import _optimizer_kinds as optimizer_kinds
 from .npu_fused_adam import NpuFusedAdam
 
 __all__ = ["NpuFusedAdamW"]
@@ -13,12 +12,4 @@ __all__ = ["NpuFusedAdamW"]
 class NpuFusedAdamW(NpuFusedAdam):
     """Adam with decoupled weight decay, as torch.optim.AdamW."""
 
-    RUNTIME_KIND = "adamw"
-    TORCH_CLASS = torch.optim.AdamW
-
-    def __init__(
-        self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False
-    ):
-        super().__init__(
-            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad
-        )
+    KIND = optimizer_kinds.ADAMW

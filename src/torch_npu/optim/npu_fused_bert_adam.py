@@ -10,71 +10,26 @@ by the warmup schedule at progress step / t_total (``t_total=-1``: constant), an
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List
 
 from .._ops.bert_apply_adam import npu_bert_apply_adam
-from . import _checks
-from ._rules import SCHEDULES
+from . import _optimizer_kinds as optimizer_kinds
 from .npu_fused_optim_base import NpuFusedOptimizerBase, clip_parts
 
 __all__ = ["NpuFusedBertAdam"]
 
-RUNTIME_SCHEDULES = ("warmup_linear", "warmup_cosine", "warmup_constant")
-
-
-def scheduled_lr(group: Dict, steps_taken: int) -> float:
-    """The learning rate of the step after ``steps_taken`` steps under the group's schedule."""
-    if group["t_total"] == -1:
-        return group["lr"]
-    return group["lr"] * SCHEDULES[group["schedule"]](
-        steps_taken / group["t_total"], group["warmup"]
-    )
+scheduled_lr = optimizer_kinds.BertAdam.scheduled_lr
 
 
 class NpuFusedBertAdam(NpuFusedOptimizerBase):
     """BertAdam; see the module docstring."""
 
-    RUNTIME_KIND = "bert_adam"
+    KIND = optimizer_kinds.BERT_ADAM
 
-    def __init__(
-        self,
-        params,
-        lr=1e-3,
-        warmup=-1,
-        t_total=-1,
-        schedule="warmup_linear",
-        b1=0.9,
-        b2=0.999,
-        e=1e-6,
-        weight_decay=0.01,
-        max_grad_norm=1.0,
-    ):
-        _checks.non_negative("NpuFusedBertAdam", lr=lr, e=e)
-        if (warmup < 0.0 and warmup != -1) or warmup >= 1.0:
-            raise ValueError(f"NpuFusedBertAdam: invalid warmup: {warmup}")
-        if schedule not in SCHEDULES:
-            raise ValueError(f"NpuFusedBertAdam: invalid schedule parameter: {schedule}")
-        for name, beta in (("b1", b1), ("b2", b2)):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"NpuFusedBertAdam: invalid {name} parameter: {beta}")
-        self.max_grad_norm = max_grad_norm
-        super().__init__(
-            params,
-            dict(
-                lr=lr,
-                schedule=schedule,
-                warmup=warmup,
-                t_total=t_total,
-                b1=b1,
-                b2=b2,
-                e=e,
-                weight_decay=weight_decay,
-                max_grad_norm=max_grad_norm,
-            ),
-        )
-
-    def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        return [("exp_avg", 0.0), ("exp_avg_sq", 0.0)]
+    @property
+    def max_grad_norm(self) -> float:
+        """The constructor's ``max_grad_norm`` (each group's own is in the group)."""
+        return self.defaults["max_grad_norm"]
 
     def _before_group_steps(self) -> None:
         for b in self._buckets:
@@ -82,35 +37,19 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
             if max_norm > 0:
                 clip_parts([(b.grad, b.segments)], float(max_norm), 2.0)
 
-    def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        if group["schedule"] not in RUNTIME_SCHEDULES:
-            return None  # warmup_poly: torch operations
-        return dict(
-            lr=group["lr"],
-            warmup=group["warmup"],
-            t_total=group["t_total"],
-            schedule=group["schedule"],
-            b1=group["b1"],
-            b2=group["b2"],
-            e=group["e"],
-            weight_decay=group["weight_decay"],
-            max_grad_norm=-1.0,
-        )  # clipped before
-
-    def _torch_update(self, group: Dict, work) -> Dict:
+    def _torch_update(self, group: Dict, flat: optimizer_kinds.FlatStep) -> None:
         # torch_npu's own ApplyAdamV2 operator (max_grad_norm -1: the gradients are clipped).
         npu_bert_apply_adam(
-            scheduled_lr(group, work.step - 1),
+            scheduled_lr(group, flat.step - 1),
             group["b1"],
             group["b2"],
             group["e"],
-            work.grad,
+            flat.grad,
             -1.0,
             0.0,
             group["weight_decay"],
-            out=(work.param, work.state["exp_avg"], work.state["exp_avg_sq"]),
+            out=(flat.param, flat.state["exp_avg"], flat.state["exp_avg_sq"]),
         )
-        return {}
 
     def get_lr(self) -> List[float]:
         """The learning rate each parameter's next step uses (``[0.0]`` before any step)."""

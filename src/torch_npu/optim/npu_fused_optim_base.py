@@ -8,10 +8,11 @@ state tensors of the parameter's dtype). Unlike torch_npu's, a parameter re-allo
 first step (``.cpu()``, a new tensor, a new gradient) is noticed before the next step and the
 buffers are combined again, instead of silently training stale copies.
 
-A subclass gives its runtime kind (``RUNTIME_KIND``, the compiled runtime's fused kernel), its
-state buffers (``_state_spec``), the runtime options of a group (``_runtime_options``) and the
-update in torch operations (``_torch_update``, on flat tensors of the bucket's dtype). Each
-bucket steps in one of two ways:
+A subclass names its kind's description (``KIND``, from ``optimizer_kinds``, shared with
+apex's fronts), which gives the runtime kind, the state buffers (``_state_spec``), the argument
+checks, the runtime options of a group (``_runtime_options``) and the update in torch operations
+(``_torch_update``, on flat tensors of the bucket's dtype); a subclass overrides a hook only where
+torch_npu computes otherwise. Each bucket steps in one of two ways:
 - fp32: the runtime's kernel for its kind (``torch_npu._apexnpu.Optimizer``, the same kernels
   as apex's NpuFused optimizers), one pass over the bucket; without the runtime (or with
   ``APEXNPU_OPTIM_PATH=torch``) torch operations;
@@ -20,7 +21,7 @@ bucket steps in one of two ways:
   as on the NPU).
 Parameters with gradients must be fp32 or fp16, as torch_npu's (bfloat16 ones too, on every
 chip), refused with torch_npu's error when they are combined. torch_npu's per-group attributes
-and state hooks come from ``_torch_npu_state``.
+and state hooks come from ``_torch_npu_views``.
 """
 
 from __future__ import annotations
@@ -29,46 +30,28 @@ import math
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
-from torch.optim.optimizer import Optimizer
+from torch.optim.optimizer import Optimizer, required
 
 from .. import _runtime
 from .._device import placement
 from .._ops._precision import store_into
 from ..utils._error_code import ErrCode, pta_error
-from ._combined import DTYPES, Bucket, bucket_key, combine, read_step
-from ._torch_npu_state import TorchNpuCombinedState
+from ._param_buckets import DTYPES, Bucket, bucket_key, combine
+from ._torch_npu_views import TorchNpuViews
+from ._optimizer_kinds import FlatStep, KindFront, step_count
 
 __all__ = ["NpuFusedOptimizerBase"]
 
 
-class FlatWork:
-    """What an update works on: the flat parameter, gradient and state of one bucket (of its
-    dtype), the parameters' (offset, numel, shape), and ``step``, the step being taken (1 for
-    the first)."""
-
-    def __init__(
-        self,
-        param: torch.Tensor,
-        grad: torch.Tensor,
-        state: Dict[str, torch.Tensor],
-        bucket: Bucket,
-        step: int,
-    ):
-        self.param, self.grad, self.state, self.step = param, grad, state, step
-        self.layout = [(o, p.numel(), p.shape) for o, p in zip(bucket.offsets, bucket.params)]
-
-    def views(self, flat: torch.Tensor) -> List[torch.Tensor]:
-        """Views of ``flat`` shaped as the bucket's parameters."""
-        return [flat[o : o + n].view(shape) for o, n, shape in self.layout]
-
-
-class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
+class NpuFusedOptimizerBase(KindFront, TorchNpuViews, Optimizer):
     """Base of torch_npu's fused optimizers; see the module docstring."""
 
-    RUNTIME_KIND: Optional[str] = None
-    STEP_IN_STATE = True  # per-parameter state["step"] (torch's SGD keeps none)
+    PACKAGE = "torch_npu"  # the fronts take the signatures and defaults of torch_npu's
 
     def __init__(self, params, default):
+        if default.get("lr") is required:
+            raise ValueError(f"{type(self).__name__}: lr is required")
+        self._check_options(default)
         self._buckets: List[Bucket] = []
         self._combined_params: List[Optional[torch.Tensor]] = [None, None]
         self._combined_grads: List[Optional[torch.Tensor]] = [None, None]
@@ -86,23 +69,6 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
 
     # --- what subclasses provide ------------------------------------------------------------
 
-    def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        """(name, initial fill) of each state buffer; fill None: made by the first update."""
-        raise NotImplementedError
-
-    def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        """The runtime kernel's options for ``group`` (None: the kernel cannot run it)."""
-        return None
-
-    def _torch_update(self, group: Dict, work: FlatWork) -> Dict[str, torch.Tensor]:
-        """One step in torch operations on flat tensors of the bucket's dtype, in place;
-        returns state buffers the update made (name -> flat tensor) for those whose fill is
-        None."""
-        raise NotImplementedError
-
-    def _before_group_steps(self) -> None:
-        """Run once per step after combining, before the groups' steps."""
-
     def _global_grad_norm(self) -> float:
         """The runtime step's ``global_grad_norm`` (-1: none)."""
         return -1.0
@@ -112,7 +78,7 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
     def _steps_taken(self, p: torch.Tensor, group: Dict) -> int:
         state = self.state[p]
         if self.STEP_IN_STATE:
-            return read_step(state.get("step"))
+            return step_count(state.get("step"))
         names = [name for name, _ in self._state_spec(group)]
         return 1 if names and all(state.get(n) is not None for n in names) else 0
 
@@ -182,14 +148,11 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
         super().load_state_dict(state_dict)
         for st in self.state.values():
             if "step" in st:
-                st["step"] = read_step(st["step"])
+                st["step"] = step_count(st["step"])
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], torch.Tensor]] = None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = self._loss_of(closure)
         self._maybe_init_combined_params_and_grads()
         self._before_group_steps()
         for index, _ in enumerate(self.param_groups):
@@ -207,15 +170,7 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
                 if b.intact(b.params):
                     b.grad.zero_()
                     fused.update(id(p) for p in b.params)
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is None or id(p) in fused:
-                        continue
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        self._zero_grads_outside(fused)
 
     # --- a step -------------------------------------------------------------------------------
 
@@ -256,10 +211,15 @@ class NpuFusedOptimizerBase(TorchNpuCombinedState, Optimizer):
         )
 
     def _torch_step(self, group: Dict, b: Bucket) -> None:
-        """The update in torch operations on the bucket's own flat tensors (of its dtype)."""
-        made = self._torch_update(group, FlatWork(b.param, b.grad, dict(b.state), b, b.steps + 1))
-        for name, values in made.items():
-            b.adopt_state(self.state, name, values)
+        """The update in torch operations on the bucket's own flat tensors (of its dtype); a
+        buffer the first step makes (fill None) is made here, zeroed, for the update to fill."""
+        for name, _ in self._state_spec(group):
+            if name not in b.state:
+                b.combine_state(self.state, name, 0.0)
+        segments = [(o, p.shape) for o, p in zip(b.offsets, b.params)]
+        self._torch_update(
+            group, FlatStep(b.param, b.grad, b.state, segments, b.steps + 1, b.params)
+        )
 
     # --- gradient clipping --------------------------------------------------------------------
 

@@ -3,12 +3,11 @@ nesterov=False)``: torch.optim.SGD over combined buffers."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict
 
 import torch
-from torch.optim.optimizer import required
 
-from . import _checks, _rules
+from . import _optimizer_kinds as optimizer_kinds
 from .npu_fused_optim_base import NpuFusedOptimizerBase
 
 __all__ = ["NpuFusedSGD"]
@@ -17,48 +16,13 @@ __all__ = ["NpuFusedSGD"]
 class NpuFusedSGD(NpuFusedOptimizerBase):
     """SGD with momentum, dampening, Nesterov momentum and weight decay, as torch.optim.SGD."""
 
-    RUNTIME_KIND = "sgd"
-    STEP_IN_STATE = False
+    KIND = optimizer_kinds.SGD
     INIT_STATE_ARGS = ("weight_decay",)
-
-    def __init__(
-        self, params, lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False
-    ):
-        if lr is required:
-            raise ValueError("NpuFusedSGD: lr is required")
-        _checks.non_negative("NpuFusedSGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError(
-                "NpuFusedSGD: Nesterov momentum requires a momentum and zero dampening"
-            )
-        super().__init__(
-            params,
-            dict(
-                lr=lr,
-                momentum=momentum,
-                dampening=dampening,
-                weight_decay=weight_decay,
-                nesterov=nesterov,
-            ),
-        )
 
     def __setstate__(self, state: Dict) -> None:
         super().__setstate__(state)
         for group in self.param_groups:
             group.setdefault("nesterov", False)
-
-    def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        # torch makes the momentum buffer at the first step (a copy of the gradient).
-        return [("momentum_buffer", None)] if group["momentum"] != 0 else []
-
-    def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        return dict(
-            lr=group["lr"],
-            momentum=group["momentum"],
-            dampening=group["dampening"],
-            weight_decay=group["weight_decay"],
-            nesterov=group["nesterov"],
-        )
 
     def _init_param_state(self, p: torch.Tensor, *args, **kwargs) -> None:
         """As torch_npu's: the momentum buffer starts as the (weight-decayed) gradient, as
@@ -90,6 +54,3 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
         if options["momentum"] != 0 and "momentum_buffer" not in b.state:
             b.combine_state(self.state, "momentum_buffer", 0.0)  # the kernel's first step fills it
         super()._runtime_step(rt, options, b)
-
-    def _torch_update(self, group: Dict, work) -> Dict[str, torch.Tensor]:
-        return _rules.torch_optim_step(torch.optim.SGD, group, work, step_in_state=False)

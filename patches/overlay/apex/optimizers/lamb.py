@@ -40,9 +40,7 @@ class Lamb(NpuFusedLamb):
     def _apply_step(flat, adam_step, ratios, lr) -> None:
         # As the reference rounds it, per parameter: the factor -lr * ratio, the step times it,
         # then the addition.
-        for p_seg, step_seg, ratio in zip(
-            flat.segment_views(flat.param), flat.segment_views(adam_step), ratios
-        ):
+        for p_seg, step_seg, ratio in zip(flat.views(flat.param), flat.views(adam_step), ratios):
             p_seg.add_(step_seg.mul_(-lr * ratio.to(step_seg.dtype)))
 
 

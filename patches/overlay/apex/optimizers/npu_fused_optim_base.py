@@ -1,10 +1,12 @@
 """Base class of the NpuFused optimizers: every parameter group fused, torch-compatible state.
 
-A subclass gives its state buffers (``_state_spec``), how its per-parameter step count is kept
-(``STEP_KIND``: ``"int"`` as Ascend's apex keeps it, ``"tensor"`` as torch 2's Adam, None as SGD) and its
-update rule over flat tensors (``_update``). This class combines, at each parameter group's first
+A subclass names its kind's description (``KIND``, from ``optimizer_kinds``, shared with
+torch_npu's fronts): its runtime kind, state buffers (``_state_spec``), argument checks, runtime
+options (``_runtime_options``) and update rule over flat tensors (``_torch_update``); it
+overrides a hook only where apex computes otherwise. The per-parameter step count is an int in
+the state, as Ascend's apex keeps it (none for a kind without one, as SGD). This class combines, at each parameter group's first
 step, the group's parameters of each dtype, their gradients and state into combined buffers (see
-``combined_params``), checks before every step that they still point there (re-combining when
+``param_buckets``), checks before every step that they still point there (re-combining when
 the user replaced a tensor or the set of parameters with gradients changed), and keeps
 ``state_dict()`` in torch's per-parameter layout. Parameters are fp32 or fp16, and bfloat16 on
 a chip that computes it (``param_dtypes``: fp32 state, each step in fp32 rounded once).
@@ -12,7 +14,6 @@ a chip that computes it (``param_dtypes``: fp32 state, each step in fp32 rounded
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -22,41 +23,24 @@ from torch.optim.optimizer import Optimizer
 from apex.npu.optimizers import fused_clip, grad_memory
 
 from . import param_dtypes, step_path
-from .combined_params import CombinedParams, FlatTensors, slot_offsets
+from .param_buckets import ParamBucket, slot_offsets
+from .optimizer_kinds import KindFront
 
 
-class NpuFusedOptimizerBase(Optimizer):
+class NpuFusedOptimizerBase(KindFront, Optimizer):
     """Common machinery; see the module docstring."""
 
     is_npu_fused_optimizer = True  # as Ascend's apex marks its fused optimizers (amp reads it)
-    STEP_KIND: Optional[str] = "int"
-    RUNTIME_KIND: Optional[str] = None  # the runtime's name for this rule, when it has a kernel
-    RUNTIME_STATE_NAMES: Dict[str, str] = {}  # our state name -> the runtime's, where they differ
+    PACKAGE = "apex"  # the fronts take the signatures and defaults of Ascend's apex
 
     def __init__(self, params, defaults: Dict):
-        self._combined: Dict[Tuple[int, torch.dtype, bool], CombinedParams] = {}
+        self._check_options(defaults)
+        self._combined: Dict[Tuple[int, torch.dtype, bool], ParamBucket] = {}
         self._kind_buffers: Dict[Tuple[torch.dtype, bool], Tuple[torch.Tensor, torch.Tensor]] = {}
-        self._buckets: List[List[CombinedParams]] = []
+        self._buckets: List[List[ParamBucket]] = []
         self._fp16_model_masters = frozenset()  # ids of amp's masters of fp16 model parameters
         self.fusions = 0  # how many times a bucket's buffers were (re)combined
         super().__init__(params, defaults)
-
-    # --- what subclasses provide ---------------------------------------------------------------
-
-    def _state_spec(self, group: Dict) -> List[Tuple[str, Optional[float]]]:
-        """(name, initial fill) of each state buffer; fill None means the rule initialises it."""
-        raise NotImplementedError
-
-    def _update(self, group: Dict, flat: FlatTensors) -> None:
-        """Update ``flat.param`` and ``flat.state`` in place from ``flat.grad``."""
-        raise NotImplementedError
-
-    def _runtime_options(self, group: Dict) -> Optional[Dict]:
-        """The runtime kernel's options for ``group``, or None when the kernel cannot run it."""
-        return None
-
-    def _before_group_updates(self) -> None:
-        """Hook run once per step before the groups are updated (e.g. a global gradient norm)."""
 
     # --- torch.optim.Optimizer interface --------------------------------------------------------
 
@@ -114,26 +98,12 @@ class NpuFusedOptimizerBase(Optimizer):
             if combined.matches(combined.params):
                 combined.grad.zero_()
                 fused.update(id(p) for p in combined.params)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None or id(p) in fused:
-                    continue
-                if set_to_none and not self._combined:
-                    p.grad = None
-                    continue
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        self._zero_grads_outside(fused, set_to_none and not self._combined)
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], torch.Tensor]] = None):
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        self._before_group_updates()
+        loss = self._loss_of(closure)
+        self._before_group_steps()
         self._buckets = self._combine_all()
         own_group_step = type(self)._group_step is not NpuFusedOptimizerBase._group_step
         if own_group_step:
@@ -182,7 +152,7 @@ class NpuFusedOptimizerBase(Optimizer):
                 )
         return wanted
 
-    def _combine_all(self) -> List[List[CombinedParams]]:
+    def _combine_all(self) -> List[List[ParamBucket]]:
         """Every group's buckets, up to date: when any went stale (a parameter replaced, or the
         set with gradients changed), all are combined again. The parameters, and the gradients,
         of one kind (dtype; master of an fp16 parameter or not) share one buffer over all
@@ -208,11 +178,11 @@ class NpuFusedOptimizerBase(Optimizer):
             self._kind_buffers[(dtype, from_fp16)] = (param_buf, grad_buf)
             start = 0
             for (index, params), size in zip(parts, sizes):
-                combined = CombinedParams(
+                combined = ParamBucket(
                     params,
                     self.state,
                     self._state_spec(self.param_groups[index]),
-                    self.STEP_KIND,
+                    "int" if self.STEP_IN_STATE else None,
                     param_out=param_buf[start : start + size],
                     grad_out=grad_buf[start : start + size],
                 )
@@ -262,14 +232,14 @@ class NpuFusedOptimizerBase(Optimizer):
         stash.combined_param_states_indexed_by_group = states
 
     @staticmethod
-    def _combined_state(combined: Optional[CombinedParams]) -> Dict:
+    def _combined_state(combined: Optional[ParamBucket]) -> Dict:
         state: Dict = defaultdict(dict)
         if combined is not None:
             state["step"] = combined.step if combined.step is not None else 0
             state.update(combined.state)
         return state
 
-    def _step_combined(self, group: Dict, combined: CombinedParams) -> None:
+    def _step_combined(self, group: Dict, combined: ParamBucket) -> None:
         if combined.dtype == torch.bfloat16:
             self._step_in_fp32(group, combined)
             return
@@ -277,27 +247,27 @@ class NpuFusedOptimizerBase(Optimizer):
             combined.record_step(self.state)
             return
         if combined.step is not None:
-            self._update(group, combined.flat())
+            self._torch_update(group, combined.flat())
             combined.record_step(self.state)
             return
         for i, flat in combined.per_param():
-            self._update(group, flat)
+            self._torch_update(group, flat)
             combined.record_step(self.state, [i])
 
-    def _step_in_fp32(self, group: Dict, combined: CombinedParams) -> None:
+    def _step_in_fp32(self, group: Dict, combined: ParamBucket) -> None:
         """A bfloat16 bucket: the update on fp32 copies of its parameters and gradients with its
         fp32 state, the parameters then rounded once back to bfloat16."""
         param, grad = combined.param.float(), combined.grad.float()
         if combined.step is not None:
-            self._update(group, combined.flat(param, grad))
+            self._torch_update(group, combined.flat(param, grad))
             combined.record_step(self.state)
         else:
             for i, flat in combined.per_param(param, grad):
-                self._update(group, flat)
+                self._torch_update(group, flat)
                 combined.record_step(self.state, [i])
         combined.param.copy_(param)
 
-    def _try_runtime_step(self, group: Dict, combined: CombinedParams) -> bool:
+    def _try_runtime_step(self, group: Dict, combined: ParamBucket) -> bool:
         """One pass of the runtime's fused kernel over the bucket; False when it does not apply
         (no runtime, forced torch path, fp16 parameters, or options the kernel lacks)."""
         if self.RUNTIME_KIND is None or combined.dtype != torch.float32:
@@ -317,21 +287,18 @@ class NpuFusedOptimizerBase(Optimizer):
         else:
             kernel.set_options(options)
         kernel.step_count = combined.step
-        state = {
-            self.RUNTIME_STATE_NAMES.get(name, name): buf.data_ptr()
-            for name, buf in combined.state.items()
-        }
+        state = {name: buf.data_ptr() for name, buf in combined.state.items()}
         kernel.step(
             combined.param.data_ptr(), combined.grad.data_ptr(), combined.numel, state=state
         )
         return True
 
-    def combine_grads_now(self) -> List[CombinedParams]:
+    def combine_grads_now(self) -> List[ParamBucket]:
         """Fuse every group now (parameters with gradients) and return the buckets; amp's
         ``combine_grad`` unscales their gradient buffers in place."""
         return [combined for buckets in self._combine_all() for combined in buckets]
 
-    def combined_buffers(self) -> List[CombinedParams]:
+    def combined_buffers(self) -> List[ParamBucket]:
         """The live combined buckets (for amp's fused unscale and gradient checks)."""
         return list(self._combined.values())
 
@@ -377,15 +344,3 @@ class NpuFusedOptimizerBase(Optimizer):
     ) -> torch.Tensor:
         """Clip all gradients of this optimizer; equal to ``torch.nn.utils.clip_grad_norm_``."""
         return fused_clip.clip_parts(self._grad_parts(), max_norm, norm_type)
-
-
-def check_betas(name: str, betas: Sequence[float]) -> None:
-    for i, beta in enumerate(betas):
-        if not 0.0 <= beta < 1.0:
-            raise ValueError(f"{name}: invalid beta parameter at index {i}: {beta}")
-
-
-def check_non_negative(name: str, **values: float) -> None:
-    for key, value in values.items():
-        if value < 0.0 or math.isnan(value):
-            raise ValueError(f"{name}: invalid {key} value: {value}")

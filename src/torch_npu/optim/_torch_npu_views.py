@@ -24,10 +24,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..utils import npu_combine_tensors
-from ._combined import DTYPES, Bucket
+from ._param_buckets import DTYPES, Bucket
 
 
-class TorchNpuCombinedState:
+class TorchNpuViews:
     """Mixin of NpuFusedOptimizerBase: torch_npu's attributes and state hooks (see above)."""
 
     # The group options torch_npu's ``_init_param_state(p, ...)`` takes after ``p``, in order.

@@ -16,6 +16,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from .._device.formats import _contiguous_strides
+
 DTYPES = (torch.float32, torch.float16)  # the order of get_combined_params/grads
 ALIGN, PAD = 16, 32
 
@@ -23,14 +25,6 @@ ALIGN, PAD = 16, 32
 def slot_size(numel: int) -> int:
     """Elements one tensor of ``numel`` elements takes in a combined buffer."""
     return (numel + ALIGN - 1) // ALIGN * ALIGN + PAD
-
-
-def _contiguous_strides(size: torch.Size) -> List[int]:
-    strides, running = [], 1
-    for extent in reversed(list(size)):
-        strides.append(running)
-        running *= max(extent, 1)
-    return list(reversed(strides))
 
 
 def repoint(dst: torch.Tensor, flat: torch.Tensor, offset: int) -> None:
@@ -44,15 +38,6 @@ def repoint(dst: torch.Tensor, flat: torch.Tensor, offset: int) -> None:
         dst.data = flat.new_empty(0).set_(
             storage, flat.storage_offset() + offset, dst.size(), _contiguous_strides(dst.size())
         )
-
-
-def read_step(value) -> int:
-    """A per-parameter ``step`` of any torch layout (int, float, 0-d tensor) as an int."""
-    if value is None:
-        return 0
-    if isinstance(value, torch.Tensor):
-        return int(value.item())
-    return int(value)
 
 
 class Bucket:
@@ -123,24 +108,6 @@ class Bucket:
                 state[p][name] = slot.view(p.shape)
         self.state[name] = flat
         return flat
-
-    def adopt_state(self, state: Dict, name: str, values: torch.Tensor) -> None:
-        """Take ``values`` (flat, the bucket's length) as the ``name`` buffer: copied into the
-        existing one, or made the new one with each parameter's state a view of it."""
-        flat = self.state.get(name)
-        with torch.no_grad():
-            if flat is None:
-                flat = torch.zeros(self.numel, dtype=self.dtype, device=self.params[0].device)
-                self.state[name] = flat
-                for p, offset in zip(self.params, self.offsets):
-                    state[p][name] = flat[offset : offset + p.numel()].view(p.shape)
-            if values.data_ptr() != flat.data_ptr():
-                if flat.dtype == torch.float16 and values.dtype != torch.float16:
-                    from .._ops._precision import store_into
-
-                    store_into(flat, values)
-                else:
-                    flat.copy_(values)
 
 
 def bucket_key(params: Sequence[torch.Tensor], steps: Sequence[int]):

@@ -18,40 +18,8 @@ from apex.contrib.combine_tensors import combined_offsets
 from apex.npu.combined import storage_sizes
 from apex.npu.combined.repoint import repoint
 
+from .optimizer_kinds import FlatStep, Segment, step_count
 from .param_dtypes import state_dtype
-
-Segment = Tuple[int, torch.Size]  # (element offset, shape) of one parameter in the buffers
-
-
-class FlatTensors:
-    """What an update rule works on: parameter, gradient and state as flat tensors.
-
-    ``segments`` gives each original parameter's place in them, for per-parameter quantities
-    (norms, trust ratios, projections), and ``params`` the parameters themselves, in the same
-    order. ``step`` is the step being taken (1 for the first).
-    """
-
-    def __init__(
-        self,
-        param: torch.Tensor,
-        grad: torch.Tensor,
-        state: Dict[str, torch.Tensor],
-        segments: List[Segment],
-        step: int,
-        first_use: bool,
-        params: Sequence[torch.nn.Parameter] = (),
-    ):
-        self.params = list(params)
-        self.param = param
-        self.grad = grad
-        self.state = state
-        self.segments = segments
-        self.step = step
-        self.first_use = first_use
-
-    def segment_views(self, flat: torch.Tensor) -> List[torch.Tensor]:
-        """Views of ``flat`` shaped as the original parameters."""
-        return [flat[o : o + shape.numel()].view(shape) for o, shape in self.segments]
 
 
 def slot_offsets(params: Sequence[torch.Tensor]) -> List[int]:
@@ -66,15 +34,7 @@ def slot_offsets(params: Sequence[torch.Tensor]) -> List[int]:
     return offsets
 
 
-def _read_step(value) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, torch.Tensor):
-        return int(value.item())
-    return int(value)
-
-
-class CombinedParams:
+class ParamBucket:
     """Combined buffers for ``params`` (all of one dtype, all with gradients)."""
 
     def __init__(
@@ -120,7 +80,7 @@ class CombinedParams:
             # Rules without a step count (SGD) only need to know whether state exists yet.
             initialised = all(param_state.get(n) is not None for n in self.state_names)
             return 1 if self.state_names and initialised else 0
-        return _read_step(param_state.get("step"))
+        return step_count(param_state.get("step"))
 
     def _combine(
         self,
@@ -182,24 +142,23 @@ class CombinedParams:
 
     def flat(
         self, param: Optional[torch.Tensor] = None, grad: Optional[torch.Tensor] = None
-    ) -> FlatTensors:
+    ) -> FlatStep:
         """The whole bucket as one set of flat tensors, for a step every parameter takes together
         (``param``, ``grad``: stand-ins of the buffers' layout, as fp32 copies)."""
         step = self.step
         assert step is not None
-        return FlatTensors(
+        return FlatStep(
             self.param if param is None else param,
             self.grad if grad is None else grad,
             self.state,
             self.segments,
             step + 1,
-            first_use=step == 0,
             params=self.params,
         )
 
     def per_param(
         self, param: Optional[torch.Tensor] = None, grad: Optional[torch.Tensor] = None
-    ) -> List[Tuple[int, FlatTensors]]:
+    ) -> List[Tuple[int, FlatStep]]:
         """(index, flat tensors) per parameter, for when the parameters' step counts differ."""
         param = self.param if param is None else param
         grad = self.grad if grad is None else grad
@@ -211,13 +170,12 @@ class CombinedParams:
             views.append(
                 (
                     i,
-                    FlatTensors(
+                    FlatStep(
                         param[offset : offset + n],
                         grad[offset : offset + n],
                         part,
                         [(0, shape)],
                         step + 1,
-                        first_use=step == 0,
                         params=[self.params[i]],
                     ),
                 )
