@@ -260,7 +260,10 @@ def source_texts() -> Dict[str, str]:
     texts = {}
     for folder in ("src", "patches", "bench"):
         for path in glob.glob(os.path.join(REPO, folder, "**", "*"), recursive=True):
-            if os.path.isfile(path) and path.endswith((".py", ".h", ".cpp", ".md", ".json")):
+            # A link (torch_npu's copy of the overlay's optimizer_kinds) is no place to edit.
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            if path.endswith((".py", ".h", ".cpp", ".md", ".json")):
                 with open(path, encoding="utf-8", errors="replace") as f:
                     texts[os.path.relpath(path, REPO)] = f.read()
     return texts
@@ -272,6 +275,8 @@ def files_naming(row: Dict[str, str]) -> Set[str]:
 
 
 def test_every_place_of_the_optimizer_recipe_holds_every_optimizer():
+    """Every place missed, named at once (a new optimizer's recipe followed but for them)."""
+    missed = []
     for place in recipe_places("every"):
         rows = (
             registry_rows() if "npu_fused_" in place or "torch_npu" in place else own_class_rows()
@@ -279,13 +284,11 @@ def test_every_place_of_the_optimizer_recipe_holds_every_optimizer():
         for row in rows:
             if "<name>" in place:
                 path = place.replace("<name>", row["kind"])
-                assert os.path.exists(os.path.join(REPO, path)), (
-                    f"the recipe's place {place} has no {path} for {row['npu_class']}"
-                )
-            else:
-                assert mentions(row).search(read(place)), (
-                    f"the recipe's place {place} does not name {row['npu_class']}"
-                )
+                if not os.path.exists(os.path.join(REPO, path)):
+                    missed.append(f"{place} has no {path} for {row['npu_class']}")
+            elif not mentions(row).search(read(place)):
+                missed.append(f"{place} does not name {row['npu_class']}")
+    assert not missed, f"the optimizer recipe's places miss optimizers: {missed}"
 
 
 def test_the_places_every_optimizer_occupies_are_the_recipes():
@@ -308,6 +311,36 @@ def test_the_places_every_optimizer_occupies_are_the_recipes():
 def test_the_optional_places_of_the_optimizer_recipe_exist():
     for place in recipe_places("some"):
         assert matches(place), place
+
+
+def recipe_tests() -> List[str]:
+    """The test files the optimizer recipe's "Tests:" paragraph names."""
+    text = section(read("CONTRIBUTING.md"), "### An optimizer")
+    return sorted(set(PATH_PATTERN.findall(text[text.index("\nTests:") :])))
+
+
+def test_every_test_of_the_optimizer_recipe_covers_every_optimizer():
+    """A test place of the recipe that covers the kinds (naming most of them) names each one:
+    a new optimizer's cases left out of one are named here, with the place."""
+    rows = registry_rows()
+    missed = []
+    for place in recipe_tests():
+        text = read(place)
+        named = [row for row in rows if mentions(row).search(text)]
+        if 2 * len(named) > len(rows):
+            missed += [f"{place} lacks {r['npu_class']}" for r in rows if r not in named]
+    assert not missed, f"the optimizer recipe's tests miss kinds of the registry: {missed}"
+
+
+def test_every_kind_of_the_registry_has_its_description():
+    """The recipe's description place: one Kind per registry row, with its kind and class."""
+    text = read("patches/overlay/apex/optimizers/optimizer_kinds.py")
+    described = dict(re.findall(r'runtime = "(\w+)"\n    class_name = "(\w+)"', text))
+    wanted = {row["kind"]: row["npu_class"] for row in registry_rows()}
+    missing = sorted(f"{k} ({c})" for k, c in wanted.items() if described.get(k) != c)
+    assert not missing, f"optimizer_kinds.py has no description (Kind) of {missing}"
+    extra = sorted(set(described) - set(wanted))
+    assert not extra, f"optimizer_kinds.py describes kinds the registry lacks: {extra}"
 
 
 # --- the other recipes ---------------------------------------------------------------------------
