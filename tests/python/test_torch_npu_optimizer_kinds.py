@@ -4,12 +4,16 @@ torch_npu's classes alike.
 - One source: torch_npu's ``_optimizer_kinds`` in the source tree is a link to the overlay's file
   (``apexnpu build`` copies its bytes into the emulator's wheel: test_build_emulator_wheel.py).
 - Every kind of the runtime's registry has a description, and each package's class of it takes
-  its signature and defaults from there.
+  its signature and defaults from there; with every option that adds state on, a description
+  keeps the state buffers the binding says its kernel reads (``OPTIMIZER_KINDS``; built from
+  this checkout with $APEXNPU_BINARY, skipped without it).
 - A kind needs no front module: the class ``fronts_lacking`` makes from its description alone
   steps bit for bit as the package's own front where that front changes no step hook (3 steps
   on fp32 parameters of several shapes, torch operations).
 """
 
+import glob
+import importlib.util
 import inspect
 import os
 
@@ -43,6 +47,30 @@ def test_torch_npus_descriptions_are_the_overlays_file():
 def test_every_registry_kind_is_described_with_its_class():
     kinds = {kind.runtime: kind.class_name for kind in optimizer_kinds.KINDS.values()}
     assert kinds == dict(bh.registry_kinds())
+
+
+def binding():
+    """The runtime's binding built from this checkout, loaded on its own (None: no binary)."""
+    built = overlay_support.runtime_dir()
+    if built is None:
+        pytest.skip(overlay_support.RUNTIME_SKIP_REASON)
+    (path,) = glob.glob(os.path.join(built, "torch_npu", "_apexnpu*"))
+    spec = importlib.util.spec_from_file_location("_apexnpu", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The options that add state buffers, set so that each adds its buffer.
+STATEFUL = dict(amsgrad=True, momentum=0.9, centered=True)
+
+
+def test_each_description_keeps_the_state_its_kernel_reads():
+    facts = binding().OPTIMIZER_KINDS
+    for kind in optimizer_kinds.KINDS.values():
+        group = dict(kind.options, **{k: v for k, v in STATEFUL.items() if k in kind.options})
+        names = {name for name, _ in kind.state(group)}
+        assert names == set(facts[kind.runtime]["state"]), kind.runtime
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
