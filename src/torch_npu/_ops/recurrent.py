@@ -136,10 +136,15 @@ class _Recurrent(torch.autograd.Function):
         original, rebuild = how
         npu = placement.npu_of(tensors[0])
         ctx.how, ctx.npu = how, npu
-        ctx.save_for_backward(*tensors)
+        ctx.save_for_backward(*tensors)  # the backward's check that none changed since
         rt = _runtime.runtime_kernels()
         with emulation.paused(), torch.no_grad():
-            out = _as_tuple(original(*rebuild([_fp32(t, rt) for t in tensors])))
+            widened = [_fp32(t, rt) for t in tensors]
+            out = _as_tuple(original(*rebuild(widened)))
+            # The backward recomputes from the same exact fp32 values: fp16/bf16 inputs' copies
+            # are kept rather than widened again (a cell stepped over a sequence widens its
+            # weights at every step: twice as many conversions otherwise).
+            ctx.widened = widened if tensors[0].dtype != torch.float32 else None
             return tuple(_store(o, tensors[0].dtype, npu, tensors, rt) for o in out)
 
     @staticmethod
@@ -151,11 +156,9 @@ class _Recurrent(torch.autograd.Function):
         if not wanted:
             return tuple(result)
         rt = _runtime.runtime_kernels()
+        copies = ctx.widened if ctx.widened is not None else saved
         with emulation.paused(), torch.enable_grad():
-            fp32 = [
-                _fp32(t.detach(), rt).detach().requires_grad_(i in wanted)
-                for i, t in enumerate(saved)
-            ]
+            fp32 = [t.detach().requires_grad_(i in wanted) for i, t in enumerate(copies)]
             out = _as_tuple(original(*rebuild(fp32)))
             pairs = [(o, _fp32(g, rt)) for o, g in zip(out, grads) if g is not None]
             if not pairs:
