@@ -128,6 +128,9 @@ class _Level:
             text=True,
             env=dict(env, APEXNPU_EMULATION_PATH=path),
         )
+
+    def wait_ready(self) -> None:
+        """Wait for the child's "ready" (its imports and model made)."""
         line = self._line()
         if line.strip() != "ready":
             self._fail(line)
@@ -188,6 +191,8 @@ def _round(
         for path in PATHS:
             for level in levels:
                 procs[path, level] = _Level(model, path, level, threads, env)
+        for process in procs.values():  # the four start at once, on every CPU
+            process.wait_ready()
         for i in range(WARMUP + steps):
             for path in PATHS if i % 2 == 0 else PATHS[::-1]:
                 for level in levels if (i // 2) % 2 == 0 else levels[::-1]:
