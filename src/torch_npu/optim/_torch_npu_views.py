@@ -9,7 +9,7 @@ for them (Huawei's tests among it) reads these and calls ``_init_param_state(p, 
 group options it depends on as positional arguments, per optimizer: ``INIT_STATE_ARGS``) and
 ``_maybe_init_combined_states()``.
 
-Here the buckets (``_combined``) are the truth: ``publish`` writes these attributes from them
+Here the buckets (``_param_buckets``) are the truth: ``publish`` writes these attributes from them
 after every combining, and the hooks, called on their own, do what torch_npu's do with
 ``npu_combine_tensors`` (the next step copies what they made into the buckets). A group whose
 parameters of one dtype have taken different numbers of steps spans several buckets; its state

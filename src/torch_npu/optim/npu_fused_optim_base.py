@@ -1,6 +1,6 @@
 """``torch_npu.optim.NpuFusedOptimizerBase(params, default)``: the base of the fused optimizers.
 
-As torch_npu's: at the first step the parameters with gradients are combined (``_combined``),
+As torch_npu's: at the first step the parameters with gradients are combined (``_param_buckets``),
 ``step`` runs ``_group_step(i)`` for every parameter group, ``zero_grad`` zeroes the combined
 gradient buffers (``set_to_none=True`` is refused), ``clip_grad_norm_fused_`` clips all the
 gradients together, and ``state_dict()`` keeps torch's per-parameter layout (``step`` an int,
@@ -8,7 +8,7 @@ state tensors of the parameter's dtype). Unlike torch_npu's, a parameter re-allo
 first step (``.cpu()``, a new tensor, a new gradient) is noticed before the next step and the
 buffers are combined again, instead of silently training stale copies.
 
-A subclass names its kind's description (``KIND``, from ``optimizer_kinds``, shared with
+A subclass names its kind's description (``KIND``, from ``_optimizer_kinds``, shared with
 apex's fronts), which gives the runtime kind, the state buffers (``_state_spec``), the argument
 checks, the runtime options of a group (``_runtime_options``) and the update in torch operations
 (``_torch_update``, on flat tensors of the bucket's dtype); a subclass overrides a hook only where
