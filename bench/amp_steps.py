@@ -30,7 +30,8 @@ one pair of processes to the next; on one CPU it repeats within a few hundredths
 
 Run through bench/overlay_bench.py (which finds or builds the package), or directly:
     PYTHONPATH=<apex layout>:<torch_npu_emulator layout> python3 bench/amp_steps.py [--rounds 3]
-        [--models cnn,gru,...] [--tables amp,bf16] [--amp-steps 8] [--threads 1]
+        [--models cnn,gru,...] [--tables amp,bf16] [--paths general,fast] [--amp-steps 8]
+        [--threads 1]
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ def _round(
     threads: int,
     env: Dict[str, str],
     levels: Sequence[str] = LEVELS,
+    emulation_paths: Sequence[str] = PATHS,
 ) -> Dict[str, Dict[str, Dict[str, List[float]]]]:
     """One round: a process per (path, level), all four stepped in lockstep on one CPU. Each
     step of the round takes every path once, in alternating order, and within a path its two
@@ -186,15 +188,15 @@ def _round(
     if threads == 1 and hasattr(os, "sched_getaffinity"):
         env = dict(env, APEXNPU_BENCH_CPU=str(min(os.sched_getaffinity(0))))
     procs: Dict[Tuple[str, str], _Level] = {}
-    found = {p: {lv: {"ms": [], "losses": []} for lv in levels} for p in PATHS}
+    found = {p: {lv: {"ms": [], "losses": []} for lv in levels} for p in emulation_paths}
     try:
-        for path in PATHS:
+        for path in emulation_paths:
             for level in levels:
                 procs[path, level] = _Level(model, path, level, threads, env)
         for process in procs.values():  # the four start at once, on every CPU
             process.wait_ready()
         for i in range(WARMUP + steps):
-            for path in PATHS if i % 2 == 0 else PATHS[::-1]:
+            for path in emulation_paths if i % 2 == 0 else emulation_paths[::-1]:
                 for level in levels if (i // 2) % 2 == 0 else levels[::-1]:
                     result = procs[path, level].step()
                     found[path][level]["losses"] += result["losses"]
@@ -213,9 +215,10 @@ def run(
     threads: int,
     paths: Sequence[str],
     tables: Sequence[str] = ("amp",),
+    emulation_paths: Sequence[str] = PATHS,
 ) -> Dict:
-    """Times every (table, model, path, level) in ``rounds`` rounds and prints one table per
-    entry of ``tables``; returns {table: {model: {path: {level: ms, ..., "ratio": r,
+    """Times every (table, model, emulation path, level) in ``rounds`` rounds and prints one
+    table per entry of ``tables`` (``paths``: where apex and the emulator are); returns {table: {model: {path: {level: ms, ..., "ratio": r,
     "spread": (p25, p75), "rounds": [median of each round]}}, "identical": bool}}."""
     sys.path.insert(0, HERE)
     import amp_models
@@ -237,17 +240,19 @@ def run(
         os.environ, PYTHONPATH=os.pathsep.join(list(paths) + [os.environ.get("PYTHONPATH", "")])
     )
     found: Dict[str, Dict[str, Dict[str, List[Dict]]]] = {
-        t: {m: {p: [] for p in PATHS} for m in models} for t in tables
+        t: {m: {p: [] for p in emulation_paths} for m in models} for t in tables
     }
     started = time.perf_counter()
     for _ in range(rounds):
         for table in tables:
             levels, extra, _ = TABLES[table]
             for name in models:
-                one = _round(name, steps, threads, dict(base, **extra), levels)
-                for path in PATHS:
+                one = _round(name, steps, threads, dict(base, **extra), levels, emulation_paths)
+                for path in emulation_paths:
                     found[table][name][path].append(one[path])
-    summary = {table: _print_table(table, found[table], models) for table in tables}
+    summary = {
+        table: _print_table(table, found[table], models, emulation_paths) for table in tables
+    }
     print(f"\n({time.perf_counter() - started:.0f} s)")
     return summary
 
@@ -261,7 +266,9 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
-def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
+def _print_table(
+    table: str, found: Dict, models: Sequence[str], emulation_paths: Sequence[str] = PATHS
+) -> Dict:
     levels, _, heading = TABLES[table]
     first, second = levels
     ratio_name = f"{second}/{first}"
@@ -273,7 +280,7 @@ def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
     summary: Dict = {"identical": True}
     for name in models:
         summary[name] = {}
-        for path in PATHS:
+        for path in emulation_paths:
             rounds_found = found[name][path]
             a_ms = [ms for f in rounds_found for ms in f[first]["ms"]]
             b_ms = [ms for f in rounds_found for ms in f[second]["ms"]]
@@ -303,8 +310,13 @@ def _print_table(table: str, found: Dict, models: Sequence[str]) -> Dict:
                 f"{in_rounds:>12}{GOAL:>7.2f}  {verdict}"
             )
         for level in levels:
-            losses = {json.dumps(f[level]["losses"]) for p in PATHS for f in found[name][p]}
+            losses = {
+                json.dumps(f[level]["losses"]) for p in emulation_paths for f in found[name][p]
+            }
             summary["identical"] &= len(losses) == 1
+    if len(emulation_paths) < 2:
+        print("  losses: one path timed (--paths), not compared with the other")
+        return summary
     print(
         "  losses at every step, general vs fast path: "
         + ("bit-identical" if summary["identical"] else "DIFFERENT")
@@ -321,6 +333,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--tables",
         default="amp,bf16",
         help="amp: O2/O0 on a 910; bf16: bf16 autocast/fp32 on a 910B",
+    )
+    ap.add_argument(
+        "--paths",
+        default=",".join(PATHS),
+        help="emulation paths to time: general,fast (losses compared) or one of them",
     )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--amp-steps", type=int, default=8)
@@ -345,6 +362,10 @@ def main(argv: Sequence[str]) -> None:
     for table in tables:
         if table not in TABLES:
             sys.exit(f"amp_steps: --tables {table!r} is not one of {', '.join(TABLES)}")
+    emulation_paths = args.paths.split(",")
+    for path in emulation_paths:
+        if path not in PATHS:
+            sys.exit(f"amp_steps: --paths {path!r} is not one of {', '.join(PATHS)}")
     run(
         args.models.split(","),
         args.rounds,
@@ -352,6 +373,7 @@ def main(argv: Sequence[str]) -> None:
         args.threads,
         [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) for m in (apex, torch_npu)],
         tables,
+        emulation_paths,
     )
 
 
