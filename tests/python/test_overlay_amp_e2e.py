@@ -351,15 +351,15 @@ HELPER_CASES = [
 
 
 @pytest.mark.parametrize("level, which, combine_grad, zero", HELPER_CASES)
-def test_combined_helpers_on_every_optimizer_and_fusion_kept_across_steps(
+def test_optimizer_getters_on_every_optimizer_and_fusion_kept_across_steps(
     venv_python, tmp_path, level, which, combine_grad, zero
 ):
     out = json.loads(
-        run(venv_python, "combined_helpers.py", level, which, combine_grad, zero, cwd=tmp_path)
+        run(venv_python, "optimizer_getters.py", level, which, combine_grad, zero, cwd=tmp_path)
     )
     fused = which == "fused_adam"
     combined = bool(combine_grad) or fused  # NpuFused optimizers combine at O1/O2 (Ascend)
-    # combined_helpers.py passes combine_grad=True or leaves it out: Ascend's amp leaves the
+    # optimizer_getters.py passes combine_grad=True or leaves it out: Ascend's amp leaves the
     # option on the optimizer as given, None when not given.
     assert out["accelerate"] is (True if combine_grad else None)
     assert out["is_npu_fused_optimizer"] == fused

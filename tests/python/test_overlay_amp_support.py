@@ -16,7 +16,7 @@ from apex.contrib.combine_tensors import is_combined_tensor_valid  # noqa: E402
 from apex.npu.amp import float_status, loss_scaling  # noqa: E402
 from apex.npu.amp.amp_options import NpuAmpOptions  # noqa: E402
 from apex.npu.ddp import ddp_overlap  # noqa: E402
-from apex.npu.combined.combined_grads import CombinedGrads  # noqa: E402
+from apex.npu.combined.grad_buffers import CombinedGrads  # noqa: E402
 from apex.optimizers.npu_fused import NpuFusedAdam, NpuFusedSGD  # noqa: E402
 
 SCALE = 1024.0  # a power of two: scaling and unscaling are exact in fp32

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from apex.npu.ddp.combined_ddp import broadcast_from_rank0
 from apex.npu.ddp.ddp_overlap import OverlappedAverager
-from apex.npu.combined.combined_grads import CombinedGrads
+from apex.npu.combined.grad_buffers import CombinedGrads
 
 SCALE = 1024.0
 STEPS = 5

@@ -7,7 +7,7 @@ and the fused-optimizer switch) and ``combined`` (combined gradient buffers); ``
 holds AIAK-Training's names for all of it. Importing this package switches on what the
 ``APEXNPU_*`` variables ask for: gradient communication hooks on torch DDP
 (``ddp.torch_ddp``), the fused optimizers in torch.optim's place
-(``optimizers.fused_optimizer_switch``), and ``amp_decorate`` / ``amp_parameters`` on
+(``fused_support.fused_optimizer_switch``), and ``amp_decorate`` / ``amp_parameters`` on
 ``torch.npu.amp`` (O2 for torch-native AMP code).
 """
 
@@ -30,7 +30,7 @@ __all__ = [
 from . import aiak_names  # noqa: E402
 from .amp import native_amp_o2  # noqa: E402
 from .ddp import torch_ddp  # noqa: E402
-from .optimizers import fused_optimizer_switch  # noqa: E402
+from .fused_support import fused_optimizer_switch  # noqa: E402
 
 torch_ddp.install()  # torch DDP takes the APEXNPU_*_COMPRESSION / _HIERARCHICAL_ALLREDUCE switches
 fused_optimizer_switch.install()  # APEXNPU_FUSED_OPTIMIZER=1: torch.optim's are the NpuFused ones

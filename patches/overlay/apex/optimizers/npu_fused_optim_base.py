@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 from torch.optim.optimizer import Optimizer
 
-from apex.npu.optimizers import fused_clip, grad_memory
+from apex.npu.fused_support import fused_clip, grad_memory
 
 from . import param_dtypes, step_path
 from .param_buckets import ParamBucket, slot_offsets

@@ -10,4 +10,4 @@ from __future__ import annotations
 from apex.npu.backend import KERNEL_PATHS as PATHS  # noqa: F401 - re-exported
 from apex.npu.backend import requested_kernel_path as requested_path  # noqa: F401
 from apex.npu.backend import runtime_kernels  # noqa: F401
-from apex.npu.optimizers.fused_clip import total_norm  # noqa: F401 - re-exported
+from apex.npu.fused_support.fused_clip import total_norm  # noqa: F401 - re-exported

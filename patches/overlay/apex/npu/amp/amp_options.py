@@ -49,7 +49,7 @@ class NpuAmpOptions:
             _check_optional_bool(name, value)
         self.opt_level = opt_level
         # As given (None when not passed): Ascend's amp leaves these on every optimizer it
-        # processes, which scripts read (see combined_helpers.attach).
+        # processes, which scripts read (see optimizer_getters.attach).
         self.given = dict(
             combine_grad=combine_grad,
             combine_ddp=combine_ddp,

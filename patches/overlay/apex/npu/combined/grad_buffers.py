@@ -24,7 +24,7 @@ from apex.contrib.combine_tensors import combine_npu, combined_offsets
 
 from ..amp import loss_scaling
 from ..ddp import combined_ddp, ddp_overlap
-from ..optimizers import grad_memory
+from ..fused_support import grad_memory
 from .repoint import repoint
 
 

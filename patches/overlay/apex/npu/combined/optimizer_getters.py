@@ -6,7 +6,7 @@
 ``combine_ddp``, ``check_combined_tensors`` (each as given, None when not, as Ascend's),
 ``ddp_replica_count`` and ``optimizer.is_npu_fused_optimizer``.
 
-The buffers are amp's (see ``combined_grads``), kept as Ascend's apex keeps them: one per kind
+The buffers are amp's (see ``grad_buffers``), kept as Ascend's apex keeps them: one per kind
 over all parameter groups. With fp32 master weights (O2) each list has two entries, [masters of
 fp16 model parameters, fp32 model parameters] (None where there are none; the model's side holds
 the fp16 model gradients first and no fp16 parameters); without (O1), the fp32 buffer. A mask is
@@ -21,8 +21,8 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 
-from ..optimizers import fused_clip
-from .combined_grads import CombinedGrads, Kind
+from ..fused_support import fused_clip
+from .grad_buffers import CombinedGrads, Kind
 
 CombinedOf = Callable[[torch.optim.Optimizer], Optional[CombinedGrads]]
 

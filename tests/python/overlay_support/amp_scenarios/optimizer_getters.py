@@ -1,6 +1,6 @@
 """amp's combined-tensor helpers on every optimizer (Ascend's API), and fusion that lasts.
 
-    python combined_helpers.py LEVEL OPTIMIZER COMBINE_GRAD ZERO_GRAD
+    python optimizer_getters.py LEVEL OPTIMIZER COMBINE_GRAD ZERO_GRAD
 
 OPTIMIZER is torch_sgd or fused_adam; ZERO_GRAD is how each step zeroes: opt, opt_none
 (opt.zero_grad(set_to_none=True)) or model_none (model.zero_grad(set_to_none=True)). Prints one
