@@ -11,13 +11,17 @@ requirements=$(cd "$(dirname "$0")" && pwd)/checkers-requirements.txt
 python=${APEXNPU_CHECKERS_PYTHON:-/usr/bin/python3}
 stamp=$(sha256sum "$requirements" | cut -d' ' -f1)
 
+# ctest runs the two suites that use the venv side by side: one makes it, the other waits.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+
 if [[ -f "$venv/requirements.sha256" && $(cat "$venv/requirements.sha256") == "$stamp" ]]; then
   exit 0
 fi
 
 # Made in place (a venv's scripts name its path); the stamp, written last, marks it complete.
 rm -rf "$venv"
-mkdir -p "$(dirname "$venv")"
 "$python" -m venv "$venv"
 log="$venv/install.log"
 if ! "$venv/bin/python" -m pip install --no-input --disable-pip-version-check \
