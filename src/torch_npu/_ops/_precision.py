@@ -14,7 +14,8 @@ from typing import Optional
 
 import torch
 
-from .._fp16 import saturation
+from .._device import placement
+from .._fp16 import float_status, overflow_mode, saturation
 
 _HALF = torch.float16
 _REDUCED = (torch.float16, torch.bfloat16)
@@ -57,3 +58,22 @@ def store_into(dst: torch.Tensor, values: torch.Tensor) -> None:
             saturation.store_fp16(dst, values.float())
         else:
             dst.copy_(values)
+
+
+def store_kernel_result(values: torch.Tensor, dtype: torch.dtype, npu, sources) -> torch.Tensor:
+    """An fp32 result of the kernel as the NPU stores it (fp16/bf16 rounded once, saturating
+    outside INF/NAN mode; an fp32 overflow to +-FLT_MAX on a 910, unless an inf or NaN came in
+    with the ``sources``, as a -inf float mask brings it), on NPU ``npu``."""
+    if dtype != torch.float32:
+        out = saturation.to_reduced(values, dtype)
+    else:
+        out = values.contiguous()
+        if (
+            not overflow_mode.inf_nan()
+            and not bool(torch.isfinite(out).all())
+            and all(bool(torch.isfinite(t).all()) for t in sources if t is not None)
+        ):
+            big = torch.finfo(torch.float32).max
+            out = torch.nan_to_num(out, nan=0.0, posinf=big, neginf=-big)
+            float_status.set()
+    return placement.put(out, npu)

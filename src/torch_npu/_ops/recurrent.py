@@ -36,7 +36,7 @@ from .. import _runtime, _wraps
 from .._device import placement, soc
 from .._fp16 import fp32_copies, saturation
 from .._fp16 import mode as emulation
-from .sdpa import _stored
+from ._precision import store_kernel_result
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32)
 NAMES = ("lstm", "gru", "lstm_cell", "gru_cell")
@@ -117,9 +117,10 @@ def _fp32(t: torch.Tensor, rt: Any) -> torch.Tensor:
 
 
 def _store(values: torch.Tensor, dtype: torch.dtype, npu: Any, sources: Any, rt: Any) -> Any:
-    """``_stored``, with fp16 and bf16 results rounded by the runtime ``rt`` the caller has."""
+    """``_precision.store_kernel_result``, with fp16 and bf16 results rounded by the runtime
+    ``rt`` the caller has."""
     if dtype == torch.float32:
-        return _stored(values, dtype, npu, sources)
+        return store_kernel_result(values, dtype, npu, sources)
     return placement.put(saturation.to_reduced(values, dtype, rt), npu)
 
 

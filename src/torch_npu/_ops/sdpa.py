@@ -39,8 +39,8 @@ import torch
 
 from .. import _wraps
 from .._device import placement, soc
-from .._fp16 import float_status, overflow_mode, saturation
 from .._fp16 import mode as emulation
+from . import _precision
 from .fusion_attention import _attend, _band, MAX_TOKENS
 
 NAME = "scaled_dot_product_attention"
@@ -101,7 +101,7 @@ class _FusedAttention(torch.autograd.Function):
                 pse_after_scale=True,
                 stats=False,
             )
-            return _stored(out, query.dtype, npu, (query, key, value, pse))
+            return _precision.store_kernel_result(out, query.dtype, npu, (query, key, value, pse))
 
     @staticmethod
     def backward(ctx, grad):  # noqa: D102
@@ -136,27 +136,10 @@ class _FusedAttention(torch.autograd.Function):
             )
             found = torch.autograd.grad(out, [fp32[i] for i in wanted], grad.float())
             for i, g in zip(wanted, found):
-                grads[i] = _stored(g, saved[i].dtype, npu, (grad, query, key, value, pse))
+                grads[i] = _precision.store_kernel_result(
+                    g, saved[i].dtype, npu, (grad, query, key, value, pse)
+                )
         return tuple(grads)
-
-
-def _stored(values: torch.Tensor, dtype: torch.dtype, npu, sources) -> torch.Tensor:
-    """An fp32 result of the kernel as the NPU stores it (fp16/bf16 rounded once, saturating
-    outside INF/NAN mode; an fp32 overflow to +-FLT_MAX on a 910, unless an inf or NaN came in
-    with the ``sources``, as a -inf float mask brings it), on NPU ``npu``."""
-    if dtype != torch.float32:
-        out = saturation.to_reduced(values, dtype)
-    else:
-        out = values.contiguous()
-        if (
-            not overflow_mode.inf_nan()
-            and not bool(torch.isfinite(out).all())
-            and all(bool(torch.isfinite(t).all()) for t in sources if t is not None)
-        ):
-            big = torch.finfo(torch.float32).max
-            out = torch.nan_to_num(out, nan=0.0, posinf=big, neginf=-big)
-            float_status.set()
-    return placement.put(out, npu)
 
 
 def attention(
