@@ -4,7 +4,7 @@ pin_memory)``, ``npu_dropout_do_mask(input, mask, p) -> (result, mask)`` and
 ``npu_dropout_backward(grad_output, mask, p)``.
 
 ``p`` is the probability of dropping an element; kept elements are scaled by ``1 / (1 - p)``.
-The mask is uint8 with one bit per element (see ``_masks``). The gradient of ``result`` is
+The mask is uint8 with one bit per element (see ``_dropout_masks``). The gradient of ``result`` is
 ``grad * mask / (1 - p)``, as ``npu_dropout_backward`` computes.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import torch
 
-from . import _masks
+from .. import _dropout_masks
 from ._precision import store, upcast
 from ._registry import operator
 
@@ -39,13 +39,13 @@ def npu_dropout_gen_mask(
     """A bit mask for ``size`` elements, each kept with probability ``1 - p``: uint8 of
     ``ceil(numel / 128) * 16`` bytes."""
     p = _check_p(p, "npu_dropout_gen_mask")
-    count = _masks.aligned(_masks.numel_of(size))
-    return _masks.pack_bits(_masks.keep_draws(count, p, device))
+    count = _dropout_masks.aligned(_dropout_masks.numel_of(size))
+    return _dropout_masks.pack_bits(_dropout_masks.keep_draws(count, p, device))
 
 
 def _apply_bits(values: torch.Tensor, mask: torch.Tensor, p: float) -> torch.Tensor:
-    bits = _masks.unpack_bits(mask, values.numel()).reshape(values.shape)
-    return values * (bits * _masks.keep_scale(p))
+    bits = _dropout_masks.unpack_bits(mask, values.numel()).reshape(values.shape)
+    return values * (bits * _dropout_masks.keep_scale(p))
 
 
 @operator

@@ -16,7 +16,7 @@ from typing import Tuple
 
 import torch
 
-from . import _masks
+from .. import _dropout_masks
 from ._precision import store, upcast
 from ._registry import operator
 
@@ -31,8 +31,8 @@ def npu_dropout_with_add_softmax(
     summed = upcast(x1) + upcast(input) * float(alpha)
     softmax = torch.softmax(summed, dim=int(dim))
     numel = softmax.numel()
-    keep = _masks.keep_draws(_masks.aligned(numel), prob, softmax.device)
+    keep = _dropout_masks.keep_draws(_dropout_masks.aligned(numel), prob, softmax.device)
     mask = keep.to(torch.uint8)
     kept = keep[:numel].reshape(softmax.shape).to(torch.float32)
-    dropped = softmax * (kept * _masks.keep_scale(prob))
+    dropped = softmax * (kept * _dropout_masks.keep_scale(prob))
     return mask, store(softmax.detach(), x1.dtype), store(dropped, input.dtype)

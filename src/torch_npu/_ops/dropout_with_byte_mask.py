@@ -16,7 +16,7 @@ from typing import Tuple
 
 import torch
 
-from . import _masks
+from .. import _dropout_masks
 from ._precision import store, upcast
 from ._registry import operator
 
@@ -28,9 +28,9 @@ def _dropout_with_byte_mask(input: torch.Tensor, p: float) -> Tuple[torch.Tensor
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not input.is_floating_point():
         raise RuntimeError("dropout only supports floating-point dtypes")
-    keep = _masks.keep_draws(input.numel(), p, input.device).reshape(input.shape)
+    keep = _dropout_masks.keep_draws(input.numel(), p, input.device).reshape(input.shape)
     mask = keep.to(torch.uint8)
-    result = upcast(input) * (keep.to(torch.float32) * _masks.keep_scale(p))
+    result = upcast(input) * (keep.to(torch.float32) * _dropout_masks.keep_scale(p))
     return store(result, input.dtype), mask
 
 
@@ -40,7 +40,7 @@ def _dropout_with_byte_mask_backward(
 ) -> torch.Tensor:
     if mask.dtype != torch.uint8:
         raise RuntimeError("mask should be torch.uint8 dtype")
-    scaled = upcast(grad_output) * (mask.to(torch.float32) * _masks.keep_scale(p))
+    scaled = upcast(grad_output) * (mask.to(torch.float32) * _dropout_masks.keep_scale(p))
     return store(scaled, grad_output.dtype)
 
 

@@ -17,9 +17,9 @@ sink=None, dropout_mask=None, seed=0, offset=0)
   build their mask from the sequence lengths (Ascend passes a compressed 2048x2048 one, which is
   only checked for presence). Without ``atten_mask`` the sparse parameters do not apply. A query
   row with every key masked gives zeros (the NPU's invalid-row handling);
-- dropout with ``keep_prob`` < 1: a bit mask (see ``_masks``) over B*N*Sq*Skv scores, drawn from
-  ``seed``/``offset`` (seed 0: a fresh seed from torch's generator) or given as ``dropout_mask``
-  (as ``npu_dropout_gen_mask`` makes it).
+- dropout with ``keep_prob`` < 1: a bit mask (see ``torch_npu._dropout_masks``) over B*N*Sq*Skv
+  scores, drawn from ``seed``/``offset`` (seed 0: a fresh seed from torch's generator) or given
+  as ``dropout_mask`` (as ``npu_dropout_gen_mask`` makes it).
 
 ``softmax_max`` and ``softmax_sum`` are the row maxima of the masked scaled scores and the sums
 of ``exp(score - max)`` (fp32, shape (B, N, Sq, 8), the value repeated 8 times as the NPU stores
@@ -43,7 +43,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _masks
+from .. import _dropout_masks
 from ._precision import store, upcast
 from ._registry import operator
 
@@ -142,13 +142,13 @@ def _keep_mask(
 ) -> Tuple[torch.Tensor, int, int]:
     """(0/1 floats for ``count`` scores, seed, offset)."""
     if dropout_mask is not None:
-        return _masks.unpack_bits(dropout_mask, count), seed, offset
+        return _dropout_masks.unpack_bits(dropout_mask, count), seed, offset
     if seed == 0:
         seed = int(torch.randint(1, 2**62, (1,)).item())
         offset = _seed_offsets[0]
-        _seed_offsets[0] += _masks.aligned(count)
+        _seed_offsets[0] += _dropout_masks.aligned(count)
     generator = torch.Generator().manual_seed((seed * 1000003 + offset) % (2**63))
-    keep = _masks.keep_draws(count, 1.0 - keep_prob, None, generator)
+    keep = _dropout_masks.keep_draws(count, 1.0 - keep_prob, None, generator)
     return keep.to(torch.float32).to(device), seed, offset
 
 

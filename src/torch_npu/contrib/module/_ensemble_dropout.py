@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Set, Union
 
 import torch
 
-from ..._ops import _masks
+from ... import _dropout_masks
 from ..._ops.dropout import npu_dropout_do_mask, npu_dropout_gen_mask
 from ...utils._error_code import ErrCode, ops_error
 
@@ -30,7 +30,7 @@ _BITS_PER_BYTE = 8
 
 def _mask_bytes(numel: int) -> int:
     """The bytes of the bit mask ``npu_dropout_gen_mask`` makes for ``numel`` elements."""
-    return _masks.aligned(numel) // _BITS_PER_BYTE
+    return _dropout_masks.aligned(numel) // _BITS_PER_BYTE
 
 
 class _PreGenDropoutTask:
@@ -75,7 +75,7 @@ class NpuPreGenDropout(torch.nn.Dropout):
         if isinstance(x, torch.Tensor):
             numel, take = x.numel(), True
         elif isinstance(x, list) and len(x) == 3:
-            numel, take = _masks.numel_of(x[0]), False
+            numel, take = _dropout_masks.numel_of(x[0]), False
         else:
             raise RuntimeError(
                 f"NpuPreGenDropout: the input must be a tensor or [shape, dtype, "
