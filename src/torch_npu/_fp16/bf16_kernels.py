@@ -33,7 +33,6 @@ _FLOAT = torch.float32
 _empty = torch._C._VariableFunctions.empty
 _plain = kernel_operands.plain
 _KEEP_FORMATS = (None, torch.preserve_format, torch.contiguous_format)
-_TO_COPY_KWARGS = frozenset({"dtype", "layout", "device"})
 
 Args = Sequence[Any]
 Kwargs = Dict[str, Any]
@@ -97,21 +96,11 @@ def _clone(rt: Any, args: Args, kwargs: Kwargs, saturate: bool) -> Any:
 
 
 def _to_copy(rt: Any, args: Args, kwargs: Kwargs, saturate: bool) -> Any:
-    """A dtype change, also as autograd asks for it (``.float()``'s backward names the layout
-    and the host device, where the NPU's tensors live to torch)."""
-    if (
-        len(args) != 1
-        or "dtype" not in kwargs
-        or not _TO_COPY_KWARGS.issuperset(kwargs)
-        or kwargs.get("layout") not in (None, torch.strided)
-    ):
+    """A dtype change (``kernel_operands.dtype_change``)."""
+    change = kernel_operands.dtype_change(args, kwargs)
+    if change is None:
         return NOT_HANDLED
-    device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
-        return NOT_HANDLED
-    (x,), dtype = args, kwargs["dtype"]
-    if not isinstance(x, torch.Tensor):
-        return NOT_HANDLED
+    x, dtype = change
     if x.dtype == _BF16 and dtype == _FLOAT and kernel_operands.strided(x, _BF16):
         return fp32_copies.to_fp32(x, rt)
     if x.dtype == _BF16 and dtype == _BF16 and _plain(x, _BF16):

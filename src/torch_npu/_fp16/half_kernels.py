@@ -172,25 +172,12 @@ def _clone(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     return NOT_HANDLED
 
 
-_TO_COPY_KWARGS = frozenset({"dtype", "layout", "device"})
-
-
 def _to_copy(rt: Any, args: Args, kwargs: Kwargs) -> Any:
-    """A dtype change, also as autograd asks for it (``.float()``'s backward names the layout
-    and the host device, where the NPU's tensors live to torch)."""
-    if (
-        len(args) != 1
-        or "dtype" not in kwargs
-        or not _TO_COPY_KWARGS.issuperset(kwargs)
-        or kwargs.get("layout") not in (None, torch.strided)
-    ):
+    """A dtype change (``kernel_operands.dtype_change``)."""
+    change = kernel_operands.dtype_change(args, kwargs)
+    if change is None:
         return NOT_HANDLED
-    device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
-        return NOT_HANDLED
-    (x,), dtype = args, kwargs["dtype"]
-    if not isinstance(x, torch.Tensor):
-        return NOT_HANDLED
+    x, dtype = change
     if x.dtype == _HALF and dtype == _FLOAT:
         return fp32_copies.to_fp32(x, rt)
     if x.dtype == _HALF and dtype == _HALF and _plain(x, _HALF):

@@ -5,11 +5,12 @@ from it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import torch
 
 _is_cpu = torch._C._TensorBase.is_cpu.__get__
+_TO_COPY_KWARGS = frozenset({"dtype", "layout", "device"})
 
 
 def strided(x: Any, dtype: torch.dtype) -> bool:
@@ -35,3 +36,24 @@ def same_or_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
         return a.numel() == b.numel()
     size = a.element_size()
     return pa + a.numel() * size <= pb or pb + b.numel() * size <= pa
+
+
+def dtype_change(
+    args: Sequence[Any], kwargs: Dict[str, Any]
+) -> Optional[Tuple[torch.Tensor, torch.dtype]]:
+    """(tensor, new dtype) of an ``aten._to_copy`` that only changes the dtype of a host tensor,
+    also as autograd asks for it (``.float()``'s backward names the layout and the host device,
+    where the NPU's tensors live to torch); None for any other copy."""
+    if (
+        len(args) != 1
+        or "dtype" not in kwargs
+        or not _TO_COPY_KWARGS.issuperset(kwargs)
+        or kwargs.get("layout") not in (None, torch.strided)
+    ):
+        return None
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":
+        return None
+    if not isinstance(args[0], torch.Tensor):
+        return None
+    return args[0], kwargs["dtype"]
