@@ -22,4 +22,11 @@ bool FusedAdadelta::step(const FusedBuffers& b, const State& state) {
   return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(adadelta_range), args));
 }
 
+void validate(const AdadeltaOptions& o) {
+  checks::require_lr("Adadelta", o.lr);
+  if (!(o.rho >= 0.0 && o.rho <= 1.0)) checks::invalid("Adadelta", "rho value", o.rho, "must be in [0, 1]");
+  checks::require_non_negative("Adadelta", "epsilon value", o.eps);
+  checks::require_non_negative("Adadelta", "weight_decay value", o.weight_decay);
+}
+
 }  // namespace apexnpu::rt::optim

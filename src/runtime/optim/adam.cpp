@@ -28,4 +28,8 @@ bool FusedAdam::step(const FusedBuffers& b, const State& state) {
   return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(adam_range), args));
 }
 
+void validate(const AdamOptions& o) {
+  checks::require_adam_like(o.decoupled_weight_decay ? "AdamW" : "Adam", o);
+}
+
 }  // namespace apexnpu::rt::optim

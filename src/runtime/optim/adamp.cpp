@@ -167,4 +167,10 @@ bool FusedAdamP::step(const FusedBuffers& b, const State& state) {
   return finish_step(b, bad);
 }
 
+void validate(const AdamPOptions& o) {
+  checks::require_adam_like("AdamP", o);
+  checks::require_non_negative("AdamP", "delta value", o.delta);
+  checks::require_non_negative("AdamP", "wd_ratio value", o.wd_ratio);
+}
+
 }  // namespace apexnpu::rt::optim

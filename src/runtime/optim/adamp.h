@@ -18,6 +18,28 @@
 
 namespace apexnpu::rt::optim {
 
+struct AdamPOptions {  // clovaai AdamP
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  double delta = 0.1;
+  double wd_ratio = 0.1;
+  bool nesterov = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &AdamPOptions::lr},
+                      Field{"beta1", &AdamPOptions::beta1},
+                      Field{"beta2", &AdamPOptions::beta2},
+                      Field{"eps", &AdamPOptions::eps},
+                      Field{"weight_decay", &AdamPOptions::weight_decay},
+                      Field{"delta", &AdamPOptions::delta},
+                      Field{"wd_ratio", &AdamPOptions::wd_ratio},
+                      Field{"nesterov", &AdamPOptions::nesterov}};
+  }
+};
+void validate(const AdamPOptions& o);  // throws ArgumentError naming what is wrong
+
 class FusedAdamP : public FusedOptimizer<AdamPOptions> {
  public:
   struct State {

@@ -1,7 +1,10 @@
 #include "optim/bert_adam.h"
 
 #include <cmath>
+#include <numbers>
+#include <string>
 
+#include "exec/error.h"
 #include "optim/kernel_args.h"
 
 namespace apexnpu::rt::optim {
@@ -62,6 +65,71 @@ bool FusedBertAdam::step(const FusedBuffers& b, const State& state) {
     });
   }
   return finish_step(b, bad);
+}
+
+WarmupSchedule parse_warmup_schedule(const std::string& name) {
+  if (name == "warmup_linear") return WarmupSchedule::warmup_linear;
+  if (name == "warmup_cosine") return WarmupSchedule::warmup_cosine;
+  if (name == "warmup_constant") return WarmupSchedule::warmup_constant;
+  if (name == "none") return WarmupSchedule::none;
+  throw ArgumentError("BertAdam: invalid schedule parameter: '" + name +
+                      "' (one of warmup_linear, warmup_cosine, warmup_constant, none)");
+}
+
+const char* to_string(WarmupSchedule schedule) noexcept {
+  switch (schedule) {
+    case WarmupSchedule::warmup_linear:
+      return "warmup_linear";
+    case WarmupSchedule::warmup_cosine:
+      return "warmup_cosine";
+    case WarmupSchedule::warmup_constant:
+      return "warmup_constant";
+    case WarmupSchedule::none:
+      return "none";
+  }
+  return "?";
+}
+
+void validate(const BertAdamOptions& o) {
+  checks::require_lr("BertAdam", o.lr);
+  if (!((o.warmup >= 0.0 && o.warmup < 1.0) || o.warmup == -1.0)) {
+    checks::invalid("BertAdam", "warmup", o.warmup, "must be in [0, 1) or -1");
+  }
+  checks::require_beta("BertAdam", "b1 parameter", o.b1);
+  checks::require_beta("BertAdam", "b2 parameter", o.b2);
+  checks::require_non_negative("BertAdam", "epsilon value", o.e);
+  if (o.t_total == 0.0) {
+    throw ArgumentError(
+        "BertAdam: invalid t_total: 0 (a positive number of steps, or -1 for a "
+        "constant learning rate)");
+  }
+  if (std::isnan(o.t_total) || std::isnan(o.max_grad_norm) || std::isnan(o.weight_decay)) {
+    throw ArgumentError("BertAdam: t_total, max_grad_norm and weight_decay must not be NaN");
+  }
+}
+
+// pytorch-pretrained-bert 0.6 schedules (progress = step / t_total, step counted from 0):
+// linear decays to 0 at t_total, cosine is half a cosine period after the warmup, and a
+// warmup of -1 means none.
+double warmup_factor(WarmupSchedule schedule, double progress, double warmup) {
+  warmup = warmup < 0.0 ? 0.0 : warmup;
+  if (schedule == WarmupSchedule::none) return 1.0;
+  if (progress < warmup) return progress / warmup;
+  switch (schedule) {
+    case WarmupSchedule::warmup_constant:
+      return 1.0;
+    case WarmupSchedule::warmup_linear: {
+      const double f = (progress - 1.0) / (warmup - 1.0);
+      return f > 0.0 ? f : 0.0;
+    }
+    case WarmupSchedule::warmup_cosine: {
+      const double after = (progress - warmup) / (1.0 - warmup);
+      return 0.5 * (1.0 + std::cos(std::numbers::pi * after));
+    }
+    case WarmupSchedule::none:
+      break;
+  }
+  return 1.0;
 }
 
 }  // namespace apexnpu::rt::optim

@@ -115,7 +115,7 @@ bool two_pass(const WorkPlan& plan, Pass1&& pass1, Combine&& combine, Pass2&& pa
 
 }  // namespace detail
 
-// Options and step count of one optimizer. Options is one of the structs of options.h.
+// Options and step count of one optimizer. Options is the kind's struct (in its optim/<name>.h).
 template <typename OptionsT>
 class FusedOptimizer {
  public:

@@ -78,4 +78,13 @@ bool FusedLamb::step(const FusedBuffers& b, const State& state, double global_gr
   return finish_step(b, bad);
 }
 
+void validate(const LambOptions& o) {
+  checks::require_lr("Lamb", o.lr);
+  checks::require_beta("Lamb", "beta parameter at index 0", o.beta1);
+  checks::require_beta("Lamb", "beta parameter at index 1", o.beta2);
+  checks::require_non_negative("Lamb", "epsilon value", o.eps);
+  if (std::isnan(o.weight_decay))
+    checks::invalid("Lamb", "weight_decay value", o.weight_decay, "must be a number");
+}
+
 }  // namespace apexnpu::rt::optim

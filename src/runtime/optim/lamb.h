@@ -14,6 +14,26 @@
 
 namespace apexnpu::rt::optim {
 
+struct LambOptions {  // Lamb / NpuFusedLamb (cybertronai LAMB as in Ascend apex)
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-6;
+  double weight_decay = 0.0;
+  bool adam = false;
+  bool use_global_grad_norm = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &LambOptions::lr},
+                      Field{"beta1", &LambOptions::beta1},
+                      Field{"beta2", &LambOptions::beta2},
+                      Field{"eps", &LambOptions::eps},
+                      Field{"weight_decay", &LambOptions::weight_decay},
+                      Field{"adam", &LambOptions::adam},
+                      Field{"use_global_grad_norm", &LambOptions::use_global_grad_norm}};
+  }
+};
+void validate(const LambOptions& o);  // throws ArgumentError naming what is wrong
+
 class FusedLamb : public FusedOptimizer<LambOptions> {
  public:
   struct State {

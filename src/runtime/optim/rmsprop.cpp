@@ -19,4 +19,6 @@ bool FusedRmsprop::step(const FusedBuffers& b, const State& state) {
   return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(rmsprop_range), args));
 }
 
+void validate(const RmspropOptions& o) { checks::require_rmsprop_like("RMSprop", o); }
+
 }  // namespace apexnpu::rt::optim

@@ -21,4 +21,6 @@ bool FusedRmspropTf::step(const FusedBuffers& b, const State& state) {
   return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(rmsprop_tf_range), args));
 }
 
+void validate(const RmspropTfOptions& o) { checks::require_rmsprop_like("RMSpropTF", o); }
+
 }  // namespace apexnpu::rt::optim

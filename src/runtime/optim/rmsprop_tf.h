@@ -7,6 +7,28 @@
 
 namespace apexnpu::rt::optim {
 
+struct RmspropTfOptions {  // timm RMSpropTF
+  double lr = 1e-2;
+  double alpha = 0.9;
+  double eps = 1e-10;
+  double weight_decay = 0.0;
+  double momentum = 0.0;
+  bool centered = false;
+  bool decoupled_decay = false;
+  bool lr_in_momentum = true;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &RmspropTfOptions::lr},
+                      Field{"alpha", &RmspropTfOptions::alpha},
+                      Field{"eps", &RmspropTfOptions::eps},
+                      Field{"weight_decay", &RmspropTfOptions::weight_decay},
+                      Field{"momentum", &RmspropTfOptions::momentum},
+                      Field{"centered", &RmspropTfOptions::centered},
+                      Field{"decoupled_decay", &RmspropTfOptions::decoupled_decay},
+                      Field{"lr_in_momentum", &RmspropTfOptions::lr_in_momentum}};
+  }
+};
+void validate(const RmspropTfOptions& o);  // throws ArgumentError naming what is wrong
+
 class FusedRmspropTf : public FusedOptimizer<RmspropTfOptions> {
  public:
   static constexpr float kSquareAvgInit = 1.0f;

@@ -1,5 +1,6 @@
 #include "optim/sgd.h"
 
+#include "exec/error.h"
 #include "optim/kernel_args.h"
 
 namespace apexnpu::rt::optim {
@@ -21,6 +22,16 @@ bool FusedSgd::step(const FusedBuffers& b, const State& state) {
                      steps_ == 0,
                      o.nesterov};
   return finish_step(b, detail::one_pass(b.numel, APEXNPU_ISA_SELECT(sgd_range), args));
+}
+
+void validate(const SgdOptions& o) {
+  checks::require_lr("SGD", o.lr);
+  checks::require_non_negative("SGD", "momentum value", o.momentum);
+  checks::require_non_negative("SGD", "weight_decay value", o.weight_decay);
+  if (o.nesterov && (!(o.momentum > 0.0) || o.dampening != 0.0)) {
+    throw ArgumentError("SGD: Nesterov momentum requires a momentum and zero dampening (momentum=" +
+                        checks::number(o.momentum) + ", dampening=" + checks::number(o.dampening) + ")");
+  }
 }
 
 }  // namespace apexnpu::rt::optim

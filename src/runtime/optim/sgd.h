@@ -5,6 +5,21 @@
 
 namespace apexnpu::rt::optim {
 
+struct SgdOptions {  // torch.optim.SGD
+  double lr = kRequired;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+  static constexpr auto fields() {
+    return std::tuple{Field{"lr", &SgdOptions::lr}, Field{"momentum", &SgdOptions::momentum},
+                      Field{"dampening", &SgdOptions::dampening},
+                      Field{"weight_decay", &SgdOptions::weight_decay},
+                      Field{"nesterov", &SgdOptions::nesterov}};
+  }
+};
+void validate(const SgdOptions& o);  // throws ArgumentError naming what is wrong
+
 class FusedSgd : public FusedOptimizer<SgdOptions> {
  public:
   struct State {
