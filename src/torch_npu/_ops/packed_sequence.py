@@ -18,7 +18,6 @@ are refused in torch's words, as CUDA refuses them.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Dict, Tuple
 
 import torch
@@ -106,34 +105,18 @@ def _run(name: str, original: Callable, args: Tuple[Any, ...]) -> Any:
     return _Pad.apply(original, *args)
 
 
-def _wrap(name: str, original: Callable) -> Callable:
-    @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        tensors = tuple(a for a in args if isinstance(a, torch.Tensor))
-        if torch.overrides.has_torch_function(tensors):  # tensor subclasses, autocast's mode
-            return torch.overrides.handle_torch_function(wrapper, tensors, *args, **kwargs)
-        if kwargs:
-            return original(*args, **kwargs)
-        return _run(name, original, args)
-
-    wrapper.__name__ = name
-    return _wraps.mark(wrapper, original)
+def _tensors(args: Any) -> Tuple[torch.Tensor, ...]:
+    return tuple(a for a in args if isinstance(a, torch.Tensor))
 
 
 def install() -> None:
     """Put the wrappers in ``torch._VF``, where ``torch.nn.utils.rnn`` calls them
     (idempotent)."""
-    vf = torch._VF
-    for name in NAMES:
-        original = getattr(vf, name, None)
-        if original is None or _wraps.is_wrapper(original):
-            continue
-        wrapper = _wrap(name, original)
-        setattr(vf, name, wrapper)
-        _wraps.stand_for_in_torchscript(wrapper, original)
+    _wraps.install_in_vf(
+        NAMES, lambda name, original: _wraps.vf_wrapper(name, original, _run, _tensors)
+    )
 
 
 def originals() -> Dict[str, Callable]:
     """torch's own functions the wrappers stand for (for tests and references)."""
-    vf = torch._VF
-    return {name: getattr(getattr(vf, name), "__wrapped__", getattr(vf, name)) for name in NAMES}
+    return _wraps.vf_originals(NAMES)

@@ -27,7 +27,6 @@ lower precision, as torch_npu's policy lists them; ``lstm`` and ``gru`` are not)
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -204,37 +203,18 @@ def _flat_tensors(args: Sequence[Any]) -> Tuple[torch.Tensor, ...]:
     return tuple(found)
 
 
-def _wrap(name: str, original: Callable) -> Callable:
-    @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        tensors = _flat_tensors(args)
-        if torch.overrides.has_torch_function(tensors):  # autocast's mode, tensor subclasses
-            return torch.overrides.handle_torch_function(wrapper, tensors, *args, **kwargs)
-        if kwargs:
-            return original(*args, **kwargs)
-        return run(name, original, args)
-
-    wrapper.__name__ = name  # autocast's policy is keyed by torch's name
-    return _wraps.mark(wrapper, original)
-
-
 def install() -> None:
     """Put the wrappers in ``torch._VF``, where torch's recurrent modules call them
     (idempotent)."""
     from ..npu.amp import autocast_mode
 
-    vf = torch._VF
-    for name in NAMES:
-        original = getattr(vf, name, None)
-        if original is None or _wraps.is_wrapper(original):
-            continue
-        wrapper = _wrap(name, original)
-        autocast_mode.stands_for_torch(wrapper)
-        setattr(vf, name, wrapper)
-        _wraps.stand_for_in_torchscript(wrapper, original)
+    _wraps.install_in_vf(
+        NAMES,
+        lambda name, original: _wraps.vf_wrapper(name, original, run, _flat_tensors),
+        before=autocast_mode.stands_for_torch,
+    )
 
 
 def originals() -> Dict[str, Callable]:
     """torch's own functions the wrappers stand for (for tests and references)."""
-    vf = torch._VF
-    return {name: getattr(getattr(vf, name), "__wrapped__", getattr(vf, name)) for name in NAMES}
+    return _wraps.vf_originals(NAMES)
