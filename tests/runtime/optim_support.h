@@ -448,6 +448,16 @@ inline constexpr std::size_t kTestBlockElements = 4096;
 
 template <typename Options>
 using Variants = std::vector<std::pair<std::string, Options>>;
+// Options a kind refuses, each with a fragment of the ArgumentError's message.
+template <typename Options>
+using Rejections = std::vector<std::pair<Options, std::string>>;
+
+// `o` after `set` changed it: a rejection written as "the defaults, but ...".
+template <typename Options, typename Set>
+Options changed(Options o, Set set) {
+  set(o);
+  return o;
+}
 
 // Per optimizer class: its reference and its option combinations, given the defaults of the
 // registry's kind (adam and adamw share FusedAdam); optionally the gradients it is tested on and
@@ -464,6 +474,15 @@ struct CaseTraits<FusedSgd> {
             {"momentum_dampening_wd", {.lr = 0.02, .momentum = 0.9, .dampening = 0.1, .weight_decay = 1e-2}},
             {"nesterov", {.lr = 0.02, .momentum = 0.9, .weight_decay = 1e-3, .nesterov = true}}};
   }
+  static Rejections<SgdOptions> rejected(const SgdOptions&) {
+    return {{SgdOptions{}, "lr is required"},
+            {{.lr = -0.1}, "invalid learning rate: -0.1 (lr must be >= 0)"},
+            {{.lr = 0.1, .momentum = -0.5}, "invalid momentum value: -0.5"},
+            {{.lr = 0.1, .weight_decay = -1}, "invalid weight_decay value: -1"},
+            {{.lr = 0.1, .nesterov = true},
+             "Nesterov momentum requires a momentum and zero dampening (momentum=0, dampening=0)"},
+            {{.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}, "dampening=0.1"}};
+  }
 };
 
 template <>
@@ -476,6 +495,15 @@ struct CaseTraits<FusedAdam> {
     amsgrad_wd.amsgrad = true;
     return {{"default", defaults}, {"amsgrad_wd", amsgrad_wd}};
   }
+  static Rejections<AdamOptions> rejected(const AdamOptions& defaults) {
+    return {{changed(defaults, [](auto& o) { o.lr = -1; }), "invalid learning rate: -1"},
+            {changed(defaults, [](auto& o) { o.lr = std::nan(""); }), "lr is required"},
+            {changed(defaults, [](auto& o) { o.eps = -1e-8; }), "invalid epsilon value: -1e-08"},
+            {changed(defaults, [](auto& o) { o.beta1 = 1.0; }),
+             "invalid beta parameter at index 0: 1 (must be in [0, 1))"},
+            {changed(defaults, [](auto& o) { o.beta2 = -0.1; }), "invalid beta parameter at index 1: -0.1"},
+            {changed(defaults, [](auto& o) { o.weight_decay = -0.1; }), "invalid weight_decay value"}};
+  }
 };
 
 template <>
@@ -484,6 +512,11 @@ struct CaseTraits<FusedAdamP> {
   static constexpr Grads grads = Grads::adamp_mix;
   static Variants<AdamPOptions> variants(const AdamPOptions& defaults) {
     return {{"default", defaults}, {"nesterov_wd", {.lr = 2e-3, .weight_decay = 1e-2, .nesterov = true}}};
+  }
+  static Rejections<AdamPOptions> rejected(const AdamPOptions& defaults) {
+    return {{changed(defaults, [](auto& o) { o.delta = -0.1; }), "AdamP: invalid delta value: -0.1"},
+            {changed(defaults, [](auto& o) { o.wd_ratio = -1; }), "invalid wd_ratio value"},
+            {changed(defaults, [](auto& o) { o.beta1 = 1.5; }), "beta parameter at index 0: 1.5"}};
   }
 };
 
@@ -507,6 +540,16 @@ struct CaseTraits<FusedBertAdam> {
               .max_grad_norm = 0.5}},
             {"none", {.lr = 1e-3, .warmup = 0.1, .t_total = 100, .schedule = WarmupSchedule::none}}};
   }
+  static Rejections<BertAdamOptions> rejected(const BertAdamOptions&) {
+    return {{BertAdamOptions{}, "BertAdam: lr is required"},
+            {{.lr = -1e-3}, "invalid learning rate: -0.001"},
+            {{.lr = 1e-3, .warmup = 1.0}, "invalid warmup: 1 (must be in [0, 1) or -1)"},
+            {{.lr = 1e-3, .warmup = -0.5}, "invalid warmup: -0.5"},
+            {{.lr = 1e-3, .t_total = 0}, "invalid t_total: 0"},
+            {{.lr = 1e-3, .b1 = 1.0}, "invalid b1 parameter: 1"},
+            {{.lr = 1e-3, .b2 = -0.01}, "invalid b2 parameter: -0.01"},
+            {{.lr = 1e-3, .e = -1}, "invalid epsilon value: -1"}};
+  }
 };
 
 template <>
@@ -514,6 +557,14 @@ struct CaseTraits<FusedAdadelta> {
   using Ref = AdadeltaReference;
   static Variants<AdadeltaOptions> variants(const AdadeltaOptions& defaults) {
     return {{"default", defaults}, {"wd", {.lr = 0.5, .rho = 0.95, .eps = 1e-5, .weight_decay = 1e-2}}};
+  }
+  static Rejections<AdadeltaOptions> rejected(const AdadeltaOptions& defaults) {
+    return {
+        {changed(defaults, [](auto& o) { o.rho = 1.1; }),
+         "Adadelta: invalid rho value: 1.1 (must be in [0, 1])"},
+        {changed(defaults, [](auto& o) { o.lr = -1; }), "Adadelta: invalid learning rate"},
+        {changed(defaults, [](auto& o) { o.eps = -1; }), "Adadelta: invalid epsilon value"},
+        {changed(defaults, [](auto& o) { o.weight_decay = -1; }), "Adadelta: invalid weight_decay value"}};
   }
 };
 
@@ -525,6 +576,11 @@ struct CaseTraits<FusedLamb> {
             {"wd_global_norm", {.lr = 2e-3, .weight_decay = 1e-2, .use_global_grad_norm = true}},
             {"adam", {.weight_decay = 1e-2, .adam = true}}};
   }
+  static Rejections<LambOptions> rejected(const LambOptions& defaults) {
+    return {{changed(defaults, [](auto& o) { o.beta2 = 1.0; }), "Lamb: invalid beta parameter at index 1: 1"},
+            {changed(defaults, [](auto& o) { o.eps = -1; }), "Lamb: invalid epsilon value"},
+            {changed(defaults, [](auto& o) { o.lr = -1; }), "Lamb: invalid learning rate"}};
+  }
 };
 
 template <>
@@ -534,6 +590,12 @@ struct CaseTraits<FusedRmsprop> {
     return {{"default", {.lr = 1e-3}},
             {"centered_momentum_wd", {.lr = 1e-3, .weight_decay = 1e-2, .momentum = 0.5, .centered = true}},
             {"momentum", {.lr = 1e-3, .momentum = 0.5}}};
+  }
+  static Rejections<RmspropOptions> rejected(const RmspropOptions&) {
+    return {{{.lr = 1e-3, .alpha = -0.1}, "RMSprop: invalid alpha value: -0.1"},
+            {{.lr = 1e-3, .momentum = -1}, "RMSprop: invalid momentum value"},
+            {{.lr = 1e-3, .eps = -1}, "RMSprop: invalid epsilon value"},
+            {{.lr = 1e-3, .weight_decay = -1}, "RMSprop: invalid weight_decay value"}};
   }
 };
 
@@ -550,6 +612,11 @@ struct CaseTraits<FusedRmspropTf> {
               .momentum = 0.9,
               .decoupled_decay = true,
               .lr_in_momentum = false}}};
+  }
+  static Rejections<RmspropTfOptions> rejected(const RmspropTfOptions&) {
+    return {{{.lr = -0.5}, "RMSpropTF: invalid learning rate: -0.5"},
+            {{.lr = 1e-3, .alpha = -1}, "RMSpropTF: invalid alpha value"},
+            {{.lr = 1e-3, .momentum = -1}, "RMSpropTF: invalid momentum value"}};
   }
 };
 
