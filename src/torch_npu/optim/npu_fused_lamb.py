@@ -20,13 +20,20 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
     when it exceeds 1 (the gradients themselves are left as they are)."""
 
     KIND = optimizer_kinds.LAMB
-    global_grad_norm = torch.ones(())  # of the last step, with use_global_grad_norm
+
+    @property
+    def global_grad_norm(self) -> torch.Tensor:
+        """The gradients' global norm at the last step (with use_global_grad_norm), 1 before.
+        Made on first use: a tensor made as the module is imported would start torch's compiler
+        stack (and FSDP) with ``import torch_npu``."""
+        norm = self.__dict__.get("_last_global_grad_norm")
+        return torch.ones(()) if norm is None else norm
 
     def _before_group_steps(self) -> None:
         if not self.use_global_grad_norm:
             return
         norms = [b.grad.float().norm() for b in self._buckets]
-        self.global_grad_norm = torch.stack(norms).norm() if norms else torch.zeros(())
+        self._last_global_grad_norm = torch.stack(norms).norm() if norms else torch.zeros(())
 
     def _global_grad_norm(self) -> float:
         # The kernel divides by it when it exceeds 1; 1.0 leaves the gradients as they are.
