@@ -20,13 +20,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from overlay_support import select_kernel_path, use_overlay
+from overlay_support.emulation_off import plain_torch
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
 RUNTIME_DIR = use_overlay(runtime=True)
 import torch_npu  # noqa: E402,F401
 from torch_npu._device import placement  # noqa: E402
 from torch_npu._fp16 import float_status  # noqa: E402
-from torch_npu._fp16 import mode as emulation  # noqa: E402
 from torch_npu._fp16 import path as emulation_path  # noqa: E402
 from overlay_support.npu_op_checks import emulated_chip  # noqa: E402
 
@@ -46,18 +46,6 @@ def mode(request):
         float_status.clear()
         yield request.param
         float_status.clear()
-
-
-class plain_torch:  # noqa: N801 - used like a function
-    """The emulation off in this block: values keep the exact bits they are given."""
-
-    def __enter__(self):
-        self._was_enabled = emulation.is_enabled()
-        emulation.disable()
-
-    def __exit__(self, *exc):
-        if self._was_enabled:
-            emulation.enable()
 
 
 def every_bf16():

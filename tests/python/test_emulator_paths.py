@@ -12,13 +12,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from overlay_support import use_overlay
+from overlay_support.emulation_off import plain_torch
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
 RUNTIME_DIR = use_overlay(runtime=True)
 import torch_npu  # noqa: E402,F401
 from torch_npu._device import placement  # noqa: E402
 from torch_npu._fp16 import float_status  # noqa: E402
-from torch_npu._fp16 import mode as emulation  # noqa: E402
 from torch_npu._fp16 import path as emulation_path  # noqa: E402
 
 aten = torch.ops.aten
@@ -26,18 +26,6 @@ INT_OF = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64:
 
 
 pytestmark = pytest.mark.usefixtures("kernel_path")  # conftest.py: each case both ways
-
-
-class plain_torch:  # noqa: N801 - used like a function
-    """The emulation off in this block: inputs keep the exact bits they are given (NaN, inf)."""
-
-    def __enter__(self):
-        self._was_enabled = emulation.is_enabled()
-        emulation.disable()
-
-    def __exit__(self, *exc):
-        if self._was_enabled:
-            emulation.enable()
 
 
 def values(*shape, seed=0, scale=1.0, specials=False, dtype=torch.float16, npu=False):
