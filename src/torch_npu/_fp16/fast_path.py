@@ -11,7 +11,9 @@ NPU saturation, so values and float status are those of ``general_path``. What c
 - arguments are walked directly instead of through torch's pytree.
 bf16 operations (a 910B's) take it too: bf16 inputs are widened by the runtime into pooled memory
 as fp16 ones are, results are rounded by the runtime's ``float_to_bf16`` in the chip's mode, and
-bf16 copies, conversions and sums run in one runtime pass (``bf16_kernels``), in either mode.
+bf16 copies, conversions and sums run in one runtime pass (``bf16_kernels``), in either mode,
+and in INF/NAN mode the operations torch's bf16 kernels compute as the general path does run
+there (``bf16_torch_kernels``).
 In INF/NAN mode fp16 results are rounded by the general path's own ``to_reduced``: the one-pass
 fp16 kernels and the runtime's saturating fp16 stores apply in saturation mode only.
 """
@@ -26,6 +28,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from .. import _runtime
 from . import (
     bf16_kernels,
+    bf16_torch_kernels,
     fp32_copies,
     general_path,
     half_kernels,
@@ -135,6 +138,10 @@ def run_in_fp32(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     done = bf16_kernels.run(func, args, kwargs, rt, not inf_nan)
     if done is not bf16_kernels.NOT_HANDLED:
         return done
+    if inf_nan:
+        done = bf16_torch_kernels.run(func, args, kwargs, rt)
+        if done is not bf16_torch_kernels.NOT_HANDLED:
+            return done
     flat: List[Any] = []
     try:
         flat, how = _round_trip(func, args, kwargs, rt, inf_nan)

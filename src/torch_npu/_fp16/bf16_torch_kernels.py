@@ -1,0 +1,146 @@
+"""bf16 operations (a 910B's, in INF/NAN mode) that torch's own CPU bf16 kernels compute exactly
+as the general path does, so the fast path runs them on the bf16 tensors directly.
+
+The general path widens each bf16 input to fp32, runs torch's fp32 kernel and rounds the result
+once to nearest even. For the operations below torch's bf16 kernel does the same arithmetic:
+each element is widened, one IEEE-exact fp32 operation computes it (a product, quotient, sum,
+difference or negation; a selection or copy for ``masked_fill``, ``where``, ``cat`` and
+``clone``) and the result is rounded once to nearest even, in its vector code and its scalar
+code alike. Only the NaN pattern differs (0xFFFF from x86 vector code, 0x7FC0 from scalar
+code), so every output is made one pattern afterwards, in one runtime pass, as the general
+path's store makes it. Saturation mode keeps the round trip: its stores clamp and report.
+
+Left out because the bits differ, as ``test_emulator_bf16_torch_kernels.py`` shows for each:
+- a Python number added or subtracted (torch rounds it to bf16 first);
+- a Python number multiplied or divided by on torch 1.x (likewise; torch 2.x keeps it fp32);
+- ``alpha`` other than 1 (torch fuses ``a + alpha * b``), and transcendental functions
+  (``exp``, ``silu``, ``rsqrt``: torch's vector and scalar code round differently, and which
+  elements each takes depends on the vector width of the dtype);
+- any tensor operand not bf16 (a 0-dim fp32 tensor is rounded to bf16 first), in-place forms.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, Optional, Sequence
+
+import torch
+
+from . import fp32_copies
+
+aten = torch.ops.aten
+NOT_HANDLED = object()
+_BF16 = torch.bfloat16
+_BOOL = torch.bool
+_Tensor = torch.Tensor
+_is_cpu = torch._C._TensorBase.is_cpu.__get__
+
+# torch 2.x's bf16 kernels multiply and divide by a Python number in fp32 (its original value
+# rounded once to fp32, as the fp32 kernel receives it); torch 1.x rounds the number to bf16.
+_FP32_NUMBERS = int(torch.__version__.split(".")[0]) >= 2
+_FLOAT_MAX = float(torch.finfo(torch.float32).max)
+_FLOAT_EXACT_INT = 1 << 24
+_KEEP_FORMATS = (None, torch.preserve_format, torch.contiguous_format)
+
+Args = Sequence[Any]
+Kwargs = Dict[str, Any]
+
+
+def _bf16(x: Any) -> bool:
+    return isinstance(x, _Tensor) and x.dtype is _BF16 and x.layout == torch.strided and _is_cpu(x)
+
+
+def _mask(x: Any) -> bool:
+    return isinstance(x, _Tensor) and x.dtype is _BOOL and x.layout == torch.strided and _is_cpu(x)
+
+
+def _fp32_number(value: Any) -> bool:
+    """A Python number torch 2.x's bf16 kernel and the fp32 kernel both use as the same float."""
+    if type(value) is float:
+        return math.isfinite(value) and abs(value) <= _FLOAT_MAX
+    return type(value) is int and abs(value) <= _FLOAT_EXACT_INT
+
+
+def _is_one(alpha: Any) -> bool:
+    return type(alpha) in (int, float) and alpha == 1
+
+
+def _unary(args: Args, kwargs: Kwargs) -> bool:
+    return len(args) == 1 and not kwargs and _bf16(args[0])
+
+
+def _sum_or_difference(args: Args, kwargs: Kwargs) -> bool:
+    if len(args) != 2 or any(k != "alpha" for k in kwargs):
+        return False
+    return _is_one(kwargs.get("alpha", 1)) and _bf16(args[0]) and _bf16(args[1])
+
+
+def _product_or_quotient(args: Args, kwargs: Kwargs) -> bool:
+    if len(args) != 2 or kwargs or not _bf16(args[0]):
+        return False
+    other = args[1]
+    return _bf16(other) or (_FP32_NUMBERS and _fp32_number(other))
+
+
+def _masked_fill(args: Args, kwargs: Kwargs) -> bool:
+    if len(args) != 3 or kwargs:
+        return False
+    x, mask, value = args
+    return _bf16(x) and _mask(mask) and type(value) in (int, float)
+
+
+def _where(args: Args, kwargs: Kwargs) -> bool:
+    return len(args) == 3 and not kwargs and _mask(args[0]) and _bf16(args[1]) and _bf16(args[2])
+
+
+def _cat(args: Args, kwargs: Kwargs) -> bool:
+    if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], (list, tuple)) or not args[0]:
+        return False
+    return all(_bf16(t) for t in args[0])
+
+
+def _clone(args: Args, kwargs: Kwargs) -> bool:
+    if len(args) != 1 or any(k != "memory_format" for k in kwargs):
+        return False
+    return kwargs.get("memory_format") in _KEEP_FORMATS and _bf16(args[0])
+
+
+_RULES: Dict[Any, Callable[[Args, Kwargs], bool]] = {
+    aten.neg.default: _unary,
+    aten.abs.default: _unary,
+    aten.add.Tensor: _sum_or_difference,
+    aten.sub.Tensor: _sum_or_difference,
+    aten.mul.Tensor: _product_or_quotient,
+    aten.div.Tensor: _product_or_quotient,
+    aten.masked_fill.Scalar: _masked_fill,
+    aten.where.self: _where,
+    aten.cat.default: _cat,
+    aten.clone.default: _clone,
+}
+
+
+_NAN_BITS = 0x7FC0
+
+
+def _one_nan_pattern(out: torch.Tensor, rt: Any) -> None:
+    """Store every NaN of the new bf16 tensor ``out`` as 0x7FC0, in place: one pass of the
+    runtime's bf16 copy in INF/NAN mode, which leaves every other value as it is, over a tensor
+    that is one flat range of memory (as these ops' new outputs are); torch operations
+    otherwise."""
+    if out.is_contiguous() or fp32_copies.non_overlapping_and_dense(out.size(), out.stride()):
+        if out.numel():
+            rt.copy_bf16(out.data_ptr(), out.data_ptr(), out.numel(), False)
+        return
+    nan = torch.isnan(out)
+    if bool(nan.any()):
+        out.view(torch.int16).masked_fill_(nan, _NAN_BITS)
+
+
+def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:
+    """The op's result from torch's bf16 kernel, or NOT_HANDLED. Only for INF/NAN mode."""
+    rule = _RULES.get(func)
+    if rule is None or rt is None or not hasattr(rt, "copy_bf16") or not rule(args, kwargs):
+        return NOT_HANDLED
+    out = func(*args, **kwargs)
+    _one_nan_pattern(out, rt)
+    return out
