@@ -4,14 +4,17 @@
 // device's float status when something was saturated, as float_to_half does.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "backend/bf16_ops.h"
 #include "backend/device.h"
 #include "backend/float_ops.h"
+#include "backend/half_broadcast.h"
 #include "backend/half_max_pool.h"
 #include "backend/half_ops.h"
 #include "exec/convert_bf16.h"
 #include "exec/error.h"
+#include "python/convert.h"
 #include "python/methods.h"
 
 namespace apexnpu::py {
@@ -104,6 +107,37 @@ PyObject* masked_fill_half(PyObject*, PyObject* args) {
       GilRelease unlocked;
       bad = rt::masked_fill_half(ptr<const rt::half_bits>(src), ptr<const std::uint8_t>(mask), period,
                                  ptr<rt::half_bits>(dst), n, static_cast<rt::half_bits>(fill));
+    }
+    return reported(index, bad);
+  });
+}
+
+// a OP b with b read through (sizes, strides): backend/half_broadcast.h.
+template <rt::HalfBinaryOp op>
+PyObject* binary_broadcast(PyObject*, PyObject* args) {
+  std::uintptr_t a = 0, b = 0, dst = 0;
+  std::size_t n = 0;
+  PyObject* sizes_arg = nullptr;
+  PyObject* strides_arg = nullptr;
+  int index = 0;
+  if (!PyArg_ParseTuple(args, "O&O&O&O&OO|i", to_address, &a, to_address, &b, to_address, &dst, to_size, &n,
+                        &sizes_arg, &strides_arg, &index))
+    return nullptr;
+  std::vector<std::size_t> sizes, strides;
+  if (!parse_sizes(sizes_arg, "sizes must be a sequence of non-negative ints", sizes) ||
+      !parse_sizes(strides_arg, "strides must be a sequence of non-negative ints", strides))
+    return nullptr;
+  return guarded([&] {
+    if (sizes.size() != strides.size())
+      throw rt::ArgumentError(rt::concat("a broadcast layout has one stride per size: ", sizes.size(),
+                                         " sizes, ", strides.size(), " strides"));
+    std::vector<rt::BroadcastDim> dims(sizes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) dims[k] = {sizes[k], strides[k]};
+    bool bad = false;
+    {
+      GilRelease unlocked;
+      bad = rt::binary_half_broadcast(op, ptr<const rt::half_bits>(a), ptr<const rt::half_bits>(b), dims,
+                                      ptr<rt::half_bits>(dst), n);
     }
     return reported(index, bad);
   });
@@ -262,6 +296,15 @@ PyMethodDef kEmulationMethods[] = {
      "masked_fill_half(src_fp16_addr, mask_bool_addr, dst_fp16_addr, n, period, fill_bits, "
      "device=0) -> bool: fill_bits where mask[i % period] is set, else the value stored "
      "saturating; True (and the status raised) for an unselected NaN or inf"},
+    {"add_half_broadcast", binary_broadcast<rt::HalfBinaryOp::add>, METH_VARARGS,
+     "add_half_broadcast(a_fp16_addr, b_fp16_addr, dst_fp16_addr, n, sizes, b_strides, device=0) "
+     "-> bool: the fp32 sum a + b, stored saturating, with a read as n elements in a row and b "
+     "through the dimensions (sizes, b_strides in elements, 0 where b is broadcast; the sizes "
+     "multiply to n); True (and the status raised) for NaN or overflow"},
+    {"multiply_half_broadcast", binary_broadcast<rt::HalfBinaryOp::multiply>, METH_VARARGS,
+     "multiply_half_broadcast(a_fp16_addr, b_fp16_addr, dst_fp16_addr, n, sizes, b_strides, "
+     "device=0) -> bool: the fp32 product a * b, stored saturating, a and b read as "
+     "add_half_broadcast reads them; True (and the status raised) for NaN or overflow"},
     {"max_pool2d_half", max_pool2d_half, METH_VARARGS,
      "max_pool2d_half(src_fp16_addr, dst_fp16_addr, indices_int64_addr, planes, in_h, in_w, "
      "out_h, out_w, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, "
