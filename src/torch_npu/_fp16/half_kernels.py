@@ -11,6 +11,10 @@ the float status of device 0, as the general path's ``float_to_half`` does.
   ``self <= 0 ? 0 : grad`` on exact values, stored saturating.
 - ``add``/``add_`` of two fp16 tensors with ``alpha`` 1: the fp32 sum, stored saturating (torch's
   fp32 kernel computes ``a + alpha * b`` with one rounding; ``alpha * b`` is exact at 1).
+- ``add`` (``alpha`` 1) and ``mul`` of two fp16 tensors, one broadcast along the other (RMSNorm's
+  weight, rotary's cos and sin, a per-row factor) or both of one shape, in the layouts
+  ``broadcast_layout`` takes: the fp32 sum or product of the exact values, stored saturating,
+  in the layout the round trip gives (a dense non-contiguous operand's strides).
 - ``mul``/``mul_``/``div``/``div_`` of an fp16 tensor by a Python number: torch's fp32 kernel
   rounds the number to fp32 and multiplies or truly divides with one rounding, as the runtime
   does; numbers whose rounding could differ (floats beyond the fp32 range, inf, NaN, integers
@@ -18,7 +22,8 @@ the float status of device 0, as the general path's ``float_to_half`` does.
 - copies of fp16 values (``clone``, also ``.contiguous()`` of a view, ``_to_copy`` to fp16,
   ``copy_`` and ``_foreach_copy_`` between fp16 tensors, and ``cat`` of any layouts, whose fp16
   result torch makes natively): the values themselves, stored saturating (NaN -> 0 and
-  inf -> +-65504, reported); ``zero_`` natively (zeros are zeros in any precision).
+  inf -> +-65504, reported); ``zero_`` natively (zeros are zeros in any precision); ``neg``
+  likewise, torch's fp16 kernel flipping the sign exactly.
 - conversions: ``_to_copy`` to fp32 is the general path's own widening; ``_to_copy`` to fp16 of
   an fp32 tensor and ``copy_``/``_foreach_copy_`` of fp32 values into fp16 tensors are its
   narrowing.
@@ -37,13 +42,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import fp32_copies, kernel_operands, saturation
+from . import broadcast_layout, fp32_copies, kernel_operands, saturation
 
 aten = torch.ops.aten
 NOT_HANDLED = object()
 _HALF = torch.float16
 _FLOAT = torch.float32
 _empty = torch._C._VariableFunctions.empty
+_empty_strided = torch._C._VariableFunctions.empty_strided
 _is_cpu = torch._C._TensorBase.is_cpu.__get__
 _KEEP_FORMATS = (None, torch.preserve_format, torch.contiguous_format)
 
@@ -104,10 +110,40 @@ def _add_operands(args: Args, kwargs: Kwargs) -> Optional[Sequence[torch.Tensor]
     return a, b
 
 
+def _broadcast(rt: Any, kernel: str, args: Args) -> Any:
+    """``a + b`` or ``a * b`` of two fp16 tensors, one broadcast along the other or both of one
+    shape in any layouts ``broadcast_layout`` takes, by the runtime's ``kernel``."""
+    a, b = args
+    if not _strided(a, _HALF) or not _strided(b, _HALF):
+        return NOT_HANDLED
+    layout = broadcast_layout.plan(a, b)
+    if layout is None:
+        return NOT_HANDLED
+    full = layout.full
+    if layout.out_strides is None:
+        out = _empty(full.shape, dtype=_HALF)
+    else:
+        out = _empty_strided(full.shape, layout.out_strides, dtype=_HALF)
+    getattr(rt, kernel)(
+        full.data_ptr(),
+        layout.other.data_ptr(),
+        out.data_ptr(),
+        full.numel(),
+        layout.sizes,
+        layout.strides,
+    )
+    return out
+
+
 def _add(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     operands = _add_operands(args, kwargs)
     if operands is None:
-        return NOT_HANDLED
+        if len(args) != 2 or any(k != "alpha" for k in kwargs):
+            return NOT_HANDLED
+        if not _is_one(kwargs.get("alpha", 1)):
+            return NOT_HANDLED
+        # torch's fp32 kernel computes a + alpha * b: at alpha 1 the fp32 sum.
+        return _broadcast(rt, "add_half_broadcast", args)
     a, b = operands
     out = _empty(a.shape, dtype=_HALF)
     rt.add_half(a.data_ptr(), b.data_ptr(), out.data_ptr(), a.numel())
@@ -147,6 +183,17 @@ def _with_scalar(kernel: str, in_place: bool) -> Callable[[Any, Args, Kwargs], A
         return out
 
     return run
+
+
+_multiply_by_number = _with_scalar("multiply_half", in_place=False)
+
+
+def _mul(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    """``a * b``: by a number (``multiply_half``) or of two fp16 tensors (the broadcast
+    kernel)."""
+    if not kwargs and len(args) == 2 and isinstance(args[1], torch.Tensor):
+        return _broadcast(rt, "multiply_half_broadcast", args)
+    return _multiply_by_number(rt, args, kwargs)
 
 
 def _saturated_copy(rt: Any, x: torch.Tensor, shape: Any) -> torch.Tensor:
@@ -313,6 +360,20 @@ def _masked_fill(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     return out
 
 
+def _neg(rt: Any, args: Args, kwargs: Kwargs) -> Any:
+    """``-x`` is exact: torch's fp16 kernel flips the sign (any layout; its result laid out as
+    the round trip's), then the result is stored saturating in place (NaN -> +0, inf ->
+    +-65504, reported), as the round trip stores it."""
+    (x,) = args
+    if kwargs or not _strided(x, _HALF):
+        return NOT_HANDLED
+    out = aten.neg.default(x)
+    if not fp32_copies.non_overlapping_and_dense(out.shape, out.stride()):
+        return NOT_HANDLED
+    rt.saturate_half(out.data_ptr(), out.data_ptr(), out.numel())
+    return out
+
+
 def _zero_(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     (x,) = args
     if kwargs or not isinstance(x, torch.Tensor) or x.dtype != _HALF:
@@ -425,7 +486,7 @@ _KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
     aten.threshold_backward.default: _relu_backward,
     aten.add.Tensor: _add,
     aten.add_.Tensor: _add_,
-    aten.mul.Tensor: _with_scalar("multiply_half", in_place=False),
+    aten.mul.Tensor: _mul,
     aten.mul.Scalar: _with_scalar("multiply_half", in_place=False),
     aten.mul_.Tensor: _with_scalar("multiply_half", in_place=True),
     aten.mul_.Scalar: _with_scalar("multiply_half", in_place=True),
@@ -437,6 +498,7 @@ _KERNELS: Dict[Any, Callable[[Any, Args, Kwargs], Any]] = {
     aten._to_copy.default: _to_copy,
     aten.copy_.default: _copy_,
     aten.zero_.default: _zero_,
+    aten.neg.default: _neg,
     aten.masked_fill.Scalar: _masked_fill,
     aten.cat.default: _cat,
     aten.max_pool2d_with_indices.default: _max_pool2d,
@@ -448,7 +510,7 @@ except (AttributeError, RuntimeError):  # pragma: no cover - torch 1.13 has no _
 
 
 # The runtime's newest kernel: a runtime module built before it lacks some this file calls.
-_NEWEST_KERNEL = "masked_fill_half"
+_NEWEST_KERNEL = "multiply_half_broadcast"
 
 
 def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:
