@@ -11,11 +11,19 @@ strides, and only such a tensor is converted by the runtime, as one flat range o
 runtime, goes through ``x.to(torch.float32)`` itself. An argument whose values the op never
 reads gets a tensor of that layout without the conversion (``fp32_like``). The memory may be
 lent by ``scratch_pool``.
+
+A tensor whose owner vouches that it changes only through operations autograd sees (autocast's
+cast of a weight, made once per region and used at every step of a recurrent cell) may be
+``kept``: ``kept_or_new`` then widens it once and hands out that one copy again while the tensor
+is the same object with the same ``_version`` and memory, until the owner drops it with
+``forget``. A parameter may not be kept: a fused optimizer writes it through its pointer, which
+no version counter sees.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import threading
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import torch
 
@@ -94,3 +102,45 @@ def fp32_like(x: torch.Tensor, pooled: bool = False) -> Optional[torch.Tensor]:
         if non_overlapping_and_dense(sizes, strides):
             return _new(sizes, strides, n, pooled)
     return None
+
+
+class _Kept(threading.local):
+    """The calling thread's kept tensors, by id: (the tensor, and its fp32 copy with the
+    ``_version`` and address it was made from, or None before the first use)."""
+
+    def __init__(self) -> None:
+        self.copies: Dict[int, Tuple[torch.Tensor, Optional[Tuple[int, int, torch.Tensor]]]] = {}
+
+
+_kept = _Kept()
+
+
+def keep(x: torch.Tensor) -> None:
+    """Let ``kept_or_new`` reuse one fp32 copy of the fp16 or bf16 tensor ``x`` while it is
+    unchanged; the caller vouches that nothing writes ``x`` unseen by its version counter (by
+    its pointer or through ``.data``) until it calls ``forget(x)``."""
+    if x.dtype in (_HALF, torch.bfloat16) and id(x) not in _kept.copies:
+        _kept.copies[id(x)] = (x, None)
+
+
+def forget(x: torch.Tensor) -> None:
+    """Stop reusing ``x``'s fp32 copy (those handed out stay valid: nothing writes them)."""
+    found = _kept.copies.get(id(x))
+    if found is not None and found[0] is x:
+        del _kept.copies[id(x)]
+
+
+def kept_or_new(x: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
+    """``to_fp32(x, rt)``; for a kept ``x``, the copy made at an earlier call while ``x`` has
+    not changed since (same ``_version``, same address). The copy may be shared: the caller
+    reads it and never writes it."""
+    found = _kept.copies.get(id(x))
+    if found is None or found[0] is not x:
+        return to_fp32(x, rt)
+    made = found[1]
+    version, address = x._version, x.data_ptr()
+    if made is not None and made[0] == version and made[1] == address:
+        return made[2]
+    copy = to_fp32(x, rt)
+    _kept.copies[id(x)] = (x, (version, address, copy))
+    return copy

@@ -109,10 +109,11 @@ def _covered(tensors: Sequence[Any]) -> bool:
 
 def _fp32(t: torch.Tensor, rt: Any) -> torch.Tensor:
     """``t.float()``: fp16 and bf16 tensors widened by the runtime ``rt`` in one pass when it is
-    there (the same exact values)."""
+    there (the same exact values); autocast's casts of the weights, the same tensors at every
+    step of a cell, once per region (``fp32_copies.kept_or_new``)."""
     if t.dtype == torch.float32:
         return t
-    return fp32_copies.to_fp32(t, rt)
+    return fp32_copies.kept_or_new(t, rt)
 
 
 def _store(values: torch.Tensor, dtype: torch.dtype, npu: Any, sources: Any, rt: Any) -> Any:

@@ -38,6 +38,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..._device import devices, placement
+from ..._fp16 import fp32_copies
 from . import autocast_state
 from .autocast_policy import BANNED, BANNED_MESSAGE, FP32, LOWER_PRECISION, POLICY, PROMOTE
 from .autocast_state import DEVICE, PER_DEVICE
@@ -82,6 +83,8 @@ def _exit_region() -> None:
     _regions.depth -= 1
     if _regions.depth == 0:
         mode, _regions.mode = _regions.mode, None
+        for _, casted in _regions.cache.values():
+            fp32_copies.forget(casted)
         _regions.cache.clear()  # cached casts never outlive the outermost region
         if mode is not None:
             mode.__exit__(None, None, None)
@@ -142,6 +145,9 @@ def _cast_tensor(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         return hit[1]
     casted = x.to(dtype)
     _regions.cache[key] = (weakref.ref(x), casted)
+    # Only autocast holds the cast, so its values change only through operations autograd
+    # sees: a recurrent cell stepped over time widens it once, not at every step.
+    fp32_copies.keep(casted)
     return casted
 
 
