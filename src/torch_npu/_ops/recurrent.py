@@ -22,12 +22,18 @@ generator), inputs of mixed or non-floating dtypes, bf16 on a chip without bf16 
 as before), tensors that are not all on one NPU, tensor subclasses, and host tensors.
 
 Autocast meets the wrappers under torch's names (``lstm_cell`` and ``gru_cell`` are cast to the
-lower precision, as torch_npu's policy lists them; ``lstm`` and ``gru`` are not).
+lower precision, as torch_npu's policy lists them; ``lstm`` and ``gru`` are not). A cell makes
+autocast's casts of its fp32 activations itself (``autocast_mode.casts_inside``): the input and
+states are rounded to the lower precision on entry as the cast stores them, and their gradients
+leave stored in it and widened back to fp32, as the cast's backward gives them; the weights are
+autocast's cached casts, as before, so their gradients still add up in the lower precision over
+the steps. The values and the float status are the separate casts'; a cell stepped over time
+saves a cast and its backward per step.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
@@ -39,6 +45,7 @@ from ._precision import store_kernel_result
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32)
 NAMES = ("lstm", "gru", "lstm_cell", "gru_cell")
+CELLS = ("lstm_cell", "gru_cell")  # the ones autocast casts to the lower precision
 
 
 def _tensors_of(name: str, args: Sequence[Any]) -> Optional[Tuple[List[torch.Tensor], Callable]]:
@@ -89,22 +96,31 @@ def _tensors_of(name: str, args: Sequence[Any]) -> Optional[Tuple[List[torch.Ten
     return tensors, rebuild_cell
 
 
-def _covered(tensors: Sequence[Any]) -> bool:
-    """Plain tensors of one floating dtype the NPU computes, all on one emulated NPU."""
+def _covered(
+    tensors: Sequence[Any], cast_to: Optional[torch.dtype] = None
+) -> Optional[Tuple[torch.dtype, FrozenSet[int]]]:
+    """(the dtype the kernel computes in and stores, the indices of the fp32 tensors it casts to
+    it on entry) for plain tensors all on one emulated NPU, of one floating dtype the NPU
+    computes, or, with ``cast_to`` (autocast's fp16 or bf16), each of ``cast_to`` or fp32; None
+    for a call the kernel does not cover."""
     first = tensors[0]
-    if not isinstance(first, torch.Tensor) or first.dtype not in _FLOATS:
-        return False
+    if not isinstance(first, torch.Tensor):
+        return None
+    dtype = first.dtype if cast_to is None else cast_to
+    if dtype not in _FLOATS or (cast_to is not None and dtype == torch.float32):
+        return None
     npu = placement.npu_of(first)
-    if npu is None or (first.dtype == torch.bfloat16 and not soc.has_bf16()):
-        return False
-    for t in tensors:
-        if (
-            type(t) not in (torch.Tensor, torch.nn.Parameter)
-            or t.dtype != first.dtype
-            or placement.npu_of(t) != npu
-        ):
-            return False
-    return True
+    if npu is None or (dtype == torch.bfloat16 and not soc.has_bf16()):
+        return None
+    rounded = []
+    for i, t in enumerate(tensors):
+        if type(t) not in (torch.Tensor, torch.nn.Parameter) or placement.npu_of(t) != npu:
+            return None
+        if t.dtype != dtype:
+            if cast_to is None or t.dtype != torch.float32:
+                return None
+            rounded.append(i)
+    return dtype, frozenset(rounded)
 
 
 def _fp32(t: torch.Tensor, rt: Any) -> torch.Tensor:
@@ -114,6 +130,16 @@ def _fp32(t: torch.Tensor, rt: Any) -> torch.Tensor:
     if t.dtype == torch.float32:
         return t
     return fp32_copies.kept_or_new(t, rt)
+
+
+def _cast_on_entry(t: torch.Tensor, dtype: torch.dtype, rt: Any) -> torch.Tensor:
+    """The fp32 values of autocast's cast of the fp32 ``t`` to ``dtype``: stored as the cast
+    stores them (rounded once, saturating or not as the chip does, the status raised as it
+    raises it), in the contiguous layout the cast's result has, and widened back exactly."""
+    values = t.detach()  # a host tensor: the rounded copy is the kernel's, not NPU memory
+    if not values.is_contiguous():
+        values = values.contiguous()
+    return fp32_copies.to_fp32(saturation.to_reduced(values, dtype, rt), rt)
 
 
 def _store(values: torch.Tensor, dtype: torch.dtype, npu: Any, sources: Any, rt: Any) -> Any:
@@ -128,29 +154,43 @@ def _as_tuple(out: Any) -> Tuple[torch.Tensor, ...]:
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
+class _Call(NamedTuple):
+    """How the kernel runs a call: torch's own function, the call's arguments rebuilt from (fp32
+    copies of) its tensors, the dtype it stores its results in, and the indices of the fp32
+    tensors it casts to that dtype on entry (autocast's casts, made inside)."""
+
+    original: Callable
+    rebuild: Callable
+    dtype: torch.dtype
+    rounded: FrozenSet[int]
+
+
 class _Recurrent(torch.autograd.Function):
     """One NPU kernel over the whole call: forward and backward run with the emulation paused on
     fp32 copies, and each result is stored once as the NPU stores it."""
 
     @staticmethod
-    def forward(ctx, how: Tuple[Callable, Callable], *tensors: torch.Tensor):  # noqa: D102
-        original, rebuild = how
+    def forward(ctx, call: _Call, *tensors: torch.Tensor):  # noqa: D102
         npu = placement.npu_of(tensors[0])
-        ctx.how, ctx.npu = how, npu
+        ctx.call, ctx.npu = call, npu
         ctx.save_for_backward(*tensors)  # the backward's check that none changed since
+        dtype, rounded = call.dtype, call.rounded
         rt = _runtime.runtime_kernels()
         with emulation.paused(), torch.no_grad():
-            widened = [_fp32(t, rt) for t in tensors]
-            out = _as_tuple(original(*rebuild(widened)))
+            widened = [
+                _cast_on_entry(t, dtype, rt) if i in rounded else _fp32(t, rt)
+                for i, t in enumerate(tensors)
+            ]
+            out = _as_tuple(call.original(*call.rebuild(widened)))
             # The backward recomputes from the same exact fp32 values: fp16/bf16 inputs' copies
             # are kept rather than widened again (a cell stepped over a sequence widens its
             # weights at every step: twice as many conversions otherwise).
-            ctx.widened = widened if tensors[0].dtype != torch.float32 else None
-            return tuple(_store(o, tensors[0].dtype, npu, tensors, rt) for o in out)
+            ctx.widened = widened if dtype != torch.float32 else None
+            return tuple(_store(o, dtype, npu, tensors, rt) for o in out)
 
     @staticmethod
     def backward(ctx, *grads: Optional[torch.Tensor]):  # noqa: D102
-        original, rebuild = ctx.how
+        call: _Call = ctx.call
         saved = ctx.saved_tensors
         wanted = [i for i in range(len(saved)) if ctx.needs_input_grad[i + 1]]
         result: List[Optional[torch.Tensor]] = [None] * (len(saved) + 1)
@@ -160,7 +200,7 @@ class _Recurrent(torch.autograd.Function):
         copies = ctx.widened if ctx.widened is not None else saved
         with emulation.paused(), torch.enable_grad():
             fp32 = [t.detach().requires_grad_(i in wanted) for i, t in enumerate(copies)]
-            out = _as_tuple(original(*rebuild(fp32)))
+            out = _as_tuple(call.original(*call.rebuild(fp32)))
             pairs = [(o, _fp32(g, rt)) for o, g in zip(out, grads) if g is not None]
             if not pairs:
                 return tuple(result)
@@ -172,26 +212,47 @@ class _Recurrent(torch.autograd.Function):
             )
             sources = [g for g in grads if g is not None] + list(saved)
             for i, g in zip(wanted, found):
-                if g is not None:
+                if g is None:
+                    continue
+                if i in call.rounded:
+                    # Stored in the cast's dtype, then the cast's backward: widened exactly.
+                    stored = saturation.to_reduced(g, call.dtype, rt)
+                    result[i + 1] = placement.put(fp32_copies.to_fp32(stored, rt), ctx.npu)
+                else:
                     result[i + 1] = _store(g, saved[i].dtype, ctx.npu, sources, rt)
         return tuple(result)
+
+
+def _results(name: str, out: Tuple[torch.Tensor, ...]) -> Any:
+    """The kernel's outputs as torch's function returns them."""
+    if name == "lstm":
+        return out[0], out[1], out[2]
+    if name in ("gru", "lstm_cell"):
+        return out[0], out[1]
+    return out[0]
 
 
 def run(name: str, original: Callable, args: Sequence[Any]) -> Any:
     """``original(*args)`` as one NPU kernel when it covers the call, else ``original`` itself
     (torch's decomposition, each operation emulated)."""
     found = _tensors_of(name, args)
-    if found is None or not _covered(found[0]):
+    covered = None if found is None else _covered(found[0])
+    if covered is None:
         return original(*args)
     tensors, rebuild = found
-    out = _Recurrent.apply((original, rebuild), *tensors)
-    if name == "lstm":
-        return out[0], out[1], out[2]
-    if name == "gru":
-        return out[0], out[1]
-    if name == "lstm_cell":
-        return out[0], out[1]
-    return out[0]
+    return _results(name, _Recurrent.apply(_Call(original, rebuild, *covered), *tensors))
+
+
+def run_cast(name: str, original: Callable, args: Sequence[Any], dtype: torch.dtype) -> Any:
+    """``run`` for a cell's call that autocast hands over with its fp32 activations not yet
+    cast to ``dtype`` (``autocast_mode.casts_inside``): the kernel casts them on entry. None
+    when the kernel does not cover the call (autocast then casts and calls as usual)."""
+    found = _tensors_of(name, args)
+    covered = None if found is None else _covered(found[0], dtype)
+    if covered is None:
+        return None
+    tensors, rebuild = found
+    return _results(name, _Recurrent.apply(_Call(original, rebuild, *covered), *tensors))
 
 
 def _flat_tensors(args: Sequence[Any]) -> Tuple[torch.Tensor, ...]:
@@ -209,10 +270,19 @@ def install() -> None:
     (idempotent)."""
     from ..npu.amp import autocast_mode
 
+    def before(wrapper: Callable) -> None:
+        autocast_mode.stands_for_torch(wrapper)
+        name = wrapper.__name__
+        if name in CELLS:
+            original = wrapper.__wrapped__  # type: ignore[attr-defined]
+            autocast_mode.casts_inside(
+                wrapper, lambda args, dtype: run_cast(name, original, args, dtype)
+            )
+
     _wraps.install_in_vf(
         NAMES,
         lambda name, original: _wraps.vf_wrapper(name, original, run, _flat_tensors),
-        before=autocast_mode.stands_for_torch,
+        before=before,
     )
 
 

@@ -128,17 +128,25 @@ def _cast(x: Any, dtype: torch.dtype, done: Optional[Dict[int, torch.Tensor]] = 
     return made
 
 
-def _cast_tensor(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    cacheable = (
-        torch.is_autocast_cache_enabled()
-        and dtype != torch.float32
+def _cacheable(x: torch.Tensor, dtype: torch.dtype) -> bool:
+    """torch's rule for the casts its cache keeps: an fp32 leaf that requires grad (a weight),
+    cast to the lower precision, while the cache is on."""
+    return (
+        dtype != torch.float32
         and x.dtype == torch.float32
         and x.requires_grad
         and x.is_leaf
         and not x._is_view()
+        and torch.is_autocast_cache_enabled()
     )
-    if not cacheable:
-        return x.to(dtype)
+
+
+def _cast_tensor(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return _cached_cast(x, dtype) if _cacheable(x, dtype) else x.to(dtype)
+
+
+def _cached_cast(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The cast of the cacheable ``x``, made at its first use in the region."""
     key = (id(x), dtype)
     hit = _regions.cache.get(key)
     if hit is not None and hit[0]() is x:
@@ -149,6 +157,32 @@ def _cast_tensor(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     # sees: a recurrent cell stepped over time widens it once, not at every step.
     fp32_copies.keep(casted)
     return casted
+
+
+def _cast_cached(x: Any, dtype: torch.dtype) -> Any:
+    """``x`` (a tensor, or a list or tuple of them) with only the casts autocast's cache keeps
+    made (weights'), the other tensors as they are."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cast_cached(v, dtype) for v in x)
+    if _eligible(x) and x.dtype != dtype and _cacheable(x, dtype):
+        return _cached_cast(x, dtype)
+    return x
+
+
+# --- kernels that make the casts of their arguments themselves --------------------------------
+
+_CASTS_INSIDE: Dict[Callable, Callable[[Tuple[Any, ...], torch.dtype], Any]] = {}
+
+
+def casts_inside(wrapper: Callable, run: Callable[[Tuple[Any, ...], torch.dtype], Any]) -> None:
+    """Let the emulator's kernel ``wrapper``, standing for a torch function the policy casts to
+    the lower precision, make autocast's casts of its arguments itself: a call meets
+    ``run(args, dtype)`` with the weights already cast (the cached casts, shared by every call
+    of the region) and the other tensors uncast, and ``run`` computes what the call of the cast
+    arguments gives, values, gradients and float status alike, or returns None for a call it
+    does not cover (autocast then casts and calls as usual). A recurrent cell stepped over
+    time so makes no cast of its own per step, and its gradient none back."""
+    _CASTS_INSIDE[wrapper] = run
 
 
 def _flat(values: Any) -> List[Any]:
@@ -206,6 +240,11 @@ def _apply(policy: str, func: Callable, args: Tuple[Any, ...], kwargs: Dict[str,
         raise RuntimeError(BANNED_MESSAGE)
     if policy == LOWER_PRECISION:
         dtype = get_autocast_dtype()
+        inside = _CASTS_INSIDE.get(func)
+        if inside is not None and not kwargs:
+            out = inside(_cast_cached(args, dtype), dtype)
+            if out is not None:
+                return out
     elif policy == FP32:
         dtype = torch.float32
     elif policy == PROMOTE:
