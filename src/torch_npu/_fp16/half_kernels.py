@@ -230,7 +230,8 @@ def _to_copy(rt: Any, args: Args, kwargs: Kwargs) -> Any:
     if x.dtype == _HALF and dtype == _HALF and _plain(x, _HALF):
         return _saturated_copy(rt, x, x.shape)
     if x.dtype == _FLOAT and dtype == _HALF and _plain(x, _FLOAT):
-        return saturation.to_fp16(x, rt)
+        # A host tensor, as every kernel's result: the mode puts it on the input's NPU.
+        return saturation.host_to_fp16(x, rt)
     return NOT_HANDLED
 
 
