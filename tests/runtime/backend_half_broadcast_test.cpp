@@ -2,7 +2,8 @@
 // fp32 sum or product torch's kernels compute on the exact fp32 values, stored back with the
 // saturating conversion, b's element found from the multi-index as written in the header. Every
 // fp16 value, the layouts of rotary embeddings, RMSNorm and its gradients, gathers, runs shorter
-// and longer than a tile, at every ISA level, in place, and over chunks that start mid-run.
+// and longer than a tile, b widened once or read run by run, at every ISA level, in place, and
+// over chunks that start mid-run.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -101,20 +102,24 @@ TEST_P(HalfBroadcastIsa, LayoutsOfRotaryAndRmsNormAreReadAsTheirStridesSay) {
   ScopedIsaLevel isa(GetParam());
   const std::size_t batch = 3, heads = 4, seq = 37, dim = 10;  // runs shorter than a vector
   const std::vector<std::vector<BroadcastDim>> layouts = {
-      {{batch * heads, 0}, {seq * dim, 1}},              // contiguous q (B, H, T, d) * cos (T, d)
-      {{batch, 0}, {seq, dim}, {heads, 0}, {dim, 1}},    // q laid out (B, T, H, d) * cos (T, d)
-      {{batch * seq, 1}, {heads * dim, 0}},              // x * rsqrt(mean) of shape (B, T, 1)
-      {{batch * seq, 0}, {heads * dim, 1}},              // weight (D,) * x
+      {{batch * heads, 0}, {seq * dim, 1}},                // contiguous q (B, H, T, d) * cos (T, d)
+      {{batch, 0}, {seq, dim}, {heads, 0}, {dim, 1}},      // q laid out (B, T, H, d) * cos (T, d)
+      {{batch * seq, 1}, {heads * dim, 0}},                // x * rsqrt(mean) of shape (B, T, 1)
+      {{batch * seq, 0}, {heads * dim, 1}},                // weight (D,) * x
       {{batch * heads, seq * dim}, {seq, 1}, {dim, seq}},  // b transposed in its last two dims
-      {{seq, 3}, {dim, 5 * seq * 3}},                    // b gathered with strides in both
-      {{2 * 300, 0}, {1000, 1}},                         // runs of several tiles
-      {{1, 0}},                                          // one element
+      {{seq, 3}, {dim, 5 * seq * 3}},                      // b gathered with strides in both
+      {{2 * 300, 0}, {1000, 1}},                           // runs of several tiles
+      {{1, 0}},                                            // one element
+      // b too large to be widened once: read as fp16 run by run
+      {{2, 0}, {1500, 1}},
+      {{1111, 1}, {3, 0}},
   };
   std::uint32_t seed = 1;
   for (const auto& dims : layouts) {
     const std::vector<half_bits> a = random_halves(numel(dims), ++seed);
     const std::vector<half_bits> b = random_halves(extent(dims), ++seed);
-    for (const HalfBinaryOp op : {HalfBinaryOp::add, HalfBinaryOp::multiply}) expect_definition(op, a, b, dims);
+    for (const HalfBinaryOp op : {HalfBinaryOp::add, HalfBinaryOp::multiply})
+      expect_definition(op, a, b, dims);
   }
 }
 
@@ -130,14 +135,15 @@ TEST_P(HalfBroadcastIsa, ChunksStartingMidRunGiveTheSameBits) {
   for (const auto& dims : layouts) {
     const std::vector<half_bits> a = random_halves(numel(dims), ++seed);
     const std::vector<half_bits> b = random_halves(extent(dims), ++seed);
-    for (const HalfBinaryOp op : {HalfBinaryOp::add, HalfBinaryOp::multiply}) expect_definition(op, a, b, dims);
+    for (const HalfBinaryOp op : {HalfBinaryOp::add, HalfBinaryOp::multiply})
+      expect_definition(op, a, b, dims);
   }
 }
 
 TEST_P(HalfBroadcastIsa, ReportsExactlyWhatItSaturates) {
   ScopedIsaLevel isa(GetParam());
   for (const std::size_t where : {std::size_t{0}, std::size_t{9}, std::size_t{16}, std::size_t{40}}) {
-    std::vector<half_bits> a(41, 0x3C00), out(41);  // ones
+    std::vector<half_bits> a(41, 0x3C00), out(41);      // ones
     const std::vector<half_bits> b = {0x5CB0, 0x3C00};  // 300, 1
     const std::vector<BroadcastDim> dims = {{41, 0}};
     EXPECT_FALSE(binary_half_broadcast(HalfBinaryOp::multiply, a.data(), b.data(), dims, out.data(), 41));

@@ -17,8 +17,8 @@ APEXNPU_ISA_DECLARE(bool, binary_half_broadcast_range,
 bool binary_half_broadcast(HalfBinaryOp op, const half_bits* a, const half_bits* b,
                            std::span<const BroadcastDim> dims, half_bits* out, std::size_t n) {
   if (dims.empty() || dims.size() > kMaxBroadcastDims)
-    throw ArgumentError(concat("a broadcast layout has 1 to ", kMaxBroadcastDims, " dimensions, not ",
-                               dims.size()));
+    throw ArgumentError(
+        concat("a broadcast layout has 1 to ", kMaxBroadcastDims, " dimensions, not ", dims.size()));
   // The sizes' product, checked against n without overflowing.
   bool covers = true;
   std::size_t elements = 1;
