@@ -39,7 +39,7 @@ import torch
 
 from .. import _runtime, _wraps
 from .._device import placement, soc
-from .._fp16 import fp32_copies, saturation
+from .._fp16 import fp32_copies, overflow_mode, saturation
 from .._fp16 import mode as emulation
 from ._precision import store_kernel_result
 
@@ -139,7 +139,15 @@ def _cast_on_entry(t: torch.Tensor, dtype: torch.dtype, rt: Any) -> torch.Tensor
     values = t.detach()  # a host tensor: the rounded copy is the kernel's, not NPU memory
     if not values.is_contiguous():
         values = values.contiguous()
-    return fp32_copies.to_fp32(saturation.to_reduced(values, dtype, rt), rt)
+    return fp32_copies.to_fp32(_reduced(values, dtype, rt), rt)
+
+
+def _reduced(values: torch.Tensor, dtype: torch.dtype, rt: Any) -> torch.Tensor:
+    """``saturation.to_reduced`` of fp32 values the kernel made (host tensors), bf16 ones
+    handed straight to the runtime ``rt``'s one pass."""
+    if dtype == torch.bfloat16:
+        return saturation.host_to_bf16(values, rt, overflow_mode.inf_nan())
+    return saturation.to_reduced(values, dtype, rt)
 
 
 def _store(values: torch.Tensor, dtype: torch.dtype, npu: Any, sources: Any, rt: Any) -> Any:
@@ -147,7 +155,7 @@ def _store(values: torch.Tensor, dtype: torch.dtype, npu: Any, sources: Any, rt:
     ``rt`` the caller has."""
     if dtype == torch.float32:
         return store_kernel_result(values, dtype, npu, sources)
-    return placement.put(saturation.to_reduced(values, dtype, rt), npu)
+    return placement.put(_reduced(values, dtype, rt), npu)
 
 
 def _as_tuple(out: Any) -> Tuple[torch.Tensor, ...]:
@@ -198,8 +206,9 @@ class _Recurrent(torch.autograd.Function):
             return tuple(result)
         rt = _runtime.runtime_kernels()
         copies = ctx.widened if ctx.widened is not None else saved
+        needed = set(wanted)
         with emulation.paused(), torch.enable_grad():
-            fp32 = [t.detach().requires_grad_(i in wanted) for i, t in enumerate(copies)]
+            fp32 = [t.detach().requires_grad_(i in needed) for i, t in enumerate(copies)]
             out = _as_tuple(call.original(*call.rebuild(fp32)))
             pairs = [(o, _fp32(g, rt)) for o, g in zip(out, grads) if g is not None]
             if not pairs:
@@ -210,13 +219,15 @@ class _Recurrent(torch.autograd.Function):
                 [g for _, g in pairs],
                 allow_unused=True,
             )
-            sources = [g for g in grads if g is not None] + list(saved)
+            sources: List[Any] = []  # what an fp32 store checks for infinities that came in
+            if call.dtype == torch.float32:
+                sources = [g for g in grads if g is not None] + list(saved)
             for i, g in zip(wanted, found):
                 if g is None:
                     continue
                 if i in call.rounded:
                     # Stored in the cast's dtype, then the cast's backward: widened exactly.
-                    stored = saturation.to_reduced(g, call.dtype, rt)
+                    stored = _reduced(g, call.dtype, rt)
                     result[i + 1] = placement.put(fp32_copies.to_fp32(stored, rt), ctx.npu)
                 else:
                     result[i + 1] = _store(g, saved[i].dtype, ctx.npu, sources, rt)

@@ -163,7 +163,13 @@ def _cast_cached(x: Any, dtype: torch.dtype) -> Any:
     """``x`` (a tensor, or a list or tuple of them) with only the casts autocast's cache keeps
     made (weights'), the other tensors as they are."""
     if isinstance(x, (list, tuple)):
-        return type(x)(_cast_cached(v, dtype) for v in x)
+        return type(x)([_cast_cached(v, dtype) for v in x])
+    hit = _regions.cache.get((id(x), dtype))
+    if hit is not None and hit[0]() is x and x.requires_grad and x.dtype == torch.float32:
+        # A weight cast before in the region: the same object, still what the cache keeps (a
+        # leaf stays a leaf, and not a view), unless its dtype or requires_grad changed.
+        if placement.npu_of(x) is not None and torch.is_autocast_cache_enabled():
+            return hit[1]
     if _eligible(x) and x.dtype != dtype and _cacheable(x, dtype):
         return _cached_cast(x, dtype)
     return x
