@@ -4,7 +4,7 @@ sequence, they give the bits of the same steps with each input and state cast by
 first, as autocast casts them otherwise: outputs, the gradients of the input, of the initial
 states and of the weights (whose casts autocast caches, so their per-step gradients add up in
 the lower precision), and the float status. In bf16 on a 910B in INF/NAN and in saturation mode,
-and in fp16 on a 910; with NaN, infinities, values past the lower precision's range and its
+and in fp16 on a 910 and a 910B; with NaN, infinities, values past the lower precision's range and its
 neighbours, subnormals and gradients that overflow; sizes that are not a multiple of a vector
 width; both kernel paths (torch operations and the runtime's) and both emulation paths.
 """
@@ -31,6 +31,7 @@ CHIPS = {
     "910b-inf_nan": ("Ascend910B1", True, torch.bfloat16),
     "910b-saturation": ("Ascend910B1", False, torch.bfloat16),
     "910-fp16": ("Ascend910A", False, torch.float16),
+    "910b-fp16": ("Ascend910B1", True, torch.float16),
 }
 # fp32 bit patterns at the edges of each lower precision: its largest finite value, the fp32
 # values just below and at the tie where rounding goes past it, its smallest subnormal, and an
@@ -101,6 +102,16 @@ def steps(kind: str, dtype: torch.dtype, x: torch.Tensor, scale: float, inside: 
     return bits, status, [o.dtype for o in outs]
 
 
+def same_bits(got: torch.Tensor, want: torch.Tensor, any_nan: bool) -> bool:
+    """The same bits; with ``any_nan``, fp32 NaNs (int32 patterns) of any payload alike."""
+    if not any_nan or got.dtype != torch.int32:
+        return torch.equal(got, want)
+    with plain_torch():
+        nan_got = (got & 0x7FFFFFFF) > 0x7F800000
+        nan_want = (want & 0x7FFFFFFF) > 0x7F800000
+        return torch.equal(nan_got, nan_want) and torch.equal(got[~nan_got], want[~nan_want])
+
+
 def _counting(monkeypatch):
     """The calls the kernel took with the casts inside."""
     taken = []
@@ -129,8 +140,12 @@ def test_casts_inside_give_the_bits_of_the_casts(chip, kind, special, path, monk
         assert taken == [True] * STEPS  # every step ran with its casts inside
         cast, status_cast, _ = steps(kind, dtype, x, scale, inside=False)
     assert dtypes == [dtype] * STEPS
+    # torch 2.x widens an fp16 NaN to fp32 as 0x7FFFFFFF in its scalar loop and keeps its
+    # payload in its vector loop, so the general path's cast of a NaN gradient back to fp32
+    # depends on the tensor's size there: a NaN is all that is compared of such NaN.
+    any_nan = path == "general" and dtype == torch.float16 and inf_nan
     for i, (got, want) in enumerate(zip(inside, cast)):
-        assert torch.equal(got, want), f"tensor {i} differs"
+        assert same_bits(got, want, any_nan), f"tensor {i} differs"
     assert status_inside == status_cast
     if special and not inf_nan:
         assert status_inside  # the edges saturate on entry, as the casts do
@@ -179,3 +194,25 @@ def test_an_input_of_another_lower_precision_is_cast_as_usual(chip910b, monkeypa
     assert got.dtype == torch.bfloat16
     with plain_torch():
         assert torch.equal(got.cpu().view(torch.int16), want.cpu().view(torch.int16))
+
+
+def test_the_input_may_change_after_the_step(chip910b):
+    """A decoder that writes each step's input into one buffer: the cast the step used is its
+    own, so the backward does not see the buffer's later values (nor refuses them)."""
+    results = []
+    for inside in (True, False):
+        torch.manual_seed(0)
+        cell = nn.GRUCell(WIDTH, HIDDEN).npu()
+        seq = inputs(torch.bfloat16, False).npu().requires_grad_()
+        buffer = torch.zeros(BATCH, WIDTH).npu()
+        with torch.autocast("npu", dtype=torch.bfloat16):
+            h = torch.zeros(BATCH, HIDDEN).npu()
+            for t in range(STEPS):
+                buffer.copy_(seq[:, t] * 2.0)
+                h = cell(buffer if inside else buffer.to(torch.bfloat16), h)
+        h.float().sum().backward()
+        with plain_torch():
+            grads = [seq.grad] + [p.grad for p in cell.parameters()]
+            results.append([h.detach().cpu().view(torch.int16)] + [g.cpu() for g in grads])
+    for got, want in zip(*results):
+        assert torch.equal(got, want)

@@ -181,8 +181,10 @@ class _Recurrent(torch.autograd.Function):
     def forward(ctx, call: _Call, *tensors: torch.Tensor):  # noqa: D102
         npu = placement.npu_of(tensors[0])
         ctx.call, ctx.npu = call, npu
-        ctx.save_for_backward(*tensors)  # the backward's check that none changed since
         dtype, rounded = call.dtype, call.rounded
+        # The backward's check that none changed since; a tensor cast on entry is not the
+        # kernel's input but its cast, which nothing else holds (the source may change after).
+        ctx.save_for_backward(*(None if i in rounded else t for i, t in enumerate(tensors)))
         rt = _runtime.runtime_kernels()
         with emulation.paused(), torch.no_grad():
             widened = [
@@ -230,7 +232,7 @@ class _Recurrent(torch.autograd.Function):
                     stored = _reduced(g, call.dtype, rt)
                     result[i + 1] = placement.put(fp32_copies.to_fp32(stored, rt), ctx.npu)
                 else:
-                    result[i + 1] = _store(g, saved[i].dtype, ctx.npu, sources, rt)
+                    result[i + 1] = _store(g, call.dtype, ctx.npu, sources, rt)
         return tuple(result)
 
 
