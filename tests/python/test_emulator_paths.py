@@ -796,13 +796,36 @@ def test_fp32_copies_equal_torch_conversion_for_every_fp16_value(layout):
     got = fp32_copies.to_fp32(x)
     with plain_torch():
         want = x.to(torch.float32)
-        # torch 2.x's own conversion keeps a NaN's payload in its vector loop and returns the
-        # canonical NaN in its scalar tail, so payloads depend on the layout: NaNs are compared as
-        # NaNs, every other value bit for bit.
+        # A NaN converts as IEEE converts it: quiet, its payload kept. torch 2.x's own conversion
+        # does so in its vector loop only (its scalar tail returns 0x7FFFFFFF).
         nan = want.isnan()
-        assert torch.equal(got.isnan(), nan)
-        got_bits, want_bits = got.masked_fill(nan, 0), want.masked_fill(nan, 0)
-    assert same(got_bits, want_bits)
+        half_bits = x.view(torch.int16)[nan].to(torch.int32)
+        quiet = torch.tensor(0x7FC00000, dtype=torch.int32)
+        want.view(torch.int32)[nan] = (
+            ((half_bits & 0x8000) << 16) | quiet | ((half_bits & 0x03FF) << 13)
+        )
+    assert same(got, want)
+
+
+@pytest.mark.parametrize("inf_nan", [False, True], ids=["saturation", "inf_nan"])
+def test_fp16_nans_widen_alike_on_both_paths_wherever_they_stand(inf_nan):
+    """fp16 NaNs with payloads, at every position of tensors too short for torch's vector loop
+    and around its end, widened by ``float()`` and read by an fp32 op that keeps them."""
+    from overlay_support.npu_op_checks import emulated_chip
+
+    def make(n):
+        def inputs():
+            with plain_torch():
+                bits = torch.tensor([0x7C01, 0xFE00, 0x7D55, 0xFFFF, 0x3C00], dtype=torch.int32)
+                x = bits.repeat(n)[:n].to(torch.int16).view(torch.float16)
+            return [placement.put(x, 0)]
+
+        return inputs
+
+    with emulated_chip("Ascend910B1" if inf_nan else "Ascend910A", inf_nan=inf_nan):
+        for n in (1, 3, 7, 8, 9, 15, 17, 33):
+            assert_paths_agree(lambda x: x.float(), make(n), repeats=1)
+            assert_paths_agree(lambda x: torch.add(x, 1.0, alpha=1), make(n), repeats=1)
 
 
 def test_scratch_pool_lends_buffers_and_keeps_those_a_result_holds():

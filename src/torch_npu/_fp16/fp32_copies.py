@@ -89,7 +89,24 @@ def to_fp32(x: torch.Tensor, rt: Any = _LOOKUP, pooled: bool = False) -> torch.T
                 out = _new(sizes, strides, n, pooled)
                 widen(x.data_ptr(), out.data_ptr(), n)
                 return out
-    return x.to(_FLOAT)
+    return widened(x)
+
+
+def widened(x: torch.Tensor) -> torch.Tensor:
+    """``x.to(float32)`` with every fp16 NaN converted as IEEE converts it: quiet, its payload
+    kept (the runtime's ``half_to_float`` and torch's vector code do so; torch 2.x's scalar code,
+    which converts the elements its vector loop leaves over, gives 0x7FFFFFFF instead, so the
+    bits of a NaN would depend on its position)."""
+    out = x.to(_FLOAT)
+    if x.dtype != _HALF or out.layout != _STRIDED:
+        return out
+    nan = torch.isnan(out)
+    if bool(nan.any()):
+        half_bits = x.view(torch.int16)[nan].to(torch.int32)
+        sign = (half_bits & 0x8000) << 16  # 1.13 ORs int32 tensors with tensors only
+        quiet = torch.tensor(0x7FC00000, dtype=torch.int32)
+        out.view(torch.int32)[nan] = sign | quiet | ((half_bits & 0x03FF) << 13)
+    return out
 
 
 def fp32_like(x: torch.Tensor, pooled: bool = False) -> Optional[torch.Tensor]:

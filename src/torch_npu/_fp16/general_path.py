@@ -1,5 +1,6 @@
 """The general path of the fp16 emulation: every operation that reads or writes fp16 data runs
-in fp32 on torch's own upcasts of its inputs, and its fp16 results are rounded back with NPU
+in fp32 on torch's own upcasts of its inputs (fp16 NaNs converted as IEEE converts them,
+``fp32_copies.widened``), and its fp16 results are rounded back with NPU
 saturation (see ``saturation``). bf16 NPU operations (a 910B's) take it too: computed in fp32
 and rounded once, as the NPU's units accumulate in fp32.
 
@@ -16,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from . import output_dtypes, saturation
+from . import fp32_copies, output_dtypes, saturation
 
 _FLOAT = torch.float32
 REDUCED = (torch.float16, torch.bfloat16)
@@ -29,7 +30,7 @@ def _is_reduced(x: Any) -> bool:
 
 def _upcast(x: Any) -> Any:
     if _is_reduced(x):
-        return x.to(_FLOAT)
+        return fp32_copies.widened(x)
     if x is torch.float16 or x is torch.bfloat16:  # a dtype argument
         return _FLOAT
     return x
