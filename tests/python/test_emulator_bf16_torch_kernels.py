@@ -22,6 +22,7 @@ from torch_npu._fp16 import bf16_torch_kernels, float_status  # noqa: E402
 from torch_npu._fp16 import path as emulation_path  # noqa: E402
 from overlay_support.npu_op_checks import emulated_chip  # noqa: E402
 
+aten = torch.ops.aten
 BF16 = torch.bfloat16
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 MODES = {"inf_nan": True, "saturation": False}
@@ -99,7 +100,7 @@ def mask_like(x, seed=0):
         return torch.rand(x.shape, generator=torch.Generator().manual_seed(seed)) > 0.5
 
 
-UNARY = {"neg": torch.neg, "abs": torch.abs}
+UNARY = {"neg": torch.neg, "abs": torch.abs, "relu": torch.relu}
 BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}
 
 
@@ -133,7 +134,10 @@ def test_broadcasts_views_and_copies_give_the_general_paths_bits(mode, taken):
     same_on_both_paths(lambda a: a.t().contiguous(), square)  # clone of a view
     same_on_both_paths(lambda a, b: torch.cat([a.t(), b], 1), square, square)
     same_on_both_paths(lambda a, m: a.masked_fill(m, -1e4), square, mask_like(row))
-    assert len(taken) == (4 * len(BINARY) + 3 if mode == "inf_nan" else 0)
+    same_on_both_paths(lambda g, x: aten.threshold_backward(g, x, 0), every, every.roll(5))
+    same_on_both_paths(lambda g: aten.select_backward(g, [256, 256], 1, 7), row)
+    same_on_both_paths(lambda g: aten.slice_backward(g, [256, 300], 1, 20, 276, 1), square)
+    assert len(taken) == (4 * len(BINARY) + 6 if mode == "inf_nan" else 0)
 
 
 def test_python_numbers_multiply_in_torch_only_where_it_keeps_them_fp32(mode, taken):

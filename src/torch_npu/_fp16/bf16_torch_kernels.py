@@ -4,8 +4,8 @@ as the general path does, so the fast path runs them on the bf16 tensors directl
 The general path widens each bf16 input to fp32, runs torch's fp32 kernel and rounds the result
 once to nearest even. For the operations below torch's bf16 kernel does the same arithmetic:
 each element is widened, one IEEE-exact fp32 operation computes it (a product, quotient, sum,
-difference or negation; a selection or copy for ``masked_fill``, ``where``, ``cat`` and
-``clone``) and the result is rounded once to nearest even, in its vector code and its scalar
+difference or negation; a selection or copy for ``relu`` and its backward, ``masked_fill``,
+``where``, ``cat``, ``clone`` and the backwards of ``select`` and ``slice``) and the result is rounded once to nearest even, in its vector code and its scalar
 code alike. Only the NaN pattern differs (0xFFFF from x86 vector code, 0x7FC0 from scalar
 code), so every output is made one pattern afterwards, in one runtime pass, as the general
 path's store makes it. Saturation mode keeps the round trip: its stores clamp and report.
@@ -99,6 +99,20 @@ def _cat(args: Args, kwargs: Kwargs) -> bool:
     return all(_bf16(t) for t in args[0])
 
 
+def _threshold_backward(args: Args, kwargs: Kwargs) -> bool:
+    """``self <= 0 ? 0 : grad`` (relu's backward): at threshold 0 the comparison is exact in any
+    precision."""
+    if len(args) != 3 or kwargs:
+        return False
+    grad, x, threshold = args
+    return type(threshold) in (int, float) and threshold == 0 and _bf16(grad) and _bf16(x)
+
+
+def _gradient_into_zeros(args: Args, kwargs: Kwargs) -> bool:
+    """``select_backward``/``slice_backward``: zeros with the gradient copied into them."""
+    return not kwargs and len(args) >= 2 and _bf16(args[0])
+
+
 def _clone(args: Args, kwargs: Kwargs) -> bool:
     if len(args) != 1 or any(k != "memory_format" for k in kwargs):
         return False
@@ -108,6 +122,10 @@ def _clone(args: Args, kwargs: Kwargs) -> bool:
 _RULES: Dict[Any, Callable[[Args, Kwargs], bool]] = {
     aten.neg.default: _unary,
     aten.abs.default: _unary,
+    aten.relu.default: _unary,
+    aten.threshold_backward.default: _threshold_backward,
+    aten.select_backward.default: _gradient_into_zeros,
+    aten.slice_backward.default: _gradient_into_zeros,
     aten.add.Tensor: _sum_or_difference,
     aten.sub.Tensor: _sum_or_difference,
     aten.mul.Tensor: _product_or_quotient,
