@@ -162,3 +162,17 @@ def test_what_torch_rounds_differently_takes_the_round_trip(mode, taken):
     same_on_both_paths(torch.nn.functional.silu, every)
     same_on_both_paths(torch.rsqrt, every)
     assert taken == []
+
+
+def test_picks_by_index_give_the_general_paths_bits(mode, taken):
+    every = every_bf16()
+    with plain_torch():
+        table = every.view(256, 256)
+        g = torch.Generator().manual_seed(3)
+        rows = torch.randint(0, 256, (4, 33), generator=g)
+        columns = torch.randint(0, 256, (256, 17), generator=g)
+    same_on_both_paths(lambda t, i: torch.nn.functional.embedding(i, t), table, rows)
+    same_on_both_paths(lambda t, i: torch.index_select(t, 0, i), table, rows[0])
+    same_on_both_paths(lambda t, i: torch.index_select(t, 1, i), table, rows[1])
+    same_on_both_paths(lambda t, i: torch.gather(t, 1, i), table, columns)
+    assert len(taken) == (4 if mode == "inf_nan" else 0)

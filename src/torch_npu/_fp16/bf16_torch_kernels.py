@@ -2,21 +2,26 @@
 as the general path does, so the fast path runs them on the bf16 tensors directly.
 
 The general path widens each bf16 input to fp32, runs torch's fp32 kernel and rounds the result
-once to nearest even. For the operations below torch's bf16 kernel does the same arithmetic:
-each element is widened, one IEEE-exact fp32 operation computes it (a product, quotient, sum,
-difference or negation; a selection or copy for ``relu`` and its backward, ``masked_fill``,
-``where``, ``cat``, ``clone`` and the backwards of ``select`` and ``slice``) and the result is rounded once to nearest even, in its vector code and its scalar
-code alike. Only the NaN pattern differs (0xFFFF from x86 vector code, 0x7FC0 from scalar
-code), so every output is made one pattern afterwards, in one runtime pass, as the general
-path's store makes it. Saturation mode keeps the round trip: its stores clamp and report.
+once to nearest even. For the operations below torch's bf16 kernel does the same arithmetic: each
+element is widened, one IEEE-exact fp32 operation computes it (a product, quotient, sum,
+difference or negation), or it is selected or copied (``relu`` and its backward, ``masked_fill``,
+``where``, ``cat``, ``clone``, the backwards of ``select`` and ``slice``; ``embedding``,
+``index_select`` and ``gather`` pick elements by index), and the result is rounded once to
+nearest even, in its vector code and its scalar code alike. Only the NaN pattern differs (0xFFFF
+from x86 vector code, 0x7FC0 from scalar code), so every output is made one pattern afterwards,
+in one runtime pass, as the general path's store makes it. Saturation mode keeps the round trip:
+its stores clamp and report.
 
-Left out because the bits differ, as ``test_emulator_bf16_torch_kernels.py`` shows for each:
+Left out because torch's bf16 kernels round them differently (compared with the general path
+over every bf16 value on torch 1.13 and 2.13; ``test_emulator_bf16_torch_kernels.py`` checks
+that they keep the round trip and its bits):
 - a Python number added or subtracted (torch rounds it to bf16 first);
 - a Python number multiplied or divided by on torch 1.x (likewise; torch 2.x keeps it fp32);
 - ``alpha`` other than 1 (torch fuses ``a + alpha * b``), and transcendental functions
   (``exp``, ``silu``, ``rsqrt``: torch's vector and scalar code round differently, and which
   elements each takes depends on the vector width of the dtype);
-- any tensor operand not bf16 (a 0-dim fp32 tensor is rounded to bf16 first), in-place forms.
+- any tensor operand not bf16 (a 0-dim fp32 tensor is rounded to bf16 first).
+In-place forms keep the round trip too: the tensor they write may overlap one they read.
 """
 
 from __future__ import annotations
@@ -113,6 +118,31 @@ def _gradient_into_zeros(args: Args, kwargs: Kwargs) -> bool:
     return not kwargs and len(args) >= 2 and _bf16(args[0])
 
 
+def _indices(x: Any) -> bool:
+    return (
+        isinstance(x, _Tensor)
+        and x.dtype in (torch.int64, torch.int32)
+        and x.layout == torch.strided
+        and _is_cpu(x)
+    )
+
+
+def _embedding(args: Args, kwargs: Kwargs) -> bool:
+    """Rows of a bf16 table picked by host indices (``padding_idx`` and the rest only shape
+    the backward)."""
+    return not kwargs and len(args) >= 2 and _bf16(args[0]) and _indices(args[1])
+
+
+def _index_select(args: Args, kwargs: Kwargs) -> bool:
+    return not kwargs and len(args) == 3 and _bf16(args[0]) and _indices(args[2])
+
+
+def _gather(args: Args, kwargs: Kwargs) -> bool:
+    if len(args) != 3 or any(k != "sparse_grad" for k in kwargs):
+        return False
+    return _bf16(args[0]) and _indices(args[2])
+
+
 def _clone(args: Args, kwargs: Kwargs) -> bool:
     if len(args) != 1 or any(k != "memory_format" for k in kwargs):
         return False
@@ -125,6 +155,9 @@ _RULES: Dict[Any, Callable[[Args, Kwargs], bool]] = {
     aten.relu.default: _unary,
     aten.threshold_backward.default: _threshold_backward,
     aten.select_backward.default: _gradient_into_zeros,
+    aten.embedding.default: _embedding,
+    aten.index_select.default: _index_select,
+    aten.gather.default: _gather,
     aten.slice_backward.default: _gradient_into_zeros,
     aten.add.Tensor: _sum_or_difference,
     aten.sub.Tensor: _sum_or_difference,
