@@ -1,10 +1,12 @@
 """fp16 operations the fast path computes without the fp32 round trip.
 
 Each gives exactly what the general path gives: the same fp16 bits, the same float status, a
-new contiguous tensor (or the written input, for in-place ops). They apply only where that is
-plain to see: non-empty tensors, contiguous ones of one shape where the runtime reads them (any
-layout where torch's own fp16 kernel gathers the values), and the arguments below; anything
-else returns ``NOT_HANDLED`` and takes the round trip. The runtime's one-pass kernels
+new tensor of the same layout (contiguous but for products, sums and negations of
+non-contiguous operands) or the written input, for in-place ops. They apply only where that is
+plain to see: non-empty tensors, contiguous ones of one shape where the runtime reads them flat
+(a broadcast operand through its strides, ``broadcast_layout``; any layout where torch's own
+fp16 kernel gathers the values), and the arguments below; anything else returns
+``NOT_HANDLED`` and takes the round trip. The runtime's one-pass kernels
 (``torch_npu._apexnpu``: ``*_half``, ``float_to_half``, ``half_to_float``) do the work; they raise
 the float status of device 0, as the general path's ``float_to_half`` does.
 - ``relu``/``relu_`` and ``threshold_backward(grad, self, 0)``: torch's fp32 ``max(x, 0)`` and
