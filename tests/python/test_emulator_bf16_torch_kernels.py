@@ -89,7 +89,12 @@ def same_on_both_paths(fn, *inputs):
     want, want_status = run("general", fn, inputs)
     got, got_status = run("fast", fn, inputs)
     assert got_status == want_status
-    assert (got.dtype, got.shape, placement.npu_of(got)) == (want.dtype, want.shape, 0)
+    assert (got.dtype, got.shape, got.stride(), placement.npu_of(got)) == (
+        want.dtype,
+        want.shape,
+        want.stride(),
+        0,
+    )
     assert got.dtype == BF16
     with plain_torch():
         assert torch.equal(bits_of(got), bits_of(want))
@@ -132,12 +137,15 @@ def test_broadcasts_views_and_copies_give_the_general_paths_bits(mode, taken):
         for a, b in ((square, row), (row, square), (square, column), (column, square)):
             same_on_both_paths(fn, a, b)
     same_on_both_paths(lambda a: a.t().contiguous(), square)  # clone of a view
+    for fn in BINARY.values():  # the result's layout follows the transposed operands
+        same_on_both_paths(lambda a, b, f=fn: f(a.t(), b.t()), square, square.flip(0))
+        same_on_both_paths(lambda a, b, f=fn: f(a.t(), b), square, row)
     same_on_both_paths(lambda a, b: torch.cat([a.t(), b], 1), square, square)
     same_on_both_paths(lambda a, m: a.masked_fill(m, -1e4), square, mask_like(row))
     same_on_both_paths(lambda g, x: aten.threshold_backward(g, x, 0), every, every.roll(5))
     same_on_both_paths(lambda g: aten.select_backward(g, [256, 256], 1, 7), row)
     same_on_both_paths(lambda g: aten.slice_backward(g, [256, 300], 1, 20, 276, 1), square)
-    assert len(taken) == (4 * len(BINARY) + 6 if mode == "inf_nan" else 0)
+    assert len(taken) == (6 * len(BINARY) + 6 if mode == "inf_nan" else 0)
 
 
 def test_python_numbers_multiply_in_torch_only_where_it_keeps_them_fp32(mode, taken):
