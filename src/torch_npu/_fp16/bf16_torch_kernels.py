@@ -91,7 +91,9 @@ def _masked_fill(args: Args, kwargs: Kwargs) -> bool:
     if len(args) != 3 or kwargs:
         return False
     x, mask, value = args
-    return _bf16(x) and _mask(mask) and type(value) in (int, float)
+    # A number fp32 holds (or +-inf): a larger one is refused by each kernel in its own words.
+    number = _fp32_number(value) or (type(value) is float and math.isinf(value))
+    return number and _bf16(x) and _mask(mask)
 
 
 def _where(args: Args, kwargs: Kwargs) -> bool:
