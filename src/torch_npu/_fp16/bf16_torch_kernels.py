@@ -152,23 +152,26 @@ def _clone(args: Args, kwargs: Kwargs) -> bool:
 
 
 _RULES: Dict[Any, Callable[[Args, Kwargs], bool]] = {
+    # one exact fp32 operation
     aten.neg.default: _unary,
     aten.abs.default: _unary,
-    aten.relu.default: _unary,
-    aten.threshold_backward.default: _threshold_backward,
-    aten.select_backward.default: _gradient_into_zeros,
-    aten.embedding.default: _embedding,
-    aten.index_select.default: _index_select,
-    aten.gather.default: _gather,
-    aten.slice_backward.default: _gradient_into_zeros,
     aten.add.Tensor: _sum_or_difference,
     aten.sub.Tensor: _sum_or_difference,
     aten.mul.Tensor: _product_or_quotient,
     aten.div.Tensor: _product_or_quotient,
+    # selections and copies
+    aten.relu.default: _unary,
+    aten.threshold_backward.default: _threshold_backward,
     aten.masked_fill.Scalar: _masked_fill,
     aten.where.self: _where,
     aten.cat.default: _cat,
     aten.clone.default: _clone,
+    aten.select_backward.default: _gradient_into_zeros,
+    aten.slice_backward.default: _gradient_into_zeros,
+    # picks by index
+    aten.embedding.default: _embedding,
+    aten.index_select.default: _index_select,
+    aten.gather.default: _gather,
 }
 
 
