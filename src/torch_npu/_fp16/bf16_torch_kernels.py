@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 import torch
 
-from . import fp32_copies
+from . import fp32_copies, saturation
 
 aten = torch.ops.aten
 NOT_HANDLED = object()
@@ -175,9 +175,6 @@ _RULES: Dict[Any, Callable[[Args, Kwargs], bool]] = {
 }
 
 
-_NAN_BITS = 0x7FC0
-
-
 def _one_nan_pattern(out: torch.Tensor, rt: Any) -> None:
     """Store every NaN of the new bf16 tensor ``out`` as 0x7FC0, in place: one pass of the
     runtime's bf16 copy in INF/NAN mode, which leaves every other value as it is, over a tensor
@@ -187,9 +184,7 @@ def _one_nan_pattern(out: torch.Tensor, rt: Any) -> None:
         if out.numel():
             rt.copy_bf16(out.data_ptr(), out.data_ptr(), out.numel(), False)
         return
-    nan = torch.isnan(out)
-    if bool(nan.any()):
-        out.view(torch.int16).masked_fill_(nan, _NAN_BITS)
+    saturation.one_nan(out)
 
 
 def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:

@@ -132,7 +132,7 @@ def _within_bf16(values: torch.Tensor) -> torch.Tensor:
 BF16_NAN_BITS = 0x7FC0  # the one NaN a bf16 store leaves in INF/NAN mode
 
 
-def _one_nan(out: torch.Tensor) -> torch.Tensor:
+def one_nan(out: torch.Tensor) -> torch.Tensor:
     """The bf16 tensor ``out`` with every NaN made 0x7FC0, in place."""
     nan = torch.isnan(out)
     if bool(nan.any()):
@@ -165,7 +165,7 @@ def to_bf16(values: torch.Tensor, rt: Any = _LOOKUP) -> torch.Tensor:
         return out
     if not overflow_mode.inf_nan():
         return _within_bf16(values).to(torch.bfloat16)
-    return _one_nan(values.to(torch.bfloat16))
+    return one_nan(values.to(torch.bfloat16))
 
 
 def host_to_bf16(values: torch.Tensor, rt: Any, inf_nan: bool) -> torch.Tensor:
@@ -195,7 +195,7 @@ def store_bf16(dst: torch.Tensor, values: torch.Tensor, rt: Any = _LOOKUP) -> No
         dst.copy_(_within_bf16(values))
         return
     dst.copy_(values)
-    _one_nan(dst)
+    one_nan(dst)
 
 
 def to_reduced(values: torch.Tensor, dtype: torch.dtype, rt: Any = _LOOKUP) -> torch.Tensor:
