@@ -20,12 +20,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from overlay_support import select_kernel_path, use_overlay
+from overlay_support.both_paths import bits_of, both_paths, every_bf16
 from overlay_support.emulation_off import plain_torch
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
 RUNTIME_DIR = use_overlay(runtime=True)
 import torch_npu  # noqa: E402,F401
-from torch_npu._device import placement  # noqa: E402
 from torch_npu._fp16 import float_status  # noqa: E402
 from torch_npu._fp16 import path as emulation_path  # noqa: E402
 from overlay_support.npu_op_checks import emulated_chip  # noqa: E402
@@ -46,11 +46,6 @@ def mode(request):
         float_status.clear()
         yield request.param
         float_status.clear()
-
-
-def every_bf16():
-    with plain_torch():
-        return torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(BF16)
 
 
 def boundary_floats():
@@ -91,38 +86,6 @@ def reference_bits(x, saturate):
         else:
             out = torch.where(nan, torch.full_like(out, NAN_BITS), out)
         return out
-
-
-def bits_of(t):
-    with plain_torch():
-        return t.view(torch.int16).to(torch.int64) & 0xFFFF
-
-
-def run(path, fn, inputs):
-    """(result, float status) of ``fn`` on NPU copies of ``inputs`` on the emulation ``path``."""
-    with plain_torch():
-        inputs = [placement.put(x.clone(), 0) for x in inputs]
-    float_status.clear()
-    with emulation_path.using(path):
-        out = fn(*inputs)
-    status = float_status.get()
-    float_status.clear()
-    return out, status
-
-
-def both_paths(fn, *inputs):
-    """The result of the general path and its float status, after checking the fast path gives
-    the same bits, dtype, shape and status."""
-    want, want_status = run("general", fn, inputs)
-    got, got_status = run("fast", fn, inputs)
-    assert got_status == want_status
-    assert (got.dtype, got.shape, placement.npu_of(got)) == (want.dtype, want.shape, 0)
-    with plain_torch():
-        if got.dtype == BF16:
-            assert torch.equal(bits_of(got), bits_of(want))
-        else:
-            assert torch.equal(got.view(torch.int32), want.view(torch.int32))
-    return want, want_status
 
 
 @pytest.mark.usefixtures("kernel_path")

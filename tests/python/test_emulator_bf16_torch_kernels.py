@@ -12,14 +12,13 @@ import pytest
 import torch
 
 from overlay_support import select_kernel_path, use_overlay
+from overlay_support.both_paths import both_paths, every_bf16
 from overlay_support.emulation_off import plain_torch
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
 RUNTIME_DIR = use_overlay(runtime=True)
 import torch_npu  # noqa: E402,F401
-from torch_npu._device import placement  # noqa: E402
 from torch_npu._fp16 import bf16_torch_kernels, float_status  # noqa: E402
-from torch_npu._fp16 import path as emulation_path  # noqa: E402
 from overlay_support.npu_op_checks import emulated_chip  # noqa: E402
 
 aten = torch.ops.aten
@@ -55,11 +54,6 @@ def taken(monkeypatch):
     return seen
 
 
-def every_bf16():
-    with plain_torch():
-        return torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(BF16)
-
-
 def others(every):
     """Second operands for ``every``: itself shifted (every value meets many others) and each
     special value at every position."""
@@ -69,35 +63,9 @@ def others(every):
         return found
 
 
-def bits_of(t):
-    with plain_torch():
-        return t.view(torch.int16).to(torch.int64) & 0xFFFF
-
-
-def run(path, fn, inputs):
-    with plain_torch():
-        inputs = [placement.put(x.clone(), 0) for x in inputs]
-    float_status.clear()
-    with emulation_path.using(path):
-        out = fn(*inputs)
-    status = float_status.get()
-    float_status.clear()
-    return out, status
-
-
 def same_on_both_paths(fn, *inputs):
-    want, want_status = run("general", fn, inputs)
-    got, got_status = run("fast", fn, inputs)
-    assert got_status == want_status
-    assert (got.dtype, got.shape, got.stride(), placement.npu_of(got)) == (
-        want.dtype,
-        want.shape,
-        want.stride(),
-        0,
-    )
-    assert got.dtype == BF16
-    with plain_torch():
-        assert torch.equal(bits_of(got), bits_of(want))
+    """``both_paths``, for a bf16 result."""
+    assert both_paths(fn, *inputs)[0].dtype == BF16
 
 
 def mask_like(x, seed=0):

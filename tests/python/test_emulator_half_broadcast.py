@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from overlay_support import use_overlay
+from overlay_support.emulation_off import plain_torch
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
 RUNTIME_DIR = use_overlay(runtime=True)
@@ -18,25 +19,12 @@ import torch_npu  # noqa: E402,F401
 from torch_npu import _runtime  # noqa: E402
 from torch_npu._device import placement  # noqa: E402
 from torch_npu._fp16 import float_status, half_kernels  # noqa: E402
-from torch_npu._fp16 import mode as emulation  # noqa: E402
 from torch_npu._fp16 import path as emulation_path  # noqa: E402
 
 aten = torch.ops.aten
 pytestmark = pytest.mark.usefixtures("kernel_path")  # conftest.py: each case both ways
 
 SPECIALS = [math.inf, -math.inf, math.nan, 65504.0, -65504.0, 65472.0, 6e-8, -6e-8, -0.0, 256.0]
-
-
-class plain_torch:  # noqa: N801 - used like a function
-    """The emulation off in this block: inputs keep the exact bits they are given."""
-
-    def __enter__(self):
-        self._was_enabled = emulation.is_enabled()
-        emulation.disable()
-
-    def __exit__(self, *exc):
-        if self._was_enabled:
-            emulation.enable()
 
 
 def values(*shape, seed=0, scale=1.0, specials=False):
