@@ -107,17 +107,7 @@ template <typename Op>
 bool broadcast_range(const half_bits* a, const half_bits* b, const BroadcastDim* dims, std::size_t count,
                      std::size_t first, half_bits* out, std::size_t n, Op op) {
   if (count == 1 && dims[0].stride == 1) {  // one shape: both read as runs of memory
-    bool bad = false;
-    float ta[kHalfTile];
-    float tb[kHalfTile];
-    for (std::size_t i = 0; i < n; i += kHalfTile) {
-      const std::size_t len = n - i < kHalfTile ? n - i : kHalfTile;
-      half_to_float_n(a + i, ta, len);
-      half_to_float_n(b + first + i, tb, len);
-      for (std::size_t k = 0; k < len; ++k) ta[k] = op(ta[k], tb[k]);
-      bad |= float_to_half_n(ta, out + i, len);
-    }
-    return bad;
+    return binary_half_n(a, b + first, out, n, op);
   }
   BroadcastCursor at(dims, count, first);
   // The span of b's memory the layout reaches: every address in it lies in b's storage.

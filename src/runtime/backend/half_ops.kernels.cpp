@@ -37,17 +37,7 @@ bool saturate_half_range(const half_bits* in, half_bits* out, std::size_t n) {
 }
 
 bool add_half_range(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n) {
-  bool bad = false;
-  float ta[kHalfTile];
-  float tb[kHalfTile];
-  for (std::size_t i = 0; i < n; i += kHalfTile) {
-    const std::size_t len = n - i < kHalfTile ? n - i : kHalfTile;
-    half_to_float_n(a + i, ta, len);
-    half_to_float_n(b + i, tb, len);
-    for (std::size_t k = 0; k < len; ++k) ta[k] = ta[k] + tb[k];
-    bad |= float_to_half_n(ta, out + i, len);
-  }
-  return bad;
+  return binary_half_n(a, b, out, n, [](float x, float y) { return x + y; });
 }
 
 namespace {
