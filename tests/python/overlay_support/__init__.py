@@ -21,12 +21,29 @@ def use_overlay(runtime: bool = False):
     for path in reversed([built or SRC_DIR, OVERLAY_DIR]):
         if path not in sys.path:
             sys.path.insert(0, path)
+    if built:
+        _give_runtime(built)
     import apex
 
     where = list(getattr(apex, "__path__", []))
     if os.path.join(OVERLAY_DIR, "apex") not in where:
         raise RuntimeError(f"'apex' resolves to {where}, not to the overlay in {OVERLAY_DIR}")
     return built
+
+
+def _give_runtime(built: str) -> None:
+    """pytest may run several files in one process: a torch_npu that an earlier file imported
+    from the source tree (without the runtime) finds the built ``torch_npu._apexnpu`` too, and
+    forgets that it had none. Its Python modules are the same code as the built package's."""
+    package = sys.modules.get("torch_npu")
+    if package is None:
+        return
+    built_package = os.path.join(built, "torch_npu")
+    if built_package not in package.__path__:
+        package.__path__.append(built_package)
+    runtime = sys.modules.get("torch_npu._runtime")
+    if runtime is not None and runtime._module == [None]:
+        runtime._module.clear()
 
 
 def overlay_env(runtime=None) -> dict:
