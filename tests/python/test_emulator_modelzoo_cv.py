@@ -8,13 +8,21 @@
 - ``CRNN_for_PyTorch``: ``main_8p.py`` with ``LMDB_config.yaml`` as its
   ``test/train_performance_1p.sh`` runs it (CNN + two LSTMs + CTC loss, amp O2,
   ``NpuFusedAdadelta``, images and labels from LMDB), against O1 (``LMDB_config_pr.yaml``'s
-  level; its fused optimizer refuses O0).
+  level; its fused optimizer refuses O0);
+- ``MobileNetV2_for_PyTorch``: ``train/mobilenetv2_8p_main_anycard.py`` with its
+  ``test/train_performance_1p.sh`` flags: one process started by ``mp.spawn`` joins an hccl
+  group, wraps the model in DistributedDataParallel and steps ``NpuFusedSGD`` under amp O2 with
+  ``combine_grad``. Its spawned process is not seeded (the script seeds only its parent), so its
+  losses are checked for being there and finite, not against another run.
 
-Both read small data made here in their own formats: a few JPEGs in ImageFolder's layout, a
+They read small data made here in their own formats: a few JPEGs in ImageFolder's layout, a
 few rendered words in the LMDB keys CRNN reads. Changed from the scripts' flags, for a CPU and a
-few steps: batch 4, no loader workers, 10 classes (the script's top-5 accuracy needs 5), a
-learning rate of 0.02 (its 0.2 is for batch 512: at batch 4 fp32 diverges too), an optimizer
-batch of 4 (its 512 at batch 4 would accumulate 128 steps before one update), and a seed.
+few steps (a ResNet50 step at 224x224 takes seconds on one core, with or without the emulator):
+no loader workers, 10 classes (the scripts' top-5 accuracy needs 5), a seed; ResNet50 a batch
+of 2, 4 steps, a learning rate of 0.02 (its 0.2 is for batch 512: at a batch of a few fp32
+diverges too) and an optimizer batch of 2 (its 512 would accumulate gradients for 256 steps
+before one update); CRNN a batch of 4, 4 steps; MobileNetV2 a batch of 4, 12 steps (its closing
+FPS line divides by the time of the steps after the 10th) and a learning rate of 0.005.
 
 Needs APEXNPU_TEST_MODELZOO (a git directory of github.com/Ascend/ModelZoo-PyTorch, read with
 ``git archive`` at a pinned commit), APEXNPU_TEST_ASCEND and APEXNPU_TEST_UPSTREAM (Huawei's apex
@@ -36,7 +44,7 @@ import tarfile
 import pytest
 
 import build_helpers as bh
-from overlay_support import huawei_apex
+from overlay_support import huawei_apex, ranks
 
 MODELZOO = os.environ.get("APEXNPU_TEST_MODELZOO")
 ASCEND = os.environ.get("APEXNPU_TEST_ASCEND")
@@ -100,6 +108,7 @@ def work(tmp_path_factory):
                 COMMIT,
                 f"{RECIPES}/ResNet50_for_PyTorch",
                 f"{RECIPES}/CRNN_for_PyTorch",
+                f"{RECIPES}/MobileNetV2_for_PyTorch",
             ],
             stdout=out,
             check=True,
@@ -108,9 +117,14 @@ def work(tmp_path_factory):
         tar.extractall(str(work))
     rng = random.Random(0)
     # ImageFolder: 4 classes told apart by the colour of their rectangles.
-    for split, count in (("train", 8), ("val", 2)):
+    for root, split, count in (
+        ("imagenet", "train", 2),
+        ("imagenet", "val", 1),
+        ("imagenet12", "train", 12),
+        ("imagenet12", "val", 1),
+    ):
         for label in range(4):
-            folder = work / "imagenet" / split / f"n{label:08d}"
+            folder = work / root / split / f"n{label:08d}"
             folder.mkdir(parents=True)
             for i in range(count):
                 img = Image.new("RGB", (64, 48), tuple(rng.randrange(256) for _ in range(3)))
@@ -143,7 +157,7 @@ def work(tmp_path_factory):
 
 def run(python, args, cwd):
     """(return code, output) of the recipe's script run by the venv's python on a 910."""
-    env = dict(bh.venv_env(), OMP_NUM_THREADS="2", RANK_SIZE="1")
+    env = dict(bh.venv_env(), OMP_NUM_THREADS="1", RANK_SIZE="1")
     env.pop("APEXNPU_SOC_VERSION", None)  # the default chip, an Ascend910A
     proc = subprocess.run(
         [python, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
@@ -166,7 +180,7 @@ def resnet50(python, work, precision_mode):
             "-j",
             "0",
             "-b",
-            "4",
+            "2",
             "--lr",
             "0.02",
             "--warmup",
@@ -176,7 +190,7 @@ def resnet50(python, work, precision_mode):
             "--epochs",
             "1",
             "--optimizer-batch-size",
-            "4",
+            "2",
             "--num_classes",
             "10",
             "--seed",
@@ -187,8 +201,8 @@ def resnet50(python, work, precision_mode):
         directory,
     )
     assert code == 0, output[-6000:]
-    # Its ProgressMeter: "Epoch: [0][i/8]\tTime ...\tData ...\tLoss <this step> (<average>)".
-    losses = [float(x) for x in re.findall(r"^Epoch: \[0\]\[\d+/8\].*?\tLoss (\S+) ", output, re.M)]
+    # Its ProgressMeter: "Epoch: [0][i/4]\tTime ...\tData ...\tLoss <this step> (<average>)".
+    losses = [float(x) for x in re.findall(r"^Epoch: \[0\]\[\d+/4\].*?\tLoss (\S+) ", output, re.M)]
     return losses, output
 
 
@@ -196,12 +210,13 @@ def test_resnet50_o2_trains_as_fp32_does(python, work):
     fp32, _ = resnet50(python, work, "must_keep_origin_dtype")
     o2, output = resnet50(python, work, "allow_mix_precision")
     assert "opt_level              : O2" in output and "loss_scale             : 1024.0" in output
-    assert len(o2) == len(fp32) == 8, output[-3000:]
+    assert len(o2) == len(fp32) == 4, output[-3000:]
     assert all(math.isfinite(x) for x in o2), o2
-    assert o2[-1] < o2[0] - 0.2, o2  # it learns
-    # fp16 activations and weights against fp32: the same steps within 1%.
+    assert "Gradient overflow" not in output  # amp applied every step (verbosity 1 says so)
+    # The first loss is fp16's forward against fp32's; the next come after fp16 steps.
+    assert abs(o2[0] - fp32[0]) <= 1e-3 * fp32[0], (o2, fp32)
     for got, want in zip(o2, fp32):
-        assert abs(got - want) <= 1e-2 * abs(want), (o2, fp32)
+        assert abs(got - want) <= 2e-2 * abs(want), (o2, fp32)
 
 
 def crnn(python, work, opt_level):
@@ -238,3 +253,51 @@ def test_crnn_o2_with_npu_fused_adadelta_trains_as_o1_does(python, work):
     assert o2[-1] < o2[0] / 2, o2  # CTC's loss falls from its start at random weights
     for got, want in zip(o2, o1):
         assert abs(got - want) <= 1e-2 * abs(want), (o2, o1)
+
+
+def test_mobilenetv2_trains_in_a_spawned_hccl_process_with_combined_grads(python, work):
+    directory = str(work / RECIPES / "MobileNetV2_for_PyTorch")
+    code, output = run(
+        python,
+        [
+            "train/mobilenetv2_8p_main_anycard.py",
+            "--addr=127.0.0.1",
+            f"--port={ranks.free_port()}",
+            "--seed",
+            "49",
+            "--workers",
+            "0",
+            "--lr",
+            "0.005",
+            "--print-freq",
+            "1",
+            "--eval-freq",
+            "1",
+            "--dist-backend",
+            "hccl",
+            "--multiprocessing-distributed",
+            "--world-size",
+            "1",
+            "--class-nums",
+            "10",
+            "--batch-size",
+            "4",
+            "--epochs",
+            "1",
+            "--rank",
+            "0",
+            "--device-list",
+            "0",
+            "--amp",
+            "--benchmark",
+            "0",
+            "--data",
+            str(work / "imagenet12"),
+        ],
+        directory,
+    )
+    assert code == 0, output[-6000:]
+    assert "combine_grad           : True" in output and "Use npu fused optimizer" in output
+    losses = [float(x) for x in re.findall(r"Epoch: \[0\]\[\s*\d+/12\].*?\tLoss (\S+) ", output)]
+    assert len(losses) == 12 and all(math.isfinite(x) for x in losses), output[-3000:]
+    assert "* FPS@all" in output
