@@ -212,7 +212,6 @@ def test_resnet50_o2_trains_as_fp32_does(python, work):
     assert "opt_level              : O2" in output and "loss_scale             : 1024.0" in output
     assert len(o2) == len(fp32) == 4, output[-3000:]
     assert all(math.isfinite(x) for x in o2), o2
-    assert "Gradient overflow" not in output  # amp applied every step (verbosity 1 says so)
     # The first loss is fp16's forward against fp32's; the next come after fp16 steps.
     assert abs(o2[0] - fp32[0]) <= 1e-3 * fp32[0], (o2, fp32)
     for got, want in zip(o2, fp32):
