@@ -61,6 +61,11 @@ for name, rnn in rnns.items():
     out, _ = rnn(inp)
     out[-1].float().sum().backward()
     seen[name] = [str(out.dtype), str(inp.grad.dtype), str(rnn.weight_ih_l0.grad.dtype)]
+# A bf16 activation (what O1's ops give) into an RNN of fp32 weights, as in a model.
+inp = torch.randn(5, 3, 8).npu().bfloat16().requires_grad_()
+out, _ = rnns["lstm"](inp)
+out[-1].float().sum().backward()
+seen["lstm_bf16_input"] = [str(inp.dtype), str(out.dtype), str(inp.grad.dtype)]
 for cell in cells:
     h = cell(torch.randn(3, 8).npu())
     seen[type(cell).__name__] = str((h[0] if isinstance(h, tuple) else h).dtype)

@@ -1,7 +1,8 @@
 """O1's casts on the NPU: a weight whose cached fp16 cast is used twice in
 one iteration, nn.RNN (torch 1.13 calls _VF.rnn_* directly), nn.GRU and nn.LSTM (weights not in
 one flat buffer), and the RNN cells. Prints a JSON dict of what each produced (or, for an RNN
-that refuses an fp16 input beside its fp32 weights, as torch 2.x's nn.RNN does, its message)."""
+that refuses an fp16 input beside its fp32 weights, its message): fp16 inputs are taken while
+amp casts, on every torch; with casts disabled, or amp deactivated, torch >= 2.1 refuses them."""
 
 import json
 
@@ -41,5 +42,20 @@ for name, make in (
 for cell in (nn.RNNCell(8, 8), nn.GRUCell(8, 8), nn.LSTMCell(8, 8)):
     h = cell.npu()(torch.randn(3, 8).npu())
     seen[type(cell).__name__] = (h[0] if isinstance(h, tuple) else h).type()
+
+
+def half_input_to_fp32_lstm():
+    """What an fp16 input to an fp32 nn.LSTM gives: "ran", or the error's message."""
+    lstm = nn.LSTM(8, 8).npu()
+    try:
+        lstm(torch.randn(5, 3, 8).npu().half())
+    except (ValueError, RuntimeError) as e:
+        return str(e)
+    return "ran"
+
+
+with amp.disable_casts():
+    seen["casts_disabled"] = half_input_to_fp32_lstm()
 handle._deactivate()
+seen["deactivated"] = half_input_to_fp32_lstm()
 print(json.dumps(seen))
