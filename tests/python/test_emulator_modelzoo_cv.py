@@ -39,12 +39,11 @@ import os
 import random
 import re
 import subprocess
-import tarfile
 
 import pytest
 
 import build_helpers as bh
-from overlay_support import huawei_apex, ranks
+from overlay_support import huawei_apex, modelzoo, ranks
 
 MODELZOO = os.environ.get("APEXNPU_TEST_MODELZOO")
 ASCEND = os.environ.get("APEXNPU_TEST_ASCEND")
@@ -97,24 +96,15 @@ def work(tmp_path_factory):
     from PIL import Image, ImageDraw
 
     work = tmp_path_factory.mktemp("modelzoo_cv")
-    archive = str(work / "recipes.tar")
-    with open(archive, "wb") as out:
-        subprocess.run(
-            [
-                "git",
-                "--git-dir",
-                MODELZOO,
-                "archive",
-                COMMIT,
-                f"{RECIPES}/ResNet50_for_PyTorch",
-                f"{RECIPES}/CRNN_for_PyTorch",
-                f"{RECIPES}/MobileNetV2_for_PyTorch",
-            ],
-            stdout=out,
-            check=True,
-        )
-    with tarfile.open(archive) as tar:
-        tar.extractall(str(work))
+    modelzoo.extract(
+        COMMIT,
+        [
+            f"{RECIPES}/ResNet50_for_PyTorch",
+            f"{RECIPES}/CRNN_for_PyTorch",
+            f"{RECIPES}/MobileNetV2_for_PyTorch",
+        ],
+        str(work),
+    )
     rng = random.Random(0)
     # ImageFolder: 4 classes told apart by the colour of their rectangles.
     for root, split, count in (

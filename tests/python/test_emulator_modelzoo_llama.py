@@ -23,12 +23,11 @@ import random
 import re
 import subprocess
 import sys
-import tarfile
 
 import pytest
 
 import overlay_support
-from overlay_support import ranks
+from overlay_support import modelzoo, ranks
 
 MODELZOO = os.environ.get("APEXNPU_TEST_MODELZOO")
 COMMIT = "6a2804a358a5b18e3dac1ab902f41f88e240b00f"  # master of 2023-12-15
@@ -69,13 +68,7 @@ def recipe(tmp_path_factory):
     from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer
 
     work = tmp_path_factory.mktemp("modelzoo_llama")
-    archive = str(work / "recipe.tar")
-    with open(archive, "wb") as out:
-        subprocess.run(
-            ["git", "--git-dir", MODELZOO, "archive", COMMIT, RECIPE], stdout=out, check=True
-        )
-    with tarfile.open(archive) as tar:
-        tar.extractall(str(work))
+    modelzoo.extract(COMMIT, [RECIPE], str(work))
     rng = random.Random(0)
     corpus = [" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(2000)]
     corpus += [f"{SYSTEM} USER: Sort: the cat ASSISTANT: cat the"] * 50

@@ -42,9 +42,10 @@ import os
 import random
 import re
 import subprocess
-import tarfile
 
 import pytest
+
+from overlay_support import modelzoo
 
 MODELZOO = os.environ.get("APEXNPU_TEST_MODELZOO")
 COMMIT = "6a2804a358a5b18e3dac1ab902f41f88e240b00f"  # master of 2023-12-15
@@ -167,15 +168,7 @@ else:
 def work(tmp_path_factory):
     """A folder holding the three recipes at COMMIT and the driver."""
     work = tmp_path_factory.mktemp("modelzoo_recurrent")
-    archive = str(work / "recipes.tar")
-    with open(archive, "wb") as out:
-        subprocess.run(
-            ["git", "--git-dir", MODELZOO, "archive", COMMIT, GRU, BILSTM, CTC],
-            stdout=out,
-            check=True,
-        )
-    with tarfile.open(archive) as tar:
-        tar.extractall(str(work))
+    modelzoo.extract(COMMIT, [GRU, BILSTM, CTC], str(work))
     (work / "driver.py").write_text(DRIVER)
     return work
 
