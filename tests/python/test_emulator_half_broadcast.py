@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from overlay_support import use_overlay
+from overlay_support.both_paths import on_path
 from overlay_support.emulation_off import plain_torch
 
 # The runtime goes on sys.path before anything looks it up (the lookup is cached).
@@ -19,7 +20,6 @@ import torch_npu  # noqa: E402,F401
 from torch_npu import _runtime  # noqa: E402
 from torch_npu._device import placement  # noqa: E402
 from torch_npu._fp16 import float_status, half_kernels  # noqa: E402
-from torch_npu._fp16 import path as emulation_path  # noqa: E402
 
 aten = torch.ops.aten
 pytestmark = pytest.mark.usefixtures("kernel_path")  # conftest.py: each case both ways
@@ -52,21 +52,12 @@ def same(a, b):
         return torch.equal(a.view(torch.int16), b.view(torch.int16))
 
 
-def run(path, fn, inputs):
-    float_status.clear()
-    with emulation_path.using(path):
-        out = fn(*inputs)
-    status = float_status.get()
-    float_status.clear()
-    return out, status
-
-
 def assert_paths_agree(fn, make):
     """The fast path's result and float status are the general path's (the fast path twice:
     the second run meets its caches)."""
-    want, want_status = run("general", fn, make())
+    want, want_status = on_path("general", fn, make())
     for _ in range(2):
-        got, status = run("fast", fn, make())
+        got, status = on_path("fast", fn, make())
         assert status == want_status, f"float status: fast {status}, general {want_status}"
         assert same(got, want), (got, want)
     return want, want_status

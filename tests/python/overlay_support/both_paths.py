@@ -29,11 +29,18 @@ def bits_of(t: torch.Tensor) -> torch.Tensor:
 def run(path: str, fn: Callable, inputs: Sequence[torch.Tensor]) -> Tuple[Any, bool]:
     """(result, float status) of ``fn`` on NPU copies of ``inputs`` on the emulation ``path``."""
     from torch_npu._device import placement
-    from torch_npu._fp16 import float_status
-    from torch_npu._fp16 import path as emulation_path
 
     with plain_torch():
         inputs = [placement.put(x.clone(), 0) for x in inputs]
+    return on_path(path, fn, inputs)
+
+
+def on_path(path: str, fn: Callable, inputs: Sequence[torch.Tensor]) -> Tuple[Any, bool]:
+    """(result, float status) of ``fn`` on ``inputs`` as they are, on the emulation ``path``;
+    the status clear before and after."""
+    from torch_npu._fp16 import float_status
+    from torch_npu._fp16 import path as emulation_path
+
     float_status.clear()
     with emulation_path.using(path):
         out = fn(*inputs)
