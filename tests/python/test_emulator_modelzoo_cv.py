@@ -191,9 +191,13 @@ def resnet50(python, work, precision_mode):
         directory,
     )
     assert code == 0, output[-6000:]
-    # Its ProgressMeter: "Epoch: [0][i/4]\tTime ...\tData ...\tLoss <this step> (<average>)".
-    losses = [float(x) for x in re.findall(r"^Epoch: \[0\]\[\d+/4\].*?\tLoss (\S+) ", output, re.M)]
-    return losses, output
+    return step_losses(output), output
+
+
+def step_losses(output):
+    """Each step's loss, as the recipes' ProgressMeter prints it (fields apart by tabs):
+    "Epoch: [0][i/4]  Time ...  Data ...  Loss <this step> (<average>)"."""
+    return [float(x) for x in re.findall(r"^Epoch: \[0\]\[\d+/4\].*?\tLoss (\S+) ", output, re.M)]
 
 
 def test_resnet50_o2_trains_as_fp32_does(python, work):
@@ -227,8 +231,7 @@ def crnn(python, work, opt_level):
     path.write_text(config)
     code, output = run(python, ["main_8p.py", "--cfg", str(path), "--npu", "0"], str(directory))
     assert code == 0, output[-6000:]
-    losses = [float(x) for x in re.findall(r"^Epoch: \[0\]\[\d+/4\].*?\tLoss (\S+) ", output, re.M)]
-    return losses, output
+    return step_losses(output), output
 
 
 def test_crnn_o2_with_npu_fused_adadelta_trains_as_o1_does(python, work):
