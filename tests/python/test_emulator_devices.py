@@ -776,3 +776,35 @@ def test_int32_class_targets_and_indices_on_the_npu():
     )
     with pytest.raises(RuntimeError, match="Long"):  # host tensors keep CPU rules
         nn.functional.cross_entropy(logits, target.int())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_int32_indices_of_scatter_and_indexing_on_the_npu(dtype):
+    """fairseq-style loaders batch IntTensors: ``lprobs.gather(-1, target)`` trains on the NPU,
+    its backward a scatter_add with that index; torch 1.13's CPU kernels refuse int32 there."""
+    x = torch.randn(4, 5)
+    idx = torch.tensor([[1], [2], [0], [4]])
+    rows = torch.tensor([3, 0])
+    src = torch.randn(4, 1)
+    ref = x.to(dtype).float()  # the values the NPU holds
+    w = x.to(dtype).npu().requires_grad_()
+    picked = w.gather(-1, idx.int().npu())
+    picked.float().sum().backward()
+    assert torch.equal(
+        w.grad.cpu().float(), torch.zeros(4, 5).scatter_add(-1, idx, torch.ones(4, 1))
+    )
+    on_npu = {
+        "scatter": lambda a, i, s: a.scatter(-1, i, s),
+        "scatter_value": lambda a, i, s: a.scatter(-1, i, 2.0),
+        "scatter_add": lambda a, i, s: a.scatter_add(-1, i, s),
+        "scatter_reduce": lambda a, i, s: a.scatter_reduce(-1, i, s, "amax"),
+        "index": lambda a, i, s: a[i[:2, 0]],
+        "index_put": lambda a, i, s: a.index_put((i[:2, 0],), s[:2]),
+    }
+    for name, op in on_npu.items():
+        got = op(x.to(dtype).npu(), idx.int().npu(), src.to(dtype).npu())
+        want = op(ref, idx, src.to(dtype).float()).to(dtype)
+        assert got.is_npu and torch.equal(got.cpu(), want), name
+    inplace = x.to(dtype).npu()
+    inplace[rows.int().npu()] = torch.zeros(2, 5, dtype=dtype).npu()
+    assert torch.equal(inplace.cpu()[rows], torch.zeros(2, 5, dtype=dtype))

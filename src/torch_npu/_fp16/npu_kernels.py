@@ -2,9 +2,11 @@
 
 Scripts written on the NPU rely on these, so the emulator follows the NPU for NPU tensors (host
 tensors keep CPU torch's rules):
-- class-index targets and gather indices may be int32 (Ascend scripts cast targets with
-  ``target.to(torch.int32)``); CPU torch wants int64, so they are widened, which gives the same
-  values;
+- class-index targets and the indices of gather, the scatter family and advanced indexing
+  (``x[index]``, ``x[index] = v``) may be int32 (Ascend scripts cast targets with
+  ``target.to(torch.int32)``, fairseq-style data loaders make ``IntTensor`` batches); CPU torch
+  wants int64 (torch 1.x everywhere, torch 2.x for class targets), so they are widened, which
+  gives the same values on both torches;
 - binary_cross_entropy does not check that input and target lie in [0, 1]: it computes the
   formula (the log of a negative number is NaN). In range, torch's own kernel runs (same bits);
 - clamp with number bounds keeps an integer tensor's dtype: the NPU's kernel takes the bounds
@@ -29,10 +31,21 @@ Call = Tuple[Tuple[Any, ...], Dict[str, Any]]
 _REDUCTIONS = {0: lambda t: t, 1: torch.mean, 2: torch.sum}  # none, mean, sum
 
 
-def _widen_int32(args: Tuple[Any, ...], position: int) -> Tuple[Any, ...]:
-    value = args[position] if len(args) > position else None
+def _widened(value: Any) -> Any:
+    """An int32 index tensor as int64 (the same values); a list of indices (``x[i, j]``'s)
+    element by element; anything else as it is."""
     if isinstance(value, torch.Tensor) and value.dtype == torch.int32:
-        args = args[:position] + (value.long(),) + args[position + 1 :]
+        return value.long()
+    if isinstance(value, (list, tuple)) and any(
+        isinstance(v, torch.Tensor) and v.dtype == torch.int32 for v in value
+    ):
+        return type(value)(_widened(v) for v in value)
+    return value
+
+
+def _widen_int32(args: Tuple[Any, ...], position: int) -> Tuple[Any, ...]:
+    if len(args) > position:
+        args = args[:position] + (_widened(args[position]),) + args[position + 1 :]
     return args
 
 
@@ -95,6 +108,20 @@ _INT32_INDICES: Dict[Any, int] = {
     aten.nll_loss2d_forward.default: 1,
     aten.nll_loss2d_backward.default: 2,
     aten.gather.default: 2,
+    # the scatter family (gather's backward is a scatter_add with gather's index)
+    **{getattr(aten, name).default: 2 for name in ("scatter_add", "scatter_add_")},
+    **{
+        getattr(getattr(aten, op), overload): 2
+        for op in ("scatter", "scatter_")
+        for overload in ("src", "value", "reduce", "value_reduce")
+    },
+    aten.scatter_reduce.two: 2,
+    aten.scatter_reduce_.two: 2,
+    # advanced indexing, ``x[index]`` and ``x[index] = v``: a list of optional index tensors
+    aten.index.Tensor: 1,
+    aten.index_put.default: 1,
+    aten.index_put_.default: 1,
+    aten._index_put_impl_.default: 1,
 }
 # op -> the NPU's result when it differs from torch's (None: torch's own kernel).
 _KERNELS: Dict[Any, Callable[[Tuple[Any, ...], Dict[str, Any]], Optional[Any]]] = {
