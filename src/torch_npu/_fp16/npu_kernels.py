@@ -2,8 +2,9 @@
 
 Scripts written on the NPU rely on these, so the emulator follows the NPU for NPU tensors (host
 tensors keep CPU torch's rules):
-- class-index targets and the indices of gather, the scatter family and advanced indexing
-  (``x[index]``, ``x[index] = v``) may be int32 (Ascend scripts cast targets with
+- class-index targets (``nll_loss``'s, ``multilabel_margin_loss``'s) and the indices of
+  gather, the scatter family and advanced indexing (``x[index]``, ``x[index] = v``) may be
+  int32 (Ascend scripts cast targets with
   ``target.to(torch.int32)``, fairseq-style data loaders make ``IntTensor`` batches); CPU torch
   wants int64 (torch 1.x everywhere, torch 2.x for class targets), so they are widened, which
   gives the same values on both torches;
@@ -107,6 +108,9 @@ _INT32_INDICES: Dict[Any, int] = {
     aten.nll_loss_backward.default: 2,
     aten.nll_loss2d_forward.default: 1,
     aten.nll_loss2d_backward.default: 2,
+    # multi-label targets: class indices, padded with -1 after the last label
+    aten.multilabel_margin_loss_forward.default: 1,
+    aten.multilabel_margin_loss_backward.default: 2,
     aten.gather.default: 2,
     # the scatter family (gather's backward is a scatter_add with gather's index)
     **{getattr(aten, name).default: 2 for name in ("scatter_add", "scatter_add_")},

@@ -54,7 +54,12 @@ def _key(x: Any) -> Any:
         dtype = x.dtype
         if dtype not in _PLAIN_DTYPES or x.layout != _STRIDED:
             return _UNCACHEABLE
-        return (dtype, x.shape, x.stride())  # torch.Size hashes and compares as a tuple
+        try:
+            return (dtype, x.shape, x.stride())  # torch.Size hashes and compares as a tuple
+        except (RuntimeError, ValueError):
+            # A lazy module's uninitialized parameter (``module.half()`` before it is
+            # materialized) refuses its shape: computed uncached, as the general path does.
+            return _UNCACHEABLE
     if isinstance(x, float):
         return (float, x.hex())  # -0.0 and 0.0 differ; every NaN is one key
     if isinstance(x, _VALUE_TYPES):

@@ -63,3 +63,6 @@ def install() -> None:
     from . import packed_sequence  # packed sequences: NPU data, host lengths, as torch keeps them
 
     packed_sequence.install()
+    from . import int32_one_hot  # F.one_hot of int32 classes, as torch_npu's kernel takes them
+
+    int32_one_hot.install()
