@@ -40,21 +40,60 @@ _BAD_FORK = (
 _init = {"done": False, "bad_fork": False}
 
 
+VISIBLE_VARIABLE = "ASCEND_RT_VISIBLE_DEVICES"
+
+
+def _installed_count() -> int:
+    """How many NPUs the emulated machine has (``APEXNPU_DEVICE_COUNT``, default 8)."""
+    text = os.environ.get(COUNT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_COUNT
+    if not text.isdigit() or not 1 <= int(text) <= MAX_COUNT:
+        raise ValueError(
+            f"{COUNT_VARIABLE}={text!r}: expected a whole number of emulated "
+            f"NPUs from 1 to {MAX_COUNT}"
+        )
+    return int(text)
+
+
+def _visible_count(installed: int) -> int:
+    """How many of the ``installed`` NPUs the process sees, by the rules torch_npu reads
+    ``ASCEND_RT_VISIBLE_DEVICES`` with: unset, all; otherwise the indices in its leading run of
+    digits and commas (``"0,1x"`` is ``0,1``), up to an empty one (``"0,,1"`` is ``0``); an
+    index that is not above the one before it makes none visible (the runtime wants them
+    ascending), and the list stops at the first index the machine does not have."""
+    text = os.environ.get(VISIBLE_VARIABLE)
+    if text is None:
+        return installed
+    end = 0
+    while end < len(text) and (text[end].isdigit() or text[end] == ","):
+        end += 1
+    indices: List[int] = []
+    for entry in text[:end].split(","):
+        if not entry:
+            break
+        indices.append(int(entry))
+    visible = 0
+    for position, index in enumerate(indices):
+        if position > 0 and index <= indices[position - 1]:
+            return 0
+        if index >= installed:
+            break
+        visible += 1
+    return visible
+
+
 def device_count() -> int:
-    """How many emulated NPUs there are (``APEXNPU_DEVICE_COUNT``, default 8)."""
+    """How many emulated NPUs the process sees. As torch_npu, the count is read afresh until
+    the NPUs are initialised (a script may set ``ASCEND_RT_VISIBLE_DEVICES`` after importing
+    torch_npu), and fixed from then on."""
     global _count
-    if _count is None:
-        text = os.environ.get(COUNT_VARIABLE, "").strip()
-        if not text:
-            _count = DEFAULT_COUNT
-        elif not text.isdigit() or not 1 <= int(text) <= MAX_COUNT:
-            raise ValueError(
-                f"{COUNT_VARIABLE}={text!r}: expected a whole number of emulated "
-                f"NPUs from 1 to {MAX_COUNT}"
-            )
-        else:
-            _count = int(text)
-    return _count
+    if _count is not None:
+        return _count
+    count = _visible_count(_installed_count())
+    if _init["done"]:
+        _count = count
+    return count
 
 
 _contexts = set()  # the NPUs whose runtime context exists: the ones used
@@ -66,7 +105,11 @@ def lazy_init() -> None:
         return
     if _init["bad_fork"]:
         raise RuntimeError(_BAD_FORK)
+    from . import memory  # (imports this module)
+
+    memory.configure()  # the allocator reads its settings as it starts
     _init["done"] = True
+    device_count()  # fixed from now on, as the runtime fixes it when it starts
     queued, _queued_calls[:] = list(_queued_calls), []
     for callback, where in queued:
         try:

@@ -124,6 +124,8 @@ def wrap_maker(
         if pin:
             return pinned.pin(out.detach()).requires_grad_(out.requires_grad)
         if npu is not None:
+            if what in _SHARING_MAKERS:
+                out = _own_memory(out, args, kwargs, npu)
             placement.put(out, npu)
         elif device_args.names_a_device(args, kwargs, where):
             return placement.put(out, None)  # an explicit host device
@@ -142,6 +144,30 @@ def wrap_maker(
 
     _wraps.mark(maker, original)
     return maker
+
+
+# Makers that return their source's memory when it is already on the host device they run on.
+_SHARING_MAKERS = frozenset({"torch.as_tensor", "torch.asarray"})
+
+
+def _own_memory(
+    out: torch.Tensor, args: Tuple[Any, ...], kwargs: Dict[str, Any], npu: int
+) -> torch.Tensor:
+    """``out`` itself, or a copy when it shares memory with a source not on NPU ``npu``.
+
+    ``as_tensor``/``asarray`` of a host tensor or a numpy array run on the host return the
+    source's own memory; asked for an NPU, they copy it there, as on the NPU. Without the copy,
+    the source (a host tensor) would itself become the NPU tensor, and writes to the NPU tensor
+    would reach the numpy array."""
+    source = args[0] if args else kwargs.get("data", kwargs.get("obj"))
+    if isinstance(source, torch.Tensor):
+        if placement.npu_of(source) == npu:
+            return out
+        shared = out is source or (out.numel() > 0 and out.data_ptr() == source.data_ptr())
+        return out.clone() if shared else out
+    if isinstance(source, (list, tuple, int, float, bool, complex)):
+        return out  # made from Python values: new memory already
+    return out.clone()  # a buffer (numpy array, bytes, DLPack capsule's owner): not shared
 
 
 def _install_function(

@@ -17,6 +17,7 @@ host allocation that fails for an NPU (``allocation_guard``).
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 import weakref
@@ -75,7 +76,52 @@ def _device(index: int) -> _Device:
     state = _devices.get(index)
     if state is None:
         state = _devices.setdefault(index, _Device())
+        state.fraction = _configured["fraction"]
     return state
+
+
+# --- PYTORCH_NPU_ALLOC_CONF ---------------------------------------------------------------------
+
+ALLOC_CONF = "PYTORCH_NPU_ALLOC_CONF"
+_FRACTION_KEY = "per_process_memory_fraction"
+_configured = {"fraction": 1.0}
+
+
+def configure() -> None:
+    """Read ``PYTORCH_NPU_ALLOC_CONF`` as torch_npu's allocator reads it when the NPUs start.
+
+    Of its ``key:value`` settings (comma-separated) the emulated allocator acts on
+    ``per_process_memory_fraction`` (0 to 1: every NPU's limit until
+    ``set_per_process_memory_fraction`` changes it), refused, as by torch_npu, when its value is
+    missing or out of range. The others tune how the real allocator splits and maps its
+    segments (``expandable_segments``, ``max_split_size_mb``, ...), which the host's memory
+    does not have: they are taken as given."""
+    text = os.environ.get(ALLOC_CONF, "")
+    fraction = 1.0
+    for setting in filter(None, (part.strip() for part in text.split(","))):
+        key, _, value = setting.partition(":")
+        if key.strip() != _FRACTION_KEY:
+            continue
+        value = value.strip()
+        if not value:
+            raise RuntimeError(
+                f"{ALLOC_CONF}={text!r}: Error, expecting per_process_memory_fraction value"
+            )
+        try:
+            fraction = float(value)
+        except ValueError:
+            raise RuntimeError(
+                f"{ALLOC_CONF}={text!r}: per_process_memory_fraction {value!r} is not a number"
+            ) from None
+        if not 0.0 <= fraction <= 1.0:
+            raise RuntimeError(
+                f"{ALLOC_CONF}={text!r}: per_process_memory_fraction is invalid, set it in "
+                "[0.0, 1.0]"
+            )
+    with _lock:
+        _configured["fraction"] = fraction
+        for state in _devices.values():
+            state.fraction = fraction
 
 
 def block_size(nbytes: int) -> int:

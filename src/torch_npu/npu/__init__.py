@@ -234,6 +234,27 @@ for _name, _cls in tensor_types.TYPES.items():
     globals()[_name] = _cls
 
 from . import aclnn, amp, memory, random, utils  # noqa: E402,F401
+from ._backends import (  # noqa: E402,F401
+    enable_flash_sdp,
+    enable_math_sdp,
+    enable_mem_efficient_sdp,
+    flash_sdp_enabled,
+    math_sdp_enabled,
+    mem_efficient_sdp_enabled,
+    preferred_linalg_library,
+    sdp_kernel,
+)
+from ._limits import (  # noqa: E402,F401
+    are_compatible_impl_enabled,
+    get_device_limit,
+    set_device_limit,
+    set_op_timeout_ms,
+    use_compatible_impl,
+)
+from .deterministic import (  # noqa: E402,F401
+    disable_deterministic_with_backward,
+    enable_deterministic_with_backward,
+)
 from .npurt import npurt  # noqa: E402,F401
 from .amp import is_autocast_enabled  # noqa: E402,F401
 from .random import (

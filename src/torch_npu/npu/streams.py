@@ -161,6 +161,7 @@ class Event:
                 f"stream's device {stream.device_index}." + pta_error(ErrCode.PARAM)
             )
         self._recorded_at = time.perf_counter()
+        self._stamp_us = time.time_ns() // 1000
         # The event completes with the work queued on the stream before it.
         self._done_at = bookkeeping.done_at(stream.device_index, stream.stream_id)
 
@@ -187,6 +188,16 @@ class Event:
                 + pta_error(ErrCode.INTERNAL)
             )
         return (end_event._recorded_at - self._recorded_at) * 1000.0
+
+    def recorded_time(self) -> int:
+        """When the event was recorded, in microseconds of the clock (the runtime's
+        ``aclrtEventGetTimestamp``; the emulated NPU's clock is the host's)."""
+        if self._recorded_at is None:
+            raise RuntimeError(
+                "The event must be recorded before its time stamp is read."
+                + pta_error(ErrCode.PARAM)
+            )
+        return self._stamp_us
 
     def __repr__(self) -> str:
         if self.npu_event:

@@ -1,0 +1,201 @@
+"""torch.npu's switches and settings that Huawei's torch_npu tests reach (test_torch_backends,
+test_torch_npu): the SDP backend flags (torch's own), the deterministic region around a
+backward, aclnn's HF32 switch (the convolutions'), core limits, the operator timeout,
+``Event.recorded_time``, ``ASCEND_RT_VISIBLE_DEVICES`` read as torch_npu reads it until the NPUs
+start, and ``as_tensor`` copying host memory to the NPU. Both torches."""
+
+import re
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from overlay_support import overlay_env, use_overlay
+
+use_overlay()
+import torch_npu  # noqa: E402,F401
+
+TORCH_1 = int(torch.__version__.split(".")[0]) < 2
+
+
+@pytest.mark.skipif(TORCH_1, reason="torch 1.13 has no scaled dot-product attention backends")
+def test_sdp_switches_are_torchs_flags():
+    before = torch.backends.cuda.flash_sdp_enabled()
+    try:
+        with pytest.warns(UserWarning, match="only sets the global variable"):
+            torch.npu.enable_flash_sdp(False)
+        assert torch.backends.cuda.flash_sdp_enabled() is False
+        assert torch.npu.flash_sdp_enabled() is False
+        with torch.npu.sdp_kernel(enable_flash=True, enable_math=False):
+            assert torch.npu.flash_sdp_enabled() and not torch.npu.math_sdp_enabled()
+        assert not torch.npu.flash_sdp_enabled() and torch.npu.math_sdp_enabled()
+        with pytest.raises(TypeError, match="enabled must be a bool"):
+            torch.npu.enable_math_sdp(1)
+    finally:
+        torch.backends.cuda.enable_flash_sdp(before)
+    assert torch.npu.preferred_linalg_library("cusolver") == torch._C._LinalgBackend.Default
+
+
+def test_deterministic_region_covers_forward_and_backward():
+    """Algorithms are deterministic from an enable to a disable going forward, and from the
+    disable back to the enable going backward; values pass unchanged."""
+    seen = []
+
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(("forward", torch.are_deterministic_algorithms_enabled()))
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen.append(("backward", torch.are_deterministic_algorithms_enabled()))
+            return grad
+
+    assert not torch.are_deterministic_algorithms_enabled()
+    x = torch.ones(2, 2, device="npu:0", requires_grad=True)
+    y = torch.npu.enable_deterministic_with_backward(x * 3)
+    y = Probe.apply(y)
+    y = torch.npu.disable_deterministic_with_backward(y)
+    assert not torch.are_deterministic_algorithms_enabled()
+    (y * 2).sum().backward()
+    assert seen == [("forward", True), ("backward", True)]
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert torch.equal(x.grad.cpu(), torch.full((2, 2), 6.0))
+
+
+def test_aclnn_hf32_is_the_convolutions_switch():
+    assert torch.npu.aclnn.allow_hf32 is True  # torch_npu's default for convolutions
+    with torch.npu.aclnn.flags(allow_hf32=False):
+        assert torch.npu.conv.allow_hf32 is False
+        assert torch.npu.aclnn.allow_hf32 is False
+    assert torch.npu.conv.allow_hf32 is True
+    torch.npu.conv.allow_hf32 = False
+    try:
+        assert torch.npu.aclnn.allow_hf32 is False
+    finally:
+        torch.npu.aclnn.allow_hf32 = True
+    assert torch.npu.conv.allow_hf32 is True
+
+
+def test_device_limits_and_timeout_are_checked_and_kept():
+    props = torch.npu.get_device_properties(0)
+    want = {"cube_core_num": props.cube_core_num, "vector_core_num": props.vector_core_num}
+    assert torch.npu.get_device_limit(1) == want
+    torch.npu.set_device_limit(1, 4)
+    assert torch.npu.get_device_limit(1) == dict(want, cube_core_num=4)
+    for bad in ("0", 0.0, None, True):
+        with pytest.raises(TypeError, match="device must be an int"):
+            torch.npu.set_device_limit(bad)
+    with pytest.raises(AssertionError, match="Invalid device id"):
+        torch.npu.get_device_limit(torch.npu.device_count())
+    torch.npu.set_op_timeout_ms(1000)
+    with pytest.raises(OverflowError, match="negative value to unsigned"):
+        torch.npu.set_op_timeout_ms(-1)
+    with pytest.raises(OverflowError, match="Overflow"):
+        torch.npu.set_op_timeout_ms(2**32)
+    torch.npu.use_compatible_impl(True)
+    assert torch.npu.are_compatible_impl_enabled() is True
+    torch.npu.use_compatible_impl(False)
+    assert torch.npu.are_compatible_impl_enabled() is False
+
+
+def test_event_recorded_time_is_the_record_time_in_microseconds():
+    event = torch.npu.Event(enable_timing=True)
+    with pytest.raises(RuntimeError, match="must be recorded"):
+        event.recorded_time()
+    before = time.time_ns() // 1000
+    event.record()
+    after = time.time_ns() // 1000
+    assert isinstance(event.recorded_time(), int)
+    assert before <= event.recorded_time() <= after
+
+
+@pytest.mark.parametrize(
+    "visible, count",
+    [("", 0), ("0,1", 2), ("0, 1", 1), ("2,5,7", 3), ("0,9,1", 1), ("1,0", 0), ("0,,1", 1)],
+)
+def test_visible_devices_are_read_until_the_npus_start(visible, count):
+    code = f"""
+        import os
+        import torch, torch_npu
+        first = torch.npu.device_count()
+        os.environ["ASCEND_RT_VISIBLE_DEVICES"] = {visible!r}
+        seen = torch.npu.device_count()
+        print(first, seen, torch_npu._C._npu_getDeviceCount())
+        if seen:
+            torch.empty(1, device="npu")  # the NPUs start: the count is fixed from here
+            os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0"
+            print(torch.npu.device_count())
+        """
+    env = overlay_env()
+    env.pop("ASCEND_RT_VISIBLE_DEVICES", None)
+    env["APEXNPU_DEVICE_COUNT"] = "8"
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("\n")
+    assert lines[0].split() == ["8", str(count), str(count)]
+    if count:
+        assert lines[1] == str(count)
+
+
+def test_as_tensor_to_the_npu_copies_host_memory():
+    array = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    host = torch.as_tensor(array)
+    npu = torch.as_tensor(host, device="npu:0")
+    assert host.device.type == "cpu" and npu.device == torch.device("npu:0")
+    npu.add_(1)
+    assert array.tolist() == [1.0, 2.0, 3.0] and host.tolist() == [1.0, 2.0, 3.0]
+    from_array = torch.as_tensor(array, device="npu:0")
+    from_array.mul_(2)
+    assert array.tolist() == [1.0, 2.0, 3.0]
+    assert torch.as_tensor(npu, device="npu:0") is npu  # already there: no copy
+    assert torch.asarray(host, device="npu:0").data_ptr() != host.data_ptr()
+
+
+@pytest.mark.parametrize(
+    "conf, error",
+    [
+        ("expandable_segments:True,per_process_memory_fraction:0.001", None),
+        ("per_process_memory_fraction:", "expecting per_process_memory_fraction value"),
+        ("per_process_memory_fraction:1.5", r"invalid, set it in \[0.0, 1.0\]"),
+        ("per_process_memory_fraction:-0.1", r"invalid, set it in \[0.0, 1.0\]"),
+    ],
+)
+def test_alloc_conf_fraction_is_read_when_the_npus_start(conf, error):
+    """The fraction holds every NPU to its share of the (host's) memory from the start; a bad
+    value is refused by the first NPU allocation."""
+    code = """
+        import torch, torch_npu
+        try:
+            total = torch.npu.get_device_properties(0).total_memory
+            torch.empty(int(total * 0.002), dtype=torch.int8, device="npu:1")
+            print("allocated", torch.npu.get_per_process_memory_fraction(1))
+        except RuntimeError as e:
+            print("refused:", e)
+        """
+    env = overlay_env()
+    env["PYTORCH_NPU_ALLOC_CONF"] = conf
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("refused:"), proc.stdout
+    if error is None:
+        assert "NPU out of memory" in proc.stdout and "allowed" in proc.stdout, proc.stdout
+    else:
+        assert re.search(error, proc.stdout), proc.stdout
