@@ -10,9 +10,11 @@ import os
 from ._device import (
     checkpoint,
     device_groups,
+    dlpack,
     factories,
     formats,
     host_composites,
+    storage_makers,
     tensor_methods,
     tensor_types,
     torch_device,
@@ -40,6 +42,8 @@ def install() -> None:
     host_composites.install()
     device_groups.install()
     formats.install()
+    storage_makers.install()
+    dlpack.install()
     checkpoint.install()
     ddp.install()
     hccl.register()

@@ -4,7 +4,6 @@ backward, aclnn's HF32 switch (the convolutions'), core limits, the operator tim
 ``Event.recorded_time``, ``ASCEND_RT_VISIBLE_DEVICES`` read as torch_npu reads it until the NPUs
 start, and ``as_tensor`` copying host memory to the NPU. Both torches."""
 
-import re
 import subprocess
 import sys
 import textwrap
@@ -115,22 +114,23 @@ def test_event_recorded_time_is_the_record_time_in_microseconds():
     assert before <= event.recorded_time() <= after
 
 
-@pytest.mark.parametrize(
-    "visible, count",
-    [("", 0), ("0,1", 2), ("0, 1", 1), ("2,5,7", 3), ("0,9,1", 1), ("1,0", 0), ("0,,1", 1)],
-)
-def test_visible_devices_are_read_until_the_npus_start(visible, count):
+# ASCEND_RT_VISIBLE_DEVICES -> the NPUs seen (of 8): a leading run of digits and commas, up to
+# an empty entry; indices must ascend (else none); the list stops at an index not installed.
+VISIBLE = [("", 0), ("0,1", 2), ("0, 1", 1), ("2,5,7", 3), ("0,9,1", 1), ("1,0", 0), ("0,,1", 1)]
+
+
+def test_visible_devices_are_read_until_the_npus_start():
     code = f"""
         import os
         import torch, torch_npu
-        first = torch.npu.device_count()
-        os.environ["ASCEND_RT_VISIBLE_DEVICES"] = {visible!r}
-        seen = torch.npu.device_count()
-        print(first, seen, torch_npu._C._npu_getDeviceCount())
-        if seen:
-            torch.empty(1, device="npu")  # the NPUs start: the count is fixed from here
-            os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0"
-            print(torch.npu.device_count())
+        print(torch.npu.device_count())
+        for visible, _ in {VISIBLE!r}:
+            os.environ["ASCEND_RT_VISIBLE_DEVICES"] = visible
+            print(torch.npu.device_count(), torch_npu._C._npu_getDeviceCount())
+        os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "1,2,3"
+        torch.empty(1, device="npu")  # the NPUs start: the count is fixed from here
+        os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0"
+        print(torch.npu.device_count())
         """
     env = overlay_env()
     env.pop("ASCEND_RT_VISIBLE_DEVICES", None)
@@ -143,10 +143,8 @@ def test_visible_devices_are_read_until_the_npus_start(visible, count):
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.split("\n")
-    assert lines[0].split() == ["8", str(count), str(count)]
-    if count:
-        assert lines[1] == str(count)
+    want = ["8"] + [f"{count} {count}" for _, count in VISIBLE] + ["3"]
+    assert proc.stdout.splitlines() == want
 
 
 def test_as_tensor_to_the_npu_copies_host_memory():
@@ -172,30 +170,59 @@ def test_as_tensor_to_the_npu_copies_host_memory():
         ("per_process_memory_fraction:-0.1", r"invalid, set it in \[0.0, 1.0\]"),
     ],
 )
-def test_alloc_conf_fraction_is_read_when_the_npus_start(conf, error):
-    """The fraction holds every NPU to its share of the (host's) memory from the start; a bad
-    value is refused by the first NPU allocation."""
-    code = """
-        import torch, torch_npu
-        try:
-            total = torch.npu.get_device_properties(0).total_memory
+def test_alloc_conf_fraction(conf, error, monkeypatch):
+    """What the allocator reads as the NPUs start (``configure``, called here again): the
+    fraction holds every NPU to its share of the (host's) memory; a bad value is refused."""
+    from torch_npu._device import memory
+
+    monkeypatch.setenv("PYTORCH_NPU_ALLOC_CONF", conf)
+    try:
+        if error is not None:
+            with pytest.raises(RuntimeError, match=error):
+                memory.configure()
+            return
+        memory.configure()
+        assert torch.npu.get_per_process_memory_fraction(1) == 0.001
+        total = torch.npu.get_device_properties(1).total_memory
+        with pytest.raises(RuntimeError, match="NPU out of memory.*allowed"):
             torch.empty(int(total * 0.002), dtype=torch.int8, device="npu:1")
-            print("allocated", torch.npu.get_per_process_memory_fraction(1))
-        except RuntimeError as e:
-            print("refused:", e)
-        """
-    env = overlay_env()
-    env["PYTORCH_NPU_ALLOC_CONF"] = conf
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("refused:"), proc.stdout
-    if error is None:
-        assert "NPU out of memory" in proc.stdout and "allowed" in proc.stdout, proc.stdout
-    else:
-        assert re.search(error, proc.stdout), proc.stdout
+    finally:
+        monkeypatch.delenv("PYTORCH_NPU_ALLOC_CONF")
+        memory.configure()
+    assert torch.npu.get_per_process_memory_fraction(1) == 1.0
+
+
+@pytest.mark.skipif(TORCH_1, reason="torch 1.13's storages take no NPU device")
+def test_storage_made_on_the_npu_holds_a_tensor_set_to_it():
+    """torch would crash on the NPU's unregistered allocator; the emulated NPU's storage is
+    host memory. The NPU describes such a storage as a vector, so a matrix set to it casts
+    to NZ as a vector does (on a 910B it stays ND)."""
+    host = torch.arange(16, dtype=torch.float32)
+    storage = torch.UntypedStorage(host.untyped_storage().nbytes(), device="npu")
+    storage.copy_(host.untyped_storage())
+    matrix = torch.empty([], device="npu").set_(storage, 0, [4, 4], [4, 1])
+    assert matrix.device == torch.device("npu:0")
+    assert torch.equal(matrix.cpu(), host.reshape(4, 4))
+    vector = torch.zeros(16, device="npu")
+    as_vector = torch_npu.get_npu_format(torch_npu.npu_format_cast(vector, 29))
+    assert torch_npu.get_npu_format(torch_npu.npu_format_cast(matrix, 29)) == as_vector
+    made = torch.zeros(4, 4, device="npu")
+    assert torch_npu.get_npu_format(torch_npu.npu_format_cast(made, 29)) == 29
+    with pytest.raises(RuntimeError, match="npu:9 does not exist"):
+        torch.UntypedStorage(4, device="npu:9")
+
+
+@pytest.mark.skipif(TORCH_1, reason="torch 1.13 keeps no storage objects to follow a capsule")
+def test_dlpack_round_trip_stays_on_the_npu_and_shares_memory():
+    from torch.utils.dlpack import from_dlpack, to_dlpack
+
+    npu = torch.randn(2, 3, device="npu:1").t()
+    back = from_dlpack(to_dlpack(npu))
+    assert back.device == torch.device("npu:1")
+    assert back.data_ptr() == npu.data_ptr() and back.stride() == npu.stride()
+    npu.fill_(7.0)
+    assert torch.equal(back.cpu(), torch.full((3, 2), 7.0))
+    assert torch.from_dlpack(npu).device == torch.device("npu:1")
+    host = torch.randn(3)
+    assert from_dlpack(to_dlpack(host)).device.type == "cpu"
+    assert torch.from_dlpack(np.arange(3.0)).device.type == "cpu"

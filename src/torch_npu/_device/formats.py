@@ -41,7 +41,7 @@ from typing import Optional, Sequence, Union
 
 import torch
 
-from . import soc
+from . import soc, storage_makers
 
 ACL_FORMAT_NCHW = 0
 ACL_FORMAT_NHWC = 1
@@ -161,9 +161,16 @@ def _aclnn_format_cast() -> bool:
 
 
 def _storage_dims(tensor: torch.Tensor) -> int:
-    """Dimensions of the tensor the storage was made for (a view's base's)."""
+    """Dimensions of the tensor the storage was made for (a view's base's); one for a storage
+    made by itself (``torch.UntypedStorage(n, device="npu")``), which a tensor ``set_`` to it
+    shares: the NPU describes such a storage as a vector of its bytes."""
     base = getattr(tensor, "_base", None)
-    return (base if base is not None else tensor).dim()
+    if base is not None:
+        return base.dim()
+    storage_of = getattr(tensor, "untyped_storage", None)  # torch 2.x
+    if storage_of is not None and getattr(storage_of(), storage_makers.MADE_ALONE, False):
+        return 1
+    return tensor.dim()
 
 
 class Format(enum.IntEnum):
