@@ -3,6 +3,7 @@ functions and modules are also names of ``torch_npu.contrib`` itself."""
 
 from .function import (
     fuse_add_softmax_dropout,
+    matmul_transpose,
     npu_ciou,
     npu_diou,
     npu_fast_condition_index_put,
@@ -18,6 +19,7 @@ from .module import (
     FastBatchNorm2d,
     FastBatchNorm3d,
     FastSyncBatchNorm,
+    LabelSmoothingCrossEntropy,
     Mish,
     ModulatedDeformConv,
     NpuCachedDropout,
@@ -35,6 +37,7 @@ __all__ = [
     "FastBatchNorm2d",
     "FastBatchNorm3d",
     "FastSyncBatchNorm",
+    "LabelSmoothingCrossEntropy",
     "Mish",
     "ModulatedDeformConv",
     "NpuCachedDropout",
@@ -45,6 +48,7 @@ __all__ = [
     "SiLU",
     "Swish",
     "fuse_add_softmax_dropout",
+    "matmul_transpose",
     "npu_ciou",
     "npu_diou",
     "npu_fast_condition_index_put",

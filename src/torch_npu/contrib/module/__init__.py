@@ -9,6 +9,7 @@ from ._batchnorm_with_int32_count import (
 )
 from ._ensemble_dropout import NpuPreGenDropout
 from .activations import Mish, SiLU, Swish
+from .crossentropy import LabelSmoothingCrossEntropy
 from .deform_conv import DCNv2, ModulatedDeformConv
 from .ensemble_dropout import NpuCachedDropout, NpuFairseqDropout
 from .npu_modules import DropoutWithByteMask
@@ -23,6 +24,7 @@ __all__ = [
     "FastBatchNorm2d",
     "FastBatchNorm3d",
     "FastSyncBatchNorm",
+    "LabelSmoothingCrossEntropy",
     "Mish",
     "ModulatedDeformConv",
     "NpuCachedDropout",
