@@ -32,6 +32,29 @@ def graft(huawei_dir):
     torch_npu.utils.__path__.append(os.path.join(huawei_dir, "torch_npu", "utils"))
 
 
+def graft_in_children(huawei_dir):
+    """Make the processes that multiprocessing spawns graft Huawei's testing package too, before
+    they import the test file (their ``__main__``, from which they take the function or test
+    case they run): an installed torch_npu has it in every process."""
+    import multiprocessing.spawn as spawn
+
+    command_line = spawn.get_command_line
+    here = os.path.dirname(os.path.abspath(__file__))
+    prelude = (
+        f"import sys; sys.path.insert(0, {here!r}); import torch_npu_suite_runner as r; "
+        f"sys.path.remove({here!r}); r.graft({huawei_dir!r}); "
+    )
+
+    def grafting_command_line(**kwds):
+        line = command_line(**kwds)
+        if "-c" in line:
+            at = line.index("-c") + 1
+            line[at] = prelude + line[at]
+        return line
+
+    spawn.get_command_line = grafting_command_line
+
+
 def test_id(test):
     """``<file stem>.<class>.<test>``: the file runs as __main__, which its ids would name."""
     return test.id().replace("__main__.", Recorder.stem + ".", 1)
@@ -110,6 +133,7 @@ def main(argv):
     import torch_npu  # noqa: F401 - as every torch_npu test does
 
     graft(huawei_dir)
+    graft_in_children(huawei_dir)
     for path in files:
         path = os.path.abspath(path)
         os.chdir(os.path.dirname(path))
