@@ -35,13 +35,17 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import AllgatherOptions, _create_work_from_future
 
-from .._device import devices
+from .._device import devices, formats
 from .._fp16 import mode as emulation
 from . import hccl_agreement, hccl_timeouts
 from .hccl_agreement import NONE, Record
 
-_ORDERED = {"SUM", "AVG", "PRODUCT"}
+_ORDERED = {"SUM", "AVG", "PRODUCT", "PREMUL_SUM"}
 _PICKED = {"MIN": torch.minimum, "MAX": torch.maximum}
+# What HCCL pre-multiplies (torch_npu's PREMUL_SUM: each rank scales its tensor, then they sum).
+_PREMUL_DTYPES = (torch.float16, torch.float32, torch.bfloat16, torch.float64)
+# Integers HCCL reduces as int32 (torch_npu casts them there and the result back).
+_AS_INT32 = (torch.uint8, torch.bool)
 
 
 def op_name(op: Any) -> str:
@@ -50,6 +54,50 @@ def op_name(op: Any) -> str:
         if op == getattr(dist.ReduceOp, name):
             return name
     return str(op)
+
+
+def _premul_factor(op: Any) -> Any:
+    """The factor of a PREMUL_SUM ``ReduceOp`` (a number or a tensor), as
+    ``torch.distributed._make_nccl_premul_sum`` stored it."""
+    state = op.__getstate__()
+    if not state:  # torch 1.13 keeps the factor in C++ only
+        raise RuntimeError(
+            "hccl: a PREMUL_SUM reduction needs torch 2.x, whose ReduceOp gives its factor "
+            "back to Python"
+        )
+    return state[1]
+
+
+def _flat(value: Any) -> List[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _flat(item)]
+    return []
+
+
+def internal_format_offset_error(call: str, *tensors: Any) -> Optional[RuntimeError]:
+    """The error HCCL gives for a tensor in a private format (FRACTAL_NZ, NC1HWC0, ...) that does
+    not start its storage: HCCL counts such a tensor by its storage, so it must own it from its
+    start. On an NPU a view shares its base's storage and so its format; the emulator keeps the
+    format on the base, so a view is judged by its base's."""
+    for t in _flat(tensors):
+        fmt = int(formats.get_npu_format(t))
+        if fmt in formats.BASE_FORMATS and t._base is not None:
+            fmt = int(formats.get_npu_format(t._base))
+        if fmt not in formats.BASE_FORMATS and t.storage_offset() != 0:
+            return RuntimeError(
+                f"hccl: {call}: For a tensor of internal format, it's storage_offset must be 0 "
+                f"(a tensor in format {fmt} at offset {t.storage_offset()}; make it contiguous "
+                "in its own storage with .clone() first)"
+            )
+    return None
+
+
+def _refuse_internal_format_offset(call: str, tensors: Any) -> None:
+    error = internal_format_offset_error(call, tensors)
+    if error is not None:
+        raise error
 
 
 def _carried(x: Any) -> Any:
@@ -163,15 +211,52 @@ class HcclProcessGroup(dist.ProcessGroup):
         self.exec_bound = exec_bound if exec_bound is not None else hccl_timeouts.exec_bound(True)
         self.label = label
 
-    def _agree(self, record: Record) -> None:
-        """Every rank agrees on ``record`` before data moves (``hccl_agreement``)."""
+    def _agree(self, record: Record, *tensors: Any) -> None:
+        """Every rank agrees on ``record`` before data moves (``hccl_agreement``); this rank
+        refuses first, as HCCL does, ``tensors`` it cannot pass (see ``_refusal``)."""
+        if record.refusal is None and tensors:
+            refusal = self._refusal(record, tensors)
+            if refusal is not None:
+                record.refuse(refusal)
         hccl_agreement.agree(self._gather_records, record, self.exec_bound, self.label)
+
+    @staticmethod
+    def _refusal(record: Record, tensors: Any) -> Optional[RuntimeError]:
+        """What torch_npu's HCCL group checks of a collective's tensors before it runs: a tensor
+        of a private format must start its storage; PREMUL_SUM scales floating-point tensors
+        only."""
+        error = internal_format_offset_error(record.call, *tensors)
+        if error is not None:
+            return error
+        op = record.values[hccl_agreement.OP]
+        if op == hccl_agreement.OPS.index("PREMUL_SUM"):
+            wrong = [t.dtype for t in _flat(tensors) if t.dtype not in _PREMUL_DTYPES]
+            if wrong:
+                return RuntimeError(
+                    f"hccl: {record.call} with a PREMUL_SUM of a {wrong[0]} tensor: PreMulSum "
+                    "Data type must be half, float, bfloat16 or double"
+                )
+        return None
 
     def _gather_records(self, outputs: List[torch.Tensor], input: torch.Tensor) -> None:
         _kept(self.gloo.allgather([outputs], [input])).wait()
 
     def _record(self, call: str, **fields: Any) -> Record:
         return Record(call, self.size(), **fields)
+
+    def _group_start(self) -> None:
+        """Open a group of collectives (HcclGroupStart), which an NPU launches together at
+        ``_group_end``. The emulated group runs each collective as it is called (a
+        point-to-point one without waiting for its peer), so the calls of a group complete
+        with the same values; the depth is kept so that an unmatched end is refused."""
+        self._group_depth = getattr(self, "_group_depth", 0) + 1
+
+    def _group_end(self) -> None:
+        """Close the group ``_group_start`` opened (HcclGroupEnd)."""
+        depth = getattr(self, "_group_depth", 0)
+        if depth == 0:
+            raise RuntimeError("hccl: _group_end() without a _group_start() before it")
+        self._group_depth = depth - 1
 
     # torch 2.x splits a bound device's backend when it can (NCCL's); HCCL's is not split here.
     supports_splitting = False
@@ -222,12 +307,20 @@ class HcclProcessGroup(dist.ProcessGroup):
                 op=op_name(opts.reduceOp),
                 count=_numel(tensors),
                 tensors=len(tensors),
-            )
+            ),
+            tensors,
         )
         return self._allreduce(tensors, opts)
 
     def _allreduce(self, tensors: List[torch.Tensor], opts: Any) -> Any:
         op = op_name(opts.reduceOp)
+        if op == "PREMUL_SUM":  # each rank scales its own tensor, then they sum
+            factor = _premul_factor(opts.reduceOp)
+            for t in tensors:
+                t.mul_(factor)
+            return self._allreduce(tensors, _with_op(opts, dist.ReduceOp.SUM))
+        if op == "AVG" and not all(t.is_floating_point() for t in tensors):
+            return self._integer_mean(tensors, opts)
         if op == "SUM" and any(t.dtype == torch.bool for t in tensors):
             opts = _with_op(opts, dist.ReduceOp.MAX)  # a bool sum is an or, as torch_npu's
         if not self._reduced_here(op, tensors):
@@ -235,6 +328,18 @@ class HcclProcessGroup(dist.ProcessGroup):
         for t in tensors:
             self._reduce_in_rank_order(t, op)
         return _finished(tensors)  # reduced, equal on every rank
+
+    def _integer_mean(self, tensors: List[torch.Tensor], opts: Any) -> Any:
+        """AVG of integers, which HCCL (and gloo) has not: torch_npu sums, then divides by the
+        group's size rounding toward zero; uint8 and bool by way of int32, as it reduces them."""
+        total = _with_op(opts, dist.ReduceOp.SUM)
+        for t in tensors:
+            wide = t.to(torch.int32) if t.dtype in _AS_INT32 else t
+            self._allreduce([wide], total).wait()
+            wide.div_(self.size(), rounding_mode="trunc")
+            if wide is not t:
+                t.copy_(wide)
+        return _finished(tensors)
 
     def allreduce_coalesced(self, tensors: List[torch.Tensor], opts: Optional[Any] = None) -> Any:
         options = dist.AllreduceOptions()
@@ -247,7 +352,8 @@ class HcclProcessGroup(dist.ProcessGroup):
                 op=op_name(options.reduceOp),
                 count=_numel(tensors),
                 tensors=len(tensors),
-            )
+            ),
+            tensors,
         )
         return self._allreduce(tensors, options)
 
@@ -260,13 +366,15 @@ class HcclProcessGroup(dist.ProcessGroup):
                 root=opts.rootRank,
                 count=_numel(tensors),
                 tensors=len(tensors),
-            )
+            ),
+            tensors,
         )
         if op_name(opts.reduceOp) == "SUM" and any(t.dtype == torch.bool for t in tensors):
             opts = _with_op(opts, dist.ReduceOp.MAX)  # as in allreduce
         options = dist.AllreduceOptions()
         options.reduceOp = opts.reduceOp
-        if self._reduced_here(op_name(opts.reduceOp), tensors):
+        op = op_name(opts.reduceOp)
+        if self._reduced_here(op, tensors) or op in ("AVG", "PREMUL_SUM"):
             return self._allreduce(tensors, options)  # every rank gets it; dst reads it
         return _answering(self.gloo.reduce(_plain(tensors), opts), tensors)
 
@@ -294,7 +402,7 @@ class HcclProcessGroup(dist.ProcessGroup):
             )
         else:
             record.flows([t.numel() for t in inputs], [outputs[0].numel()] * world)
-        self._agree(record)
+        self._agree(record, outputs, input_lists)
         return self._reduce_scatter(outputs, input_lists, opts)
 
     def _reduce_scatter(
@@ -322,7 +430,7 @@ class HcclProcessGroup(dist.ProcessGroup):
                     "output's elements"
                 )
             )
-        self._agree(record)
+        self._agree(record, output, input)
         return self._reduce_scatter([output], [list(input.reshape(-1).chunk(world))], opts)
 
     # --- gathers ----------------------------------------------------------------------------------
@@ -340,7 +448,7 @@ class HcclProcessGroup(dist.ProcessGroup):
                     "input's elements"
                 )
             )
-        self._agree(record)
+        self._agree(record, output, input)
         return self._allgather_into(output, input)
 
     def _allgather_into(self, output: torch.Tensor, input: torch.Tensor) -> Any:
@@ -402,7 +510,7 @@ class HcclProcessGroup(dist.ProcessGroup):
             )
         else:
             record.flows([t.numel() for t in inputs], [t.numel() for t in outputs])
-        self._agree(record)
+        self._agree(record, outputs, inputs)
         sent = torch.cat([t.reshape(-1) for t in inputs])
         received = torch.empty(sum(t.numel() for t in outputs), dtype=sent.dtype)
         _kept(
@@ -428,7 +536,8 @@ class HcclProcessGroup(dist.ProcessGroup):
                 root=opts.rootRank,
                 count=_numel(tensors),
                 tensors=len(tensors),
-            )
+            ),
+            tensors,
         )
         return _answering(self.gloo.broadcast(_carried(tensors), opts), tensors)
 
@@ -473,7 +582,7 @@ class HcclProcessGroup(dist.ProcessGroup):
                     )
             if len(inputs) == 1:
                 record.flows([inputs[0].numel()] * world, [o.numel() for o in outputs[0]])
-        self._agree(record)
+        self._agree(record, outputs, inputs)
         gathered, staged = [], []
         for output_list, input in zip(outputs, inputs):
             row = []
@@ -515,7 +624,7 @@ class HcclProcessGroup(dist.ProcessGroup):
                     f"{world} ranks, tensors of the inputs' numbers of elements"
                 )
             )
-        self._agree(record)
+        self._agree(record, outputs, inputs)
         return _answering(
             self.gloo.allgather_coalesced(
                 _carried(outputs),
@@ -544,7 +653,7 @@ class HcclProcessGroup(dist.ProcessGroup):
             record.values[hccl_agreement.OUT_DTYPE] = hccl_agreement.dtype_code(
                 _other_dtype(received, inputs[0].dtype)
             )
-        self._agree(record)
+        self._agree(record, outputs, inputs)
         return _answering(self.gloo.gather(_carried(outputs), _carried(inputs), opts), outputs)
 
     def scatter(self, outputs: Any, inputs: Any, opts: Any) -> Any:
@@ -566,7 +675,7 @@ class HcclProcessGroup(dist.ProcessGroup):
             record.values[hccl_agreement.OUT_DTYPE] = hccl_agreement.dtype_code(
                 _other_dtype(given, outputs[0].dtype)
             )
-        self._agree(record)
+        self._agree(record, outputs, inputs)
         return _answering(self.gloo.scatter(_carried(outputs), _carried(inputs), opts), outputs)
 
     def alltoall_base(
@@ -585,7 +694,7 @@ class HcclProcessGroup(dist.ProcessGroup):
             )
         except RuntimeError as error:
             record.refuse(error)
-        self._agree(record)
+        self._agree(record, output, input)
         return _answering(
             self.gloo.alltoall_base(
                 _carried(output),
@@ -600,12 +709,15 @@ class HcclProcessGroup(dist.ProcessGroup):
     # Point-to-point works are gloo's own (their futures hold the aliases): a send must not wait
     # for its receiver, which may be sending first.
     def send(self, tensors: List[torch.Tensor], dst: int, tag: int) -> Any:
+        _refuse_internal_format_offset("send", tensors)
         return _kept(self.gloo.send(_carried(tensors), dst, tag))
 
     def recv(self, tensors: List[torch.Tensor], src: int, tag: int) -> Any:
+        _refuse_internal_format_offset("recv", tensors)
         return _kept(self.gloo.recv(_carried(tensors), src, tag))
 
     def recv_anysource(self, tensors: List[torch.Tensor], tag: int) -> Any:
+        _refuse_internal_format_offset("recv", tensors)
         return _kept(self.gloo.recv_anysource(_carried(tensors), tag))
 
     def _split_elements(self, tensor: torch.Tensor, splits: Any, name: str) -> List[int]:
@@ -618,14 +730,22 @@ class HcclProcessGroup(dist.ProcessGroup):
         if not splits:
             if rows % world:
                 raise RuntimeError(
-                    f"hccl: all_to_all_single of an {name} of {rows} rows in a group of "
-                    f"{world}: without split sizes, the rows must divide evenly among the ranks"
+                    "Tensor's dim 0 does not divide equally across group size (hccl: "
+                    f"all_to_all_single of an {name} of {rows} rows in a group of {world}: "
+                    "without split sizes, the rows must divide evenly among the ranks)"
                 )
             return [rows // world * per_row] * world
         if len(splits) != world or sum(splits) != rows or min(splits) < 0:
+            # torch's words (c10d's split check, which torch_npu's HCCL group runs) first.
+            words = (
+                "Number of tensor splits not equal to group size"
+                if len(splits) != world
+                else "Split sizes doesn't match total dim 0 size"
+            )
             raise RuntimeError(
-                f"hccl: all_to_all_single with {name} split sizes {splits} for {rows} rows in a "
-                f"group of {world}: give one size per rank, summing to the rows"
+                f"{words} (hccl: all_to_all_single with "
+                f"{name} split sizes {splits} for {rows} rows in a group of {world}: give one "
+                "size per rank, summing to the rows)"
             )
         return [n * per_row for n in splits]
 
