@@ -1,10 +1,11 @@
 """torch_npu.npu_pad: zeros around the input with (before, after) pairs from the first
-dimension on, as the NPU's Pad reads them; no gradient, as torch_npu defines none."""
+dimension on, as the NPU's Pad reads them; no gradient, as torch_npu defines none (torch's
+autograd fallback decides)."""
 
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import DTYPES, on_npu, torch_npu
+from overlay_support.npu_op_checks import check_no_derivative, DTYPES, on_npu, torch_npu
 
 
 def test_npu_pad_matches_torch_npu_s_test():
@@ -34,8 +35,21 @@ def test_npu_pad_refuses_negative_paddings():
         torch_npu.npu_pad(on_npu(torch.ones(2, 2)), [0, -1])
 
 
-def test_a_backward_through_npu_pad_raises_as_on_the_npu():
-    x = on_npu(torch.ones(2, 2), grad=True)
-    out = torch_npu.npu_pad(x, [1, 1])
-    with pytest.raises(RuntimeError, match="derivative for 'npu_pad' is not implemented"):
-        out.sum().backward()
+def test_npu_pad_has_no_derivative_as_on_the_npu():
+    """torch_npu registers no autograd kernel for npu_pad: torch's fallback decides, in its
+    mode (Huawei's test_autograd_fallback.py): "warn" warns at backward and gives no gradient,
+    "nothing" (and torch 1.x) leaves the result outside the graph."""
+    pad = lambda x: torch_npu.npu_pad(x, [1, 1])  # noqa: E731
+    check_no_derivative("npu_pad", on_npu(torch.ones(2, 2), grad=True), pad)
+    set_mode = getattr(torch._C, "_set_autograd_fallback_mode", None)
+    if set_mode is None:
+        return  # torch 1.x: one behaviour, checked above
+    previous = torch._C._get_autograd_fallback_mode()
+    set_mode("nothing" if previous == "warn" else "warn")
+    try:
+        check_no_derivative("npu_pad", on_npu(torch.ones(2, 2), grad=True), pad)
+    finally:
+        set_mode(previous)
+    out = pad(on_npu(torch.ones(2, 2), grad=True))
+    if previous == "warn":
+        assert out.requires_grad

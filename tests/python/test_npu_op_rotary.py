@@ -4,7 +4,14 @@ torch from their documentation (tolerances: overlay_support.npu_op_checks)."""
 import pytest
 import torch
 
-from overlay_support.npu_op_checks import DTYPES, assert_close, on_npu, randn, torch_npu
+from overlay_support.npu_op_checks import (
+    check_no_derivative,
+    DTYPES,
+    assert_close,
+    on_npu,
+    randn,
+    torch_npu,
+)
 
 
 def rotate_half(x):
@@ -42,8 +49,11 @@ def test_apply_rotary_pos_emb_with_grad_is_out_of_place_without_backward():
     k, cs = on_npu(randn(1, 2, 2, 8, seed=5)), on_npu(randn(1, 2, 1, 8, seed=6))
     q_out, _ = torch_npu.npu_apply_rotary_pos_emb(q, k, cs, cs)
     assert q_out is not q
-    with pytest.raises(RuntimeError, match="not implemented"):
-        q_out.sum().backward()
+    check_no_derivative(
+        "npu_apply_rotary_pos_emb",
+        q.detach().clone().requires_grad_(True),
+        lambda t: torch_npu.npu_apply_rotary_pos_emb(t, k, cs, cs)[0],
+    )
     with pytest.raises(RuntimeError, match="layout"):
         torch_npu.npu_apply_rotary_pos_emb(q.detach(), k, cs, cs, layout="BHSD")
 

@@ -15,7 +15,8 @@ zeros the NPU writes). IoU is TensorFlow's: corners taken in either order, no +1
 area overlaps nothing. The emulator compares in fp32 (the NPU in fp16), so a score or an IoU
 within an fp16 step of a threshold may fall the other way. ``change_coordinate_frame`` and
 ``transpose_box`` (torch_npu's documentation does not give the transposed layout) are not
-emulated. No gradient: torch_npu defines none (a backward through it raises)."""
+emulated. No gradient: torch_npu defines none (torch's autograd fallback decides, see
+_no_derivative)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """``torch_npu.batch_norm_reduce(input, eps) -> (sum, square_sum)``: BatchNorm's statistics
 reduction of an ``(N, C, H, W)`` input, per channel the sum and the sum of squares of its
 elements, fp32 ``(C,)``, accumulated in fp32 (``eps`` is reserved: torch_npu documents that it
-takes no part). torch_npu registers no backward: a backward through it raises."""
+takes no part). torch_npu registers no backward: torch's autograd fallback
+decides (see _no_derivative)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """``torch_npu.npu_gelu_mul(input, *, approximate='none')``: ``gelu(x1) * x2`` of the halves
 ``x1``, ``x2`` of the last dimension (GELU by erf, or ``'tanh'``), computed in fp32 and stored
-once in the input's dtype. torch_npu registers no backward: a backward through it raises."""
+once in the input's dtype. torch_npu registers no backward: torch's autograd fallback
+decides (see _no_derivative)."""
 
 from __future__ import annotations
 

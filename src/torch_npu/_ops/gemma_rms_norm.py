@@ -3,7 +3,8 @@ normalisation, whose weight is an offset from one: ``y = x * rstd * (1 + gamma)`
 ``rstd = 1 / sqrt(mean(x^2) + epsilon)`` over the trailing ``gamma.dim()`` dimensions, computed in
 fp32 and stored once in the input's dtype. ``rstd`` is fp32 of shape
 ``input.shape[:-gamma.dim()] + (1,) * gamma.dim()`` (op-plugin's meta function). torch_npu
-registers no backward: a backward through it raises."""
+registers no backward: torch's autograd fallback
+decides (see _no_derivative)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 group normalisation over ``group`` groups of the channels (dimension 1) with a per-channel
 affine ``weight``/``bias``, then SiLU; ``mean`` and ``rstd`` (``1 / sqrt(var + eps)``, biased
 variance) per ``(N, group)``, all in the input's dtype, computed in fp32 and stored once.
-torch_npu registers no backward: a backward through it raises."""
+torch_npu registers no backward: torch's autograd fallback
+decides (see _no_derivative)."""
 
 from __future__ import annotations
 

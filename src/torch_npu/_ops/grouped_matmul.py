@@ -16,7 +16,8 @@ experts and LoRA adapters use it.
 Raise, naming them: the quantisation inputs (``scale``, ``offset``, ``antiquant_*``,
 ``per_token_scale``, ``activation_*``, int8 x or weight), ``group_type`` 1 and 2, ``act_type``
 other than 0. torch_npu defines no backward for this operator (MindSpeed wraps it in its own
-autograd function): a backward through it raises.
+autograd function): torch's autograd fallback
+decides (see _no_derivative).
 """
 
 from __future__ import annotations

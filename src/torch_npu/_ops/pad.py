@@ -1,7 +1,8 @@
 """``torch_npu.npu_pad(input, paddings)``: zeros around ``input``, ``paddings`` read as
 (before, after) pairs from the first dimension on, as the NPU's Pad reads them (missing ones
 are 0, extra ones ignored; ``torch.nn.functional.pad`` starts from the last dimension).
-torch_npu defines no gradient for it: a backward through it raises, as on the NPU."""
+torch_npu defines no gradient for it: torch's autograd fallback decides, as on the NPU
+(see _no_derivative)."""
 
 from __future__ import annotations
 

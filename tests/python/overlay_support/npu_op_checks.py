@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 from typing import Callable, Iterator, List, Optional, Sequence
 
 import torch
@@ -150,6 +151,28 @@ def check_overflow(run: Callable[[], torch.Tensor]) -> None:
         float_status.clear()
 
 
+def check_no_derivative(
+    name: str, leaf: torch.Tensor, output_of: Callable[[torch.Tensor], torch.Tensor]
+) -> None:
+    """What torch's autograd fallback makes of operator ``name``, which torch_npu gives no
+    autograd kernel: in mode "warn" (torch 2.x's default) a backward through ``output_of(leaf)``
+    warns, naming ``npu::<name>``, and leaves ``leaf.grad`` None; in mode "nothing" (torch 1.x
+    falls through) the output does not require grad."""
+    from torch_npu._ops._no_derivative import fallback_mode
+
+    assert leaf.requires_grad
+    out = output_of(leaf)
+    if fallback_mode() != "warn":
+        assert not out.requires_grad, f"{name}'s result must not require grad"
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out.sum().backward()
+    wanted = f"npu::{name}: an autograd kernel was not registered"
+    assert any(wanted in str(w.message) for w in caught), [str(w.message) for w in caught]
+    assert leaf.grad is None, f"{name} gives its input no gradient"
+
+
 @contextlib.contextmanager
 def emulated_chip(name: str, inf_nan: bool) -> Iterator[None]:
     """The emulator as the chip ``name`` in INF/NAN (or saturation) mode, whatever the
@@ -169,6 +192,7 @@ def reset_status() -> None:
 
 
 __all__ = [
+    "check_no_derivative",
     "FP16",
     "FP16_MAX",
     "FP32",
