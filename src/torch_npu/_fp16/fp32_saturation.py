@@ -44,20 +44,26 @@ def _nonfinite(x: torch.Tensor, rt: Any) -> bool:
     return not (math.isfinite(float(lowest)) and math.isfinite(float(highest)))
 
 
+def _values(x: torch.Tensor) -> Any:
+    """The stored values of ``x``: itself when strided, a sparse COO tensor's values (which
+    share its memory), None for other layouts (no saturation is emulated for those)."""
+    if x.layout is torch.strided:
+        return x
+    if x.layout is torch.sparse_coo:
+        return x._values()
+    return None
+
+
 def _carries_nonfinite(leaves: Sequence[Any], written: Sequence[torch.Tensor]) -> bool:
     """Whether an input the operation reads (not one it only writes) is already inf or NaN."""
     skip = {id(x) for x in written}
     for x in leaves:
         if isinstance(x, float) and not math.isfinite(x):
             return True
-        if (
-            isinstance(x, torch.Tensor)
-            and id(x) not in skip
-            and x.is_floating_point()
-            and x.numel()
-            and not bool(torch.isfinite(x).all())
-        ):
-            return True
+        if isinstance(x, torch.Tensor) and id(x) not in skip and x.is_floating_point():
+            values = _values(x)
+            if values is not None and values.numel() and not bool(torch.isfinite(values).all()):
+                return True
     return False
 
 
@@ -92,10 +98,13 @@ def saturate(
             or x.device.type == "meta"
         ):  # fake and meta tensors have no values
             continue
+        values = _values(x)  # a sparse gradient (nn.Embedding(sparse=True)): its values
+        if values is None:
+            continue
         if rt is None:
             rt = _kernels()
-        if _nonfinite(x, rt or None):
-            bad.append(x)
+        if _nonfinite(values, rt or None):
+            bad.append(values)
     if not bad or _carries_nonfinite(leaves, written):
         return
     for x in {id(x): x for x in bad}.values():

@@ -1,0 +1,45 @@
+"""Sparse fp32 results on an emulated 910 in saturation mode: the sparse gradient of
+``nn.Embedding(sparse=True)`` (Huawei's test/nn/test_embedding.py makes them) is checked for
+overflow through its values, which saturate to ±FLT_MAX and raise the float status as a strided
+result's do; in-range values are torch's own."""
+
+import torch
+import torch.nn as nn
+
+from overlay_support.npu_op_checks import emulated_chip, float_status, on_npu
+
+FLT_MAX = torch.finfo(torch.float32).max
+
+
+def _sparse_grad(scale: float) -> torch.Tensor:
+    embedding = nn.Embedding(10, 3, sparse=True)
+    with torch.no_grad():
+        embedding.weight.copy_(torch.arange(30.0).reshape(10, 3))
+    embedding = embedding.npu()
+    out = embedding(on_npu(torch.tensor([7, 1, 7])))
+    out.backward(on_npu(torch.full((3, 3), scale)))
+    return embedding.weight.grad
+
+
+def test_a_sparse_gradient_in_range_is_torch_s():
+    with emulated_chip("Ascend910A", inf_nan=False):
+        float_status.clear()
+        grad = _sparse_grad(2.0)
+        assert grad.layout == torch.sparse_coo and grad.device.type == "npu"
+        assert not float_status.get()
+        dense = grad.to_dense().cpu()  # a sparse NPU tensor does not move to the host yet
+    want = torch.zeros(10, 3)
+    want[7] = 4.0  # two lookups of row 7
+    want[1] = 2.0
+    assert torch.equal(dense, want)
+
+
+def test_an_overflowing_sparse_gradient_saturates_and_raises_the_status():
+    with emulated_chip("Ascend910A", inf_nan=False):
+        float_status.clear()
+        grad = _sparse_grad(FLT_MAX).coalesce()  # row 7 sums two FLT_MAX: an overflow
+        assert float_status.get()
+        values = grad.to_dense().cpu()
+        float_status.clear()
+    assert values[7].eq(FLT_MAX).all() and values[1].eq(FLT_MAX).all()
+    assert torch.isfinite(values).all()
