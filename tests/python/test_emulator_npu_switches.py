@@ -226,3 +226,34 @@ def test_dlpack_round_trip_stays_on_the_npu_and_shares_memory():
     host = torch.randn(3)
     assert from_dlpack(to_dlpack(host)).device.type == "cpu"
     assert torch.from_dlpack(np.arange(3.0)).device.type == "cpu"
+
+
+@pytest.mark.skipif(TORCH_1, reason="torch_npu 1.x saved NPU tensors in the legacy format")
+def test_legacy_save_refuses_npu_tensors_as_torch_npu(tmp_path):
+    path = str(tmp_path / "x.pt")
+    with pytest.raises(RuntimeError, match="not an NPUStorageImpl"):
+        torch.save({"w": torch.ones(2, device="npu")}, path, _use_new_zipfile_serialization=False)
+    torch.save({"w": torch.ones(2)}, path, _use_new_zipfile_serialization=False)
+    assert torch.equal(torch.load(path)["w"], torch.ones(2))
+    torch.save({"w": torch.ones(2, device="npu")}, path)  # the zip format saves them
+    assert torch.load(path)["w"].device == torch.device("npu:0")
+
+
+def test_cann_versions_are_unknown_without_cann():
+    from torch_npu.npu.utils import _is_gte_cann_version, get_cann_version
+
+    assert get_cann_version() == "" and get_cann_version(module="DRIVER") == ""
+    assert torch_npu.utils.get_cann_version("CANN") == ""
+    assert _is_gte_cann_version("8.1.RC1") is False
+
+
+def test_sparse_tensor_moves_to_the_npu_and_back():
+    indices = torch.tensor([[0, 1, 2], [1, 2, 0]])
+    host = torch.sparse_coo_tensor(indices, torch.tensor([3.0, 4.0, 5.0]), (3, 3)).coalesce()
+    npu = host.npu()
+    assert npu.is_sparse and npu.device == torch.device("npu:0")
+    assert torch.equal(npu.to_dense().cpu(), host.to_dense())
+    assert torch.equal(npu.cpu().to_dense(), host.to_dense())
+    # torch's refusal of a COO tensor's CSR indices (torch 1.13 finds no kernel instead)
+    with pytest.raises(NotImplementedError if TORCH_1 else RuntimeError, match="crow_indices"):
+        npu.crow_indices()

@@ -120,6 +120,23 @@ def _wrap_save(original: Callable) -> Callable:
     return save
 
 
+# torch_npu 2.x's legacy (non-zip) writer reads each storage's NPU descriptor from a storage
+# made without one, and refuses: only the zip format saves NPU tensors there.
+_LEGACY_REFUSAL = (
+    "The npu storage desc is unavailable: the tensor's storage is not an NPUStorageImpl."
+)
+
+
+def _wrap_legacy_save(original: Callable) -> Callable:
+    def _legacy_save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> Any:
+        if any(placement.npu_of(t) is not None for t in tensors_in(obj)):
+            raise RuntimeError(_LEGACY_REFUSAL)
+        return original(obj, f, *args, **kwargs)
+
+    _wraps.mark(_legacy_save, original)
+    return _legacy_save
+
+
 def _load_mapped(
     original: Callable, f: Any, map_location: Callable, *args: Any, **kwargs: Any
 ) -> Any:
@@ -198,3 +215,6 @@ def install() -> None:
     if storage_to is not None:
         torch.UntypedStorage.to = _wrap_storage_to(storage_to)
     torch.serialization.register_package(5, _npu_location, _host_storage)
+    legacy = getattr(torch.serialization, "_legacy_save", None)
+    if legacy is not None and devices.NATIVE_TYPE == "npu":  # torch_npu 1.x saved them
+        torch.serialization._legacy_save = _wrap_legacy_save(legacy)

@@ -110,6 +110,8 @@ def _copy(source: torch.Tensor) -> torch.Tensor:
     """A copy of ``source`` for another device as torch's ``_to_copy`` makes it, strides kept
     when ``source`` is non-overlapping and dense (a copy between devices is not an NPU
     operation's new output, which would be contiguous)."""
+    if source.layout != torch.strided:
+        return source.clone()  # sparse: its indices and values copied (no memory format)
     out = torch.empty_like(source, memory_format=torch.preserve_format)
     out.copy_(source)
     return out

@@ -274,3 +274,6 @@ def npu_check_overflow(grad: Union[float, torch.Tensor]) -> bool:
             f"npu_check_overflow: expected a float or a tensor, got {type(grad).__name__}"
         )
     return not math.isfinite(total)
+
+
+from ._cann import _is_gte_cann_version, get_cann_version  # noqa: E402,F401
