@@ -257,3 +257,11 @@ def test_sparse_tensor_moves_to_the_npu_and_back():
     # torch's refusal of a COO tensor's CSR indices (torch 1.13 finds no kernel instead)
     with pytest.raises(NotImplementedError if TORCH_1 else RuntimeError, match="crow_indices"):
         npu.crow_indices()
+
+
+def test_full_infers_its_dtype_from_the_fill_value():
+    for device in ("cpu", "npu:0"):
+        assert torch.full((2,), True, device=device).dtype == torch.bool
+        assert torch.full(size=(2,), fill_value=False, device=device).dtype == torch.bool
+        assert torch.full((2,), 1, device=device).dtype == torch.int64
+        assert torch.full((2,), 1.0, device=device).dtype == torch.get_default_dtype()

@@ -112,6 +112,8 @@ def wrap_maker(
                     )
         npu, where, args, kwargs = device_args.to_host(args, kwargs, what, position)
         pin, kwargs = _pinning(args, kwargs, npu, where)
+        if what == "torch.full":
+            kwargs = _full_dtype(args, kwargs)
         if npu is not None and not derived:
             memory_formats.check_new(kwargs.get("memory_format"))
         with torch_made.script_call(), generators.making_on(npu), memory.allocation_guard(npu):
@@ -144,6 +146,17 @@ def wrap_maker(
 
     _wraps.mark(maker, original)
     return maker
+
+
+def _full_dtype(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """``torch.full``'s kwargs with the dtype its fill value implies (bool), when none is given.
+
+    torch infers bool from a bool fill value; on torch 1.13 a dispatch mode (the emulation's)
+    receives the value as a number and makes int64, so the dtype is said here."""
+    fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
+    if isinstance(fill, bool) and kwargs.get("dtype") is None and kwargs.get("out") is None:
+        return dict(kwargs, dtype=torch.bool)
+    return kwargs
 
 
 # Makers that return their source's memory when it is already on the host device they run on.
