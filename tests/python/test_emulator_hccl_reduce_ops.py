@@ -9,7 +9,9 @@ distributed tests (test_allreduce.py, test_broadcast.py, ...) expect of it:
   first row) is refused by every collective and by send, with torch_npu's words; when one rank
   passes such a tensor its peer fails too rather than wait, and the group stays usable;
 - ``torch_npu.distributed.all_gather_into_tensor_uneven`` and ``reduce_scatter_tensor_uneven``
-  (runs of rows of unequal lengths), and the backend's ``_group_start``/``_group_end``.
+  (runs of rows of unequal lengths), and the backend's ``_group_start``/``_group_end``;
+- a rank's send to itself (batch_isend_irecv among all ranks), which gloo has no link for;
+- on torch 1.13, ``torch.distributed.ProcessGroupHCCL``, as torch_npu 1.x names it.
 
 Two real processes on gloo (loopback); expected values are written out from the definitions.
 """
@@ -86,6 +88,21 @@ WORKER = textwrap.dedent(
         w.wait()
     out["grouped"] = a.cpu().tolist() + b.cpu().tolist()
     out["group_end_unmatched"] = error_of(backend._group_end)
+
+    # batch_isend_irecv among all ranks, each rank itself included (receives posted first).
+    received = [torch.full((peer + 1,), -1.0).npu() for peer in range(2)]
+    ops = []
+    for peer in range(2):
+        ops.append(dist.P2POp(dist.irecv, received[peer], peer))
+        ops.append(dist.P2POp(dist.isend, torch.full((rank + 1,), 10.0 * rank + peer).npu(), peer))
+    for req in dist.batch_isend_irecv(ops):
+        req.wait()
+    out["p2p_with_self"] = [t.cpu().tolist() for t in received]
+
+    # torch_npu 1.x names HCCL's group class in torch.distributed.
+    pg_class = getattr(dist, "ProcessGroupHCCL", None)
+    subgroup = dist.new_group([0, 1])
+    out["new_group_is_hccl"] = None if pg_class is None else isinstance(subgroup, pg_class)
 
     # all_to_all_single's split sizes are checked in torch's (c10d's) words.
     out["split_sizes"] = error_of(
@@ -197,6 +214,17 @@ def test_a_group_of_collectives_completes_and_an_unmatched_end_is_refused(result
         assert got["grouped"] == [3.0, 3.0, 30.0, 30.0]
         assert "_group_end() without a _group_start()" in got["group_end_unmatched"]
         assert got["split_sizes"].startswith("Split sizes doesn't match total dim 0 size")
+
+
+def test_torch_npu_1_names_hccl_groups_in_torch_distributed(results):
+    for got in results:
+        assert got["new_group_is_hccl"] is (None if TORCH2 else True)
+
+
+def test_a_rank_sends_to_itself_in_a_batch(results):
+    # Peer p sends p + 1 values of 10 * p + (the receiver's rank).
+    for rank, got in enumerate(results):
+        assert got["p2p_with_self"] == [[10.0 * p + rank] * (p + 1) for p in range(2)]
 
 
 def test_uneven_collectives_gather_and_scatter_runs_of_rows(results):

@@ -413,6 +413,10 @@ def register() -> None:
         )
     else:
         dist.Backend.register_backend(NAME, _create_group, extended_api=True)
+        # torch_npu 1.x puts its distributed package in torch's place, HCCL's group class with
+        # it: scripts test ``isinstance(group, torch.distributed.ProcessGroupHCCL)``.
+        if not hasattr(dist, "ProcessGroupHCCL"):
+            dist.ProcessGroupHCCL = HcclProcessGroup
     for name in COLLECTIVES:
         _replace(name, functools.partial(_checked, name))
     for name in OBJECT_COLLECTIVES:

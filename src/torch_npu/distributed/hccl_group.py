@@ -100,6 +100,17 @@ def _refuse_internal_format_offset(call: str, tensors: Any) -> None:
         raise error
 
 
+def _deliver(sent: Sequence[torch.Tensor], received: Sequence[torch.Tensor]) -> None:
+    """Copy a rank's send to itself into its receive: as many elements, of one dtype."""
+    for source, target in zip(sent, received):
+        if source.numel() != target.numel() or source.dtype != target.dtype:
+            raise RuntimeError(
+                f"hccl: a rank's send to itself of {source.numel()} {source.dtype} elements "
+                f"does not fit its receive of {target.numel()} {target.dtype} elements"
+            )
+        target.copy_(source.reshape(target.shape))
+
+
 def _carried(x: Any) -> Any:
     """``x`` (a tensor, or lists of them) as gloo gets it: aliases of the same memory without
     the NPU mark, bool tensors as uint8 views of their bytes and bfloat16 ones as float16 views
@@ -210,6 +221,9 @@ class HcclProcessGroup(dist.ProcessGroup):
         # the error when it runs out; and how the group is named in errors (a subgroup's ranks).
         self.exec_bound = exec_bound if exec_bound is not None else hccl_timeouts.exec_bound(True)
         self.label = label
+        # A rank's sends to itself and receives from itself, by tag, waiting for their match.
+        self._to_self: dict = {}
+        self._from_self: dict = {}
 
     def _agree(self, record: Record, *tensors: Any) -> None:
         """Every rank agrees on ``record`` before data moves (``hccl_agreement``); this rank
@@ -710,15 +724,43 @@ class HcclProcessGroup(dist.ProcessGroup):
     # for its receiver, which may be sending first.
     def send(self, tensors: List[torch.Tensor], dst: int, tag: int) -> Any:
         _refuse_internal_format_offset("send", tensors)
+        if dst == self.rank():
+            return self._send_to_self(tensors, tag)
         return _kept(self.gloo.send(_carried(tensors), dst, tag))
 
     def recv(self, tensors: List[torch.Tensor], src: int, tag: int) -> Any:
         _refuse_internal_format_offset("recv", tensors)
+        if src == self.rank():
+            return self._receive_from_self(tensors, tag)
         return _kept(self.gloo.recv(_carried(tensors), src, tag))
 
     def recv_anysource(self, tensors: List[torch.Tensor], tag: int) -> Any:
         _refuse_internal_format_offset("recv", tensors)
         return _kept(self.gloo.recv_anysource(_carried(tensors), tag))
+
+    # A rank may send to itself (batch_isend_irecv among all ranks, itself included), as HCCL
+    # lets it; gloo has no link from a rank to itself, so the values pass here: a send is kept
+    # until its receive is posted, and a receive posted first completes at its send.
+
+    def _send_to_self(self, tensors: List[torch.Tensor], tag: int) -> Any:
+        waiting = self._from_self.get(tag)
+        if waiting:
+            targets, future = waiting.popleft()
+            _deliver(tensors, targets)
+            future.set_result(targets)
+        else:
+            kept = [t.clone() for t in tensors]
+            self._to_self.setdefault(tag, collections.deque()).append(kept)
+        return _finished(tensors)
+
+    def _receive_from_self(self, tensors: List[torch.Tensor], tag: int) -> Any:
+        sent = self._to_self.get(tag)
+        if sent:
+            _deliver(sent.popleft(), tensors)
+            return _finished(tensors)
+        future = torch.futures.Future()
+        self._from_self.setdefault(tag, collections.deque()).append((tensors, future))
+        return _create_work_from_future(future)
 
     def _split_elements(self, tensor: torch.Tensor, splits: Any, name: str) -> List[int]:
         """The elements of ``tensor`` that go to (or come from) each rank in all_to_all_single:
