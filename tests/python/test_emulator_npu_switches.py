@@ -265,3 +265,18 @@ def test_full_infers_its_dtype_from_the_fill_value():
         assert torch.full(size=(2,), fill_value=False, device=device).dtype == torch.bool
         assert torch.full((2,), 1, device=device).dtype == torch.int64
         assert torch.full((2,), 1.0, device=device).dtype == torch.get_default_dtype()
+
+
+def test_npurt_raw_streams_are_handles_made_and_taken_back():
+    import ctypes
+
+    rt = torch.npu.npurt()
+    stream = ctypes.c_void_p()
+    assert rt.npuStreamCreate(ctypes.addressof(stream)) == 0
+    assert stream.value
+    other = ctypes.c_void_p()
+    assert rt.npuStreamCreate(ctypes.addressof(other)) == 0 and other.value != stream.value
+    assert rt.npuStreamDestroy(stream.value) == 0
+    assert rt.npuStreamDestroy(stream.value) == 107000  # ACL_ERROR_RT_PARAM_INVALID: gone
+    assert rt.npuStreamCreate(0) == 107000
+    assert rt.npuStreamDestroy(other.value) == 0
