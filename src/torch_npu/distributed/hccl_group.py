@@ -29,6 +29,7 @@ caller's own tensors, once gloo's work on their aliases is done (point-to-point 
 from __future__ import annotations
 
 import collections
+import warnings
 from typing import Any, Deque, List, Optional, Sequence
 
 import torch
@@ -76,16 +77,28 @@ def _flat(value: Any) -> List[torch.Tensor]:
     return []
 
 
+# torch_npu 2.x refuses a private-format tensor at an offset; torch_npu 1.x (for torch 1.x) only
+# warned, once, and went on.
+_REFUSES_FORMAT_OFFSETS = int(torch.__version__.split(".")[0]) >= 2
+_FORMAT_OFFSET_WARNING = (
+    "The storage data_ptr is different from tensor data_ptr. Maybe this tensor is not "
+    "suitable for HCCL."
+)
+
+
 def internal_format_offset_error(call: str, *tensors: Any) -> Optional[RuntimeError]:
     """The error HCCL gives for a tensor in a private format (FRACTAL_NZ, NC1HWC0, ...) that does
     not start its storage: HCCL counts such a tensor by its storage, so it must own it from its
-    start. On an NPU a view shares its base's storage and so its format; the emulator keeps the
-    format on the base, so a view is judged by its base's."""
+    start (torch_npu 1.x warns instead). On an NPU a view shares its base's storage and so its
+    format; the emulator keeps the format on the base, so a view is judged by its base's."""
     for t in _flat(tensors):
         fmt = int(formats.get_npu_format(t))
         if fmt in formats.BASE_FORMATS and t._base is not None:
             fmt = int(formats.get_npu_format(t._base))
         if fmt not in formats.BASE_FORMATS and t.storage_offset() != 0:
+            if not _REFUSES_FORMAT_OFFSETS:
+                warnings.warn(_FORMAT_OFFSET_WARNING)  # once per place, as Python's filter does
+                return None
             return RuntimeError(
                 f"hccl: {call}: For a tensor of internal format, it's storage_offset must be 0 "
                 f"(a tensor in format {fmt} at offset {t.storage_offset()}; make it contiguous "
