@@ -1,7 +1,7 @@
-"""Sparse fp32 results on an emulated 910 in saturation mode: the sparse gradient of
+"""Sparse fp32 and fp16 results on an emulated 910 in saturation mode: the sparse gradient of
 ``nn.Embedding(sparse=True)`` (Huawei's test/nn/test_embedding.py makes them) is checked for
-overflow through its values, which saturate to ±FLT_MAX and raise the float status as a strided
-result's do; in-range values are torch's own."""
+overflow through its values, which saturate to the format's largest value and raise the float
+status as a strided result's do; in-range values are torch's own."""
 
 import torch
 import torch.nn as nn
@@ -43,3 +43,18 @@ def test_an_overflowing_sparse_gradient_saturates_and_raises_the_status():
         float_status.clear()
     assert values[7].eq(FLT_MAX).all() and values[1].eq(FLT_MAX).all()
     assert torch.isfinite(values).all()
+
+
+def test_an_fp16_sparse_gradient_saturates_to_65504():
+    """fp16 results are computed in fp32 and stored once: a sparse one through its values."""
+    with emulated_chip("Ascend910A", inf_nan=False):
+        float_status.clear()
+        embedding = nn.Embedding(10, 3, sparse=True).half().npu()
+        out = embedding(on_npu(torch.tensor([7, 1, 7])))
+        out.backward(on_npu(torch.full((3, 3), 40000.0), torch.float16))
+        grad = embedding.weight.grad.coalesce()  # row 7: 80000, beyond fp16's 65504
+        assert grad.dtype == torch.float16 and grad.layout == torch.sparse_coo
+        assert float_status.get()
+        values = grad.to_dense().cpu().float()
+        float_status.clear()
+    assert values[7].eq(65504.0).all() and values[1].eq(40000.0).all()

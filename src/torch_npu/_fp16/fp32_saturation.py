@@ -34,9 +34,9 @@ def _written(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> List[tor
 
 
 def _nonfinite(x: torch.Tensor, rt: Any) -> bool:
-    if x.numel() == 0:
+    if x.numel() == 0 or x._is_zerotensor():  # autograd's zeros: nothing stored
         return False
-    if rt is not None and x.is_contiguous():
+    if rt is not None and x.is_contiguous() and x.data_ptr():  # a ZeroTensor has no memory
         return bool(rt.has_nonfinite_float(x.data_ptr(), x.numel()))
     # One pass, no temporary: min and max are finite exactly when every value is (both carry a
     # NaN). A float64 sum would answer the same but costs ~50x more (a cast per element).

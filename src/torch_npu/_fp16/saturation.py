@@ -31,7 +31,9 @@ _empty = torch._C._VariableFunctions.empty
 
 def overflows_fp16(values: torch.Tensor) -> bool:
     """True when storing ``values`` as fp16 would leave the fp16 range (or they are inf/NaN)."""
-    if values.numel() == 0:
+    if values.layout is torch.sparse_coo:  # a sparse gradient (nn.Embedding(sparse=True)'s)
+        values = values._values()
+    if values.numel() == 0 or values._is_zerotensor():  # autograd's zeros: nothing stored
         return False
     lowest, highest = torch.aminmax(values)
     # NaN fails both comparisons.
@@ -40,6 +42,9 @@ def overflows_fp16(values: torch.Tensor) -> bool:
 
 def _saturated(values: torch.Tensor) -> torch.Tensor:
     """Values beyond +-65504 clamped to it and NaN stored as +0, as the runtime's kernels do."""
+    if values.layout is torch.sparse_coo:  # the same indices, their values saturated
+        out = torch.sparse_coo_tensor(values._indices(), _saturated(values._values()), values.shape)
+        return out._coalesced_(values.is_coalesced())
     return torch.nan_to_num(values, nan=0.0).clamp(-FP16_MAX, FP16_MAX)
 
 
@@ -54,6 +59,7 @@ def _runtime_convert(values: torch.Tensor, out: torch.Tensor, rt: Any = _LOOKUP)
         or not out.is_contiguous()
         or values.numel() != out.numel()
         or values.numel() == 0
+        or not values.data_ptr()  # a ZeroTensor has no memory to read
     ):
         return False
     if rt is _LOOKUP:
@@ -86,7 +92,14 @@ def host_to_fp16(values: torch.Tensor, rt: Any) -> torch.Tensor:
     """``to_fp16`` of a host tensor in saturation mode (the fast path's results): a contiguous
     fp32 tensor goes straight to the runtime when there is one."""
     n = values.numel()
-    if rt is not None and n and values.dtype == _FLOAT and values.is_contiguous():
+    # A ZeroTensor (torch._efficientzerotensor: autograd's zeros) has no memory to read.
+    if (
+        rt is not None
+        and n
+        and values.dtype == _FLOAT
+        and values.is_contiguous()
+        and values.data_ptr()
+    ):
         out = _empty(values.shape, dtype=torch.float16)
         rt.float_to_half(values.data_ptr(), out.data_ptr(), n)
         return out
