@@ -505,6 +505,18 @@ def test_unsafe_view_is_a_view_on_both_paths_as_on_the_npu(path):
         assert torch.equal(out.view(torch.int16).view(-1), x.view(torch.int16).view(-1))
 
 
+@pytest.mark.parametrize("npu", [False, True])
+@pytest.mark.parametrize("path", emulation_path.PATHS)
+def test_is_set_to_asks_about_the_tensors_themselves_on_both_paths(path, npu):
+    """``is_set_to`` compares storages: an fp32 copy of either tensor is never set to the other
+    (Huawei's test_tensors asks it of fp16 tensors)."""
+    x = values(2, 3, npu=npu)
+    with emulation_path.using(path):
+        shared = torch.empty(0, dtype=torch.float16, device=x.device).set_(x)
+        assert shared.is_set_to(x)
+        assert not x.clone().is_set_to(x)
+
+
 def test_the_corpus_overflows_and_saturates():
     """The cases above do exercise the status: these set it, and their results saturate."""
     for name in (

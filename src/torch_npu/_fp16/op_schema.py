@@ -77,6 +77,8 @@ UNCHANGED_OPS = frozenset(
         "aten::new_empty",
         "aten::new_empty_strided",
         "aten::_unsafe_view",
+        # asks whether two tensors are views of the same memory: fp32 copies never are
+        "aten::is_set_to",
         # FSDP2's copy of the shards (already in the buffer's dtype) into a
         # new all-gather buffer: it moves values, and the buffer's other
         # ranks' parts hold none yet, which a rounding pass would misread.
