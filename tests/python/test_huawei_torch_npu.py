@@ -205,6 +205,7 @@ FILES_MASTER = (
             "elu",
             "global_module_full_backward_hooks",
             "init",
+            "lazy_modules",
             "module_hooks",
             "modules_api",
             "nn_api",

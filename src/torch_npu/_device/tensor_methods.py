@@ -33,7 +33,7 @@ from . import (
     tensor_types,
 )
 from .devices import NpuDevice
-from . import torch_device
+from . import lazy_params, torch_device
 from .torch_device import TorchDevice
 
 _TensorBase = torch._C._TensorBase
@@ -176,8 +176,28 @@ def _check_format(
         memory_formats.check_copy(memory_format)
 
 
+def _lazy_to(self: torch.Tensor, where: Any, args: Any, kwargs: Any) -> torch.Tensor:
+    """``to`` of a LazyModule's uninitialized tensor (``where`` as ``target`` gives it): one of
+    its class where the call says, or itself when that changes nothing (torch would refuse the
+    emulator's ``to``, which is not on its list)."""
+    device, dtype = torch._C._nn._parse_to(*args, **kwargs)[:2]
+    index = placement.npu_of(self)
+    host = _base_device.__get__(self)
+    if where is _KEEP:
+        where = index
+        device = npu_device(index) if index is not None else host
+    elif where is not None:
+        device = npu_device(where)
+    stays = where == index if where is not None else index is None and device == host
+    if stays and dtype in (None, self.dtype):
+        return self
+    return lazy_params.converted(self, device, dtype)
+
+
 def tensor_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     where, args, kwargs = target(args, kwargs, "Tensor.to")
+    if lazy_params.is_lazy(self):
+        return _lazy_to(self, where, args, kwargs)
     if "memory_format" in kwargs:
         _check_format(self, where, args, kwargs)
     if where is _KEEP:
@@ -199,6 +219,8 @@ def tensor_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
 
 
 def tensor_cpu(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    if lazy_params.is_lazy(self):
+        return _lazy_to(self, None, (torch.device("cpu"),), {})
     return transfer(self, None, lambda t: _base_cpu(t, *args, **kwargs))
 
 
@@ -297,6 +319,8 @@ def _get_is_cpu(self: torch.Tensor) -> bool:
 
 
 def _get_data(self: torch.Tensor) -> torch.Tensor:
+    if lazy_params.is_lazy(self):
+        return lazy_params.data_of(self, _base_data)
     data = _base_data.__get__(self)
     index = placement.npu_of(self)
     return data if index is None else placement.put(data, index)
@@ -304,9 +328,12 @@ def _get_data(self: torch.Tensor) -> torch.Tensor:
 
 def _set_data(self: torch.Tensor, value: torch.Tensor) -> None:
     _base_data.__set__(self, value)
-    placement.put(self, placement.npu_of(value))
-    formats.follow_data(self, value)
-    own_storage.forget(self)
+    # A LazyModule's tensor refuses the emulator's functions (materialize sets its data before
+    # it becomes a Parameter): they read it as a plain tensor.
+    with lazy_params.as_plain(self):
+        placement.put(self, placement.npu_of(value))
+        formats.follow_data(self, value)
+        own_storage.forget(self)
 
 
 _base_parameter_new = torch.nn.Parameter.__new__
@@ -380,6 +407,7 @@ def install() -> None:
     torch.nn.Module.to = module_to
     torch.nn.Module.npu = module_npu
     named_tensors.install()
+    lazy_params.install()
 
 
 def _method(fn: Callable, doc: Optional[str]) -> Callable:
