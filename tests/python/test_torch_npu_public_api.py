@@ -49,6 +49,7 @@ CLAIMED = [
     "torch_npu.npu.amp.common",
     "torch_npu.npu.amp.grad_scaler",
     "torch_npu.npu.amp.sharded_grad_scaler",
+    "torch_npu.npu.deterministic",
     "torch_npu.npu.memory",
     "torch_npu.npu.random",
     "torch_npu.npu.streams",
