@@ -233,7 +233,7 @@ conv = types.SimpleNamespace(allow_hf32=True)
 for _name, _cls in tensor_types.TYPES.items():
     globals()[_name] = _cls
 
-from . import aclnn, amp, memory, random, utils  # noqa: E402,F401
+from . import _accelerator, aclnn, amp, memory, random, utils  # noqa: E402,F401
 from ._backends import (  # noqa: E402,F401
     enable_flash_sdp,
     enable_math_sdp,
@@ -308,6 +308,7 @@ def install() -> None:
     ):
         sys.modules[f"torch.npu.{name}"] = module
     amp.install_torch_autocast()
+    _accelerator.install()
     generators.install()
     random.install_seeding_of_torch()
     torch.npu_alloc_float_status = npu_alloc_float_status
