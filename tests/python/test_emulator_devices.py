@@ -560,6 +560,23 @@ def test_ddp_takes_the_npu_the_module_is_on(tmp_path):
         assert out.device == torch.device("npu:1")
         out.sum().backward()
         assert model.weight.grad.is_npu
+        # A comm hook sees the bucket on the NPU, as on torch_npu (DDP's C++ made it on the
+        # host): the fp16 compression hook casts there and its future's result is there too.
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        seen = []
+
+        def hook(state, bucket):
+            seen.append((bucket.buffer().device, bucket.gradients()[0].device))
+            return default_hooks.fp16_compress_hook(state, bucket).then(
+                lambda fut: seen.append(fut.value().device) or fut.value()
+            )
+
+        hooked = nn.parallel.DistributedDataParallel(nn.Linear(3, 2).npu(), device_ids=[1])
+        hooked.register_comm_hook(None, hook)
+        hooked(torch.randn(4, 3).npu()).sum().backward()
+        npu1 = torch.device("npu:1")
+        assert seen == [(npu1, npu1), npu1] and hooked.module.weight.grad.is_npu
         nn.parallel.DistributedDataParallel(model, device_ids=["npu:1"])
         with pytest.raises(
             ValueError, match="device_ids names npu:0 but the module's parameters are on npu:1"

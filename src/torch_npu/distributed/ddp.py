@@ -51,7 +51,37 @@ def _wrap_init(original):
     return __init__
 
 
+def _bucket_npu(bucket: Any) -> Optional[int]:
+    for p in bucket.parameters():
+        index = placement.npu_of(p)
+        if index is not None:
+            return index
+    return None
+
+
+def _on_the_buckets_npu(original):
+    """``GradBucket.buffer``/``gradients``: DDP's C++ makes a bucket on the backing memory, the
+    host; on the NPU it is NPU memory, so a comm hook sees it there (its casts, e.g. the fp16
+    compression hook's, then round as the NPU does, and its future's result is on the NPU)."""
+
+    def method(self):
+        out = original(self)
+        npu = _bucket_npu(self)
+        if npu is not None:
+            for t in out if isinstance(out, list) else [out]:
+                placement.put(t, npu)
+        return out
+
+    method.__doc__ = original.__doc__
+    _wraps.mark(method, original)
+    return method
+
+
 def install() -> None:
     ddp = torch.nn.parallel.DistributedDataParallel
     if not _wraps.is_wrapper(ddp.__init__):
         ddp.__init__ = _wrap_init(ddp.__init__)
+    bucket = getattr(torch.distributed, "GradBucket", None)
+    if bucket is not None and not _wraps.is_wrapper(bucket.buffer):
+        bucket.buffer = _on_the_buckets_npu(bucket.buffer)
+        bucket.gradients = _on_the_buckets_npu(bucket.gradients)
