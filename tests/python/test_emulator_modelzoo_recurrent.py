@@ -41,7 +41,6 @@ import math
 import os
 import random
 import re
-import subprocess
 
 import pytest
 
@@ -181,17 +180,6 @@ def python(tmp_path_factory):
     return wheels.amp_venv(tmp_path_factory, "modelzoo-recurrent-wheels")
 
 
-def run(python, args, cwd, **env):
-    """Run ``args`` with the venv's python on an emulated 910; (return code, output)."""
-    environ = dict(os.environ, OMP_NUM_THREADS="1", APEXNPU_SOC_VERSION="Ascend910A")
-    environ.pop("PYTHONPATH", None)
-    environ.update(env)
-    proc = subprocess.run(
-        [python, *args], cwd=str(cwd), env=environ, capture_output=True, text=True, timeout=600
-    )
-    return proc.returncode, proc.stdout + proc.stderr
-
-
 def write_ner_data(folder):
     """Sentences in ResumeNER's format: one "character tag" per line (BMES tags), a blank line
     after each. Names are runs of 2-3 capitals, other characters lower case: learnable."""
@@ -218,7 +206,7 @@ def test_bilstm_ner_trains_unchanged(work, python):
     recipe = work / BILSTM
     data = recipe / "BiLstm" / "ResumeNER"  # where runner.py saves to and reads by default
     write_ner_data(data)
-    code, output = run(
+    code, output = modelzoo.run(
         python,
         [
             "-u",
@@ -253,7 +241,7 @@ def gru(work, python, amp):
     flags += ["--world-size", "1", "--npu", "0", "--batch-size", "16", "--epochs", "3"]
     flags += ["--rank", "0"] + (["--amp"] if amp else [])
     recipe = work / GRU
-    code, output = run(
+    code, output = modelzoo.run(
         python, [str(work / "driver.py"), "gru", *flags], recipe, PYTHONPATH=str(recipe)
     )
     assert code == 0, output[-6000:]
@@ -325,7 +313,7 @@ def ctc(work, python, amp):
     flags = ["--device_id", "0"]
     flags += ["--apex", "--loss_scale", "128", "--opt_level", "O2"] if amp else []
     flags += ["--conf", str(work / "ctc_config.yaml")]
-    code, output = run(
+    code, output = modelzoo.run(
         python, [str(work / "driver.py"), "ctc", "steps/train_ctc.py", *flags], recipe
     )
     assert code == 0, output[-6000:]

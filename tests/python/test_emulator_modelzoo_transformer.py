@@ -29,7 +29,6 @@ import math
 import os
 import random
 import re
-import subprocess
 
 import pytest
 
@@ -141,19 +140,10 @@ def python(tmp_path_factory):
 
 def run(python, work, args, **env):
     """The recipe's script with the driver, on an emulated 910; its output (asserts success)."""
-    environ = dict(os.environ, OMP_NUM_THREADS="1", APEXNPU_SOC_VERSION="Ascend910A")
-    environ.pop("PYTHONPATH", None)
-    environ.update(env)
-    proc = subprocess.run(
-        [python, str(work / "driver.py"), *args],
-        cwd=str(work / RECIPE),
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    code, output = modelzoo.run(
+        python, [str(work / "driver.py"), *args], work / RECIPE, timeout=900, **env
     )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output[-6000:]
+    assert code == 0, output[-6000:]
     return output
 
 

@@ -21,3 +21,16 @@ def extract(commit: str, paths: Sequence[str], into: str) -> None:
     with tarfile.open(archive) as tar:
         tar.extractall(into)
     os.remove(archive)
+
+
+def run(python: str, args: Sequence[str], cwd: str, timeout: int = 600, **env: str):
+    """(return code, output) of ``python args...`` in ``cwd`` on an emulated 910, one torch
+    thread, without this process's PYTHONPATH (the venv holds apex and the emulator); ``env``
+    adds variables."""
+    environ = dict(os.environ, OMP_NUM_THREADS="1", APEXNPU_SOC_VERSION="Ascend910A")
+    environ.pop("PYTHONPATH", None)
+    environ.update(env)
+    proc = subprocess.run(
+        [python, *args], cwd=str(cwd), env=environ, capture_output=True, text=True, timeout=timeout
+    )
+    return proc.returncode, proc.stdout + proc.stderr
