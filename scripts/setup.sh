@@ -6,9 +6,7 @@
 #         nlohmann-json, zlib), CPython with its headers (the binding is compiled against them)
 #         and the CA certificates libgit2 needs to clone the default upstream over https.
 #   test  main, plus what scripts/test.sh needs: GoogleTest and Google Benchmark, git and patch,
-#         Debian's torch 1.13.1 with pytest, numpy, venv and pip (the Python suites) and an
-#         optimised BLAS for it (Debian's torch calls the system's libblas.so.3, which is the
-#         reference BLAS unless OpenBLAS provides it: GEMMs about 13 times slower); for the
+#         Debian's torch 1.13.1 with pytest, numpy, venv and pip (the Python suites); for the
 #         aarch64 (Kunpeng) wheels the cross compiler, qemu-user and the arm64 multiarch
 #         packages of CPython 3.11; clang and its libFuzzer runtime (the fuzzers); clang-format
 #         14 (scripts/check-format.sh); debootstrap. With APEXNPU_TEST_ASCEND set, also torch's
@@ -37,7 +35,7 @@ arm64_packages=()
 if [[ $job == test ]]; then
   packages+=(
     git patch libgtest-dev libbenchmark-dev
-    python3-venv python3-pytest python3-numpy python3-torch python3-pip libopenblas0-openmp
+    python3-venv python3-pytest python3-numpy python3-torch python3-pip
     g++-aarch64-linux-gnu qemu-user
     clang libclang-rt-14-dev clang-format
     debootstrap

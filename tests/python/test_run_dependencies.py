@@ -34,7 +34,6 @@ MAIN_PACKAGES = {
 # Packages that only the tests, fuzzers or cross builds use: none may be in the main list.
 TEST_ONLY_PACKAGES = {
     "python3-torch",
-    "libopenblas0-openmp",  # the BLAS Debian's torch calls
     "clang",
     "g++-aarch64-linux-gnu",
     "qemu-user",
