@@ -45,15 +45,9 @@ namespace {
 // out = op(float(in), operand) per element, stored saturating; true if anything was reported.
 template <typename Op>
 bool with_scalar(const half_bits* in, half_bits* out, std::size_t n, float operand, Op op) {
-  bool bad = false;
-  float tile[kHalfTile];
-  for (std::size_t i = 0; i < n; i += kHalfTile) {
-    const std::size_t len = n - i < kHalfTile ? n - i : kHalfTile;
-    half_to_float_n(in + i, tile, len);
+  return map_tiles(HalfCodec{}, in, out, n, [&](float* tile, std::size_t len) {
     for (std::size_t k = 0; k < len; ++k) tile[k] = op(tile[k], operand);
-    bad |= float_to_half_n(tile, out + i, len);
-  }
-  return bad;
+  });
 }
 
 }  // namespace

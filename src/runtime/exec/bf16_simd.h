@@ -14,6 +14,7 @@
 
 #include "exec/bf16.h"
 #include "exec/isa.h"
+#include "exec/tiles.h"
 
 #if !defined(APEXNPU_ISA_LEVEL)
 #error "exec/bf16_simd.h is for *.kernels.cpp files (compiled with APEXNPU_ISA_LEVEL)"
@@ -63,5 +64,14 @@ inline bool narrow_bf16_n(const float* in, bf16_bits* out, std::size_t n, Bf16Mo
   narrow_bf16_inf_nan_n(in, out, n);
   return false;
 }
+
+// bf16 for exec/tiles.h: exact widening, narrowing in the chip's mode.
+struct Bf16Codec {
+  Bf16Mode mode;
+  static void widen(const bf16_bits* in, float* out, std::size_t n) noexcept { widen_bf16_n(in, out, n); }
+  bool narrow(const float* in, bf16_bits* out, std::size_t n) const noexcept {
+    return narrow_bf16_n(in, out, n, mode);
+  }
+};
 
 }  // namespace apexnpu::rt::APEXNPU_ISA_NS

@@ -20,6 +20,7 @@
 
 #include "exec/half.h"
 #include "exec/isa.h"
+#include "exec/tiles.h"
 
 #if !defined(APEXNPU_ISA_LEVEL)
 #error "exec/half_simd.h is for *.kernels.cpp files (compiled with APEXNPU_ISA_LEVEL)"
@@ -73,21 +74,19 @@ inline bool float_to_half_n(const float* in, half_bits* out, std::size_t n) noex
   return overflow;
 }
 
+// fp16 for exec/tiles.h: exact widening, saturating narrowing.
+struct HalfCodec {
+  static void widen(const half_bits* in, float* out, std::size_t n) noexcept { half_to_float_n(in, out, n); }
+  bool narrow(const float* in, half_bits* out, std::size_t n) const noexcept {
+    return float_to_half_n(in, out, n);
+  }
+};
+
 // out[i] = op(float(a[i]), float(b[i])) stored saturating, a tile at a time (the array form);
 // true if any result was reported. out may be a or b itself.
 template <typename Op>
 bool binary_half_n(const half_bits* a, const half_bits* b, half_bits* out, std::size_t n, Op op) {
-  bool bad = false;
-  float ta[kHalfTile];
-  float tb[kHalfTile];
-  for (std::size_t i = 0; i < n; i += kHalfTile) {
-    const std::size_t len = n - i < kHalfTile ? n - i : kHalfTile;
-    half_to_float_n(a + i, ta, len);
-    half_to_float_n(b + i, tb, len);
-    for (std::size_t k = 0; k < len; ++k) ta[k] = op(ta[k], tb[k]);
-    bad |= float_to_half_n(ta, out + i, len);
-  }
-  return bad;
+  return zip_tiles(HalfCodec{}, a, b, out, n, op);
 }
 
 }  // namespace apexnpu::rt::APEXNPU_ISA_NS
