@@ -586,6 +586,44 @@ def test_ddp_takes_the_npu_the_module_is_on(tmp_path):
         dist.destroy_process_group()
 
 
+def test_ddp_with_device_ids_moves_host_inputs_to_its_npu(tmp_path):
+    """torch's DDP with device_ids moves each forward's inputs to that device (accelerate's
+    DDP comm-hook test hands its model a host batch); without ids it leaves them as they are."""
+    import collections
+
+    import torch.distributed as dist
+
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0, world_size=1)
+    Pair = collections.namedtuple("Pair", "x scale")
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(3))
+
+        def forward(self, pair, extra=None, rows=()):
+            seen.append([t.device for t in (pair.x, pair.scale, extra["bias"], *rows)])
+            return self.w * pair.x * pair.scale + extra["bias"] + sum(rows)
+
+    seen = []
+    try:
+        torch.npu.set_device(1)
+        ddp = nn.parallel.DistributedDataParallel(Scaled().npu(), device_ids=[1])
+        x = torch.arange(3.0)
+        out = ddp(Pair(x, torch.tensor(2.0)), extra={"bias": torch.ones(3)}, rows=[x, x])
+        npu1 = torch.device("npu:1")
+        assert seen == [[npu1] * 5] and out.device == npu1
+        assert out.tolist() == [1.0, 5.0, 9.0] and x.device.type == "cpu"
+        out.sum().backward()
+        assert ddp.module.w.grad.device == npu1 and ddp.module.w.grad.tolist() == [0.0, 2.0, 4.0]
+        plain = nn.parallel.DistributedDataParallel(Scaled().npu())
+        with pytest.raises(RuntimeError, match="npu:1 and cpu"):
+            plain(Pair(x, torch.tensor(2.0)), extra={"bias": torch.ones(3)})
+    finally:
+        dist.destroy_process_group()
+
+
 # --- torch.npu ---------------------------------------------------------------------------------
 
 
