@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Makes (or reuses) a venv of Debian's Python with PyTorch 2.13.0's CPU build, numpy and pytest,
 # for running the Python suites on torch 2.x beside Debian's torch 1.13.1, and the LLM stack the
-# emulator is tried with: transformers, accelerate, peft, deepspeed and sentencepiece (LLaMA's
-# slow tokenizer). Prints the venv's python on stdout. Exits 1 with the reason on stderr when it cannot (no PyPI, no python3-venv).
+# emulator is tried with: transformers, accelerate, peft, deepspeed, sentencepiece (LLaMA's
+# slow tokenizer) and torchdata (accelerate's stateful-dataloader tests). Prints the venv's python on stdout. Exits 1 with the reason on stderr when it cannot (no PyPI, no python3-venv).
 # Usage: scripts/torch2_venv.sh DIR
 # torch is pinned to exactly 2.13.0: any other torch from PyPI is a CUDA build of several GB.
 set -euo pipefail
 dir=${1:?usage: scripts/torch2_venv.sh DIR}
 torch_version=2.13.0
 requirements=("torch==$torch_version" "numpy==2.4.6" "pytest==9.2.0" "transformers==4.57.6"
-              "accelerate==1.15.0" "peft==0.21.2" "deepspeed==0.19.8" "sentencepiece==0.2.1")
+              "accelerate==1.15.0" "peft==0.21.2" "deepspeed==0.19.8" "sentencepiece==0.2.1"
+              "torchdata==0.11.0")
 python=$dir/bin/python
 # Reused only when it holds exactly these pins (read from the installed metadata: no imports).
 pins=$(printf '"%s",' "${requirements[@]}")

@@ -1,6 +1,6 @@
-"""``accelerate launch`` of a training script on 2 emulated NPUs, for the tests of accelerate with
-DeepSpeed and with FSDP: a clean environment for the chosen chip, and each rank's result, which
-the script writes to ``result-<rank>`` in its working directory."""
+"""``accelerate launch`` of a script on 2 emulated NPUs, for the tests of accelerate (with DeepSpeed,
+with FSDP, and accelerate's own test scripts): a clean environment for the chosen chip, and each
+rank's result, which our training scripts write to ``result-<rank>`` in their working directory."""
 
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ _UNSET = (
 )
 
 
-def launch(work: str, soc: str, script: str, launch_args: Sequence[str]) -> List[Dict]:
+def run(
+    work: str, soc: str, script: str, launch_args: Sequence[str]
+) -> "subprocess.CompletedProcess[str]":
     """Run ``script`` under ``accelerate launch`` (``launch_args`` after the 2 processes) as chip
-    ``soc``, in directory ``work``; the ranks' results, in rank order."""
+    ``soc``, in directory ``work``; the finished process, its output captured."""
     env = overlay_env()
     for name in _UNSET:
         env.pop(name, None)
@@ -49,7 +51,12 @@ def launch(work: str, soc: str, script: str, launch_args: Sequence[str]) -> List
         str(ranks.free_port()),
         script,
     ]
-    proc = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, timeout=600)
+
+
+def launch(work: str, soc: str, script: str, launch_args: Sequence[str]) -> List[Dict]:
+    """``run``, which must succeed; the ranks' results, in rank order."""
+    proc = run(work, soc, script, launch_args)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     results = []
     for rank in range(2):
