@@ -558,6 +558,20 @@ def test_lamb_set_grad_none_is_zero_grads_default():
         LAMB(make_mlp().parameters(), max_grad_norm=-1.0)
 
 
+def test_bert_adam_module_holds_its_warmup_schedules():
+    """Ascend's BERT recipes read ``npu_fused_bert_adam.SCHEDULES[group["schedule"]]`` in their
+    own ``_group_step``: the module has the schedules, as the published algorithm defines them."""
+    from apex.optimizers import npu_fused_bert_adam
+
+    schedules = npu_fused_bert_adam.SCHEDULES
+    assert set(schedules) == {"warmup_cosine", "warmup_constant", "warmup_linear", "warmup_poly"}
+    for name in ("warmup_cosine", "warmup_constant", "warmup_linear"):
+        for warmup in (-1, 0.1, 0.25):
+            for x in (0.0, 0.05, 0.1, 0.3, 0.5, 0.99, 1.0, 1.5):
+                want = ref.BertAdamReference.schedule(name, x, warmup)
+                assert schedules[name](x, warmup) == pytest.approx(want, abs=1e-15), (name, x)
+
+
 def test_bad_hyperparameters_are_value_errors():
     p = [nn.Parameter(torch.zeros(2))]
     with pytest.raises(ValueError, match="Nesterov"):

@@ -347,6 +347,25 @@ def test_bert_adam_clips_each_group_to_max_grad_norm(kernel_path):
         torch.testing.assert_close(p.detach().cpu(), h.detach(), **FP32)
 
 
+def test_bert_adam_module_holds_its_warmup_schedules():
+    """As torch_npu's module: ``SCHEDULES`` by name (a subclass's step reads them), the
+    published algorithm's."""
+    from torch_npu.optim import npu_fused_bert_adam
+
+    assert set(npu_fused_bert_adam.SCHEDULES) == {
+        "warmup_cosine",
+        "warmup_constant",
+        "warmup_linear",
+        "warmup_poly",
+    }
+    for name in ("warmup_cosine", "warmup_constant", "warmup_linear"):
+        for warmup in (-1, 0.1, 0.25):
+            for x in (0.0, 0.05, 0.1, 0.3, 0.5, 0.99, 1.0, 1.5):
+                want = ref.BertAdamReference.schedule(name, x, warmup)
+                got = npu_fused_bert_adam.SCHEDULES[name](x, warmup)
+                assert got == pytest.approx(want, abs=1e-15), (name, x)
+
+
 def test_signatures_and_defaults_are_torch_npus():
     defaults = {
         "NpuFusedSGD": dict(momentum=0, dampening=0, weight_decay=0, nesterov=False),

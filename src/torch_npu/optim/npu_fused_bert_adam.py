@@ -19,6 +19,8 @@ from .npu_fused_optim_base import NpuFusedOptimizerBase, clip_parts
 __all__ = ["NpuFusedBertAdam"]
 
 scheduled_lr = optimizer_kinds.BertAdam.scheduled_lr
+# The warmup schedules by name, as torch_npu's module has them (a subclass's step reads them).
+SCHEDULES = optimizer_kinds.SCHEDULES
 
 
 class NpuFusedBertAdam(NpuFusedOptimizerBase):

@@ -20,6 +20,9 @@ from .npu_fused_optim_base import NpuFusedOptimizerBase
 # Moment names of HuggingFace's BertAdam -> Ascend's (and this class's).
 LEGACY_STATE_NAMES = {"next_m": "exp_avg", "next_v": "exp_avg_sq"}
 scheduled_lr = optimizer_kinds.BertAdam.scheduled_lr
+# The warmup schedules by name, as Ascend's module has them: published BERT code subclassing this
+# class reads ``npu_fused_bert_adam.SCHEDULES[group["schedule"]](step / t_total, warmup)``.
+SCHEDULES = optimizer_kinds.SCHEDULES
 
 
 class NpuFusedBertAdam(NpuFusedOptimizerBase):
