@@ -345,6 +345,25 @@ def test_fused_layer_norm_falls_back_to_torch_layer_norm(venv_python, tmp_path):
     assert last < 0.5 * first
 
 
+def test_a_bert_recipes_own_group_step_steps_as_the_optimizer(venv_python, tmp_path):
+    """Ascend's BERT recipes subclass NpuFusedBertAdam and step amp's combined buffers in their
+    own ``_group_step``, advancing the combined state's ``step`` their warmup reads: the
+    subclass trains as the optimizer itself (before, its step stayed 0, so its learning
+    rate stayed 0 and nothing trained)."""
+    out = json.loads(run(venv_python, "bert_group_step.py", cwd=tmp_path))
+    subclass, stock = out["subclass"], out["stock"]
+    assert out["used_lrs"] == pytest.approx(
+        [0.0, 0.025, 0.05, 0.04375, 0.0375, 0.03125, 0.025, 0.01875]
+    )
+    # The same update; the stock step may sum in another order (the runtime's fused kernel):
+    # fp32 masters within a few ulps.
+    assert subclass["steps"] == stock["steps"] == [8]
+    assert subclass["losses"] == pytest.approx(stock["losses"], rel=1e-6)
+    for got, want in zip(subclass["masters"], stock["masters"]):
+        assert got == pytest.approx(want, rel=1e-6, abs=1e-6)
+    assert subclass["losses"][-1] < 0.6 * subclass["losses"][0]
+
+
 HELPER_CASES = [
     (level, which, cg, zero)
     for level in ("O1", "O2")

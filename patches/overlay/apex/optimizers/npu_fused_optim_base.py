@@ -24,7 +24,7 @@ from apex.npu.fused_support import fused_clip, grad_memory
 
 from . import param_dtypes, step_path
 from .param_buckets import ParamBucket, slot_offsets
-from .optimizer_kinds import KindFront
+from .optimizer_kinds import KindFront, step_count
 
 
 class NpuFusedOptimizerBase(KindFront, Optimizer):
@@ -113,6 +113,7 @@ class NpuFusedOptimizerBase(KindFront, Optimizer):
             # _group_step (published BERT code does) changes the update.
             self._group_step(index)
         if own_group_step:
+            self._take_published_steps()
             for buckets in self._buckets:
                 for combined in buckets:
                     combined.reread_steps(self.state)
@@ -216,6 +217,7 @@ class NpuFusedOptimizerBase(KindFront, Optimizer):
                 f"(opt_level O1 or O2) first, as Ascend's apex requires"
             )
         params, grads, lists, states = [], [], [], []
+        self._published: List[Tuple[ParamBucket, Dict]] = []
         for buckets in self._buckets:
             if getattr(stash, "master_weights", False):
                 by_origin = {c.from_fp16: c for c in buckets if c.dtype == torch.float32}
@@ -226,10 +228,22 @@ class NpuFusedOptimizerBase(KindFront, Optimizer):
             grads.append([c.grad if c is not None else None for c in ordered])
             lists.append([list(c.params) if c is not None else [] for c in ordered])
             states.append([self._combined_state(c) for c in ordered])
+            self._published.extend((c, st) for c, st in zip(ordered, states[-1]) if c is not None)
         stash.combined_params_indexed_by_group = params
         stash.combined_grads_indexed_by_group = grads
         stash.params_lists_indexed_by_group = lists
         stash.combined_param_states_indexed_by_group = states
+
+    def _take_published_steps(self) -> None:
+        """Ascend keeps a combined state's ``step`` in that state, where published BERT code
+        advances it (``combined_param_state["step"] += 1``) and reads it for its warmup: what a
+        subclass's ``_group_step`` added there is added to each parameter's count."""
+        for combined, published in self._published:
+            before = combined.step if combined.step is not None else 0
+            advanced = step_count(published.get("step")) - before
+            if advanced and combined.step_kind is not None:
+                for p in combined.params:
+                    self.state[p]["step"] += advanced
 
     @staticmethod
     def _combined_state(combined: Optional[ParamBucket]) -> Dict:
