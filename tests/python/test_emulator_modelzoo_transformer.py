@@ -29,6 +29,7 @@ import math
 import os
 import random
 import re
+import shutil
 
 import pytest
 
@@ -44,81 +45,13 @@ pytestmark = pytest.mark.skipif(
     "github.com/Ascend/ModelZoo-PyTorch) to run Ascend's Transformer recipe",
 )
 
-# ``driver.py SCRIPT ARGS...``: runs the recipe's SCRIPT as __main__ with the stand-ins above.
-DRIVER = r"""
-import collections.abc
-import json
-import math
-import runpy
-import sys
-import types
-
-import numpy
-import torch
-
-for name, kind in (("float", float), ("int", int), ("bool", bool)):
-    if name not in numpy.__dict__:
-        setattr(numpy, name, kind)
-
-
-def standin(name, **attrs):
-    module = types.ModuleType(name)
-    module.__dict__.update(attrs)
-    sys.modules[name] = module
-
-
-class Backend:
-    def __init__(self, verbosity=0, filename=None, append=False):
-        pass
-
-    def log(self, timestamp, elapsedtime, step, data):
-        pass
-
-    def metadata(self, timestamp, elapsedtime, metric, metadata):
-        pass
-
-    def flush(self):
-        pass
-
-
-class Logger:
-    backends = []
-
-
-def init(backends):
-    Logger.backends = list(backends)
-
-
-def log(step, data, verbosity=1):
-    print("DLL", step, json.dumps(data, default=str), flush=True)
-
-
-standin(
-    "dllogger",
-    Backend=Backend,
-    JSONStreamBackend=Backend,
-    StdOutBackend=Backend,
-    GLOBAL_LOGGER=Logger,
-    init=init,
-    log=log,
-    metadata=lambda metric, metadata: None,
-    flush=lambda: None,
-)
-if int(torch.__version__.split(".")[0]) >= 2:
-    standin("torch._six", string_classes=(str,), container_abcs=collections.abc, inf=math.inf)
-
-script, sys.argv = sys.argv[1], sys.argv[1:]
-sys.path.insert(0, ".")
-runpy.run_path(script, run_name="__main__")
-"""
-
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     """The recipe at COMMIT, the driver, and the synthetic corpus binarised by the recipe."""
     work = tmp_path_factory.mktemp("modelzoo_transformer")
     modelzoo.extract(COMMIT, [RECIPE], str(work))
-    (work / "driver.py").write_text(DRIVER)
+    shutil.copy(modelzoo.DRIVER, work / "driver.py")
     raw = work / "raw"
     raw.mkdir()
     rng = random.Random(0)

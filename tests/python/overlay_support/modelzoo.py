@@ -9,6 +9,8 @@ import tarfile
 from typing import Sequence
 
 GIT_DIR = os.environ.get("APEXNPU_TEST_MODELZOO")
+# The recipes' driver (``python driver.py SCRIPT ARGS...``), copied beside a recipe to run it.
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modelzoo_driver.py")
 
 
 def extract(commit: str, paths: Sequence[str], into: str) -> None:
