@@ -101,6 +101,42 @@ def test_torch_reports_the_region_of_either_spelling():
     assert (torch.bfloat16 in torch.npu.get_amp_supported_dtype()) == torch.npu.is_bf16_supported()
 
 
+def test_a_disabled_region_pushes_no_function_mode():
+    """A device's autocast is a dispatch key, not a torch-function mode: inside
+    ``autocast("npu", enabled=False)`` torch sees no mode, so nn.MultiheadAttention keeps its
+    fast path (it refuses it while any function mode is active); a nested enabled region
+    applies the policy, and leaving it leaves the outer region as it was."""
+    from torch.overrides import has_torch_function
+
+    x = npu(2, 3)
+    assert not has_torch_function((x,))
+    with torch.npu.amp.autocast(enabled=False):
+        assert not has_torch_function((x,))
+        with torch.npu.amp.autocast():
+            assert has_torch_function((x,))
+            assert torch.mm(x, npu(3, 2)).dtype == torch.float16
+        assert not has_torch_function((x,))
+        assert torch.mm(x, npu(3, 2)).dtype == torch.float32
+    with torch.npu.amp.autocast():
+        with torch.npu.amp.autocast(enabled=False):
+            assert torch.mm(x, npu(3, 2)).dtype == torch.float32
+        assert torch.mm(x, npu(3, 2)).dtype == torch.float16
+    assert not has_torch_function((x,))
+
+
+@needs_torch2
+def test_multihead_attention_takes_its_fast_path_in_a_disabled_region():
+    from unittest import mock
+
+    mha = torch.nn.MultiheadAttention(16, 8, batch_first=True).to("npu").eval()
+    q = npu(8, 5, 16)
+    with torch.no_grad(), torch.autocast("npu", enabled=False):
+        fast = mock.MagicMock(return_value=(torch.Tensor(), torch.Tensor()))
+        with mock.patch("torch._native_multi_head_attention", new=fast):
+            mha(q, q, q)
+    assert fast.called
+
+
 # --- custom autograd Functions ----------------------------------------------------------------
 
 

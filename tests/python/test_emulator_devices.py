@@ -394,6 +394,23 @@ def test_repeat_interleave_of_an_npu_tensor_stays_on_it():
     assert torch.equal(torch.repeat_interleave(counts).cpu(), torch.tensor([0, 0, 2]))
 
 
+def test_unflatten_dense_tensors_puts_every_result_on_the_flat_tensors_npu():
+    """torch's C++ makes a new empty tensor, with the flat tensor's options, for an empty one:
+    on an NPU that is an NPU tensor too, beside the views of the flat tensor."""
+    tensors = [torch.empty(0).npu(1), torch.ones(2, 3).npu(1), torch.empty(0).npu(1)]
+    flat = torch._utils._flatten_dense_tensors(tensors)
+    for out in (
+        torch._utils._unflatten_dense_tensors(flat, tensors),
+        torch._C._nn.unflatten_dense_tensors(flat, tensors),
+    ):
+        assert [o.device for o in out] == [torch.device("npu:1")] * 3
+        assert [o.shape for o in out] == [t.shape for t in tensors]
+        assert torch.equal(out[1].cpu(), torch.ones(2, 3))
+        assert out[0].add(1).device == torch.device("npu:1")
+    host = torch._utils._unflatten_dense_tensors(torch.ones(6), [torch.empty(0), torch.ones(6)])
+    assert [o.device.type for o in host] == ["cpu", "cpu"]
+
+
 def test_tensors_on_two_npus_do_not_mix():
     a = torch.ones(2).npu(0)
     b = torch.ones(2).npu(1)

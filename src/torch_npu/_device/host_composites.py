@@ -5,6 +5,13 @@ and calls ``index_select`` with it; the device layer sees only the inner operati
 NPU tensor it refused that index as a host tensor beside NPU data. On the NPU (and on torch 2.x,
 where the operation reaches the device layer whole) the call works: the wrapper hands the count
 over as a tensor on the input's device, which takes torch's own tensor-count path.
+
+``torch._C._nn.unflatten_dense_tensors(flat, tensors)`` (behind
+``torch._utils._unflatten_dense_tensors``, which DDP, apex and bucketing code use) is C++ outside
+the dispatcher: it views ``flat`` for each tensor but makes a new empty one, with ``flat``'s
+options, for an empty tensor. On an NPU that is an NPU tensor; here the options say "cpu", so
+the empty result was a host tensor (``torch_made``). The wrapper puts what torch made for itself
+there on ``flat``'s NPU, with the views.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from typing import Any, Optional
 import torch
 
 from .. import _wraps
-from . import placement, torch_device
+from . import placement, torch_device, torch_made
 
 
 def _counts_on_npu(x: Any, repeats: Any, dim: Optional[int]) -> Any:
@@ -48,7 +55,25 @@ def _wrap_repeat_interleave(original: Any) -> Any:
     return _wraps.mark(repeat_interleave, original)
 
 
+def _wrap_unflatten(original: Any) -> Any:
+    @functools.wraps(original)
+    def unflatten_dense_tensors(flat: Any, tensors: Any) -> Any:
+        outputs = original(flat, tensors)
+        npu = placement.npu_of(flat)
+        if npu is not None:
+            for out in outputs:
+                if placement.npu_of(out) is None and getattr(out, torch_made.MARK, False):
+                    delattr(out, torch_made.MARK)
+                    placement.put(out, npu)
+        return outputs
+
+    return _wraps.mark(unflatten_dense_tensors, original)
+
+
 def install() -> None:
+    nn = torch._C._nn
+    if not _wraps.is_wrapper(nn.unflatten_dense_tensors):
+        nn.unflatten_dense_tensors = _wrap_unflatten(nn.unflatten_dense_tensors)
     if torch_device.NATIVE:  # torch 2.x dispatches repeat_interleave to the device layer whole
         return
     for owner in (torch, torch.Tensor):

@@ -59,12 +59,14 @@ def get_autocast_dtype() -> torch.dtype:
 
 
 class _Regions(threading.local):
-    """The calling thread's NPU autocast regions: how deep, the mode pushed by the outermost,
-    and the casts of weights made since it began."""
+    """The calling thread's NPU autocast regions: how deep, the mode pushed by the outermost
+    enabled one, whether each open region pushed it, and the casts of weights made since the
+    outermost region began."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.mode: Optional[TorchFunctionMode] = None
+        self.pushed: List[bool] = []
         self.cache: Dict[Tuple[int, torch.dtype], Tuple[Any, torch.Tensor]] = {}
 
 
@@ -72,22 +74,30 @@ _regions = _Regions()
 
 
 def _enter_region() -> None:
-    if _regions.depth == 0:
+    """A region begins, its state already set. The mode is pushed by the first enabled region
+    only: a disabled one leaves torch's function-mode stack as it is, as autocast on a device
+    pushes nothing (``nn.MultiheadAttention`` keeps its fast path under
+    ``torch.autocast("npu", enabled=False)``, which any active function mode would turn off)."""
+    push = _regions.mode is None and is_enabled()
+    if push:
         mode = _AutocastMode()
         mode.__enter__()
         _regions.mode = mode
+    _regions.pushed.append(push)
     _regions.depth += 1
 
 
 def _exit_region() -> None:
     _regions.depth -= 1
-    if _regions.depth == 0:
+    pushed = _regions.pushed.pop() if _regions.pushed else False
+    if pushed:
         mode, _regions.mode = _regions.mode, None
+        if mode is not None:
+            mode.__exit__(None, None, None)
+    if _regions.depth == 0:
         for _, casted in _regions.cache.values():
             fp32_copies.forget(casted)
         _regions.cache.clear()  # cached casts never outlive the outermost region
-        if mode is not None:
-            mode.__exit__(None, None, None)
 
 
 # --- the policy -----------------------------------------------------------------------------------
