@@ -7,7 +7,8 @@ NpuFusedBertAdam whose own ``_group_step`` runs ``torch_npu.npu_bert_apply_adam`
 combined buffers, with the warmup of ``npu_fused_bert_adam.SCHEDULES`` at the step it keeps in
 the combined state) under the recipe's ``LinearWarmUpScheduler``, with IntTensor inputs; then
 predicts the dev set and scores it with the evaluation script it is given. Its fp32 run
-(``ALLOW_FP32=1``) takes torch_npu's NpuFusedBertAdam without amp instead.
+(``ALLOW_FP32=1``) takes torch_npu's NpuFusedBertAdam without amp instead. Its 8-NPU launch
+(``train_base_full_8p.sh``: 8 processes over hccl) adds amp's ``combine_ddp``.
 
 The data is a synthetic SQuAD in the recipe's format: each context holds "the answer is X" among
 random words of a 200-word vocabulary, and the question asks for X. The model is a 2-layer BERT
@@ -147,32 +148,41 @@ def python(tmp_path_factory):
     return vpy
 
 
-def train(python, work, name, *flags, **env):
-    """``run_squad.py`` with train_base_full_1p.sh's flags at a tiny size: (the logged step
-    losses, the evaluation's record, the output)."""
+def recipe_args(work, name, *flags):
+    """``run_squad.py`` with train_base_full_1p.sh's flags at a tiny size, then ``flags``."""
     data = work / "data"
     args = ["run_squad.py", "--init_checkpoint", str(data / "bert_base.pt")]
     args += ["--bert_model", "bert-base-uncased", "--do_train", "--do_predict", "--do_eval"]
-    args += ["--train_file", str(data / "train-v1.1.json"), "--train_batch_size", "16"]
+    args += ["--train_file", str(data / "train-v1.1.json")]
     args += ["--predict_file", str(data / "dev-v1.1.json"), "--predict_batch_size", "16"]
-    args += ["--learning_rate", "5e-3", "--num_train_epochs", "6", "--seed", "1"]
+    args += ["--learning_rate", "5e-3", "--seed", "1"]
     args += ["--max_seq_length", "64", "--doc_stride", "32", "--max_steps", "-1", "--use_npu"]
-    args += ["--vocab_file", str(data / "vocab.txt"), "--do_lower_case", "--npu_id", "0"]
+    args += ["--vocab_file", str(data / "vocab.txt"), "--do_lower_case"]
     args += ["--eval_script", str(data / "evaluate-v1.1.py"), "--skip_cache"]
     args += ["--output_dir", str(work / f"results-{name}")]
     args += ["--config_file", str(data / "bert_tiny_config.json"), *flags]
-    code, output = modelzoo.run(
-        python, [str(work / "driver.py"), *args], work / RECIPE, timeout=900, **env
-    )
-    assert code == 0, output[-6000:]
+    return [str(work / "driver.py"), *args]
+
+
+def reports(output):
+    """(the logged step losses, the evaluation's record or None) of a run's output."""
     records = [json.loads(d) for d in re.findall(r"^DLL \(.*?\) (\{.*\})$", output, re.M)]
     losses = [r["step_loss"] for r in records if "step_loss" in r]
-    scores = next(r for r in records if "F1" in r)
+    return losses, next((r for r in records if "F1" in r), None)
+
+
+def train(python, work, name, *flags, **env):
+    """The 1p run: (the logged step losses, the evaluation's record, the output)."""
+    args = recipe_args(work, name, "--train_batch_size", "16", "--num_train_epochs", "6")
+    args += ["--npu_id", "0", *flags]
+    code, output = modelzoo.run(python, args, work / RECIPE, timeout=900, **env)
+    assert code == 0, output[-6000:]
+    losses, scores = reports(output)
     return losses, scores, output
 
 
-def learned(losses):
-    assert len(losses) == 96 and all(math.isfinite(x) for x in losses), losses
+def learned(losses, steps=96):
+    assert len(losses) == steps and all(math.isfinite(x) for x in losses), losses
     assert abs(losses[0] - math.log(64)) < 0.1, losses[:3]  # a uniform guess to begin with
     assert sum(losses[-16:]) / 16 < 0.8 * losses[0], losses
 
@@ -188,3 +198,32 @@ def test_bert_squad_trains_in_o2_with_its_own_group_step_and_in_fp32(python, wor
     fp32_losses, fp32_scores, _ = train(python, work, "fp32", ALLOW_FP32="1")
     learned(fp32_losses)
     assert 0 <= fp32_scores["exact_match"] <= fp32_scores["F1"] <= 100, fp32_scores
+
+
+def test_bert_squad_on_8_npus_with_combine_ddp(python, work):
+    """train_base_full_8p.sh's launch: 8 processes (``--local_rank``, ``--num_npu 8``; the
+    recipe joins them over hccl at 127.0.0.1:29668), amp O2 with ``combine_ddp`` reducing the
+    combined gradients; rank 0 predicts and evaluates."""
+    args = recipe_args(work, "8p", "--train_batch_size", "4", "--num_train_epochs", "2")
+    args += ["--fp16", "--loss_scale", "4096", "--addr", "127.0.0.1", "--num_npu", "8"]
+    logs = [str(work / f"rank-{rank}.log") for rank in range(8)]
+    ranks = [
+        modelzoo.start(
+            python, args + ["--npu_id", str(r), "--local_rank", str(r)], work / RECIPE, log
+        )
+        for r, log in enumerate(logs)
+    ]
+    try:
+        codes = [rank.wait(timeout=900) for rank in ranks]
+    finally:
+        for rank in ranks:
+            rank.kill()
+    outputs = [open(log).read() for log in logs]
+    for r, (code, output) in enumerate(zip(codes, outputs)):
+        assert code == 0, output[-6000:]
+        assert f"train on device npu:{r}, rank {r}" in output
+        losses, scores = reports(output)
+        # 256 examples in batches of 4 per rank, 2 epochs: 16 steps each.
+        assert len(losses) == 16 and all(math.isfinite(x) for x in losses), losses
+        assert sum(losses[-4:]) / 4 < 0.8 * losses[0], (r, losses)
+        assert (scores is not None) == (r == 0), (r, scores)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tarfile
-from typing import Sequence
+from typing import Dict, Sequence
 
 GIT_DIR = os.environ.get("APEXNPU_TEST_MODELZOO")
 # The recipes' driver (``python driver.py SCRIPT ARGS...``), copied beside a recipe to run it.
@@ -25,14 +25,36 @@ def extract(commit: str, paths: Sequence[str], into: str) -> None:
     os.remove(archive)
 
 
-def run(python: str, args: Sequence[str], cwd: str, timeout: int = 600, **env: str):
-    """(return code, output) of ``python args...`` in ``cwd`` on an emulated 910, one torch
-    thread, without this process's PYTHONPATH (the venv holds apex and the emulator); ``env``
-    adds variables."""
+def _environment(env: Dict[str, str]) -> Dict[str, str]:
+    """An emulated 910, one torch thread, without this process's PYTHONPATH (the venv holds apex
+    and the emulator); ``env`` adds variables."""
     environ = dict(os.environ, OMP_NUM_THREADS="1", APEXNPU_SOC_VERSION="Ascend910A")
     environ.pop("PYTHONPATH", None)
     environ.update(env)
+    return environ
+
+
+def run(python: str, args: Sequence[str], cwd: str, timeout: int = 600, **env: str):
+    """(return code, output) of ``python args...`` in ``cwd`` (see ``_environment``)."""
     proc = subprocess.run(
-        [python, *args], cwd=str(cwd), env=environ, capture_output=True, text=True, timeout=timeout
+        [python, *args],
+        cwd=str(cwd),
+        env=_environment(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     return proc.returncode, proc.stdout + proc.stderr
+
+
+def start(python: str, args: Sequence[str], cwd: str, log: str, **env: str) -> subprocess.Popen:
+    """``python args...`` started in ``cwd`` (see ``_environment``), its output going to the
+    file ``log``, for recipes that launch one process per NPU themselves."""
+    with open(log, "w") as out:
+        return subprocess.Popen(
+            [python, *args],
+            cwd=str(cwd),
+            env=_environment(env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
