@@ -302,6 +302,23 @@ def test_identity_properties():
     assert pinned.tolist() == [1.0, 1.0, 1.0] and not pinned.is_npu
 
 
+def test_python_callables_over_elements_run_on_host_tensors_only():
+    npu = torch.zeros(3).npu()
+    for call, name in (
+        (lambda: npu.apply_(lambda a: a + 1), "apply_"),
+        (lambda: npu.map_(npu, lambda a, b: a + b), "map_"),
+        (lambda: npu.map2_(npu, npu, lambda a, b, c: a), "map2_"),
+    ):
+        with pytest.raises(TypeError, match=f"^{name} is only implemented on CPU tensors"):
+            call()
+    host = torch.zeros(3)
+    with pytest.raises(TypeError, match="map_: expected torch.FloatTensor for 'other'"):
+        host.map_(npu, lambda a, b: a + b)
+    assert npu.cpu().tolist() == [0.0, 0.0, 0.0]
+    host.map_(torch.ones(3), lambda a, b: a + b + 1).apply_(lambda a: a * 2)
+    assert host.tolist() == [4.0, 4.0, 4.0]
+
+
 def test_operations_keep_their_inputs_npu():
     a = torch.randn(4, 4).npu(2)
     b = torch.randn(4, 4).npu(2)
