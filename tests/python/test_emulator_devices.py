@@ -319,6 +319,18 @@ def test_python_callables_over_elements_run_on_host_tensors_only():
     assert host.tolist() == [4.0, 4.0, 4.0]
 
 
+def test_take_along_dim_wants_its_tensors_on_one_device():
+    x = torch.randn(2, 3, 4)
+    indices = torch.argsort(x, dim=1)
+    for a, b in ((x.npu(), indices), (x, indices.npu())):
+        with pytest.raises(RuntimeError, match=r"^Expected tensor to have .* torch.take_along_dim"):
+            torch.take_along_dim(a, b, dim=1)
+    with pytest.raises(RuntimeError, match=r"got tensor with cpu Device"):
+        x.npu().take_along_dim(indices, 1)
+    out = torch.take_along_dim(x.npu(), indices.npu(), dim=1)
+    assert out.is_npu and torch.equal(out.cpu(), torch.take_along_dim(x, indices, dim=1))
+
+
 def test_operations_keep_their_inputs_npu():
     a = torch.randn(4, 4).npu(2)
     b = torch.randn(4, 4).npu(2)
