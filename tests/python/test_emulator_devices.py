@@ -289,6 +289,28 @@ def test_type_names_and_casts():
     assert torch.npu.FloatTensor(2, 3).shape == (2, 3)
 
 
+@pytest.mark.skipif(
+    int(torch.__version__.split(".")[0]) < 2, reason="torch 1.13 has no NPU typed storages"
+)
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+def test_legacy_storage_types_are_the_npu_s():
+    made = torch.npu.BoolStorage([True, False, True])
+    assert made.dtype == torch.bool and made.tolist() == [True, False, True]
+    assert isinstance(made, torch.npu.BoolStorage) and made.element_size() == 1
+    assert torch.npu.FloatStorage().size() == 0 and torch.npu.LongStorage(3).size() == 3
+    assert torch.npu.HalfStorage(2).dtype == torch.float16
+    with pytest.raises(IndexError):
+        made[3]
+    x = torch.tensor([1.0, 2.0]).npu()
+    assert isinstance(x.storage(), torch.npu.FloatStorage)
+    assert not isinstance(x.storage(), torch.npu.HalfStorage)
+    assert not isinstance(torch.ones(2).storage(), torch.npu.FloatStorage)
+    on_npu = torch.tensor([], device="npu").set_(torch.npu.FloatStorage([3.0, 4.0]))
+    assert on_npu.is_npu and on_npu.cpu().tolist() == [3.0, 4.0]
+    with pytest.raises(RuntimeError, match="from_buffer: Not available for NPU storage"):
+        torch.npu.ByteStorage.from_buffer(b"ab")
+
+
 def test_identity_properties():
     x = torch.ones(2).npu(1)
     assert x.is_npu and not x.is_cpu and not x.is_cuda and x.device == torch.device("npu:1")
