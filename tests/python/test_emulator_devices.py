@@ -353,6 +353,24 @@ def test_take_along_dim_wants_its_tensors_on_one_device():
     assert out.is_npu and torch.equal(out.cpu(), torch.take_along_dim(x, indices, dim=1))
 
 
+@pytest.mark.skipif(
+    int(torch.__version__.split(".")[0]) < 2, reason="torch 1.13 has no npu device type"
+)
+def test_aten_makers_called_with_an_npu_device_make_npu_tensors():
+    aten = torch.ops.aten
+    made = aten.empty.memory_format([2, 3], device=torch.device("npu", 1))
+    assert made.device == torch.device("npu:1") and made.shape == (2, 3)
+    assert aten.zeros.default([2], device="npu").cpu().tolist() == [0.0, 0.0]
+    sparse = aten._sparse_coo_tensor_with_dims(2, 0, [4, 4], device="npu", layout=torch.sparse_coo)
+    assert sparse.is_npu and sparse.layout == torch.sparse_coo and sparse._nnz() == 0
+    assert sparse._indices().is_npu and sparse._indices().shape == (2, 0)
+    quantized = torch._empty_affine_quantized(
+        [2, 3], scale=0.5, zero_point=1, dtype=torch.quint8, device="npu"
+    )
+    assert quantized.is_npu and quantized.is_quantized and quantized.q_scale() == 0.5
+    assert quantized.ravel()._base is quantized
+
+
 def test_operations_keep_their_inputs_npu():
     a = torch.randn(4, 4).npu(2)
     b = torch.randn(4, 4).npu(2)

@@ -30,10 +30,12 @@ from torch.utils._pytree import tree_flatten
 
 from .._device import (
     contiguous_outputs,
+    devices,
     foreach_split,
     formats,
     generators,
     host_allocator,
+    memory,
     meta,
     placement,
     soc,
@@ -159,6 +161,8 @@ class EmulatedNpuMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if HigherOrderOperator is not None and isinstance(func, HigherOrderOperator):
             return _run_higher_order(self, func, args, kwargs or {})
+        if kwargs and getattr(kwargs.get("device"), "type", None) == "npu":
+            return self._made_on_npu(func, types, args, kwargs)
         if types and _defers_to(types):
             # A tensor subclass with its own dispatch (DTensor) runs first and calls the plain
             # operations on the tensors it holds, which come back here: the NPU computes those.
@@ -211,6 +215,19 @@ class EmulatedNpuMode(TorchDispatchMode):
             and placement.npu_of(out) is not None
         ):
             formats.inherit(args[0], out)  # the NPU makes these in the input's format
+        return out
+
+    def _made_on_npu(self, func, types, args, kwargs):
+        """An aten operation told to make its result on an NPU (``device=npu:N``, as
+        ``torch.ops.aten.empty.memory_format`` or a quantized or sparse maker called directly
+        are): it makes it in host memory, which is the NPU's, on that NPU."""
+        device = kwargs["device"]
+        index = devices.current_device() if device.index is None else device.index
+        kwargs = dict(kwargs, device=torch.device("cpu"))
+        with memory.allocation_guard(index):
+            out = self.__torch_dispatch__(func, types, args, kwargs)
+        outputs = fast_path.output_leaves(out) if emulation_path.is_fast() else tree_flatten(out)[0]
+        placement.put_outputs(outputs, tree_flatten((args, kwargs))[0], index)
         return out
 
 
