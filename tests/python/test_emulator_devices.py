@@ -271,6 +271,15 @@ def test_npu_to_and_cpu_move_like_torch_moves_between_devices():
         x.npu(8)
 
 
+def test_npu_of_another_device_is_refused_as_torch_npu_refuses_it():
+    for device in ("cpu", "cpu:0", torch.device("cpu")):
+        with pytest.raises(RuntimeError, match="^Invalid device, must be npu device$"):
+            torch.ones(2).npu(device)
+        with pytest.raises(RuntimeError, match="^Invalid device, must be npu device$"):
+            nn.Linear(2, 2).npu(device)
+    assert torch.ones(2).npu("npu:1").device == torch.device("npu:1")
+
+
 def test_type_names_and_casts():
     x = torch.ones(3).npu()
     assert x.type() == "torch.npu.FloatTensor" and x.half().type() == "torch.npu.HalfTensor"

@@ -228,6 +228,17 @@ def tensor_cpu(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     return transfer(self, None, lambda t: _base_cpu(t, *args, **kwargs))
 
 
+def _npu_named(device: Any, what: str) -> int:
+    """The NPU index ``npu(device)`` names (None: the current NPU); another device type is
+    refused as torch_npu's generated ``npu`` methods refuse it."""
+    if (
+        isinstance(device, (str, TorchDevice, NpuDevice))
+        and devices.npu_index(device, what) is None
+    ):
+        raise RuntimeError("Invalid device, must be npu device")
+    return devices.index_of(device, what)
+
+
 def tensor_npu(
     self: torch.Tensor,
     device: Any = None,
@@ -235,7 +246,7 @@ def tensor_npu(
     memory_format: torch.memory_format = torch.preserve_format,
 ) -> torch.Tensor:
     """``Tensor.npu(device=None)``: this tensor on the current (or the given) NPU."""
-    index = devices.index_of(device, "Tensor.npu")
+    index = _npu_named(device, "Tensor.npu")
     emulation.enable()
     return tensor_to(
         self, npu_device(index), non_blocking=non_blocking, memory_format=memory_format
@@ -405,7 +416,7 @@ def module_to(self: torch.nn.Module, *args: Any, **kwargs: Any) -> torch.nn.Modu
 
 def module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
     """``Module.npu(device=None)``: the module, its parameters and buffers on the NPU."""
-    return module_to(self, npu_device(devices.index_of(device, "Module.npu")))
+    return module_to(self, npu_device(_npu_named(device, "Module.npu")))
 
 
 def install() -> None:
