@@ -503,7 +503,7 @@ EXCLUDED_MASTER.update(
         "test/test_type_promotion.py": {
             **{
                 f"test_type_promotion.TestTypePromotionPRIVATEUSE1.test_{name}": (ON_910, NO_BF16)
-                for name in ["bfloat16_npu"]
+                for name in ["bfloat16_npu", "complex_half_npu", "complex_promotion_npu"]
                 + [f"result_type_npu_bfloat16_{t}" for t in DTYPES_BF16_PAIRS]
                 + [f"result_type_npu_{t}_bfloat16" for t in DTYPES_BF16_PAIRS if t != "bfloat16"]
             },
@@ -517,21 +517,6 @@ EXCLUDED_MASTER.update(
                 )
                 for low in ("float32", "float64")
                 for high in ("bool", "float32", "float64", "int32")
-            },
-            **{
-                f"test_type_promotion.TestTypePromotionPRIVATEUSE1.test_{name}": (
-                    ALL,
-                    "expects complex32 (chalf) results from complex32 or float16 operands "
-                    "with complex ones; the emulated NPU's give complex64 there; " + TORCH_DISABLES,
-                )
-                for name in (
-                    "complex_half_npu",
-                    "complex_promotion_npu",
-                    "result_type_npu_complex128_float16",
-                    "result_type_npu_complex64_float16",
-                    "result_type_npu_float16_complex128",
-                    "result_type_npu_float16_complex64",
-                )
             },
             "test_type_promotion.TestTypePromotionPRIVATEUSE1.test_cat_out_different_dtypes_npu": (
                 ALL,
