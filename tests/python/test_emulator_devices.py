@@ -271,6 +271,15 @@ def test_npu_to_and_cpu_move_like_torch_moves_between_devices():
         x.npu(8)
 
 
+def test_npu_of_another_device_is_refused_as_torch_npu_refuses_it():
+    for device in ("cpu", "cpu:0", torch.device("cpu")):
+        with pytest.raises(RuntimeError, match="^Invalid device, must be npu device$"):
+            torch.ones(2).npu(device)
+        with pytest.raises(RuntimeError, match="^Invalid device, must be npu device$"):
+            nn.Linear(2, 2).npu(device)
+    assert torch.ones(2).npu("npu:1").device == torch.device("npu:1")
+
+
 def test_type_names_and_casts():
     x = torch.ones(3).npu()
     assert x.type() == "torch.npu.FloatTensor" and x.half().type() == "torch.npu.HalfTensor"
@@ -289,6 +298,28 @@ def test_type_names_and_casts():
     assert torch.npu.FloatTensor(2, 3).shape == (2, 3)
 
 
+@pytest.mark.skipif(
+    int(torch.__version__.split(".")[0]) < 2, reason="torch 1.13 has no NPU typed storages"
+)
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+def test_legacy_storage_types_are_the_npu_s():
+    made = torch.npu.BoolStorage([True, False, True])
+    assert made.dtype == torch.bool and made.tolist() == [True, False, True]
+    assert isinstance(made, torch.npu.BoolStorage) and made.element_size() == 1
+    assert torch.npu.FloatStorage().size() == 0 and torch.npu.LongStorage(3).size() == 3
+    assert torch.npu.HalfStorage(2).dtype == torch.float16
+    with pytest.raises(IndexError):
+        made[3]
+    x = torch.tensor([1.0, 2.0]).npu()
+    assert isinstance(x.storage(), torch.npu.FloatStorage)
+    assert not isinstance(x.storage(), torch.npu.HalfStorage)
+    assert not isinstance(torch.ones(2).storage(), torch.npu.FloatStorage)
+    on_npu = torch.tensor([], device="npu").set_(torch.npu.FloatStorage([3.0, 4.0]))
+    assert on_npu.is_npu and on_npu.cpu().tolist() == [3.0, 4.0]
+    with pytest.raises(RuntimeError, match="from_buffer: Not available for NPU storage"):
+        torch.npu.ByteStorage.from_buffer(b"ab")
+
+
 def test_identity_properties():
     x = torch.ones(2).npu(1)
     assert x.is_npu and not x.is_cpu and not x.is_cuda and x.device == torch.device("npu:1")
@@ -300,6 +331,53 @@ def test_identity_properties():
     assert x.cpu().numpy().tolist() == [1.0, 1.0]
     pinned = torch.ones(3).pin_memory()
     assert pinned.tolist() == [1.0, 1.0, 1.0] and not pinned.is_npu
+
+
+def test_python_callables_over_elements_run_on_host_tensors_only():
+    npu = torch.zeros(3).npu()
+    for call, name in (
+        (lambda: npu.apply_(lambda a: a + 1), "apply_"),
+        (lambda: npu.map_(npu, lambda a, b: a + b), "map_"),
+        (lambda: npu.map2_(npu, npu, lambda a, b, c: a), "map2_"),
+    ):
+        with pytest.raises(TypeError, match=f"^{name} is only implemented on CPU tensors"):
+            call()
+    host = torch.zeros(3)
+    with pytest.raises(TypeError, match="map_: expected torch.FloatTensor for 'other'"):
+        host.map_(npu, lambda a, b: a + b)
+    assert npu.cpu().tolist() == [0.0, 0.0, 0.0]
+    host.map_(torch.ones(3), lambda a, b: a + b + 1).apply_(lambda a: a * 2)
+    assert host.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_take_along_dim_wants_its_tensors_on_one_device():
+    x = torch.randn(2, 3, 4)
+    indices = torch.argsort(x, dim=1)
+    for a, b in ((x.npu(), indices), (x, indices.npu())):
+        with pytest.raises(RuntimeError, match=r"^Expected tensor to have .* torch.take_along_dim"):
+            torch.take_along_dim(a, b, dim=1)
+    with pytest.raises(RuntimeError, match=r"got tensor with cpu Device"):
+        x.npu().take_along_dim(indices, 1)
+    out = torch.take_along_dim(x.npu(), indices.npu(), dim=1)
+    assert out.is_npu and torch.equal(out.cpu(), torch.take_along_dim(x, indices, dim=1))
+
+
+@pytest.mark.skipif(
+    int(torch.__version__.split(".")[0]) < 2, reason="torch 1.13 has no npu device type"
+)
+def test_aten_makers_called_with_an_npu_device_make_npu_tensors():
+    aten = torch.ops.aten
+    made = aten.empty.memory_format([2, 3], device=torch.device("npu", 1))
+    assert made.device == torch.device("npu:1") and made.shape == (2, 3)
+    assert aten.zeros.default([2], device="npu").cpu().tolist() == [0.0, 0.0]
+    sparse = aten._sparse_coo_tensor_with_dims(2, 0, [4, 4], device="npu", layout=torch.sparse_coo)
+    assert sparse.is_npu and sparse.layout == torch.sparse_coo and sparse._nnz() == 0
+    assert sparse._indices().is_npu and sparse._indices().shape == (2, 0)
+    quantized = torch._empty_affine_quantized(
+        [2, 3], scale=0.5, zero_point=1, dtype=torch.quint8, device="npu"
+    )
+    assert quantized.is_npu and quantized.is_quantized and quantized.q_scale() == 0.5
+    assert quantized.ravel()._base is quantized
 
 
 def test_operations_keep_their_inputs_npu():

@@ -93,6 +93,30 @@ def test_mixed_fp16_fp32_follows_type_promotion():
     assert (a * torch.tensor(2.0)).dtype == torch.float16  # 0-dim tensors do not promote
 
 
+def test_dtype_questions_are_answered_for_fp16_as_torch_answers_them():
+    # promote_types and can_cast are aten operations on dtypes alone: no values to widen.
+    half, bf16 = torch.float16, torch.bfloat16
+    assert torch.promote_types(half, half) is half
+    assert torch.promote_types(half, torch.int16) is half
+    assert torch.promote_types(bf16, half) is torch.float32
+    assert torch.can_cast(half, torch.int8) is False and torch.can_cast(torch.int8, half)
+    a = torch.ones(2, dtype=half).npu()
+    assert torch.result_type(a, torch.ones(2, dtype=torch.int16).npu()) is half
+
+
+@pytest.mark.parametrize("path", ["fast", "general"])
+def test_complex32_beside_fp16_stays_complex32(path):
+    from torch_npu._fp16 import path as emulation_path
+
+    chalf = torch.tensor([1.5 + 2j, -3 + 0.5j], dtype=torch.complex32).npu()
+    half = torch.tensor([2.0, 0.25], dtype=torch.float16).npu()
+    with emulation_path.using(path):
+        out = chalf + half
+        scaled = chalf * 2.2
+    assert out.dtype == torch.complex32 and scaled.dtype == torch.complex32 and out.is_npu
+    assert out.cpu().to(torch.complex64).tolist() == [3.5 + 2j, -2.75 + 0.5j]
+
+
 def test_overflowing_result_saturates_and_sets_float_status():
     a = torch.full((2, 2), 300.0).half()
     out = a @ a  # 2 * 300 * 300 = 180000 > 65504

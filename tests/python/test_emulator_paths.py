@@ -885,6 +885,30 @@ def test_a_failing_operation_gives_its_buffers_back():
     assert not scratch_pool._pool.lent
 
 
+def test_the_fast_path_gives_back_its_buffers_after_a_sparse_result():
+    from torch_npu._fp16 import scratch_pool
+
+    scratch_pool.clear()
+    g = torch.Generator().manual_seed(0)
+    indices = torch.randint(0, 40, (2, 3000), generator=g)
+    v = values(3000)
+    with emulation_path.using("fast"):
+        out = torch.sparse_coo_tensor(indices.npu(), v.npu(), (40, 40)).coalesce()
+    assert not scratch_pool._pool.lent
+    assert out.is_npu and out.dtype == torch.float16 and out.layout == torch.sparse_coo
+    with plain_torch():
+        host = torch.sparse_coo_tensor(indices, v.float(), (40, 40)).coalesce()
+    assert torch.equal(out._indices().cpu(), host._indices())
+    assert torch.equal(out._values().cpu(), host._values().half())
+    # A buffer that a sparse result's values lie in stays the result's.
+    lent = scratch_pool.take((6,), (1,), 6)
+    held = torch.sparse_coo_tensor(torch.zeros(1, 6, dtype=torch.long), lent, (1,))
+    assert held._values().data_ptr() == lent.data_ptr()
+    scratch_pool.give_back([held])
+    assert scratch_pool.take((6,), (1,), 6).data_ptr() != lent.data_ptr()
+    scratch_pool.give_back([])
+
+
 def test_output_dtype_keys_tell_apart_what_the_meta_call_sees():
     from torch_npu._fp16 import output_dtypes
 

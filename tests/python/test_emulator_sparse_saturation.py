@@ -1,7 +1,8 @@
 """Sparse fp32 and fp16 results on an emulated 910 in saturation mode: the sparse gradient of
 ``nn.Embedding(sparse=True)`` (Huawei's test/nn/test_embedding.py makes them) is checked for
 overflow through its values, which saturate to the format's largest value and raise the float
-status as a strided result's do; in-range values are torch's own."""
+status as a strided result's do; in-range values are torch's own. And ``max()`` of a sparse NPU
+tensor, which the NPU computes and CPU torch has no kernel for."""
 
 import torch
 import torch.nn as nn
@@ -58,3 +59,21 @@ def test_an_fp16_sparse_gradient_saturates_to_65504():
         values = grad.to_dense().cpu().float()
         float_status.clear()
     assert values[7].eq(65504.0).all() and values[1].eq(40000.0).all()
+
+
+def _coo(indices, values, size):
+    return torch.sparse_coo_tensor(on_npu(torch.tensor(indices)), on_npu(values), size)
+
+
+def test_max_of_a_sparse_npu_tensor_counts_its_unstored_zeros():
+    stored = torch.tensor([1.0, 2.0, 4.0])
+    diagonal = [[0, 1, 2], [0, 1, 2]]
+    top = _coo(diagonal, stored, [4, 4]).max()
+    assert top.layout == torch.strided and top.dim() == 0 and top.device.type == "npu"
+    assert top.item() == 4.0
+    assert _coo(diagonal, -stored, [4, 4]).max().item() == 0.0  # the zeros off the diagonal
+    every = [[0, 0, 1, 1], [0, 1, 0, 1]]
+    assert _coo(every, torch.tensor([-1.0, -3.0, -2.0, -5.0]), [2, 2]).max().item() == -1.0
+    # duplicates add up before the maximum is taken, as to_dense() adds them
+    assert _coo([[0, 0], [0, 0]], torch.tensor([-1.0, -3.0]), [1, 1]).max().item() == -4.0
+    assert _coo([[0], [0]], torch.tensor([3]), [2, 2]).max().dtype == torch.int64

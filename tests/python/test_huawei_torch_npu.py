@@ -250,6 +250,29 @@ FILES_MASTER = (
         )
     ]
 )
+# torch's tensor semantics on NPU tensors (Huawei's top-level files, master only): cat, chunk,
+# narrow, copy_, indexing, shapes, sorting, views, type promotion, storages, sparse COO tensors.
+FILES_MASTER += [
+    f"test/test_{name}.py"
+    for name in (
+        "bool_storage",
+        "cat",
+        "chunk",
+        "chunk_cat",
+        "copy_",
+        "indexing",
+        "is_conj",
+        "narrow",
+        "qint32_storage_dtype",
+        "quantized_storage",
+        "shape_ops",
+        "sort_and_select",
+        "sparse_coo",
+        "tensor_map_",
+        "type_promotion",
+        "view_ops",
+    )
+]
 FILES_V1_11 = FILES_BOTH + [
     "test/test_utils.py",  # activation checkpointing (master's file is torch's device suite)
     "test/npu/test_generator.py",
@@ -427,6 +450,204 @@ EXCLUDED_MASTER = {
         )
     },
 }
+DTYPES_BF16_PAIRS = (
+    "bfloat16",
+    "bool",
+    "complex128",
+    "complex64",
+    "float16",
+    "float32",
+    "float64",
+    "int16",
+    "int32",
+    "int64",
+    "int8",
+    "uint8",
+)
+NPU_LAYOUT_ONLY = (
+    "makes an NPU tensor channels_last (to or contiguous with that memory format), which "
+    "torch_npu refuses, on a real NPU too: the test fails on every NPU"
+)
+EXCLUDED_MASTER.update(
+    {
+        "test/test_cat.py": {"test_cat.TestCat.test_cat_npu_supported_dtypes": (ON_910, NO_BF16)},
+        "test/test_chunk_cat.py": {
+            "test_chunk_cat.TestChunkCat.test_chunk_cat_npu_supported_dtypes": (ON_910, NO_BF16)
+        },
+        "test/test_indexing.py": {
+            f"test_indexing.TestIndexingPRIVATEUSE1.test_{name}_src_datatype_npu_bfloat16": (
+                ON_910,
+                NO_BF16,
+            )
+            for name in ("index", "index_put")
+        },
+        "test/test_copy_.py": {
+            f"test_copy_.TestTensorCopy_.test_copy_{name}_dtype_cast_non_blocking": (
+                ON_910B,
+                "expects the copy to be still queued behind two 4096x4096 matmuls another "
+                "stream runs; the emulated NPU runs each operation when it is called, so the "
+                "matmuls are done before the copy is issued and nothing is left queued",
+            )
+            for name in (
+                "npu_from_pinned_cpu_slice",
+                "npu_from_pinned_cpu_src",
+                "npu_non_contiguous_dst",
+                "pinned_cpu_from_non_contiguous_npu_src",
+                "pinned_cpu_from_npu_src",
+            )
+        },
+        "test/test_shape_ops.py": {
+            **{
+                f"test_shape_ops.TestShapeOpsPRIVATEUSE1.test_nonzero_npu_{dtype}": (
+                    ALL,
+                    "expects nonzero to refuse a 0-dim host out= tensor beside an NPU input; the "
+                    "emulated NPU lets 0-dim host tensors through as scalars, and host tensors "
+                    "an operation only writes (DDP's buckets); " + TORCH_DISABLES,
+                )
+                for dtype in (
+                    "bfloat16",
+                    "bool",
+                    "float16",
+                    "float32",
+                    "float64",
+                    "int16",
+                    "int32",
+                    "int64",
+                    "int8",
+                    "uint8",
+                )
+            },
+            **{
+                f"test_shape_ops.TestShapeOpsPRIVATEUSE1.test_{name}_npu_bfloat16": (
+                    ON_910,
+                    NO_BF16,
+                )
+                for name in ("flip", "flip_errors", "flip_numpy")
+            },
+            "test_shape_ops.TestShapeOpsPRIVATEUSE1.test_rot90_npu": (
+                ALL,
+                "expects rot90 to refuse an out-of-range dim with a RuntimeError; torch 2.13 "
+                "raises an IndexError for it on every device (plain CPU too): written for an "
+                "older torch",
+            ),
+        },
+        "test/test_sort_and_select.py": {
+            **{
+                f"test_sort_and_select.TestSortAndSelectPRIVATEUSE1.test_msort_npu_{dtype}": (
+                    ALL,
+                    "calls numpy.msort for its reference values, which numpy 2 removed (it "
+                    "fails on every device with numpy 2); " + TORCH_DISABLES,
+                )
+                for dtype in (
+                    "bfloat16",
+                    "float16",
+                    "float32",
+                    "float64",
+                    "int16",
+                    "int32",
+                    "int64",
+                    "int8",
+                    "uint8",
+                )
+            },
+            **{
+                f"test_sort_and_select.TestSortAndSelectPRIVATEUSE1.test_{name}_npu_bfloat16": (
+                    ON_910,
+                    NO_BF16,
+                )
+                for name in (
+                    "stable_sort",
+                    "stable_sort_against_numpy",
+                    "topk_bfloat16",
+                    "topk_nonfinite",
+                    "topk_zero",
+                )
+            },
+            "test_sort_and_select.TestSortAndSelectPRIVATEUSE1."
+            "test_sort_discontiguous_npu_float32": (
+                ALL,
+                "expects sort's results in the strides of its permuted input; the emulated NPU "
+                "makes new outputs contiguous, as torch_npu's operators allocate them; "
+                + TORCH_DISABLES,
+            ),
+        },
+        "test/test_type_promotion.py": {
+            **{
+                f"test_type_promotion.TestTypePromotionPRIVATEUSE1.test_{name}": (ON_910, NO_BF16)
+                for name in ["bfloat16_npu", "complex_half_npu", "complex_promotion_npu"]
+                + [f"result_type_npu_bfloat16_{t}" for t in DTYPES_BF16_PAIRS]
+                + [f"result_type_npu_{t}_bfloat16" for t in DTYPES_BF16_PAIRS if t != "bfloat16"]
+            },
+            **{
+                "test_type_promotion.TestTypePromotionPRIVATEUSE1."
+                f"test_clamp_type_promotion_npu_int32_{low}_{high}": (
+                    ALL,
+                    "expects clamp of an int32 tensor with floating bounds to give a floating "
+                    "result; the NPU's clamp takes number bounds in the tensor's integer dtype "
+                    "and keeps it, as the emulated NPU's does; " + TORCH_DISABLES,
+                )
+                for low in ("float32", "float64")
+                for high in ("bool", "float32", "float64", "int32")
+            },
+            "test_type_promotion.TestTypePromotionPRIVATEUSE1.test_cat_out_different_dtypes_npu": (
+                ALL,
+                "expects a RuntimeError for cat into an out= tensor of a narrower kind; torch "
+                "2.13 raises a TypeError for it on every device (plain CPU too); " + TORCH_DISABLES,
+            ),
+            "test_type_promotion.TestTypePromotionPRIVATEUSE1.test_computation_ignores_out_npu": (
+                ALL,
+                "expects fp16 operands added in fp16 (to inf) before the sum goes into a "
+                "float64 out= tensor; the emulated NPU adds them in fp32 (66000); "
+                + TORCH_DISABLES,
+            ),
+        },
+        "test/test_view_ops.py": {
+            **{
+                f"test_view_ops.TestViewOpsPRIVATEUSE1.test_set_real_imag_npu_{a}_{b}": (
+                    ALL,
+                    "names its dtypes parameter dtypes_t, which torch's device-type tests do "
+                    "not pass (a TypeError on every device): a bug of the test; " + TORCH_DISABLES,
+                )
+                for a in ("complex128", "complex64")
+                for b in (
+                    "bfloat16",
+                    "bool",
+                    "complex128",
+                    "complex64",
+                    "float16",
+                    "float32",
+                    "float64",
+                    "int16",
+                    "int32",
+                    "int64",
+                    "int8",
+                    "uint8",
+                )
+            },
+            **{
+                f"test_view_ops.{name}_npu_bfloat16": (ON_910, NO_BF16)
+                for name in (
+                    "TestOldViewOpsNPU.test_reshape_view_semantics",
+                    "TestOldViewOpsNPU.test_transposes",
+                    "TestOldViewOpsNPU.test_transposes_errors",
+                    "TestViewOpsPRIVATEUSE1.test_view_dtype_upsize_errors",
+                    "TestViewOpsPRIVATEUSE1.test_view_tensor_dsplit",
+                    "TestViewOpsPRIVATEUSE1.test_view_tensor_hsplit",
+                    "TestViewOpsPRIVATEUSE1.test_view_tensor_split",
+                    "TestViewOpsPRIVATEUSE1.test_view_tensor_vsplit",
+                )
+            },
+            "test_view_ops.TestOldViewOpsNPU.test_memory_format_resize_as_npu": (
+                ALL,
+                NPU_LAYOUT_ONLY,
+            ),
+            "test_view_ops.TestViewOpsPRIVATEUSE1.test_view_copy_output_contiguous_npu": (
+                ALL,
+                NPU_LAYOUT_ONLY + "; " + TORCH_DISABLES,
+            ),
+        },
+    }
+)
 EXCLUDED_V1_11 = {
     "test/npu/test_combine_tensors.py": COMBINE_BF16,
     "test/npu/test_torch_deterministicalgorithms.py": {

@@ -1,10 +1,14 @@
-"""torch functions whose composite implementation on torch 1.13 makes a host tensor inside.
+"""torch functions whose composite implementation the device layer does not see whole.
 
 ``repeat_interleave(x, 2, dim)`` with an int count builds its index with a host tensor maker
-and calls ``index_select`` with it; the device layer sees only the inner operations, so on an
-NPU tensor it refused that index as a host tensor beside NPU data. On the NPU (and on torch 2.x,
-where the operation reaches the device layer whole) the call works: the wrapper hands the count
-over as a tensor on the input's device, which takes torch's own tensor-count path.
+and calls ``index_select`` with it on torch 1.13; the device layer sees only the inner operations,
+so on an NPU tensor it refused that index as a host tensor beside NPU data. On the NPU (and on
+torch 2.x, where the operation reaches the device layer whole) the call works: the wrapper hands
+the count over as a tensor on the input's device, which takes torch's own tensor-count path.
+
+``take_along_dim(x, indices)`` checks that both tensors are on one device before it calls its
+inner operations, with a message of its own; every emulated NPU tensor is a host tensor to
+torch, so the wrapper makes that check between NPUs and the host.
 
 ``torch._C._nn.unflatten_dense_tensors(flat, tensors)`` (behind
 ``torch._utils._unflatten_dense_tensors``, which DDP, apex and bucketing code use) is C++ outside
@@ -70,10 +74,31 @@ def _wrap_unflatten(original: Any) -> Any:
     return _wraps.mark(unflatten_dense_tensors, original)
 
 
+def _wrap_take_along_dim(original: Any) -> Any:
+    @functools.wraps(original)
+    def take_along_dim(input: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(input, torch.Tensor) and isinstance(indices, torch.Tensor):
+            if placement.npu_of(indices) != placement.npu_of(input):
+                raise RuntimeError(
+                    f"Expected tensor to have {input.device} Device, but got tensor with "
+                    f"{indices.device} Device (while checking arguments for "
+                    "torch.take_along_dim():)"
+                )
+        return original(input, indices, *args, **kwargs)
+
+    return _wraps.mark(take_along_dim, original)
+
+
 def install() -> None:
     nn = torch._C._nn
     if not _wraps.is_wrapper(nn.unflatten_dense_tensors):
         nn.unflatten_dense_tensors = _wrap_unflatten(nn.unflatten_dense_tensors)
+    for owner in (torch, torch.Tensor):
+        original = owner.take_along_dim
+        if not _wraps.is_wrapper(original):
+            setattr(owner, "take_along_dim", _wrap_take_along_dim(original))
+            if owner is torch:
+                _wraps.stand_for_in_torchscript(owner.take_along_dim, original)
     if torch_device.NATIVE:  # torch 2.x dispatches repeat_interleave to the device layer whole
         return
     for owner in (torch, torch.Tensor):

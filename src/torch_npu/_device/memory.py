@@ -183,6 +183,17 @@ def track(tensor: torch.Tensor, index: int) -> None:
         block.refs.append(weakref.ref(tensor, functools.partial(_drop, block)))
 
 
+def npu_of_storage(storage: Any) -> Optional[int]:
+    """The NPU whose memory the (untyped) ``storage`` is, or None: host memory, or a storage
+    with nothing allocated."""
+    try:
+        key = storage.data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return None
+    block = _blocks.get(key) if key else None
+    return None if block is None else block.device
+
+
 def _allocate(storage: Any, key: int, index: int) -> _Block:
     requested = storage.nbytes()
     size = block_size(requested)

@@ -4,7 +4,8 @@ emulated NPU.
 ``npu()``, ``to("npu:N")`` and ``cpu()`` move tensors between the host and the NPUs as torch does
 between devices: a tensor that changes device is a new tensor (a copy), one already there is
 returned as it is. ``is_npu``, ``device`` (``npu:N``) and ``type()``
-("torch.npu.HalfTensor") report the NPU; ``numpy()`` of an NPU tensor is refused as on the NPU.
+("torch.npu.HalfTensor") report the NPU; ``numpy()`` of an NPU tensor is refused as on the NPU,
+and so are ``apply_``, ``map_`` and ``map2_``, which torch runs on CPU tensors only.
 ``type_as(other)`` takes ``other``'s device with its dtype, as torch's does. Modules move in
 place: their parameters and buffers are put on the NPU. Pinning gives host memory from the pinned
 cache (``pinned``), and so does a non-blocking copy from an NPU to the host, as torch_npu's; an
@@ -147,6 +148,9 @@ _base_to = _torch_own(_TensorBase.to)
 _base_cpu = _torch_own(_TensorBase.cpu)
 _base_type = _torch_own(_TensorBase.type)
 _base_numpy = _torch_own(_TensorBase.numpy)
+_base_apply_ = _torch_own(_TensorBase.apply_)
+_base_map_ = _torch_own(_TensorBase.map_)
+_base_map2_ = _torch_own(_TensorBase.map2_)
 _base_device = _TensorBase.device
 _base_data = _TensorBase.data
 _base_is_cpu = _TensorBase.is_cpu
@@ -224,6 +228,17 @@ def tensor_cpu(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     return transfer(self, None, lambda t: _base_cpu(t, *args, **kwargs))
 
 
+def _npu_named(device: Any, what: str) -> int:
+    """The NPU index ``npu(device)`` names (None: the current NPU); another device type is
+    refused as torch_npu's generated ``npu`` methods refuse it."""
+    if (
+        isinstance(device, (str, TorchDevice, NpuDevice))
+        and devices.npu_index(device, what) is None
+    ):
+        raise RuntimeError("Invalid device, must be npu device")
+    return devices.index_of(device, what)
+
+
 def tensor_npu(
     self: torch.Tensor,
     device: Any = None,
@@ -231,7 +246,7 @@ def tensor_npu(
     memory_format: torch.memory_format = torch.preserve_format,
 ) -> torch.Tensor:
     """``Tensor.npu(device=None)``: this tensor on the current (or the given) NPU."""
-    index = devices.index_of(device, "Tensor.npu")
+    index = _npu_named(device, "Tensor.npu")
     emulation.enable()
     return tensor_to(
         self, npu_device(index), non_blocking=non_blocking, memory_format=memory_format
@@ -262,6 +277,34 @@ def tensor_numpy(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             "Tensor.cpu() to copy the tensor to host memory first."
         )
     return _base_numpy(self, *args, **kwargs)
+
+
+def _host_only(name: str, self: torch.Tensor, others: Tuple[Any, ...], labels: Tuple[str, ...]):
+    """Refuse ``name`` (``apply_``, ``map_``, ``map2_``: Python callables run element by element)
+    as torch does for a tensor off the CPU: its operands must be of ``self``'s type, and ``self``
+    on the host."""
+    for other, label in zip(others, labels):
+        if isinstance(other, torch.Tensor) and placement.npu_of(other) != placement.npu_of(self):
+            raise TypeError(
+                f"{name}: expected {tensor_type(self)} for {label} (got {tensor_type(other)})"
+            )
+    if placement.npu_of(self) is not None:
+        raise TypeError(f"{name} is only implemented on CPU tensors")
+
+
+def tensor_apply_(self: torch.Tensor, callable: Any) -> torch.Tensor:
+    _host_only("apply_", self, (), ())
+    return _base_apply_(self, callable)
+
+
+def tensor_map_(self: torch.Tensor, tensor: Any, callable: Any) -> torch.Tensor:
+    _host_only("map_", self, (tensor,), ("'other'",))
+    return _base_map_(self, tensor, callable)
+
+
+def tensor_map2_(self: torch.Tensor, x: Any, y: Any, callable: Any) -> torch.Tensor:
+    _host_only("map2_", self, (x, y), ("argument 'x'", "argument 'y'"))
+    return _base_map2_(self, x, y, callable)
 
 
 def tensor_type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
@@ -373,7 +416,7 @@ def module_to(self: torch.nn.Module, *args: Any, **kwargs: Any) -> torch.nn.Modu
 
 def module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
     """``Module.npu(device=None)``: the module, its parameters and buffers on the NPU."""
-    return module_to(self, npu_device(devices.index_of(device, "Module.npu")))
+    return module_to(self, npu_device(_npu_named(device, "Module.npu")))
 
 
 def install() -> None:
@@ -386,6 +429,9 @@ def install() -> None:
         ("type", tensor_type),
         ("type_as", tensor_type_as),
         ("numpy", tensor_numpy),
+        ("apply_", tensor_apply_),
+        ("map_", tensor_map_),
+        ("map2_", tensor_map2_),
         ("pin_memory", tensor_pin_memory),
         ("is_pinned", tensor_is_pinned),
         ("contiguous", tensor_contiguous),

@@ -44,6 +44,7 @@ _HALF = torch.float16
 _BF16 = torch.bfloat16
 _FLOAT = torch.float32
 _REDUCED = (_HALF, _BF16)
+_CHALF = torch.complex32
 _Tensor = torch.Tensor
 
 
@@ -227,3 +228,5 @@ def _narrow(
             )
         elif want == _BF16 and x.dtype != _BF16 and x.is_floating_point():
             flat[i] = saturation.host_to_bf16(x, rt, inf_nan)
+        elif want == _CHALF and x.dtype != _CHALF and x.is_complex():
+            flat[i] = x.to(_CHALF)  # complex32 and fp16 operands: a complex32 result

@@ -137,4 +137,6 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any], cached: bool 
         want = expected[i] if expected is not None and i < len(expected) else fallback
         if want in REDUCED and x.is_floating_point() and x.dtype != want:
             flat[i] = saturation.to_reduced(x, want)
+        elif want is torch.complex32 and x.is_complex() and x.dtype != want:
+            flat[i] = x.to(want)  # complex32 and fp16 operands: a complex32 result
     return tree_unflatten(flat, spec)

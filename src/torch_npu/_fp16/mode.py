@@ -12,7 +12,8 @@ saturation mode an overflow is stored as ±FLT_MAX and raises the float status. 
 ``out=`` operations write back into the original fp16 tensors. View and metadata operations
 run unchanged so that aliasing is kept. The mode sees the backward pass too, because autograd
 dispatches its backward operations through the same stack. New outputs of NPU operations are
-contiguous, as torch_npu's (``contiguous_outputs``).
+contiguous, as torch_npu's (``contiguous_outputs``). torch 2.x's higher-order operators
+(``out_dtype``, ``cond``, ...) come to the mode too: the aten operations inside them are emulated.
 
 The mode stack of torch is per thread: the mode applies to the thread that enabled it.
 """
@@ -29,10 +30,12 @@ from torch.utils._pytree import tree_flatten
 
 from .._device import (
     contiguous_outputs,
+    devices,
     foreach_split,
     formats,
     generators,
     host_allocator,
+    memory,
     meta,
     placement,
     soc,
@@ -112,11 +115,54 @@ def _no_bf16(func: Any) -> RuntimeError:
     )
 
 
+try:  # torch 2.x: operators that take functions or operators (out_dtype, cond, ...)
+    from torch._ops import HigherOrderOperator, OperatorBase, OpOverloadPacket, _compute_keyset
+except ImportError:  # pragma: no cover - torch 1.x has none
+    HigherOrderOperator = _compute_keyset = None  # type: ignore[assignment,misc]
+
+
+def _under(mode: Any, fn: Any) -> Any:
+    """``fn`` run with ``mode`` on."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with mode:
+            return fn(*args, **kwargs)
+
+    return run
+
+
+def _run_higher_order(mode: Any, func: Any, args: Any, kwargs: Any) -> Any:
+    """A higher-order operator, which torch hands to the mode with the mode off: its kernel for
+    its tensors' dispatch keys runs, and the aten operations it calls are the emulated NPU's.
+    Torch's kernels that call functions of the program (cond's branches, scan's body) want no
+    mode on themselves, so those functions run with the mode on; the others (out_dtype's)
+    run with it. Below another mode (the key is still Python's), the operator goes on to that
+    mode as torch sends it."""
+    key = _compute_keyset(args, kwargs, func.non_fallthrough_keys).highestPriorityTypeId()
+    if key == torch._C.DispatchKey.Python:
+        return func(*args, **kwargs)
+    functions = [
+        callable(a) and not isinstance(a, (torch.Tensor, OperatorBase, OpOverloadPacket))
+        for a in args
+    ]
+    if any(functions):
+        args = tuple(_under(mode, a) if f else a for a, f in zip(args, functions))
+        return func.dispatch(key, *args, **kwargs)
+    with mode:
+        return func.dispatch(key, *args, **kwargs)
+
+
 class EmulatedNpuMode(TorchDispatchMode):
     """Dispatch mode that gives CPU torch the fp16 arithmetic of an NPU, and puts each
     operation's new outputs on the NPU its inputs are on (see ``placement``)."""
 
+    supports_higher_order_operators = True  # torch 2.x: they come to ``__torch_dispatch__``
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if HigherOrderOperator is not None and isinstance(func, HigherOrderOperator):
+            return _run_higher_order(self, func, args, kwargs or {})
+        if kwargs and getattr(kwargs.get("device"), "type", None) == "npu":
+            return self._made_on_npu(func, types, args, kwargs)
         if types and _defers_to(types):
             # A tensor subclass with its own dispatch (DTensor) runs first and calls the plain
             # operations on the tensors it holds, which come back here: the NPU computes those.
@@ -169,6 +215,19 @@ class EmulatedNpuMode(TorchDispatchMode):
             and placement.npu_of(out) is not None
         ):
             formats.inherit(args[0], out)  # the NPU makes these in the input's format
+        return out
+
+    def _made_on_npu(self, func, types, args, kwargs):
+        """An aten operation told to make its result on an NPU (``device=npu:N``, as
+        ``torch.ops.aten.empty.memory_format`` or a quantized or sparse maker called directly
+        are): it makes it in host memory, which is the NPU's, on that NPU."""
+        device = kwargs["device"]
+        index = devices.current_device() if device.index is None else device.index
+        kwargs = dict(kwargs, device=torch.device("cpu"))
+        with memory.allocation_guard(index):
+            out = self.__torch_dispatch__(func, types, args, kwargs)
+        outputs = fast_path.output_leaves(out) if emulation_path.is_fast() else tree_flatten(out)[0]
+        placement.put_outputs(outputs, tree_flatten((args, kwargs))[0], index)
         return out
 
 

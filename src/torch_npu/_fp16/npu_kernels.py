@@ -14,7 +14,9 @@ tensors keep CPU torch's rules):
   in the tensor's dtype (a float bound is truncated toward zero, as C++ converts it), so
   ``int64_tensor.clamp_(0, gain - 1)`` with a float ``gain`` works in place and ``clamp``
   returns int64 (CPU torch promotes to float, and refuses the in-place form). A bound beyond
-  the dtype's range, inf or NaN is an error naming it.
+  the dtype's range, inf or NaN is an error naming it;
+- ``max()`` of a sparse COO tensor gives its largest element, as a dense 0-dim tensor (CPU
+  torch has no sparse kernel for it).
 """
 
 from __future__ import annotations
@@ -127,9 +129,29 @@ _INT32_INDICES: Dict[Any, int] = {
     aten.index_put_.default: 1,
     aten._index_put_impl_.default: 1,
 }
+
+
+def _sparse_max(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[torch.Tensor]:
+    """The largest element of a sparse COO tensor, the zeros it does not store included; CPU
+    torch has no such kernel."""
+    self = args[0]
+    if self.layout != torch.sparse_coo:
+        return None
+    if self.numel() == 0:
+        return self.to_dense().max()  # torch's error for an empty reduction
+    values = self.coalesce()._values()
+    if values.numel() == 0:
+        return torch.zeros((), dtype=self.dtype)
+    top = values.max()
+    if values.numel() < self.numel():  # unstored elements are zeros
+        top = torch.maximum(top, torch.zeros((), dtype=self.dtype))
+    return top
+
+
 # op -> the NPU's result when it differs from torch's (None: torch's own kernel).
 _KERNELS: Dict[Any, Callable[[Tuple[Any, ...], Dict[str, Any]], Optional[Any]]] = {
     aten.binary_cross_entropy.default: _bce,
+    aten.max.default: _sparse_max,
 }
 # clamp's number overloads: their bounds are taken in the tensor's dtype.
 _INTEGER_CLAMPS = frozenset(getattr(aten, name).default for name in _CLAMPS)

@@ -97,6 +97,7 @@ def host_to_fp16(values: torch.Tensor, rt: Any) -> torch.Tensor:
         rt is not None
         and n
         and values.dtype == _FLOAT
+        and values.layout == torch.strided  # a sparse tensor's values are not its memory
         and values.is_contiguous()
         and values.data_ptr()
     ):

@@ -13,7 +13,7 @@ frees them all.
 from __future__ import annotations
 
 import threading
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -46,6 +46,31 @@ def take(sizes: Sequence[int], strides: Sequence[int], numel: int) -> torch.Tens
     return buffer.as_strided(sizes, strides)
 
 
+# The dense tensors a sparse tensor of each layout keeps its values and indices in.
+_PARTS = {
+    getattr(torch, layout): names
+    for layout, names in (
+        ("sparse_coo", ("_indices", "_values")),
+        ("sparse_csr", ("crow_indices", "col_indices", "values")),
+        ("sparse_csc", ("ccol_indices", "row_indices", "values")),
+        ("sparse_bsr", ("crow_indices", "col_indices", "values")),
+        ("sparse_bsc", ("ccol_indices", "row_indices", "values")),
+    )
+    if hasattr(torch, layout)
+}
+
+
+def _memory_of(t: torch.Tensor) -> Optional[List[torch.Tensor]]:
+    """The strided tensors whose memory ``t`` is (itself, or a sparse tensor's values and
+    indices); None for a layout without them."""
+    if t.layout == torch.strided:
+        return [t]
+    names = _PARTS.get(t.layout)
+    if names is None:
+        return None
+    return [getattr(t, name)() for name in names]
+
+
 def give_back(results: Iterable[object]) -> None:
     """Take back every buffer lent since the last call, except those a tensor among
     ``results`` lies in."""
@@ -53,7 +78,13 @@ def give_back(results: Iterable[object]) -> None:
     if not lent:
         return
     _pool.lent = []
-    spans = [(t.data_ptr(), t.numel()) for t in results if isinstance(t, torch.Tensor)]
+    spans = []
+    for t in results:
+        if isinstance(t, torch.Tensor):
+            parts = _memory_of(t)
+            if parts is None:
+                return  # memory this module cannot see: lend those buffers no more
+            spans.extend((part.data_ptr(), part.numel()) for part in parts)
     for numel, buffer in lent:
         start = buffer.data_ptr()
         end = start + numel * 4

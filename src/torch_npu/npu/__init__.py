@@ -2,9 +2,9 @@
 
 The functions Ascend scripts call on ``torch.npu``: devices (``utils``) and what they are
 (``get_device_properties``), streams and events (``streams``), memory (``memory``), seeds and
-generators (``random``), the float status, the ``torch.npu.*Tensor`` types, compile options, the
-``matmul``/``conv`` settings, ``amp`` and ``utils``, answered by the emulator as torch_npu
-answers them.
+generators (``random``), the float status, the ``torch.npu.*Tensor`` and ``*Storage`` types,
+compile options, the ``matmul``/``conv`` settings, ``amp`` and ``utils``, answered by the emulator
+as torch_npu answers them.
 """
 
 # ruff: noqa: E402, F401  (imports placed after setup code, re-exports)
@@ -268,6 +268,11 @@ from .random import (
     set_rng_state,
     set_rng_state_all,
 )
+
+
+from ._storages import make_classes as _make_storage_classes  # noqa: E402
+
+globals().update(_make_storage_classes(__name__))  # FloatStorage, ... (torch 2.x)
 
 
 def __getattr__(name: str) -> Any:
