@@ -88,6 +88,9 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/contrib/test_ps_roi_pooling.py",
     "test/contrib/test_roi_align.py",
     "test/contrib/test_transfer_to_npu.py",
+    "test/contrib/test_anchor_generator.py",
+    "test/contrib/test_bbox_coder.py",
+    "test/contrib/test_multiclass_nms.py",
     "test/optim/test_fused_optimizers.py",
     # The operators of torch_npu 2.14 emulated since (docs/NPU_OPERATORS.md). Left out:
     # test_npu_dtype_cast (its double backward wants a graph on the gradient, not emulated),
@@ -287,6 +290,11 @@ IOU = {
         "test_npu_iou_multiparameters",
     )
 }
+NMS_BOXES = (
+    "expects the boxes the NPU's BatchMultiClassNonMaxSuppression writes, which its fp16 "
+    "datapath moves off the input boxes (184 comes out as 183.875, -0.2688 as -0.2734) by "
+    "steps not documented anywhere; the emulator returns the kept input boxes themselves"
+)
 TORCH_DISABLES = "Huawei's own CI disables it on the NPU too (unsupported_test_cases)"
 EXCLUDED_MASTER = {
     "test/npu/test_npu.py": {"test_npu.TestNpu.test_erase_stream": (ALL, ALLOCATOR)},
@@ -355,6 +363,9 @@ EXCLUDED_MASTER = {
     "test/npu/test_combine_tensors.py": COMBINE_BF16,
     "test/contrib/test_iou.py": IOU,
     "test/contrib/test_batchnorm_with_count_int32.py": BATCH_NORM,
+    "test/contrib/test_multiclass_nms.py": {
+        "test_multiclass_nms.TestMultiClassNms.test_npu_multiclass_nms_2": (ON_910, NMS_BOXES)
+    },
 }
 EXCLUDED_V1_11 = {
     "test/npu/test_combine_tensors.py": COMBINE_BF16,
@@ -402,6 +413,12 @@ EXCLUDED_V1_11 = {
     },
     "test/custom_ops/test_float_status.py": {
         "test_float_status.TestFloatStatus.test_float_status": (ON_910B, SATURATION)
+    },
+    "test/contrib/test_multiclass_nms.py": {
+        "test_multiclass_nms.TestMultiClassNms.test_npu_multiclass_nms_2": (ALL, NMS_BOXES)
+    },
+    "test/contrib/test_bbox_coder.py": {
+        "test_bbox_coder.TestBboxCoder.test_npu_bbox_coder_encode_xyxy2xywh": (ON_910B, SATURATION)
     },
     "test/custom_ops/test_npu_bounding_box_encode.py": {
         f"test_npu_bounding_box_encode.TestBoundingBoxEncode.test_encode_shape_format_{t}": (

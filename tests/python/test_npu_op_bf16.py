@@ -425,6 +425,13 @@ def _cases():
             [boxes(6, 69), randn(6, 4, seed=70)],
             (),
         ),
+        "npu_yolo_boxes_encode": (
+            lambda t, a, g: t.npu_yolo_boxes_encode(
+                a, g, torch.tensor([4, 8, 16, 32, 8, 4], dtype=torch.int32).npu()
+            ),
+            [boxes(6, 75), boxes(6, 77)],
+            (),
+        ),
         "npu_batch_nms": (
             lambda t, b, s: t.npu_batch_nms(b, s, 0.2, 0.5, 3, 4),
             [boxes(16, 72).view(2, 8, 1, 4), rand(2, 8, 3, seed=74)],

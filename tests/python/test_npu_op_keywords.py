@@ -319,6 +319,8 @@ DECLARED = {
     "Tensor? mask=None",
     "npu_anchor_response_flags": "Tensor input, int[2] featmap_size, int[2] stride, "
     "int num_base_anchors",
+    "npu_yolo_boxes_encode": "Tensor input, Tensor gt_bboxes, Tensor stride, "
+    "bool performance_mode=False",
     "npu_batch_gather_matmul": "Tensor input, Tensor x, Tensor weight_b, Tensor indices, "
     "Tensor? weight_a=None, int layer_idx=0, float scale=1e-3, "
     "int y_offset=0, int y_slice_size=-1",

@@ -4,6 +4,10 @@ functions and modules are also names of ``torch_npu.contrib`` itself."""
 from .function import (
     fuse_add_softmax_dropout,
     matmul_transpose,
+    npu_batched_multiclass_nms,
+    npu_bbox_coder_decode_xywh2xyxy,
+    npu_bbox_coder_encode_xyxy2xywh,
+    npu_bbox_coder_encode_yolo,
     npu_ciou,
     npu_diou,
     npu_fast_condition_index_put,
@@ -11,7 +15,9 @@ from .function import (
     npu_fused_attention_with_layernorm,
     npu_giou,
     npu_iou,
+    npu_multiclass_nms,
     npu_ptiou,
+    npu_single_level_responsible_flags,
 )
 from .module import (
     DCNv2,
@@ -49,6 +55,10 @@ __all__ = [
     "Swish",
     "fuse_add_softmax_dropout",
     "matmul_transpose",
+    "npu_batched_multiclass_nms",
+    "npu_bbox_coder_decode_xywh2xyxy",
+    "npu_bbox_coder_encode_xyxy2xywh",
+    "npu_bbox_coder_encode_yolo",
     "npu_ciou",
     "npu_diou",
     "npu_fast_condition_index_put",
@@ -56,5 +66,7 @@ __all__ = [
     "npu_fused_attention_with_layernorm",
     "npu_giou",
     "npu_iou",
+    "npu_multiclass_nms",
     "npu_ptiou",
+    "npu_single_level_responsible_flags",
 ]
