@@ -434,6 +434,25 @@ def test_torch_npu_c_answers_for_the_emulated_npu():
     assert not hasattr(c, "_npu_eraseStream")  # no behaviour behind it here
 
 
+def test_empty_strided_npu_is_empty_strided_on_the_current_npu():
+    """torch_npu._C._empty_strided_npu(sizes, strides, dtype), inductor's allocation path."""
+    made = torch_npu._C._empty_strided_npu((3, 4), (8, 1), torch.float16)
+    want = torch.empty_strided((3, 4), (8, 1), dtype=torch.float16, device="npu")
+    assert made.device == torch.device("npu:0") and made.dtype == torch.float16
+    assert made.shape == (3, 4) and made.stride() == (8, 1)
+    assert made.storage().size() == want.storage().size() == 20
+    assert torch_npu._C._empty_strided_npu((0, 3), (0, 0), torch.bool).shape == (0, 3)
+    if torch.npu.device_count() > 1:
+        with torch.npu.device(1):
+            assert torch_npu._C._empty_strided_npu((2,), (1,), torch.int32).device.index == 1
+    with pytest.raises(RuntimeError, match="exactly 3 args"):
+        torch_npu._C._empty_strided_npu((2,), (1,))
+    with pytest.raises(RuntimeError, match="tuple of ints"):
+        torch_npu._C._empty_strided_npu([2], (1,), torch.float32)
+    with pytest.raises(RuntimeError, match="must be a torch.dtype"):
+        torch_npu._C._empty_strided_npu((2,), (1,), "float32")
+
+
 # --- a fork after the NPU was used, and the environment report ------------------------------------
 
 
