@@ -188,6 +188,7 @@ FILES_MASTER = (
         "test/npu/test_unsupport_api.py",
         "test/npu/test_empty_strided_npu.py",
         "test/npu/test_testing.py",
+        "test/npu/test_torch_fill_uninitialized_memory.py",
         "test/distributed/test_all_to_all.py",
         "test/distributed/test_allreduce.py",
         "test/distributed/test_batch_isend_irecv.py",
@@ -367,6 +368,15 @@ EXCLUDED_MASTER = {
     "test/contrib/test_batchnorm_with_count_int32.py": BATCH_NORM,
     "test/contrib/test_multiclass_nms.py": {
         "test_multiclass_nms.TestMultiClassNms.test_npu_multiclass_nms_2": (ON_910, NMS_BOXES)
+    },
+    "test/npu/test_torch_fill_uninitialized_memory.py": {
+        "test_torch_fill_uninitialized_memory.TorchFillUninitializedMemoryTestCasePRIVATEUSE1."
+        "test_deterministic_empty_npu_float16": (
+            ON_910,
+            "expects the NaN that deterministic mode fills fp16 memory with to stay NaN; a 910 "
+            "in saturation mode stores the NaN of an fp16 fill_ as 0 (as it stores -inf as "
+            "-65504), as the emulated 910A does; the fp32 and 910B cases run",
+        )
     },
 }
 EXCLUDED_V1_11 = {
