@@ -1,5 +1,5 @@
-"""torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout), FastBatchNorm* and
-Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
+"""torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout), FastBatchNorm*,
+ChannelShuffle and Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
 with their operators)."""
 
 import pytest
@@ -7,6 +7,7 @@ import torch
 
 from overlay_support.npu_op_checks import on_npu, randn, torch_npu
 from torch_npu.contrib.module import (
+    ChannelShuffle,
     FastBatchNorm1d,
     FastBatchNorm2d,
     FastBatchNorm3d,
@@ -179,3 +180,41 @@ def test_the_prefetcher_hands_over_every_batch_on_the_npu_then_none():
     assert target is None and len(seen) == 3
     assert torch.equal(torch.cat([b for b, _ in seen]), torch.arange(10.0).view(5, 2))
     assert torch.equal(torch.cat([t for _, t in seen]), torch.arange(5))
+
+
+def _shufflenet_shuffle(x, groups):
+    """ShuffleNet V2's channel_shuffle: a view, a transpose and a flatten."""
+    n, c, h, w = x.shape
+    return x.view(n, groups, c // groups, h, w).transpose(1, 2).reshape(n, c, h, w)
+
+
+@pytest.mark.parametrize("groups", [2, 3])
+@pytest.mark.parametrize("split", [False, True])
+def test_channel_shuffle_is_shufflenets_of_the_concatenation(groups, split):
+    a, b = randn(2, 6, 3, 3, seed=1), randn(2, 6, 3, 3, seed=2)
+    grads = randn(2, 12, 3, 3, seed=3)
+    want_a, want_b = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+    want = _shufflenet_shuffle(torch.cat([want_a, want_b], 1), groups)
+    want.backward(grads)
+    got_a, got_b = on_npu(a, grad=True), on_npu(b, grad=True)
+    model = ChannelShuffle(12, groups=groups, split_shuffle=split).npu()
+    got = model(got_a, got_b)
+    if split:
+        assert isinstance(got, tuple) and len(got) == 2
+        assert all(part.device.type == "npu" for part in got)
+        torch.cat(got, 1).backward(on_npu(grads))
+        got = torch.cat([part.detach().cpu() for part in got], 1)
+    else:
+        assert got.device.type == "npu" and got.shape == (2, 12, 3, 3)
+        got.backward(on_npu(grads))
+        got = got.detach().cpu()
+    assert torch.equal(got, want.detach())
+    assert torch.equal(got_a.grad.cpu(), want_a.grad)
+    assert torch.equal(got_b.grad.cpu(), want_b.grad)
+    assert not list(model.state_dict())  # no parameters or buffers, as Ascend's
+
+
+def test_channel_shuffle_takes_the_first_in_channels():
+    x = randn(1, 2, 2, 2, seed=4)
+    same = ChannelShuffle(2, split_shuffle=False).eval()(on_npu(x), on_npu(x))
+    assert torch.equal(same.cpu(), x)  # channels 0, 1 of [x, x]

@@ -91,6 +91,7 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/contrib/test_anchor_generator.py",
     "test/contrib/test_bbox_coder.py",
     "test/contrib/test_multiclass_nms.py",
+    "test/contrib/test_channel_shuffle.py",
     "test/optim/test_fused_optimizers.py",
     # The operators of torch_npu 2.14 emulated since (docs/NPU_OPERATORS.md). Left out:
     # test_npu_dtype_cast (its double backward wants a graph on the gradient, not emulated),

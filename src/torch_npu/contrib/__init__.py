@@ -20,6 +20,7 @@ from .function import (
     npu_single_level_responsible_flags,
 )
 from .module import (
+    ChannelShuffle,
     DCNv2,
     FastBatchNorm1d,
     FastBatchNorm2d,
@@ -38,6 +39,7 @@ from .module import (
 )
 
 __all__ = [
+    "ChannelShuffle",
     "DCNv2",
     "FastBatchNorm1d",
     "FastBatchNorm2d",

@@ -9,6 +9,7 @@ from ._batchnorm_with_int32_count import (
 )
 from ._ensemble_dropout import NpuPreGenDropout
 from .activations import Mish, SiLU, Swish
+from .channel_shuffle import ChannelShuffle
 from .crossentropy import LabelSmoothingCrossEntropy
 from .deform_conv import DCNv2, ModulatedDeformConv
 from .ensemble_dropout import NpuCachedDropout, NpuFairseqDropout
@@ -18,6 +19,7 @@ from .ps_roi_pooling import PSROIPool
 from .roi_align import ROIAlign
 
 __all__ = [
+    "ChannelShuffle",
     "DCNv2",
     "DropoutWithByteMask",
     "FastBatchNorm1d",
