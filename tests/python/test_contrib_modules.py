@@ -1,5 +1,5 @@
 """torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout), FastBatchNorm*,
-ChannelShuffle and Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
+ChannelShuffle, NpuDropPath (Swin's drop path) and Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
 with their operators)."""
 
 import pytest
@@ -11,6 +11,7 @@ from torch_npu.contrib.module import (
     FastBatchNorm1d,
     FastBatchNorm2d,
     FastBatchNorm3d,
+    NpuDropPath,
     NpuPreGenDropout,
 )
 
@@ -218,3 +219,50 @@ def test_channel_shuffle_takes_the_first_in_channels():
     x = randn(1, 2, 2, 2, seed=4)
     same = ChannelShuffle(2, split_shuffle=False).eval()(on_npu(x), on_npu(x))
     assert torch.equal(same.cpu(), x)  # channels 0, 1 of [x, x]
+
+
+@pytest.fixture
+def fresh_drop_path_queues():
+    NpuDropPath.task_dict.clear()
+    yield
+    NpuDropPath.task_dict.clear()
+
+
+def test_drop_path_draws_from_queues_the_model_fills_ahead(fresh_drop_path_queues):
+    layer = NpuDropPath(0.5).npu()
+    model = torch.nn.Sequential(layer, torch.nn.Identity())
+    x = on_npu(torch.ones(64, 3, 2))
+    # No queue yet: the first pass counts what it needs and drops nothing.
+    assert torch.equal(model(x).cpu(), x.cpu())
+    NpuDropPath.enable_droppath_ensemble(model)
+    assert NpuDropPath.droppath_stream is not None
+    torch.npu.manual_seed(7)
+    got = model(x).cpu()
+    torch.npu.manual_seed(7)
+    random = torch.rand((64, 1, 1), device="npu").cpu()
+    want = torch.ones(64, 3, 2) / 0.5 * torch.floor(random + 0.5)
+    assert torch.equal(got, want)
+    kept = got[:, 0, 0] != 0
+    assert 0 < int(kept.sum()) < 64  # whole samples dropped or scaled by 1 / keep_prob
+    assert torch.all(got[kept] == 2) and torch.all(got[~kept] == 0)
+    (task,) = NpuDropPath.task_dict.values()
+    assert task.request_count == 1 and task.rand_queue == []
+    layer.eval()
+    assert torch.equal(model(x).cpu(), x.cpu())
+    assert torch.equal(NpuDropPath(0.0).npu()(x).cpu(), x.cpu())
+    with pytest.raises(RuntimeError, match="input type error"):
+        layer.train()([x])
+
+
+def test_drop_path_gradient_is_the_kept_scale(fresh_drop_path_queues):
+    layer = NpuDropPath(0.25).npu()
+    model = torch.nn.Sequential(layer)
+    x = on_npu(randn(32, 4, seed=5), grad=True)
+    model(x)
+    NpuDropPath.enable_droppath_ensemble(model)
+    out = model(x)
+    out.sum().backward()
+    grad = x.grad.cpu()
+    assert set(grad.flatten().tolist()) == {0.0, torch.tensor(1 / 0.75).item()}
+    assert torch.equal(grad, grad[:, :1].expand(32, 4))  # whole samples
+    assert torch.allclose(out.detach().cpu(), x.detach().cpu() * grad)

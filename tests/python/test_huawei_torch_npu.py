@@ -92,6 +92,7 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/contrib/test_bbox_coder.py",
     "test/contrib/test_multiclass_nms.py",
     "test/contrib/test_channel_shuffle.py",
+    "test/contrib/test_drop_path.py",
     "test/optim/test_fused_optimizers.py",
     # The operators of torch_npu 2.14 emulated since (docs/NPU_OPERATORS.md). Left out:
     # test_npu_dtype_cast (its double backward wants a graph on the gradient, not emulated),
@@ -429,6 +430,14 @@ EXCLUDED_V1_11 = {
     },
     "test/contrib/test_multiclass_nms.py": {
         "test_multiclass_nms.TestMultiClassNms.test_npu_multiclass_nms_2": (ALL, NMS_BOXES)
+    },
+    "test/contrib/test_drop_path.py": {
+        "test_drop_path.TestDropPath.test_drop_path_shape_format": (
+            ALL,
+            "asserts that NpuDropPath(0) runs faster than a DropPath(0) written in the test, "
+            "but both return their input untouched (drop_prob 0), so which is faster is chance, "
+            "on an NPU too; master's test drops with 0.5 and runs here",
+        )
     },
     "test/contrib/test_bbox_coder.py": {
         "test_bbox_coder.TestBboxCoder.test_npu_bbox_coder_encode_xyxy2xywh": (ON_910B, SATURATION)

@@ -12,6 +12,7 @@ from .activations import Mish, SiLU, Swish
 from .channel_shuffle import ChannelShuffle
 from .crossentropy import LabelSmoothingCrossEntropy
 from .deform_conv import DCNv2, ModulatedDeformConv
+from .drop_path import NpuDropPath
 from .ensemble_dropout import NpuCachedDropout, NpuFairseqDropout
 from .npu_modules import DropoutWithByteMask
 from .prefetcher import Prefetcher
@@ -30,6 +31,7 @@ __all__ = [
     "Mish",
     "ModulatedDeformConv",
     "NpuCachedDropout",
+    "NpuDropPath",
     "NpuFairseqDropout",
     "NpuPreGenDropout",
     "PSROIPool",
