@@ -107,6 +107,7 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/custom_ops/test_npu_grid_assign_positive.py",
     "test/custom_ops/test_npu_gru.py",  # its reference: torch's GRU on NPU tensors, one kernel
     "test/custom_ops/test_npu_lstm.py",
+    "test/custom_ops/test_npu_lstm_cell.py",
     "test/custom_ops/test_npu_min_dim.py",
     "test/custom_ops/test_npu_nms_rotated.py",
     "test/custom_ops/test_npu_slice.py",

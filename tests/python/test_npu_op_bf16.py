@@ -781,6 +781,19 @@ def _cases():
             ],
             (0, 1),
         ),
+        "npu_lstm_cell": (
+            lambda t, x, wi, wh, h, c, bi, bh: t.npu_lstm_cell(x, wi, wh, h, c, bi, bh),
+            [
+                randn(2, 4, seed=220),
+                randn(4, 12, seed=221),
+                randn(3, 12, seed=222),
+                randn(2, 3, seed=223),
+                randn(2, 3, seed=224),
+                randn(12, seed=225),
+                randn(12, seed=226),
+            ],
+            (0, 1),
+        ),
         "npu_gru": (
             lambda t, x, h, wi, wh, bi, bh: t.npu_gru(
                 x, h, wi, wh, bi, bh, None, True, 1, 0.0, True, False, False

@@ -314,6 +314,8 @@ DECLARED = {
     "npu_lstm": "Tensor input, Tensor weight, Tensor bias, Tensor seq_mask, Tensor h, Tensor c, "
     "bool has_biases, int num_layers, float dropout, bool train, "
     "bool bidirectional, bool batch_first, bool flag_seq, bool direction",
+    "npu_lstm_cell": "Tensor input, Tensor w_ih, Tensor w_hh, Tensor h, Tensor c, "
+    "Tensor? b_ih=None, Tensor? b_hh=None",
     "npu_masked_causal_conv1d": "Tensor input, Tensor weight, *, Tensor? mask=None",
     "npu_masked_causal_conv1d_backward": "Tensor grad_output, Tensor input, Tensor weight, *, "
     "Tensor? mask=None",
