@@ -434,6 +434,28 @@ def test_torch_npu_c_answers_for_the_emulated_npu():
     assert not hasattr(c, "_npu_eraseStream")  # no behaviour behind it here
 
 
+def test_set_option_checks_the_values_torch_npu_checks():
+    option = {"ACL_AICORE_NUM": 8, "ACL_OP_DEBUG_LEVEL": "2", "ACL_DEBUG_DIR": "anything"}
+    assert torch.npu.set_option(option) is None
+    assert option["ACL_AICORE_NUM"] == "8"  # taken as strings, in the caller's dict too
+    torch.npu.set_option({"ACL_PRECISION_MODE": "must_keep_origin_dtype"})
+    with pytest.warns(UserWarning, match="ACL_OP_SELECT_IMPL_MODE will be deprecated"):
+        torch.npu.set_option({"ACL_OP_SELECT_IMPL_MODE": "high_precision"})
+    refused = [
+        ("ACL_PRECISION_MODE", "500"),
+        ("ACL_OP_SELECT_IMPL_MODE", "100"),
+        ("ACL_OP_DEBUG_LEVEL", "300"),
+        ("ACL_OP_COMPILER_CACHE_MODE", "2"),
+        ("ACL_AICORE_NUM", "at"),
+        ("ACL_AICORE_NUM", "33"),
+    ]
+    for name, value in refused:
+        with pytest.raises(ValueError, match=f"value of {name} should be in .* but got {value}"):
+            torch.npu.set_option({name: value})
+    with pytest.raises(TypeError, match="expected a dict"):
+        torch.npu.set_option([("ACL_AICORE_NUM", "1")])
+
+
 def test_empty_strided_npu_is_empty_strided_on_the_current_npu():
     """torch_npu._C._empty_strided_npu(sizes, strides, dtype), inductor's allocation path."""
     made = torch_npu._C._empty_strided_npu((3, 4), (8, 1), torch.float16)
