@@ -456,6 +456,43 @@ def test_set_option_checks_the_values_torch_npu_checks():
         torch.npu.set_option([("ACL_AICORE_NUM", "1")])
 
 
+def _start_npu(tmp_path, config=None, **env):
+    """stderr and exit code of a child that starts an NPU with ``env`` (and, as
+    TORCH_ACL_INIT_CONFIG_PATH, a file holding ``config`` when it is a string)."""
+    full = overlay_env()
+    full.update(env)
+    if config is not None:
+        path = tmp_path / "acl.json"
+        path.write_text(config)
+        full["TORCH_ACL_INIT_CONFIG_PATH"] = str(path)
+    code = "import torch, torch_npu; torch_npu.npu.set_device(0); print('started')"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=180
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_acl_start_checks_the_users_acl_json(tmp_path):
+    code, out = _start_npu(tmp_path, '{"dump": {"dump_scene": "lite_exception"}}')
+    assert code == 0 and "started" in out, out
+    for config, message, error in (
+        ("not a json{{{", "Failed to parse user acl json", "ERR00009"),
+        ("", "Failed to parse user acl json", "ERR00009"),
+        ('{"defaultDevice": {"default_device": "0"}}', "contains 'defaultDevice'", "ERR00003"),
+    ):
+        code, out = _start_npu(tmp_path, config)
+        assert code != 0 and message in out and error in out, out
+    code, out = _start_npu(tmp_path, TORCH_ACL_INIT_CONFIG_PATH=str(tmp_path / "none.json"))
+    assert code != 0 and "none.json is invalid" in out, out
+
+
+def test_acl_start_resets_an_unknown_op_init_mode(tmp_path):
+    code, out = _start_npu(tmp_path, ACL_OP_INIT_MODE="999")
+    assert code == 0 and "Get env ACL_OP_INIT_MODE not in [0, 1, 2]" in out, out
+    code, out = _start_npu(tmp_path, ACL_OP_INIT_MODE="2")
+    assert code == 0 and "ACL_OP_INIT_MODE" not in out, out
+
+
 def test_empty_strided_npu_is_empty_strided_on_the_current_npu():
     """torch_npu._C._empty_strided_npu(sizes, strides, dtype), inductor's allocation path."""
     made = torch_npu._C._empty_strided_npu((3, 4), (8, 1), torch.float16)

@@ -51,6 +51,7 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/npu/test_combine_tensors.py",
     "test/npu/test_device.py",
     "test/npu/test_npu.py",
+    "test/npu/test_option.py",
     "test/custom_ops/test_amp_foreach_non_finite_check_and_unscale.py",
     "test/custom_ops/test_fast_gelu.py",
     "test/custom_ops/test_float_status.py",
