@@ -210,6 +210,7 @@ FILES_MASTER = (
         "test/custom_ops/test_custom_functions.py",
         "test/custom_ops/test_npu_copy_zero_tensor.py",
         "test/custom_ops/test_resize_.py",
+        "test/custom_ops/test_masked_softmax_with_rel_pos_bias.py",
     ]
     + [
         f"test/nn/test_{name}.py"

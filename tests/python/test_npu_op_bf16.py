@@ -167,6 +167,11 @@ def _cases():
             [randn(2, 3, 4, 4, seed=28, scale=3)],
             (0,),
         ),
+        "npu_masked_softmax_with_rel_pos_bias": (
+            lambda t, x, m, b: t.npu_masked_softmax_with_rel_pos_bias(x, m, b, 0.5),
+            [randn(3, 2, 4, 4, seed=227), randn(3, 4, 4, seed=228), randn(2, 4, 4, seed=229)],
+            (),
+        ),
         "npu_rms_norm": (
             lambda t, x, g: t.npu_rms_norm(x, g),
             [randn(3, 4, 8, seed=29), randn(8, seed=30)],

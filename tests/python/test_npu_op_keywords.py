@@ -231,6 +231,8 @@ DECLARED = {
     "int? roi_end_mode=None",
     "npu_rotary_mul": "Tensor input, Tensor r1, Tensor r2, str rotary_mode='half', "
     "Tensor? rotate=None",
+    "npu_masked_softmax_with_rel_pos_bias": "Tensor x, Tensor? atten_mask, "
+    "Tensor relative_pos_bias, float scale_value=1.0, int inner_precision_mode=0",
     "npu_scaled_masked_softmax": "Tensor x, Tensor mask, Scalar scale=1, "
     "bool fixed_triu_mask=False",
     "npu_silu": "Tensor input",
