@@ -286,3 +286,21 @@ def test_bbox_coders_are_the_box_operators():
         nF.npu_bbox_coder_encode_yolo(on_npu(bboxes), on_npu(gt[:2]), on_npu(stride))
     with pytest.raises(ValueError, match=r"size\(-1\) == 4"):
         nF.npu_bbox_coder_decode_xywh2xyxy(on_npu(bboxes), on_npu(deltas[:, :2]))
+
+
+def test_roll_is_swins_cyclic_shift_of_rows_and_columns():
+    x = torch.randn(2, 7, 6, 3, generator=torch.Generator().manual_seed(6))
+    leaf = on_npu(x, grad=True)
+    got = nF.roll(leaf, shifts=(-3, -3), dims=(1, 2))
+    assert got.device.type == "npu"
+    assert torch.equal(got.detach().cpu(), torch.roll(x, shifts=(-3, -3), dims=(1, 2)))
+    grad = torch.randn(2, 7, 6, 3, generator=torch.Generator().manual_seed(7))
+    got.backward(on_npu(grad))
+    assert torch.equal(leaf.grad.cpu(), torch.roll(grad, shifts=(3, 3), dims=(1, 2)))
+    # Ascend's function rolls H and W whatever dims names.
+    other = nF.roll(on_npu(x), shifts=(1, 2), dims=(2, 3)).cpu()
+    assert torch.equal(other, torch.roll(x, shifts=(1, 2), dims=(1, 2)))
+    with pytest.raises(ValueError, match=r"x.dim\(\) == 4"):
+        nF.roll(on_npu(x[0]), shifts=(1, 1), dims=(1, 2))
+    with pytest.raises(ValueError, match=r"len\(shifts\) == 2"):
+        nF.roll(on_npu(x), shifts=(1,), dims=(1, 2))

@@ -18,6 +18,7 @@ from .function import (
     npu_multiclass_nms,
     npu_ptiou,
     npu_single_level_responsible_flags,
+    roll,
 )
 from .module import (
     ChannelShuffle,
@@ -73,4 +74,5 @@ __all__ = [
     "npu_multiclass_nms",
     "npu_ptiou",
     "npu_single_level_responsible_flags",
+    "roll",
 ]

@@ -14,6 +14,7 @@ from .iou import npu_ciou, npu_diou, npu_giou, npu_iou, npu_ptiou
 from .matmul_transpose import matmul_transpose
 from .nms import npu_batched_multiclass_nms, npu_multiclass_nms
 from .npu_functional import dropout_with_byte_mask
+from .roll import roll
 
 __all__ = [
     "dropout_with_byte_mask",
@@ -33,4 +34,5 @@ __all__ = [
     "npu_multiclass_nms",
     "npu_ptiou",
     "npu_single_level_responsible_flags",
+    "roll",
 ]
