@@ -169,8 +169,9 @@ def _round_trip(
         key, original = op_schema.written_value(arg, args, kwargs)
         if isinstance(original, _Tensor) and original.dtype in _REDUCED:
             scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
-            if original.numel() and torch._debug_has_internal_overlap(original) == 1:
-                memory, wide = _overlapping_scratch(original, rt)
+            memory = general_path.shared_memory(original)
+            if memory is not None:  # its elements share memory: see shared_memory
+                wide = fp32_copies.to_fp32(memory, rt, pooled=False)
                 scratch = wide.as_strided(original.shape, original.stride(), 0)
                 if isinstance(key, int):
                     up_args[key] = scratch
@@ -207,19 +208,6 @@ def _round_trip(
         inf_nan,
     )
     return flat, how
-
-
-def _overlapping_scratch(original: torch.Tensor, rt: Any) -> Tuple[torch.Tensor, torch.Tensor]:
-    """For a written fp16 (bf16) argument whose elements share memory (a zero stride, as
-    ``expand`` or ``empty_strided`` make): the memory it spans, as a 1-D view of its own, and
-    that memory widened to fp32. The operation then runs on the fp32 memory viewed with the
-    argument's strides, so torch refuses it where it refuses writing such a tensor (``add_``)
-    and runs it where it allows that (``fill_``, ``zero_``), and the memory is stored back
-    whole: the pooled contiguous copy would have one element per index, which no copy can
-    write back into shared memory."""
-    span = 1 + sum((n - 1) * st for n, st in zip(original.shape, original.stride()))
-    memory = original.as_strided((span,), (1,), original.storage_offset())
-    return memory, fp32_copies.to_fp32(memory, rt, pooled=False)
 
 
 def _narrow(
