@@ -12,6 +12,8 @@ beside the real torch_npu: both own the import name ``torch_npu``.
 # Marks the emulator: its NPU memory is host memory (apex's fused CPU kernels may run on it).
 __apexnpu_emulator__ = True
 
+import os
+
 import torch  # noqa: E402, F401  (loaded before the emulator changes it)
 
 from . import _emulator  # noqa: E402
@@ -33,6 +35,20 @@ globals().update(_ops.OPERATORS)
 
 _ops.install()
 
+
+def _transfer_to_npu_if_asked() -> None:
+    """``TORCH_TRANSFER_TO_NPU=1`` applies ``torch_npu.contrib.transfer_to_npu`` as torch_npu
+    is imported, as torch_npu 2.x does; "0" (the default) leaves CUDA calls alone, and any
+    other value is refused."""
+    value = os.environ.get("TORCH_TRANSFER_TO_NPU", "0")
+    if value == "1":
+        from .contrib import transfer_to_npu  # noqa: F401 - importing it applies it
+    elif value != "0":
+        raise ValueError(
+            f"Invalid value for TORCH_TRANSFER_TO_NPU: {value}. Only '0' or '1' is supported."
+        )
+
+
 __all__ = [
     "npu",
     "Format",
@@ -47,3 +63,5 @@ __all__ = [
     "distributed",
     "optim",
 ] + sorted(_ops.OPERATORS)
+
+_transfer_to_npu_if_asked()

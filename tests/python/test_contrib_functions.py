@@ -188,3 +188,119 @@ def test_contrib_diou_and_ciou_are_the_operators_on_columns_of_boxes():
     assert torch.equal(
         crossed.cpu(), torch_npu.npu_diou(on_npu(boxes), on_npu(truth[:, :4]), True, True).cpu()
     )
+
+
+def _responsible_flags(featmap_size, gt_bboxes, stride, num_base_anchors):
+    """mmdetection's YOLOAnchorGenerator.single_level_responsible_flags, on the host."""
+    feat_h, feat_w = featmap_size
+    cx = (gt_bboxes[:, 0] + gt_bboxes[:, 2]) * 0.5
+    cy = (gt_bboxes[:, 1] + gt_bboxes[:, 3]) * 0.5
+    index = torch.floor(cy / stride[1]).long() * feat_w + torch.floor(cx / stride[0]).long()
+    grid = torch.zeros(feat_h * feat_w, dtype=torch.uint8)
+    grid[index] = 1
+    return grid[:, None].expand(feat_h * feat_w, num_base_anchors).reshape(-1)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.float16])
+def test_single_level_responsible_flags_is_mmdetections(dtype):
+    g = torch.Generator().manual_seed(3)
+    gt = torch.randint(0, 100, (64, 4), generator=g).to(dtype)
+    for size, stride in (([10, 10], [32, 32]), ([20, 20], [16, 16]), ([7, 13], [8, 16])):
+        got = nF.npu_single_level_responsible_flags(size, on_npu(gt), stride, 3)
+        assert got.device.type == "npu" and got.dtype == torch.uint8
+        assert torch.equal(got.cpu(), _responsible_flags(size, gt.float(), stride, 3))
+
+
+def _scores_and_boxes(batch, seed):
+    g = torch.Generator().manual_seed(seed)
+    corner = torch.rand(batch, 40, 1, 2, generator=g) * 50
+    boxes = torch.cat([corner, corner + 5 + torch.rand(batch, 40, 1, 2, generator=g) * 20], -1)
+    return boxes.expand(batch, 40, 3, 4).contiguous(), torch.randn(batch, 40, 4, generator=g)
+
+
+def test_multiclass_nms_is_one_batch_nms_without_the_background_column():
+    boxes, scores = _scores_and_boxes(2, 8)
+    factors = torch.rand(2, 40, generator=torch.Generator().manual_seed(9)) + 0.5
+    for factor in (None, factors):
+        kept = scores[..., :3] if factor is None else scores[..., :3] * factor[..., None]
+        want = torch_npu.npu_batch_nms(on_npu(boxes).half(), on_npu(kept).half(), 0.3, 0.5, 5, 5)
+        dets, labels = nF.npu_batched_multiclass_nms(
+            on_npu(boxes),
+            on_npu(scores),
+            score_thr=0.3,
+            nms_thr=0.5,
+            max_num=5,
+            score_factors=None if factor is None else on_npu(factor),
+        )
+        assert dets.shape == (2, 5, 5) and labels.shape == (2, 5) and dets.dtype == torch.half
+        assert torch.equal(dets[..., :4].cpu(), want[0].cpu())
+        assert torch.equal(dets[..., 4].cpu(), want[1].cpu())
+        assert torch.equal(labels.cpu(), want[2].cpu())
+        one, one_labels = nF.npu_multiclass_nms(
+            on_npu(boxes[1]),
+            on_npu(scores[1]),
+            score_thr=0.3,
+            nms_thr=0.5,
+            max_num=5,
+            score_factors=None if factor is None else on_npu(factor[1]),
+        )
+        assert torch.equal(one.cpu(), dets[1].cpu())
+        assert torch.equal(one_labels.cpu(), labels[1].cpu())
+    # A box shared by the classes, (n, 4), is the same as the box repeated per class.
+    shared, _ = nF.npu_multiclass_nms(on_npu(boxes[0, :, 0]), on_npu(scores[0]), 0.3, 0.5, 5)
+    per_class, _ = nF.npu_multiclass_nms(on_npu(boxes[0]), on_npu(scores[0]), 0.3, 0.5, 5)
+    assert torch.equal(shared.cpu(), per_class.cpu())
+
+
+def test_bbox_coders_are_the_box_operators():
+    g = torch.Generator().manual_seed(4)
+    bboxes = torch.randint(0, 512, (6, 4), generator=g)
+    gt = torch.randint(0, 512, (6, 4), generator=g)
+    stride = torch.randint(1, 32, (6,), generator=g)
+    yolo = nF.npu_bbox_coder_encode_yolo(on_npu(bboxes), on_npu(gt), on_npu(stride))
+    want = torch_npu.npu_yolo_boxes_encode(
+        on_npu(bboxes.float()), on_npu(gt.float()), on_npu(stride.int())
+    )
+    assert torch.equal(yolo.cpu(), want.cpu())
+    means, stds = [0.1, 0.0, -0.1, 0.2], [0.1, 0.1, 0.2, 0.2]
+    plain = nF.npu_bbox_coder_encode_xyxy2xywh(on_npu(bboxes), on_npu(gt), means, stds)
+    want = torch_npu.npu_bounding_box_encode(
+        on_npu(bboxes.float()), on_npu(gt.float()), *means, *stds
+    )
+    assert plain.dtype == torch.float32 and torch.equal(plain.cpu(), want.cpu())
+    scaled = nF.npu_bbox_coder_encode_xyxy2xywh(
+        on_npu(bboxes / 512.0), on_npu(gt / 512.0), means, stds, True, 512.0
+    )
+    assert torch.equal(scaled.cpu(), want.cpu())
+    deltas = torch.randn(6, 4, generator=g)
+    decoded = nF.npu_bbox_coder_decode_xywh2xyxy(
+        on_npu(bboxes), on_npu(deltas), means, stds, max_shape=(300, 400)
+    )
+    want = torch_npu.npu_bounding_box_decode(
+        on_npu(bboxes.float()), on_npu(deltas), *means, *stds, [300, 400], 16 / 1000
+    )
+    assert torch.equal(decoded.cpu(), want.cpu())
+    unclipped = nF.npu_bbox_coder_decode_xywh2xyxy(on_npu(bboxes), on_npu(deltas))
+    assert float(unclipped.cpu().max()) > 400  # 9999 by default
+    with pytest.raises(ValueError, match=r"bboxes.size\(0\) == gt_bboxes.size\(0\)"):
+        nF.npu_bbox_coder_encode_yolo(on_npu(bboxes), on_npu(gt[:2]), on_npu(stride))
+    with pytest.raises(ValueError, match=r"size\(-1\) == 4"):
+        nF.npu_bbox_coder_decode_xywh2xyxy(on_npu(bboxes), on_npu(deltas[:, :2]))
+
+
+def test_roll_is_swins_cyclic_shift_of_rows_and_columns():
+    x = torch.randn(2, 7, 6, 3, generator=torch.Generator().manual_seed(6))
+    leaf = on_npu(x, grad=True)
+    got = nF.roll(leaf, shifts=(-3, -3), dims=(1, 2))
+    assert got.device.type == "npu"
+    assert torch.equal(got.detach().cpu(), torch.roll(x, shifts=(-3, -3), dims=(1, 2)))
+    grad = torch.randn(2, 7, 6, 3, generator=torch.Generator().manual_seed(7))
+    got.backward(on_npu(grad))
+    assert torch.equal(leaf.grad.cpu(), torch.roll(grad, shifts=(3, 3), dims=(1, 2)))
+    # Ascend's function rolls H and W whatever dims names.
+    other = nF.roll(on_npu(x), shifts=(1, 2), dims=(2, 3)).cpu()
+    assert torch.equal(other, torch.roll(x, shifts=(1, 2), dims=(1, 2)))
+    with pytest.raises(ValueError, match=r"x.dim\(\) == 4"):
+        nF.roll(on_npu(x[0]), shifts=(1, 1), dims=(1, 2))
+    with pytest.raises(ValueError, match=r"len\(shifts\) == 2"):
+        nF.roll(on_npu(x), shifts=(1,), dims=(1, 2))

@@ -1,5 +1,5 @@
-"""torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout), FastBatchNorm* and
-Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
+"""torch_npu.contrib.module's NpuPreGenDropout (ESPnet2's dropout), FastBatchNorm*,
+ChannelShuffle, NpuDropPath (Swin's drop path) and Prefetcher: the emulated NPU gives their behaviour on the NPU (ROIAlign and DCNv2 are tested
 with their operators)."""
 
 import pytest
@@ -7,9 +7,11 @@ import torch
 
 from overlay_support.npu_op_checks import on_npu, randn, torch_npu
 from torch_npu.contrib.module import (
+    ChannelShuffle,
     FastBatchNorm1d,
     FastBatchNorm2d,
     FastBatchNorm3d,
+    NpuDropPath,
     NpuPreGenDropout,
 )
 
@@ -179,3 +181,88 @@ def test_the_prefetcher_hands_over_every_batch_on_the_npu_then_none():
     assert target is None and len(seen) == 3
     assert torch.equal(torch.cat([b for b, _ in seen]), torch.arange(10.0).view(5, 2))
     assert torch.equal(torch.cat([t for _, t in seen]), torch.arange(5))
+
+
+def _shufflenet_shuffle(x, groups):
+    """ShuffleNet V2's channel_shuffle: a view, a transpose and a flatten."""
+    n, c, h, w = x.shape
+    return x.view(n, groups, c // groups, h, w).transpose(1, 2).reshape(n, c, h, w)
+
+
+@pytest.mark.parametrize("groups", [2, 3])
+@pytest.mark.parametrize("split", [False, True])
+def test_channel_shuffle_is_shufflenets_of_the_concatenation(groups, split):
+    a, b = randn(2, 6, 3, 3, seed=1), randn(2, 6, 3, 3, seed=2)
+    grads = randn(2, 12, 3, 3, seed=3)
+    want_a, want_b = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+    want = _shufflenet_shuffle(torch.cat([want_a, want_b], 1), groups)
+    want.backward(grads)
+    got_a, got_b = on_npu(a, grad=True), on_npu(b, grad=True)
+    model = ChannelShuffle(12, groups=groups, split_shuffle=split).npu()
+    got = model(got_a, got_b)
+    if split:
+        assert isinstance(got, tuple) and len(got) == 2
+        assert all(part.device.type == "npu" for part in got)
+        torch.cat(got, 1).backward(on_npu(grads))
+        got = torch.cat([part.detach().cpu() for part in got], 1)
+    else:
+        assert got.device.type == "npu" and got.shape == (2, 12, 3, 3)
+        got.backward(on_npu(grads))
+        got = got.detach().cpu()
+    assert torch.equal(got, want.detach())
+    assert torch.equal(got_a.grad.cpu(), want_a.grad)
+    assert torch.equal(got_b.grad.cpu(), want_b.grad)
+    assert not list(model.state_dict())  # no parameters or buffers, as Ascend's
+
+
+def test_channel_shuffle_takes_the_first_in_channels():
+    x = randn(1, 2, 2, 2, seed=4)
+    same = ChannelShuffle(2, split_shuffle=False).eval()(on_npu(x), on_npu(x))
+    assert torch.equal(same.cpu(), x)  # channels 0, 1 of [x, x]
+
+
+@pytest.fixture
+def fresh_drop_path_queues():
+    NpuDropPath.task_dict.clear()
+    yield
+    NpuDropPath.task_dict.clear()
+
+
+def test_drop_path_draws_from_queues_the_model_fills_ahead(fresh_drop_path_queues):
+    layer = NpuDropPath(0.5).npu()
+    model = torch.nn.Sequential(layer, torch.nn.Identity())
+    x = on_npu(torch.ones(64, 3, 2))
+    # No queue yet: the first pass counts what it needs and drops nothing.
+    assert torch.equal(model(x).cpu(), x.cpu())
+    NpuDropPath.enable_droppath_ensemble(model)
+    assert NpuDropPath.droppath_stream is not None
+    torch.npu.manual_seed(7)
+    got = model(x).cpu()
+    torch.npu.manual_seed(7)
+    random = torch.rand((64, 1, 1), device="npu").cpu()
+    want = torch.ones(64, 3, 2) / 0.5 * torch.floor(random + 0.5)
+    assert torch.equal(got, want)
+    kept = got[:, 0, 0] != 0
+    assert 0 < int(kept.sum()) < 64  # whole samples dropped or scaled by 1 / keep_prob
+    assert torch.all(got[kept] == 2) and torch.all(got[~kept] == 0)
+    (task,) = NpuDropPath.task_dict.values()
+    assert task.request_count == 1 and task.rand_queue == []
+    layer.eval()
+    assert torch.equal(model(x).cpu(), x.cpu())
+    assert torch.equal(NpuDropPath(0.0).npu()(x).cpu(), x.cpu())
+    with pytest.raises(RuntimeError, match="input type error"):
+        layer.train()([x])
+
+
+def test_drop_path_gradient_is_the_kept_scale(fresh_drop_path_queues):
+    layer = NpuDropPath(0.25).npu()
+    model = torch.nn.Sequential(layer)
+    x = on_npu(randn(32, 4, seed=5), grad=True)
+    model(x)
+    NpuDropPath.enable_droppath_ensemble(model)
+    out = model(x)
+    out.sum().backward()
+    grad = x.grad.cpu()
+    assert set(grad.flatten().tolist()) == {0.0, torch.tensor(1 / 0.75).item()}
+    assert torch.equal(grad, grad[:, :1].expand(32, 4))  # whole samples
+    assert torch.allclose(out.detach().cpu(), x.detach().cpu() * grad)

@@ -175,6 +175,21 @@ def test_inplace_overflow_saturates_in_place():
     assert float_status.get()
 
 
+def test_fills_of_a_tensor_whose_elements_share_memory():
+    """fill_ and zero_ write tensors with zero strides (``empty_strided``, ``expand``), as torch
+    lets them; other in-place operations on them are refused, as torch refuses them."""
+    shared = torch.empty_strided((10,), (0,), dtype=torch.float16).fill_(3)
+    assert torch.equal(shared.float(), torch.full((10,), 3.0))
+    assert shared.storage().size() == 1
+    part = torch.empty_strided((2, 3, 4), (1, 0, 1), dtype=torch.float16)
+    part.fill_(40000.0 * 2)  # saturated, once per place in memory
+    assert torch.all(part == FP16_MAX) and float_status.get()
+    part.zero_()
+    assert torch.all(part == 0) and part.stride() == (1, 0, 1)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        torch.zeros(4, dtype=torch.float16).expand(3, 4).add_(1)
+
+
 def test_out_argument_is_written_and_resized():
     (a, b) = half_inputs((3, 4), (4, 2))
     out = torch.empty(0, dtype=torch.float16)

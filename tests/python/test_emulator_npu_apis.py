@@ -434,6 +434,84 @@ def test_torch_npu_c_answers_for_the_emulated_npu():
     assert not hasattr(c, "_npu_eraseStream")  # no behaviour behind it here
 
 
+def test_set_option_checks_the_values_torch_npu_checks():
+    option = {"ACL_AICORE_NUM": 8, "ACL_OP_DEBUG_LEVEL": "2", "ACL_DEBUG_DIR": "anything"}
+    assert torch.npu.set_option(option) is None
+    assert option["ACL_AICORE_NUM"] == "8"  # taken as strings, in the caller's dict too
+    torch.npu.set_option({"ACL_PRECISION_MODE": "must_keep_origin_dtype"})
+    with pytest.warns(UserWarning, match="ACL_OP_SELECT_IMPL_MODE will be deprecated"):
+        torch.npu.set_option({"ACL_OP_SELECT_IMPL_MODE": "high_precision"})
+    refused = [
+        ("ACL_PRECISION_MODE", "500"),
+        ("ACL_OP_SELECT_IMPL_MODE", "100"),
+        ("ACL_OP_DEBUG_LEVEL", "300"),
+        ("ACL_OP_COMPILER_CACHE_MODE", "2"),
+        ("ACL_AICORE_NUM", "at"),
+        ("ACL_AICORE_NUM", "33"),
+    ]
+    for name, value in refused:
+        with pytest.raises(ValueError, match=f"value of {name} should be in .* but got {value}"):
+            torch.npu.set_option({name: value})
+    with pytest.raises(TypeError, match="expected a dict"):
+        torch.npu.set_option([("ACL_AICORE_NUM", "1")])
+
+
+def _start_npu(tmp_path, config=None, **env):
+    """stderr and exit code of a child that starts an NPU with ``env`` (and, as
+    TORCH_ACL_INIT_CONFIG_PATH, a file holding ``config`` when it is a string)."""
+    full = overlay_env()
+    full.update(env)
+    if config is not None:
+        path = tmp_path / "acl.json"
+        path.write_text(config)
+        full["TORCH_ACL_INIT_CONFIG_PATH"] = str(path)
+    code = "import torch, torch_npu; torch_npu.npu.set_device(0); print('started')"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=180
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_acl_start_checks_the_users_acl_json(tmp_path):
+    code, out = _start_npu(tmp_path, '{"dump": {"dump_scene": "lite_exception"}}')
+    assert code == 0 and "started" in out, out
+    for config, message, error in (
+        ("not a json{{{", "Failed to parse user acl json", "ERR00009"),
+        ("", "Failed to parse user acl json", "ERR00009"),
+        ('{"defaultDevice": {"default_device": "0"}}', "contains 'defaultDevice'", "ERR00003"),
+    ):
+        code, out = _start_npu(tmp_path, config)
+        assert code != 0 and message in out and error in out, out
+    code, out = _start_npu(tmp_path, TORCH_ACL_INIT_CONFIG_PATH=str(tmp_path / "none.json"))
+    assert code != 0 and "none.json is invalid" in out, out
+
+
+def test_acl_start_resets_an_unknown_op_init_mode(tmp_path):
+    code, out = _start_npu(tmp_path, ACL_OP_INIT_MODE="999")
+    assert code == 0 and "Get env ACL_OP_INIT_MODE not in [0, 1, 2]" in out, out
+    code, out = _start_npu(tmp_path, ACL_OP_INIT_MODE="2")
+    assert code == 0 and "ACL_OP_INIT_MODE" not in out, out
+
+
+def test_empty_strided_npu_is_empty_strided_on_the_current_npu():
+    """torch_npu._C._empty_strided_npu(sizes, strides, dtype), inductor's allocation path."""
+    made = torch_npu._C._empty_strided_npu((3, 4), (8, 1), torch.float16)
+    want = torch.empty_strided((3, 4), (8, 1), dtype=torch.float16, device="npu")
+    assert made.device == torch.device("npu:0") and made.dtype == torch.float16
+    assert made.shape == (3, 4) and made.stride() == (8, 1)
+    assert made.storage().size() == want.storage().size() == 20
+    assert torch_npu._C._empty_strided_npu((0, 3), (0, 0), torch.bool).shape == (0, 3)
+    if torch.npu.device_count() > 1:
+        with torch.npu.device(1):
+            assert torch_npu._C._empty_strided_npu((2,), (1,), torch.int32).device.index == 1
+    with pytest.raises(RuntimeError, match="exactly 3 args"):
+        torch_npu._C._empty_strided_npu((2,), (1,))
+    with pytest.raises(RuntimeError, match="tuple of ints"):
+        torch_npu._C._empty_strided_npu([2], (1,), torch.float32)
+    with pytest.raises(RuntimeError, match="must be a torch.dtype"):
+        torch_npu._C._empty_strided_npu((2,), (1,), "float32")
+
+
 # --- a fork after the NPU was used, and the environment report ------------------------------------
 
 

@@ -517,6 +517,22 @@ def test_is_set_to_asks_about_the_tensors_themselves_on_both_paths(path, npu):
         assert not x.clone().is_set_to(x)
 
 
+@pytest.mark.parametrize("path", emulation_path.PATHS)
+def test_fills_of_tensors_whose_elements_share_memory_on_both_paths(path):
+    """fill_ and zero_ write a zero-stride fp16 tensor as torch lets them, saturating on a 910;
+    add_ on one is refused, as torch refuses it."""
+    with emulation_path.using(path):
+        x = torch.empty_strided((2, 3, 4), (1, 0, 1), dtype=torch.float16).fill_(80000.0)
+        assert x.stride() == (1, 0, 1) and float_status.get()
+        with plain_torch():
+            assert torch.all(x == 65504) and x.storage().size() == 5
+        x.zero_()
+        with plain_torch():
+            assert torch.all(x == 0)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            x.add_(1)
+
+
 def test_the_corpus_overflows_and_saturates():
     """The cases above do exercise the status: these set it, and their results saturate."""
     for name in (

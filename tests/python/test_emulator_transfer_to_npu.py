@@ -215,3 +215,22 @@ def test_torch_cuda_and_cuda_autocast_are_the_npus():
         "torch.float32",
         "False",
     ] + (torch2_only if TORCH2 else []) + ["True", "True", "npu", "hccl", "True", "npu:0"]
+
+
+def test_torch_transfer_to_npu_applies_it_on_import():
+    """TORCH_TRANSFER_TO_NPU=1 migrates as ``import torch_npu`` runs, as torch_npu 2.x does;
+    "0" leaves "cuda" to torch; another value is refused."""
+    out = run("""
+        import os, subprocess, sys
+        code = ("import torch, torch_npu; "
+                "print(torch.randn(2, device='cuda').device.type, torch.cuda.current_device())")
+        for value in ("1", "0", "yes"):
+            env = dict(os.environ, TORCH_TRANSFER_TO_NPU=value)
+            proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                  text=True)
+            words = (proc.stdout + proc.stderr).split()
+            print(value, proc.returncode == 0, words[:2] if proc.returncode == 0 else
+                  "Invalid value for TORCH_TRANSFER_TO_NPU: yes" in proc.stderr)
+    """)
+    assert out[:5] == ["1", "True", "['npu',", "'0']", "0"], out
+    assert out[5:] == ["False", "False", "yes", "False", "True"], out  # "0": no CUDA here

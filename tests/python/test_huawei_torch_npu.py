@@ -51,6 +51,7 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/npu/test_combine_tensors.py",
     "test/npu/test_device.py",
     "test/npu/test_npu.py",
+    "test/npu/test_option.py",
     "test/custom_ops/test_amp_foreach_non_finite_check_and_unscale.py",
     "test/custom_ops/test_fast_gelu.py",
     "test/custom_ops/test_float_status.py",
@@ -88,6 +89,10 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/contrib/test_ps_roi_pooling.py",
     "test/contrib/test_roi_align.py",
     "test/contrib/test_transfer_to_npu.py",
+    "test/contrib/test_anchor_generator.py",
+    "test/contrib/test_bbox_coder.py",
+    "test/contrib/test_multiclass_nms.py",
+    "test/contrib/test_channel_shuffle.py",
     "test/optim/test_fused_optimizers.py",
     # The operators of torch_npu 2.14 emulated since (docs/NPU_OPERATORS.md). Left out:
     # test_npu_dtype_cast (its double backward wants a graph on the gradient, not emulated),
@@ -103,6 +108,7 @@ FILES_BOTH = [  # in both branches, under the same names
     "test/custom_ops/test_npu_grid_assign_positive.py",
     "test/custom_ops/test_npu_gru.py",  # its reference: torch's GRU on NPU tensors, one kernel
     "test/custom_ops/test_npu_lstm.py",
+    "test/custom_ops/test_npu_lstm_cell.py",
     "test/custom_ops/test_npu_min_dim.py",
     "test/custom_ops/test_npu_nms_rotated.py",
     "test/custom_ops/test_npu_slice.py",
@@ -183,6 +189,9 @@ FILES_MASTER = (
         "test/npu/test_tensor_ndim.py",
         "test/npu/test_tensor_ndimension.py",
         "test/npu/test_unsupport_api.py",
+        "test/npu/test_empty_strided_npu.py",
+        "test/npu/test_testing.py",
+        "test/npu/test_torch_fill_uninitialized_memory.py",
         "test/distributed/test_all_to_all.py",
         "test/distributed/test_allreduce.py",
         "test/distributed/test_batch_isend_irecv.py",
@@ -196,9 +205,12 @@ FILES_MASTER = (
         "test/distributed/algorithms/ddp_comm_hooks/test_fp16_compress_wrapper.py",
         "test/trans_contiguous/test_tensorto_preserve_format.py",
         "test/contrib/test_matmul_transpose_new.py",
+        # v1.11's only test times two drop_prob-0 layers that both return their input.
+        "test/contrib/test_drop_path.py",
         "test/custom_ops/test_custom_functions.py",
         "test/custom_ops/test_npu_copy_zero_tensor.py",
         "test/custom_ops/test_resize_.py",
+        "test/custom_ops/test_masked_softmax_with_rel_pos_bias.py",
     ]
     + [
         f"test/nn/test_{name}.py"
@@ -331,6 +343,11 @@ IOU = {
         "test_npu_iou_multiparameters",
     )
 }
+NMS_BOXES = (
+    "expects the boxes the NPU's BatchMultiClassNonMaxSuppression writes, which its fp16 "
+    "datapath moves off the input boxes (184 comes out as 183.875, -0.2688 as -0.2734) by "
+    "steps not documented anywhere; the emulator returns the kept input boxes themselves"
+)
 TORCH_DISABLES = "Huawei's own CI disables it on the NPU too (unsupported_test_cases)"
 EXCLUDED_MASTER = {
     "test/npu/test_npu.py": {"test_npu.TestNpu.test_erase_stream": (ALL, ALLOCATOR)},
@@ -447,6 +464,18 @@ EXCLUDED_MASTER = {
             "runs scaled_dot_product_attention in float64, which the NPU's fused attention "
             "kernel refuses (fp16, bf16 and fp32 only), as the emulated one does; "
             + TORCH_DISABLES,
+        )
+    },
+    "test/contrib/test_multiclass_nms.py": {
+        "test_multiclass_nms.TestMultiClassNms.test_npu_multiclass_nms_2": (ON_910, NMS_BOXES)
+    },
+    "test/npu/test_torch_fill_uninitialized_memory.py": {
+        "test_torch_fill_uninitialized_memory.TorchFillUninitializedMemoryTestCasePRIVATEUSE1."
+        "test_deterministic_empty_npu_float16": (
+            ON_910,
+            "expects the NaN that deterministic mode fills fp16 memory with to stay NaN; a 910 "
+            "in saturation mode stores the NaN of an fp16 fill_ as 0 (as it stores -inf as "
+            "-65504), as the emulated 910A does; the fp32 and 910B cases run",
         )
     },
 }
@@ -694,6 +723,12 @@ EXCLUDED_V1_11 = {
     },
     "test/custom_ops/test_float_status.py": {
         "test_float_status.TestFloatStatus.test_float_status": (ON_910B, SATURATION)
+    },
+    "test/contrib/test_multiclass_nms.py": {
+        "test_multiclass_nms.TestMultiClassNms.test_npu_multiclass_nms_2": (ALL, NMS_BOXES)
+    },
+    "test/contrib/test_bbox_coder.py": {
+        "test_bbox_coder.TestBboxCoder.test_npu_bbox_coder_encode_xyxy2xywh": (ON_910B, SATURATION)
     },
     "test/custom_ops/test_npu_bounding_box_encode.py": {
         f"test_npu_bounding_box_encode.TestBoundingBoxEncode.test_encode_shape_format_{t}": (

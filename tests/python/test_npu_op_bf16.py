@@ -167,6 +167,11 @@ def _cases():
             [randn(2, 3, 4, 4, seed=28, scale=3)],
             (0,),
         ),
+        "npu_masked_softmax_with_rel_pos_bias": (
+            lambda t, x, m, b: t.npu_masked_softmax_with_rel_pos_bias(x, m, b, 0.5),
+            [randn(3, 2, 4, 4, seed=227), randn(3, 4, 4, seed=228), randn(2, 4, 4, seed=229)],
+            (),
+        ),
         "npu_rms_norm": (
             lambda t, x, g: t.npu_rms_norm(x, g),
             [randn(3, 4, 8, seed=29), randn(8, seed=30)],
@@ -423,6 +428,13 @@ def _cases():
                 r, d, 0, 0, 0, 0, 0.1, 0.1, 0.2, 0.2, (60, 70), 16 / 1000
             ),
             [boxes(6, 69), randn(6, 4, seed=70)],
+            (),
+        ),
+        "npu_yolo_boxes_encode": (
+            lambda t, a, g: t.npu_yolo_boxes_encode(
+                a, g, torch.tensor([4, 8, 16, 32, 8, 4], dtype=torch.int32).npu()
+            ),
+            [boxes(6, 75), boxes(6, 77)],
             (),
         ),
         "npu_batch_nms": (
@@ -771,6 +783,19 @@ def _cases():
                 randn(12, seed=217),
                 randn(1, 2, 3, seed=218),
                 randn(1, 2, 3, seed=219),
+            ],
+            (0, 1),
+        ),
+        "npu_lstm_cell": (
+            lambda t, x, wi, wh, h, c, bi, bh: t.npu_lstm_cell(x, wi, wh, h, c, bi, bh),
+            [
+                randn(2, 4, seed=220),
+                randn(4, 12, seed=221),
+                randn(3, 12, seed=222),
+                randn(2, 3, seed=223),
+                randn(2, 3, seed=224),
+                randn(12, seed=225),
+                randn(12, seed=226),
             ],
             (0, 1),
         ),

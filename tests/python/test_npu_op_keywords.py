@@ -231,6 +231,8 @@ DECLARED = {
     "int? roi_end_mode=None",
     "npu_rotary_mul": "Tensor input, Tensor r1, Tensor r2, str rotary_mode='half', "
     "Tensor? rotate=None",
+    "npu_masked_softmax_with_rel_pos_bias": "Tensor x, Tensor? atten_mask, "
+    "Tensor relative_pos_bias, float scale_value=1.0, int inner_precision_mode=0",
     "npu_scaled_masked_softmax": "Tensor x, Tensor mask, Scalar scale=1, "
     "bool fixed_triu_mask=False",
     "npu_silu": "Tensor input",
@@ -314,11 +316,15 @@ DECLARED = {
     "npu_lstm": "Tensor input, Tensor weight, Tensor bias, Tensor seq_mask, Tensor h, Tensor c, "
     "bool has_biases, int num_layers, float dropout, bool train, "
     "bool bidirectional, bool batch_first, bool flag_seq, bool direction",
+    "npu_lstm_cell": "Tensor input, Tensor w_ih, Tensor w_hh, Tensor h, Tensor c, "
+    "Tensor? b_ih=None, Tensor? b_hh=None",
     "npu_masked_causal_conv1d": "Tensor input, Tensor weight, *, Tensor? mask=None",
     "npu_masked_causal_conv1d_backward": "Tensor grad_output, Tensor input, Tensor weight, *, "
     "Tensor? mask=None",
     "npu_anchor_response_flags": "Tensor input, int[2] featmap_size, int[2] stride, "
     "int num_base_anchors",
+    "npu_yolo_boxes_encode": "Tensor input, Tensor gt_bboxes, Tensor stride, "
+    "bool performance_mode=False",
     "npu_batch_gather_matmul": "Tensor input, Tensor x, Tensor weight_b, Tensor indices, "
     "Tensor? weight_a=None, int layer_idx=0, float scale=1e-3, "
     "int y_offset=0, int y_slice_size=-1",

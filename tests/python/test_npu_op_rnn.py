@@ -1,7 +1,7 @@
 """torch_npu's recurrent kernels against torch's own LSTM and GRU in fp32 on the host:
 _lstm_npu (torch's parameter list, layers, directions, the gates it returns) and
 _lstm_npu_backward, npu_lstm (torch_npu's packed ``cat(W_ih.T, W_hh.T)`` weight, as its own
-test builds it) and npu_gru (``W.T`` weights); outputs and gradients (tolerances:
+test builds it), npu_lstm_cell (torch's lstm_cell of ``W.T`` weights) and npu_gru (``W.T`` weights); outputs and gradients (tolerances:
 overlay_support.npu_op_checks)."""
 
 import pytest
@@ -155,6 +155,49 @@ def test_npu_lstm_packed_weight(dtype):
             False,
             False,
         )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("biases", [2, 1, 0])
+def test_npu_lstm_cell_is_torchs_lstm_cell(dtype, biases):
+    torch.manual_seed(21)
+    ref = torch.nn.LSTMCell(IN, H)
+    w_ih, w_hh, b_ih, b_hh = (p.detach().to(dtype) for p in ref.parameters())
+    b_ih = b_ih if biases >= 1 else None
+    b_hh = b_hh if biases == 2 else None
+    x, h0, c0 = (randn(B, n, seed=k).to(dtype) for n, k in ((IN, 22), (H, 23), (H, 24)))
+    leaf, wl = on_npu(x, grad=True), on_npu(w_ih.t(), grad=True)
+    y, h, c, i, j, f, o, tanhc = torch_npu.npu_lstm_cell(
+        leaf,
+        wl,
+        on_npu(w_hh.t()),
+        on_npu(h0),
+        on_npu(c0),
+        None if b_ih is None else on_npu(b_ih),
+        None if b_hh is None else on_npu(b_hh),
+    )
+    assert h.shape == c.shape == (B, H) and y.shape == i.shape == tanhc.shape == (1, B, H)
+    assert h.dtype == dtype and h.device.type == "npu"
+    xr, wr = x.float().requires_grad_(), w_ih.float().requires_grad_()
+    want_h, want_c = torch._VF.lstm_cell(
+        xr,
+        (h0.float(), c0.float()),
+        wr,
+        w_hh.float(),
+        None if b_ih is None else b_ih.float(),
+        None if b_hh is None else b_hh.float(),
+    )
+    assert_close(h, want_h, dtype, "h")
+    assert_close(c, want_c, dtype, "c")
+    assert_close(y[0], want_h, dtype, "y")
+    assert_close(tanhc[0], torch.tanh(want_c), dtype, "tanhc")
+    assert_close(o[0] * tanhc[0], want_h, dtype, "o")
+    (h.float().sum() + c.float().sum()).backward()
+    (want_h.sum() + want_c.sum()).backward()
+    assert_close(leaf.grad, xr.grad, dtype, "input gradient")
+    assert_close(wl.grad, wr.grad.t(), dtype, "w_ih gradient")
+    with pytest.raises(RuntimeError, match=r"w_ih must be \(5, 12\)"):
+        torch_npu.npu_lstm_cell(leaf, on_npu(w_hh.t()), on_npu(w_hh.t()), on_npu(h0), on_npu(c0))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

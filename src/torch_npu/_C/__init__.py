@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+import torch
+
 from .. import npu as _npu
 from .._device import devices as _devices
 from .._device import formats as _formats
@@ -53,6 +55,7 @@ __all__ = [
     "_npu_get_sync_debug_mode",
     "_npu_set_sync_debug_mode",
     "_weak_ref_tensor",
+    "_empty_strided_npu",
     "_npu_hostEmptyCache",
     "_distributed_c10d",
     "_npurt",
@@ -204,6 +207,23 @@ def _weak_ref_tensor(tensor: Any) -> Any:
     alias = tensor.as_strided(tensor.size(), tensor.stride(), tensor.storage_offset())
     _formats.inherit(tensor, alias)
     return alias
+
+
+def _empty_strided_npu(*args: Any) -> Any:
+    """``_empty_strided_npu(sizes, strides, dtype)``: an uninitialised tensor of those sizes
+    and strides on the current NPU, as ``torch.empty_strided`` makes it; torch_npu's fast path
+    for inductor's generated wrappers, which skips the dispatcher on an NPU. It takes exactly
+    three positional arguments, sizes and strides as tuples of ints, as torch_npu's does."""
+    if len(args) != 3:
+        raise RuntimeError("_empty_strided_npu expects exactly 3 args: (sizes, strides, dtype)")
+    sizes, strides, dtype = args
+    for shape in (sizes, strides):
+        if type(shape) is not tuple:
+            raise RuntimeError("expected a tuple of ints")
+    if not isinstance(dtype, torch.dtype):
+        raise RuntimeError("_empty_strided_npu: arg 3 must be a torch.dtype")
+    device = torch.device("npu", _npu.current_device())
+    return torch.empty_strided(sizes, strides, dtype=dtype, device=device)
 
 
 def _npu_hostEmptyCache() -> None:  # noqa: N802

@@ -105,8 +105,9 @@ def lazy_init() -> None:
         return
     if _init["bad_fork"]:
         raise RuntimeError(_BAD_FORK)
-    from . import memory  # (imports this module)
+    from . import acl_init, memory  # (memory imports this module)
 
+    acl_init.start()  # the environment's ACL settings, checked as torch_npu starts ACL
     memory.configure()  # the allocator reads its settings as it starts
     _init["done"] = True
     device_count()  # fixed from now on, as the runtime fixes it when it starts

@@ -165,10 +165,20 @@ def _round_trip(
         return flat, how
     scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
     listed: List[Tuple[torch.Tensor, torch.Tensor]] = []  # written elements of tensor lists
+    stores: Dict[int, Tuple[torch.Tensor, torch.Tensor]] = {}  # by id(original): what to store
     for arg in schema.written:
         key, original = op_schema.written_value(arg, args, kwargs)
         if isinstance(original, _Tensor) and original.dtype in _REDUCED:
             scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
+            memory = general_path.shared_memory(original)
+            if memory is not None:  # its elements share memory: see shared_memory
+                wide = fp32_copies.to_fp32(memory, rt, pooled=False)
+                scratch = wide.as_strided(original.shape, original.stride(), 0)
+                if isinstance(key, int):
+                    up_args[key] = scratch
+                else:
+                    up_kwargs[key] = scratch
+                stores[id(original)] = (memory, wide)
             scratch_by_alias[arg.alias] = (original, scratch)
         elif isinstance(original, (list, tuple)):
             scratch = up_args[key] if isinstance(key, int) else up_kwargs[key]
@@ -181,7 +191,7 @@ def _round_trip(
     result = func(*up_args, **up_kwargs)
 
     for original, scratch in list(scratch_by_alias.values()) + listed:
-        saturation.store_reduced(original, scratch, rt)
+        saturation.store_reduced(*stores.get(id(original), (original, scratch)), rt)
 
     flat, how = _flat_outputs(result)
     # Returns that alias a written argument are that argument itself.

@@ -87,6 +87,19 @@ def _mutated_half_args(func, args, kwargs) -> List[Tuple[Any, Any, Optional[froz
     return found
 
 
+def shared_memory(x: torch.Tensor) -> Optional[torch.Tensor]:
+    """For a written argument whose elements share memory (a zero stride, as ``expand`` or
+    ``empty_strided`` make): the memory it spans, as a 1-D view of its own; else None. The
+    operation then runs on that memory widened to fp32 and viewed with the argument's strides,
+    so torch refuses it where it refuses writing such a tensor (``add_``) and runs it where it
+    allows that (``fill_``, ``zero_``), and the memory is stored back whole: a contiguous fp32
+    copy would have one element per index, which no copy can write back into shared memory."""
+    if not x.numel() or torch._debug_has_internal_overlap(x) != 1:
+        return None
+    span = 1 + sum((n - 1) * st for n, st in zip(x.shape, x.stride()))
+    return x.as_strided((span,), (1,), x.storage_offset())
+
+
 def scratch_of(up_args: Sequence[Any], up_kwargs: Dict[str, Any], key: Any) -> Any:
     """The upcast argument at ``key`` (a position, a name, or (either, list index))."""
     if isinstance(key, tuple):
@@ -108,7 +121,17 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any], cached: bool 
     up_kwargs = tree_map(_upcast, dict(kwargs))
     scratch_by_alias: Dict[frozenset, Tuple[torch.Tensor, torch.Tensor]] = {}
     listed: List[Tuple[torch.Tensor, torch.Tensor]] = []  # written elements of tensor lists
+    stores: Dict[int, Tuple[torch.Tensor, torch.Tensor]] = {}  # by id(original): what to store
     for key, original, alias in mutated:
+        memory = shared_memory(original) if alias is not None else None
+        if memory is not None:
+            wide = fp32_copies.widened(memory)
+            scratch = wide.as_strided(original.shape, original.stride(), 0)
+            if isinstance(key, int):
+                up_args[key] = scratch
+            else:
+                up_kwargs[key] = scratch
+            stores[id(original)] = (memory, wide)
         pair = (original, scratch_of(up_args, up_kwargs, key))
         if alias is None:
             listed.append(pair)
@@ -118,7 +141,7 @@ def run_in_fp32(func, args: Sequence[Any], kwargs: Dict[str, Any], cached: bool 
     result = func(*up_args, **up_kwargs)
 
     for original, scratch in list(scratch_by_alias.values()) + listed:
-        saturation.store_reduced(original, scratch)
+        saturation.store_reduced(*stores.get(id(original), (original, scratch)))
 
     # Returns that alias a written argument are that argument itself.
     returns = func._schema.returns

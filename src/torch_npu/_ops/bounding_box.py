@@ -12,8 +12,10 @@ and ``delta2bbox``: a box ``(x1, y1, x2, y2)`` is ``x2 - x1 + 1`` wide).
 
 A negative size ratio (a ground-truth box given upside down) has no logarithm: Ascend 910 takes
 it of the ratio's magnitude, Ascend 910B gives NaN (op-plugin's tests), so the emulator does as
-its overflow mode's NPU does. Results come in the inputs' dtype, computed in fp32 and rounded
-once (the NPU's fp16 steps land within the relative 1e-3 op-plugin's tests allow). No gradient:
+its overflow mode's NPU does. Results come in the inputs' dtype. Encode computes every step in
+fp16 even for fp32 boxes, as both chips do (torch_npu's contrib test of its box coder expects
+those values: 4/3 as 1.3330 on a 910B, all 24 deltas of its 910A case to the fp16 step, where
+fp32 arithmetic is up to 1.7e-3 off); decode computes in fp32 and rounds once. No gradient:
 torch_npu defines none (a backward through them raises)."""
 
 from __future__ import annotations
@@ -33,9 +35,23 @@ def _check(name: str, what: str, boxes: torch.Tensor) -> None:
         raise RuntimeError(f"{name}: {what} must be (N, 4) boxes, got shape {tuple(boxes.shape)}")
 
 
-def _centres_and_sizes(boxes: torch.Tensor):
-    x1, y1, x2, y2 = boxes.float().unbind(-1)
-    return (x1 + x2) * 0.5, (y1 + y2) * 0.5, x2 - x1 + 1.0, y2 - y1 + 1.0
+def _fp32(values: torch.Tensor) -> torch.Tensor:
+    return values
+
+
+def _fp16(values: torch.Tensor) -> torch.Tensor:
+    """``values`` (fp32) rounded to fp16, as an fp16 unit's step leaves them."""
+    return values.half().float()
+
+
+def _centres_and_sizes(boxes: torch.Tensor, step=_fp32):
+    x1, y1, x2, y2 = step(boxes.float()).unbind(-1)
+    return (
+        step(x1 + x2) * 0.5,
+        step(y1 + y2) * 0.5,
+        step(step(x2 - x1) + 1.0),
+        step(step(y2 - y1) + 1.0),
+    )
 
 
 @operator
@@ -63,15 +79,17 @@ def npu_bounding_box_encode(
     stds = (stds0, stds1, stds2, stds3)
 
     def encode(anchors: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
-        px, py, pw, ph = _centres_and_sizes(anchors)
-        gx, gy, gw, gh = _centres_and_sizes(truth)
-        ratios = torch.stack([gw / pw, gh / ph], -1)
+        # Every step in fp16, whatever the boxes' dtype (each fp32 result rounded to fp16).
+        px, py, pw, ph = _centres_and_sizes(anchors, _fp16)
+        gx, gy, gw, gh = _centres_and_sizes(truth, _fp16)
+        ratios = torch.stack([_fp16(gw / pw), _fp16(gh / ph)], -1)
         if not overflow_mode.inf_nan():
             ratios = ratios.abs()
-        deltas = torch.cat(
-            [torch.stack([(gx - px) / pw, (gy - py) / ph], -1), torch.log(ratios)], -1
-        )
-        deltas = (deltas - deltas.new_tensor(means)) / deltas.new_tensor(stds)
+        offsets = [_fp16(_fp16(gx - px) / pw), _fp16(_fp16(gy - py) / ph)]
+        deltas = torch.cat([torch.stack(offsets, -1), _fp16(torch.log(ratios))], -1)
+        means_ = _fp16(deltas.new_tensor(means))
+        stds_ = _fp16(deltas.new_tensor(stds))
+        deltas = _fp16(_fp16(deltas - means_) / stds_)
         return _precision.store(deltas, anchors.dtype)
 
     return without_derivative(name, encode, anchor_box, ground_truth_box)

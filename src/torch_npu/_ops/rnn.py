@@ -17,6 +17,11 @@ result stored once in the input's dtype) with their gradients by autograd:
   supports), ``weight = cat(weight_ih.T, weight_hh.T)`` ``(in + H, 4H)`` and ``bias = bias_ih +
   bias_hh`` (as torch_npu's own test builds them), ``h``/``c`` ``(1, B, H)``; returns
   ``(y, h, c, i, j, f, o, tanhc)``, each ``(T, B, H)``;
+- ``npu_lstm_cell(input, w_ih, w_hh, h, c, b_ih=None, b_hh=None)``: one step of that layer, with
+  ``w_ih = weight_ih.T`` ``(in, 4H)`` and ``w_hh = weight_hh.T`` ``(H, 4H)`` (gates ``i, f, g,
+  o``, as torch_npu's own test takes torch's ``lstm_cell`` of the transposes for reference), each
+  bias optional; returns ``(y, h, c, i, j, f, o, tanhc)``, ``h``/``c`` ``(B, H)``, the others
+  ``(1, B, H)``;
 - ``npu_gru(input, hx, weight_input, weight_hidden, bias_input, bias_hidden, seq_length,
   has_biases, num_layers, dropout, train, bidirectional, batch_first)``: one unidirectional GRU
   layer with ``weight_input = weight_ih.T`` ``(in, 3H)``, ``weight_hidden = weight_hh.T``
@@ -253,6 +258,55 @@ def npu_lstm(
         store(res["h"], dtype),
         store(res["h"], dtype),
         store(res["c"], dtype),
+        *(store(res[k].detach(), dtype) for k in ("i", "j", "f", "o", "tanhc")),
+    )
+
+
+@operator
+def npu_lstm_cell(
+    input: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    h: torch.Tensor,
+    c: torch.Tensor,
+    b_ih: Optional[torch.Tensor] = None,
+    b_hh: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, ...]:
+    name = "npu_lstm_cell"
+    if input.dim() != 2 or w_ih.dim() != 2 or w_hh.dim() != 2 or w_hh.shape[1] % 4:
+        raise RuntimeError(
+            f"{name}: input must be (B, in), w_ih (in, 4H) and w_hh (H, 4H), got "
+            f"{tuple(input.shape)}, {tuple(w_ih.shape)} and {tuple(w_hh.shape)}"
+        )
+    hidden = w_hh.shape[1] // 4
+    batch = input.shape[0]
+    if w_ih.shape != (input.shape[1], 4 * hidden) or w_hh.shape[0] != hidden:
+        raise RuntimeError(
+            f"{name}: w_ih must be ({input.shape[1]}, {4 * hidden}) and w_hh "
+            f"({hidden}, {4 * hidden}), got {tuple(w_ih.shape)} and {tuple(w_hh.shape)}"
+        )
+    for what, state in (("h", h), ("c", c)):
+        if state.numel() != batch * hidden:
+            raise RuntimeError(
+                f"{name}: {what} must hold ({batch}, {hidden}), got {tuple(state.shape)}"
+            )
+    biases = [upcast(b).float() for b in (b_ih, b_hh) if b is not None]
+    bias = sum(biases[1:], biases[0]) if biases else None
+    h0, c0 = (upcast(t).float().reshape(batch, hidden) for t in (h, c))
+    res = _lstm_direction(
+        upcast(input).float().unsqueeze(0),
+        h0,
+        c0,
+        upcast(w_ih).float().t(),
+        upcast(w_hh).float().t(),
+        bias,
+        False,
+    )
+    dtype = input.dtype
+    return (
+        store(res["h"], dtype),
+        store(res["h"][0], dtype),
+        store(res["c"][0], dtype),
         *(store(res[k].detach(), dtype) for k in ("i", "j", "f", "o", "tanhc")),
     )
 

@@ -4,6 +4,10 @@ functions and modules are also names of ``torch_npu.contrib`` itself."""
 from .function import (
     fuse_add_softmax_dropout,
     matmul_transpose,
+    npu_batched_multiclass_nms,
+    npu_bbox_coder_decode_xywh2xyxy,
+    npu_bbox_coder_encode_xyxy2xywh,
+    npu_bbox_coder_encode_yolo,
     npu_ciou,
     npu_diou,
     npu_fast_condition_index_put,
@@ -11,9 +15,13 @@ from .function import (
     npu_fused_attention_with_layernorm,
     npu_giou,
     npu_iou,
+    npu_multiclass_nms,
     npu_ptiou,
+    npu_single_level_responsible_flags,
+    roll,
 )
 from .module import (
+    ChannelShuffle,
     DCNv2,
     FastBatchNorm1d,
     FastBatchNorm2d,
@@ -23,6 +31,7 @@ from .module import (
     Mish,
     ModulatedDeformConv,
     NpuCachedDropout,
+    NpuDropPath,
     NpuFairseqDropout,
     Prefetcher,
     PSROIPool,
@@ -32,6 +41,7 @@ from .module import (
 )
 
 __all__ = [
+    "ChannelShuffle",
     "DCNv2",
     "FastBatchNorm1d",
     "FastBatchNorm2d",
@@ -41,6 +51,7 @@ __all__ = [
     "Mish",
     "ModulatedDeformConv",
     "NpuCachedDropout",
+    "NpuDropPath",
     "NpuFairseqDropout",
     "PSROIPool",
     "Prefetcher",
@@ -49,6 +60,10 @@ __all__ = [
     "Swish",
     "fuse_add_softmax_dropout",
     "matmul_transpose",
+    "npu_batched_multiclass_nms",
+    "npu_bbox_coder_decode_xywh2xyxy",
+    "npu_bbox_coder_encode_xyxy2xywh",
+    "npu_bbox_coder_encode_yolo",
     "npu_ciou",
     "npu_diou",
     "npu_fast_condition_index_put",
@@ -56,5 +71,8 @@ __all__ = [
     "npu_fused_attention_with_layernorm",
     "npu_giou",
     "npu_iou",
+    "npu_multiclass_nms",
     "npu_ptiou",
+    "npu_single_level_responsible_flags",
+    "roll",
 ]

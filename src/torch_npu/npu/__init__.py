@@ -191,9 +191,46 @@ def set_compile_mode(jit_compile: bool = False) -> None:
     _options["jit_compile"] = bool(jit_compile)
 
 
+def _aicore_count(value: str) -> bool:
+    return value.isdigit() and 1 <= int(value) <= 32
+
+
+# The values torch_npu accepts for the ACL compile options it checks (others pass unchecked):
+# a list of the accepted strings, or a test of the string.
+_OPTION_VALUES: Dict[str, Any] = {
+    "ACL_PRECISION_MODE": ["allow_fp32_to_fp16", "must_keep_origin_dtype"],
+    "ACL_OP_SELECT_IMPL_MODE": ["high_performance", "high_precision"],
+    "ACL_AICORE_NUM": _aicore_count,
+    "ACL_OP_DEBUG_LEVEL": ["0", "1", "2", "3", "4"],
+    "ACL_OP_COMPILER_CACHE_MODE": ["disable", "enable", "force"],
+}
+_DEPRECATED_OPTIONS = ("ACL_OP_SELECT_IMPL_MODE", "ACL_OPTYPELIST_FOR_IMPLMODE")
+
+
 def set_option(option: Dict[str, Any]) -> None:
+    """torch_npu's ACL options: each value is taken as its string and checked where torch_npu
+    checks it (a ValueError naming what is accepted), the deprecated ones warn. The emulated
+    NPU compiles nothing, so the options are only recorded."""
     if not isinstance(option, dict):
-        raise TypeError(f"torch.npu.set_option: expected a dict, got {type(option).__name__}")
+        raise TypeError(
+            f"torch.npu.set_option: expected a dict, got {type(option).__name__}"
+            + pta_error(ErrCode.PARAM)
+        )
+    for name, value in option.items():
+        text = str(value)
+        accepted = _OPTION_VALUES.get(name)
+        ok = accepted is None or (accepted(text) if callable(accepted) else text in accepted)
+        if not ok:
+            what = "1 to 32" if callable(accepted) else str(accepted)
+            raise ValueError(
+                f"value of {name} should be in {what} but got {value}" + pta_error(ErrCode.PARAM)
+            )
+        if name in _DEPRECATED_OPTIONS:
+            warnings.warn(
+                f"{name} will be deprecated in a future version. The accuracy or performance "
+                "may not be optimal when configuring this option. We do not recommend setting it."
+            )
+        option[name] = text
     _options.update(option)
 
 

@@ -9,8 +9,10 @@ from ._batchnorm_with_int32_count import (
 )
 from ._ensemble_dropout import NpuPreGenDropout
 from .activations import Mish, SiLU, Swish
+from .channel_shuffle import ChannelShuffle
 from .crossentropy import LabelSmoothingCrossEntropy
 from .deform_conv import DCNv2, ModulatedDeformConv
+from .drop_path import NpuDropPath
 from .ensemble_dropout import NpuCachedDropout, NpuFairseqDropout
 from .npu_modules import DropoutWithByteMask
 from .prefetcher import Prefetcher
@@ -18,6 +20,7 @@ from .ps_roi_pooling import PSROIPool
 from .roi_align import ROIAlign
 
 __all__ = [
+    "ChannelShuffle",
     "DCNv2",
     "DropoutWithByteMask",
     "FastBatchNorm1d",
@@ -28,6 +31,7 @@ __all__ = [
     "Mish",
     "ModulatedDeformConv",
     "NpuCachedDropout",
+    "NpuDropPath",
     "NpuFairseqDropout",
     "NpuPreGenDropout",
     "PSROIPool",
