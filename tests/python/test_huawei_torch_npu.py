@@ -479,7 +479,8 @@ EXCLUDED_MASTER = {
         )
     },
 }
-DTYPES_BF16_PAIRS = (
+# The dtypes torch's device-type tests name in their test ids, in the order they name them.
+TEST_DTYPES = (
     "bfloat16",
     "bool",
     "complex128",
@@ -533,18 +534,8 @@ EXCLUDED_MASTER.update(
                     "emulated NPU lets 0-dim host tensors through as scalars, and host tensors "
                     "an operation only writes (DDP's buckets); " + TORCH_DISABLES,
                 )
-                for dtype in (
-                    "bfloat16",
-                    "bool",
-                    "float16",
-                    "float32",
-                    "float64",
-                    "int16",
-                    "int32",
-                    "int64",
-                    "int8",
-                    "uint8",
-                )
+                for dtype in TEST_DTYPES
+                if not dtype.startswith("complex")
             },
             **{
                 f"test_shape_ops.TestShapeOpsPRIVATEUSE1.test_{name}_npu_bfloat16": (
@@ -567,17 +558,8 @@ EXCLUDED_MASTER.update(
                     "calls numpy.msort for its reference values, which numpy 2 removed (it "
                     "fails on every device with numpy 2); " + TORCH_DISABLES,
                 )
-                for dtype in (
-                    "bfloat16",
-                    "float16",
-                    "float32",
-                    "float64",
-                    "int16",
-                    "int32",
-                    "int64",
-                    "int8",
-                    "uint8",
-                )
+                for dtype in TEST_DTYPES
+                if dtype != "bool" and not dtype.startswith("complex")
             },
             **{
                 f"test_sort_and_select.TestSortAndSelectPRIVATEUSE1.test_{name}_npu_bfloat16": (
@@ -604,8 +586,8 @@ EXCLUDED_MASTER.update(
             **{
                 f"test_type_promotion.TestTypePromotionPRIVATEUSE1.test_{name}": (ON_910, NO_BF16)
                 for name in ["bfloat16_npu", "complex_half_npu", "complex_promotion_npu"]
-                + [f"result_type_npu_bfloat16_{t}" for t in DTYPES_BF16_PAIRS]
-                + [f"result_type_npu_{t}_bfloat16" for t in DTYPES_BF16_PAIRS if t != "bfloat16"]
+                + [f"result_type_npu_bfloat16_{t}" for t in TEST_DTYPES]
+                + [f"result_type_npu_{t}_bfloat16" for t in TEST_DTYPES if t != "bfloat16"]
             },
             **{
                 "test_type_promotion.TestTypePromotionPRIVATEUSE1."
@@ -638,20 +620,7 @@ EXCLUDED_MASTER.update(
                     "not pass (a TypeError on every device): a bug of the test; " + TORCH_DISABLES,
                 )
                 for a in ("complex128", "complex64")
-                for b in (
-                    "bfloat16",
-                    "bool",
-                    "complex128",
-                    "complex64",
-                    "float16",
-                    "float32",
-                    "float64",
-                    "int16",
-                    "int32",
-                    "int64",
-                    "int8",
-                    "uint8",
-                )
+                for b in TEST_DTYPES
             },
             **{
                 f"test_view_ops.{name}_npu_bfloat16": (ON_910, NO_BF16)
