@@ -217,7 +217,8 @@ class NpuFusedOptimizerBase(KindFront, Optimizer):
                 f"(opt_level O1 or O2) first, as Ascend's apex requires"
             )
         params, grads, lists, states = [], [], [], []
-        self._published: List[Tuple[ParamBucket, Dict]] = []
+        # (bucket, the state handed out, the step it held then), for _take_published_steps.
+        self._published: List[Tuple[ParamBucket, Dict, int]] = []
         for buckets in self._buckets:
             if getattr(stash, "master_weights", False):
                 by_origin = {c.from_fp16: c for c in buckets if c.dtype == torch.float32}
@@ -228,7 +229,9 @@ class NpuFusedOptimizerBase(KindFront, Optimizer):
             grads.append([c.grad if c is not None else None for c in ordered])
             lists.append([list(c.params) if c is not None else [] for c in ordered])
             states.append([self._combined_state(c) for c in ordered])
-            self._published.extend((c, st) for c, st in zip(ordered, states[-1]) if c is not None)
+            self._published.extend(
+                (c, st, st["step"]) for c, st in zip(ordered, states[-1]) if c is not None
+            )
         stash.combined_params_indexed_by_group = params
         stash.combined_grads_indexed_by_group = grads
         stash.params_lists_indexed_by_group = lists
@@ -238,8 +241,7 @@ class NpuFusedOptimizerBase(KindFront, Optimizer):
         """Ascend keeps a combined state's ``step`` in that state, where published BERT code
         advances it (``combined_param_state["step"] += 1``) and reads it for its warmup: what a
         subclass's ``_group_step`` added there is added to each parameter's count."""
-        for combined, published in self._published:
-            before = combined.step if combined.step is not None else 0
+        for combined, published, before in self._published:
             advanced = step_count(published.get("step")) - before
             if advanced and combined.step_kind is not None:
                 for p in combined.params:
