@@ -170,6 +170,18 @@ class BertAdamReference(torch.optim.Optimizer):
             self._steps[index] += 1
 
 
+def assert_bert_schedules(schedules):
+    """``schedules`` (a module's ``SCHEDULES``, which BERT recipes read) has the four warmup
+    schedules by name, those of ``BertAdamReference.schedule`` (warmup_poly has no reference)."""
+    assert set(schedules) == {"warmup_cosine", "warmup_constant", "warmup_linear", "warmup_poly"}
+    for name in ("warmup_cosine", "warmup_constant", "warmup_linear"):
+        for warmup in (-1, 0.1, 0.25):
+            for x in (0.0, 0.05, 0.1, 0.3, 0.5, 0.99, 1.0, 1.5):
+                want = BertAdamReference.schedule(name, x, warmup)
+                got = schedules[name](x, warmup)
+                assert abs(got - want) <= 1e-15, (name, warmup, x, got, want)
+
+
 class LambReference(torch.optim.Optimizer):
     """LAMB in the form of the common reference code (Ascend's apex.optimizers.Lamb): no bias
     correction, ‖w‖ clamped to 10; each parameter's state keeps its last ``weight_norm``,
