@@ -51,7 +51,8 @@ Args = Sequence[Any]
 Kwargs = Dict[str, Any]
 
 
-def _bf16(x: Any) -> bool:
+def bf16_operand(x: Any) -> bool:
+    """A strided bf16 tensor in host memory (where the emulated NPU keeps its data)."""
     return isinstance(x, _Tensor) and x.dtype is _BF16 and x.layout == torch.strided and _is_cpu(x)
 
 
@@ -71,20 +72,20 @@ def _is_one(alpha: Any) -> bool:
 
 
 def _unary(args: Args, kwargs: Kwargs) -> bool:
-    return len(args) == 1 and not kwargs and _bf16(args[0])
+    return len(args) == 1 and not kwargs and bf16_operand(args[0])
 
 
 def _sum_or_difference(args: Args, kwargs: Kwargs) -> bool:
     if len(args) != 2 or any(k != "alpha" for k in kwargs):
         return False
-    return _is_one(kwargs.get("alpha", 1)) and _bf16(args[0]) and _bf16(args[1])
+    return _is_one(kwargs.get("alpha", 1)) and bf16_operand(args[0]) and bf16_operand(args[1])
 
 
 def _product_or_quotient(args: Args, kwargs: Kwargs) -> bool:
-    if len(args) != 2 or kwargs or not _bf16(args[0]):
+    if len(args) != 2 or kwargs or not bf16_operand(args[0]):
         return False
     other = args[1]
-    return _bf16(other) or (_FP32_NUMBERS and _fp32_number(other))
+    return bf16_operand(other) or (_FP32_NUMBERS and _fp32_number(other))
 
 
 def _masked_fill(args: Args, kwargs: Kwargs) -> bool:
@@ -93,17 +94,23 @@ def _masked_fill(args: Args, kwargs: Kwargs) -> bool:
     x, mask, value = args
     # A number fp32 holds (or +-inf): a larger one is refused by each kernel in its own words.
     number = _fp32_number(value) or (type(value) is float and math.isinf(value))
-    return number and _bf16(x) and _mask(mask)
+    return number and bf16_operand(x) and _mask(mask)
 
 
 def _where(args: Args, kwargs: Kwargs) -> bool:
-    return len(args) == 3 and not kwargs and _mask(args[0]) and _bf16(args[1]) and _bf16(args[2])
+    return (
+        len(args) == 3
+        and not kwargs
+        and _mask(args[0])
+        and bf16_operand(args[1])
+        and bf16_operand(args[2])
+    )
 
 
 def _cat(args: Args, kwargs: Kwargs) -> bool:
     if kwargs or not 1 <= len(args) <= 2 or not isinstance(args[0], (list, tuple)) or not args[0]:
         return False
-    return all(_bf16(t) for t in args[0])
+    return all(bf16_operand(t) for t in args[0])
 
 
 def _threshold_backward(args: Args, kwargs: Kwargs) -> bool:
@@ -112,12 +119,17 @@ def _threshold_backward(args: Args, kwargs: Kwargs) -> bool:
     if len(args) != 3 or kwargs:
         return False
     grad, x, threshold = args
-    return type(threshold) in (int, float) and threshold == 0 and _bf16(grad) and _bf16(x)
+    return (
+        type(threshold) in (int, float)
+        and threshold == 0
+        and bf16_operand(grad)
+        and bf16_operand(x)
+    )
 
 
 def _gradient_into_zeros(args: Args, kwargs: Kwargs) -> bool:
     """``select_backward``/``slice_backward``: zeros with the gradient copied into them."""
-    return not kwargs and len(args) >= 2 and _bf16(args[0])
+    return not kwargs and len(args) >= 2 and bf16_operand(args[0])
 
 
 def _indices(x: Any) -> bool:
@@ -132,23 +144,23 @@ def _indices(x: Any) -> bool:
 def _embedding(args: Args, kwargs: Kwargs) -> bool:
     """Rows of a bf16 table picked by host indices (``padding_idx`` and the rest only shape
     the backward)."""
-    return not kwargs and len(args) >= 2 and _bf16(args[0]) and _indices(args[1])
+    return not kwargs and len(args) >= 2 and bf16_operand(args[0]) and _indices(args[1])
 
 
 def _index_select(args: Args, kwargs: Kwargs) -> bool:
-    return not kwargs and len(args) == 3 and _bf16(args[0]) and _indices(args[2])
+    return not kwargs and len(args) == 3 and bf16_operand(args[0]) and _indices(args[2])
 
 
 def _gather(args: Args, kwargs: Kwargs) -> bool:
     if len(args) != 3 or any(k != "sparse_grad" for k in kwargs):
         return False
-    return _bf16(args[0]) and _indices(args[2])
+    return bf16_operand(args[0]) and _indices(args[2])
 
 
 def _clone(args: Args, kwargs: Kwargs) -> bool:
     if len(args) != 1 or any(k != "memory_format" for k in kwargs):
         return False
-    return kwargs.get("memory_format") in _KEEP_FORMATS and _bf16(args[0])
+    return kwargs.get("memory_format") in _KEEP_FORMATS and bf16_operand(args[0])
 
 
 _RULES: Dict[Any, Callable[[Args, Kwargs], bool]] = {
@@ -175,12 +187,13 @@ _RULES: Dict[Any, Callable[[Args, Kwargs], bool]] = {
 }
 
 
-def _one_nan_pattern(out: torch.Tensor, rt: Any) -> None:
+def one_nan_pattern(out: torch.Tensor, rt: Optional[Any]) -> None:
     """Store every NaN of the new bf16 tensor ``out`` as 0x7FC0, in place: one pass of the
     runtime's bf16 copy in INF/NAN mode, which leaves every other value as it is, over a tensor
     that is one flat range of memory (as these ops' new outputs are); torch operations
-    otherwise."""
-    if out.is_contiguous() or fp32_copies.non_overlapping_and_dense(out.size(), out.stride()):
+    otherwise, and without the runtime."""
+    flat = out.is_contiguous() or fp32_copies.non_overlapping_and_dense(out.size(), out.stride())
+    if flat and rt is not None and hasattr(rt, "copy_bf16"):
         if out.numel():
             rt.copy_bf16(out.data_ptr(), out.data_ptr(), out.numel(), False)
         return
@@ -193,5 +206,5 @@ def run(func: Any, args: Args, kwargs: Kwargs, rt: Optional[Any]) -> Any:
     if rule is None or rt is None or not hasattr(rt, "copy_bf16") or not rule(args, kwargs):
         return NOT_HANDLED
     out = func(*args, **kwargs)
-    _one_nan_pattern(out, rt)
+    one_nan_pattern(out, rt)
     return out

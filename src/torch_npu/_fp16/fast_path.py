@@ -13,7 +13,7 @@ bf16 operations (a 910B's) take it too: bf16 inputs are widened by the runtime i
 as fp16 ones are, results are rounded by the runtime's ``float_to_bf16`` in the chip's mode, and
 bf16 copies, conversions and sums run in one runtime pass (``bf16_kernels``), in either mode,
 and in INF/NAN mode the operations torch's bf16 kernels compute as the general path does run
-there (``bf16_torch_kernels``).
+there (``bf16_torch_kernels``). Large bf16 matrix products come to neither path (``bf16_gemms``).
 In INF/NAN mode fp16 results are rounded by the general path's own ``to_reduced``: the one-pass
 fp16 kernels and the runtime's saturating fp16 stores apply in saturation mode only.
 """

@@ -2,7 +2,8 @@
 in fp32 on torch's own upcasts of its inputs (fp16 NaNs converted as IEEE converts them,
 ``fp32_copies.widened``), and its fp16 results are rounded back with NPU
 saturation (see ``saturation``). bf16 NPU operations (a 910B's) take it too: computed in fp32
-and rounded once, as the NPU's units accumulate in fp32.
+and rounded once, as the NPU's units accumulate in fp32. Large bf16 matrix products in INF/NAN
+mode do not come here: both paths run them on torch's bf16 GEMM (``bf16_gemms``).
 
 Which outputs are fp16 (bf16) is found by running the op on meta tensors (the dtypes native
 kernels would give). In-place and ``out=`` arguments are written back into the original fp16

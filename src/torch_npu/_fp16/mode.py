@@ -41,7 +41,15 @@ from .._device import (
     soc,
     torch_made,
 )
-from . import fast_path, fp32_saturation, general_path, npu_kernels, op_schema, overflow_mode
+from . import (
+    bf16_gemms,
+    fast_path,
+    fp32_saturation,
+    general_path,
+    npu_kernels,
+    op_schema,
+    overflow_mode,
+)
 from . import path as emulation_path
 
 try:  # torch >= 1.13
@@ -193,13 +201,16 @@ class EmulatedNpuMode(TorchDispatchMode):
         plain = False  # the op ran as CPU torch runs it, in fp32 where its data is fp32
         if out is not None:
             plain = not unchanged
-        elif unchanged or not (kinds & HALF or npu_bf16):
-            out = func(*args, **kwargs)
-            plain = not unchanged
-        elif not fast:
-            out = general_path.run_in_fp32(func, args, kwargs)
-        else:
-            out = fast_path.run_in_fp32(func, args, kwargs)
+        elif npu_bf16 and func in bf16_gemms.OPS:
+            out = bf16_gemms.run(func, args, kwargs)  # torch's bf16 GEMM on both paths, or None
+        if out is None:
+            if unchanged or not (kinds & HALF or npu_bf16):
+                out = func(*args, **kwargs)
+                plain = not unchanged
+            elif not fast:
+                out = general_path.run_in_fp32(func, args, kwargs)
+            else:
+                out = fast_path.run_in_fp32(func, args, kwargs)
         if npu is None:
             torch_made.note(func, out)
             return out
