@@ -202,3 +202,21 @@ def test_the_probe_rejects_torch_1x_bf16_loops():
     every call)."""
     with plain_torch(), torch.backends.mkldnn.flags(enabled=False):
         assert bf16_gemms._probe_passes() is TORCH2
+
+
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        (torch.mm, [(256,), (256, 40)]),
+        (torch.bmm, [(48, 256), (256, 40)]),
+        (torch.mm, [(48, 256), (255, 40)]),
+    ],
+    ids=["mm_of_a_vector", "bmm_of_matrices", "mm_of_mismatched_sizes"],
+)
+def test_calls_torch_refuses_get_its_error(fn, shapes, inf_nan_910b, fp32_accumulating):
+    inputs = [positive(*shape, seed=i) for i, shape in enumerate(shapes)]
+    with plain_torch(), pytest.raises(RuntimeError) as on_host:
+        fn(*inputs)
+    with pytest.raises(RuntimeError) as on_npu:
+        fn(*(x.npu() for x in inputs))
+    assert str(on_npu.value) == str(on_host.value)

@@ -58,7 +58,8 @@ def _is_one(value: Any) -> bool:
 
 
 def _operands(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Optional[tuple]:
-    """The two matrices of a call this module takes, or None."""
+    """The two matrices of a call this module takes, or None (a call torch refuses included:
+    the round trip gives torch's own error)."""
     if func is aten.addmm.default:
         if len(args) != 3 or any(
             k not in ("beta", "alpha") or not _is_one(v) for k, v in kwargs.items()
@@ -70,7 +71,10 @@ def _operands(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Optiona
     elif kwargs or len(args) != 2:
         return None
     a, b = args
-    return (a, b) if _bf16(a) and _bf16(b) else None
+    dims = 3 if func is aten.bmm.default else 2
+    if not (_bf16(a) and _bf16(b)) or a.dim() != dims or b.dim() != dims:
+        return None
+    return a, b
 
 
 _verdict: Optional[bool] = None  # the probe's, once run
