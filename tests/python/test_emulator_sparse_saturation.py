@@ -4,6 +4,7 @@ overflow through its values, which saturate to the format's largest value and ra
 status as a strided result's do; in-range values are torch's own. And ``max()`` of a sparse NPU
 tensor, which the NPU computes and CPU torch has no kernel for."""
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -77,3 +78,21 @@ def test_max_of_a_sparse_npu_tensor_counts_its_unstored_zeros():
     # duplicates add up before the maximum is taken, as to_dense() adds them
     assert _coo([[0, 0], [0, 0]], torch.tensor([-1.0, -3.0]), [1, 1]).max().item() == -4.0
     assert _coo([[0], [0]], torch.tensor([3]), [2, 2]).max().dtype == torch.int64
+
+
+@pytest.mark.parametrize("path", ["general", "fast"])
+def test_an_fp16_sparse_tensor_written_in_place_on_a_910b(path):
+    """Huawei's test_sparse_coo.py writes fp16 sparse NPU tensors in place (``x.abs_()``)."""
+    from torch_npu._fp16 import path as emulation_path
+
+    indices = torch.tensor([[0, 1, 1], [2, 0, 2]])
+    values = torch.tensor([-0.3, 0.4, -1.7], dtype=torch.float16)
+    with emulated_chip("Ascend910B1", inf_nan=True), emulation_path.using(path):
+        for name in ("abs_", "neg_", "sqrt_"):
+            host = torch.sparse_coo_tensor(indices, values, (2, 3)).coalesce()
+            npu = host.npu()
+            getattr(npu, name)()
+            getattr(host, name)()
+            got = npu._values().cpu()
+            assert npu.layout == torch.sparse_coo and got.dtype == torch.float16
+            assert torch.equal(got.view(torch.int16), host._values().view(torch.int16)), name

@@ -95,8 +95,8 @@ def shared_memory(x: torch.Tensor) -> Optional[torch.Tensor]:
     so torch refuses it where it refuses writing such a tensor (``add_``) and runs it where it
     allows that (``fill_``, ``zero_``), and the memory is stored back whole: a contiguous fp32
     copy would have one element per index, which no copy can write back into shared memory."""
-    if not x.numel() or torch._debug_has_internal_overlap(x) != 1:
-        return None
+    if x.layout != torch.strided or not x.numel() or torch._debug_has_internal_overlap(x) != 1:
+        return None  # a sparse tensor's values are a strided tensor of their own
     span = 1 + sum((n - 1) * st for n, st in zip(x.shape, x.stride()))
     return x.as_strided((span,), (1,), x.storage_offset())
 
