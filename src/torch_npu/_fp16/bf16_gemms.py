@@ -4,8 +4,8 @@ The NPU's cube unit multiplies bf16 matrices with the products added in fp32 and
 rounded once. torch's oneDNN bf16 GEMM is arithmetic of that kind: bf16 operands, an fp32
 accumulator, one rounding to nearest even. The round trip other bf16 operations take (widen
 the operands, torch's fp32 kernel, round) is too, with another order of additions, so the two
-differ in the last bit where an fp32 sum lies near a rounding boundary (about 1 result in
-10^4); neither order is the NPU's. oneDNN's reads bf16 directly: two widening passes and an
+differ in the last bit where an fp32 sum lies near a rounding boundary (up to 3 results in
+10^4 in our measurements); neither order is the NPU's. oneDNN's reads bf16 directly: two widening passes and an
 fp32 GEMM become one bf16 GEMM, about twice as fast as the fp32 one on x86 with AVX-512, and
 the bf16 training step no longer pays for the round trip in every linear layer and attention
 product. It is these products' reference: the general and fast paths both run it, so they agree
