@@ -34,7 +34,7 @@ from typing import Any, Dict, Optional, Sequence
 import torch
 
 from .. import _runtime
-from . import bf16_torch_kernels, overflow_mode
+from . import bf16_torch_kernels, kernel_operands, overflow_mode
 
 aten = torch.ops.aten
 
@@ -45,16 +45,13 @@ MIN_MULTIPLY_ADDS = 1 << 15
 OPS = frozenset((aten.mm.default, aten.bmm.default, aten.addmm.default))
 
 _bf16 = bf16_torch_kernels.bf16_operand
+_is_one = kernel_operands.is_one
 _mkldnn_enabled = torch._C._get_mkldnn_enabled
 
 
 def _multiply_adds(a: torch.Tensor, b: torch.Tensor) -> int:
     """Multiply-adds of one matrix product of ``a @ b`` (2-D, or one batch of 3-D)."""
     return a.shape[-2] * a.shape[-1] * b.shape[-1]
-
-
-def _is_one(value: Any) -> bool:
-    return type(value) in (int, float) and value == 1
 
 
 def _operands(func: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Optional[tuple]:

@@ -32,15 +32,12 @@ _BF16 = torch.bfloat16
 _FLOAT = torch.float32
 _empty = torch._C._VariableFunctions.empty
 _plain = kernel_operands.plain
+_is_one = kernel_operands.is_one
 _KEEP_FORMATS = (None, torch.preserve_format, torch.contiguous_format)
 
 Args = Sequence[Any]
 Kwargs = Dict[str, Any]
 Kernel = Callable[[Any, Args, Kwargs, bool], Any]
-
-
-def _is_one(alpha: Any) -> bool:
-    return type(alpha) in (int, float) and alpha == 1
 
 
 def _add_operands(args: Args, kwargs: Kwargs) -> Optional[Sequence[torch.Tensor]]:

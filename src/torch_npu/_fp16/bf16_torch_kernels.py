@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 import torch
 
-from . import fp32_copies, saturation
+from . import fp32_copies, kernel_operands, saturation
 
 aten = torch.ops.aten
 NOT_HANDLED = object()
@@ -39,6 +39,7 @@ _BF16 = torch.bfloat16
 _BOOL = torch.bool
 _Tensor = torch.Tensor
 _is_cpu = torch._C._TensorBase.is_cpu.__get__
+_is_one = kernel_operands.is_one
 
 # torch 2.x's bf16 kernels multiply and divide by a Python number in fp32 (its original value
 # rounded once to fp32, as the fp32 kernel receives it); torch 1.x rounds the number to bf16.
@@ -65,10 +66,6 @@ def _fp32_number(value: Any) -> bool:
     if type(value) is float:
         return math.isfinite(value) and abs(value) <= _FLOAT_MAX
     return type(value) is int and abs(value) <= _FLOAT_EXACT_INT
-
-
-def _is_one(alpha: Any) -> bool:
-    return type(alpha) in (int, float) and alpha == 1
 
 
 def _unary(args: Args, kwargs: Kwargs) -> bool:

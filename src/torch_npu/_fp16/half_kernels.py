@@ -63,10 +63,7 @@ Kwargs = Dict[str, Any]
 _strided = kernel_operands.strided
 _plain = kernel_operands.plain
 _same_or_apart = kernel_operands.same_or_apart
-
-
-def _is_one(alpha: Any) -> bool:
-    return type(alpha) in (int, float) and alpha == 1
+_is_one = kernel_operands.is_one
 
 
 def _relu(rt: Any, args: Args, kwargs: Kwargs) -> Any:

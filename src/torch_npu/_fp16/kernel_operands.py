@@ -1,7 +1,8 @@
 """Which tensors the runtime's one-pass kernels (``half_kernels``, ``bf16_kernels``) read: they
 take raw addresses and element counts, so a tensor must be host memory of the expected dtype,
 and, read as one flat range, contiguous; an output may only be an input itself or lie apart
-from it."""
+from it. Also whether a scaling argument (``alpha``, ``beta``) scales nothing, which the kernels
+that run an op as torch's unscaled form (these and ``bf16_torch_kernels``, ``bf16_gemms``) ask."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ def strided(x: Any, dtype: torch.dtype) -> bool:
 def plain(x: Any, dtype: torch.dtype) -> bool:
     """A contiguous, non-empty host tensor of ``dtype``, read as one flat range."""
     return strided(x, dtype) and x.is_contiguous()
+
+
+def is_one(value: Any) -> bool:
+    """A Python number equal to 1: an ``alpha`` or ``beta`` that scales nothing."""
+    return type(value) in (int, float) and value == 1
 
 
 def same_or_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
